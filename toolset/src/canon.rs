@@ -1,0 +1,265 @@
+//! RFC 8785 (JSON Canonicalization Scheme) over [`Json`], with two number profiles.
+//!
+//! * [`Numbers::IntegersOnly`] is the AWR/2 profile MTL/1 uses: a number is accepted only if its
+//!   token has no fraction and no exponent and its magnitude is at most 2^53−1; it is written in
+//!   plain decimal (`-0` as `0`). Anything else is refused, as HISTOR's Python canonicaliser does.
+//! * [`Numbers::Ecmascript`] is RFC 8785 proper: the token is read as an IEEE 754 double and
+//!   written as ECMAScript's `Number.prototype.toString` would (`1.0` → `1`, `1e2` → `100`,
+//!   `0.5` → `0.5`). Integers beyond 2^53 lose precision exactly as they do in JavaScript.
+//!
+//! Members are sorted by UTF-16 code units; strings get the RFC 8785 escapes (`\b \t \n \f \r`,
+//! `\"`, `\\`, other C0 controls as lowercase `\u00xx`) and everything else is written literally
+//! as UTF-8, with no Unicode normalisation. The traversal order (array order; sorted members,
+//! each name before its value) matches HISTOR's, so the first error found is the same one.
+
+use crate::json::{Json, Str};
+
+/// Largest integer magnitude the integers-only profile accepts (2^53−1, `Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// How numbers are canonicalised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbers {
+    /// AWR/2: integers of at most 2^53−1 only, decided on the token (MTL/1).
+    IntegersOnly,
+    /// RFC 8785 with ECMAScript number serialisation (toolmark/1 full digest).
+    Ecmascript,
+}
+
+/// Why a value has no canonical form under the integers-only profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CanonError {
+    /// AWR-CANON-001: a fraction or an exponent.
+    #[error("non-integer JSON number {0}")]
+    NonInteger(Box<str>),
+    /// AWR-CANON-002: an integer beyond ±(2^53−1).
+    #[error("integer {0} is outside ±(2^53−1)")]
+    IntegerRange(Box<str>),
+    /// AWR-CANON-003: a string holding an unpaired surrogate.
+    #[error("string holds an unpaired surrogate")]
+    LoneSurrogate,
+}
+
+/// Append the canonical form of `v` to `out`. Only [`Numbers::IntegersOnly`] can fail; on error
+/// `out` holds a partial form.
+pub fn write(v: &Json, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    match v {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(true) => out.extend_from_slice(b"true"),
+        Json::Bool(false) => out.extend_from_slice(b"false"),
+        Json::Number(token) => write_number(token, numbers, out)?,
+        Json::String(s) => write_str(s, numbers, out)?,
+        Json::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write(item, numbers, out)?;
+            }
+            out.push(b']');
+        }
+        Json::Object(members) => {
+            let mut sorted: Vec<&(Str, Json)> = members.iter().collect();
+            sorted.sort_by(|a, b| a.0.utf16_cmp(&b.0));
+            out.push(b'{');
+            for (i, (k, v)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(k, numbers, out)?;
+                out.push(b':');
+                write(v, numbers, out)?;
+            }
+            out.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// The canonical bytes of `v`.
+pub fn to_vec(v: &Json, numbers: Numbers) -> Result<Vec<u8>, CanonError> {
+    let mut out = Vec::new();
+    write(v, numbers, &mut out)?;
+    Ok(out)
+}
+
+fn write_number(token: &str, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    match numbers {
+        Numbers::IntegersOnly => {
+            if !crate::json::is_integer_token(token) {
+                return Err(CanonError::NonInteger(token.into()));
+            }
+            match token.parse::<i64>() {
+                Ok(n) if n.abs() <= MAX_SAFE_INTEGER => {
+                    out.extend_from_slice(n.to_string().as_bytes());
+                    Ok(())
+                }
+                _ => Err(CanonError::IntegerRange(token.into())),
+            }
+        }
+        Numbers::Ecmascript => {
+            // The parser only lets through tokens that are finite doubles.
+            let f: f64 = token.parse().unwrap_or(0.0);
+            let mut buf = ryu_js::Buffer::new();
+            out.extend_from_slice(buf.format_finite(f).as_bytes());
+            Ok(())
+        }
+    }
+}
+
+fn write_str(s: &Str, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    match s {
+        Str::Text(t) => {
+            write_text(t, out);
+            Ok(())
+        }
+        Str::Units(units) if numbers == Numbers::Ecmascript => {
+            // ECMAScript's JSON.stringify (ES2019 "well-formed") escapes an unpaired surrogate as
+            // \udxxx; everything else is written as usual.
+            out.push(b'"');
+            for r in char::decode_utf16(units.iter().copied()) {
+                match r {
+                    Ok(c) => escape_char(c, out),
+                    Err(e) => out
+                        .extend_from_slice(format!("\\u{:04x}", e.unpaired_surrogate()).as_bytes()),
+                }
+            }
+            out.push(b'"');
+            Ok(())
+        }
+        Str::Units(_) => Err(CanonError::LoneSurrogate),
+    }
+}
+
+fn write_text(t: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = t.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            out.extend_from_slice(&bytes[run..i]);
+            escape_char(b as char, out);
+            run = i + 1;
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+fn escape_char(c: char, out: &mut Vec<u8>) {
+    match c {
+        '"' => out.extend_from_slice(b"\\\""),
+        '\\' => out.extend_from_slice(b"\\\\"),
+        '\u{8}' => out.extend_from_slice(b"\\b"),
+        '\t' => out.extend_from_slice(b"\\t"),
+        '\n' => out.extend_from_slice(b"\\n"),
+        '\u{c}' => out.extend_from_slice(b"\\f"),
+        '\r' => out.extend_from_slice(b"\\r"),
+        c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+        c => {
+            let mut b = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    fn canon(text: &str, numbers: Numbers) -> Result<String, CanonError> {
+        to_vec(&parse(text).unwrap(), numbers).map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn sorts_members_by_utf16_and_drops_whitespace() {
+        let got = canon(
+            "{ \"b\": 1, \"a\": [true, false, null], \"\u{FFFF}\": 0, \"\u{1F600}\": 0 }",
+            Numbers::IntegersOnly,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            "{\"a\":[true,false,null],\"b\":1,\"😀\":0,\"\u{FFFF}\":0}"
+        );
+    }
+
+    #[test]
+    fn escapes_like_rfc8785() {
+        let got = canon(
+            r#""\u0000\u0008\u0009\u000a\u000c\u000d\u001f\"\\/\u007f\u2028é""#,
+            Numbers::IntegersOnly,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            "\"\\u0000\\b\\t\\n\\f\\r\\u001f\\\"\\\\/\u{7f}\u{2028}é\""
+        );
+    }
+
+    #[test]
+    fn integers_only_profile_decides_on_the_token() {
+        assert_eq!(canon("-0", Numbers::IntegersOnly).unwrap(), "0");
+        assert_eq!(
+            canon("9007199254740991", Numbers::IntegersOnly).unwrap(),
+            "9007199254740991"
+        );
+        assert_eq!(
+            canon("-9007199254740991", Numbers::IntegersOnly).unwrap(),
+            "-9007199254740991"
+        );
+        for t in ["1.0", "1e2", "0.5", "-0.0", "1E0"] {
+            assert_eq!(
+                canon(t, Numbers::IntegersOnly),
+                Err(CanonError::NonInteger(t.into()))
+            );
+        }
+        for t in [
+            "9007199254740992",
+            "-9007199254740992",
+            "123456789012345678901234567890",
+        ] {
+            assert_eq!(
+                canon(t, Numbers::IntegersOnly),
+                Err(CanonError::IntegerRange(t.into()))
+            );
+        }
+        assert_eq!(
+            canon(r#"["\ud800"]"#, Numbers::IntegersOnly),
+            Err(CanonError::LoneSurrogate)
+        );
+    }
+
+    #[test]
+    fn ecmascript_profile_serialises_like_javascript() {
+        // Expected strings are what `JSON.stringify(JSON.parse(token))` prints in V8.
+        for (token, js) in [
+            ("1.0", "1"),
+            ("1e2", "100"),
+            ("0.5", "0.5"),
+            ("-0", "0"),
+            ("-0.0", "0"),
+            ("1e21", "1e+21"),
+            ("1e-7", "1e-7"),
+            ("0.000001", "0.000001"),
+            ("123456789012345678901234567890", "1.2345678901234568e+29"),
+            ("9007199254740993", "9007199254740992"),
+            ("4.35", "4.35"),
+            ("0.1", "0.1"),
+            ("5e-324", "5e-324"),
+            ("1.7976931348623157e308", "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(canon(token, Numbers::Ecmascript).unwrap(), js, "{token}");
+        }
+    }
+
+    #[test]
+    fn ecmascript_profile_escapes_unpaired_surrogates() {
+        assert_eq!(
+            canon(r#""a\uD800b\ud83d\ude00""#, Numbers::Ecmascript).unwrap(),
+            "\"a\\ud800b😀\""
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! What makes two MCP tool sets "the same", and how a change between two is described.
+//!
+//! This crate is pure: no I/O, no async, no clock. It holds
+//!
+//! * [`json`]: a strict JSON reader that keeps number tokens and unpaired surrogates, which both
+//!   digests depend on, and the exact source text of every tool;
+//! * [`model`]: the accepted document shapes ([`ToolSet::parse`]);
+//! * [`canon`]: RFC 8785 canonical JSON under two number profiles;
+//! * [`mtl1`]: the MTL/1 tool-set digest, subject descriptor and subject digest, byte-exact with
+//!   HISTOR 0.4.2;
+//! * [`full`]: the `toolmark/1` full digest over every member of every tool;
+//!
+//! It does not fetch tool sets (the `crawler` crate does), store or sign anything (the `log`
+//! crate does) or decide what to tell a client (the `api` crate does).
+
+pub mod canon;
+pub mod full;
+pub mod json;
+pub mod model;
+pub mod mtl1;
+pub mod sri;
+
+pub use model::{ParseError, Shape, Tool, ToolSet};
+pub use mtl1::{MtlCode, MtlError};
+pub use sri::Sri;

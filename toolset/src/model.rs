@@ -1,0 +1,213 @@
+//! Tool sets as servers send them: which document shapes are accepted, and what is kept.
+
+use crate::json::{self, Json, JsonError};
+
+/// The shape a tool set arrived in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A bare JSON array of tools.
+    Array,
+    /// A `tools/list` result, `{"tools": […], "nextCursor": …}`, or a wrapper around the array
+    /// (`{"server_info"|"server": …, "tools": […]}`, as in captured snapshots).
+    Object,
+    /// A whole JSON-RPC response, `{"jsonrpc": "2.0", "id": …, "result": {"tools": […]}}`.
+    JsonRpc,
+}
+
+/// One tool entry exactly as sent: the parsed view and its source text, byte for byte.
+///
+/// An entry need not be a valid tool (it may lack a name or not be an object at all): MTL/1
+/// decides what that means, and the full digest covers it either way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    pub value: Json,
+    /// The entry's JSON text as it appeared in the document (nothing a server sent is lost).
+    pub raw: Box<str>,
+}
+
+impl Tool {
+    /// The tool's name, when it is an object with a string `name`.
+    pub fn name(&self) -> Option<&str> {
+        self.value.get("name").and_then(Json::as_str)
+    }
+
+    /// A member of the tool object.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.value.get(key)
+    }
+
+    /// The `description` when it is a string.
+    pub fn description(&self) -> Option<&str> {
+        self.get("description").and_then(Json::as_str)
+    }
+}
+
+/// A parsed tool set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSet {
+    /// The entries in the order the server sent them.
+    pub tools: Vec<Tool>,
+    pub shape: Shape,
+    /// `nextCursor` of a `tools/list` result, when present: a set that still has one was not
+    /// drained, and a caller must not digest it as complete.
+    pub next_cursor: Option<Json>,
+}
+
+/// Why a document is not a tool set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("not UTF-8 text (invalid byte at {0})")]
+    NotUtf8(usize),
+    #[error(transparent)]
+    Json(#[from] JsonError),
+    #[error("not a tool set: {0}")]
+    NotAToolSet(&'static str),
+}
+
+impl ToolSet {
+    /// Parse a tool set from a document: a bare array of tools, an object with a `tools` array (a
+    /// `tools/list` result or a snapshot wrapper), or a JSON-RPC response whose `result` is one.
+    /// A leading UTF-8 byte order mark is skipped.
+    pub fn parse(bytes: &[u8]) -> Result<ToolSet, ParseError> {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let text = std::str::from_utf8(bytes).map_err(|e| ParseError::NotUtf8(e.valid_up_to()))?;
+        let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
+        if trimmed.starts_with('[') {
+            let tools = json::parse_array_with_raw(text)?;
+            return Ok(ToolSet::from_entries(tools, Shape::Array, None));
+        }
+        if !trimmed.starts_with('{') {
+            return Err(ParseError::NotAToolSet(
+                "expected an array of tools or an object with a \"tools\" array",
+            ));
+        }
+        let members = json::parse_members(text)?;
+        let mut shape = Shape::Object;
+        let mut base = 0;
+        let mut holder = members;
+        if let (Some(_), Some((_, Json::Object(_), span))) =
+            (last(&holder, "jsonrpc"), last(&holder, "result"))
+        {
+            shape = Shape::JsonRpc;
+            base = span.start;
+            holder = json::parse_members(&text[span.clone()])?;
+        }
+        let Some((_, tools, span)) = last(&holder, "tools") else {
+            return Err(ParseError::NotAToolSet(
+                "expected an array of tools or an object with a \"tools\" array",
+            ));
+        };
+        if !matches!(tools, Json::Array(_)) {
+            return Err(ParseError::NotAToolSet("\"tools\" is not an array"));
+        }
+        // The array was parsed once already; parse its text again to keep each element's source.
+        let raw = &text[base + span.start..base + span.end];
+        let entries = json::parse_array_with_raw(raw)?;
+        let next_cursor = last(&holder, "nextCursor").map(|(_, v, _)| v.clone());
+        Ok(ToolSet::from_entries(entries, shape, next_cursor))
+    }
+
+    fn from_entries(entries: Vec<(Json, &str)>, shape: Shape, next_cursor: Option<Json>) -> Self {
+        ToolSet {
+            tools: entries
+                .into_iter()
+                .map(|(value, raw)| Tool {
+                    value,
+                    raw: raw.into(),
+                })
+                .collect(),
+            shape,
+            next_cursor,
+        }
+    }
+
+    /// Build a set from parsed entries (their raw text is their compact re-serialisation).
+    pub fn from_values(values: Vec<Json>) -> ToolSet {
+        ToolSet {
+            tools: values
+                .into_iter()
+                .map(|value| {
+                    let raw = crate::canon::to_vec(&value, crate::canon::Numbers::Ecmascript)
+                        .map(|b| String::from_utf8(b).unwrap_or_default())
+                        .unwrap_or_default();
+                    Tool {
+                        value,
+                        raw: raw.into(),
+                    }
+                })
+                .collect(),
+            shape: Shape::Array,
+            next_cursor: None,
+        }
+    }
+
+    /// The entry with this name (the first, if names repeat).
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name() == Some(name))
+    }
+}
+
+/// The last member with this name (JSON's last-wins rule for repeated names).
+fn last<'m>(members: &'m [json::SpannedMember], key: &str) -> Option<&'m json::SpannedMember> {
+    members
+        .iter()
+        .rev()
+        .find(|(k, _, _)| k.as_str() == Some(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_every_shape_and_keeps_raw_text() {
+        let list = br#"{"tools":[ {"name":"a", "x" : 1.50} ],"nextCursor":"c2"}"#;
+        let s = ToolSet::parse(list).unwrap();
+        assert_eq!(s.shape, Shape::Object);
+        assert_eq!(&*s.tools[0].raw, r#"{"name":"a", "x" : 1.50}"#);
+        assert_eq!(s.next_cursor, Some(Json::String("c2".into())));
+
+        let bare = b"\xEF\xBB\xBF [{\"name\":\"a\"}]";
+        let s = ToolSet::parse(bare).unwrap();
+        assert_eq!(s.shape, Shape::Array);
+        assert_eq!(s.tools[0].name(), Some("a"));
+
+        let wrapped = br#"{"server_info":{"name":"m","tools":"decoy"},"tools":[{"name":"b"}]}"#;
+        let s = ToolSet::parse(wrapped).unwrap();
+        assert_eq!(s.tools[0].name(), Some("b"));
+
+        let rpc = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"c"}]}}"#;
+        let s = ToolSet::parse(rpc).unwrap();
+        assert_eq!(s.shape, Shape::JsonRpc);
+        assert_eq!(&*s.tools[0].raw, r#"{"name":"c"}"#);
+    }
+
+    #[test]
+    fn repeated_tools_member_takes_the_last_like_the_parser() {
+        let s = ToolSet::parse(br#"{"tools":[{"name":"old"}],"tools":[{"name":"new"}]}"#).unwrap();
+        assert_eq!(s.tools.len(), 1);
+        assert_eq!(s.tools[0].name(), Some("new"));
+        assert_eq!(&*s.tools[0].raw, r#"{"name":"new"}"#);
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_tool_set() {
+        assert!(matches!(
+            ToolSet::parse(b"{\"server\":1}"),
+            Err(ParseError::NotAToolSet(_))
+        ));
+        assert!(matches!(
+            ToolSet::parse(b"{\"tools\":{}}"),
+            Err(ParseError::NotAToolSet(_))
+        ));
+        assert!(matches!(
+            ToolSet::parse(b"42"),
+            Err(ParseError::NotAToolSet(_))
+        ));
+        assert!(matches!(
+            ToolSet::parse(b"\xff[]"),
+            Err(ParseError::NotUtf8(0))
+        ));
+        assert!(matches!(ToolSet::parse(b"[1,"), Err(ParseError::Json(_))));
+    }
+}

@@ -1,0 +1,87 @@
+//! SHA-256 digests written as W3C Subresource Integrity strings: `sha256-<base64, padded>`.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::str::FromStr;
+
+/// A SHA-256 digest; displayed and parsed in SRI form (`sha256-` + 44 base64 characters).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sri(pub [u8; 32]);
+
+impl Sri {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Sri {
+        Sri(Sha256::digest(bytes).into())
+    }
+
+    /// Lowercase hex of the digest (as in MTL/1 subject URNs).
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl fmt::Display for Sri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sha256-{}", STANDARD.encode(self.0))
+    }
+}
+
+impl fmt::Debug for Sri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// A string that is not `sha256-` followed by the padded base64 of 32 bytes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a SHA-256 SRI digest (expected sha256-<43 base64 characters>=)")]
+pub struct SriError;
+
+impl FromStr for Sri {
+    type Err = SriError;
+
+    /// Accepts HISTOR's `/check` form, `^sha256-[A-Za-z0-9+/]{43}=$`, except encodings whose last
+    /// character carries stray low bits: those name no digest anyone computed.
+    fn from_str(s: &str) -> Result<Sri, SriError> {
+        let b64 = s.strip_prefix("sha256-").ok_or(SriError)?;
+        if b64.len() != 44 || !b64.ends_with('=') {
+            return Err(SriError);
+        }
+        let bytes = STANDARD.decode(b64).map_err(|_| SriError)?;
+        let arr: [u8; 32] = bytes.try_into().map_err(|_| SriError)?;
+        // Refuse non-canonical encodings (stray low bits in the last character).
+        let sri = Sri(arr);
+        if sri.to_string() != s {
+            return Err(SriError);
+        }
+        Ok(sri)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_refuses_near_misses() {
+        let d = Sri::of(b"");
+        let s = d.to_string();
+        assert_eq!(s, "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+        assert_eq!(s.parse::<Sri>(), Ok(d));
+        assert_eq!(
+            d.hex(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        for bad in [
+            "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU",
+            "sha384-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+            "sha256-47DEQpj8HBSa-_TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+            "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFV=",
+            "",
+        ] {
+            assert!(bad.parse::<Sri>().is_err(), "{bad}");
+        }
+    }
+}
