@@ -18,6 +18,7 @@ pub mod full;
 pub mod json;
 pub mod model;
 pub mod mtl1;
+pub mod sensitive;
 pub mod sri;
 
 pub use model::{ParseError, Shape, Tool, ToolSet};

@@ -1,0 +1,129 @@
+//! The `toolmark/1` full digest recomputed by someone else's RFC 8785 implementation: Node.js
+//! with the npm `canonicalize` package (`tests/interop/full_digest.cjs`), over the corpus, the
+//! documented vectors and thousands of generated numbers and strings. Agreement shows the
+//! definition in docs/digests.md is enough to reproduce our digests without our code.
+//!
+//! Needs `node` and `TOOLMARK_NODE_DIR`, a directory whose `node_modules` holds `canonicalize`
+//! (`scripts/interop-node` installs it). Without it the test fails under CI and is skipped
+//! (loudly) elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use toolmark_toolset::{ToolSet, full};
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `s` as a JSON string literal (controls escaped as `\u00xx`, the rest literal).
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A tool set whose `_meta` holds `n` doubles of every magnitude, spelled in several ways, and
+/// strings with escapes, controls and astral characters.
+fn generated(seed: u64, n: usize) -> String {
+    let mut s = seed;
+    let mut numbers = Vec::with_capacity(n);
+    while numbers.len() < n {
+        let bits = splitmix(&mut s);
+        let f = match bits % 4 {
+            0 => f64::from_bits(bits),
+            1 => (bits >> 11) as f64 / 1e6,
+            2 => (bits % 2_000_001) as f64 - 1e6,
+            _ => ((bits >> 12) as f64) * 1e-300,
+        };
+        if !f.is_finite() {
+            continue;
+        }
+        numbers.push(if bits % 3 == 0 {
+            format!("{f:e}")
+        } else {
+            format!("{f:?}")
+        });
+    }
+    let strings: Vec<String> = (0..200)
+        .map(|i| {
+            let c = char::from_u32((splitmix(&mut s) % 0x2FFFF) as u32).unwrap_or('\u{FFFD}');
+            json_str(&format!("s{i}\u{1}\"\\\t{c}\u{2028}\u{1F600}\u{7f}"))
+        })
+        .collect();
+    format!(
+        r#"[{{"name":"n","_meta":{{"numbers":[{}],"strings":[{}]}}}},{{"name":"\ud83d\ude00"}},{{"name":"\uffff"}}]"#,
+        numbers.join(","),
+        strings.join(",")
+    )
+}
+
+#[test]
+fn node_canonicalize_agrees() {
+    let Some(node_dir) = std::env::var_os("TOOLMARK_NODE_DIR") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "TOOLMARK_NODE_DIR is not set: CI must run the Node.js interop test (scripts/interop-node)"
+        );
+        eprintln!(
+            "SKIPPED node_canonicalize_agrees: set TOOLMARK_NODE_DIR (see scripts/interop-node)"
+        );
+        return;
+    };
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = std::env::temp_dir().join(format!("toolmark-interop-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["docker-mcp-registry", "mcp-proxy-snapshots"] {
+        for e in std::fs::read_dir(manifest.join("tests/fixtures/corpus").join(dir)).unwrap() {
+            files.push(e.unwrap().path());
+        }
+    }
+    let vectors = [
+        "[]",
+        r#"[{"name":"x","v":2},3,{"name":"x","v":1},{"name":"\ud800"},{"description":"no name"}]"#,
+        r#"[{"name":"b","annotations":{"readOnlyHint":true},"inputSchema":{"minimum":0.50,"maximum":1E2}},{"name":"a","_meta":{"v":1.0}}]"#,
+    ];
+    for (i, v) in vectors.iter().enumerate() {
+        let p = tmp.join(format!("vector-{i}.json"));
+        std::fs::write(&p, v).unwrap();
+        files.push(p);
+    }
+    for seed in 1..=8u64 {
+        let p = tmp.join(format!("generated-{seed}.json"));
+        std::fs::write(&p, generated(seed, 2_000)).unwrap();
+        files.push(p);
+    }
+    let out = Command::new("node")
+        .arg(manifest.join("tests/interop/full_digest.cjs"))
+        .args(&files)
+        .env("NODE_PATH", Path::new(&node_dir).join("node_modules"))
+        .output()
+        .expect("node runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "node failed: {}",
+        &stderr[stderr.len().saturating_sub(1500)..]
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), files.len());
+    for (file, line) in files.iter().zip(lines) {
+        let theirs = line.rsplit(' ').next().unwrap();
+        let ours = full::digest(&ToolSet::parse(&std::fs::read(file).unwrap()).unwrap());
+        assert_eq!(ours.to_string(), theirs, "{}", file.display());
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+}
