@@ -137,7 +137,7 @@ fn write_text(t: &str, out: &mut Vec<u8>) {
     let bytes = t.as_bytes();
     let mut run = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        if b < 0x20 || b == b'"' || b == b'\\' {
+        if crate::json::SPECIAL[b as usize] {
             out.extend_from_slice(&bytes[run..i]);
             escape_char(b as char, out);
             run = i + 1;

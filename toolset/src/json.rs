@@ -444,25 +444,105 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
+    /// Advance over bytes that need no attention inside a string.
+    fn plain_run(&mut self) {
+        while let Some(&c) = self.s.get(self.i) {
+            if SPECIAL[c as usize] {
+                break;
+            }
+            self.i += 1;
+        }
+    }
+
+    /// The escape after a backslash (cursor on the letter); `\u` yields a UTF-16 code unit.
+    fn escape(&mut self) -> Result<u16, JsonError> {
+        let e = self.peek().ok_or_else(|| self.err("unterminated string"))?;
+        self.i += 1;
+        Ok(match e {
+            b'"' => 0x22,
+            b'\\' => 0x5c,
+            b'/' => 0x2f,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => 0x0a,
+            b'r' => 0x0d,
+            b't' => 0x09,
+            b'u' => self.hex4()?,
+            _ => {
+                self.i -= 1;
+                return Err(self.err("invalid escape"));
+            }
+        })
+    }
+
     /// A string, with the cursor on the opening quote.
     fn string(&mut self) -> Result<Str, JsonError> {
         self.i += 1;
         let start = self.i;
-        // Fast path: no escapes.
+        self.plain_run();
+        match self.peek() {
+            Some(b'"') => {
+                let s = &self.text[start..self.i];
+                self.i += 1;
+                return Ok(Str::Text(s.into()));
+            }
+            None => return Err(self.err("unterminated string")),
+            Some(b'\\') => {}
+            Some(_) => return Err(self.err("control character in string")),
+        }
+        // Escapes: decode into UTF-8, pairing surrogate escapes; an unpaired one sends the
+        // string down the code-unit path.
+        let mut out = String::with_capacity(self.i - start + 16);
+        out.push_str(&self.text[start..self.i]);
         loop {
             match self.peek() {
                 None => return Err(self.err("unterminated string")),
                 Some(b'"') => {
-                    let s = &self.text[start..self.i];
                     self.i += 1;
-                    return Ok(Str::Text(s.into()));
+                    return Ok(Str::Text(out.into()));
                 }
-                Some(b'\\') => break,
+                Some(b'\\') => {
+                    self.i += 1;
+                    let at = self.i - 1;
+                    let u = self.escape()?;
+                    let c = match u {
+                        0xD800..=0xDBFF if self.s[self.i..].starts_with(b"\\u") => {
+                            let back = self.i;
+                            self.i += 2;
+                            let lo = self.hex4()?;
+                            if (0xDC00..=0xDFFF).contains(&lo) {
+                                char::from_u32(
+                                    0x10000 + ((u as u32 - 0xD800) << 10) + (lo as u32 - 0xDC00),
+                                )
+                            } else {
+                                self.i = back;
+                                None
+                            }
+                        }
+                        _ => char::from_u32(u as u32),
+                    };
+                    match c {
+                        Some(c) => out.push(c),
+                        None => {
+                            self.i = at;
+                            return self.string_units(out);
+                        }
+                    }
+                }
                 Some(c) if c < 0x20 => return Err(self.err("control character in string")),
-                Some(_) => self.i += 1,
+                Some(_) => {
+                    let run = self.i;
+                    self.plain_run();
+                    out.push_str(&self.text[run..self.i]);
+                }
             }
         }
-        let mut units: Vec<u16> = self.text[start..self.i].encode_utf16().collect();
+    }
+
+    /// The rest of a string that holds an unpaired surrogate, as UTF-16 code units; `decoded` is
+    /// what came before it, the cursor is on the backslash of the first unpaired escape.
+    fn string_units(&mut self, decoded: String) -> Result<Str, JsonError> {
+        let mut units: Vec<u16> = decoded.encode_utf16().collect();
         loop {
             match self.peek() {
                 None => return Err(self.err("unterminated string")),
@@ -472,46 +552,36 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'\\') => {
                     self.i += 1;
-                    let e = self.peek().ok_or_else(|| self.err("unterminated string"))?;
-                    self.i += 1;
-                    let u = match e {
-                        b'"' => 0x22,
-                        b'\\' => 0x5c,
-                        b'/' => 0x2f,
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => 0x0a,
-                        b'r' => 0x0d,
-                        b't' => 0x09,
-                        b'u' => self.hex4()?,
-                        _ => {
-                            self.i -= 1;
-                            return Err(self.err("invalid escape"));
-                        }
-                    };
-                    units.push(u);
+                    units.push(self.escape()?);
                 }
                 Some(c) if c < 0x20 => return Err(self.err("control character in string")),
                 Some(_) => {
                     let run = self.i;
-                    while let Some(c) = self.peek() {
-                        if c == b'"' || c == b'\\' || c < 0x20 {
-                            break;
-                        }
-                        self.i += 1;
-                    }
+                    self.plain_run();
                     units.extend(self.text[run..self.i].encode_utf16());
                 }
             }
         }
-        // Surrogates that arrived as two escapes pair up here; if any stays alone the string
-        // cannot be UTF-8 and is kept as code units.
+        // Escaped surrogates pair up here; the string is text after all if every one paired.
         match String::from_utf16(&units) {
             Ok(t) => Ok(Str::Text(t.into())),
             Err(_) => Ok(Str::Units(units.into())),
         }
     }
 }
+
+/// Bytes that end a plain run inside a string: the quote, the backslash and C0 controls.
+pub(crate) static SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
 
 /// Keep the last value of a repeated member name at the position of its first occurrence.
 fn dedupe_last_wins(members: &mut Vec<(Str, Json)>) {
@@ -613,6 +683,21 @@ mod tests {
             Json::String(Str::Units(vec![0x78, 0xd800, 0x79].into()))
         );
         assert_eq!(lone.as_str(), None);
+        // A high surrogate followed by something other than a low one stays unpaired, and what
+        // came before it (decoded, non-ASCII included) is kept.
+        assert_eq!(
+            parse(r#""é\ud83d\u0041\n""#).unwrap(),
+            Json::String(Str::Units(vec![0xe9, 0xd83d, 0x41, 0x0a].into()))
+        );
+        assert_eq!(
+            parse(r#""\udc00\ud800""#).unwrap(),
+            Json::String(Str::Units(vec![0xdc00, 0xd800].into()))
+        );
+        assert_eq!(
+            parse(r#""\ud83d\ude00\ud83d\ude01""#).unwrap().as_str(),
+            Some("😀😁")
+        );
+        assert!(parse(r#""\ud83d\uzzzz""#).is_err());
     }
 
     #[test]
