@@ -1,1 +1,270 @@
-fn main() {}
+//! `toolmark`: the command-line face of the transparency log.
+//!
+//! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
+//! schedules join as their crates are built.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use toolmark_toolset::classify::Classification;
+use toolmark_toolset::diff::{DescriptionDiff, Diff, SchemaDiff};
+use toolmark_toolset::text::EditOp;
+use toolmark_toolset::{ToolSet, classify, diff, full, mtl1, sensitive};
+
+#[derive(Parser)]
+#[command(
+    name = "toolmark",
+    version,
+    about = "A public transparency log of MCP tool definitions"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the MTL/1 tool-set digest (or its MTL error code) and the toolmark/1 full digest of
+    /// each file (a tools/list result, a bare array of tools, or a snapshot wrapper).
+    Digest {
+        /// One JSON object per file and line: {"file","tools","mtl1","mtl1Error","full"}.
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Describe the change from OLD to NEW: tools added, removed and modified, field by field, and
+    /// classify it (benign, unsure, dangerous) with every signal that fired.
+    Diff {
+        /// Print {"diff": …, "classification": …} as JSON.
+        #[arg(long)]
+        json: bool,
+        old: PathBuf,
+        new: PathBuf,
+    },
+    /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
+    /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
+    Sensitive {
+        file: PathBuf,
+        /// A glob; repeat for several. `server/tool` patterns need --server.
+        #[arg(long = "pattern", short = 'p')]
+        patterns: Vec<String>,
+        /// The registry name of the server, for qualified `server/tool` patterns.
+        #[arg(long)]
+        server: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Digest { json, files } => digest(&files, json),
+        Command::Diff { json, old, new } => diff_files(&old, &new, json),
+        Command::Sensitive {
+            file,
+            patterns,
+            server,
+        } => sensitive_file(&file, &patterns, server.as_deref()),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("toolmark: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Read and parse one tool-set file; the error names the file and says what is wrong.
+fn load(path: &Path) -> Result<ToolSet> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    ToolSet::parse(&bytes).with_context(|| format!("{}", path.display()))
+}
+
+/// Digest every file; a bad file is reported on stderr and makes the exit status non-zero, but the
+/// other files are still digested. Returns whether every file was digested.
+fn digest(files: &[PathBuf], as_json: bool) -> Result<bool> {
+    let mut all_ok = true;
+    for path in files {
+        let set = match load(path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("toolmark: {e:#}");
+                all_ok = false;
+                continue;
+            }
+        };
+        let mtl = mtl1::tool_set_digest(&set);
+        let full = full::digest(&set);
+        if as_json {
+            let (sri, code) = match &mtl {
+                Ok(d) => (Value::String(d.to_string()), Value::Null),
+                Err(e) => (Value::Null, Value::String(e.code.as_str().into())),
+            };
+            println!(
+                "{}",
+                json!({"file": path.display().to_string(), "tools": set.tools.len(),
+                       "mtl1": sri, "mtl1Error": code, "full": full.to_string()})
+            );
+        } else {
+            println!("{}", path.display());
+            println!("  tools  {}", set.tools.len());
+            match &mtl {
+                Ok(d) => println!("  mtl1   {d}"),
+                Err(e) => println!("  mtl1   {e}"),
+            }
+            println!("  full   {full}");
+            if set.next_cursor.is_some() {
+                println!("  note   the result carries a nextCursor: later pages are missing");
+            }
+        }
+    }
+    Ok(all_ok)
+}
+
+fn diff_files(old: &Path, new: &Path, as_json: bool) -> Result<bool> {
+    let (old, new) = (load(old)?, load(new)?);
+    let d = diff::diff(&old, &new);
+    let c = classify::classify(&old, &new);
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"diff": d, "classification": c}))?
+        );
+    } else {
+        print!("{}", render_diff(&d, &c));
+    }
+    Ok(true)
+}
+
+fn sensitive_file(path: &Path, patterns: &[String], server: Option<&str>) -> Result<bool> {
+    let set = load(path)?;
+    let split = sensitive::classify_sensitive(&set, patterns, server);
+    println!("{}", serde_json::to_string(&split)?);
+    Ok(true)
+}
+
+/// The diff and classification as text for a terminal: the class and its signals first, then the
+/// changes tool by tool. Word-diff runs are marked `[-old-]` and `{+new+}`.
+fn render_diff(d: &Diff, c: &Classification) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "class: {}", c.class.as_str());
+    for s in &c.signals {
+        let _ = write!(out, "  {:<9} {}", s.class.as_str(), s.rule);
+        if let Some(t) = &s.tool {
+            let _ = write!(out, "  tool {t}");
+        }
+        if let Some(p) = &s.path {
+            let _ = write!(out, "  at {p}");
+        }
+        match (&s.old, &s.new) {
+            (Some(o), Some(n)) => {
+                let _ = write!(out, "  {o} -> {n}");
+            }
+            (None, Some(n)) => {
+                let _ = write!(out, "  + {n}");
+            }
+            (Some(o), None) => {
+                let _ = write!(out, "  - {o}");
+            }
+            (None, None) => {}
+        }
+        if let Some(detail) = &s.detail {
+            let _ = write!(out, "  ({detail})");
+        }
+        out.push('\n');
+    }
+    if c.signals_truncated > 0 {
+        let _ = writeln!(out, "  … {} more signals", c.signals_truncated);
+    }
+    let list = |out: &mut String, label: &str, names: &[String], total: usize| {
+        if total > 0 {
+            let _ = writeln!(out, "{label} ({total}): {}", names.join(", "));
+        }
+    };
+    list(&mut out, "added", &d.added, d.added_total);
+    list(&mut out, "removed", &d.removed, d.removed_total);
+    if d.modified_total > 0 {
+        let _ = writeln!(out, "modified ({}):", d.modified_total);
+    }
+    for t in &d.modified {
+        let _ = writeln!(out, "  {}", t.name);
+        match &t.description {
+            Some(DescriptionDiff::Words { ops }) => {
+                let mut line = String::new();
+                for op in ops {
+                    match op.0 {
+                        EditOp::Equal => line.push_str(&op.1),
+                        EditOp::Delete => {
+                            let _ = write!(line, "[-{}-]", op.1);
+                        }
+                        EditOp::Insert => {
+                            let _ = write!(line, "{{+{}+}}", op.1);
+                        }
+                    }
+                }
+                let _ = writeln!(out, "    description: {line}");
+            }
+            Some(DescriptionDiff::Snippets { old, new, .. }) => {
+                let _ = writeln!(out, "    description (long): {old:?} -> {new:?}");
+            }
+            None => {}
+        }
+        let schema = |out: &mut String, label: &str, s: &Option<SchemaDiff>| {
+            for ch in s.iter().flat_map(|s| &s.changes) {
+                let _ = writeln!(
+                    out,
+                    "    {label} {}: {} -> {}",
+                    ch.path,
+                    ch.old.as_deref().unwrap_or("(absent)"),
+                    ch.new.as_deref().unwrap_or("(absent)")
+                );
+            }
+        };
+        schema(&mut out, "inputSchema", &t.input_schema);
+        schema(&mut out, "outputSchema", &t.output_schema);
+        for h in t.annotations.iter().flat_map(|a| &a.hints) {
+            let how = |explicit: bool| if explicit { "" } else { " (default)" };
+            let _ = writeln!(
+                out,
+                "    {}: {}{} -> {}{}",
+                h.hint,
+                h.old,
+                how(h.old_explicit),
+                h.new,
+                how(h.new_explicit)
+            );
+        }
+        let members = t
+            .annotations
+            .iter()
+            .flat_map(|a| &a.members)
+            .chain(&t.members);
+        for m in members {
+            let _ = writeln!(
+                out,
+                "    {}: {} -> {}",
+                m.member,
+                m.old.as_deref().unwrap_or("(absent)"),
+                m.new.as_deref().unwrap_or("(absent)")
+            );
+        }
+    }
+    if d.new_addresses_total > 0 {
+        let values: Vec<&str> = d.new_addresses.iter().map(|a| a.value.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "new outside addresses ({}): {}",
+            d.new_addresses_total,
+            values.join(", ")
+        );
+    }
+    if d.truncated {
+        out.push_str("(output truncated: see the caps in toolset::diff)\n");
+    }
+    out
+}

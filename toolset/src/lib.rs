@@ -9,17 +9,26 @@
 //! * [`mtl1`]: the MTL/1 tool-set digest, subject descriptor and subject digest, byte-exact with
 //!   HISTOR 0.4.2;
 //! * [`full`]: the `toolmark/1` full digest over every member of every tool;
+//! * [`diff`]: what changed between two sets, tool by tool and field by field, bounded;
+//! * [`classify`]: deterministic seed rules that call a change benign, unsure or dangerous and
+//!   list every signal that fired;
+//! * [`text`]: the text helpers both use (word diff, outside addresses, Unicode format
+//!   characters, model-addressing patterns, description-edit judgement);
+//! * [`sensitive`]: WARDEN-style sensitive-tool name globs.
 //!
 //! It does not fetch tool sets (the `crawler` crate does), store or sign anything (the `log`
 //! crate does) or decide what to tell a client (the `api` crate does).
 
 pub mod canon;
+pub mod classify;
+pub mod diff;
 pub mod full;
 pub mod json;
 pub mod model;
 pub mod mtl1;
 pub mod sensitive;
 pub mod sri;
+pub mod text;
 
 pub use model::{ParseError, Shape, Tool, ToolSet};
 pub use mtl1::{MtlCode, MtlError};
