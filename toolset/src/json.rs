@@ -204,38 +204,13 @@ pub fn parse_members(text: &str) -> Result<Vec<SpannedMember>, JsonError> {
     if p.peek() != Some(b'{') {
         return Err(p.err("expected an object"));
     }
-    p.i += 1;
     let mut members = Vec::new();
-    p.ws();
-    if p.peek() == Some(b'}') {
-        p.i += 1;
-    } else {
-        loop {
-            p.ws();
-            if p.peek() != Some(b'"') {
-                return Err(p.err("expected a member name"));
-            }
-            let key = p.string()?;
-            p.ws();
-            if p.peek() != Some(b':') {
-                return Err(p.err("expected ':' after a member name"));
-            }
-            p.i += 1;
-            p.ws();
-            let start = p.i;
-            let v = p.value(1)?;
-            members.push((key, v, start..p.i));
-            p.ws();
-            match p.peek() {
-                Some(b',') => p.i += 1,
-                Some(b'}') => {
-                    p.i += 1;
-                    break;
-                }
-                _ => return Err(p.err("expected ',' or '}' in object")),
-            }
-        }
-    }
+    p.members(|p, key| {
+        let start = p.i;
+        let v = p.value(1)?;
+        members.push((key, v, start..p.i));
+        Ok(())
+    })?;
     p.ws();
     if p.i != p.s.len() {
         return Err(p.err("trailing characters after the JSON value"));
@@ -351,12 +326,26 @@ impl<'a> Parser<'a> {
 
     fn object(&mut self, depth: usize) -> Result<Json, JsonError> {
         self.enter(depth)?;
-        self.i += 1;
         let mut members: Vec<(Str, Json)> = Vec::new();
+        self.members(|p, key| {
+            members.push((key, p.value(depth)?));
+            Ok(())
+        })?;
+        dedupe_last_wins(&mut members);
+        Ok(Json::Object(members))
+    }
+
+    /// `{` (name `:` value (`,` name `:` value)*)? `}`, with the cursor on `{`; `each` gets the
+    /// decoded name with the cursor on the value and must consume it.
+    fn members(
+        &mut self,
+        mut each: impl FnMut(&mut Self, Str) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
+        self.i += 1;
         self.ws();
         if self.peek() == Some(b'}') {
             self.i += 1;
-            return Ok(Json::Object(members));
+            return Ok(());
         }
         loop {
             self.ws();
@@ -370,15 +359,13 @@ impl<'a> Parser<'a> {
             }
             self.i += 1;
             self.ws();
-            let v = self.value(depth)?;
-            members.push((key, v));
+            each(self, key)?;
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
-                    dedupe_last_wins(&mut members);
-                    return Ok(Json::Object(members));
+                    return Ok(());
                 }
                 _ => return Err(self.err("expected ',' or '}' in object")),
             }
