@@ -90,19 +90,36 @@ fn write_number(token: &str, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), 
             if !crate::json::is_integer_token(token) {
                 return Err(CanonError::NonInteger(token.into()));
             }
-            match token.parse::<i64>() {
-                Ok(n) if n.abs() <= MAX_SAFE_INTEGER => {
-                    out.extend_from_slice(n.to_string().as_bytes());
+            let digits = token.trim_start_matches('-');
+            // An integer token is already in canonical form (JSON forbids leading zeros), except
+            // `-0`; one of at most 15 digits is within 2^53−1 (a 16-digit number may not be).
+            if digits.len() <= 15 {
+                out.extend_from_slice(if token == "-0" {
+                    b"0"
+                } else {
+                    token.as_bytes()
+                });
+                return Ok(());
+            }
+            match digits.parse::<u64>() {
+                Ok(n) if n <= MAX_SAFE_INTEGER as u64 => {
+                    out.extend_from_slice(token.as_bytes());
                     Ok(())
                 }
                 _ => Err(CanonError::IntegerRange(token.into())),
             }
         }
         Numbers::Ecmascript => {
-            // The parser only lets through tokens that are finite doubles.
-            let f: f64 = token.parse().unwrap_or(0.0);
-            let mut buf = ryu_js::Buffer::new();
-            out.extend_from_slice(buf.format_finite(f).as_bytes());
+            // Rust's float parsing rounds correctly, as ECMAScript's does. A token beyond the
+            // range of a double reads as ±infinity, which ECMAScript's JSON.stringify (and so the
+            // reference RFC 8785 implementation) writes as `null`.
+            match token.parse::<f64>() {
+                Ok(f) if f.is_finite() => {
+                    let mut buf = ryu_js::Buffer::new();
+                    out.extend_from_slice(buf.format_finite(f).as_bytes());
+                }
+                _ => out.extend_from_slice(b"null"),
+            }
             Ok(())
         }
     }
@@ -250,6 +267,10 @@ mod tests {
             ("0.1", "0.1"),
             ("5e-324", "5e-324"),
             ("1.7976931348623157e308", "1.7976931348623157e+308"),
+            ("1e400", "null"),
+            ("-1E400", "null"),
+            ("9".repeat(400).as_str(), "null"),
+            ("1e-400", "0"),
         ] {
             assert_eq!(canon(token, Numbers::Ecmascript).unwrap(), js, "{token}");
         }

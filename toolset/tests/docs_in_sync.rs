@@ -9,9 +9,17 @@ fn every_rule_is_documented() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/digests.md"))
         .expect("docs/digests.md is readable");
     for rule in RULES {
-        assert!(doc.contains(&format!("`{}`", rule.id)), "docs/digests.md lacks rule `{}`", rule.id);
+        assert!(
+            doc.contains(&format!("`{}`", rule.id)),
+            "docs/digests.md lacks rule `{}`",
+            rule.id
+        );
     }
     for p in MODEL_ADDRESSING_PATTERNS {
-        assert!(doc.contains(&format!("`{}`", p.id)), "docs/digests.md lacks pattern `{}`", p.id);
+        assert!(
+            doc.contains(&format!("`{}`", p.id)),
+            "docs/digests.md lacks pattern `{}`",
+            p.id
+        );
     }
 }

@@ -94,6 +94,7 @@ fn node_canonicalize_agrees() {
         "[]",
         r#"[{"name":"x","v":2},3,{"name":"x","v":1},{"name":"\ud800"},{"description":"no name"}]"#,
         r#"[{"name":"b","annotations":{"readOnlyHint":true},"inputSchema":{"minimum":0.50,"maximum":1E2}},{"name":"a","_meta":{"v":1.0}}]"#,
+        r#"[{"name":"big","_meta":{"v":[1e400,-1E400,1e-400,-0,9223372036854775808,-9223372036854775808]}}]"#,
     ];
     for (i, v) in vectors.iter().enumerate() {
         let p = tmp.join(format!("vector-{i}.json"));

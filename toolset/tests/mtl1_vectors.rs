@@ -151,7 +151,16 @@ fn error_vectors() {
     assert_eq!(code(r#"["not an object"]"#), MtlCode::Subj001);
     assert_eq!(code(r#"[{"name":""}]"#), MtlCode::Subj001);
     assert_eq!(code(r#"[{"name":7}]"#), MtlCode::Subj001);
-    for number in ["0.5", "1.0", "1e2", "-0.0", "9007199254740992"] {
+    for number in [
+        "0.5",
+        "1.0",
+        "1e2",
+        "-0.0",
+        "9007199254740992",
+        "-9223372036854775808",
+        "1e400",
+        "-1E400",
+    ] {
         let t = format!(r#"[{{"name":"a","inputSchema":{{"minimum":{number}}}}}]"#);
         assert_eq!(code(&t), MtlCode::Num001, "{number}");
     }
@@ -160,8 +169,12 @@ fn error_vectors() {
         digest(r#"[{"name":"a","inputSchema":{"minimum":-0}}]"#),
         digest(r#"[{"name":"a","inputSchema":{"minimum":0}}]"#)
     );
-    // A float in a member MTL/1 drops does not matter.
+    // A float in a member MTL/1 drops does not matter, even one beyond a double's range.
     assert!(mtl1::tool_set_digest(&set(r#"[{"name":"a","annotations":{"x":0.5}}]"#)).is_ok());
+    assert_eq!(
+        digest(r#"[{"name":"a","annotations":{"priority":1e400}}]"#),
+        "sha256-mJLo0lgIeJfnpcEC1nxqVm59cRh0urbq1nAY+yhtLLQ="
+    );
     // An unpaired surrogate is not canonicalizable: SUBJ-001.
     assert_eq!(code(r#"[{"name":"a\ud800"}]"#), MtlCode::Subj001);
     assert_eq!(

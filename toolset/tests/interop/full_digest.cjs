@@ -26,7 +26,10 @@ function fullCanonical(tools) {
 }
 
 for (const file of process.argv.slice(2)) {
-  const doc = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
+  // RFC 8785 has no form for a number beyond a double's range (JSON.parse reads it as
+  // Infinity); toolmark/1 writes it as JSON.stringify does, `null` (docs/digests.md).
+  const finite = (_key, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v);
+  const doc = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''), finite);
   const tools = Array.isArray(doc) ? doc : doc.tools;
   console.log(file + ' ' + sri(fullCanonical(tools)));
 }
