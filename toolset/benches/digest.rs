@@ -9,6 +9,11 @@
 //! digest) and `full` (parse + toolmark/1 full digest), with criterion's byte throughput.
 //! `bench/run.sh` turns criterion's estimates and HISTOR's timings into one table.
 
+/// The allocator the `toolmark` binary ships with (src/main.rs), so these figures are what the
+/// binary gets.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "support/realistic.rs"]
 mod realistic;
 

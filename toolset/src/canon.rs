@@ -60,19 +60,51 @@ pub fn write(v: &Json, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), CanonE
             out.push(b']');
         }
         Json::Object(members) => {
-            let mut sorted: Vec<&(Str, Json)> = members.iter().collect();
-            sorted.sort_by(|a, b| a.0.utf16_cmp(&b.0));
             out.push(b'{');
-            for (i, (k, v)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
+            // Most objects are small: sort their member indices on the stack.
+            let mut small = [0u8; SMALL_OBJECT];
+            let mut large = Vec::new();
+            if members.len() <= SMALL_OBJECT {
+                let idx = &mut small[..members.len()];
+                for (i, slot) in idx.iter_mut().enumerate() {
+                    *slot = i as u8;
                 }
-                write_str(k, numbers, out)?;
-                out.push(b':');
-                write(v, numbers, out)?;
+                idx.sort_unstable_by(|&a, &b| {
+                    members[a as usize].0.utf16_cmp(&members[b as usize].0)
+                });
+                write_members(members, idx.iter().map(|&i| i as usize), numbers, out)?;
+            } else {
+                large.extend(0..members.len());
+                large.sort_unstable_by(|&a: &usize, &b: &usize| {
+                    members[a].0.utf16_cmp(&members[b].0)
+                });
+                write_members(members, large.iter().copied(), numbers, out)?;
             }
             out.push(b'}');
         }
+    }
+    Ok(())
+}
+
+/// Objects with at most this many members sort their member order in a stack array (JSON
+/// Schema objects rarely have more); larger ones use a heap vector.
+const SMALL_OBJECT: usize = 32;
+
+/// Write `members` in the given order (names are unique: the parser keeps the last of repeats).
+fn write_members(
+    members: &[(Str, Json)],
+    order: impl Iterator<Item = usize>,
+    numbers: Numbers,
+    out: &mut Vec<u8>,
+) -> Result<(), CanonError> {
+    for (n, i) in order.enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        let (k, v) = &members[i];
+        write_str(k, numbers, out)?;
+        out.push(b':');
+        write(v, numbers, out)?;
     }
     Ok(())
 }

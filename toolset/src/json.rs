@@ -89,17 +89,31 @@ impl fmt::Display for Str {
 
 /// Compare two strings by UTF-16 code units (RFC 8785 §3.2.3), not by code points or bytes.
 ///
-/// UTF-8 byte order is code-point order, which differs from UTF-16 order only when one side has a
-/// character at or above U+10000 (lead byte `F0`..`F4`) where the other has one in
-/// U+E000..U+FFFF (lead byte `EE`/`EF`); ASCII-only strings take the byte path.
+/// UTF-8 byte order is code-point order, and the first differing byte of two UTF-8 strings lies
+/// in characters that start at the same offset. The two orders disagree only when one of those
+/// characters is at or above U+10000 (lead byte `F0`..`F4`, a surrogate pair in UTF-16, so
+/// *smaller* there) and the other is in U+E000..U+FFFF (lead byte `EE` or `EF`).
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
-    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
-    match (ab.get(common), bb.get(common)) {
-        (Some(&x), Some(&y)) if x < 0x80 && y < 0x80 => x.cmp(&y),
-        (Some(_), Some(_)) => a.encode_utf16().cmp(b.encode_utf16()),
+    let i = mismatch(ab, bb);
+    match (ab.get(i), bb.get(i)) {
+        (Some(&x), Some(&y)) if x >= 0xEE && y >= 0xEE && (x >= 0xF0) != (y >= 0xF0) => y.cmp(&x),
+        (Some(x), Some(y)) => x.cmp(y),
         _ => ab.len().cmp(&bb.len()),
     }
+}
+
+/// The length of the common prefix of `a` and `b`, eight bytes at a time where it can.
+fn mismatch(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
 }
 
 impl Json {
@@ -181,7 +195,7 @@ pub fn parse_array_with_raw(text: &str) -> Result<Vec<(Json, &str)>, JsonError> 
         i: 0,
     };
     p.ws();
-    let out = p.array_with_raw()?;
+    let out = p.array_with_raw(1)?;
     p.ws();
     if p.i != p.s.len() {
         return Err(p.err("trailing characters after the JSON value"));
@@ -189,12 +203,21 @@ pub fn parse_array_with_raw(text: &str) -> Result<Vec<(Json, &str)>, JsonError> 
     Ok(out)
 }
 
-/// A member of a top-level object: name, value, and the byte range of the value's source text.
-pub type SpannedMember = (Str, Json, std::ops::Range<usize>);
+/// A member of a top-level object, with the byte range of its value's source text.
+#[derive(Debug)]
+pub struct Member<'a> {
+    pub name: Str,
+    pub value: Json,
+    pub span: std::ops::Range<usize>,
+    /// When the member is the one asked to capture and is an array: the source text of each
+    /// element, in order (empty otherwise).
+    pub raw_elements: Vec<&'a str>,
+}
 
-/// Parse a document that must be an object and return its members with the source span of each
-/// value (repeated names all kept, in order; the caller applies last-wins).
-pub fn parse_members(text: &str) -> Result<Vec<SpannedMember>, JsonError> {
+/// Parse a document that must be an object and return its members (repeated names all kept, in
+/// order; the caller applies last-wins). The elements of an array member named `capture` also
+/// keep their source text, so a caller gets a tool array's raw entries in the same single pass.
+pub fn parse_members<'a>(text: &'a str, capture: &str) -> Result<Vec<Member<'a>>, JsonError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,
@@ -205,10 +228,20 @@ pub fn parse_members(text: &str) -> Result<Vec<SpannedMember>, JsonError> {
         return Err(p.err("expected an object"));
     }
     let mut members = Vec::new();
-    p.members(|p, key| {
+    p.members(|p, name| {
         let start = p.i;
-        let v = p.value(1)?;
-        members.push((key, v, start..p.i));
+        let (value, raw_elements) = if name.as_str() == Some(capture) && p.peek() == Some(b'[') {
+            let (values, raw): (Vec<Json>, Vec<&str>) = p.array_with_raw(2)?.into_iter().unzip();
+            (Json::Array(values), raw)
+        } else {
+            (p.value(1)?, Vec::new())
+        };
+        members.push(Member {
+            name,
+            value,
+            span: start..p.i,
+            raw_elements,
+        });
         Ok(())
     })?;
     p.ws();
@@ -283,15 +316,17 @@ impl<'a> Parser<'a> {
         Ok(Json::Array(items))
     }
 
-    fn array_with_raw(&mut self) -> Result<Vec<(Json, &'a str)>, JsonError> {
+    /// An array at nesting level `depth` (1 for a document's root), keeping each element's text.
+    fn array_with_raw(&mut self, depth: usize) -> Result<Vec<(Json, &'a str)>, JsonError> {
         if self.peek() != Some(b'[') {
             return Err(self.err("expected an array"));
         }
+        self.enter(depth)?;
         let mut items = Vec::new();
         let text = self.text;
         self.elements(|p| {
             let start = p.i;
-            let v = p.value(1)?;
+            let v = p.value(depth)?;
             items.push((v, &text[start..p.i]));
             Ok(())
         })?;
@@ -710,6 +745,53 @@ mod tests {
         assert_eq!(utf16_cmp("a", "b"), Ordering::Less);
         assert_eq!(utf16_cmp("ab", "a"), Ordering::Greater);
         assert_eq!(utf16_cmp("é", "e"), Ordering::Greater);
+        // Agrees with comparing the UTF-16 encodings, over characters from every UTF-8 length
+        // and both sides of the surrogate gap, at every position and prefix length.
+        let chars = [
+            'a',
+            'z',
+            'é',
+            '\u{7ff}',
+            '\u{800}',
+            '\u{d7ff}',
+            '\u{e000}',
+            '\u{ffff}',
+            '\u{10000}',
+            '\u{1F600}',
+            '\u{10ffff}',
+        ];
+        let mut words = vec![String::new()];
+        for &c in &chars {
+            for &d in &chars {
+                words.push(format!("{c}{d}"));
+                words.push(format!("xxxxxxxxx{c}{d}"));
+            }
+            words.push(c.to_string());
+        }
+        for a in &words {
+            for b in &words {
+                assert_eq!(
+                    utf16_cmp(a, b),
+                    a.encode_utf16().cmp(b.encode_utf16()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn captured_arrays_have_the_same_depth_limit() {
+        // A tools array under a root object nests one level deeper than a bare one.
+        let inner = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
+        let doc = |levels: usize| format!("{{\"tools\":[{}]}}", inner(levels));
+        assert!(parse(&doc(MAX_DEPTH - 2)).is_ok());
+        assert!(parse_members(&doc(MAX_DEPTH - 2), "tools").is_ok());
+        assert!(parse(&doc(MAX_DEPTH - 1)).is_err());
+        assert!(parse_members(&doc(MAX_DEPTH - 1), "tools").is_err());
+        let bare = format!("[{}]", inner(MAX_DEPTH - 1));
+        assert!(parse(&bare).is_ok() && parse_array_with_raw(&bare).is_ok());
+        let bare = format!("[{}]", inner(MAX_DEPTH));
+        assert!(parse(&bare).is_err() && parse_array_with_raw(&bare).is_err());
     }
 
     #[test]

@@ -81,29 +81,29 @@ impl ToolSet {
                 "expected an array of tools or an object with a \"tools\" array",
             ));
         }
-        let members = json::parse_members(text)?;
+        let mut holder = json::parse_members(text, "tools")?;
         let mut shape = Shape::Object;
-        let mut base = 0;
-        let mut holder = members;
-        if let (Some(_), Some((_, Json::Object(_), span))) =
-            (last(&holder, "jsonrpc"), last(&holder, "result"))
-        {
-            shape = Shape::JsonRpc;
-            base = span.start;
-            holder = json::parse_members(&text[span.clone()])?;
+        if let (Some(_), Some(result)) = (last(&holder, "jsonrpc"), last(&holder, "result")) {
+            if matches!(result.value, Json::Object(_)) {
+                shape = Shape::JsonRpc;
+                let span = result.span.clone();
+                holder = json::parse_members(&text[span], "tools")?;
+            }
         }
-        let Some((_, tools, span)) = last(&holder, "tools") else {
+        let next_cursor = last(&holder, "nextCursor").map(|m| m.value.clone());
+        let Some(at) = holder
+            .iter()
+            .rposition(|m| m.name.as_str() == Some("tools"))
+        else {
             return Err(ParseError::NotAToolSet(
                 "expected an array of tools or an object with a \"tools\" array",
             ));
         };
-        if !matches!(tools, Json::Array(_)) {
+        let tools = holder.swap_remove(at);
+        let Json::Array(items) = tools.value else {
             return Err(ParseError::NotAToolSet("\"tools\" is not an array"));
-        }
-        // The array was parsed once already; parse its text again to keep each element's source.
-        let raw = &text[base + span.start..base + span.end];
-        let entries = json::parse_array_with_raw(raw)?;
-        let next_cursor = last(&holder, "nextCursor").map(|(_, v, _)| v.clone());
+        };
+        let entries = items.into_iter().zip(tools.raw_elements).collect();
         Ok(ToolSet::from_entries(entries, shape, next_cursor))
     }
 
@@ -148,11 +148,8 @@ impl ToolSet {
 }
 
 /// The last member with this name (JSON's last-wins rule for repeated names).
-fn last<'m>(members: &'m [json::SpannedMember], key: &str) -> Option<&'m json::SpannedMember> {
-    members
-        .iter()
-        .rev()
-        .find(|(k, _, _)| k.as_str() == Some(key))
+fn last<'m, 'a>(members: &'m [json::Member<'a>], key: &str) -> Option<&'m json::Member<'a>> {
+    members.iter().rev().find(|m| m.name.as_str() == Some(key))
 }
 
 #[cfg(test)]
