@@ -44,6 +44,17 @@ fn rules(c: &Classification) -> Vec<&'static str> {
     c.signals.iter().map(|s| s.rule).collect()
 }
 
+/// The class and the exact list of rules that fired, in order.
+#[track_caller]
+fn expect(c: &Classification, class: Class, fired: &[&str]) {
+    assert_eq!(
+        (c.class, rules(c)),
+        (class, fired.to_vec()),
+        "{:#?}",
+        c.signals
+    );
+}
+
 /// Classify `base` against `base` edited by `f` and check the class and that `rule` fired.
 #[track_caller]
 fn check(base: &Value, f: impl FnOnce(&mut Value), class: Class, rule: &str) -> Classification {
@@ -106,25 +117,16 @@ fn hints_compare_effective_values_in_both_directions() {
     // Removing an explicit readOnlyHint: true makes it false: dangerous.
     let none = weather();
     let c = run(&ro_true, &none);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Dangerous, vec!["hint-changed"])
-    );
+    expect(&c, Class::Dangerous, &["hint-changed"]);
     assert_eq!(c.signals[0].new.as_deref(), Some("false (default)"));
     // Removing an explicit readOnlyHint: false changes nothing effective: benign.
     let c = run(&ro_false, &none);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["hint-explicitness-changed"])
-    );
+    expect(&c, Class::Benign, &["hint-explicitness-changed"]);
 
     // destructiveHint defaults to true.
     let d_true = with_annotations(json!({"destructiveHint": true}));
     let c = run(&d_true, &none);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["hint-explicitness-changed"])
-    );
+    expect(&c, Class::Benign, &["hint-explicitness-changed"]);
     let d_false = with_annotations(json!({"destructiveHint": false}));
     assert_eq!(run(&d_false, &none).class, Class::Dangerous);
     assert_eq!(run(&none, &d_false).class, Class::Dangerous);
@@ -157,10 +159,7 @@ fn other_annotation_members_are_unsure() {
     let a = with_annotations(json!({"title": "Weather", "readOnlyHint": true}));
     let b = with_annotations(json!({"title": "Forecast", "readOnlyHint": true}));
     let c = run(&a, &b);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Unsure, vec!["annotation-changed"])
-    );
+    expect(&c, Class::Unsure, &["annotation-changed"]);
     assert_eq!(
         c.signals[0].path.as_deref(),
         Some("$['annotations']['title']")
@@ -204,10 +203,7 @@ fn required_added_is_dangerous_removed_is_unsure() {
         t["inputSchema"]["required"] = json!(["days", "city"])
     });
     let c = run(&a, &b);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["equivalent-change"])
-    );
+    expect(&c, Class::Benign, &["equivalent-change"]);
 }
 
 #[test]
@@ -241,10 +237,7 @@ fn new_parameters_optional_unsure_required_dangerous_removed_unsure() {
                 json!({"type": "string", "enum": ["a"], "default": "a"})
         }),
     );
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Unsure, vec!["param-added-optional"])
-    );
+    expect(&c, Class::Unsure, &["param-added-optional"]);
     check_back(
         &w,
         |t| t["inputSchema"]["properties"]["country"] = json!({"type": "string"}),
@@ -313,15 +306,9 @@ fn type_changes() {
             .remove("type");
     });
     let c = run(&w, &untyped);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Dangerous, vec!["constraint-loosened"])
-    );
+    expect(&c, Class::Dangerous, &["constraint-loosened"]);
     let c = run(&untyped, &w);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["constraint-tightened"])
-    );
+    expect(&c, Class::Benign, &["constraint-tightened"]);
 }
 
 #[test]
@@ -558,10 +545,7 @@ fn pattern_format_and_additional_properties() {
             t["inputSchema"]["additionalProperties"] = json!(true)
         }),
     );
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["equivalent-change"])
-    );
+    expect(&c, Class::Benign, &["equivalent-change"]);
 }
 
 #[test]
@@ -691,10 +675,7 @@ fn tool_descriptions_benign_and_not() {
         desc("Get the curent weather for a city. Returns temperature and conditions."),
     );
     let c = run(&typo, &w);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["description-small-edit"])
-    );
+    expect(&c, Class::Benign, &["description-small-edit"]);
     check(
         &w,
         desc("Get the current weather for the city. Returns temperature and conditions."),
@@ -754,10 +735,7 @@ fn tool_descriptions_benign_and_not() {
     );
     let typo = edited(&w, pd("Name of the ctiy to look up"));
     let c = run(&typo, &w);
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["description-small-edit"])
-    );
+    expect(&c, Class::Benign, &["description-small-edit"]);
     // Three characters are more than 10% of a 27-character text: not a small edit.
     check(
         &w,
@@ -774,10 +752,7 @@ fn tool_descriptions_benign_and_not() {
     // A description that differs only in normalisation is equivalent.
     let cafe = edited(&w, desc("Caf\u{e9} weather"));
     let c = run(&cafe, &edited(&w, desc("Cafe\u{301} weather")));
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Benign, vec!["equivalent-change"])
-    );
+    expect(&c, Class::Benign, &["equivalent-change"]);
 }
 
 #[test]
@@ -954,7 +929,7 @@ fn tools_added_and_removed() {
         &set(json!([w.clone()])),
         &set(json!([w.clone(), other.clone()])),
     );
-    assert_eq!((c.class, rules(&c)), (Class::Unsure, vec!["tool-added"]));
+    expect(&c, Class::Unsure, &["tool-added"]);
     assert_eq!(
         c.tools,
         [classify::ToolClass {
@@ -966,7 +941,7 @@ fn tools_added_and_removed() {
         &set(json!([w.clone(), other.clone()])),
         &set(json!([w.clone()])),
     );
-    assert_eq!((c.class, rules(&c)), (Class::Unsure, vec!["tool-removed"]));
+    expect(&c, Class::Unsure, &["tool-removed"]);
     // The text rules apply to a new tool against an empty baseline.
     let poisoned = edited(&other, |t| {
         t["description"] =
@@ -1038,10 +1013,7 @@ fn entries_without_a_unique_name() {
     );
     assert!(c.signals.is_empty());
     let c = classify::classify(&set(json!([w.clone(), 1])), &set(json!([w.clone()])));
-    assert_eq!(
-        (c.class, rules(&c)),
-        (Class::Unsure, vec!["entry-unmatched"])
-    );
+    expect(&c, Class::Unsure, &["entry-unmatched"]);
 }
 
 #[test]
