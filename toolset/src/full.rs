@@ -23,8 +23,8 @@ use std::cmp::Ordering;
 /// The profile name recorded next to full digests.
 pub const PROFILE: &str = "toolmark/1";
 
-/// The canonical bytes the full digest hashes.
-pub fn canonical_bytes(set: &ToolSet) -> Vec<u8> {
+/// Each entry's canonical bytes, in the digest's order.
+fn sorted_entries(set: &ToolSet) -> Vec<Vec<u8>> {
     let mut entries: Vec<(Option<&crate::json::Str>, Vec<u8>)> = set
         .tools
         .iter()
@@ -47,20 +47,31 @@ pub fn canonical_bytes(set: &ToolSet) -> Vec<u8> {
         };
         by_name.then_with(|| a.1.cmp(&b.1))
     });
-    let len = entries.iter().map(|e| e.1.len() + 1).sum::<usize>() + 2;
-    let mut out = Vec::with_capacity(len);
-    out.push(b'[');
-    for (i, (_, bytes)) in entries.iter().enumerate() {
+    entries.into_iter().map(|e| e.1).collect()
+}
+
+/// Hand the canonical array to `sink` piece by piece.
+fn emit(set: &ToolSet, mut sink: impl FnMut(&[u8])) {
+    sink(b"[");
+    for (i, bytes) in sorted_entries(set).iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            sink(b",");
         }
-        out.extend_from_slice(bytes);
+        sink(bytes);
     }
-    out.push(b']');
+    sink(b"]");
+}
+
+/// The canonical bytes the full digest hashes.
+pub fn canonical_bytes(set: &ToolSet) -> Vec<u8> {
+    let mut out = Vec::new();
+    emit(set, |piece| out.extend_from_slice(piece));
     out
 }
 
 /// The `toolmark/1` full digest of a tool set.
 pub fn digest(set: &ToolSet) -> Sri {
-    Sri::of(&canonical_bytes(set))
+    let mut hasher = Sri::hasher();
+    emit(set, |piece| hasher.update(piece));
+    hasher.finish()
 }

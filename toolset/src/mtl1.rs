@@ -187,30 +187,45 @@ fn canon_error(e: CanonError, tool: &Str) -> MtlError {
     }
 }
 
+/// Write the canonical array MTL/1 hashes, entry by entry, handing each piece to `sink` (so a
+/// digest never holds the whole form in memory).
+fn emit(entries: &[&Json], mut sink: impl FnMut(&[u8])) -> Result<(), MtlError> {
+    let sorted = sorted_entries(entries)?;
+    let mut buf = Vec::with_capacity(4096);
+    sink(b"[");
+    for (i, e) in sorted.iter().enumerate() {
+        buf.clear();
+        if i > 0 {
+            buf.push(b',');
+        }
+        write_entry(e, &mut buf).map_err(|c| canon_error(c, e.name))?;
+        sink(&buf);
+    }
+    sink(b"]");
+    Ok(())
+}
+
+fn values(set: &ToolSet) -> Vec<&Json> {
+    set.tools.iter().map(|t| &t.value).collect()
+}
+
 /// The canonical bytes MTL/1 hashes for these tool entries.
 pub fn canonical_entries(entries: &[&Json]) -> Result<Vec<u8>, MtlError> {
-    let sorted = sorted_entries(entries)?;
-    let mut out = Vec::with_capacity(4096);
-    out.push(b'[');
-    for (i, e) in sorted.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_entry(e, &mut out).map_err(|c| canon_error(c, e.name))?;
-    }
-    out.push(b']');
+    let mut out = Vec::new();
+    emit(entries, |piece| out.extend_from_slice(piece))?;
     Ok(out)
 }
 
 /// The canonical bytes MTL/1 hashes for a tool set.
 pub fn canonical_bytes(set: &ToolSet) -> Result<Vec<u8>, MtlError> {
-    let entries: Vec<&Json> = set.tools.iter().map(|t| &t.value).collect();
-    canonical_entries(&entries)
+    canonical_entries(&values(set))
 }
 
 /// The MTL/1 tool-set digest (`histor.subject.tool_set_digest`).
 pub fn tool_set_digest(set: &ToolSet) -> Result<Sri, MtlError> {
-    canonical_bytes(set).map(|b| Sri::of(&b))
+    let mut hasher = Sri::hasher();
+    emit(&values(set), |piece| hasher.update(piece))?;
+    Ok(hasher.finish())
 }
 
 /// What an MTL/1 subject descriptor says about where a tool set came from.
@@ -314,7 +329,7 @@ pub fn build_subject(info: &SubjectInfo, set: &ToolSet) -> Result<Subject, MtlEr
         Err(e) if e.code == MtlCode::Num001 => (None, Some(e)),
         Err(e) => return Err(e),
     };
-    let entries: Vec<&Json> = set.tools.iter().map(|t| &t.value).collect();
+    let entries = values(set);
     let sorted = sorted_entries(&entries)?;
     let mut names = Vec::with_capacity(sorted.len());
     for e in &sorted {

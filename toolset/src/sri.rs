@@ -16,9 +16,27 @@ impl Sri {
         Sri(Sha256::digest(bytes).into())
     }
 
+    /// A digest computed piece by piece, for canonical forms written in parts.
+    pub fn hasher() -> SriHasher {
+        SriHasher(Sha256::new())
+    }
+
     /// Lowercase hex of the digest (as in MTL/1 subject URNs).
     pub fn hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// An incremental SHA-256 whose result is an [`Sri`].
+pub struct SriHasher(Sha256);
+
+impl SriHasher {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    pub fn finish(self) -> Sri {
+        Sri(self.0.finalize().into())
     }
 }
 
@@ -70,6 +88,10 @@ mod tests {
         let s = d.to_string();
         assert_eq!(s, "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
         assert_eq!(s.parse::<Sri>(), Ok(d));
+        let mut h = Sri::hasher();
+        h.update(b"ab");
+        h.update(b"c");
+        assert_eq!(h.finish(), Sri::of(b"abc"));
         assert_eq!(
             d.hex(),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
