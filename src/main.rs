@@ -3,6 +3,8 @@
 //! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
 //! schedules join as their crates are built.
 
+mod log_cli;
+
 use anyhow::{Context, Result};
 
 /// toolmark builds and drops many small JSON trees (every string of every tool is its own
@@ -54,6 +56,11 @@ enum Command {
     },
     /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
     /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
+    /// The verifiable log: init, append, verify, proof, key.
+    Log {
+        #[command(subcommand)]
+        command: log_cli::LogCommand,
+    },
     Sensitive {
         file: PathBuf,
         /// A glob; repeat for several. `server/tool` patterns need --server.
@@ -70,6 +77,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Digest { json, files } => digest(&files, json),
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
+        Command::Log { command } => log_cli::run(command),
         Command::Sensitive {
             file,
             patterns,

@@ -1,11 +1,28 @@
-//! The verifiable log (not built yet: issue #3).
+//! The verifiable log: what toolmark saw, in a form nobody can silently rewrite and anyone can
+//! check with tools we did not write.
 //!
-//! This crate will hold everything that makes toolmark's record append-only and checkable by tools
-//! we did not write: the canonical log entry encoding, RFC 6962 Merkle hashing, C2SP
-//! `tlog-checkpoint` notes signed with Ed25519 (`signed-note`), `tlog-tiles` tiles and entry
-//! bundles, the single-writer sequencer over a storage contract, inclusion and consistency
-//! proofs, and `fsck`/audit.
+//! * [`entry`]: the canonical entry of one observation (RFC 8785 JSON, ≤ 64 KiB, `prev` link);
+//! * [`merkle`]: RFC 6962 hashing, stored-hash indexing, inclusion and consistency proofs;
+//! * [`tiles`]: C2SP `tlog-tiles` paths, tile contents and entry bundles;
+//! * [`note`]: C2SP `signed-note` and `tlog-checkpoint` with Ed25519 keys;
+//! * [`proof`]: the `c2sp.org/tlog-proof@v1` offline bundle;
+//! * [`store`]: the storage contract and the default store (SQLite for the checkpoint
+//!   compare-and-swap, files for hashes and the public tiles);
+//! * [`sequencer`]: the single writer ([`Log`]), with crash recovery on open;
+//! * [`verify`]: `fsck` and audit from the public files alone.
 //!
-//! It will not dial the network (the crawler does), serve HTTP (the api does) or decide what a
-//! tool set is (the `toolset` crate does). Today it contains no code: nothing here may be mistaken
-//! for a working log.
+//! It does not dial the network (the crawler does; the binary fetches a remote log for
+//! `verify`), serve HTTP (the api does) or decide what a tool set is (the `toolset` crate
+//! does). The Merkle, tile and note modules are pure: no I/O, no SQLite, no async.
+
+pub mod entry;
+pub mod merkle;
+pub mod note;
+pub mod proof;
+pub mod sequencer;
+pub mod store;
+pub mod tiles;
+pub mod verify;
+
+pub use merkle::{FormatError, Hash, ProofError};
+pub use sequencer::{Appended, Log, LogError};

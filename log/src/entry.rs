@@ -1,0 +1,386 @@
+//! The canonical log entry: one per observation, at most [`MAX_ENTRY_BYTES`].
+//!
+//! An entry is an RFC 8785 canonical JSON object (integers only), so anyone can parse it with any
+//! JSON library and anyone can re-derive its exact bytes. [`Entry::decode`] refuses bytes that
+//! are not already canonical, so one observation has exactly one encoding and one leaf hash.
+//! `docs/log-format.md` documents every member with an example.
+//!
+//! The sequencer, not the caller, sets `prev` (the index of the previous entry of the same
+//! subject), so a monitor walking the chain backwards from any entry sees every observation of
+//! that subject and can tell when one was left out.
+
+use sha2::{Digest, Sha256};
+use toolmark_toolset::canon::{self, Numbers};
+use toolmark_toolset::json::{self, Json, Str};
+
+/// The format version every entry carries in `v`.
+pub const FORMAT: &str = "toolmark-entry/1";
+
+/// Largest entry: the bundle's uint16 length prefix (see [`crate::tiles::MAX_ENTRY_BYTES`]).
+pub use crate::tiles::MAX_ENTRY_BYTES;
+
+/// Longest `detail` text kept in an entry. A status detail is a short reason ("http-503",
+/// "tls: certificate expired"); anything longer belongs in the stored raw response, and the cap
+/// keeps a hostile server's error text from pushing an entry past [`MAX_ENTRY_BYTES`].
+pub const MAX_DETAIL_CHARS: usize = 1_000;
+
+/// Longest server name, endpoint or package string (registry names are ≤ 200 characters, URLs in
+/// practice far below 2,000, HISTOR's `/check` limit).
+pub const MAX_SUBJECT_CHARS: usize = 2_000;
+
+/// What was observed: a remote endpoint of a registry server, or a package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    /// The registry server name, e.g. `io.github.acme/weather`.
+    pub server: String,
+    /// `https://…` for a remote; `npm:<name>` or `pypi:<name>` for a package (no version).
+    pub target: String,
+    /// For a package: `npm:<name>@<version>` as observed.
+    pub package: Option<String>,
+}
+
+impl Subject {
+    /// HISTOR's target id: the first 16 hex characters of SHA-256(`server` ‖ "\n" ‖ `target`).
+    /// Versions are not part of it, so the `prev` chain of a package runs across versions.
+    pub fn id(&self) -> String {
+        let digest = Sha256::digest(format!("{}\n{}", self.server, self.target));
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// One observation as the log records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub subject: Subject,
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub observed_at: String,
+    /// A named status (`ok`, `auth-required`, `http-503`, `timeout`, …).
+    pub status: String,
+    pub detail: Option<String>,
+    /// The MTL/1 tool-set digest, when the set was digestible.
+    pub mtl1: Option<String>,
+    /// The MTL/1 error code, when it was not (`MTL-NUM-001`, …).
+    pub mtl1_error: Option<String>,
+    /// The `toolmark/1` full digest, when a tool set was received.
+    pub full: Option<String>,
+    /// Number of tools received.
+    pub tools: Option<u64>,
+    /// Content address (`sha256-…`) of the stored raw response.
+    pub raw: Option<String>,
+    /// Index of the previous entry of the same subject; set by the sequencer.
+    pub prev: Option<u64>,
+}
+
+/// Why bytes are not a valid entry, or an entry cannot be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("entry is not JSON: {0}")]
+    Json(#[from] json::JsonError),
+    #[error("entry is not in canonical form (RFC 8785); re-encoding gives different bytes")]
+    NotCanonical,
+    #[error("entry member {0:?} is missing or has the wrong type")]
+    Member(&'static str),
+    #[error("entry has an unknown member {0:?}")]
+    Unknown(String),
+    #[error("entry format {0:?} is not {FORMAT}")]
+    Format(String),
+    #[error("observedAt {0:?} is not YYYY-MM-DDTHH:MM:SSZ")]
+    Time(String),
+    #[error("{0} is longer than {1} characters")]
+    TooLong(&'static str, usize),
+    #[error("{0:?} is not a sha256-… SRI digest")]
+    Digest(String),
+    #[error("entry is {0} bytes, more than {MAX_ENTRY_BYTES}")]
+    TooLarge(usize),
+}
+
+fn s(v: &str) -> Json {
+    Json::String(v.into())
+}
+
+fn n(v: u64) -> Json {
+    Json::Number(v.to_string().into())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` with plausible field ranges (calendar validity beyond day ≤ 31 is the
+/// writer's business; the format is what keeps entries comparable as strings).
+pub fn valid_time(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    let num = |r: std::ops::Range<usize>| t[r].parse::<u32>().unwrap_or(99);
+    b.len() == 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && b[19] == b'Z'
+        && (1..=12).contains(&num(5..7))
+        && (1..=31).contains(&num(8..10))
+        && num(11..13) <= 23
+        && num(14..16) <= 59
+        && num(17..19) <= 60
+}
+
+fn check_len(what: &'static str, v: &str, max: usize) -> Result<(), EntryError> {
+    if v.chars().count() > max {
+        Err(EntryError::TooLong(what, max))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_sri(v: &Option<String>) -> Result<(), EntryError> {
+    match v {
+        Some(d) if d.parse::<toolmark_toolset::Sri>().is_err() => {
+            Err(EntryError::Digest(d.clone()))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Entry {
+    /// Check every member against the format's rules.
+    pub fn validate(&self) -> Result<(), EntryError> {
+        if !valid_time(&self.observed_at) {
+            return Err(EntryError::Time(self.observed_at.clone()));
+        }
+        check_len("subject.server", &self.subject.server, MAX_SUBJECT_CHARS)?;
+        check_len("subject.target", &self.subject.target, MAX_SUBJECT_CHARS)?;
+        if let Some(p) = &self.subject.package {
+            check_len("subject.package", p, MAX_SUBJECT_CHARS)?;
+        }
+        if let Some(d) = &self.detail {
+            check_len("detail", d, MAX_DETAIL_CHARS)?;
+        }
+        if self.status.is_empty() || self.status.len() > 64 {
+            return Err(EntryError::Member("status"));
+        }
+        if self.subject.server.is_empty() || self.subject.target.is_empty() {
+            return Err(EntryError::Member("subject"));
+        }
+        check_sri(&self.mtl1)?;
+        check_sri(&self.full)?;
+        check_sri(&self.raw)
+    }
+
+    /// The canonical bytes (what the leaf hash covers).
+    pub fn encode(&self) -> Result<Vec<u8>, EntryError> {
+        self.validate()?;
+        let mut subject = vec![
+            ("id".into(), s(&self.subject.id())),
+            ("server".into(), s(&self.subject.server)),
+            ("target".into(), s(&self.subject.target)),
+        ];
+        if let Some(p) = &self.subject.package {
+            subject.push(("package".into(), s(p)));
+        }
+        let mut m: Vec<(Str, Json)> = vec![
+            ("v".into(), s(FORMAT)),
+            ("subject".into(), Json::Object(subject)),
+            ("observedAt".into(), s(&self.observed_at)),
+            ("status".into(), s(&self.status)),
+            ("prev".into(), self.prev.map_or(Json::Null, n)),
+        ];
+        let optional: [(&str, Option<Json>); 6] = [
+            ("detail", self.detail.as_deref().map(s)),
+            ("mtl1", self.mtl1.as_deref().map(s)),
+            ("mtl1Error", self.mtl1_error.as_deref().map(s)),
+            ("full", self.full.as_deref().map(s)),
+            ("tools", self.tools.map(n)),
+            ("raw", self.raw.as_deref().map(s)),
+        ];
+        m.extend(
+            optional
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k.into(), v))),
+        );
+        let bytes = canon::to_vec(&Json::Object(m), Numbers::IntegersOnly)
+            .map_err(|_| EntryError::Member("a number beyond 2^53"))?;
+        if bytes.len() > MAX_ENTRY_BYTES {
+            return Err(EntryError::TooLarge(bytes.len()));
+        }
+        Ok(bytes)
+    }
+
+    /// Parse canonical entry bytes; anything not exactly as [`Entry::encode`] writes is refused.
+    pub fn decode(bytes: &[u8]) -> Result<Entry, EntryError> {
+        if bytes.len() > MAX_ENTRY_BYTES {
+            return Err(EntryError::TooLarge(bytes.len()));
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| EntryError::NotCanonical)?;
+        let v = json::parse(text)?;
+        let obj = v.as_object().ok_or(EntryError::Member("entry"))?;
+        const KNOWN: [&str; 11] = [
+            "v",
+            "subject",
+            "observedAt",
+            "status",
+            "prev",
+            "detail",
+            "mtl1",
+            "mtl1Error",
+            "full",
+            "tools",
+            "raw",
+        ];
+        if let Some((k, _)) = obj
+            .iter()
+            .find(|(k, _)| !k.as_str().is_some_and(|k| KNOWN.contains(&k)))
+        {
+            return Err(EntryError::Unknown(k.lossy().into_owned()));
+        }
+        let text_of = |key: &'static str| -> Result<Option<String>, EntryError> {
+            match v.get(key) {
+                None => Ok(None),
+                Some(Json::String(Str::Text(t))) => Ok(Some(t.to_string())),
+                Some(_) => Err(EntryError::Member(key)),
+            }
+        };
+        let need = |key: &'static str| text_of(key)?.ok_or(EntryError::Member(key));
+        let number_of = |key: &'static str,
+                         value: Option<&Json>|
+         -> Result<Option<u64>, EntryError> {
+            match value {
+                None | Some(Json::Null) => Ok(None),
+                Some(Json::Number(t)) => t.parse().map(Some).map_err(|_| EntryError::Member(key)),
+                Some(_) => Err(EntryError::Member(key)),
+            }
+        };
+        let format = need("v")?;
+        if format != FORMAT {
+            return Err(EntryError::Format(format));
+        }
+        let subj = v.get("subject").ok_or(EntryError::Member("subject"))?;
+        let field = |key: &'static str| match subj.get(key) {
+            Some(Json::String(Str::Text(t))) => Ok(Some(t.to_string())),
+            None => Ok(None),
+            Some(_) => Err(EntryError::Member("subject")),
+        };
+        let entry = Entry {
+            subject: Subject {
+                server: field("server")?.ok_or(EntryError::Member("subject"))?,
+                target: field("target")?.ok_or(EntryError::Member("subject"))?,
+                package: field("package")?,
+            },
+            observed_at: need("observedAt")?,
+            status: need("status")?,
+            detail: text_of("detail")?,
+            mtl1: text_of("mtl1")?,
+            mtl1_error: text_of("mtl1Error")?,
+            full: text_of("full")?,
+            tools: number_of("tools", v.get("tools"))?,
+            raw: text_of("raw")?,
+            prev: number_of("prev", v.get("prev"))?,
+        };
+        // Re-encoding must give the same bytes: this also checks the subject id, the member
+        // order and that `prev` is present (null or an index).
+        if entry.encode()? != bytes {
+            return Err(EntryError::NotCanonical);
+        }
+        Ok(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> Entry {
+        Entry {
+            subject: Subject {
+                server: "io.example/weather".into(),
+                target: "https://example.com/mcp".into(),
+                package: None,
+            },
+            observed_at: "2026-11-30T14:00:00Z".into(),
+            status: "ok".into(),
+            detail: None,
+            mtl1: Some("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=".into()),
+            mtl1_error: None,
+            full: Some("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=".into()),
+            tools: Some(2),
+            raw: Some("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into()),
+            prev: Some(41),
+        }
+    }
+
+    #[test]
+    fn encodes_canonically_and_round_trips() {
+        let e = sample();
+        let bytes = e.encode().unwrap();
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            r#"{"full":"sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=","mtl1":"sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=","observedAt":"2026-11-30T14:00:00Z","prev":41,"raw":"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=","status":"ok","subject":{"id":"8b94d77765f58d0e","server":"io.example/weather","target":"https://example.com/mcp"},"tools":2,"v":"toolmark-entry/1"}"#
+        );
+        assert_eq!(Entry::decode(&bytes).unwrap(), e);
+        let first = Entry {
+            prev: None,
+            ..sample()
+        };
+        let bytes = first.encode().unwrap();
+        assert!(
+            String::from_utf8(bytes.clone())
+                .unwrap()
+                .contains("\"prev\":null")
+        );
+        assert_eq!(Entry::decode(&bytes).unwrap(), first);
+    }
+
+    #[test]
+    fn subject_id_is_histors_target_id() {
+        // histor-peer.md §1.2: sha256("io.example/weather\nhttps://example.com/mcp")[:16].
+        assert_eq!(sample().subject.id(), "8b94d77765f58d0e");
+    }
+
+    #[test]
+    fn refuses_non_canonical_or_invalid_entries() {
+        let good = String::from_utf8(sample().encode().unwrap()).unwrap();
+        for bad in [
+            good.replace("\"prev\":41,", "\"prev\":41, "),
+            good.replace("\"prev\":41,", ""),
+            good.replace("8b94d77765f58d0e", "0000000000000000"),
+            good.replace("\"tools\":2", "\"tools\":2.0"),
+            good.replace("\"v\":\"toolmark-entry/1\"", "\"v\":\"toolmark-entry/2\""),
+            good.replace("{\"full\"", "{\"extra\":1,\"full\""),
+            good.replace("2026-11-30T14:00:00Z", "2026-11-30 14:00:00"),
+            good.replace("\"status\":\"ok\"", "\"status\":7"),
+            "[]".into(),
+            "{".into(),
+        ] {
+            assert!(Entry::decode(bad.as_bytes()).is_err(), "accepted {bad}");
+        }
+        assert!(Entry::decode(&vec![b' '; MAX_ENTRY_BYTES + 1]).is_err());
+    }
+
+    #[test]
+    fn validation_bounds_every_member() {
+        let long = Entry {
+            detail: Some("x".repeat(MAX_DETAIL_CHARS + 1)),
+            ..sample()
+        };
+        assert_eq!(
+            long.encode(),
+            Err(EntryError::TooLong("detail", MAX_DETAIL_CHARS))
+        );
+        let bad_digest = Entry {
+            mtl1: Some("md5-abc".into()),
+            ..sample()
+        };
+        assert!(matches!(bad_digest.encode(), Err(EntryError::Digest(_))));
+        for t in [
+            "2026-13-01T00:00:00Z",
+            "2026-11-30T24:00:00Z",
+            "2026-11-30T14:00:00+00:00",
+        ] {
+            assert!(!valid_time(t), "{t}");
+        }
+        assert!(valid_time("2026-11-30T23:59:60Z"));
+    }
+}

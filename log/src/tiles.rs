@@ -1,0 +1,614 @@
+//! C2SP `tlog-tiles`: tile coordinates and paths, tile contents, reading hashes back out of
+//! tiles, and entry bundles.
+//!
+//! Tiles have height 8: a full tile holds 256 hashes (8,192 bytes). The tile `(l, n)` holds, for
+//! `i` in `0..256`, the root of leaves `[(n·256 + i)·256^l, (n·256 + i + 1)·256^l)`; level 0
+//! holds leaf hashes and each hash at level `l ≥ 1` is the root of a full tile at level `l − 1`,
+//! which is the stored hash at tree level `8·l` (see [`crate::merkle::stored_hash_index`]). A
+//! tree of size `s` has at level `l` a partial tile of `floor(s / 256^l) mod 256` hashes when that
+//! is not zero. Entry bundles (`tile/entries/<N>`) hold the entries of the level-0 tile `N`, each
+//! prefixed by a big-endian `u16` length.
+//!
+//! This module writes its own C2SP paths (`tile/<L>/<N>[.p/<W>]`): the `tlog_tiles` crate's
+//! `Tile::path()` emits Go sumdb paths (`tile/8/<L>/…`, `data`), which are a different format.
+//!
+//! It does no I/O: [`tile_data`] reads from a [`HashReader`], and [`TileHashReader`] gets tile
+//! bytes from a caller-supplied function (a directory, HTTP, a map in a test). It authenticates
+//! nothing: tile bytes are trusted as given. A verifier must recompute the root from them
+//! ([`crate::merkle::tree_hash`]) and compare it with a signed checkpoint, or verify the proofs it
+//! builds from them against that checkpoint's root; bad bytes then fail verification.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::merkle::{
+    FormatError, Hash, HashReader, MAX_TREE_SIZE, ProofError, node_hash, split_stored_hash_index,
+    stored_hash_index, truncate_for_error,
+};
+
+/// Tile height: each tile spans 8 tree levels.
+pub const TILE_HEIGHT: u8 = 8;
+
+/// Hashes in a full tile (and entries in a full bundle): 2^8.
+pub const TILE_WIDTH: u16 = 256;
+
+/// The largest entry an entry bundle can carry.
+///
+/// Why: `tlog-tiles` prefixes every entry in a bundle with a big-endian `uint16` length, so no
+/// entry longer than 65,535 bytes can be served in the standard format, and a log that accepted
+/// one could never publish it.
+pub const MAX_ENTRY_BYTES: usize = 65_535;
+
+/// A Merkle tile: level `level`, index `index` within the level, `width` hashes (1..=256;
+/// 256 is a full tile, anything less a partial one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TileId {
+    /// Tile level (tree level `8·level`); C2SP allows 0..=63, trees up to 2^62 leaves use 0..=7.
+    pub level: u8,
+    /// Index of the tile within its level.
+    pub index: u64,
+    /// Number of hashes, 1..=256.
+    pub width: u16,
+}
+
+impl TileId {
+    /// A full tile.
+    pub fn full(level: u8, index: u64) -> TileId {
+        TileId {
+            level,
+            index,
+            width: TILE_WIDTH,
+        }
+    }
+
+    /// Whether the tile holds all 256 hashes.
+    pub fn is_full(&self) -> bool {
+        self.width == TILE_WIDTH
+    }
+
+    /// The C2SP path, `tile/<L>/<N>[.p/<W>]`, e.g. `tile/0/x001/x234/067.p/8`.
+    ///
+    /// The tile is not validated here; an invalid width shows up in the path as it is (see
+    /// [`TileId::check`]).
+    pub fn path(&self) -> String {
+        let mut p = format!("tile/{}/{}", self.level, encode_index(self.index));
+        push_width(&mut p, self.width);
+        p
+    }
+
+    /// Checks the ranges: width 1..=256 and, at tree positions, within [`MAX_TREE_SIZE`] leaves.
+    ///
+    /// # Errors
+    ///
+    /// [`ProofError::InvalidTile`].
+    pub fn check(&self) -> Result<(), ProofError> {
+        let bad = |why: &str| ProofError::InvalidTile(format!("{}: {why}", self.path()));
+        if self.width == 0 || self.width > TILE_WIDTH {
+            return Err(bad("width must be 1..=256"));
+        }
+        if self.level >= 8 {
+            return Err(bad("level beyond a 2^62-leaf tree"));
+        }
+        // The first leaf after the tile's last hash.
+        let end = self
+            .index
+            .checked_mul(u64::from(TILE_WIDTH))
+            .and_then(|x| x.checked_add(u64::from(self.width)))
+            .and_then(|x| x.checked_mul(1u64 << (8 * u32::from(self.level))));
+        match end {
+            Some(e) if e <= MAX_TREE_SIZE => Ok(()),
+            _ => Err(bad("tile lies beyond a 2^62-leaf tree")),
+        }
+    }
+}
+
+impl fmt::Display for TileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.path())
+    }
+}
+
+/// The C2SP path of an entry bundle: `tile/entries/<N>[.p/<W>]` (width 256 = full).
+pub fn bundle_path(index: u64, width: u16) -> String {
+    let mut p = format!("tile/entries/{}", encode_index(index));
+    push_width(&mut p, width);
+    p
+}
+
+fn push_width(p: &mut String, width: u16) {
+    if width != TILE_WIDTH {
+        p.push_str(&format!(".p/{width}"));
+    }
+}
+
+/// `1234067` → `x001/x234/067`; `0` → `000`; `1000` → `x001/000`.
+fn encode_index(mut n: u64) -> String {
+    let mut groups = vec![format!("{:03}", n % 1000)];
+    n /= 1000;
+    while n > 0 {
+        groups.push(format!("x{:03}", n % 1000));
+        n /= 1000;
+    }
+    groups.reverse();
+    groups.join("/")
+}
+
+/// What a tile path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParsedPath {
+    /// A Merkle tile, `tile/<L>/<N>[.p/<W>]`.
+    Tile(TileId),
+    /// An entry bundle, `tile/entries/<N>[.p/<W>]`.
+    Bundle {
+        /// The bundle's index (the index of its level-0 tile).
+        index: u64,
+        /// Entries in it, 1..=256 (256 = full).
+        width: u16,
+    },
+}
+
+/// Parses a C2SP tile or entry-bundle path, exactly as [`TileId::path`] and [`bundle_path`]
+/// write them: relative (`tile/…`, no leading `/`), level 0..=63 without leading zeros, index in
+/// 3-digit groups with `x` on all but the last and no all-zero leading group, and for partials
+/// `.p/<W>` with `W` in 1..=255 without leading zeros.
+///
+/// # Errors
+///
+/// [`FormatError::BadTilePath`] naming the first rule broken.
+pub fn parse_tile_path(path: &str) -> Result<ParsedPath, FormatError> {
+    let bad = |reason: &'static str| FormatError::BadTilePath {
+        path: truncate_for_error(path),
+        reason,
+    };
+    // Longest valid: "tile/entries/" + 7 groups + ".p/255".
+    if path.len() > 64 {
+        return Err(bad("too long"));
+    }
+    let rest = path
+        .strip_prefix("tile/")
+        .ok_or(bad("must start with tile/"))?;
+    let (first, rest) = rest.split_once('/').ok_or(bad("missing tile index"))?;
+    let level = if first == "entries" {
+        None
+    } else {
+        Some(parse_decimal(first, 63).ok_or(bad("level must be 0..=63 without leading zeros"))?)
+    };
+
+    let (index_part, width) = match rest.split_once(".p/") {
+        Some((idx, w)) => {
+            let w = parse_decimal(w, 255)
+                .filter(|&w| w >= 1)
+                .ok_or(bad("partial width must be 1..=255 without leading zeros"))?;
+            (idx, w as u16)
+        }
+        None => (rest, TILE_WIDTH),
+    };
+
+    let groups: Vec<&str> = index_part.split('/').collect();
+    let mut index: u64 = 0;
+    for (i, g) in groups.iter().enumerate() {
+        let last = i + 1 == groups.len();
+        let digits = if last {
+            *g
+        } else {
+            g.strip_prefix('x')
+                .ok_or(bad("index groups before the last need an x prefix"))?
+        };
+        if digits.len() != 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad("index groups must be exactly 3 digits"));
+        }
+        let v = u64::from(digits.parse::<u16>().map_err(|_| bad("bad index group"))?);
+        if i == 0 && !last && v == 0 {
+            return Err(bad("index has a leading zero group"));
+        }
+        index = index
+            .checked_mul(1000)
+            .and_then(|x| x.checked_add(v))
+            .ok_or(bad("index overflows 64 bits"))?;
+    }
+
+    Ok(match level {
+        Some(level) => ParsedPath::Tile(TileId {
+            level: level as u8,
+            index,
+            width,
+        }),
+        None => ParsedPath::Bundle { index, width },
+    })
+}
+
+/// Decimal without sign, leading zeros (other than "0" itself) or anything else, at most `max`.
+fn parse_decimal(s: &str, max: u64) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
+    {
+        return None;
+    }
+    s.parse::<u64>().ok().filter(|&v| v <= max)
+}
+
+/// Every tile, full and partial, of a tree of `size` leaves, level by level, in index order.
+///
+/// At level `l` there are `floor(s/256^l) / 256` full tiles and, if `floor(s/256^l) mod 256` is
+/// not zero, one partial tile of that width. The list has about `size/255` entries: meant for
+/// small trees, tests and audits, not for enumerating a large log.
+pub fn tiles_for_size(size: u64) -> Vec<TileId> {
+    let mut out = Vec::new();
+    let mut level: u8 = 0;
+    loop {
+        let count = hashes_at_level(size, level);
+        if count == 0 {
+            break;
+        }
+        let full = count / u64::from(TILE_WIDTH);
+        out.extend((0..full).map(|i| TileId::full(level, i)));
+        let w = (count % u64::from(TILE_WIDTH)) as u16;
+        if w > 0 {
+            out.push(TileId {
+                level,
+                index: full,
+                width: w,
+            });
+        }
+        level += 1;
+    }
+    out
+}
+
+/// The tiles to write when the tree grows from `old_size` to `new_size` leaves: at each level
+/// whose hash count changed, every tile that became full and the new partial tile (if any).
+/// Tiles already complete at `old_size` are not repeated; a partial tile that grew is listed at
+/// its new width. Empty if `new_size <= old_size`.
+///
+/// The level-0 entries also say which entry bundles to write (same index and width).
+pub fn new_tiles(old_size: u64, new_size: u64) -> Vec<TileId> {
+    let mut out = Vec::new();
+    if new_size <= old_size {
+        return out;
+    }
+    let w = u64::from(TILE_WIDTH);
+    let mut level: u8 = 0;
+    loop {
+        let new_n = hashes_at_level(new_size, level);
+        if new_n == 0 {
+            break;
+        }
+        let old_n = hashes_at_level(old_size, level);
+        if old_n != new_n {
+            out.extend((old_n / w..new_n / w).map(|i| TileId::full(level, i)));
+            let partial = (new_n % w) as u16;
+            if partial > 0 {
+                out.push(TileId {
+                    level,
+                    index: new_n / w,
+                    width: partial,
+                });
+            }
+        }
+        level += 1;
+    }
+    out
+}
+
+/// Number of hashes at tile level `level` (tree level 8·level) in a tree of `size` leaves.
+fn hashes_at_level(size: u64, level: u8) -> u64 {
+    let shift = 8 * u32::from(level);
+    if shift >= 64 { 0 } else { size >> shift }
+}
+
+/// The bytes of `tile`: its `width` hashes, 32 bytes each, read from `r` (which must hold the
+/// stored hashes of a tree containing the tile). Level 0 holds leaf hashes; level `l` holds
+/// stored hashes of tree level `8·l`.
+///
+/// # Errors
+///
+/// [`ProofError::InvalidTile`] for an out-of-range tile; whatever `r` returns.
+pub fn tile_data(tile: &TileId, r: &impl HashReader) -> Result<Vec<u8>, ProofError> {
+    tile.check()?;
+    let tree_level = TILE_HEIGHT * tile.level;
+    let first = tile.index * u64::from(TILE_WIDTH);
+    let indexes: Vec<u64> = (0..u64::from(tile.width))
+        .map(|i| stored_hash_index(tree_level, first + i))
+        .collect();
+    let hashes = r.read_hashes(&indexes)?;
+    if hashes.len() != indexes.len() {
+        return Err(ProofError::ShortRead {
+            wanted: indexes.len(),
+            got: hashes.len(),
+        });
+    }
+    let mut out = Vec::with_capacity(hashes.len() * 32);
+    for h in &hashes {
+        out.extend_from_slice(&h.0);
+    }
+    Ok(out)
+}
+
+/// A [`HashReader`] over the tiles of a tree of a given size, fetched by a function.
+///
+/// `fetch` receives each tile as it exists at `size` (full, or partial with the width the tree
+/// implies) and returns its bytes; [`TileHashReader::read_hashes`] then takes stored hashes from
+/// those bytes, hashing inside a tile for tree levels that are not a multiple of 8. Each tile is
+/// fetched at most once per `read_hashes` call; caching across calls is the fetcher's business.
+///
+/// It authenticates nothing: the caller must compare what it computes (a root, or a proof's
+/// verification) against a signed checkpoint of the same size.
+pub struct TileHashReader<F> {
+    size: u64,
+    fetch: F,
+}
+
+impl<F> TileHashReader<F>
+where
+    F: Fn(&TileId) -> Result<Vec<u8>, ProofError>,
+{
+    /// A reader for the tree of `size` leaves.
+    pub fn new(size: u64, fetch: F) -> Self {
+        Self { size, fetch }
+    }
+
+    /// The tree size the tiles are read at.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl<F> HashReader for TileHashReader<F>
+where
+    F: Fn(&TileId) -> Result<Vec<u8>, ProofError>,
+{
+    fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, ProofError> {
+        let mut tiles: HashMap<TileId, Vec<u8>> = HashMap::new();
+        let mut out = Vec::with_capacity(indexes.len());
+        for &idx in indexes {
+            if self.size > MAX_TREE_SIZE || idx >= 2 * MAX_TREE_SIZE {
+                return Err(ProofError::MissingHash(idx));
+            }
+            let (level, n) = split_stored_hash_index(idx);
+            // The subtree must be complete in the tree of `size` leaves.
+            let end = (n + 1).checked_mul(1u64 << level);
+            if !end.is_some_and(|e| e <= self.size) {
+                return Err(ProofError::MissingHash(idx));
+            }
+            let tile_level = level / TILE_HEIGHT;
+            let k = level % TILE_HEIGHT;
+            // The 2^k hashes of tile level `tile_level` under this subtree.
+            let start = n << k;
+            let count = 1u64 << k;
+            let w = u64::from(TILE_WIDTH);
+            let tile_index = start / w;
+            let available = hashes_at_level(self.size, tile_level) - tile_index * w;
+            let tile = TileId {
+                level: tile_level,
+                index: tile_index,
+                width: available.min(w) as u16,
+            };
+            if !tiles.contains_key(&tile) {
+                let data = (self.fetch)(&tile)?;
+                let expected = 32 * usize::from(tile.width);
+                if data.len() != expected {
+                    return Err(ProofError::BadTile {
+                        path: tile.path(),
+                        expected,
+                        got: data.len(),
+                    });
+                }
+                tiles.insert(tile, data);
+            }
+            let data = &tiles[&tile];
+            let from = ((start % w) * 32) as usize;
+            let to = from + (count * 32) as usize;
+            out.push(subtree_root(&data[from..to]));
+        }
+        Ok(out)
+    }
+}
+
+/// Root of 2^k consecutive hashes (a complete subtree inside one tile).
+fn subtree_root(data: &[u8]) -> Hash {
+    if data.len() == 32 {
+        let mut h = [0u8; 32];
+        h.copy_from_slice(data);
+        return Hash(h);
+    }
+    let mid = data.len() / 2;
+    node_hash(&subtree_root(&data[..mid]), &subtree_root(&data[mid..]))
+}
+
+/// Encodes an entry bundle: each entry prefixed by its length as a big-endian `u16`.
+///
+/// # Errors
+///
+/// [`FormatError::BundleEntryCount`] for 0 or more than 256 entries (empty tiles are never
+/// served); [`FormatError::EntryTooLarge`] for an entry over [`MAX_ENTRY_BYTES`].
+pub fn encode_bundle(entries: &[&[u8]]) -> Result<Vec<u8>, FormatError> {
+    if entries.is_empty() || entries.len() > usize::from(TILE_WIDTH) {
+        return Err(FormatError::BundleEntryCount(entries.len()));
+    }
+    let total: usize = entries.iter().map(|e| e.len() + 2).sum();
+    let mut out = Vec::with_capacity(total);
+    for (index, e) in entries.iter().enumerate() {
+        let len = u16::try_from(e.len()).map_err(|_| FormatError::EntryTooLarge {
+            index,
+            len: e.len(),
+        })?;
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(e);
+    }
+    Ok(out)
+}
+
+/// Decodes an entry bundle into its entries (borrowed from `bytes`).
+///
+/// # Errors
+///
+/// [`FormatError::BundleTruncated`] if the bytes end inside a length prefix or an entry (this
+/// includes a single trailing byte); [`FormatError::BundleEntryCount`] for an empty bundle or
+/// one with more than 256 entries.
+pub fn decode_bundle(bytes: &[u8]) -> Result<Vec<&[u8]>, FormatError> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        let index = out.len();
+        if index == usize::from(TILE_WIDTH) {
+            // Count the rest only to say how many there were; stop at the first malformed one.
+            let mut n = index;
+            let mut p = pos;
+            while p + 2 <= bytes.len() {
+                let len = usize::from(u16::from_be_bytes([bytes[p], bytes[p + 1]]));
+                p += 2 + len;
+                n += 1;
+            }
+            return Err(FormatError::BundleEntryCount(n));
+        }
+        if pos + 2 > bytes.len() {
+            return Err(FormatError::BundleTruncated { index, offset: pos });
+        }
+        let len = usize::from(u16::from_be_bytes([bytes[pos], bytes[pos + 1]]));
+        let body = pos + 2;
+        if body + len > bytes.len() {
+            return Err(FormatError::BundleTruncated {
+                index,
+                offset: bytes.len(),
+            });
+        }
+        out.push(&bytes[body..body + len]);
+        pos = body + len;
+    }
+    if out.is_empty() {
+        return Err(FormatError::BundleEntryCount(0));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_encoding() {
+        assert_eq!(encode_index(0), "000");
+        assert_eq!(encode_index(999), "999");
+        assert_eq!(encode_index(1000), "x001/000");
+        assert_eq!(encode_index(1234067), "x001/x234/067");
+        assert_eq!(encode_index(u64::MAX), "x018/x446/x744/x073/x709/x551/615");
+    }
+
+    #[test]
+    fn parse_round_trips_and_rejects() {
+        for t in [
+            TileId::full(0, 0),
+            TileId::full(63, u64::MAX),
+            TileId {
+                level: 2,
+                index: 1234067,
+                width: 255,
+            },
+            TileId {
+                level: 10,
+                index: 1000,
+                width: 1,
+            },
+        ] {
+            assert_eq!(parse_tile_path(&t.path()).unwrap(), ParsedPath::Tile(t));
+        }
+        assert_eq!(
+            parse_tile_path(&bundle_path(1234067, 7)).unwrap(),
+            ParsedPath::Bundle {
+                index: 1234067,
+                width: 7
+            }
+        );
+        for bad in [
+            "",
+            "/tile/0/000",
+            "tile/0",
+            "tile/0/",
+            "tile/00/000",
+            "tile/01/000",
+            "tile/64/000",
+            "tile/-1/000",
+            "tile/+1/000",
+            "tile/0/00",
+            "tile/0/0000",
+            "tile/0/x000/000",
+            "tile/0/001/000",
+            "tile/0/x001",
+            "tile/0/x001/x000",
+            "tile/0/000.p/0",
+            "tile/0/000.p/256",
+            "tile/0/000.p/01",
+            "tile/0/000.p/",
+            "tile/0/000.p",
+            "tile/0/000.p/5/",
+            "tile/0/000/",
+            "tile/data/000",
+            "tile/8/0/000",
+            "tile/entries/x000/x001/000.p/1",
+            "tile/entries/000.p/256",
+            "tile/0/x018/x446/x744/x073/x709/x551/616",
+            "tile/0/x1000/000",
+            "tile/0/x01a/000",
+        ] {
+            assert!(parse_tile_path(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn tiles_for_small_sizes() {
+        assert!(tiles_for_size(0).is_empty());
+        assert_eq!(
+            tiles_for_size(1),
+            vec![TileId {
+                level: 0,
+                index: 0,
+                width: 1
+            }]
+        );
+        assert_eq!(new_tiles(5, 5), vec![]);
+        assert_eq!(new_tiles(6, 5), vec![]);
+        assert_eq!(
+            new_tiles(255, 257),
+            vec![
+                TileId::full(0, 0),
+                TileId {
+                    level: 0,
+                    index: 1,
+                    width: 1
+                },
+                TileId {
+                    level: 1,
+                    index: 0,
+                    width: 1
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn new_tiles_cover_growth() {
+        // Applying new_tiles over a sequence of sizes must yield exactly tiles_for_size at the
+        // end, if later writes of the same (level, index) replace earlier ones.
+        let sizes = [
+            0u64, 1, 255, 256, 300, 65_535, 65_536, 65_537, 70_000, 70_001,
+        ];
+        let mut have: HashMap<(u8, u64), u16> = HashMap::new();
+        for pair in sizes.windows(2) {
+            for t in new_tiles(pair[0], pair[1]) {
+                let prev = have.insert((t.level, t.index), t.width);
+                assert!(prev.is_none_or(|w| w < t.width), "{t} rewritten or shrunk");
+            }
+            let mut want: Vec<TileId> = tiles_for_size(pair[1]);
+            let mut got: Vec<TileId> = have
+                .iter()
+                .map(|(&(level, index), &width)| TileId {
+                    level,
+                    index,
+                    width,
+                })
+                .collect();
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "after growing to {}", pair[1]);
+        }
+    }
+}
