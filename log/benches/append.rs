@@ -10,6 +10,10 @@
 //! `TOOLMARK_BENCH_DIR` (default: the system temp directory) and removed afterwards.
 
 use std::time::Instant;
+
+/// The allocator the `toolmark` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use toolmark_log::Log;
 use toolmark_log::entry::{Entry, Subject};
 

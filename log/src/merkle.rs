@@ -2,7 +2,7 @@
 //!
 //! This module holds the tree math of the log:
 //!
-//! * [`Hash`], [`leaf_hash`], [`node_hash`] and [`EMPTY_ROOT`] (RFC 6962 §2.1, SHA-256);
+//! * [`Hash`](struct@Hash), [`leaf_hash`], [`node_hash`] and [`EMPTY_ROOT`] (RFC 6962 §2.1, SHA-256);
 //! * the stored-hash numbering of Go's `golang.org/x/mod/sumdb/tlog` ([`stored_hash_index`],
 //!   [`split_stored_hash_index`], [`stored_hash_count`]): every complete subtree's hash gets one
 //!   slot in an append-only array, so a log stores each hash once and never rewrites one;

@@ -403,7 +403,7 @@ impl LogKey {
         &self.name
     }
 
-    /// The key ID: SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)[:4], big-endian.
+    /// The key ID: SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)\[..4\], big-endian.
     pub fn key_id(&self) -> u32 {
         self.id
     }

@@ -405,11 +405,11 @@ impl Storage for FileStore {
     }
 
     fn subject_last(&self, id: &str) -> Result<Option<u64>, StoreError> {
-        Ok(self
+        let mut st = self
             .db
-            .query_row("SELECT last FROM subjects WHERE id = ?1", [id], |r| {
-                r.get::<_, i64>(0)
-            })
+            .prepare_cached("SELECT last FROM subjects WHERE id = ?1")?;
+        Ok(st
+            .query_row([id], |r| r.get::<_, i64>(0))
             .optional()?
             .map(|v| v as u64))
     }

@@ -19,6 +19,7 @@
 //! builds from them against that checkpoint's root; bad bytes then fail verification.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
 
 use crate::merkle::{
@@ -366,7 +367,7 @@ where
             let (level, n) = split_stored_hash_index(idx);
             // The subtree must be complete in the tree of `size` leaves.
             let end = (n + 1).checked_mul(1u64 << level);
-            if !end.is_some_and(|e| e <= self.size) {
+            if end.is_none_or(|e| e > self.size) {
                 return Err(ProofError::MissingHash(idx));
             }
             let tile_level = level / TILE_HEIGHT;
@@ -382,19 +383,21 @@ where
                 index: tile_index,
                 width: available.min(w) as u16,
             };
-            if !tiles.contains_key(&tile) {
-                let data = (self.fetch)(&tile)?;
-                let expected = 32 * usize::from(tile.width);
-                if data.len() != expected {
-                    return Err(ProofError::BadTile {
-                        path: tile.path(),
-                        expected,
-                        got: data.len(),
-                    });
+            let data = match tiles.entry(tile) {
+                Entry::Occupied(o) => o.into_mut(),
+                Entry::Vacant(v) => {
+                    let data = (self.fetch)(&tile)?;
+                    let expected = 32 * usize::from(tile.width);
+                    if data.len() != expected {
+                        return Err(ProofError::BadTile {
+                            path: tile.path(),
+                            expected,
+                            got: data.len(),
+                        });
+                    }
+                    v.insert(data)
                 }
-                tiles.insert(tile, data);
-            }
-            let data = &tiles[&tile];
+            };
             let from = ((start % w) * 32) as usize;
             let to = from + (count * 32) as usize;
             out.push(subtree_root(&data[from..to]));

@@ -315,7 +315,7 @@ fn note_format_rejections() {
         ));
     }
 
-    // A malformed vkey, and a non-Ed25519 one.
+    // A malformed vkey.
     assert!(matches!(
         open_checkpoint(note.as_bytes(), "nonsense"),
         Err(FormatError::BadKey(_))

@@ -12,18 +12,28 @@
 // It checks, and on the first problem prints a "FAIL: ..." line and exits with status 1:
 //   - the checkpoint's signature (note.Open with note.NewVerifier(vkey)) and its body
 //     (origin, decimal size, base64 root hash);
-//   - that the tiles hash to the checkpoint's root (tlog.TreeHash), then reads every leaf hash
-//     through tlog.TileHashReader, which authenticates each tile it reads against that root;
-//   - that every entry of every bundle hashes (tlog.RecordHash) to its leaf;
-//   - inclusion proofs made by Go (tlog.ProveRecord, checked by tlog.CheckRecord) for every entry
-//     of a log of at most 2000 entries, else for about 500 spread over the log;
-//   - with -old-checkpoint: its signature, that it has the same origin and is no larger, and a
-//     consistency proof to it (tlog.ProveTree, checked by tlog.CheckTree);
+//   - the entry bundles of the tree (exactly as many entries as their width, nothing after);
+//   - that every file under DIR/tile is what Go's tlog computes from those entries
+//     (tlog.RecordHash, tlog.StoredHashesForRecordHash, tlog.ReadTileData), byte for byte:
+//     the tiles of the tree, older partial tiles and bundles still published, and nothing else
+//     (files beyond the checkpoint's tree, written before the checkpoint, are only counted), and
+//     that every tile and bundle of the tree is there;
+//   - that the entries hash to the checkpoint's root (tlog.TreeHash), and so do the tiles read
+//     through tlog.TileHashReader, the way a client reads them;
+//   - inclusion proofs Go makes from the tiles (tlog.ProveRecord, checked by tlog.CheckRecord)
+//     for every entry of a log of at most 2000 entries, else for about 500 spread over it;
+//   - with -old-checkpoint: its signature, the same origin, a size no larger, a consistency
+//     proof to it (tlog.ProveTree, checked by tlog.CheckTree) and inclusion proofs in it;
 //   - with -proofs: proofs made by the log under test, one a line,
 //     inclusion <index> <tree size> <base64 hash>...
 //     consistency <old size> <new size> <base64 hash>...
-//     each checked by tlog.CheckRecord / tlog.CheckTree against the roots that Go computes for
-//     those sizes from the (authenticated) tiles. Blank lines and lines starting with # are skipped.
+//     each checked by tlog.CheckRecord / tlog.CheckTree against the roots Go computes for those
+//     sizes. Blank lines and lines starting with # are skipped; a file without proofs fails.
+//
+// The byte-for-byte comparison of every tile is not redundant: in x/mod 0.7.0,
+// tlog.TileHashReader does not authenticate every tile it reads (in a tree of 3000 entries it
+// returns a changed hash of the full tile tile/0/005 without error), so proofs and roots read
+// through it alone would not catch every corrupt tile.
 //
 // On success it prints one line starting with "ok: ".
 package main
@@ -36,6 +46,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -138,24 +149,79 @@ func (d *dirTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
 
 func (d *dirTiles) SaveTiles([]tlog.Tile, [][]byte) {}
 
-// rawHashes reads stored hashes straight from the tiles of a tree of the given size, without
-// authenticating them: only to say what root the tiles give when it is not the checkpoint's.
-func rawHashes(d *dirTiles, size int64) tlog.HashReader {
-	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
-		for i, x := range indexes {
-			least := tlog.TileForIndex(tileHeight, x)
-			t := tileAt(least.L, least.N, size)
-			data, err := d.read(t)
-			if err != nil {
-				return nil, err
-			}
-			if out[i], err = tlog.HashFromTile(t, data, x); err != nil {
-				return nil, err
+func max(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// parseTilePath reads a C2SP path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>]) with
+// tlog.ParseTilePath, which takes Go's form (tile/8/<L or data>/<N>[.p/<W>]) and accepts only
+// the canonical spelling.
+func parseTilePath(p string) (tlog.Tile, bool) {
+	rest := strings.TrimPrefix(p, "tile/")
+	if rest == p {
+		return tlog.Tile{}, false
+	}
+	if strings.HasPrefix(rest, "entries/") {
+		rest = "data/" + strings.TrimPrefix(rest, "entries/")
+	} else if strings.HasPrefix(rest, "data/") {
+		return tlog.Tile{}, false
+	}
+	t, err := tlog.ParseTilePath(fmt.Sprintf("tile/%d/%s", tileHeight, rest))
+	if err != nil || tilePath(t) != p {
+		return tlog.Tile{}, false
+	}
+	return t, true
+}
+
+// checkTile compares a published tile or entry bundle with what Go's tlog computes from the
+// entries (leaves, and the stored hashes built from them). A tile that reaches beyond the tree
+// of the checkpoint is only reported as ahead.
+func checkTile(t tlog.Tile, data []byte, size int64, leaves []tlog.Hash, mem tlog.HashReader) (ahead bool, err error) {
+	if t.L == -1 {
+		if t.N*tileWidth+int64(t.W) > size {
+			return true, nil
+		}
+		entries, err := parseBundle(data, t.W)
+		if err != nil {
+			return false, err
+		}
+		for j, e := range entries {
+			i := t.N*tileWidth + int64(j)
+			if h := tlog.RecordHash(e); h != leaves[i] {
+				return false, fmt.Errorf("entry %d (index %d) hashes to %v, the entry in %s to %v",
+					j, i, h, tilePath(tileAt(-1, t.N, size)), leaves[i])
 			}
 		}
-		return out, nil
-	})
+		return false, nil
+	}
+	if t.N*tileWidth+int64(t.W) > size>>uint(tileHeight*t.L) {
+		return true, nil
+	}
+	want, err := tlog.ReadTileData(t, mem)
+	if err != nil {
+		return false, err
+	}
+	if len(data) != len(want) {
+		return false, fmt.Errorf("%d bytes, want %d (%d hashes)", len(data), len(want), t.W)
+	}
+	for k := 0; k < t.W; k++ {
+		var got, exp tlog.Hash
+		copy(got[:], data[k*tlog.HashSize:])
+		copy(exp[:], want[k*tlog.HashSize:])
+		if got == exp {
+			continue
+		}
+		if t.L == 0 {
+			i := t.N*tileWidth + int64(k)
+			return false, fmt.Errorf("hash %d, the leaf of entry %d, is %v; the entry in %s hashes to %v",
+				k, i, got, tilePath(tileAt(-1, t.N, size)), exp)
+		}
+		return false, fmt.Errorf("hash %d is %v; Go's tlog computes %v from the entries", k, got, exp)
+	}
+	return false, nil
 }
 
 type checkpoint struct {
@@ -300,46 +366,11 @@ func main() {
 	}
 	size, root := cp.size, cp.root
 
-	// 2. The tiles give the checkpoint's root.
+	// 2. The entries, from the bundles of the tree, and the tree Go's tlog builds from them.
 	tiles := &dirTiles{dir: *dir, cache: map[string][]byte{}}
-	if size == 0 {
-		if root != sha256.Sum256(nil) {
-			fail("empty tree: root is %v, want SHA-256 of the empty string", root)
-		}
-	} else {
-		got, err := tlog.TreeHash(size, rawHashes(tiles, size))
-		if err != nil {
-			fail("reading the tiles for the tree hash of size %d: %v", size, err)
-		}
-		if got != root {
-			fail("the tiles of the first %d entries hash to %v, the checkpoint's root is %v", size, got, root)
-		}
-	}
-	hr := tlog.TileHashReader(tlog.Tree{N: size, Hash: root}, tiles)
-	if size > 0 {
-		got, err := tlog.TreeHash(size, hr)
-		if err != nil {
-			fail("tlog.TreeHash(%d) through the authenticating tile reader: %v", size, err)
-		}
-		if got != root {
-			fail("tlog.TreeHash(%d) is %v, the checkpoint's root is %v", size, got, root)
-		}
-	}
-	roots := map[int64]tlog.Hash{size: root}
-	rootAt := func(n int64) tlog.Hash {
-		if h, ok := roots[n]; ok {
-			return h
-		}
-		h, err := tlog.TreeHash(n, hr)
-		if err != nil {
-			fail("tlog.TreeHash(%d): %v", n, err)
-		}
-		roots[n] = h
-		return h
-	}
-
-	// 3. Every entry of every bundle hashes to its (authenticated) leaf.
-	leaves := make([]tlog.Hash, size)
+	// Grown bundle by bundle: a checkpoint claiming an absurd size fails at its first missing
+	// bundle instead of allocating for it.
+	var leaves []tlog.Hash
 	for k := int64(0); k*tileWidth < size; k++ {
 		t := tileAt(-1, k, size)
 		data, err := tiles.read(t)
@@ -350,25 +381,111 @@ func main() {
 		if err != nil {
 			fail("entry bundle %s: %v", tilePath(t), err)
 		}
-		indexes := make([]int64, len(entries))
-		for j, e := range entries {
-			i := k*tileWidth + int64(j)
-			leaves[i] = tlog.RecordHash(e)
-			indexes[j] = tlog.StoredHashIndex(0, i)
+		for _, e := range entries {
+			leaves = append(leaves, tlog.RecordHash(e))
 		}
-		got, err := hr.ReadHashes(indexes)
-		if err != nil {
-			fail("reading the leaf hashes of entries %d..%d: %v", k*tileWidth, k*tileWidth+int64(len(entries))-1, err)
-		}
-		for j := range entries {
-			i := k*tileWidth + int64(j)
-			if got[j] != leaves[i] {
-				fail("entry %d (in %s) hashes to %v, its leaf in the tiles is %v", i, tilePath(t), leaves[i], got[j])
+	}
+	var stored []tlog.Hash
+	mem := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(indexes))
+		for i, x := range indexes {
+			if x < 0 || x >= int64(len(stored)) {
+				return nil, fmt.Errorf("stored hash %d is not in the tree", x)
 			}
+			out[i] = stored[x]
+		}
+		return out, nil
+	})
+	for i, leaf := range leaves {
+		hs, err := tlog.StoredHashesForRecordHash(int64(i), leaf, mem)
+		if err != nil {
+			fail("tlog.StoredHashesForRecordHash(%d): %v", i, err)
+		}
+		stored = append(stored, hs...)
+	}
+
+	// 3. Every file under tile/ is what Go's tlog computes from the entries (or lies beyond
+	// the checkpoint), and every tile of the tree is there.
+	seen := map[string]bool{}
+	stale, ahead := 0, 0
+	tileDir := filepath.Join(*dir, "tile")
+	if _, err := os.Stat(tileDir); size == 0 && os.IsNotExist(err) {
+		tileDir = "" // an empty log need not have published anything
+	}
+	walkErr := filepath.WalkDir(tileDir, func(file string, e fs.DirEntry, err error) error {
+		if tileDir == "" {
+			return filepath.SkipDir
+		}
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(*dir, file)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		t, ok := parseTilePath(rel)
+		if !ok {
+			return fmt.Errorf("%s: not a tile or entry bundle path", rel)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		seen[rel] = true
+		isAhead, err := checkTile(t, data, size, leaves, mem)
+		if err != nil {
+			return fmt.Errorf("%s: %v", rel, err)
+		}
+		if isAhead {
+			ahead++
+		} else if t.W < tileWidth && tileAt(t.L, t.N, size).W != t.W {
+			stale++
+		}
+		return nil
+	})
+	if walkErr != nil {
+		fail("%v", walkErr)
+	}
+	expected := 0
+	for level := -1; size>>uint(tileHeight*max(level, 0)) > 0; level++ {
+		for n := int64(0); n*tileWidth < size>>uint(tileHeight*max(level, 0)); n++ {
+			if p := tilePath(tileAt(level, n, size)); !seen[p] {
+				fail("%s is missing (a tile of the tree of size %d)", p, size)
+			}
+			expected++
 		}
 	}
 
-	// 4. Inclusion proofs made by Go.
+	// 4. The entries hash to the checkpoint's root, and so do the tiles, read the way a client
+	// reads them (tlog.TileHashReader).
+	if size == 0 {
+		if root != sha256.Sum256(nil) {
+			fail("empty tree: root is %v, want SHA-256 of the empty string", root)
+		}
+	} else if got, err := tlog.TreeHash(size, mem); err != nil || got != root {
+		fail("the %d entries hash to %v (%v), the checkpoint's root is %v", size, got, err, root)
+	}
+	hr := tlog.TileHashReader(tlog.Tree{N: size, Hash: root}, tiles)
+	if size > 0 {
+		if got, err := tlog.TreeHash(size, hr); err != nil || got != root {
+			fail("tlog.TreeHash(%d) through tlog.TileHashReader is %v (%v), the checkpoint's root is %v", size, got, err, root)
+		}
+	}
+	roots := map[int64]tlog.Hash{size: root}
+	rootAt := func(n int64) tlog.Hash {
+		if h, ok := roots[n]; ok {
+			return h
+		}
+		h, err := tlog.TreeHash(n, mem)
+		if err != nil {
+			fail("tlog.TreeHash(%d): %v", n, err)
+		}
+		roots[n] = h
+		return h
+	}
+
+	// 5. Inclusion proofs made by Go from the tiles.
 	proved := 0
 	for _, i := range sample(size) {
 		p, err := tlog.ProveRecord(size, i, hr)
@@ -380,10 +497,12 @@ func main() {
 		}
 		proved++
 	}
-	summary := fmt.Sprintf("ok: %q size %d root %v signed by %s: tiles hash to the root, %d entries match their leaves, %d inclusion proofs (Go's) check",
-		cp.origin, size, root, cp.signer, size, proved)
+	summary := fmt.Sprintf("ok: %q size %d root %v signed by %s: the %d entries hash to the root; "+
+		"all %d tile files are what Go's tlog computes from them (%d of the tree, %d stale partial, %d beyond the checkpoint); "+
+		"%d inclusion proofs (Go's, from the tiles) check",
+		cp.origin, size, root, cp.signer, size, len(seen), expected, stale, ahead, proved)
 
-	// 5. Consistency with an older checkpoint.
+	// 6. Consistency with an older checkpoint.
 	if *oldFile != "" {
 		old := openCheckpoint(*oldFile, verifiers)
 		if old.origin != cp.origin {
@@ -420,9 +539,9 @@ func main() {
 		summary += fmt.Sprintf("; consistent with %s (size %d; %d inclusion proofs in it)", filepath.Base(*oldFile), old.size, oldProved)
 	}
 
-	// 6. Proofs made by the log under test.
+	// 7. Proofs made by the log under test.
 	if *proofsFile != "" {
-		inclusion, consistency := checkProofs(*proofsFile, size, leaves, rootAt, hr)
+		inclusion, consistency := checkProofs(*proofsFile, size, leaves, rootAt, mem)
 		summary += fmt.Sprintf("; %d inclusion and %d consistency proofs from %s check", inclusion, consistency, filepath.Base(*proofsFile))
 	}
 	fmt.Println(summary)

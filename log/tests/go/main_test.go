@@ -69,3 +69,18 @@ func TestParseBundle(t *testing.T) {
 		t.Error("parseBundle with the wrong count succeeded")
 	}
 }
+
+func TestParseTilePath(t *testing.T) {
+	for _, p := range []string{"tile/0/000", "tile/0/005.p/1", "tile/1/x001/x234/067", "tile/entries/x001/x234/067.p/8", "tile/entries/012"} {
+		tile, ok := parseTilePath(p)
+		if !ok || tilePath(tile) != p || tile.H != 8 {
+			t.Errorf("parseTilePath(%q) = %+v, %v", p, tile, ok)
+		}
+	}
+	for _, p := range []string{"tile/0/5", "tile/0/0005", "tile/8/0/005", "tile/data/005", "tile/0/005.p/256", "tile/0/005.p/0",
+		"tile/0/x000/005", "tile/0/001/002", "tile/-1/000", "tile/entries", "tile/0/005.p", "tiles/0/000", "tile/0/abc"} {
+		if tile, ok := parseTilePath(p); ok {
+			t.Errorf("parseTilePath(%q) = %+v, want refusal", p, tile)
+		}
+	}
+}
