@@ -1,0 +1,154 @@
+//! `toolmark log …` as a user runs it: init, append from JSON lines, proof bundles that verify
+//! offline, and `verify` of a log served over real loopback HTTP (a plain static file server),
+//! with the audit state catching a later tampered tile.
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use toolmark_log::proof;
+
+fn toolmark(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmark"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        let mut input = input;
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn line(i: usize) -> String {
+    format!(
+        "{{\"subject\":{{\"server\":\"io.example/s{}\",\"target\":\"https://s{}.example.com/mcp\"}},\"observedAt\":\"2026-11-30T14:00:00Z\",\"status\":\"ok\",\"tools\":{i},\"mtl1\":\"sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=\"}}\n",
+        i % 3,
+        i % 3
+    )
+}
+
+fn lines(range: std::ops::Range<usize>) -> String {
+    range.map(line).collect()
+}
+
+/// A static file server on loopback (Python's http.server), stopped on drop.
+struct Static(Child, u16);
+
+impl Static {
+    fn serve(dir: &Path) -> Static {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the static server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Static(child, port)
+    }
+}
+
+impl Drop for Static {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolmark-logcli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn init_append_proof_and_verify_over_http() {
+    let dir = tempdir("http");
+    let d = dir.to_str().unwrap();
+    let o = toolmark(&["log", "init", d, "--origin", "cli.example/log"], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = toolmark(&["log", "append", d], Some(&lines(0..300)));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let indices: Vec<u64> = out.lines().map_while(|l| l.parse().ok()).collect();
+    assert_eq!(indices, (0..300).collect::<Vec<u64>>());
+    assert!(out.contains("cli.example/log\n300\n"), "{out}");
+
+    // Bad input: one clear line, exit 1, nothing appended.
+    let o = toolmark(&["log", "append", d], Some("{\"subject\":1}\n"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("stdin line 1"));
+
+    // The verifier key, and a proof bundle that verifies offline against an entry we read back.
+    let vkey = String::from_utf8(toolmark(&["log", "key", d], None).stdout).unwrap();
+    let vkey = vkey.trim();
+    assert!(vkey.starts_with("cli.example/log+"));
+    let bundle = String::from_utf8(toolmark(&["log", "proof", d, "7"], None).stdout).unwrap();
+    let p = proof::decode_tlog_proof(&bundle).unwrap();
+    let log = toolmark_log::Log::open(&dir).unwrap();
+    let entry = log.entry(7).unwrap();
+    drop(log);
+    let cp = proof::verify_tlog_proof(&p, &entry, vkey).unwrap();
+    assert_eq!(cp.size, 300);
+    assert!(proof::verify_tlog_proof(&p, b"another entry", vkey).is_err());
+
+    // Verify over loopback HTTP, remembering the checkpoint.
+    let server = Static::serve(&dir.join("public"));
+    let url = format!("http://127.0.0.1:{}", server.1);
+    let state = dir.with_extension("state");
+    let s = state.to_str().unwrap();
+    let o = toolmark(&["log", "verify", &url, "--vkey", vkey, "--state", s], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ok: cli.example/log at size 300"));
+
+    // The log grows: consistent with what was remembered.
+    assert!(
+        toolmark(&["log", "append", d], Some(&lines(300..520)))
+            .status
+            .success()
+    );
+    let o = toolmark(&["log", "verify", &url, "--state", s], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("consistent with the remembered checkpoint at size 300")
+    );
+
+    // A tampered tile on the server: a clear error, exit 1.
+    let tile = dir.join("public/tile/0/000");
+    let mut b = std::fs::read(&tile).unwrap();
+    b[0] ^= 1;
+    std::fs::write(&tile, b).unwrap();
+    let o = toolmark(&["log", "verify", &url, "--state", s], None);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("tile/0/000") && !err.contains("panicked"),
+        "{err}"
+    );
+    drop(server);
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&state).ok();
+}
