@@ -70,6 +70,9 @@ fn fsck_damaged(public: &Path, vkey: &str, tag: &str, damage: impl FnOnce(&Path)
     }
 }
 
+/// A way to damage a copy of a published log.
+type Damage = Box<dyn FnOnce(&Path)>;
+
 fn flip(path: &Path, at: usize) {
     let mut b = std::fs::read(path).unwrap();
     let i = at.min(b.len() - 1);
@@ -87,7 +90,7 @@ fn damage_is_a_clear_error() {
             .entries,
         700
     );
-    let cases: Vec<(&str, Box<dyn FnOnce(&Path)>, &str)> = vec![
+    let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "tile",
             Box::new(|p: &Path| flip(&p.join("tile/0/000"), 100)),
