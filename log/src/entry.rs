@@ -10,7 +10,7 @@
 //! that subject and can tell when one was left out.
 
 use sha2::{Digest, Sha256};
-use toolmark_toolset::canon::{self, Numbers};
+use toolmark_toolset::canon;
 use toolmark_toolset::json::{self, Json, Str};
 
 /// The format version every entry carries in `v`.
@@ -18,6 +18,10 @@ pub const FORMAT: &str = "toolmark-entry/1";
 
 /// Largest entry: the bundle's uint16 length prefix (see [`crate::tiles::MAX_ENTRY_BYTES`]).
 pub use crate::tiles::MAX_ENTRY_BYTES;
+
+/// Largest integer an entry may hold: RFC 8785 numbers must survive a round trip through an
+/// IEEE double, and the integers-only profile stops at 2^53−1.
+const MAX_INTEGER: u64 = toolmark_toolset::canon::MAX_SAFE_INTEGER as u64;
 
 /// Longest `detail` text kept in an entry. A status detail is a short reason ("http-503",
 /// "tls: certificate expired"); anything longer belongs in the stored raw response, and the cap
@@ -94,14 +98,6 @@ pub enum EntryError {
     TooLarge(usize),
 }
 
-fn s(v: &str) -> Json {
-    Json::String(v.into())
-}
-
-fn n(v: u64) -> Json {
-    Json::Number(v.to_string().into())
-}
-
 /// `YYYY-MM-DDTHH:MM:SSZ` with plausible field ranges (calendar validity beyond day ≤ 31 is the
 /// writer's business; the format is what keeps entries comparable as strings).
 pub fn valid_time(t: &str) -> bool {
@@ -173,40 +169,78 @@ impl Entry {
     /// The canonical bytes (what the leaf hash covers).
     pub fn encode(&self) -> Result<Vec<u8>, EntryError> {
         self.validate()?;
-        let mut subject = vec![
-            ("id".into(), s(&self.subject.id())),
-            ("server".into(), s(&self.subject.server)),
-            ("target".into(), s(&self.subject.target)),
-        ];
+        // Written member by member in RFC 8785 order (names sorted by UTF-16 code units:
+        // detail < full < mtl1 < mtl1Error < observedAt < prev < raw < status < subject < tools
+        // < v; id < package < server < target). `decode` re-parses with the general JSON reader
+        // and compares, which keeps this order honest.
+        let mut out = Vec::with_capacity(512);
+        let mut first = true;
+        let mut key = |out: &mut Vec<u8>, k: &str| {
+            out.push(if std::mem::take(&mut first) {
+                b'{'
+            } else {
+                b','
+            });
+            canon::write_text(k, out);
+            out.push(b':');
+        };
+        let text = |out: &mut Vec<u8>, v: &str| canon::write_text(v, out);
+        if let Some(d) = &self.detail {
+            key(&mut out, "detail");
+            text(&mut out, d);
+        }
+        if let Some(f) = &self.full {
+            key(&mut out, "full");
+            text(&mut out, f);
+        }
+        if let Some(m) = &self.mtl1 {
+            key(&mut out, "mtl1");
+            text(&mut out, m);
+        }
+        if let Some(m) = &self.mtl1_error {
+            key(&mut out, "mtl1Error");
+            text(&mut out, m);
+        }
+        key(&mut out, "observedAt");
+        text(&mut out, &self.observed_at);
+        key(&mut out, "prev");
+        match self.prev {
+            Some(p) => out.extend_from_slice(p.to_string().as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        if let Some(r) = &self.raw {
+            key(&mut out, "raw");
+            text(&mut out, r);
+        }
+        key(&mut out, "status");
+        text(&mut out, &self.status);
+        key(&mut out, "subject");
+        out.extend_from_slice(b"{\"id\":");
+        text(&mut out, &self.subject.id());
         if let Some(p) = &self.subject.package {
-            subject.push(("package".into(), s(p)));
+            out.extend_from_slice(b",\"package\":");
+            text(&mut out, p);
         }
-        let mut m: Vec<(Str, Json)> = vec![
-            ("v".into(), s(FORMAT)),
-            ("subject".into(), Json::Object(subject)),
-            ("observedAt".into(), s(&self.observed_at)),
-            ("status".into(), s(&self.status)),
-            ("prev".into(), self.prev.map_or(Json::Null, n)),
-        ];
-        let optional: [(&str, Option<Json>); 6] = [
-            ("detail", self.detail.as_deref().map(s)),
-            ("mtl1", self.mtl1.as_deref().map(s)),
-            ("mtl1Error", self.mtl1_error.as_deref().map(s)),
-            ("full", self.full.as_deref().map(s)),
-            ("tools", self.tools.map(n)),
-            ("raw", self.raw.as_deref().map(s)),
-        ];
-        m.extend(
-            optional
-                .into_iter()
-                .filter_map(|(k, v)| v.map(|v| (k.into(), v))),
-        );
-        let bytes = canon::to_vec(&Json::Object(m), Numbers::IntegersOnly)
-            .map_err(|_| EntryError::Member("a number beyond 2^53"))?;
-        if bytes.len() > MAX_ENTRY_BYTES {
-            return Err(EntryError::TooLarge(bytes.len()));
+        out.extend_from_slice(b",\"server\":");
+        text(&mut out, &self.subject.server);
+        out.extend_from_slice(b",\"target\":");
+        text(&mut out, &self.subject.target);
+        out.push(b'}');
+        if let Some(t) = self.tools {
+            key(&mut out, "tools");
+            out.extend_from_slice(t.to_string().as_bytes());
         }
-        Ok(bytes)
+        key(&mut out, "v");
+        text(&mut out, FORMAT);
+        out.push(b'}');
+        if self.prev.is_some_and(|p| p > MAX_INTEGER) || self.tools.is_some_and(|t| t > MAX_INTEGER)
+        {
+            return Err(EntryError::Member("a number beyond 2^53"));
+        }
+        if out.len() > MAX_ENTRY_BYTES {
+            return Err(EntryError::TooLarge(out.len()));
+        }
+        Ok(out)
     }
 
     /// Parse canonical entry bytes; anything not exactly as [`Entry::encode`] writes is refused.
@@ -291,6 +325,7 @@ impl Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolmark_toolset::canon::Numbers;
 
     pub(crate) fn sample() -> Entry {
         Entry {
@@ -331,6 +366,39 @@ mod tests {
                 .contains("\"prev\":null")
         );
         assert_eq!(Entry::decode(&bytes).unwrap(), first);
+    }
+
+    #[test]
+    fn the_direct_writer_is_rfc8785() {
+        // Whatever members are present, the general canonicaliser leaves the output unchanged.
+        let variants = [
+            sample(),
+            Entry {
+                detail: Some("tls: \"bad\" cert \u{1}\n é 😀".into()),
+                mtl1: None,
+                mtl1_error: Some("MTL-NUM-001".into()),
+                tools: None,
+                raw: None,
+                prev: None,
+                subject: Subject {
+                    server: "io.example/pkg".into(),
+                    target: "npm:@scope/pkg".into(),
+                    package: Some("npm:@scope/pkg@1.2.3".into()),
+                },
+                ..sample()
+            },
+            Entry {
+                full: None,
+                mtl1: None,
+                ..sample()
+            },
+        ];
+        for e in variants {
+            let bytes = e.encode().unwrap();
+            let v = json::parse(std::str::from_utf8(&bytes).unwrap()).unwrap();
+            assert_eq!(canon::to_vec(&v, Numbers::IntegersOnly).unwrap(), bytes);
+            assert_eq!(Entry::decode(&bytes).unwrap(), e);
+        }
     }
 
     #[test]

@@ -181,7 +181,8 @@ fn write_str(s: &Str, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), CanonEr
     }
 }
 
-fn write_text(t: &str, out: &mut Vec<u8>) {
+/// Append `t` as an RFC 8785 string literal (quotes and escapes included).
+pub fn write_text(t: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = t.as_bytes();
     let mut run = 0;
