@@ -220,6 +220,21 @@ impl<S: Storage> Log<S> {
                 )));
             }
         }
+        // The published checkpoint is a second witness of how far the log got (the marker may
+        // be lost with the private directory).
+        if let Some(bytes) = store.read_public("checkpoint")? {
+            let published = crate::note::open_checkpoint(&bytes, &key.vkey())?;
+            if published.size > head.size
+                || (published.size == head.size && published.root != head.root)
+            {
+                return Err(LogError::Refused(format!(
+                    "the public directory holds a checkpoint at size {} that the database \
+                     (at size {}) does not: restoring an old database would let the log sign a \
+                     fork",
+                    published.size, head.size
+                )));
+            }
+        }
         let opened = crate::note::open_checkpoint(&head.note, &key.vkey())?;
         if opened.size != head.size || opened.root != head.root {
             return Err(LogError::Refused(

@@ -271,6 +271,16 @@ fn startup_refuses_an_old_database_and_a_foreign_key() {
         .expect("a stale database is refused")
         .to_string();
     assert!(err.contains("older than the last checkpoint"), "{err}");
+    // Without the marker, the published checkpoint still gives it away.
+    std::fs::remove_file(dir.join("private/marker")).unwrap();
+    let err = Log::open(&dir)
+        .err()
+        .expect("a stale database is refused")
+        .to_string();
+    assert!(
+        err.contains("public directory holds a checkpoint at size 20"),
+        "{err}"
+    );
 
     // A different key is refused.
     let dir2 = tempdir("refuse-key");
