@@ -21,7 +21,8 @@ pub const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30
 
 #[derive(Subcommand)]
 pub enum LogCommand {
-    /// Create a log: signing key (private/log.key, mode 0600), public/vkey, empty checkpoint.
+    /// Create a log: signing key (private/log.key, mode 0600), vkey (DIR/vkey and
+    /// public/vkey), empty checkpoint.
     Init {
         dir: PathBuf,
         /// The checkpoint origin and key name (a schema-less URL of where the log is served).
@@ -43,7 +44,8 @@ pub enum LogCommand {
         #[arg(long)]
         vkey: Option<String>,
     },
-    /// Print the c2sp.org/tlog-proof@v1 bundle of an entry against the current checkpoint.
+    /// Print the c2sp.org/tlog-proof@v1 bundle of an entry (the entry in its `extra` line)
+    /// against the current checkpoint.
     Proof { dir: PathBuf, index: u64 },
     /// Print the log's verifier key.
     Key { dir: PathBuf },
@@ -113,7 +115,7 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
             Ok(true)
         }
         LogCommand::Key { dir } => {
-            let vkey = std::fs::read_to_string(dir.join("public/vkey"))
+            let vkey = std::fs::read_to_string(dir.join("vkey"))
                 .with_context(|| format!("{}: not a log directory", dir.display()))?;
             print!("{vkey}");
             Ok(true)

@@ -110,6 +110,10 @@ fn init_append_proof_and_verify_over_http() {
     let log = toolmark_log::Log::open(&dir).unwrap();
     let entry = log.entry(7).unwrap();
     drop(log);
+    // The bundle carries the entry itself; it is the one the log holds at that index.
+    assert_eq!(p.extra.as_deref(), Some(entry.as_slice()));
+    let decoded = toolmark_log::entry::Entry::decode(&entry).unwrap();
+    assert_eq!(decoded.tools, Some(7));
     let cp = proof::verify_tlog_proof(&p, &entry, vkey).unwrap();
     assert_eq!(cp.size, 300);
     assert!(proof::verify_tlog_proof(&p, b"another entry", vkey).is_err());

@@ -130,11 +130,14 @@ impl Log<FileStore> {
         write_private_key(&dir.join(KEY_FILE), &key.to_skey())?;
         store.set_meta("origin", origin)?;
         store.set_meta("vkey", &key.vkey())?;
-        crate::store::write_atomic(
-            &dir.join("public/vkey"),
-            format!("{}\n", key.vkey()).as_bytes(),
-            true,
-        )?;
+        // Published with the log, and beside it for operators (`toolmark log key`).
+        for path in ["public/vkey", "vkey"] {
+            crate::store::write_atomic(
+                &dir.join(path),
+                format!("{}\n", key.vkey()).as_bytes(),
+                true,
+            )?;
+        }
         let mut store = store;
         let clock = system_clock();
         let head = sign_head(&key, 0, merkle::EMPTY_ROOT, clock())?;
@@ -473,11 +476,13 @@ impl<S: Storage> Log<S> {
             .ok_or_else(|| LogError::Refused(format!("bundle {path} is short")))
     }
 
-    /// A `c2sp.org/tlog-proof@v1` bundle for `index` against the current checkpoint.
+    /// A `c2sp.org/tlog-proof@v1` bundle for `index` against the current checkpoint, with the
+    /// entry's bytes in its `extra` line, so the bundle alone is enough to check offline.
     pub fn tlog_proof(&self, index: u64) -> Result<String, LogError> {
         let proof = self.inclusion_proof(index, self.head.size)?;
+        let entry = self.entry(index)?;
         Ok(crate::proof::encode_tlog_proof(
-            None,
+            Some(&entry),
             index,
             &proof,
             &self.head.note,
