@@ -2,9 +2,11 @@
 //! persisted" forms. After reopening: no fork (every checkpoint published is consistent with
 //! every earlier one), no acknowledged entry lost, fsck clean, and the log keeps appending.
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::*;
+
+use std::path::Path;
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, Subject};
 use toolmark_log::merkle::{self, Hash};
 use toolmark_log::note::{self, LogKey};
 use toolmark_log::store::{FileStore, Head, Storage, StoreError};
@@ -99,45 +101,6 @@ impl Storage for Faulty {
     fn marker(&self) -> Result<Option<(u64, Hash)>, StoreError> {
         self.inner.marker()
     }
-}
-
-pub fn entries(start: usize, n: usize) -> Vec<Entry> {
-    (start..start + n)
-        .map(|i| Entry {
-            subject: Subject {
-                server: format!("io.example/server-{}", i % 7),
-                target: format!("https://s{}.example.com/mcp", i % 7),
-                package: None,
-            },
-            observed_at: "2026-11-30T14:00:00Z".into(),
-            status: if i % 5 == 0 {
-                "timeout".into()
-            } else {
-                "ok".into()
-            },
-            detail: None,
-            mtl1: None,
-            mtl1_error: None,
-            full: None,
-            tools: Some(i as u64),
-            raw: None,
-            prev: None,
-        })
-        .collect()
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("toolmark-faults-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn vkey(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("public/vkey"))
-        .unwrap()
-        .trim()
-        .to_owned()
 }
 
 /// The published checkpoint, verified.

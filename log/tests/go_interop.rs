@@ -15,11 +15,13 @@
 //! Without them the test fails under CI and is skipped (loudly) elsewhere; a verifier that does
 //! not build is a failure everywhere.
 
+mod support;
+use support::*;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, Subject};
 use toolmark_log::note::LogKey;
 
 const ORIGIN: &str = "toolmark.test/go-interop";
@@ -54,60 +56,6 @@ fn go_verifier() -> Option<PathBuf> {
         String::from_utf8_lossy(&out.stderr)
     );
     Some(PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()))
-}
-
-/// Entries of 7 subjects (so `prev` chains interleave), some with long details so that entry
-/// sizes vary from about a hundred bytes to over a kilobyte.
-fn entries(start: usize, n: usize) -> Vec<Entry> {
-    (start..start + n)
-        .map(|i| Entry {
-            subject: Subject {
-                server: format!("io.example/server-{}", i % 7),
-                target: format!("https://s{}.example.com/mcp", i % 7),
-                package: None,
-            },
-            observed_at: format!("2026-11-{:02}T14:{:02}:00Z", 1 + i % 28, i % 60),
-            status: if i % 5 == 0 {
-                "timeout".into()
-            } else {
-                "ok".into()
-            },
-            detail: (i % 11 == 0).then(|| "é→".repeat(i % 500)),
-            mtl1: None,
-            mtl1_error: None,
-            full: None,
-            tools: Some(i as u64),
-            raw: None,
-            prev: None,
-        })
-        .collect()
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("go-interop-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
-fn flip_byte(path: &Path, offset: usize) {
-    let mut b = std::fs::read(path).unwrap();
-    b[offset] ^= 0x01;
-    std::fs::write(path, b).unwrap();
 }
 
 fn text(out: &Output) -> String {

@@ -1,37 +1,12 @@
 //! `fsck` and `audit` on damaged or dishonest logs: every kind of damage is a clear error, never a
 //! panic, and an auditor refuses a shrink, a fork and a key change.
 
+mod support;
+use support::*;
+
 use std::path::{Path, PathBuf};
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, Subject};
 use toolmark_log::verify::{self, AuditState, DirSource, VerifyError};
-
-fn entries(start: usize, n: usize) -> Vec<Entry> {
-    (start..start + n)
-        .map(|i| Entry {
-            subject: Subject {
-                server: format!("io.example/s{}", i % 5),
-                target: format!("https://s{}.example.com/mcp", i % 5),
-                package: None,
-            },
-            observed_at: "2026-11-30T14:00:00Z".into(),
-            status: "ok".into(),
-            detail: None,
-            mtl1: None,
-            mtl1_error: None,
-            full: None,
-            tools: Some(i as u64),
-            raw: None,
-            prev: None,
-        })
-        .collect()
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("toolmark-verify-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 /// A log of `n` entries appended in two batches; returns its directory and vkey.
 fn make_log(tag: &str, n: usize) -> (PathBuf, String) {
@@ -41,19 +16,6 @@ fn make_log(tag: &str, n: usize) -> (PathBuf, String) {
     log.append(entries(n / 2, n - n / 2)).unwrap();
     let vkey = log.vkey();
     (dir, vkey)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// fsck a copy of `public` damaged by `damage`, returning the error message.
@@ -73,13 +35,6 @@ fn fsck_damaged(public: &Path, vkey: &str, tag: &str, damage: impl FnOnce(&Path)
 /// A way to damage a copy of a published log.
 type Damage = Box<dyn FnOnce(&Path)>;
 
-fn flip(path: &Path, at: usize) {
-    let mut b = std::fs::read(path).unwrap();
-    let i = at.min(b.len() - 1);
-    b[i] ^= 0x01;
-    std::fs::write(path, b).unwrap();
-}
-
 #[test]
 fn damage_is_a_clear_error() {
     let (dir, vkey) = make_log("damage", 700);
@@ -93,22 +48,22 @@ fn damage_is_a_clear_error() {
     let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "tile",
-            Box::new(|p: &Path| flip(&p.join("tile/0/000"), 100)),
+            Box::new(|p: &Path| flip_byte(&p.join("tile/0/000"), 100)),
             "tile bytes differ",
         ),
         (
             "partial-tile",
-            Box::new(|p: &Path| flip(&p.join("tile/0/002.p/188"), 5)),
+            Box::new(|p: &Path| flip_byte(&p.join("tile/0/002.p/188"), 5)),
             "tile bytes differ",
         ),
         (
             "upper-tile",
-            Box::new(|p: &Path| flip(&p.join("tile/1/000.p/2"), 40)),
+            Box::new(|p: &Path| flip_byte(&p.join("tile/1/000.p/2"), 40)),
             "tile bytes differ",
         ),
         (
             "bundle-byte",
-            Box::new(|p: &Path| flip(&p.join("tile/entries/001"), 300)),
+            Box::new(|p: &Path| flip_byte(&p.join("tile/entries/001"), 300)),
             "entry",
         ),
         (
@@ -127,7 +82,7 @@ fn damage_is_a_clear_error() {
         ),
         (
             "checkpoint-sig",
-            Box::new(|p: &Path| flip(&p.join("checkpoint"), 80)),
+            Box::new(|p: &Path| flip_byte(&p.join("checkpoint"), 80)),
             "checkpoint",
         ),
         (
