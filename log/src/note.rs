@@ -168,15 +168,7 @@ impl VerifierKey {
     pub fn parse(vkey: &str) -> Result<VerifierKey, FormatError> {
         let bad =
             |why: &str| FormatError::BadKey(format!("vkey {}: {why}", truncate_for_error(vkey)));
-        let (name, rest) = vkey.split_once('+').ok_or(bad("expected name+id+key"))?;
-        let (id_hex, key_b64) = rest.split_once('+').ok_or(bad("expected name+id+key"))?;
-        if !is_valid_name(name) {
-            return Err(bad("key name must be non-empty, without whitespace or '+'"));
-        }
-        if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(bad("key ID must be 8 hex digits"));
-        }
-        let id = u32::from_str_radix(id_hex, 16).map_err(|_| bad("key ID must be 8 hex digits"))?;
+        let (name, id, key_b64) = split_key_text(vkey, bad)?;
         let key = BASE64
             .decode(key_b64)
             .map_err(|_| bad("key is not standard base64"))?;
@@ -245,6 +237,28 @@ pub fn verify_note(note: &[u8], vkey: &str) -> Result<String, FormatError> {
     // Note::from_bytes checked UTF-8 on the whole message already.
     String::from_utf8(text.to_vec())
         .map_err(|_| FormatError::MalformedNote("text is not UTF-8".into()))
+}
+
+/// `<name>+<8 hex key ID>+<base64>` (the shared tail of verifier and private key texts), split
+/// at the first two `+` (the base64 part may contain more) and checked.
+fn split_key_text(
+    text: &str,
+    bad: impl Fn(&str) -> FormatError,
+) -> Result<(&str, u32, &str), FormatError> {
+    let (name, rest) = text
+        .split_once('+')
+        .ok_or_else(|| bad("expected name+id+key"))?;
+    let (id_hex, key_b64) = rest
+        .split_once('+')
+        .ok_or_else(|| bad("expected name+id+key"))?;
+    if !is_valid_name(name) {
+        return Err(bad("key name must be non-empty, without whitespace or '+'"));
+    }
+    if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad("key ID must be 8 hex digits"));
+    }
+    let id = u32::from_str_radix(id_hex, 16).map_err(|_| bad("key ID must be 8 hex digits"))?;
+    Ok((name, id, key_b64))
 }
 
 /// The format checks `signed_note` also makes, made first so the error says which rule broke.
@@ -359,15 +373,7 @@ impl LogKey {
             .trim()
             .strip_prefix("PRIVATE+KEY+")
             .ok_or(bad("must start with PRIVATE+KEY+"))?;
-        let (name, rest) = rest.split_once('+').ok_or(bad("expected name+id+key"))?;
-        let (id_hex, key_b64) = rest.split_once('+').ok_or(bad("expected name+id+key"))?;
-        if !is_valid_name(name) {
-            return Err(bad("key name must be non-empty, without whitespace or '+'"));
-        }
-        if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(bad("key ID must be 8 hex digits"));
-        }
-        let id = u32::from_str_radix(id_hex, 16).map_err(|_| bad("key ID must be 8 hex digits"))?;
+        let (name, id, key_b64) = split_key_text(rest, bad)?;
         let mut raw = BASE64
             .decode(key_b64)
             .map_err(|_| bad("key is not standard base64"))?;
