@@ -296,6 +296,13 @@ impl<S: Storage> Log<S> {
         if entries.len() > MAX_BATCH {
             return Err(LogError::BatchTooLarge(entries.len()));
         }
+        if entries.is_empty() {
+            // Nothing to sequence: no new checkpoint (a heartbeat is `resign`'s job).
+            return Ok(Appended {
+                indices: Vec::new(),
+                checkpoint: self.head.note.clone(),
+            });
+        }
         let old = self.head.size;
         let mut last: HashMap<String, u64> = HashMap::new();
         let mut encoded = Vec::with_capacity(entries.len());

@@ -200,6 +200,24 @@ fn every_step_fails_both_ways_without_harm() {
 }
 
 #[test]
+fn empty_batches_and_heartbeats_keep_the_tree() {
+    let dir = tempdir("heartbeat");
+    let mut log = Log::init(&dir, "heartbeat.example/log").unwrap();
+    log.append(entries(0, 5)).unwrap();
+    let before = log.head().clone();
+    let a = log.append(Vec::new()).unwrap();
+    assert!(a.indices.is_empty());
+    assert_eq!(a.checkpoint, before.note);
+    let head = log.resign().unwrap().clone();
+    assert_eq!((head.size, head.root), (before.size, before.root));
+    assert!(head.signed_at >= before.signed_at);
+    drop(log);
+    let log = Log::open(&dir).unwrap();
+    assert_eq!(log.head(), &head);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn a_clock_going_backwards_is_fatal() {
     let dir = tempdir("clock");
     Log::init(&dir, "clock.example/log").unwrap();
