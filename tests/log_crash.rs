@@ -15,6 +15,10 @@ use toolmark_log::verify::{self, DirSource};
 /// Kills performed; the issue asks for at least 50.
 const KILLS: usize = 60;
 
+/// Bounds of the adaptive kill delay (microseconds after the child starts).
+const MIN_DELAY_US: u64 = 20_000;
+const MAX_DELAY_US: u64 = 500_000;
+
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
@@ -54,6 +58,9 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
     let mut next_tools = 0u64;
     // Rounds where the kill came before / after the child acknowledged its batch.
     let (mut before, mut after) = (0, 0);
+    // The kill lands up to this long after the start; it adapts so that, on a fast or a slow
+    // machine alike, kills land both before and after batches are acknowledged.
+    let mut max_delay_us: u64 = 60_000;
     for round in 0..KILLS {
         let n = 1 + splitmix(&mut rng) % 700;
         let mut child = Command::new(bin)
@@ -71,7 +78,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
             .write_all(lines(next_tools, n).as_bytes())
             .ok();
         next_tools += n;
-        std::thread::sleep(Duration::from_micros(splitmix(&mut rng) % 60_000));
+        std::thread::sleep(Duration::from_micros(splitmix(&mut rng) % max_delay_us));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
         let mut out = String::new();
@@ -83,8 +90,12 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
             Some(max) => {
                 acknowledged = acknowledged.max(max + 1);
                 after += 1;
+                max_delay_us = (max_delay_us * 9 / 10).max(MIN_DELAY_US);
             }
-            None => before += 1,
+            None => {
+                before += 1;
+                max_delay_us = (max_delay_us + 10_000).min(MAX_DELAY_US);
+            }
         }
 
         let log = Log::open(&dir).unwrap_or_else(|e| panic!("round {round}: reopen: {e}"));
