@@ -131,8 +131,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
         "the kills did not land on both sides of the commit"
     );
     // It keeps appending after all that.
-    let mut log = Log::open(&dir).unwrap();
-    let before = log.head().size;
+    let before = Log::open(&dir).unwrap().head().size;
     let out = Command::new(bin)
         .args(["log", "append"])
         .arg(&dir)
@@ -148,8 +147,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
         })
         .unwrap();
     assert!(out.status.success());
-    log = Log::open(&dir).unwrap();
-    assert_eq!(log.head().size, before + 10);
+    assert_eq!(Log::open(&dir).unwrap().head().size, before + 10);
     verify::fsck(&DirSource(dir.join("public")), &vkey(&dir)).unwrap();
     std::fs::remove_dir_all(&dir).ok();
 }

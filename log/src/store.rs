@@ -7,6 +7,7 @@
 //! DIR/private/log.key     the Ed25519 signing key (mode 0600), never served
 //! DIR/private/marker      the last checkpoint this log published: "<size> <base64 root>"
 //! DIR/private/hashes      the stored Merkle hashes, 32 bytes each, in tlog stored-hash order
+//! DIR/private/lock        held (flock) by the one process that has the log open
 //! DIR/staging/<size>      the files of a committed batch until they are all durable in public/
 //! DIR/public/             exactly C2SP tlog-tiles: checkpoint, vkey, tile/<L>/<N>, tile/entries/<N>
 //! ```
@@ -111,6 +112,9 @@ pub struct FileStore {
     dir: PathBuf,
     db: Connection,
     hashes: File,
+    /// Held (an exclusive `flock`) for as long as the store is open: one writer per log, across
+    /// processes; the kernel releases it when the process dies.
+    _lock: File,
 }
 
 const SCHEMA: &str = "
@@ -130,6 +134,22 @@ impl FileStore {
         for sub in ["private", "public", "staging"] {
             fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
+        let lp = dir.join("private/lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lp)
+            .map_err(io(&lp))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+            |_| {
+                StoreError::Fatal(format!(
+                    "{} is open for writing by another process (lock {})",
+                    dir.display(),
+                    lp.display()
+                ))
+            },
+        )?;
         let db = Connection::open(dir.join("log.sqlite"))?;
         db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
         db.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -145,6 +165,7 @@ impl FileStore {
             dir: dir.to_owned(),
             db,
             hashes,
+            _lock: lock,
         })
     }
 
@@ -436,6 +457,20 @@ impl Storage for FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_writer_at_a_time() {
+        let dir = std::env::temp_dir().join(format!("toolmark-lock-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let first = FileStore::open(&dir).unwrap();
+        let err = FileStore::open(&dir)
+            .err()
+            .expect("a second writer is refused");
+        assert!(err.to_string().contains("another process"), "{err}");
+        drop(first);
+        FileStore::open(&dir).unwrap();
+        fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn staged_batches_round_trip_and_refuse_escaping_paths() {
