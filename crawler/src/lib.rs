@@ -1,8 +1,13 @@
-//! The crawler (not built yet: issue #4).
+//! The crawler (issue #4), partly built.
 //!
-//! The only crate that will talk to untrusted hosts: harvesting the official MCP registry, the MCP
-//! client for streamable HTTP, legacy HTTP+SSE and the stateless 2026-07-28 protocol, the SSRF
-//! guard with DNS pinning, and the named limits that bound what a hostile server can cost. It will
-//! produce observations for the log; it will not serve HTTP or sign anything.
+//! Today it holds [`registry`]: parsing pages of the official MCP registry's `/v0.1/servers`
+//! list (and bare-array snapshots of it) into bounded records, choosing one record per server
+//! name, and turning a record into crawl targets with a reason when a target must be skipped.
 //!
-//! Today it contains no code.
+//! Not built yet: the HTTP client (registry harvest and the MCP client for streamable HTTP and
+//! legacy HTTP+SSE), the SSRF guard with DNS pinning, and the harvest loop. This crate does no
+//! network I/O today; it will not serve HTTP or sign anything.
+
+#![deny(missing_docs)]
+
+pub mod registry;

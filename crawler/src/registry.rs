@@ -1,0 +1,823 @@
+//! Parsing the official MCP registry's server list and turning entries into crawl targets.
+//!
+//! What it does:
+//! - [`parse_page`] reads one `GET /v0.1/servers` response (`{"servers": [...], "metadata":
+//!   {"nextCursor", "count"}}`); [`parse_snapshot`] reads a bare JSON array of the same items (the
+//!   shape of the mcp-insights `servers.json` mirror). Both tolerate a UTF-8 BOM, unknown members
+//!   (the `server.json` schema keeps growing: `$schema` 2025-07-09 to 2025-12-11) and missing
+//!   optional fields. One malformed item is recorded in [`Page::rejected`] and does not lose the
+//!   rest of the page.
+//! - Everything kept is bounded by the named limits below. Header *values* are never kept: only
+//!   a header's name, its `isRequired`/`isSecret` flags and whether its value is a `{template}`
+//!   survive, because values such as `Bearer {smithery_api_key}` are credentials or templates
+//!   for them.
+//! - [`latest_per_name`] keeps one record per server name; [`targets`] lists every remote and
+//!   every package of a record as a [`Target`], with a [`SkipReason`] when it must not be crawled.
+//!
+//! What it does not do: no network I/O (no paging, rate limiting or retries), no DNS or SSRF
+//! checks (a URL that passes here may still point at a private address), no substitution of URL
+//! template variables or their defaults, and no validation of names or versions against the
+//! registry's schema patterns.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// Most items accepted in one live page. The API caps `limit` at 100; ten times that leaves room
+/// for a server that changes its cap while still bounding what one response can cost.
+pub const MAX_ITEMS_PER_PAGE: usize = 1_000;
+
+/// Most bytes accepted for one live page. A 100-item page of real data is about 150 KB (the
+/// 2025-12-18 mirror averages 1.5 KB per item); 8 MiB is a generous ceiling against a hostile or
+/// broken registry.
+pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Most items accepted in a bare-array snapshot. The registry held 66,353 version records in
+/// August 2026; this allows several-fold growth and still bounds memory.
+pub const MAX_SNAPSHOT_ITEMS: usize = 500_000;
+
+/// Most bytes accepted for a snapshot (the 2,794-item mirror of 2025-12-18 is 4.2 MB).
+pub const MAX_SNAPSHOT_BYTES: usize = 1024 * 1024 * 1024;
+
+/// Longest server name kept; longer names reject the item. The schema allows 3–200 characters,
+/// and a name is an identity, so it is never truncated.
+pub const MAX_NAME_LEN: usize = 200;
+
+/// Longest version kept; longer versions reject the item. The schema allows 255 characters, and
+/// a version is an identity, so it is never truncated.
+pub const MAX_VERSION_LEN: usize = 255;
+
+/// Longest free text kept (title, description, repository and website URLs, timestamps, status
+/// strings, transports, header names). Longer text is cut at a character boundary. The schema
+/// caps descriptions at 100 characters; 1 KiB keeps every real value whole.
+pub const MAX_TEXT_LEN: usize = 1024;
+
+/// Longest remote URL or package identifier kept. These are identities we connect to or install,
+/// so they are never truncated: a longer remote is dropped (counted in
+/// [`Record::remotes_omitted`]) and a longer package in [`Record::packages_omitted`]. Browsers and
+/// CDNs commonly accept about 2 KiB; the longest real remote URL is 80 bytes.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// Most remotes considered per server; the rest are counted in [`Record::remotes_omitted`]. The
+/// most seen in real data is 30.
+pub const MAX_REMOTES_PER_SERVER: usize = 64;
+
+/// Most packages considered per server; the rest are counted in [`Record::packages_omitted`]. The
+/// most seen in real data is 7.
+pub const MAX_PACKAGES_PER_SERVER: usize = 32;
+
+/// Most headers kept per remote. The most seen in real data is 9. Needed headers
+/// ([`HeaderSpec::is_needed`]) are kept first, so a remote with any needed header always keeps
+/// at least one and is still skipped as [`SkipReason::HeaderRequired`].
+pub const MAX_HEADERS_PER_REMOTE: usize = 32;
+
+/// A page (or snapshot) could not be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// The input is larger than the limit for its kind.
+    #[error("input is {len} bytes, more than the limit of {max}")]
+    TooLarge {
+        /// Input length in bytes (after any BOM).
+        len: usize,
+        /// The limit that was exceeded.
+        max: usize,
+    },
+    /// The input is not valid JSON.
+    #[error("not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The JSON is not the expected shape (an object with a `servers` array, or a bare array).
+    #[error("not a registry page: {0}")]
+    NotAPage(&'static str),
+    /// More items than the limit for this kind of input.
+    #[error("{count} items, more than the limit of {max}")]
+    TooManyItems {
+        /// Number of items present.
+        count: usize,
+        /// The limit that was exceeded.
+        max: usize,
+    },
+}
+
+/// Why one item of a page was rejected; stored as text in [`Page::rejected`].
+#[derive(Debug, thiserror::Error)]
+pub enum ItemError {
+    /// The item does not match the `ServerResponse` shape (missing `server.name`, wrong types…).
+    #[error("malformed item: {0}")]
+    Malformed(#[from] serde_json::Error),
+    /// The server name is empty or longer than [`MAX_NAME_LEN`].
+    #[error("server name is empty or longer than {MAX_NAME_LEN} bytes")]
+    BadName,
+    /// The version is empty or longer than [`MAX_VERSION_LEN`].
+    #[error("version is empty or longer than {MAX_VERSION_LEN} bytes")]
+    BadVersion,
+}
+
+/// One parsed page of the server list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Page {
+    /// The items that parsed, in page order.
+    pub servers: Vec<Record>,
+    /// `metadata.nextCursor`, if present and non-empty; pass it back verbatim (URL-encoded).
+    pub next_cursor: Option<String>,
+    /// Items that did not parse: (index in the page, reason).
+    pub rejected: Vec<(usize, String)>,
+}
+
+/// Lifecycle status from the official `_meta` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Listed normally.
+    Active,
+    /// Still listed; the publisher discourages use.
+    Deprecated,
+    /// Taken down (usually moderation); downstream users should drop it.
+    Deleted,
+    /// Missing or a value this code does not know.
+    Unknown,
+}
+
+impl Status {
+    fn parse(s: Option<&str>) -> Self {
+        match s {
+            Some("active") => Status::Active,
+            Some("deprecated") => Status::Deprecated,
+            Some("deleted") => Status::Deleted,
+            _ => Status::Unknown,
+        }
+    }
+
+    /// Stable lower-case id: `active`, `deprecated`, `deleted` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Deprecated => "deprecated",
+            Status::Deleted => "deleted",
+            Status::Unknown => "unknown",
+        }
+    }
+}
+
+/// One registry entry (one version of one server), bounded by the limits above.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Reverse-DNS server name, e.g. `io.github.owner/server`.
+    pub name: String,
+    /// The version string as published.
+    pub version: String,
+    /// Lifecycle status.
+    pub status: Status,
+    /// `isLatest` from the official metadata (false when absent).
+    pub is_latest: bool,
+    /// `publishedAt` (RFC 3339) as given; empty when absent.
+    pub published_at: String,
+    /// `updatedAt` (RFC 3339) as given; empty when absent.
+    pub updated_at: String,
+    /// Optional display title, capped at [`MAX_TEXT_LEN`].
+    pub title: Option<String>,
+    /// Optional description, capped at [`MAX_TEXT_LEN`].
+    pub description: Option<String>,
+    /// `repository.url`, capped at [`MAX_TEXT_LEN`].
+    pub repository_url: Option<String>,
+    /// `websiteUrl`, capped at [`MAX_TEXT_LEN`].
+    pub website_url: Option<String>,
+    /// Remote endpoints, at most [`MAX_REMOTES_PER_SERVER`].
+    pub remotes: Vec<Remote>,
+    /// Remotes not kept: beyond [`MAX_REMOTES_PER_SERVER`] or with a URL over [`MAX_URL_LEN`].
+    pub remotes_omitted: usize,
+    /// Packages, at most [`MAX_PACKAGES_PER_SERVER`].
+    pub packages: Vec<Package>,
+    /// Packages not kept: beyond [`MAX_PACKAGES_PER_SERVER`] or with an identifier over
+    /// [`MAX_URL_LEN`].
+    pub packages_omitted: usize,
+}
+
+/// One entry of `remotes[]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remote {
+    /// `type`: `streamable-http`, `sse`, or anything else as given (capped).
+    pub transport: String,
+    /// The URL exactly as published (at most [`MAX_URL_LEN`] bytes), templates unexpanded.
+    pub url: String,
+    /// Header declarations, required ones first; values are never kept.
+    pub headers: Vec<HeaderSpec>,
+    /// Names of `{variable}` templates found in the URL, in order of first appearance.
+    pub variables: Vec<String>,
+}
+
+/// A header a remote declares. The value (often a credential template) is deliberately absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderSpec {
+    /// Header name, capped at [`MAX_TEXT_LEN`].
+    pub name: String,
+    /// `isRequired` (false when absent).
+    pub is_required: bool,
+    /// `isSecret` (false when absent).
+    pub is_secret: bool,
+    /// The declared `value` holds a `{variable}` template (e.g. `Bearer {smithery_api_key}`), so
+    /// the user must supply something. Only this flag is kept, never the value. In the 2025-12-18
+    /// data, 109 smithery remotes declare such a header without `isRequired`.
+    pub value_is_template: bool,
+}
+
+impl HeaderSpec {
+    /// Whether a client has to supply this header: it is `isRequired`, or its declared value is
+    /// a template that only the user can fill in.
+    pub fn is_needed(&self) -> bool {
+        self.is_required || self.value_is_template
+    }
+}
+
+/// One entry of `packages[]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// `registryType`: `npm`, `pypi`, `oci`, `nuget`, `mcpb`, … (capped).
+    pub registry_type: String,
+    /// Package identifier in its registry (at most [`MAX_URL_LEN`] bytes).
+    pub identifier: String,
+    /// Package version, when given (capped).
+    pub version: Option<String>,
+    /// `transport.type`, e.g. `stdio`; empty when absent.
+    pub transport: String,
+}
+
+// ---- raw wire shapes (unknown members ignored; header `value` never read) ----
+
+#[derive(Deserialize)]
+struct RawItem {
+    server: RawServer,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RawMeta>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawMeta {
+    #[serde(rename = "io.modelcontextprotocol.registry/official", default)]
+    official: Option<RawOfficial>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RawOfficial {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    published_at: Option<String>,
+    #[serde(default)]
+    updated_at: Option<String>,
+    #[serde(default)]
+    is_latest: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawServer {
+    name: String,
+    version: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    repository: Option<RawRepository>,
+    #[serde(default)]
+    website_url: Option<String>,
+    #[serde(default)]
+    remotes: Option<Vec<RawRemote>>,
+    #[serde(default)]
+    packages: Option<Vec<RawPackage>>,
+}
+
+#[derive(Deserialize)]
+struct RawRepository {
+    #[serde(default)]
+    url: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawRemote {
+    #[serde(rename = "type")]
+    transport: String,
+    url: String,
+    #[serde(default)]
+    headers: Option<Vec<RawHeader>>,
+}
+
+/// Only the name and flags: serde skips `default`, `choices` and the rest unread; `value` is
+/// read only to test it for a template and is dropped with this struct.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawHeader {
+    name: String,
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    is_required: Option<bool>,
+    #[serde(default)]
+    is_secret: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPackage {
+    registry_type: String,
+    identifier: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    transport: Option<RawPackageTransport>,
+}
+
+#[derive(Deserialize)]
+struct RawPackageTransport {
+    #[serde(rename = "type", default)]
+    transport: Option<String>,
+}
+
+// ---- parsing ----
+
+fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// Cut `s` to at most `max` bytes at a character boundary.
+fn cap(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+fn cap_opt(s: Option<String>) -> Option<String> {
+    s.map(|s| cap(s, MAX_TEXT_LEN))
+}
+
+/// Parse one live `/v0.1/servers` page.
+///
+/// The page must be a JSON object with a `servers` array (optionally after a UTF-8 BOM); an item
+/// that does not parse (including one whose remote or package is malformed: an item is kept or
+/// rejected whole) is listed in [`Page::rejected`] and the others are kept. `metadata.count`
+/// is ignored; `metadata.nextCursor` becomes [`Page::next_cursor`] when it is a non-empty string.
+pub fn parse_page(bytes: &[u8]) -> Result<Page, RegistryError> {
+    let bytes = strip_bom(bytes);
+    if bytes.len() > MAX_PAGE_BYTES {
+        return Err(RegistryError::TooLarge {
+            len: bytes.len(),
+            max: MAX_PAGE_BYTES,
+        });
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes)?;
+    let serde_json::Value::Object(mut obj) = value else {
+        return Err(RegistryError::NotAPage("top level is not an object"));
+    };
+    let Some(serde_json::Value::Array(items)) = obj.remove("servers") else {
+        return Err(RegistryError::NotAPage("no `servers` array"));
+    };
+    let next_cursor = obj
+        .get("metadata")
+        .and_then(|m| m.get("nextCursor"))
+        .and_then(|c| c.as_str())
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned);
+    let mut page = parse_items(items, MAX_ITEMS_PER_PAGE)?;
+    page.next_cursor = next_cursor;
+    Ok(page)
+}
+
+/// Parse a snapshot: a bare JSON array of `ServerResponse` items, as mirrored by mcp-insights.
+///
+/// Same per-item rules as [`parse_page`], with the larger [`MAX_SNAPSHOT_ITEMS`] and
+/// [`MAX_SNAPSHOT_BYTES`] limits; [`Page::next_cursor`] is always `None`.
+pub fn parse_snapshot(bytes: &[u8]) -> Result<Page, RegistryError> {
+    let bytes = strip_bom(bytes);
+    if bytes.len() > MAX_SNAPSHOT_BYTES {
+        return Err(RegistryError::TooLarge {
+            len: bytes.len(),
+            max: MAX_SNAPSHOT_BYTES,
+        });
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes)?;
+    let serde_json::Value::Array(items) = value else {
+        return Err(RegistryError::NotAPage("snapshot is not an array"));
+    };
+    parse_items(items, MAX_SNAPSHOT_ITEMS)
+}
+
+fn parse_items(items: Vec<serde_json::Value>, max: usize) -> Result<Page, RegistryError> {
+    if items.len() > max {
+        return Err(RegistryError::TooManyItems {
+            count: items.len(),
+            max,
+        });
+    }
+    let mut page = Page::default();
+    for (i, item) in items.into_iter().enumerate() {
+        match parse_item(item) {
+            Ok(r) => page.servers.push(r),
+            Err(e) => page.rejected.push((i, e.to_string())),
+        }
+    }
+    Ok(page)
+}
+
+fn parse_item(item: serde_json::Value) -> Result<Record, ItemError> {
+    let raw: RawItem = serde_json::from_value(item)?;
+    let s = raw.server;
+    if s.name.is_empty() || s.name.len() > MAX_NAME_LEN {
+        return Err(ItemError::BadName);
+    }
+    if s.version.is_empty() || s.version.len() > MAX_VERSION_LEN {
+        return Err(ItemError::BadVersion);
+    }
+    let official = raw.meta.and_then(|m| m.official).unwrap_or_default();
+
+    let raw_remotes = s.remotes.unwrap_or_default();
+    let mut remotes_omitted = raw_remotes.len().saturating_sub(MAX_REMOTES_PER_SERVER);
+    let mut remotes = Vec::new();
+    for r in raw_remotes.into_iter().take(MAX_REMOTES_PER_SERVER) {
+        if r.url.len() > MAX_URL_LEN {
+            remotes_omitted += 1;
+            continue;
+        }
+        remotes.push(convert_remote(r));
+    }
+
+    let raw_packages = s.packages.unwrap_or_default();
+    let mut packages_omitted = raw_packages.len().saturating_sub(MAX_PACKAGES_PER_SERVER);
+    let mut packages = Vec::new();
+    for p in raw_packages.into_iter().take(MAX_PACKAGES_PER_SERVER) {
+        if p.identifier.len() > MAX_URL_LEN {
+            packages_omitted += 1;
+            continue;
+        }
+        packages.push(Package {
+            registry_type: cap(p.registry_type, MAX_TEXT_LEN),
+            identifier: p.identifier,
+            version: cap_opt(p.version),
+            transport: cap(
+                p.transport.and_then(|t| t.transport).unwrap_or_default(),
+                MAX_TEXT_LEN,
+            ),
+        });
+    }
+
+    Ok(Record {
+        name: s.name,
+        version: s.version,
+        status: Status::parse(official.status.as_deref()),
+        is_latest: official.is_latest.unwrap_or(false),
+        published_at: cap(official.published_at.unwrap_or_default(), MAX_TEXT_LEN),
+        updated_at: cap(official.updated_at.unwrap_or_default(), MAX_TEXT_LEN),
+        title: cap_opt(s.title),
+        description: cap_opt(s.description),
+        repository_url: cap_opt(s.repository.and_then(|r| r.url)),
+        website_url: cap_opt(s.website_url),
+        remotes,
+        remotes_omitted,
+        packages,
+        packages_omitted,
+    })
+}
+
+fn convert_remote(r: RawRemote) -> Remote {
+    let raw_headers = r.headers.unwrap_or_default();
+    let specs = raw_headers.into_iter().map(|h| HeaderSpec {
+        value_is_template: h
+            .value
+            .as_deref()
+            .is_some_and(|v| !template_variables(v).is_empty()),
+        name: cap(h.name, MAX_TEXT_LEN),
+        is_required: h.is_required.unwrap_or(false),
+        is_secret: h.is_secret.unwrap_or(false),
+    });
+    // Needed headers first, so the cap can never hide that a remote needs credentials.
+    let (needed, optional): (Vec<_>, Vec<_>) = specs.partition(HeaderSpec::is_needed);
+    let headers = needed
+        .into_iter()
+        .chain(optional)
+        .take(MAX_HEADERS_PER_REMOTE)
+        .collect();
+    let variables = template_variables(&r.url);
+    Remote {
+        transport: cap(r.transport, MAX_TEXT_LEN),
+        url: r.url,
+        headers,
+        variables,
+    }
+}
+
+/// Names of `{name}` templates (`[A-Za-z_][A-Za-z0-9_]*`) in `url`, deduplicated, in order.
+fn template_variables(url: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let b = url.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'{' {
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            let valid = j > start && !b[start].is_ascii_digit() && j < b.len() && b[j] == b'}';
+            if valid {
+                let name = &url[start..j];
+                if !out.iter().any(|v| v == name) {
+                    out.push(name.to_owned());
+                }
+                i = j + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+// ---- choosing one record per name ----
+
+/// An RFC 3339 timestamp as a sortable key: the `YYYY-MM-DDTHH:MM:SS` prefix and the fraction
+/// padded to nine digits (so `…:09Z` sorts before `…:09.5Z`). Odd formats fall back to the raw
+/// string, which still gives a deterministic order.
+fn time_key(t: &str) -> (String, String) {
+    let b = t.as_bytes();
+    if b.len() >= 20 && b[10] == b'T' {
+        let (head, rest) = t.split_at(19);
+        let frac: String = rest
+            .strip_prefix('.')
+            .map(|r| r.chars().take_while(char::is_ascii_digit).collect())
+            .unwrap_or_default();
+        return (head.to_owned(), format!("{frac:0<9}"));
+    }
+    (t.to_owned(), String::new())
+}
+
+/// Keep one record per server name, sorted by name.
+///
+/// Deleted records are dropped first (so a name whose every version is deleted disappears). Among
+/// the rest, a record with `is_latest` wins; then the newest `published_at`; remaining ties go to
+/// the greater `version`, then the greater `updated_at`, so the result does not depend on input
+/// order.
+pub fn latest_per_name(records: impl IntoIterator<Item = Record>) -> Vec<Record> {
+    let mut best: BTreeMap<String, Record> = BTreeMap::new();
+    for r in records {
+        if r.status == Status::Deleted {
+            continue;
+        }
+        match best.get(&r.name) {
+            Some(cur) if !better(&r, cur) => {}
+            _ => {
+                best.insert(r.name.clone(), r);
+            }
+        }
+    }
+    best.into_values().collect()
+}
+
+fn better(a: &Record, b: &Record) -> bool {
+    let key = |r: &Record| {
+        (
+            r.is_latest,
+            time_key(&r.published_at),
+            r.version.clone(),
+            time_key(&r.updated_at),
+        )
+    };
+    key(a) > key(b)
+}
+
+// ---- targets ----
+
+/// A package ecosystem.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ecosystem {
+    /// npm (run with `npx`).
+    Npm,
+    /// PyPI (run with `uvx`).
+    Pypi,
+    /// Any other `registryType` as given (`oci`, `mcpb`, `nuget`, …); not supported.
+    Other(String),
+}
+
+impl Ecosystem {
+    fn parse(s: &str) -> Self {
+        match s {
+            "npm" => Ecosystem::Npm,
+            "pypi" => Ecosystem::Pypi,
+            other => Ecosystem::Other(other.to_owned()),
+        }
+    }
+}
+
+/// What a target points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A remote endpoint.
+    Remote {
+        /// `streamable-http`, `sse` or another value as given.
+        transport: String,
+        /// The URL as published.
+        url: String,
+    },
+    /// A package to run locally (in the sandbox).
+    Package {
+        /// Its ecosystem.
+        ecosystem: Ecosystem,
+        /// The package identifier.
+        name: String,
+        /// The version, when published.
+        version: Option<String>,
+    },
+}
+
+/// Why a target is not crawled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The URL holds `{variable}` templates that we do not fill in.
+    TemplatedUrl {
+        /// The variable names.
+        variables: Vec<String>,
+    },
+    /// The remote declares headers a client must supply (credentials we do not have): those
+    /// with `isRequired`, and those whose declared value is a `{template}`; see
+    /// [`HeaderSpec::is_needed`].
+    HeaderRequired {
+        /// Names of the needed headers only.
+        headers: Vec<String>,
+    },
+    /// The URL is not `https`.
+    CleartextUrl,
+    /// A remote transport other than `streamable-http` or `sse`.
+    UnsupportedTransport(String),
+    /// A package registry other than npm or PyPI.
+    UnsupportedPackageType(String),
+    /// The URL is not an absolute http(s) URL with a host, or holds whitespace or controls.
+    InvalidUrl,
+}
+
+impl SkipReason {
+    /// Stable kebab-case id, for logs and counts.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SkipReason::TemplatedUrl { .. } => "templated-url",
+            SkipReason::HeaderRequired { .. } => "header-required",
+            SkipReason::CleartextUrl => "cleartext-url",
+            SkipReason::UnsupportedTransport(_) => "unsupported-transport",
+            SkipReason::UnsupportedPackageType(_) => "unsupported-package-type",
+            SkipReason::InvalidUrl => "invalid-url",
+        }
+    }
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One thing to crawl, or to record as skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The server name.
+    pub server: String,
+    /// The server version this target came from.
+    pub version: String,
+    /// What to crawl.
+    pub kind: TargetKind,
+    /// `Some` when the target must not be crawled.
+    pub skip: Option<SkipReason>,
+}
+
+/// Every remote, then every package, of `record`, each with its skip reason if any.
+///
+/// Remote checks, first match wins: unsupported transport, templated URL, invalid URL, cleartext
+/// URL, needed headers ([`HeaderSpec::is_needed`]). `sse` is supported. Packages are skipped unless npm or PyPI.
+pub fn targets(record: &Record) -> Vec<Target> {
+    let remotes = record.remotes.iter().map(|r| Target {
+        server: record.name.clone(),
+        version: record.version.clone(),
+        kind: TargetKind::Remote {
+            transport: r.transport.clone(),
+            url: r.url.clone(),
+        },
+        skip: remote_skip(r),
+    });
+    let packages = record.packages.iter().map(|p| {
+        let ecosystem = Ecosystem::parse(&p.registry_type);
+        let skip = match &ecosystem {
+            Ecosystem::Other(t) => Some(SkipReason::UnsupportedPackageType(t.clone())),
+            _ => None,
+        };
+        Target {
+            server: record.name.clone(),
+            version: record.version.clone(),
+            kind: TargetKind::Package {
+                ecosystem,
+                name: p.identifier.clone(),
+                version: p.version.clone(),
+            },
+            skip,
+        }
+    });
+    remotes.chain(packages).collect()
+}
+
+fn remote_skip(r: &Remote) -> Option<SkipReason> {
+    if r.transport != "streamable-http" && r.transport != "sse" {
+        return Some(SkipReason::UnsupportedTransport(r.transport.clone()));
+    }
+    if !r.variables.is_empty() {
+        return Some(SkipReason::TemplatedUrl {
+            variables: r.variables.clone(),
+        });
+    }
+    let Some(https) = url_scheme_is_https(&r.url) else {
+        return Some(SkipReason::InvalidUrl);
+    };
+    if !https {
+        return Some(SkipReason::CleartextUrl);
+    }
+    let required: Vec<String> = r
+        .headers
+        .iter()
+        .filter(|h| h.is_needed())
+        .map(|h| h.name.clone())
+        .collect();
+    if !required.is_empty() {
+        return Some(SkipReason::HeaderRequired { headers: required });
+    }
+    None
+}
+
+/// `Some(true)` for a plausible `https://host…` URL, `Some(false)` for `http://host…`, `None`
+/// when it is neither or holds whitespace, controls or an empty host.
+fn url_scheme_is_https(url: &str) -> Option<bool> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return None;
+    }
+    let lower_prefix = |p: &str| {
+        url.get(..p.len())
+            .filter(|s| s.eq_ignore_ascii_case(p))
+            .map(|_| &url[p.len()..])
+    };
+    let (https, rest) = if let Some(rest) = lower_prefix("https://") {
+        (true, rest)
+    } else if let Some(rest) = lower_prefix("http://") {
+        (false, rest)
+    } else {
+        return None;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    let host = if host_port.starts_with('[') {
+        host_port
+            .split(']')
+            .next()
+            .map(|h| h.trim_start_matches('['))
+    } else {
+        host_port.split(':').next()
+    };
+    match host {
+        Some(h) if !h.is_empty() => Some(https),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_respects_char_boundary() {
+        assert_eq!(cap("héllo".to_owned(), 2), "h");
+        assert_eq!(cap("abc".to_owned(), 5), "abc");
+    }
+
+    #[test]
+    fn template_variables_found() {
+        assert_eq!(
+            template_variables("https://{tenant_id}.x.com/{a}/{tenant_id}/{1x}/{}"),
+            vec!["tenant_id".to_owned(), "a".to_owned()]
+        );
+        assert!(template_variables("https://x.com/mcp").is_empty());
+    }
+
+    #[test]
+    fn url_checks() {
+        assert_eq!(url_scheme_is_https("https://a.b/mcp"), Some(true));
+        assert_eq!(url_scheme_is_https("HTTP://a.b"), Some(false));
+        assert_eq!(url_scheme_is_https("https://[::1]:8080/x"), Some(true));
+        assert_eq!(url_scheme_is_https("https:///x"), None);
+        assert_eq!(url_scheme_is_https("ftp://a.b"), None);
+        assert_eq!(url_scheme_is_https("https://a b"), None);
+        assert_eq!(url_scheme_is_https("/relative"), None);
+    }
+
+    #[test]
+    fn time_key_orders_fractions() {
+        assert!(time_key("2025-09-08T23:47:09Z") < time_key("2025-09-08T23:47:09.5Z"));
+        assert!(time_key("2025-09-08T23:47:09.45Z") < time_key("2025-09-08T23:47:09.5Z"));
+    }
+}
