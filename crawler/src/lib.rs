@@ -1,13 +1,41 @@
-//! The crawler (issue #4), partly built.
+//! The crawler: the only part of toolmark that talks to untrusted hosts.
 //!
-//! Today it holds [`registry`]: parsing pages of the official MCP registry's `/v0.1/servers`
-//! list (and bare-array snapshots of it) into bounded records, choosing one record per server
-//! name, and turning a record into crawl targets with a reason when a target must be skipped.
+//! What it does:
+//! - [`registry`]: parse pages of the official MCP registry's `/v0.1/servers` list into bounded
+//!   records, keep one record per server name, and turn each into crawl targets (every remote,
+//!   every package) with a reason when a target must not be dialled.
+//! - [`harvest`]: page through a registry politely (rate limit, `Retry-After` back-off, page cap,
+//!   repeated-cursor abort), full or as an `updated_since` delta.
+//! - [`guard`]: the SSRF guard — resolve a host once, require every address to be global, pin
+//!   the connection to the checked address.
+//! - [`mcp`]: a read-only MCP client (2026-07-28 stateless, streamable HTTP, legacy HTTP+SSE)
+//!   that keeps every response's raw JSON; [`sse`] and [`jsonrpc`] are its parsers.
+//! - [`crawl`]: observe many targets at once with per-host politeness and one deadline each.
 //!
-//! Not built yet: the HTTP client (registry harvest and the MCP client for streamable HTTP and
-//! legacy HTTP+SSE), the SSRF guard with DNS pinning, and the harvest loop. This crate does no
-//! network I/O today; it will not serve HTTP or sign anything.
+//! Every limit is a named constant in [`limits`]; every outcome is an [`observe::Status`].
+//!
+//! What it does not do: it never calls a tool, never sends credentials, never follows a
+//! redirect, never writes the log or the index (callers do, from the [`observe::Observation`]s
+//! it returns), and it serves no HTTP.
 
 #![deny(missing_docs)]
 
+pub mod body;
+pub mod limits;
+pub mod observe;
 pub mod registry;
+
+/// An error and its sources on one line (`a: b: c`), for details.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

@@ -1,0 +1,92 @@
+//! Every limit the crawler puts on what a remote host can cost, with the reason for its value.
+//!
+//! A hostile server controls every byte and every delay of its answers; each constant below caps
+//! one dimension of that, and each cap ends an observation with a named status (see
+//! [`crate::observe::Status`]) instead of a crash, a hang or unbounded memory. The numbers are
+//! documented in `docs/crawler.md`, which a test keeps in sync with this file.
+
+use std::time::Duration;
+
+/// Most bytes one HTTP response may decompress to. The largest real tool set in the corpus
+/// (okta, 108 tools) is 0.10 MB; HISTOR allows 4 MiB. 8 MiB leaves room for servers with
+/// hundreds of richly documented tools and still bounds one response.
+pub const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Most bytes all `tools/list` pages of one observation may add up to. HISTOR stops at 3 MiB;
+/// 16 MiB is four times the largest plausible set and twice one response.
+pub const MAX_TOOLSET_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most tools in one observation. The spec sets no limit; HISTOR stops at 5,000; the largest
+/// real server seen lists 108. A set that reaches the cap ends as `too-large`.
+pub const MAX_TOOLS: usize = 5_000;
+
+/// Most `tools/list` pages followed. Real servers send one page; a server that keeps handing
+/// out fresh cursors ends as `partial` here.
+pub const MAX_PAGES: usize = 50;
+
+/// Deepest JSON nesting accepted in any response; the same as the tool-set parser's
+/// (`toolmark_toolset::json`), which in turn matches serde_json's default recursion limit.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Longest SSE line. One `data:` line normally carries one whole JSON-RPC message, so this is
+/// the response cap; longer lines end as `too-large`.
+pub const MAX_SSE_LINE: usize = MAX_RESPONSE_BYTES;
+
+/// Largest SSE event (all its `data:` lines joined): one message, so the response cap again.
+pub const MAX_SSE_EVENT: usize = MAX_RESPONSE_BYTES;
+
+/// Most SSE events read while waiting for one response. Servers may send notifications,
+/// progress and server→client requests before the answer; a thousand is far beyond any real
+/// exchange and stops a stream of empty or unrelated events.
+pub const MAX_SSE_EVENTS: usize = 1_000;
+
+/// Time to establish a TCP connection (and TLS handshake): a healthy host answers within a
+/// second; 10 s tolerates a slow network without letting dead hosts hold a worker.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest one HTTP request may take, headers and body. HISTOR uses 20 s; real servers answer
+/// `tools/list` in well under a second.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Longest gap between two chunks of a body. A slowloris server dripping one byte at a time
+/// is cut off after this much silence, and by [`REQUEST_TIMEOUT`] if it keeps dripping.
+pub const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One deadline for a whole observation: every transport tried, every request and page.
+/// HISTOR uses max(3 × 20 s, 60 s); we try up to three transports, so 90 s.
+pub const OBSERVATION_DEADLINE: Duration = Duration::from_secs(90);
+
+/// Highest ratio of decompressed to compressed bytes accepted once a body has decompressed
+/// past [`RATIO_FLOOR`]. JSON tool sets compress 5–20× with gzip; a bomb reaches 1000×.
+pub const MAX_COMPRESSION_RATIO: u64 = 100;
+
+/// Bytes a body may decompress to before the ratio check applies (a tiny body can have a large
+/// ratio honestly: 1 KiB of `{}` padding).
+pub const RATIO_FLOOR: u64 = 1024 * 1024;
+
+/// Requests in flight to one host at a time. HISTOR uses 2; a registry remote is typically one
+/// small service, and several registry servers share a host (212 on server.smithery.ai).
+pub const PER_HOST_CONCURRENCY: usize = 2;
+
+/// Observations in flight at once across all hosts. Each costs a few kilobytes of state plus
+/// its buffered responses; 256 keeps a 20,000-target crawl within memory goals while keeping
+/// far more hosts busy than HISTOR's 12 workers.
+pub const MAX_CONCURRENT_OBSERVATIONS: usize = 256;
+
+/// Longest `Mcp-Session-Id` accepted. The spec requires visible ASCII and sets no length;
+/// HISTOR accepts 256. Real ids are UUIDs (36) or hex (64); a longer one ends as `protocol`.
+pub const MAX_SESSION_ID: usize = 256;
+
+/// Longest `WWW-Authenticate` challenge kept, and longest `Location` kept in a `redirect`
+/// detail: a few kilobytes tell everything a reader needs.
+pub const MAX_HEADER_KEPT: usize = 4 * 1024;
+
+/// Longest `protocolVersion` accepted from a server (dates are 10 characters; HISTOR: 40).
+pub const MAX_PROTOCOL_VERSION: usize = 40;
+
+/// Longest excerpt of an unusable body (an HTML error page, a JSON-RPC error) kept in a detail.
+pub const MAX_DETAIL_EXCERPT: usize = 300;
+
+/// The most addresses one host name may resolve to; more is a sign of a broken or hostile DNS
+/// answer and every one would have to be checked.
+pub const MAX_ADDRESSES: usize = 32;

@@ -1,0 +1,254 @@
+//! What one observation of one target produced: a named status, its detail, and everything the
+//! server sent that a later reader may need (raw `initialize` result, raw `tools/list` pages,
+//! the auth challenge), plus the fixed client identity it was sent.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use toolmark_toolset::{Sri, ToolSet};
+
+/// The `clientInfo` every observation sends. Fixed, because servers may answer differently to
+/// different clients; recorded with every observation.
+pub const CLIENT_NAME: &str = "toolmark";
+/// The crawler's version in `clientInfo`.
+pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The `clientInfo` object sent in `initialize` (and in the 2026-07-28 request `_meta`).
+pub fn client_info() -> serde_json::Value {
+    serde_json::json!({
+        "name": CLIENT_NAME,
+        "version": CLIENT_VERSION,
+        "title": "toolmark transparency-log crawler (read-only: initialize + tools/list)",
+    })
+}
+
+/// The `capabilities` every observation declares: none. server-everything lists 13 tools to a
+/// client with `{}` and 16 to one declaring roots/sampling/elicitation; declaring nothing asks
+/// for the baseline every client gets and never invites server→client requests.
+pub fn client_capabilities() -> serde_json::Value {
+    serde_json::json!({})
+}
+
+/// How an observation ended. Every outcome has a name; none is an error of the crawler itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// The tool set was read completely.
+    Ok,
+    /// The server answered 401 (or 403 with a Bearer challenge): it wants credentials.
+    AuthRequired,
+    /// Any other HTTP status that ended the exchange.
+    Http(u16),
+    /// A timeout: connect, request, idle read or the observation deadline.
+    Timeout,
+    /// The host name did not resolve.
+    Dns,
+    /// The TCP connection failed (refused, reset, unreachable).
+    Connect,
+    /// The TLS handshake or certificate check failed.
+    Tls,
+    /// The server broke the protocol: not JSON, not UTF-8, wrong shape, JSON-RPC error,
+    /// duplicate members, bad SSE, no answer for our id, no transport worked…
+    Protocol,
+    /// A size limit was hit (response, tool set, tools, compression ratio, SSE line).
+    TooLarge,
+    /// Tools were read but the listing did not finish (page cap, repeated cursor).
+    Partial,
+    /// The host is or resolves to an address we do not dial (private, loopback, link-local…).
+    BlockedAddress,
+    /// The server answered with a redirect; redirects are never followed.
+    Redirect,
+    /// The URL is not dialable as given (no host, userinfo, bad port, wrong scheme).
+    BadUrl,
+    /// The target was listed but not dialled; the reason id (`templated-url`,
+    /// `header-required`, `cleartext-url`, `unsupported-transport`, `invalid-url`).
+    Skipped(&'static str),
+}
+
+impl Status {
+    /// The status name written to the log, the index and reports.
+    pub fn name(&self) -> String {
+        match self {
+            Status::Ok => "ok".into(),
+            Status::AuthRequired => "auth-required".into(),
+            Status::Http(code) => format!("http-{code}"),
+            Status::Timeout => "timeout".into(),
+            Status::Dns => "dns".into(),
+            Status::Connect => "connect".into(),
+            Status::Tls => "tls".into(),
+            Status::Protocol => "protocol".into(),
+            Status::TooLarge => "too-large".into(),
+            Status::Partial => "partial".into(),
+            Status::BlockedAddress => "blocked-address".into(),
+            Status::Redirect => "redirect".into(),
+            Status::BadUrl => "bad-url".into(),
+            Status::Skipped(reason) => (*reason).into(),
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Which protocol actually answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// 2026-07-28 streamable HTTP without sessions (`server/discover`).
+    Stateless,
+    /// Streamable HTTP, 2025-03-26 … 2025-11-25 (`initialize`, optional session).
+    StreamableHttp,
+    /// The deprecated HTTP+SSE transport of 2024-11-05.
+    Sse,
+}
+
+impl Transport {
+    /// Stable name: `stateless`, `streamable-http` or `sse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stateless => "stateless",
+            Transport::StreamableHttp => "streamable-http",
+            Transport::Sse => "sse",
+        }
+    }
+}
+
+/// What a server said when it asked for credentials.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthChallenge {
+    /// The HTTP status (401, or 403 with a challenge).
+    pub http_status: u16,
+    /// Which request got it (`initialize`, `tools/list`, `server/discover`, `GET sse`).
+    pub method: String,
+    /// The raw `WWW-Authenticate` header, at most [`crate::limits::MAX_HEADER_KEPT`] bytes.
+    pub www_authenticate: Option<String>,
+    /// Its auth scheme (`Bearer`, …).
+    pub scheme: Option<String>,
+    /// `resource_metadata` (RFC 9728): the protected-resource metadata URL.
+    pub resource_metadata: Option<String>,
+    /// `scope` (RFC 6750).
+    pub scope: Option<String>,
+    /// `error` (RFC 6750), e.g. `invalid_token`, `insufficient_scope`.
+    pub error: Option<String>,
+    /// `realm`.
+    pub realm: Option<String>,
+}
+
+/// One transport attempt of an observation, in the order tried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// The transport tried.
+    pub transport: Transport,
+    /// How it ended (`ok` for the one that answered).
+    pub status: Status,
+    /// Why.
+    pub detail: String,
+}
+
+/// Everything one observation of one remote produced.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// When it started.
+    pub started: SystemTime,
+    /// How long it took.
+    pub elapsed: Duration,
+    /// How it ended.
+    pub status: Status,
+    /// A short human-readable reason (empty for `ok`).
+    pub detail: String,
+    /// The transport that answered (or the last one tried).
+    pub transport: Option<Transport>,
+    /// Every transport tried, in order, with its outcome.
+    pub attempts: Vec<Attempt>,
+    /// The negotiated protocol version.
+    pub protocol_version: Option<String>,
+    /// Whether the server issued an `Mcp-Session-Id` (or an SSE session endpoint).
+    pub session: bool,
+    /// The raw JSON text of the `initialize` (or `server/discover`) result.
+    pub initialize: Option<String>,
+    /// The raw JSON text of each `tools/list` result, in order.
+    pub pages: Vec<String>,
+    /// Whether any response came as an SSE stream (rather than one JSON body).
+    pub sse_responses: bool,
+    /// The challenge of an `auth-required` outcome.
+    pub auth: Option<AuthChallenge>,
+    /// HTTP requests sent.
+    pub requests: u32,
+    /// Bytes received after decompression.
+    pub bytes: u64,
+    /// The address dialled (after the SSRF check).
+    pub address: Option<std::net::SocketAddr>,
+}
+
+impl Observation {
+    /// A fresh observation that has not produced anything yet.
+    pub fn start() -> Self {
+        Observation {
+            started: SystemTime::now(),
+            elapsed: Duration::ZERO,
+            status: Status::Protocol,
+            detail: String::new(),
+            transport: None,
+            attempts: Vec::new(),
+            protocol_version: None,
+            session: false,
+            initialize: None,
+            pages: Vec::new(),
+            sse_responses: false,
+            auth: None,
+            requests: 0,
+            bytes: 0,
+            address: None,
+        }
+    }
+
+    /// The tool set read, assembled from every page in order, when any page was read.
+    ///
+    /// Each page is a `tools/list` result; the assembled document is `{"tools":[…]}` holding
+    /// every page's entries byte for byte, so both digests see exactly what was served.
+    pub fn tool_set(&self) -> Option<ToolSet> {
+        if self.pages.is_empty() {
+            return None;
+        }
+        let mut doc = String::from("{\"tools\":[");
+        let mut first = true;
+        for page in &self.pages {
+            let set = ToolSet::parse(page.as_bytes()).ok()?;
+            for tool in &set.tools {
+                if !std::mem::take(&mut first) {
+                    doc.push(',');
+                }
+                doc.push_str(&tool.raw);
+            }
+        }
+        doc.push_str("]}");
+        ToolSet::parse(doc.as_bytes()).ok()
+    }
+
+    /// The digests of a completely read tool set (`ok` only): MTL/1 (or its error code), the
+    /// full digest and the tool count.
+    pub fn digests(&self) -> Option<Digests> {
+        if self.status != Status::Ok {
+            return None;
+        }
+        let set = self.tool_set()?;
+        let mtl1 = toolmark_toolset::mtl1::tool_set_digest(&set).map_err(|e| e.code.as_str().to_owned());
+        Some(Digests {
+            mtl1,
+            full: toolmark_toolset::full::digest(&set),
+            tools: set.tools.len(),
+        })
+    }
+}
+
+/// The digests of one observed tool set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digests {
+    /// The MTL/1 digest, or the MTL/1 error code when the set is not digestible under MTL/1.
+    pub mtl1: Result<Sri, String>,
+    /// The `toolmark/1` full digest.
+    pub full: Sri,
+    /// Number of tools.
+    pub tools: usize,
+}

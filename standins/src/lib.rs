@@ -1,0 +1,1 @@
+//! Loopback stand-ins for tests, the demo and benchmarks. Not built yet.
