@@ -21,9 +21,14 @@
 #![deny(missing_docs)]
 
 pub mod body;
+pub mod crawl;
+pub mod guard;
+pub mod jsonrpc;
+pub mod mcp;
 pub mod limits;
 pub mod observe;
 pub mod registry;
+pub mod sse;
 
 /// An error and its sources on one line (`a: b: c`), for details.
 pub fn error_chain(e: &dyn std::error::Error) -> String {

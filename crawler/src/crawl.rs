@@ -1,0 +1,157 @@
+//! Observing many remotes at once: per-host politeness, a global cap, one deadline each.
+//!
+//! The scheduler keeps a queue per host (the URL's host, lower-cased: the unit a server
+//! operator sees load on) and starts an observation whenever a global slot is free and some
+//! host is below its limit, always choosing the host with the most targets left. Work on one
+//! host therefore never waits behind another host's slow endpoints, and the hosts that would
+//! finish last start first, which keeps the wall time close to the schedule's lower bound
+//! (see `docs/benchmarks.md`).
+//!
+//! Every observation runs in its own task under [`crate::mcp::observe`]'s deadline; a panic in
+//! one (there should be none) is reported as that target's `protocol` failure and never
+//! disturbs another. Skipped targets and packages are passed through without a connection.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::task::JoinSet;
+
+use crate::mcp::{self, ClientConfig};
+use crate::observe::{Observation, Status};
+use crate::registry::{Target, TargetKind};
+
+/// How a crawl runs.
+#[derive(Clone)]
+pub struct CrawlConfig {
+    /// The client every observation uses.
+    pub client: ClientConfig,
+    /// Observations in flight per host ([`crate::limits::PER_HOST_CONCURRENCY`]).
+    pub per_host: usize,
+    /// Observations in flight overall ([`crate::limits::MAX_CONCURRENT_OBSERVATIONS`]).
+    pub concurrency: usize,
+    /// Set to stop taking new targets; observations in flight finish (graceful shutdown).
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig {
+            client: ClientConfig::default(),
+            per_host: crate::limits::PER_HOST_CONCURRENCY,
+            concurrency: crate::limits::MAX_CONCURRENT_OBSERVATIONS,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// What happened to one target.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The target.
+    pub target: Target,
+    /// The observation, for a dialled remote; `None` for skipped targets and packages.
+    pub observation: Option<Observation>,
+}
+
+/// Observe every dialable remote of `targets`; `on_outcome` is called once per target as soon
+/// as it is done (skipped targets and packages first). Returns how many targets were left
+/// unobserved because [`CrawlConfig::stop`] was set.
+pub async fn crawl(
+    config: &CrawlConfig,
+    targets: Vec<Target>,
+    mut on_outcome: impl FnMut(Outcome),
+) -> usize {
+    let mut queues: HashMap<String, VecDeque<Target>> = HashMap::new();
+    for target in targets {
+        match (&target.kind, &target.skip) {
+            (TargetKind::Remote { url, .. }, None) => {
+                queues.entry(host_key(url)).or_default().push_back(target);
+            }
+            _ => on_outcome(Outcome {
+                target,
+                observation: None,
+            }),
+        }
+    }
+    let mut in_flight: HashMap<String, usize> = HashMap::new();
+    let mut tasks: JoinSet<(String, Target, Observation)> = JoinSet::new();
+    let mut abandoned = 0;
+    loop {
+        let stopping = config.stop.load(Ordering::Relaxed);
+        while !stopping && tasks.len() < config.concurrency.max(1) {
+            let next = queues
+                .iter()
+                .filter(|(h, q)| {
+                    !q.is_empty() && in_flight.get(*h).copied().unwrap_or(0) < config.per_host.max(1)
+                })
+                .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(a.0)))
+                .map(|(h, _)| h.clone());
+            let Some(host) = next else { break };
+            let Some(target) = queues.get_mut(&host).and_then(VecDeque::pop_front) else {
+                break;
+            };
+            *in_flight.entry(host.clone()).or_default() += 1;
+            let client = config.client.clone();
+            tasks.spawn(async move {
+                let (url, transport) = match &target.kind {
+                    TargetKind::Remote { url, transport } => (url.clone(), transport.clone()),
+                    TargetKind::Package { .. } => unreachable!("only remotes are queued"),
+                };
+                // The observation runs in its own task so a panic (a bug of ours) becomes this
+                // target's failure instead of losing the target.
+                let inner = tokio::spawn(async move { mcp::observe(&client, &url, &transport).await });
+                let observation = inner.await.unwrap_or_else(|e| {
+                    let mut failed = Observation::start();
+                    failed.status = Status::Protocol;
+                    failed.detail = format!("internal: observation task failed: {e}");
+                    failed
+                });
+                (host, target, observation)
+            });
+        }
+        if stopping {
+            abandoned = queues.values().map(VecDeque::len).sum();
+            queues.clear();
+        }
+        let Some(done) = tasks.join_next().await else {
+            break;
+        };
+        match done {
+            Ok((host, target, observation)) => {
+                if let Some(n) = in_flight.get_mut(&host) {
+                    *n = n.saturating_sub(1);
+                }
+                on_outcome(Outcome {
+                    target,
+                    observation: Some(observation),
+                });
+            }
+            Err(e) => {
+                // Only a cancelled outer task gets here (the runtime shutting down).
+                eprintln!("toolmark crawler: observation task lost: {e}");
+            }
+        }
+    }
+    abandoned
+}
+
+/// The politeness key of a URL: its host, lower-cased (without port or userinfo).
+pub fn host_key(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => u.host_str().unwrap_or("").to_ascii_lowercase(),
+        Err(_) => url.to_ascii_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_key;
+
+    #[test]
+    fn host_keys() {
+        assert_eq!(host_key("https://A.example.com:8443/mcp"), "a.example.com");
+        assert_eq!(host_key("http://127.0.0.2:80/x"), "127.0.0.2");
+        assert_eq!(host_key("https://[::1]/"), "[::1]");
+    }
+}

@@ -1,0 +1,147 @@
+//! The MCP client against real servers from npm and PyPI, started on loopback.
+//!
+//! Needs `TOOLMARK_MCP_SERVERS` (made by `scripts/mcp-servers`, which `scripts/test` runs); a
+//! test without it prints why and passes only outside CI (`CI` set makes it fail instead).
+
+mod support;
+
+use support::{Server, mcp_servers};
+use toolmark_crawler::mcp::{self, ClientConfig};
+use toolmark_crawler::observe::{Status, Transport};
+
+fn lax() -> ClientConfig {
+    let mut c = ClientConfig::default();
+    c.policy.allow_private = true;
+    c
+}
+
+fn names(obs: &toolmark_crawler::observe::Observation) -> Vec<String> {
+    let set = obs.tool_set().expect("a tool set");
+    let mut n: Vec<String> = set
+        .tools
+        .iter()
+        .map(|t| t.name().unwrap_or("").to_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+#[tokio::test]
+async fn server_everything_streamable_http() {
+    let Some(dir) = mcp_servers() else { return };
+    let server = Server::everything(&dir, "2026.8.31", "streamableHttp");
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let obs = mcp::observe(&lax(), &url, "streamable-http").await;
+    assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+    assert_eq!(obs.transport, Some(Transport::StreamableHttp));
+    // The stateless attempt came first and fell through.
+    assert_eq!(obs.attempts.len(), 2, "{:?}", obs.attempts);
+    assert_eq!(obs.attempts[0].transport, Transport::Stateless);
+    assert_eq!(obs.protocol_version.as_deref(), Some("2025-11-25"));
+    assert!(obs.session, "server-everything issues a session id");
+    assert!(obs.sse_responses, "server-everything answers with SSE");
+    let init: serde_json::Value = serde_json::from_str(obs.initialize.as_deref().unwrap()).unwrap();
+    assert!(init["serverInfo"]["name"].is_string(), "{init}");
+    let digests = obs.digests().expect("digests");
+    assert_eq!(digests.tools, 13, "13 tools to a client declaring no capabilities");
+    assert!(names(&obs).contains(&"echo".to_owned()));
+    // Observing twice gives the same digests.
+    let again = mcp::observe(&lax(), &url, "streamable-http").await;
+    assert_eq!(again.digests(), Some(digests));
+}
+
+#[tokio::test]
+async fn server_everything_sse() {
+    let Some(dir) = mcp_servers() else { return };
+    let server = Server::everything(&dir, "2026.8.31", "sse");
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let obs = mcp::observe(&lax(), &url, "sse").await;
+    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
+    assert_eq!(obs.transport, Some(Transport::Sse));
+    assert_eq!(obs.protocol_version.as_deref(), Some("2024-11-05"));
+    assert_eq!(obs.digests().unwrap().tools, 13);
+
+    // The same server through the streamable HTTP streamable-era server: same tool set.
+    let http = Server::everything(&dir, "2026.8.31", "streamableHttp");
+    let via_http = mcp::observe(
+        &lax(),
+        &format!("http://127.0.0.1:{}/mcp", http.port),
+        "streamable-http",
+    )
+    .await;
+    assert_eq!(
+        via_http.digests().unwrap().full,
+        obs.digests().unwrap().full
+    );
+}
+
+#[tokio::test]
+async fn sse_only_server_listed_as_streamable_falls_back() {
+    // A remote registered as streamable-http that only speaks HTTP+SSE: POSTs to /sse fail
+    // (404 HTML), so the client falls back to GET and the endpoint event.
+    let Some(dir) = mcp_servers() else { return };
+    let server = Server::everything(&dir, "2026.8.31", "sse");
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let obs = mcp::observe(&lax(), &url, "streamable-http").await;
+    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
+    assert_eq!(obs.transport, Some(Transport::Sse));
+    assert_eq!(obs.attempts.len(), 3, "{:?}", obs.attempts);
+}
+
+#[tokio::test]
+async fn server_everything_versions_differ() {
+    let Some(dir) = mcp_servers() else { return };
+    let old = Server::everything(&dir, "2025.9.25", "streamableHttp");
+    let new = Server::everything(&dir, "2026.8.31", "streamableHttp");
+    let a = mcp::observe(&lax(), &format!("http://127.0.0.1:{}/mcp", old.port), "streamable-http").await;
+    let b = mcp::observe(&lax(), &format!("http://127.0.0.1:{}/mcp", new.port), "streamable-http").await;
+    assert_eq!(a.status, Status::Ok, "{}", a.detail);
+    assert_eq!(b.status, Status::Ok, "{}", b.detail);
+    assert_eq!(a.digests().unwrap().tools, 10);
+    let (old_set, new_set) = (a.tool_set().unwrap(), b.tool_set().unwrap());
+    let diff = toolmark_toolset::diff::diff(&old_set, &new_set);
+    assert!(!diff.is_empty());
+    assert!(!diff.added.is_empty() && !diff.removed.is_empty(), "{diff:?}");
+}
+
+#[tokio::test]
+async fn mcp_proxy_wrapping_mcp_server_time() {
+    let Some(dir) = mcp_servers() else { return };
+    let server = Server::mcp_proxy_time(&dir);
+    let obs = mcp::observe(
+        &lax(),
+        &format!("http://127.0.0.1:{}/mcp", server.port),
+        "streamable-http",
+    )
+    .await;
+    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
+    assert_eq!(obs.transport, Some(Transport::StreamableHttp));
+    assert!(!obs.sse_responses, "mcp-proxy answers with application/json");
+    assert!(obs.session);
+    assert_eq!(names(&obs), vec!["convert_time", "get_current_time"]);
+    // Its legacy SSE endpoint serves the same set.
+    let sse = mcp::observe(
+        &lax(),
+        &format!("http://127.0.0.1:{}/sse", server.port),
+        "sse",
+    )
+    .await;
+    assert_eq!(sse.status, Status::Ok, "{} {:?}", sse.detail, sse.attempts);
+    assert_eq!(sse.transport, Some(Transport::Sse));
+    assert_eq!(sse.digests().unwrap().full, obs.digests().unwrap().full);
+}
+
+#[tokio::test]
+async fn loopback_is_blocked_without_allow_private() {
+    let Some(dir) = mcp_servers() else { return };
+    let server = Server::everything(&dir, "2026.8.31", "streamableHttp");
+    let strict = ClientConfig::default();
+    // http is refused before anything else…
+    let obs = mcp::observe(&strict, &format!("http://127.0.0.1:{}/mcp", server.port), "streamable-http").await;
+    assert_eq!(obs.status, Status::BadUrl, "{}", obs.detail);
+    // …and https to a name that resolves to loopback (the system resolver, /etc/hosts) is
+    // blocked before any connection.
+    let obs = mcp::observe(&strict, &format!("https://localhost:{}/mcp", server.port), "streamable-http").await;
+    assert_eq!(obs.status, Status::BlockedAddress, "{}", obs.detail);
+    assert_eq!(obs.requests, 0);
+}

@@ -1,0 +1,87 @@
+//! Shared helpers for the crawler's integration tests: starting real MCP servers on loopback.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a real server may take to start listening (node cold start is ~1 s here).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The directory `scripts/mcp-servers` prepared, or `None` (with a note) when it is absent.
+/// Under CI its absence is a failure: the test command must have installed the servers.
+pub fn mcp_servers() -> Option<PathBuf> {
+    match std::env::var_os("TOOLMARK_MCP_SERVERS") {
+        Some(d) => Some(PathBuf::from(d)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "TOOLMARK_MCP_SERVERS is not set (scripts/test sets it)"
+            );
+            eprintln!("skipped: TOOLMARK_MCP_SERVERS is not set (run scripts/mcp-servers)");
+            None
+        }
+    }
+}
+
+/// A free loopback port (bound, then released for the child to take).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A server process, killed when dropped.
+pub struct Server {
+    pub port: u16,
+    child: Child,
+}
+
+impl Server {
+    /// Start `command` and wait until `port` accepts connections.
+    pub fn start(mut command: Command, port: u16) -> Server {
+        command.stdout(Stdio::null()).stderr(Stdio::null()).stdin(Stdio::null());
+        let child = command.spawn().expect("start server");
+        let mut server = Server { port, child };
+        let start = Instant::now();
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("server exited early: {status}");
+            }
+            assert!(start.elapsed() < START_TIMEOUT, "server did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `@modelcontextprotocol/server-everything@version` in `mode` (`streamableHttp`, `sse`).
+    pub fn everything(dir: &Path, version: &str, mode: &str) -> Server {
+        let port = free_port();
+        let script = dir
+            .join(format!("everything-{version}"))
+            .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+        let mut c = Command::new("node");
+        c.arg(script).arg(mode).env("PORT", port.to_string());
+        Server::start(c, port)
+    }
+
+    /// PyPI mcp-proxy serving PyPI mcp-server-time (stdio) on `/mcp` and `/sse`.
+    pub fn mcp_proxy_time(dir: &Path) -> Server {
+        let port = free_port();
+        let mut c = Command::new(dir.join("mcp-proxy/bin/mcp-proxy"));
+        c.args(["--port", &port.to_string(), "--host", "127.0.0.1"])
+            .arg(dir.join("mcp-server-time/bin/mcp-server-time"));
+        Server::start(c, port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
