@@ -248,6 +248,22 @@ enum Stop {
     Fallback(Status, String),
 }
 
+impl Stop {
+    fn into_fallback(self) -> Stop {
+        match self {
+            Stop::Final(s, d) | Stop::Fallback(s, d) => Stop::Fallback(s, d),
+        }
+    }
+
+    /// Once a transport has answered `initialize` (or `server/discover`), its failures are
+    /// the observation's outcome, not a reason to try another transport.
+    fn settled(self) -> Stop {
+        match self {
+            Stop::Final(s, d) | Stop::Fallback(s, d) => Stop::Final(s, d),
+        }
+    }
+}
+
 fn fin(status: Status, detail: impl Into<String>) -> Stop {
     Stop::Final(status, detail.into())
 }
@@ -354,7 +370,8 @@ impl Session<'_> {
             },
             meta: Some(meta),
         };
-        self.list_tools(&mut via).await
+        // The transport is established: nothing after this point falls through to another.
+        self.list_tools(&mut via).await.map_err(Stop::settled)
     }
 
     // ---- streamable HTTP, session era ----
@@ -385,7 +402,8 @@ impl Session<'_> {
             extra,
             meta: None,
         };
-        self.list_tools(&mut via).await
+        // The transport is established: nothing after this point falls through to another.
+        self.list_tools(&mut via).await.map_err(Stop::settled)
     }
 
     /// Check an `initialize` answer, keep it, and return the negotiated version.
@@ -441,12 +459,10 @@ impl Session<'_> {
             .map_err(|e| send_error(&e, "GET sse"))?;
         let status = response.status();
         if let Some(stop) = self.bad_status(&response, "GET sse") {
-            return Err(match status.as_u16() {
-                400 | 404 | 405 | 406 | 415 => match stop {
-                    Stop::Final(s, d) | Stop::Fallback(s, d) => Stop::Fallback(s, d),
-                },
-                _ => stop,
-            });
+            // Auth and redirects are answers about the server; any other error status means
+            // this server does not offer the stream (the last transport tried anyway).
+            let about_server = status.is_redirection() || matches!(status.as_u16(), 401 | 403);
+            return Err(if about_server { stop } else { stop.into_fallback() });
         }
         if !is_content_type(&response, "text/event-stream") {
             return Err(Stop::Fallback(
@@ -498,7 +514,8 @@ impl Session<'_> {
         let note = jsonrpc::notification("notifications/initialized", None);
         self.post_accepted(&endpoint, note, "notifications/initialized")
             .await?;
-        self.list_tools(&mut via).await
+        // The transport is established: nothing after this point falls through to another.
+        self.list_tools(&mut via).await.map_err(Stop::settled)
     }
 
     /// POST a message to an HTTP+SSE endpoint: the answer comes on the stream, so only a 2xx

@@ -1,6 +1,8 @@
 //! Shared helpers for the crawler's integration tests: starting real MCP servers on loopback.
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

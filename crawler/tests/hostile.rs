@@ -1,0 +1,195 @@
+//! The hostile fleet: every misbehaviour ends in its named status, one bad server never
+//! disturbs another (they all run at once), and memory stays bounded while they run.
+
+mod support;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use support::hostile::{Behaviour, Hostile};
+use toolmark_crawler::guard::{Lookup, Resolve, StaticResolver};
+use toolmark_crawler::mcp::{self, ClientConfig, Limits};
+use toolmark_crawler::observe::{Status, Transport};
+
+/// Short timeouts keep the slow cases quick (but long enough that 8 MiB streamed by a debug
+/// build on a loaded 2-core machine reaches the size cap first); every size limit stays at its
+/// real value.
+fn config() -> ClientConfig {
+    let mut c = ClientConfig::default();
+    c.policy.allow_private = true;
+    c.limits = Limits {
+        request_timeout: Duration::from_secs(8),
+        deadline: Duration::from_secs(25),
+        ..Limits::default()
+    };
+    c
+}
+
+/// Peak resident memory of this process, in MiB (Linux `VmHWM`).
+fn peak_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_fleet_ends_in_named_statuses() {
+    use Behaviour::*;
+    let cases: Vec<(Behaviour, Status, &str)> = vec![
+        (Good, Status::Ok, ""),
+        (GzipBomb, Status::TooLarge, ""),
+        (EndlessBody, Status::TooLarge, "larger than"),
+        (EndlessPages, Status::Partial, "pages"),
+        (RepeatingCursor, Status::Partial, "repeated"),
+        (Slowloris, Status::Timeout, ""),
+        (DeepJson, Status::Protocol, "deep"),
+        (DuplicateKeys, Status::Protocol, "description"),
+        (InvalidUtf8, Status::Protocol, "UTF-8"),
+        (ManyTools, Status::TooLarge, "tools"),
+        (HugeDescription, Status::TooLarge, ""),
+        (RedirectLoopback, Status::Redirect, "127.0.0.1"),
+        (RedirectMetadata, Status::Redirect, "169.254.169.254"),
+        (SseNeverEnds, Status::Timeout, ""),
+        (SseFlood, Status::Protocol, "events"),
+        (HugeSessionId, Status::Protocol, ""),
+        (LongSessionId, Status::Protocol, "Mcp-Session-Id"),
+        (Unauthorized, Status::AuthRequired, "resource metadata"),
+        (HtmlError, Status::Http(500), "500"),
+        (WrongContentType, Status::Protocol, "content type"),
+        (StringIdAfterPing, Status::Ok, ""),
+        (ThreePages, Status::Ok, ""),
+        (Stateless, Status::Ok, ""),
+        (AcceptedNoAnswer, Status::Protocol, "202"),
+        (CloseImmediately, Status::Connect, ""),
+    ];
+    let before = peak_rss_mib();
+    let mut servers = Vec::new();
+    for (b, _, _) in &cases {
+        servers.push(Hostile::start(*b).await);
+    }
+    let config = Arc::new(config());
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, server) in servers.iter().enumerate() {
+        let url = server.url();
+        let config = config.clone();
+        tasks.spawn(async move { (i, mcp::observe(&config, &url, "streamable-http").await) });
+    }
+    let mut results = HashMap::new();
+    while let Some(done) = tasks.join_next().await {
+        let (i, obs) = done.expect("no observation task panics");
+        results.insert(i, obs);
+    }
+    let mut failures = Vec::new();
+    for (i, (behaviour, want, needle)) in cases.iter().enumerate() {
+        let obs = &results[&i];
+        eprintln!("{behaviour:?}: {} — {} ({:?})", obs.status, obs.detail, obs.elapsed);
+        if &obs.status != want || !obs.detail.contains(needle) {
+            failures.push(format!(
+                "{behaviour:?}: got {} ({}), want {want} containing {needle:?}; attempts {:?}",
+                obs.status, obs.detail, obs.attempts
+            ));
+        }
+        assert!(obs.elapsed < Duration::from_secs(30), "{behaviour:?} took {:?}", obs.elapsed);
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+
+    // What the good cases recorded.
+    let good = &results[&0];
+    assert_eq!(good.digests().unwrap().tools, 2);
+    let pages = &results[&cases.iter().position(|c| c.0 == ThreePages).unwrap()];
+    assert_eq!(pages.pages.len(), 3);
+    assert_eq!(pages.digests().unwrap().tools, 6);
+    let modern = &results[&cases.iter().position(|c| c.0 == Stateless).unwrap()];
+    assert_eq!(modern.transport, Some(Transport::Stateless));
+    assert_eq!(modern.protocol_version.as_deref(), Some("2026-07-28"));
+    assert!(!modern.session);
+    let auth = &results[&cases.iter().position(|c| c.0 == Unauthorized).unwrap()];
+    let challenge = auth.auth.as_ref().expect("challenge recorded");
+    assert_eq!(challenge.http_status, 401);
+    assert_eq!(challenge.scheme.as_deref(), Some("Bearer"));
+    assert_eq!(challenge.scope.as_deref(), Some("tools:read"));
+    assert!(challenge.resource_metadata.as_deref().unwrap().ends_with("/mcp"));
+    let bomb = &results[&cases.iter().position(|c| c.0 == GzipBomb).unwrap()];
+    assert!(bomb.pages.is_empty(), "nothing of a too-large answer is kept");
+    let endless = &results[&cases.iter().position(|c| c.0 == EndlessPages).unwrap()];
+    assert_eq!(endless.pages.len(), toolmark_crawler::limits::MAX_PAGES);
+
+    // Twenty-five hostile servers at once, several sending 50–64 MB: the crawler's side never
+    // holds more than its caps. (The stand-ins generate their bodies while writing them.)
+    let grown = peak_rss_mib().saturating_sub(before);
+    assert!(grown < 200, "peak RSS grew by {grown} MiB");
+}
+
+/// A resolver that answers loopback the first time and an unroutable private address after:
+/// a DNS-rebinding attacker. The guard resolves once and pins, so the second answer is never
+/// asked for and the observation reaches the checked address.
+struct Rebinding(AtomicUsize);
+
+impl Resolve for Rebinding {
+    fn lookup<'a>(&'a self, _host: &'a str) -> Lookup<'a> {
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            let ip: IpAddr = if n == 0 { "127.0.0.1" } else { "10.255.255.1" }.parse().unwrap();
+            Ok(vec![ip])
+        })
+    }
+}
+
+#[tokio::test]
+async fn dns_is_resolved_once_and_pinned() {
+    let server = Hostile::start(Behaviour::Good).await;
+    let resolver = Arc::new(Rebinding(AtomicUsize::new(0)));
+    let mut c = config();
+    c.resolver = resolver.clone();
+    let url = format!("http://rebind.test:{}/mcp", server.port);
+    let obs = mcp::observe(&c, &url, "streamable-http").await;
+    assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+    assert!(obs.requests >= 3, "several requests, one lookup");
+    assert_eq!(resolver.0.load(Ordering::SeqCst), 1);
+    assert_eq!(obs.address.unwrap().ip().to_string(), "127.0.0.1");
+}
+
+#[tokio::test]
+async fn names_resolving_to_private_addresses_are_blocked() {
+    let server = Hostile::start(Behaviour::Good).await;
+    let table = |ip: &str| {
+        let mut m = HashMap::new();
+        m.insert("internal.test".to_owned(), vec![ip.parse().unwrap()]);
+        Arc::new(StaticResolver(m))
+    };
+    let mut strict = ClientConfig::default();
+    for ip in ["10.0.0.5", "127.0.0.1", "169.254.169.254", "::1", "fd00::1"] {
+        strict.resolver = table(ip);
+        let obs = mcp::observe(&strict, "https://internal.test/mcp", "streamable-http").await;
+        assert_eq!(obs.status, Status::BlockedAddress, "{ip}: {}", obs.detail);
+        assert_eq!(obs.requests, 0);
+    }
+    // Even with private targets allowed, the metadata service's range stays blocked.
+    let mut lax = config();
+    lax.resolver = table("169.254.169.254");
+    let obs = mcp::observe(&lax, &format!("http://internal.test:{}/mcp", server.port), "streamable-http").await;
+    assert_eq!(obs.status, Status::BlockedAddress);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn userinfo_and_bad_urls_are_refused() {
+    let c = config();
+    for url in ["http://user:pw@127.0.0.1:9/mcp", "ftp://127.0.0.1/", "not a url", "http://:80/"] {
+        let obs = mcp::observe(&c, url, "streamable-http").await;
+        assert_eq!(obs.status, Status::BadUrl, "{url}: {}", obs.detail);
+    }
+}
+
+#[tokio::test]
+async fn refused_connection_is_connect() {
+    let port = support::free_port();
+    let obs = mcp::observe(&config(), &format!("http://127.0.0.1:{port}/mcp"), "streamable-http").await;
+    assert_eq!(obs.status, Status::Connect, "{}", obs.detail);
+}
