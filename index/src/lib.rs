@@ -1,1 +1,40 @@
-//! The queryable index (SQLite) and the content-addressed blob store. Not built yet.
+//! The queryable index and the content-addressed blob store, and the step that turns one crawl
+//! into log entries, blobs, index rows and change records.
+//!
+//! What it does:
+//! - [`blobs`]: a content-addressed store (`<dir>/sha256/<2 hex>/<64 hex>`), written atomically
+//!   and durably, verified on every read: a corrupted blob is an error, never data.
+//! - [`document`]: the observation document (`toolmark-observation/1`), the blob a log entry's
+//!   `raw` names: everything one observation produced, the server's raw texts embedded as JSON
+//!   strings so every byte is kept. Its module documentation is the format's definition.
+//! - [`index`]: the SQLite index (WAL, `STRICT` tables, schema version in `meta`): runs, servers,
+//!   targets, observations and changes, the queries the API needs, and [`Index::catch_up`] /
+//!   [`Index::rebuild`], which derive the observation and change rows from the log and the blobs
+//!   alone.
+//! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
+//!   batch, then the index rows in one transaction, read back from the log.
+//!
+//! The DESIGN invariant it keeps: the index is derivable from the log and the blobs. Every
+//! observation row is the entry at its `entry` index; every change row names the two entries it
+//! compares and is recomputed from their documents (diff and classification are pure functions of
+//! the two tool sets). What the log does not hold and the index does is registry metadata
+//! (servers, listing dates, skip reasons of packages) and run bookkeeping (runs, `run_id`): those
+//! are operational records, not facts an answer about a tool set relies on.
+//!
+//! What it does not do: dial anything (the crawler does), sign or sequence anything (the log
+//! does), decide what a tool set is or how a change is judged (the toolset crate does), serve
+//! HTTP (the api does), or observe packages (the sandbox will; packages are listed as targets
+//! with no entries).
+
+#![deny(missing_docs)]
+
+pub mod blobs;
+pub mod document;
+pub mod index;
+pub mod record;
+pub mod time;
+
+pub use blobs::{BlobError, Blobs};
+pub use document::{Document, DocumentError};
+pub use index::{Index, IndexError};
+pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};

@@ -1,0 +1,542 @@
+//! Recording one crawl run: observations become blobs, log entries, index rows and changes.
+//!
+//! Order of writes for one batch ([`Recorder::record`]), chosen so that a crash at any point
+//! leaves nothing that points at something missing:
+//!
+//! 1. the index catches up with the log, if an earlier batch died after its append;
+//! 2. every observation document is written to the blob store (durably);
+//! 3. all entries of the batch go to the log in one `Log::append` (the commit point);
+//! 4. in one SQLite transaction: the batch's targets are upserted, the new entries are read back
+//!    from the log's bundles and indexed exactly as [`Index::catch_up`] would (observation rows,
+//!    target state, change detection against the target's previous `ok` tool set), and
+//!    `log_size_indexed` moves to the new log size.
+//!
+//! A crash after 2 leaves unreferenced blobs (harmless); after 3, an index behind the log, which
+//! step 1 of the next batch (or [`Index::catch_up`]) repairs.
+//!
+//! Entries per target kind:
+//! * an observed remote: one entry, `raw` naming its observation document (failures too);
+//! * a remote that must not be dialled (`target.skip`): one entry per run with the skip reason
+//!   as status and only the *names* of template variables or needed headers as detail; no `raw`.
+//!   Logged every run even when unchanged: the log is the record that we looked and why we did
+//!   not dial;
+//! * a package: no entry (the sandbox that observes packages does not exist yet); its target
+//!   row says `awaiting-sandbox` or `unsupported-package-type`.
+//!
+//! Two outcomes are reported but not logged: a dialable remote with no observation
+//! ([`NOT_OBSERVED`]) and an entry the log refuses to encode, e.g. a URL longer than the entry
+//! format allows ([`NOT_LOGGED`]).
+
+use serde::Serialize;
+use toolmark_crawler::observe::Observation;
+use toolmark_crawler::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
+use toolmark_log::Log;
+use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Subject};
+use toolmark_log::store::{FileStore, Storage};
+use toolmark_toolset::Sri;
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use crate::blobs::Blobs;
+use crate::document::{DocTarget, Document};
+use crate::index::{
+    Index, IndexError, index_entries, log_size_indexed_in, read_entries, set_log_size_indexed,
+};
+
+/// Status of a package target until the sandbox observes packages.
+pub const AWAITING_SANDBOX: &str = "awaiting-sandbox";
+/// Status reported for a dialable remote that came with no observation (not logged).
+pub const NOT_OBSERVED: &str = "not-observed";
+/// Status reported for an observation whose entry the log format refuses (not logged).
+pub const NOT_LOGGED: &str = "not-logged";
+
+/// What a run starts from.
+#[derive(Debug, Clone)]
+pub struct RunInput {
+    /// When the run started, UTC `YYYY-MM-DDTHH:MM:SSZ`: the listing time of everything in
+    /// `records`, and the `observedAt` of skip entries.
+    pub started_at: String,
+    /// The registry read (base URL or snapshot name).
+    pub registry: String,
+    /// The latest record per server name.
+    pub records: Vec<Record>,
+    /// Whether the harvest read the whole registry.
+    pub harvest_complete: bool,
+    /// Server names to mark delisted (absent from a complete harvest).
+    pub delisted: Vec<String>,
+}
+
+/// One target and what observing it produced.
+#[derive(Debug, Clone)]
+pub struct TargetOutcome {
+    /// The target.
+    pub target: Target,
+    /// The observation: `None` for skipped targets and packages.
+    pub observation: Option<Observation>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Every batch was recorded.
+    Complete,
+    /// The run stopped early.
+    Failed,
+}
+
+impl RunStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// What happened to one target: the per-target line of the crawl report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recorded {
+    /// Server name.
+    pub server: String,
+    /// URL, or `npm:<name>` / `pypi:<name>` / `<type>:<name>` for a package.
+    pub endpoint: String,
+    /// The transport that answered (or was tried last).
+    pub transport: Option<String>,
+    /// The status logged (or [`AWAITING_SANDBOX`], a package skip reason, [`NOT_OBSERVED`],
+    /// [`NOT_LOGGED`]).
+    pub status: String,
+    /// The detail, capped as in the entry.
+    pub detail: String,
+    /// MTL/1 digest.
+    pub mtl1: Option<String>,
+    /// MTL/1 error code.
+    pub mtl1_error: Option<String>,
+    /// Full digest.
+    pub full: Option<String>,
+    /// Tool count.
+    pub tools: Option<u64>,
+    /// The log entry's index.
+    pub entry_index: Option<u64>,
+    /// The change recorded, when the tool set changed.
+    pub change_id: Option<i64>,
+}
+
+/// Records crawl runs into a log, a blob store and an index.
+pub struct Recorder<'a, S: Storage = FileStore> {
+    log: &'a mut Log<S>,
+    blobs: &'a Blobs,
+    index: &'a mut Index,
+}
+
+/// `detail` cut to [`MAX_DETAIL_CHARS`] characters (the last one `…` when cut).
+pub fn cap_detail(detail: &str) -> String {
+    if detail.chars().count() <= MAX_DETAIL_CHARS {
+        return detail.to_owned();
+    }
+    let mut out: String = detail.chars().take(MAX_DETAIL_CHARS - 1).collect();
+    out.push('…');
+    out
+}
+
+/// The names behind a skip reason (never values), joined by `", "`.
+pub fn skip_detail(reason: &SkipReason) -> Option<String> {
+    let text = match reason {
+        SkipReason::TemplatedUrl { variables } => variables.join(", "),
+        SkipReason::HeaderRequired { headers } => headers.join(", "),
+        SkipReason::UnsupportedTransport(t) | SkipReason::UnsupportedPackageType(t) => t.clone(),
+        SkipReason::CleartextUrl | SkipReason::InvalidUrl => String::new(),
+    };
+    (!text.is_empty()).then(|| cap_detail(&text))
+}
+
+/// The target string of a target: its URL, or `<ecosystem>:<name>` for a package.
+pub fn target_string(kind: &TargetKind) -> String {
+    match kind {
+        TargetKind::Remote { url, .. } => url.clone(),
+        TargetKind::Package {
+            ecosystem, name, ..
+        } => {
+            let prefix = match ecosystem {
+                Ecosystem::Npm => "npm",
+                Ecosystem::Pypi => "pypi",
+                Ecosystem::Other(t) => t.as_str(),
+            };
+            format!("{prefix}:{name}")
+        }
+    }
+}
+
+/// The log subject id of a target.
+pub fn target_id(target: &Target) -> String {
+    Subject {
+        server: target.server.clone(),
+        target: target_string(&target.kind),
+        package: None,
+    }
+    .id()
+}
+
+fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<String, IndexError> {
+    let id = target_id(target);
+    let (kind, declared_transport, package_version, skip_reason) = match &target.kind {
+        TargetKind::Remote { transport, .. } => (
+            "remote",
+            Some(transport.clone()),
+            None,
+            target.skip.as_ref().map(|s| s.as_str()),
+        ),
+        TargetKind::Package { version, .. } => (
+            "package",
+            None,
+            version.clone(),
+            Some(
+                target
+                    .skip
+                    .as_ref()
+                    .map_or(AWAITING_SANDBOX, |s| s.as_str()),
+            ),
+        ),
+    };
+    tx.prepare_cached(
+        "INSERT INTO targets (id, server, target, kind, declared_transport, package_version,
+             skip_reason, skip_detail, first_listed, last_listed, delisted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL)
+         ON CONFLICT (id) DO UPDATE SET server = excluded.server, target = excluded.target,
+             kind = excluded.kind, declared_transport = excluded.declared_transport,
+             package_version = excluded.package_version, skip_reason = excluded.skip_reason,
+             skip_detail = excluded.skip_detail,
+             first_listed = coalesce(targets.first_listed, excluded.first_listed),
+             last_listed = excluded.last_listed, delisted_at = NULL",
+    )?
+    .execute(params![
+        id,
+        target.server,
+        target_string(&target.kind),
+        kind,
+        declared_transport,
+        package_version,
+        skip_reason,
+        target.skip.as_ref().and_then(skip_detail),
+        listed,
+    ])?;
+    Ok(id)
+}
+
+fn upsert_server(tx: &Transaction, r: &Record, listed: &str) -> Result<(), IndexError> {
+    tx.prepare_cached(
+        "INSERT INTO servers (name, version, title, description, status, repository_url,
+             website_url, first_listed, last_listed, delisted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, NULL)
+         ON CONFLICT (name) DO UPDATE SET version = excluded.version, title = excluded.title,
+             description = excluded.description, status = excluded.status,
+             repository_url = excluded.repository_url, website_url = excluded.website_url,
+             last_listed = excluded.last_listed, delisted_at = NULL",
+    )?
+    .execute(params![
+        r.name,
+        r.version,
+        r.title,
+        r.description,
+        r.status.as_str(),
+        r.repository_url,
+        r.website_url,
+        listed,
+    ])?;
+    Ok(())
+}
+
+impl<'a, S: Storage> Recorder<'a, S> {
+    /// A recorder writing to `log`, `blobs` and `index` (which must follow this log).
+    pub fn new(log: &'a mut Log<S>, blobs: &'a Blobs, index: &'a mut Index) -> Self {
+        Recorder { log, blobs, index }
+    }
+
+    /// Start a run: record it, upsert every listed server and target (listed at
+    /// `input.started_at`), mark targets a listed server no longer has and the `delisted`
+    /// servers (and their targets) delisted. Returns the run id.
+    pub fn begin_run(&mut self, input: &RunInput) -> Result<i64, IndexError> {
+        if !toolmark_log::entry::valid_time(&input.started_at) {
+            return Err(IndexError::Invalid(format!(
+                "run start {:?} is not YYYY-MM-DDTHH:MM:SSZ",
+                input.started_at
+            )));
+        }
+        let at = &input.started_at;
+        let tx = self.index.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (kind, started_at, status, registry, harvest_complete)
+             VALUES ('crawl', ?1, 'running', ?2, ?3)",
+            params![at, input.registry, input.harvest_complete],
+        )?;
+        let run = tx.last_insert_rowid();
+        for name in &input.delisted {
+            tx.execute(
+                "UPDATE servers SET delisted_at = ?1 WHERE name = ?2 AND delisted_at IS NULL",
+                params![at, name],
+            )?;
+            tx.execute(
+                "UPDATE targets SET delisted_at = ?1 WHERE server = ?2 AND delisted_at IS NULL",
+                params![at, name],
+            )?;
+        }
+        for record in &input.records {
+            upsert_server(&tx, record, at)?;
+            let mut listed = Vec::new();
+            for target in toolmark_crawler::registry::targets(record) {
+                listed.push(upsert_target(&tx, &target, at)?);
+            }
+            let known: Vec<String> = tx
+                .prepare_cached("SELECT id FROM targets WHERE server = ?1 AND delisted_at IS NULL")?
+                .query_map([&record.name], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for id in known.iter().filter(|id| !listed.contains(id)) {
+                tx.execute(
+                    "UPDATE targets SET delisted_at = ?1 WHERE id = ?2",
+                    params![at, id],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(run)
+    }
+
+    /// Record one batch of outcomes of run `run` (call as often as needed per run); returns one
+    /// line per outcome, in order.
+    pub fn record(
+        &mut self,
+        run: i64,
+        outcomes: Vec<TargetOutcome>,
+    ) -> Result<Vec<Recorded>, IndexError> {
+        let started: String = self
+            .index
+            .conn
+            .query_row("SELECT started_at FROM runs WHERE id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or_else(|| IndexError::Invalid(format!("no run {run}")))?;
+        self.index.catch_up(self.log, self.blobs)?;
+
+        let mut results = Vec::with_capacity(outcomes.len());
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut slots: Vec<usize> = Vec::new();
+        for outcome in &outcomes {
+            let target = &outcome.target;
+            let mut line = Recorded {
+                server: target.server.clone(),
+                endpoint: target_string(&target.kind),
+                transport: None,
+                status: String::new(),
+                detail: String::new(),
+                mtl1: None,
+                mtl1_error: None,
+                full: None,
+                tools: None,
+                entry_index: None,
+                change_id: None,
+            };
+            let declared = match &target.kind {
+                TargetKind::Package { .. } => {
+                    line.status = target
+                        .skip
+                        .as_ref()
+                        .map_or(AWAITING_SANDBOX, |s| s.as_str())
+                        .to_owned();
+                    line.detail = target
+                        .skip
+                        .as_ref()
+                        .and_then(skip_detail)
+                        .unwrap_or_default();
+                    results.push(line);
+                    continue;
+                }
+                TargetKind::Remote { transport, .. } => transport,
+            };
+            let subject = Subject {
+                server: target.server.clone(),
+                target: line.endpoint.clone(),
+                package: None,
+            };
+            let (entry, document) = if let Some(obs) = &outcome.observation {
+                let digests = obs.digests();
+                line.transport = obs.transport.map(|t| t.as_str().to_owned());
+                line.status = obs.status.name();
+                line.detail = cap_detail(&obs.detail);
+                if let Some(d) = &digests {
+                    match &d.mtl1 {
+                        Ok(sri) => line.mtl1 = Some(sri.to_string()),
+                        Err(code) => line.mtl1_error = Some(code.clone()),
+                    }
+                    line.full = Some(d.full.to_string());
+                    line.tools = Some(d.tools as u64);
+                }
+                let doc = Document::new(
+                    DocTarget {
+                        server: target.server.clone(),
+                        endpoint: line.endpoint.clone(),
+                        declared_transport: declared.clone(),
+                    },
+                    obs,
+                )
+                .encode()
+                .map_err(IndexError::Encode)?;
+                let entry = Entry {
+                    subject,
+                    observed_at: crate::time::utc(obs.started),
+                    status: line.status.clone(),
+                    detail: (!line.detail.is_empty()).then(|| line.detail.clone()),
+                    mtl1: line.mtl1.clone(),
+                    mtl1_error: line.mtl1_error.clone(),
+                    full: line.full.clone(),
+                    tools: line.tools,
+                    raw: Some(Sri::of(&doc).to_string()),
+                    prev: None,
+                };
+                (entry, Some(doc))
+            } else if let Some(skip) = &target.skip {
+                line.status = skip.as_str().to_owned();
+                line.detail = skip_detail(skip).unwrap_or_default();
+                let entry = Entry {
+                    subject,
+                    observed_at: started.clone(),
+                    status: line.status.clone(),
+                    detail: skip_detail(skip),
+                    mtl1: None,
+                    mtl1_error: None,
+                    full: None,
+                    tools: None,
+                    raw: None,
+                    prev: None,
+                };
+                (entry, None)
+            } else {
+                line.status = NOT_OBSERVED.to_owned();
+                results.push(line);
+                continue;
+            };
+            if let Err(e) = entry.encode() {
+                line.detail = cap_detail(&format!("{}: not logged: {e}", line.status));
+                line.status = NOT_LOGGED.to_owned();
+                line.mtl1 = None;
+                line.mtl1_error = None;
+                line.full = None;
+                line.tools = None;
+                results.push(line);
+                continue;
+            }
+            if let Some(doc) = document {
+                self.blobs.put(&doc)?;
+            }
+            slots.push(results.len());
+            results.push(line);
+            entries.push(entry);
+        }
+
+        let sent = entries.clone();
+        let appended = self.log.append(entries)?;
+        let size = self.log.head().size;
+        let first = appended.indices.first().copied().unwrap_or(size);
+
+        let tx = self.index.conn.transaction()?;
+        for outcome in &outcomes {
+            upsert_target(&tx, &outcome.target, &started)?;
+        }
+        let indexed = log_size_indexed_in(&tx)?;
+        if indexed < first {
+            // Entries appended by someone else since the catch-up above: index them as catch-up
+            // would.
+            index_entries(
+                &tx,
+                self.blobs,
+                &read_entries(self.log, indexed, first)?,
+                None,
+            )?;
+        }
+        let batch = read_entries(self.log, first, size)?;
+        if batch.len() != sent.len() {
+            return Err(IndexError::Inconsistent(format!(
+                "{} entries appended, the log holds {} after them",
+                sent.len(),
+                batch.len()
+            )));
+        }
+        for ((index, logged), mut expected) in batch.iter().zip(sent) {
+            expected.prev = logged.prev;
+            if *logged != expected {
+                return Err(IndexError::Inconsistent(format!(
+                    "log entry {index} is not the entry appended"
+                )));
+            }
+        }
+        let changes = index_entries(&tx, self.blobs, &batch, Some(run))?;
+        set_log_size_indexed(&tx, size)?;
+        tx.commit()?;
+
+        for (slot, index) in slots.into_iter().zip(appended.indices) {
+            results[slot].entry_index = Some(index);
+            results[slot].change_id = changes.get(&index).copied();
+        }
+        Ok(results)
+    }
+
+    /// Finish run `run`: its end time, status and report (JSON).
+    pub fn finish_run(
+        &mut self,
+        run: i64,
+        finished_at: &str,
+        status: RunStatus,
+        report: &serde_json::Value,
+    ) -> Result<(), IndexError> {
+        let n = self.index.conn.execute(
+            "UPDATE runs SET finished_at = ?2, status = ?3, report = ?4 WHERE id = ?1",
+            params![
+                run,
+                finished_at,
+                status.as_str(),
+                serde_json::to_string(report)?
+            ],
+        )?;
+        if n == 0 {
+            return Err(IndexError::Invalid(format!("no run {run}")));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn details_are_capped_and_names_only() {
+        assert_eq!(cap_detail("short"), "short");
+        let long = "é".repeat(MAX_DETAIL_CHARS + 5);
+        let capped = cap_detail(&long);
+        assert_eq!(capped.chars().count(), MAX_DETAIL_CHARS);
+        assert!(capped.ends_with('…'));
+        assert_eq!(
+            skip_detail(&SkipReason::HeaderRequired {
+                headers: vec!["Authorization".into(), "X-Api-Key".into()]
+            })
+            .as_deref(),
+            Some("Authorization, X-Api-Key")
+        );
+        assert_eq!(skip_detail(&SkipReason::CleartextUrl), None);
+    }
+
+    #[test]
+    fn package_targets_are_named_by_ecosystem() {
+        let kind = |ecosystem| TargetKind::Package {
+            ecosystem,
+            name: "@scope/pkg".into(),
+            version: Some("1.0.0".into()),
+        };
+        assert_eq!(target_string(&kind(Ecosystem::Npm)), "npm:@scope/pkg");
+        assert_eq!(target_string(&kind(Ecosystem::Pypi)), "pypi:@scope/pkg");
+        assert_eq!(
+            target_string(&kind(Ecosystem::Other("oci".into()))),
+            "oci:@scope/pkg"
+        );
+    }
+}

@@ -1,0 +1,785 @@
+//! Recording crawl runs into a real log, blob store and SQLite index.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+use toolmark_crawler::observe::{Observation, Status};
+use toolmark_crawler::registry::Record;
+use toolmark_index::document::{DocTarget, Document};
+use toolmark_index::record::{NOT_LOGGED, NOT_OBSERVED};
+use toolmark_index::{BlobError, IndexError, RunInput, RunStatus, TargetOutcome};
+use toolmark_log::entry::{Entry, Subject};
+use toolmark_toolset::Sri;
+
+const ALPHA: &str = "https://alpha.example.com/mcp";
+const BETA: &str = "https://beta.example.com/mcp";
+const DELTA: &str = "https://delta.example.com/sse";
+const GAMMA: &str = "https://gamma.example.com/mcp";
+const GAMMA_TEMPLATED: &str = "https://{tenant}.gamma.example.com/mcp";
+
+fn registry() -> Vec<Record> {
+    records(json!([
+        {"name": "io.example/alpha", "version": "1.0.0", "title": "Alpha",
+         "description": "Files", "repository": {"url": "https://github.com/example/alpha"},
+         "remotes": [{"type": "streamable-http", "url": ALPHA}],
+         "packages": [{"registryType": "npm", "identifier": "@example/alpha",
+                       "version": "1.0.0", "transport": {"type": "stdio"}}]},
+        {"name": "io.example/beta", "version": "2.0.0",
+         "remotes": [{"type": "streamable-http", "url": BETA}],
+         "packages": [{"registryType": "oci", "identifier": "ghcr.io/example/beta",
+                       "version": "2.0.0"}]},
+        {"name": "io.example/delta", "version": "0.1.0",
+         "remotes": [{"type": "sse", "url": DELTA}]},
+        {"name": "io.example/gamma", "version": "3.0.0",
+         "remotes": [
+             {"type": "streamable-http", "url": GAMMA_TEMPLATED},
+             {"type": "streamable-http", "url": GAMMA,
+              "headers": [{"name": "Authorization", "value": "Bearer {secret_token}",
+                           "isRequired": true, "isSecret": true}]}]}
+    ]))
+}
+
+/// Run-1 observations: alpha ok (filesystem tools), beta wants auth, delta times out.
+fn first_day(url: &str) -> Option<Observation> {
+    match url {
+        ALPHA => Some(ok(day(0, 10), vec![corpus_page(FILESYSTEM)])),
+        BETA => Some(auth_required(day(0, 11))),
+        DELTA => Some(failed(
+            day(0, 12),
+            Status::Timeout,
+            "observation deadline of 90s passed",
+        )),
+        other => panic!("dialled {other}"),
+    }
+}
+
+fn id(server: &str, target: &str) -> String {
+    Subject {
+        server: server.into(),
+        target: target.into(),
+        package: None,
+    }
+    .id()
+}
+
+fn document(env: &Env, entry: &Entry) -> Document {
+    let sri: Sri = entry.raw.as_deref().unwrap().parse().unwrap();
+    Document::decode(&env.blobs.get(&sri).unwrap().unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_logs_every_remote_once_and_indexes_it() {
+    let mut env = Env::new("first-run");
+    let recs = registry();
+    let (run, lines) = env.run(&day_str(0, 0), &recs, &[], first_day);
+
+    // 7 targets: 5 remotes (one entry each) and 2 packages (none).
+    assert_eq!(lines.len(), 7);
+    assert_eq!(env.log.head().size, 5);
+    let entries = env.entries();
+    let statuses: Vec<&str> = entries.iter().map(|e| e.status.as_str()).collect();
+    assert_eq!(
+        statuses,
+        [
+            "ok",
+            "auth-required",
+            "timeout",
+            "templated-url",
+            "header-required"
+        ]
+    );
+    assert!(entries.iter().all(|e| e.prev.is_none()));
+
+    // The ok entry: digests as the crawler computes them, and a document with the exact page.
+    let alpha = &entries[0];
+    let obs = first_day(ALPHA).unwrap();
+    let d = obs.digests().unwrap();
+    assert_eq!(alpha.full.as_deref(), Some(d.full.to_string().as_str()));
+    assert_eq!(
+        alpha.mtl1.as_deref(),
+        Some(d.mtl1.as_ref().unwrap().to_string().as_str())
+    );
+    assert_eq!(alpha.tools, Some(14));
+    assert_eq!(alpha.observed_at, day_str(0, 10));
+    assert_eq!(alpha.detail, None);
+    let doc = document(&env, alpha);
+    assert_eq!(doc.pages, vec![corpus_page(FILESYSTEM)]);
+    assert_eq!(doc.target.endpoint, ALPHA);
+    assert_eq!(doc.target.declared_transport, "streamable-http");
+    assert_eq!(doc.status, "ok");
+    assert_eq!(doc.initialize, obs.initialize);
+    assert_eq!(
+        toolmark_toolset::full::digest(&doc.tool_set().unwrap()),
+        d.full
+    );
+
+    // Failures keep their details and auth challenge.
+    let beta = &entries[1];
+    assert_eq!(beta.detail.as_deref(), Some("401 from initialize"));
+    assert_eq!((beta.full.as_ref(), beta.tools), (None, None));
+    let doc = document(&env, beta);
+    let auth = doc.auth.unwrap();
+    assert_eq!(auth.http_status, 401);
+    assert_eq!(auth.scope.as_deref(), Some("tools"));
+    assert!(doc.pages.is_empty());
+    let delta = &entries[2];
+    assert_eq!(
+        delta.detail.as_deref(),
+        Some("observation deadline of 90s passed")
+    );
+    assert!(delta.raw.is_some());
+
+    // Skips: names only, never header values; no document; observed at the run start.
+    assert_eq!(entries[3].subject.target, GAMMA_TEMPLATED);
+    assert_eq!(entries[3].detail.as_deref(), Some("tenant"));
+    assert_eq!(entries[4].detail.as_deref(), Some("Authorization"));
+    for e in &entries[3..] {
+        assert_eq!(e.raw, None);
+        assert_eq!(e.observed_at, day_str(0, 0));
+    }
+    for i in 0..5 {
+        let text = String::from_utf8(env.log.entry(i).unwrap()).unwrap();
+        assert!(!text.contains("secret_token") && !text.contains("Bearer {"));
+    }
+
+    // Index rows mirror the entries.
+    assert_eq!(env.index.log_size_indexed().unwrap(), 5);
+    let row = env.index.observation(0).unwrap().unwrap();
+    assert_eq!(row.target_id, id("io.example/alpha", ALPHA));
+    assert_eq!(row.run_id, Some(run));
+    assert_eq!(row.full, alpha.full);
+    assert_eq!(row.raw, alpha.raw);
+    assert_eq!(row.transport.as_deref(), Some("streamable-http"));
+    assert_eq!(row.protocol_version.as_deref(), Some("2025-06-18"));
+    assert_eq!(row.elapsed_ms, Some(420));
+    let t = env
+        .index
+        .target(&id("io.example/alpha", ALPHA))
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.last_ok_entry, Some(0));
+    assert_eq!(t.current_full, alpha.full);
+    assert_eq!(t.current_tools, Some(14));
+    assert_eq!(t.first_listed.as_deref(), Some(day_str(0, 0).as_str()));
+    let t = env
+        .index
+        .target(&id("io.example/gamma", GAMMA))
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.skip_reason.as_deref(), Some("header-required"));
+    assert_eq!(t.last_status.as_deref(), Some("header-required"));
+    assert_eq!(t.last_entry, Some(4));
+
+    // Packages: listed, not logged.
+    let alpha_targets = env.index.targets_of("io.example/alpha").unwrap();
+    assert_eq!(alpha_targets.len(), 2);
+    let pkg = &alpha_targets[1];
+    assert_eq!(
+        (pkg.kind.as_str(), pkg.target.as_str()),
+        ("package", "npm:@example/alpha")
+    );
+    assert_eq!(pkg.skip_reason.as_deref(), Some("awaiting-sandbox"));
+    assert_eq!(pkg.package_version.as_deref(), Some("1.0.0"));
+    assert_eq!(pkg.last_entry, None);
+    let beta_pkg = &env.index.targets_of("io.example/beta").unwrap()[1];
+    assert_eq!(
+        beta_pkg.skip_reason.as_deref(),
+        Some("unsupported-package-type")
+    );
+    assert_eq!(beta_pkg.skip_detail.as_deref(), Some("oci"));
+
+    // No change on a first observation.
+    assert!(env.index.changes(0, 100, None, None).unwrap().is_empty());
+
+    // The report lines.
+    let line = serde_json::to_value(&lines[0]).unwrap();
+    assert_eq!(line["server"], "io.example/alpha");
+    assert_eq!(line["endpoint"], ALPHA);
+    assert_eq!(line["transport"], "streamable-http");
+    assert_eq!(line["status"], "ok");
+    assert_eq!(line["entryIndex"], 0);
+    assert_eq!(line["tools"], 14);
+    assert_eq!(line["full"], json!(alpha.full));
+    // Lines follow the targets: each server's remotes, then its packages.
+    assert_eq!(
+        (lines[1].status.as_str(), lines[1].endpoint.as_str()),
+        ("awaiting-sandbox", "npm:@example/alpha")
+    );
+    assert_eq!(lines[1].entry_index, None);
+    assert_eq!(lines[2].status, "auth-required");
+    assert_eq!(lines[2].entry_index, Some(1));
+    assert_eq!(
+        (lines[3].status.as_str(), lines[3].detail.as_str()),
+        ("unsupported-package-type", "oci")
+    );
+    assert_eq!(lines[6].entry_index, Some(4));
+
+    // Servers and runs.
+    let server = env.index.server("io.example/alpha").unwrap().unwrap();
+    assert_eq!(server.title.as_deref(), Some("Alpha"));
+    assert_eq!(server.status, "active");
+    assert_eq!(
+        server.repository_url.as_deref(),
+        Some("https://github.com/example/alpha")
+    );
+    assert_eq!(
+        env.index.known_server_names().unwrap(),
+        [
+            "io.example/alpha",
+            "io.example/beta",
+            "io.example/delta",
+            "io.example/gamma"
+        ]
+    );
+    assert_eq!(env.index.last_run().unwrap().unwrap().status, "running");
+    env.recorder()
+        .finish_run(
+            run,
+            &day_str(0, 60),
+            RunStatus::Complete,
+            &json!({"targets": 7}),
+        )
+        .unwrap();
+    let last = env.index.last_run().unwrap().unwrap();
+    assert_eq!(
+        (last.id, last.status.as_str(), last.report.as_deref()),
+        (run, "complete", Some("{\"targets\":7}"))
+    );
+    assert!(last.harvest_complete);
+}
+
+#[test]
+fn a_changed_tool_set_is_one_change_linked_by_prev() {
+    let mut env = Env::new("change");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    // Day 1: alpha's first read-only hint flips; beta still wants auth; delta answers for the
+    // first time.
+    let (_, lines) = env.run(&day_str(1, 0), &recs, &[], |url| match url {
+        ALPHA => Some(ok(day(1, 10), vec![filesystem_rug_pull()])),
+        DELTA => Some(ok(day(1, 12), vec![corpus_page(MEMORY)])),
+        other => first_day(other),
+    });
+    assert_eq!(env.log.head().size, 10);
+    let entries = env.entries();
+    // Every subject's second entry points at its first.
+    for (i, e) in entries.iter().enumerate().skip(5) {
+        assert_eq!(e.prev, Some(i as u64 - 5), "entry {i}");
+    }
+    let changes = env.index.changes(0, 100, None, None).unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let c = &changes[0];
+    assert_eq!(lines[0].change_id, Some(c.id));
+    assert!(lines.iter().skip(1).all(|l| l.change_id.is_none()));
+    assert_eq!(
+        (c.server.as_str(), c.endpoint.as_str()),
+        ("io.example/alpha", ALPHA)
+    );
+    assert_eq!((c.old_entry, c.new_entry), (0, 5));
+    assert_eq!(c.old_full.as_str(), entries[0].full.as_deref().unwrap());
+    assert_eq!(c.new_full.as_str(), entries[5].full.as_deref().unwrap());
+    assert_eq!(c.observed_at, day_str(1, 10));
+    assert_eq!(c.class, "dangerous");
+    assert_eq!((c.added, c.removed, c.modified), (0, 0, 1));
+    let diff: serde_json::Value = serde_json::from_str(c.diff.as_deref().unwrap()).unwrap();
+    assert_eq!(diff["modified"].as_array().unwrap().len(), 1);
+    assert!(diff["modified"][0]["annotations"].is_object());
+    let classification: serde_json::Value =
+        serde_json::from_str(c.classification.as_deref().unwrap()).unwrap();
+    assert_eq!(classification["class"], "dangerous");
+    assert!(
+        classification["signals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.to_string().contains("hint-changed"))
+    );
+
+    // Queries over it.
+    assert_eq!(env.index.change(c.id).unwrap().as_ref(), Some(c));
+    assert_eq!(
+        env.index
+            .changes(0, 10, Some("io.example/alpha"), Some("dangerous"))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        env.index
+            .changes(0, 10, Some("io.example/beta"), None)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        env.index
+            .changes(0, 10, None, Some("benign"))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(env.index.changes(c.id, 10, None, None).unwrap().is_empty());
+    assert_eq!(
+        env.index.latest_changes(None, 10, None, None).unwrap(),
+        changes
+    );
+    let alpha = id("io.example/alpha", ALPHA);
+    assert_eq!(
+        env.index
+            .entries_with_full(&alpha, entries[0].full.as_deref().unwrap())
+            .unwrap(),
+        [0]
+    );
+    // MTL/1 does not cover annotations: the hint flip is invisible to it, not to the full
+    // digest.
+    assert_eq!(entries[0].mtl1, entries[5].mtl1);
+    assert_eq!(
+        env.index
+            .entries_with_mtl1(&alpha, entries[5].mtl1.as_deref().unwrap())
+            .unwrap(),
+        [0, 5]
+    );
+    let found = env.index.find_target_by_endpoint(ALPHA).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].current_full, entries[5].full);
+    let obs = env.index.observations_of(&alpha, 10, None).unwrap();
+    assert_eq!(obs.iter().map(|o| o.entry).collect::<Vec<_>>(), [5, 0]);
+    assert_eq!(obs[0].prev, Some(0));
+    let older = env.index.observations_of(&alpha, 10, Some(5)).unwrap();
+    assert_eq!(older.iter().map(|o| o.entry).collect::<Vec<_>>(), [0]);
+
+    // Day 2, nothing changes: no new change.
+    let (_, lines) = env.run(&day_str(2, 0), &recs, &[], |url| match url {
+        ALPHA => Some(ok(day(2, 10), vec![filesystem_rug_pull()])),
+        DELTA => Some(ok(day(2, 12), vec![corpus_page(MEMORY)])),
+        other => first_day(other),
+    });
+    assert!(lines.iter().all(|l| l.change_id.is_none()));
+    assert_eq!(env.index.changes(0, 100, None, None).unwrap().len(), 1);
+    assert_eq!(env.entries()[10].prev, Some(5));
+}
+
+type Observe = Box<dyn Fn(&str) -> Option<Observation>>;
+
+#[test]
+fn a_failure_between_two_equal_tool_sets_is_not_a_change_but_a_revert_is() {
+    let mut env = Env::new("flap");
+    let recs = records(json!([{"name": "io.example/one", "version": "1",
+        "remotes": [{"type": "streamable-http", "url": ALPHA}]}]));
+    let days: Vec<Observe> = vec![
+        Box::new(|_| Some(ok(day(0, 5), vec![corpus_page(ALFRESCO)]))),
+        Box::new(|_| Some(failed(day(1, 5), Status::Timeout, "connect timeout"))),
+        Box::new(|_| Some(failed(day(2, 5), Status::Http(503), "503"))),
+        Box::new(|_| Some(ok(day(3, 5), vec![corpus_page(ALFRESCO)]))),
+    ];
+    for (d, observe) in days.iter().enumerate() {
+        env.run(&day_str(d as u64, 0), &recs, &[], observe);
+    }
+    let target = id("io.example/one", ALPHA);
+    assert!(env.index.changes(0, 100, None, None).unwrap().is_empty());
+    let t = env.index.target(&target).unwrap().unwrap();
+    assert_eq!((t.last_entry, t.last_ok_entry), (Some(3), Some(3)));
+    assert_eq!(t.last_status.as_deref(), Some("ok"));
+    let during = env.index.observations_of(&target, 10, None).unwrap();
+    assert_eq!(during[1].status, "http-503");
+    assert_eq!(during[2].status, "timeout");
+    assert_eq!(during[2].detail.as_deref(), Some("connect timeout"));
+
+    // A different set, then back: two changes, the second against the set just before it.
+    env.run(&day_str(4, 0), &recs, &[], |_| {
+        Some(ok(day(4, 5), vec![corpus_page(FETCH)]))
+    });
+    env.run(&day_str(5, 0), &recs, &[], |_| {
+        Some(ok(day(5, 5), vec![corpus_page(ALFRESCO)]))
+    });
+    let changes = env.index.changes(0, 100, None, None).unwrap();
+    assert_eq!(changes.len(), 2);
+    assert_eq!((changes[0].old_entry, changes[0].new_entry), (3, 4));
+    assert_eq!((changes[1].old_entry, changes[1].new_entry), (4, 5));
+    assert_eq!(changes[0].old_full, changes[1].new_full);
+    assert_eq!(changes[0].added, 1);
+    assert_eq!(changes[0].removed, 10);
+    assert_eq!(changes[1].added, 10);
+    assert_ne!(changes[0].class, "benign");
+}
+
+/// Append run 2's entries the way the recorder does, but die before indexing them.
+fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started: &str) {
+    let mut entries = Vec::new();
+    for o in outcomes {
+        let toolmark_crawler::registry::TargetKind::Remote { url, transport } = &o.target.kind
+        else {
+            continue;
+        };
+        let subject = Subject {
+            server: o.target.server.clone(),
+            target: url.clone(),
+            package: None,
+        };
+        let entry = match (&o.observation, &o.target.skip) {
+            (Some(obs), _) => {
+                let doc = Document::new(
+                    DocTarget {
+                        server: o.target.server.clone(),
+                        endpoint: url.clone(),
+                        declared_transport: transport.clone(),
+                    },
+                    obs,
+                );
+                let sri = env.blobs.put(&doc.encode().unwrap()).unwrap();
+                let d = obs.digests();
+                Entry {
+                    subject,
+                    observed_at: toolmark_index::time::utc(obs.started),
+                    status: obs.status.name(),
+                    detail: (!obs.detail.is_empty()).then(|| obs.detail.clone()),
+                    mtl1: d
+                        .as_ref()
+                        .and_then(|d| d.mtl1.as_ref().ok().map(|s| s.to_string())),
+                    mtl1_error: d.as_ref().and_then(|d| d.mtl1.clone().err()),
+                    full: d.as_ref().map(|d| d.full.to_string()),
+                    tools: d.as_ref().map(|d| d.tools as u64),
+                    raw: Some(sri.to_string()),
+                    prev: None,
+                }
+            }
+            (None, Some(skip)) => Entry {
+                subject,
+                observed_at: started.into(),
+                status: skip.as_str().into(),
+                detail: toolmark_index::record::skip_detail(skip),
+                mtl1: None,
+                mtl1_error: None,
+                full: None,
+                tools: None,
+                raw: None,
+                prev: None,
+            },
+            (None, None) => continue,
+        };
+        entries.push(entry);
+    }
+    env.log.append(entries).unwrap();
+}
+
+fn day_two(url: &str) -> Option<Observation> {
+    match url {
+        ALPHA => Some(ok(day(1, 10), vec![filesystem_rug_pull()])),
+        other => first_day(other),
+    }
+}
+
+#[test]
+fn catch_up_indexes_what_a_crash_left_behind() {
+    let mut env = Env::new("catch-up");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    append_without_indexing(&mut env, outcomes(&recs, day_two), &day_str(1, 0));
+    assert_eq!(env.log.head().size, 10);
+    assert_eq!(env.index.log_size_indexed().unwrap(), 5);
+    assert_eq!(env.index.observation(5).unwrap(), None);
+
+    assert_eq!(env.index.catch_up(&env.log, &env.blobs).unwrap(), 5);
+    assert_eq!(env.index.log_size_indexed().unwrap(), 10);
+    let entries = env.entries();
+    for i in 5..10u64 {
+        let row = env.index.observation(i).unwrap().unwrap();
+        let e = &entries[i as usize];
+        assert_eq!(row.run_id, None);
+        assert_eq!(row.status, e.status);
+        assert_eq!(row.full, e.full);
+        assert_eq!(row.raw, e.raw);
+        assert_eq!(row.prev, Some(i - 5));
+    }
+    let changes = env.index.changes(0, 100, None, None).unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!((changes[0].old_entry, changes[0].new_entry), (0, 5));
+    assert_eq!(changes[0].class, "dangerous");
+    // Nothing left to do.
+    assert_eq!(env.index.catch_up(&env.log, &env.blobs).unwrap(), 0);
+
+    // The recorder catches up by itself before its own batch.
+    append_without_indexing(&mut env, outcomes(&recs, first_day), &day_str(2, 0));
+    let (run, lines) = env.run(&day_str(3, 0), &recs, &[], day_two);
+    assert_eq!(env.log.head().size, 20);
+    assert_eq!(env.index.log_size_indexed().unwrap(), 20);
+    assert_eq!(env.index.observation(12).unwrap().unwrap().run_id, None);
+    assert_eq!(
+        env.index.observation(17).unwrap().unwrap().run_id,
+        Some(run)
+    );
+    // Day 2 reverted alpha (entry 10), day 3 changed it again (entry 15).
+    let changes = env.index.changes(0, 100, None, None).unwrap();
+    assert_eq!(
+        changes
+            .iter()
+            .map(|c| (c.old_entry, c.new_entry))
+            .collect::<Vec<_>>(),
+        [(0, 5), (5, 10), (10, 15)]
+    );
+    assert_eq!(lines[0].change_id, Some(changes[2].id));
+}
+
+type Snapshot = (Vec<Vec<String>>, Vec<Vec<String>>, Vec<Vec<String>>);
+
+/// Every derived row, as text (observations without the run bookkeeping).
+fn snapshot(index: &toolmark_index::Index) -> Snapshot {
+    let rows = |sql: &str| -> Vec<Vec<String>> {
+        let mut st = index.connection().prepare(sql).unwrap();
+        let n = st.column_count();
+        st.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                .collect())
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    (
+        rows(
+            "SELECT entry, target_id, observed_at, status, detail, mtl1, mtl1_error, full, tools,
+                 raw, transport, protocol_version, elapsed_ms, prev FROM observations ORDER BY entry",
+        ),
+        rows("SELECT * FROM changes ORDER BY id"),
+        rows(
+            "SELECT id, last_status, last_detail, last_entry, last_observed_at, last_ok_entry,
+                 current_full, current_mtl1, current_raw, current_tools FROM targets
+             WHERE last_entry IS NOT NULL ORDER BY id",
+        ),
+    )
+}
+
+#[test]
+fn the_index_is_derivable_from_the_log_and_the_blobs() {
+    let mut env = Env::new("rebuild");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    env.run(&day_str(1, 0), &recs, &[], day_two);
+    env.run(&day_str(2, 0), &recs, &[], first_day);
+    let before = snapshot(&env.index);
+    assert_eq!(before.0.len(), 15);
+    assert_eq!(before.1.len(), 2);
+
+    assert_eq!(env.index.rebuild(&env.log, &env.blobs).unwrap(), 15);
+    assert_eq!(snapshot(&env.index), before);
+
+    // A brand-new index over the same log and blobs derives the same rows.
+    let mut fresh = toolmark_index::Index::open(&env.dir.join("fresh.sqlite")).unwrap();
+    assert_eq!(fresh.catch_up(&env.log, &env.blobs).unwrap(), 15);
+    assert_eq!(snapshot(&fresh), before);
+    let t = fresh
+        .target(&id("io.example/delta", DELTA))
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.declared_transport.as_deref(), Some("sse"));
+    assert_eq!(t.kind, "remote");
+
+    // An index follows one log only.
+    let other = toolmark_log::Log::init(&env.dir.join("other-log"), "toolmark.test/other").unwrap();
+    assert!(matches!(
+        fresh.catch_up(&other, &env.blobs),
+        Err(IndexError::Inconsistent(_))
+    ));
+}
+
+#[test]
+fn blob_corruption_is_detected_and_repairable() {
+    let mut env = Env::new("corrupt");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    let alpha = env.entries()[0].clone();
+    let sri: Sri = alpha.raw.as_deref().unwrap().parse().unwrap();
+    let path = env.blobs.path_of(&sri);
+    let original = std::fs::read(&path).unwrap();
+    let mut bad = original.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 0x01;
+    std::fs::write(&path, &bad).unwrap();
+
+    assert!(matches!(
+        env.blobs.get(&sri),
+        Err(BlobError::Corrupt { sri: s, .. }) if s == sri
+    ));
+    // A change has to read the old document: the batch fails after its append, loudly…
+    let input = RunInput {
+        started_at: day_str(1, 0),
+        registry: "https://registry.test".into(),
+        records: recs.clone(),
+        harvest_complete: true,
+        delisted: vec![],
+    };
+    let mut rec = env.recorder();
+    let run = rec.begin_run(&input).unwrap();
+    let err = rec.record(run, outcomes(&recs, day_two)).unwrap_err();
+    assert!(
+        matches!(err, IndexError::Blob(BlobError::Corrupt { .. })),
+        "{err}"
+    );
+    assert_eq!(env.log.head().size, 10);
+    assert_eq!(env.index.log_size_indexed().unwrap(), 5);
+    assert!(matches!(
+        env.index.rebuild(&env.log, &env.blobs),
+        Err(IndexError::Blob(BlobError::Corrupt { .. }))
+    ));
+    // …and once the blob is restored, catching up finishes the work.
+    std::fs::write(&path, &original).unwrap();
+    assert_eq!(env.index.catch_up(&env.log, &env.blobs).unwrap(), 10);
+    assert_eq!(env.index.changes(0, 10, None, None).unwrap().len(), 1);
+
+    // A missing blob is an error too, never an empty document.
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(
+        env.index.rebuild(&env.log, &env.blobs),
+        Err(IndexError::MissingBlob { entry: 0, .. })
+    ));
+}
+
+#[test]
+fn listing_and_delisting() {
+    let mut env = Env::new("delist");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    // Day 1: delta is gone from a complete harvest; alpha dropped its npm package.
+    let mut day1: Vec<Record> = recs
+        .iter()
+        .filter(|r| r.name != "io.example/delta")
+        .cloned()
+        .collect();
+    day1[0].packages.clear();
+    env.run(&day_str(1, 0), &day1, &["io.example/delta"], first_day);
+    let delta = env.index.server("io.example/delta").unwrap().unwrap();
+    assert_eq!(delta.delisted_at, Some(day_str(1, 0)));
+    assert_eq!(delta.last_listed, day_str(0, 0));
+    let t = env
+        .index
+        .target(&id("io.example/delta", DELTA))
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.delisted_at, Some(day_str(1, 0)));
+    let alpha = env.index.targets_of("io.example/alpha").unwrap();
+    assert_eq!(alpha[0].delisted_at, None);
+    assert_eq!(alpha[0].last_listed, Some(day_str(1, 0)));
+    assert_eq!(alpha[0].first_listed, Some(day_str(0, 0)));
+    assert_eq!(alpha[1].target, "npm:@example/alpha");
+    assert_eq!(alpha[1].delisted_at, Some(day_str(1, 0)));
+    assert_eq!(env.log.head().size, 9);
+
+    // Day 2: delta is back.
+    env.run(&day_str(2, 0), &recs, &[], first_day);
+    let delta = env.index.server("io.example/delta").unwrap().unwrap();
+    assert_eq!(delta.delisted_at, None);
+    assert_eq!(delta.first_listed, day_str(0, 0));
+    assert!(
+        env.index
+            .targets_of("io.example/delta")
+            .unwrap()
+            .iter()
+            .all(|t| t.delisted_at.is_none())
+    );
+    // Its chain skips the day it was not listed.
+    let entries = env.entries();
+    let delta_entries: Vec<(usize, Option<u64>)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.subject.target == DELTA)
+        .map(|(i, e)| (i, e.prev))
+        .collect();
+    assert_eq!(delta_entries, [(2, None), (11, Some(2))]);
+}
+
+#[test]
+fn outcomes_that_cannot_be_logged_are_reported_not_logged() {
+    let mut env = Env::new("unloggable");
+    let long = format!("https://long.example.com/{}", "a".repeat(2_010));
+    let recs = records(
+        json!([{"name": "io.example/odd", "version": "1", "remotes": [
+            {"type": "streamable-http", "url": long},
+            {"type": "streamable-http", "url": ALPHA},
+            {"type": "streamable-http", "url": BETA}
+        ]}]),
+    );
+    let (_, lines) = env.run(&day_str(0, 0), &recs, &[], |url| match url {
+        ALPHA => Some(ok(day(0, 1), vec![corpus_page(FETCH)])),
+        BETA => None,
+        _ => Some(ok(day(0, 2), vec![corpus_page(FETCH)])),
+    });
+    assert_eq!(lines[0].status, NOT_LOGGED);
+    assert!(
+        lines[0].detail.starts_with("ok: not logged: "),
+        "{}",
+        lines[0].detail
+    );
+    assert_eq!((lines[0].entry_index, lines[0].full.as_ref()), (None, None));
+    assert_eq!(lines[1].entry_index, Some(0));
+    assert_eq!(lines[2].status, NOT_OBSERVED);
+    assert_eq!(env.log.head().size, 1);
+    // Only the logged observation's document was stored.
+    let stored = walk(&env.dir.join("blobs"));
+    assert_eq!(stored, 1);
+    // The listed-but-unlogged targets are still in the index.
+    assert_eq!(env.index.targets_of("io.example/odd").unwrap().len(), 3);
+}
+
+fn walk(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn batches_of_one_run_and_unknown_runs() {
+    let mut env = Env::new("batches");
+    let recs = registry();
+    let input = RunInput {
+        started_at: day_str(0, 0),
+        registry: "https://registry.test".into(),
+        records: recs.clone(),
+        harvest_complete: false,
+        delisted: vec![],
+    };
+    let mut rec = env.recorder();
+    assert!(matches!(
+        rec.begin_run(&RunInput {
+            started_at: "yesterday".into(),
+            ..input.clone()
+        }),
+        Err(IndexError::Invalid(_))
+    ));
+    let run = rec.begin_run(&input).unwrap();
+    let all = outcomes(&recs, first_day);
+    let (a, b) = all.split_at(3);
+    let first = rec.record(run, a.to_vec()).unwrap();
+    let second = rec.record(run, b.to_vec()).unwrap();
+    assert_eq!(first.len() + second.len(), 7);
+    assert!(matches!(
+        rec.record(run + 1, vec![]),
+        Err(IndexError::Invalid(_))
+    ));
+    assert!(matches!(
+        rec.finish_run(run + 1, &day_str(0, 9), RunStatus::Failed, &json!({})),
+        Err(IndexError::Invalid(_))
+    ));
+    rec.finish_run(
+        run,
+        &day_str(0, 9),
+        RunStatus::Failed,
+        &json!({"error": "x"}),
+    )
+    .unwrap();
+    assert_eq!(env.log.head().size, 5);
+    let observed: Vec<i64> = (0..5)
+        .map(|i| env.index.observation(i).unwrap().unwrap().run_id.unwrap())
+        .collect();
+    assert_eq!(observed, [run; 5]);
+    let last = env.index.last_run().unwrap().unwrap();
+    assert_eq!(last.status, "failed");
+    assert!(!last.harvest_complete);
+}
