@@ -3,6 +3,7 @@
 //! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
 //! schedules join as their crates are built.
 
+mod crawl_cli;
 mod log_cli;
 
 use anyhow::{Context, Result};
@@ -54,13 +55,16 @@ enum Command {
         old: PathBuf,
         new: PathBuf,
     },
-    /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
-    /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
     /// The verifiable log: init, append, verify, proof, key.
     Log {
         #[command(subcommand)]
         command: log_cli::LogCommand,
     },
+    /// One crawl run: harvest the registry, observe every remote, append one log entry per
+    /// remote, index it and write a JSON report.
+    Crawl(crawl_cli::CrawlArgs),
+    /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
+    /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
     Sensitive {
         file: PathBuf,
         /// A glob; repeat for several. `server/tool` patterns need --server.
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Digest { json, files } => digest(&files, json),
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
         Command::Log { command } => log_cli::run(command),
+        Command::Crawl(args) => crawl_cli::run(args).map(|()| true),
         Command::Sensitive {
             file,
             patterns,

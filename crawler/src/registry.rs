@@ -695,6 +695,12 @@ pub struct Target {
 /// Remote checks, first match wins: unsupported transport, templated URL, invalid URL, cleartext
 /// URL, needed headers ([`HeaderSpec::is_needed`]). `sse` is supported. Packages are skipped unless npm or PyPI.
 pub fn targets(record: &Record) -> Vec<Target> {
+    targets_with(record, false)
+}
+
+/// [`targets`], but `http://` remotes are not skipped when `allow_cleartext` (tests and demos on
+/// loopback, together with the SSRF guard's `allow_private`).
+pub fn targets_with(record: &Record, allow_cleartext: bool) -> Vec<Target> {
     let remotes = record.remotes.iter().map(|r| Target {
         server: record.name.clone(),
         version: record.version.clone(),
@@ -702,7 +708,7 @@ pub fn targets(record: &Record) -> Vec<Target> {
             transport: r.transport.clone(),
             url: r.url.clone(),
         },
-        skip: remote_skip(r),
+        skip: remote_skip(r, allow_cleartext),
     });
     let packages = record.packages.iter().map(|p| {
         let ecosystem = Ecosystem::parse(&p.registry_type);
@@ -724,7 +730,7 @@ pub fn targets(record: &Record) -> Vec<Target> {
     remotes.chain(packages).collect()
 }
 
-fn remote_skip(r: &Remote) -> Option<SkipReason> {
+fn remote_skip(r: &Remote, allow_cleartext: bool) -> Option<SkipReason> {
     if r.transport != "streamable-http" && r.transport != "sse" {
         return Some(SkipReason::UnsupportedTransport(r.transport.clone()));
     }
@@ -736,7 +742,7 @@ fn remote_skip(r: &Remote) -> Option<SkipReason> {
     let Some(https) = url_scheme_is_https(&r.url) else {
         return Some(SkipReason::InvalidUrl);
     };
-    if !https {
+    if !https && !allow_cleartext {
         return Some(SkipReason::CleartextUrl);
     }
     let required: Vec<String> = r

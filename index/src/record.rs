@@ -64,6 +64,9 @@ pub struct RunInput {
     pub harvest_complete: bool,
     /// Server names to mark delisted (absent from a complete harvest).
     pub delisted: Vec<String>,
+    /// Whether `http://` remotes are crawled (`--allow-private`: tests and demos), so they are
+    /// listed as dialable targets rather than skipped as `cleartext-url`.
+    pub allow_cleartext: bool,
 }
 
 /// One target and what observing it produced.
@@ -283,7 +286,7 @@ impl<'a, S: Storage> Recorder<'a, S> {
         for record in &input.records {
             upsert_server(&tx, record, at)?;
             let mut listed = Vec::new();
-            for target in toolmark_crawler::registry::targets(record) {
+            for target in toolmark_crawler::registry::targets_with(record, input.allow_cleartext) {
                 listed.push(upsert_target(&tx, &target, at)?);
             }
             let known: Vec<String> = tx

@@ -607,6 +607,7 @@ fn blob_corruption_is_detected_and_repairable() {
         records: recs.clone(),
         harvest_complete: true,
         delisted: vec![],
+        allow_cleartext: false,
     };
     let mut rec = env.recorder();
     let run = rec.begin_run(&input).unwrap();
@@ -744,6 +745,7 @@ fn batches_of_one_run_and_unknown_runs() {
         records: recs.clone(),
         harvest_complete: false,
         delisted: vec![],
+        allow_cleartext: false,
     };
     let mut rec = env.recorder();
     assert!(matches!(

@@ -55,6 +55,7 @@ impl Env {
             records: records.to_vec(),
             harvest_complete: true,
             delisted: delisted.iter().map(|s| s.to_string()).collect(),
+            allow_cleartext: false,
         };
         let mut rec = self.recorder();
         let run = rec.begin_run(&input).unwrap();

@@ -1,0 +1,290 @@
+//! `toolmark crawl`: one crawl run — harvest the registry, observe every target, append one log
+//! entry per remote, index it, and write a JSON report.
+//!
+//! Data directory layout (created on first use):
+//!
+//! ```text
+//! DIR/log/          the verifiable log (toolmark-log FileStore; key in DIR/log/private/)
+//! DIR/blobs/        content-addressed observation documents (raw responses)
+//! DIR/index.sqlite  the queryable index (servers, targets, observations, changes, runs)
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde_json::json;
+use toolmark_crawler::crawl::{self, CrawlConfig, Outcome};
+use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
+use toolmark_crawler::registry::{self, TargetKind};
+use toolmark_index::blobs::Blobs;
+use toolmark_index::index::Index;
+use toolmark_index::record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};
+use toolmark_log::Log;
+
+/// The official registry.
+pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
+
+/// Outcomes recorded per log append: the sequencer is batch-optimised (one signature, one
+/// fsync per batch), and a crash loses at most the observations of one unfinished batch.
+const RECORD_BATCH: usize = 256;
+
+/// Longest an outcome waits for its batch to fill before it is recorded anyway, so a slow
+/// crawl still commits steadily.
+const RECORD_LATENCY: Duration = Duration::from_secs(5);
+
+#[derive(Args)]
+pub struct CrawlArgs {
+    /// Base URL of the registry (the crawler requests `/v0.1/servers` under it).
+    #[arg(long, default_value = OFFICIAL_REGISTRY)]
+    pub registry: String,
+    /// Data directory (log, blobs, index); created if missing.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Allow http:// and loopback/private addresses (tests and demos only).
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Observe only the first N servers (by name) of the harvest.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Harvest only entries updated since this RFC 3339 time (a delta; never delists).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Checkpoint origin for a log created by this run.
+    #[arg(long, default_value = crate::log_cli::DEFAULT_ORIGIN)]
+    pub origin: String,
+}
+
+/// Open (or create) the log, blobs and index under `data`.
+pub fn open_data(data: &Path, origin: &str) -> Result<(Log, Blobs, Index)> {
+    let log_dir = data.join("log");
+    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let log = if log_dir.join("private/log.key").exists() {
+        Log::open(&log_dir)
+    } else {
+        Log::init(&log_dir, origin)
+    }
+    .with_context(|| format!("opening the log in {}", log_dir.display()))?;
+    let blobs = Blobs::open(&data.join("blobs")).context("opening the blob store")?;
+    let mut index = Index::open(&data.join("index.sqlite")).context("opening the index")?;
+    index
+        .catch_up(&log, &blobs)
+        .context("bringing the index up to the log")?;
+    Ok((log, blobs, index))
+}
+
+pub fn run(args: CrawlArgs) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let (mut log, blobs, mut index) = open_data(&args.data, &args.origin)?;
+    let started = SystemTime::now();
+    let clock = Instant::now();
+
+    // 1. Harvest.
+    let mode = match &args.since {
+        Some(t) => Mode::Since(t.clone()),
+        None => Mode::Full,
+    };
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .context("building the registry client")?;
+    let config = HarvestConfig::new(args.registry.trim_end_matches('/'), mode.clone());
+    eprintln!("harvesting {} …", args.registry);
+    let (harvest, harvest_error) = runtime.block_on(harvest::harvest_partial(&http, &config));
+    if let Some(e) = &harvest_error {
+        if harvest.records.is_empty() {
+            bail!("registry harvest failed: {e}");
+        }
+        eprintln!(
+            "warning: registry harvest incomplete ({e}); observing the {} records read, delisting nothing",
+            harvest.records.len()
+        );
+    }
+    let harvest_secs = clock.elapsed().as_secs_f64();
+    let delisted = if matches!(mode, Mode::Full) {
+        let known: std::collections::BTreeSet<String> = index
+            .known_server_names()
+            .context("reading known servers")?
+            .into_iter()
+            .collect();
+        harvest::delisted(&known, &harvest)
+    } else {
+        Vec::new()
+    };
+    let mut latest = registry::latest_per_name(harvest.records.clone());
+    if let Some(n) = args.limit {
+        latest.truncate(n);
+    }
+    let targets: Vec<_> = latest
+        .iter()
+        .flat_map(|r| registry::targets_with(r, args.allow_private))
+        .collect();
+    let dialable = targets
+        .iter()
+        .filter(|t| t.skip.is_none() && matches!(t.kind, TargetKind::Remote { .. }))
+        .count();
+    eprintln!(
+        "{} servers, {} targets ({dialable} to dial), {} delisted",
+        latest.len(),
+        targets.len(),
+        delisted.len()
+    );
+
+    // 2. Observe and record, batch by batch, on a recording thread.
+    let started_at = toolmark_index::time::utc(started);
+    let input = RunInput {
+        started_at: started_at.clone(),
+        registry: args.registry.clone(),
+        records: latest.clone(),
+        harvest_complete: harvest.complete,
+        delisted: delisted.clone(),
+        allow_cleartext: args.allow_private,
+    };
+    let mut recorder = Recorder::new(&mut log, &blobs, &mut index);
+    let run_id = recorder.begin_run(&input).context("starting the run in the index")?;
+
+    let mut crawl_config = CrawlConfig::default();
+    crawl_config.client.policy.allow_private = args.allow_private;
+    let stop = crawl_config.stop.clone();
+    runtime.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("interrupted: finishing the observations in flight, then recording them");
+            stop.store(true, Ordering::Relaxed);
+        }
+    });
+    let progress = indicatif::ProgressBar::new(dialable as u64);
+    progress.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} observed {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let crawl_clock = Instant::now();
+    let (tx, rx) = mpsc::channel::<Outcome>();
+    let (lines, abandoned, record_error) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || record_all(&mut recorder, run_id, rx));
+        let abandoned = runtime.block_on(crawl::crawl(&crawl_config, targets, |outcome| {
+            if outcome.observation.is_some() {
+                progress.inc(1);
+            }
+            // The receiver only goes away if recording failed; that error is reported below.
+            let _ = tx.send(outcome);
+        }));
+        drop(tx);
+        progress.finish_and_clear();
+        let (lines, error) = writer
+            .join()
+            .unwrap_or_else(|_| (Vec::new(), Some(anyhow::anyhow!("recording thread panicked"))));
+        (lines, abandoned, error)
+    });
+    let crawl_secs = crawl_clock.elapsed().as_secs_f64();
+
+    // 3. Report.
+    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+    for line in &lines {
+        *totals.entry(line.status.clone()).or_default() += 1;
+    }
+    let finished_at = toolmark_index::time::utc(SystemTime::now());
+    let report = json!({
+        "run": run_id,
+        "registry": args.registry,
+        "startedAt": started_at,
+        "finishedAt": finished_at,
+        "harvest": {
+            "mode": match &mode { Mode::Full => "full".to_owned(), Mode::Since(t) => format!("since {t}") },
+            "pages": harvest.pages,
+            "requests": harvest.requests,
+            "retries": harvest.retries,
+            "records": harvest.records.len(),
+            "rejected": harvest.rejected.len(),
+            "complete": harvest.complete,
+            "error": harvest_error.as_ref().map(|e| e.to_string()),
+            "seconds": harvest_secs,
+            "nextSince": harvest.complete.then(|| harvest.next_since.clone()),
+        },
+        "servers": latest.len(),
+        "delisted": delisted,
+        "observeSeconds": crawl_secs,
+        "abandoned": abandoned,
+        "logSize": log.head().size,
+        "totals": totals,
+        "targets": lines,
+    });
+    let status = if record_error.is_none() && abandoned == 0 {
+        RunStatus::Complete
+    } else {
+        RunStatus::Failed
+    };
+    let mut summary = report.clone();
+    if let Some(map) = summary.as_object_mut() {
+        map.remove("targets");
+    }
+    Recorder::new(&mut log, &blobs, &mut index)
+        .finish_run(run_id, &finished_at, status, &summary)
+        .context("finishing the run in the index")?;
+    if let Some(path) = &args.report {
+        let text = serde_json::to_vec_pretty(&report)?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    eprintln!(
+        "observed {} targets in {crawl_secs:.1} s (harvest {harvest_secs:.1} s); log size {}",
+        lines.len(),
+        log.head().size
+    );
+    for (status, n) in &totals {
+        eprintln!("  {status:>24} {n}");
+    }
+    if let Some(e) = record_error {
+        return Err(e.context("recording observations"));
+    }
+    if abandoned > 0 {
+        bail!("interrupted: {abandoned} targets were not observed (what was observed is recorded)");
+    }
+    Ok(())
+}
+
+/// Record outcomes as they arrive, in batches; stops at the first recording error (the crawl
+/// keeps running but nothing more is acknowledged).
+fn record_all(
+    recorder: &mut Recorder<'_>,
+    run: i64,
+    rx: mpsc::Receiver<Outcome>,
+) -> (Vec<Recorded>, Option<anyhow::Error>) {
+    let mut lines = Vec::new();
+    let mut batch: Vec<TargetOutcome> = Vec::new();
+    let mut oldest: Option<Instant> = None;
+    loop {
+        let wait = oldest.map_or(RECORD_LATENCY, |t| RECORD_LATENCY.saturating_sub(t.elapsed()));
+        let received = rx.recv_timeout(wait);
+        let closed = matches!(received, Err(mpsc::RecvTimeoutError::Disconnected));
+        if let Ok(outcome) = received {
+            oldest.get_or_insert_with(Instant::now);
+            batch.push(TargetOutcome {
+                target: outcome.target,
+                observation: outcome.observation,
+            });
+        }
+        let due = oldest.is_some_and(|t| t.elapsed() >= RECORD_LATENCY);
+        if !batch.is_empty() && (batch.len() >= RECORD_BATCH || due || closed) {
+            match recorder.record(run, std::mem::take(&mut batch)) {
+                Ok(done) => lines.extend(done),
+                Err(e) => return (lines, Some(e.into())),
+            }
+            oldest = None;
+        }
+        if closed {
+            return (lines, None);
+        }
+    }
+}
