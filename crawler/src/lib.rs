@@ -23,6 +23,7 @@
 pub mod body;
 pub mod crawl;
 pub mod guard;
+pub mod harvest;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod limits;

@@ -1,1 +1,19 @@
-//! Loopback stand-ins for tests, the demo and benchmarks. Not built yet.
+//! Loopback stand-ins of the outside services toolmark talks to, for tests, `toolmark demo`
+//! (serving bundled data offline) and benchmarks.
+//!
+//! What it does:
+//! - [`registry`]: a stand-in of the official MCP registry's list endpoint
+//!   (`GET /v0.1/servers`, and `/v0/servers`) that re-pages any array of `ServerResponse`
+//!   items (for example a mirrored snapshot read with [`registry::load_snapshot`]) with the real
+//!   registry's query parameters and cursor format, can swap or mutate its data at run time, can
+//!   inject faults (rate limiting, 429/503 answers, repeated or endless cursors, latency,
+//!   garbage), and records every request it answered.
+//!
+//! What it does not do: it binds `127.0.0.1` only and is never reachable from another host; it
+//! is not part of the production service and makes no attempt at the real registry's
+//! performance, authentication, publishing or admin endpoints; it never makes outgoing
+//! requests.
+
+#![deny(missing_docs)]
+
+pub mod registry;
