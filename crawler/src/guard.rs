@@ -352,7 +352,7 @@ mod tests {
             Some("link-local")
         );
         assert_eq!(blocked_reason(ip("fe80::1"), LAX), Some("link-local"));
-        assert_eq!(blocked_reason(ip("0.0.0.0"), LAX).is_some(), true);
+        assert!(blocked_reason(ip("0.0.0.0"), LAX).is_some());
         assert_eq!(blocked_reason(ip("ff02::1"), LAX), Some("multicast"));
     }
 
