@@ -57,6 +57,15 @@ pub struct CrawlArgs {
     /// Harvest only entries updated since this RFC 3339 time (a delta; never delists).
     #[arg(long)]
     pub since: Option<String>,
+    /// Resolve NAME to ADDR without DNS (`name=addr`; repeat for several). With --no-dns these
+    /// are the only names that resolve; otherwise they are answered first and the system
+    /// resolver handles the rest. The SSRF guard checks these addresses like any other.
+    #[arg(long = "resolve", value_name = "NAME=ADDR")]
+    pub resolve: Vec<String>,
+    /// Use no DNS at all: names outside --resolve end as `dns` at once (offline tests and
+    /// demos, where every outside lookup would only time out).
+    #[arg(long)]
+    pub no_dns: bool,
     /// Checkpoint origin for a log created by this run.
     #[arg(long, default_value = crate::log_cli::DEFAULT_ORIGIN)]
     pub origin: String,
@@ -78,6 +87,32 @@ pub fn open_data(data: &Path, origin: &str) -> Result<(Log, Blobs, Index)> {
         .catch_up(&log, &blobs)
         .context("bringing the index up to the log")?;
     Ok((log, blobs, index))
+}
+
+/// The resolver `--resolve` and `--no-dns` ask for.
+fn resolver(
+    fixed: &[String],
+    no_dns: bool,
+) -> Result<std::sync::Arc<dyn toolmark_crawler::guard::Resolve>> {
+    let mut table: std::collections::HashMap<String, Vec<std::net::IpAddr>> = Default::default();
+    for entry in fixed {
+        let (name, addr) = entry
+            .split_once('=')
+            .with_context(|| format!("--resolve {entry:?} is not NAME=ADDR"))?;
+        let addr: std::net::IpAddr = addr
+            .parse()
+            .with_context(|| format!("--resolve {entry:?}: {addr:?} is not an IP address"))?;
+        table
+            .entry(name.to_ascii_lowercase())
+            .or_default()
+            .push(addr);
+    }
+    let fixed = toolmark_crawler::guard::StaticResolver(table);
+    Ok(if no_dns {
+        std::sync::Arc::new(fixed)
+    } else {
+        std::sync::Arc::new(toolmark_crawler::guard::FixedFirst(fixed))
+    })
 }
 
 pub fn run(args: CrawlArgs) -> Result<()> {
@@ -151,10 +186,13 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         allow_cleartext: args.allow_private,
     };
     let mut recorder = Recorder::new(&mut log, &blobs, &mut index);
-    let run_id = recorder.begin_run(&input).context("starting the run in the index")?;
+    let run_id = recorder
+        .begin_run(&input)
+        .context("starting the run in the index")?;
 
     let mut crawl_config = CrawlConfig::default();
     crawl_config.client.policy.allow_private = args.allow_private;
+    crawl_config.client.resolver = resolver(&args.resolve, args.no_dns)?;
     let stop = crawl_config.stop.clone();
     runtime.spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -183,9 +221,12 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         }));
         drop(tx);
         progress.finish_and_clear();
-        let (lines, error) = writer
-            .join()
-            .unwrap_or_else(|_| (Vec::new(), Some(anyhow::anyhow!("recording thread panicked"))));
+        let (lines, error) = writer.join().unwrap_or_else(|_| {
+            (
+                Vec::new(),
+                Some(anyhow::anyhow!("recording thread panicked")),
+            )
+        });
         (lines, abandoned, error)
     });
     let crawl_secs = crawl_clock.elapsed().as_secs_f64();
@@ -265,7 +306,9 @@ fn record_all(
     let mut batch: Vec<TargetOutcome> = Vec::new();
     let mut oldest: Option<Instant> = None;
     loop {
-        let wait = oldest.map_or(RECORD_LATENCY, |t| RECORD_LATENCY.saturating_sub(t.elapsed()));
+        let wait = oldest.map_or(RECORD_LATENCY, |t| {
+            RECORD_LATENCY.saturating_sub(t.elapsed())
+        });
         let received = rx.recv_timeout(wait);
         let closed = matches!(received, Err(mpsc::RecvTimeoutError::Disconnected));
         if let Ok(outcome) = received {

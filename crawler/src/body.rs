@@ -104,9 +104,9 @@ impl Body {
             .collect();
         let decoder = match encodings.as_slice() {
             [] => Decoder::Identity,
-            [one] if one == "gzip" || one == "x-gzip" => Decoder::Gzip(Box::new(
-                flate2::write::MultiGzDecoder::new(capped(max)),
-            )),
+            [one] if one == "gzip" || one == "x-gzip" => {
+                Decoder::Gzip(Box::new(flate2::write::MultiGzDecoder::new(capped(max))))
+            }
             [one] if one == "deflate" => Decoder::DeflatePending,
             [one] => return Err(BodyError::Encoding(format!("{one:?} was not asked for"))),
             _ => {

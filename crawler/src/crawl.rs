@@ -83,7 +83,8 @@ pub async fn crawl(
             let next = queues
                 .iter()
                 .filter(|(h, q)| {
-                    !q.is_empty() && in_flight.get(*h).copied().unwrap_or(0) < config.per_host.max(1)
+                    !q.is_empty()
+                        && in_flight.get(*h).copied().unwrap_or(0) < config.per_host.max(1)
                 })
                 .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(a.0)))
                 .map(|(h, _)| h.clone());
@@ -100,7 +101,8 @@ pub async fn crawl(
                 };
                 // The observation runs in its own task so a panic (a bug of ours) becomes this
                 // target's failure instead of losing the target.
-                let inner = tokio::spawn(async move { mcp::observe(&client, &url, &transport).await });
+                let inner =
+                    tokio::spawn(async move { mcp::observe(&client, &url, &transport).await });
                 let observation = inner.await.unwrap_or_else(|e| {
                     let mut failed = Observation::start();
                     failed.status = Status::Protocol;

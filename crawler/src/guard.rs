@@ -109,6 +109,22 @@ impl Resolve for StaticResolver {
     }
 }
 
+/// A fixed table consulted first, then the system resolver for every other name.
+#[derive(Debug, Clone, Default)]
+pub struct FixedFirst(pub StaticResolver);
+
+impl Resolve for FixedFirst {
+    fn lookup<'a>(&'a self, host: &'a str) -> Lookup<'a> {
+        match self.0.0.get(&host.to_ascii_lowercase()) {
+            Some(found) => {
+                let found = found.clone();
+                Box::pin(async move { Ok(found) })
+            }
+            None => SystemResolver.lookup(host),
+        }
+    }
+}
+
 /// Check `raw` under `policy`, resolving its host once with `resolver`.
 pub async fn check(
     raw: &str,
@@ -160,7 +176,10 @@ pub async fn check(
             return Err(GuardError::Blocked { addr: ip, why });
         }
     }
-    let mut addrs: Vec<SocketAddr> = ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect();
+    let mut addrs: Vec<SocketAddr> = ips
+        .into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect();
     addrs.sort_by_key(|a| a.is_ipv6());
     addrs.dedup();
     Ok(Pinned { url, host, addrs })
@@ -184,7 +203,11 @@ pub fn blocked_reason(ip: IpAddr, policy: Policy) -> Option<&'static str> {
 }
 
 fn in4(ip: Ipv4Addr, net: [u8; 4], bits: u32) -> bool {
-    let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
+    let mask = if bits == 0 {
+        0
+    } else {
+        u32::MAX << (32 - bits)
+    };
     u32::from(ip) & mask == u32::from(Ipv4Addr::from(net)) & mask
 }
 
@@ -215,7 +238,11 @@ fn v4_reason(ip: Ipv4Addr) -> Option<&'static str> {
 }
 
 fn in6(ip: Ipv6Addr, net: [u16; 8], bits: u32) -> bool {
-    let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits) };
+    let mask = if bits == 0 {
+        0
+    } else {
+        u128::MAX << (128 - bits)
+    };
     u128::from(ip) & mask == u128::from(Ipv6Addr::from(net)) & mask
 }
 
@@ -272,9 +299,7 @@ pub struct RefuseAll;
 impl reqwest::dns::Resolve for RefuseAll {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let name = name.as_str().to_owned();
-        Box::pin(async move {
-            Err(format!("{name}: no lookups outside the SSRF guard").into())
-        })
+        Box::pin(async move { Err(format!("{name}: no lookups outside the SSRF guard").into()) })
     }
 }
 
@@ -373,7 +398,9 @@ mod tests {
             ("mixed.example", &["93.184.216.34", "127.0.0.1"]),
             ("xn--bcher-kva.example", &["93.184.216.34"]),
         ]);
-        let ok = check("https://public.example/mcp", STRICT, &r).await.unwrap();
+        let ok = check("https://public.example/mcp", STRICT, &r)
+            .await
+            .unwrap();
         assert_eq!(ok.host, "public.example");
         assert_eq!(ok.addrs[0], "93.184.216.34:443".parse().unwrap());
         assert!(ok.addrs[1].is_ipv6());
@@ -391,7 +418,10 @@ mod tests {
         ));
         assert!(matches!(
             err("https://mixed.example/", STRICT).await,
-            GuardError::Blocked { why: "loopback", .. }
+            GuardError::Blocked {
+                why: "loopback",
+                ..
+            }
         ));
         assert!(matches!(
             err("http://public.example/", STRICT).await,
@@ -420,8 +450,13 @@ mod tests {
                 ..
             }
         ));
-        assert!(matches!(err("not a url", STRICT).await, GuardError::BadUrl(_)));
-        let lax = check("http://private.example:8080/x", LAX, &r).await.unwrap();
+        assert!(matches!(
+            err("not a url", STRICT).await,
+            GuardError::BadUrl(_)
+        ));
+        let lax = check("http://private.example:8080/x", LAX, &r)
+            .await
+            .unwrap();
         assert_eq!(lax.addrs, vec!["10.0.0.7:8080".parse().unwrap()]);
     }
 }

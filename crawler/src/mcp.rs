@@ -46,7 +46,7 @@ use crate::body::{Body, BodyError};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
 use crate::jsonrpc::{self, Id, Message};
 use crate::limits;
-use crate::observe::{AuthChallenge, Attempt, Observation, Status, Transport};
+use crate::observe::{Attempt, AuthChallenge, Observation, Status, Transport};
 use crate::sse::{Event, SseParser};
 
 /// The protocol version of the stateless era.
@@ -131,7 +131,10 @@ pub async fn observe(config: &ClientConfig, url: &str, declared_transport: &str)
         .is_err()
     {
         obs.status = Status::Timeout;
-        obs.detail = format!("observation deadline of {} s passed", deadline.as_secs_f64());
+        obs.detail = format!(
+            "observation deadline of {} s passed",
+            deadline.as_secs_f64()
+        );
     }
     if matches!(obs.status, Status::TooLarge) {
         // What was read is not a tool set anyone can use, and may be huge: keep the numbers only.
@@ -168,7 +171,11 @@ async fn run(config: &ClientConfig, url: &str, declared: &str, obs: &mut Observa
     let order: &[Transport] = if declared == "sse" {
         &[Transport::Sse, Transport::StreamableHttp]
     } else {
-        &[Transport::Stateless, Transport::StreamableHttp, Transport::Sse]
+        &[
+            Transport::Stateless,
+            Transport::StreamableHttp,
+            Transport::Sse,
+        ]
     };
     let declared_kind = if declared == "sse" {
         Transport::Sse
@@ -337,7 +344,9 @@ impl Session<'_> {
         };
         let id = self.id();
         let body = jsonrpc::request(id, "server/discover", json!({ "_meta": meta }));
-        let (answer, _) = self.post_rpc(&self.url.clone(), body, id, &extra, "server/discover").await?;
+        let (answer, _) = self
+            .post_rpc(&self.url.clone(), body, id, &extra, "server/discover")
+            .await?;
         let result = match answer {
             Answer::Result(r) => r,
             Answer::Error { code, message } => {
@@ -426,7 +435,9 @@ impl Session<'_> {
             .and_then(Value::as_str)
             .ok_or_else(|| protocol("initialize result has no protocolVersion"))?;
         if version.is_empty() || version.len() > limits::MAX_PROTOCOL_VERSION {
-            return Err(protocol("initialize result has an unusable protocolVersion"));
+            return Err(protocol(
+                "initialize result has an unusable protocolVersion",
+            ));
         }
         let version = version.to_owned();
         self.obs.initialize = Some(result);
@@ -436,7 +447,9 @@ impl Session<'_> {
 
     async fn post_notification(&mut self, url: &url::Url, extra: &Extra) -> Result<(), Stop> {
         let body = jsonrpc::notification("notifications/initialized", None);
-        let response = self.send_post(url, body, extra, "notifications/initialized").await?;
+        let response = self
+            .send_post(url, body, extra, "notifications/initialized")
+            .await?;
         // Drain a little of whatever came back so the connection can be reused; ignore content.
         if let Ok(b) = Body::new(response, 64 * 1024) {
             let _ = tokio::time::timeout(Duration::from_secs(1), b.read_all()).await;
@@ -462,12 +475,19 @@ impl Session<'_> {
             // Auth and redirects are answers about the server; any other error status means
             // this server does not offer the stream (the last transport tried anyway).
             let about_server = status.is_redirection() || matches!(status.as_u16(), 401 | 403);
-            return Err(if about_server { stop } else { stop.into_fallback() });
+            return Err(if about_server {
+                stop
+            } else {
+                stop.into_fallback()
+            });
         }
         if !is_content_type(&response, "text/event-stream") {
             return Err(Stop::Fallback(
                 Status::Protocol,
-                format!("GET sse: content type {:?}, not an event stream", content_type(&response)),
+                format!(
+                    "GET sse: content type {:?}, not an event stream",
+                    content_type(&response)
+                ),
             ));
         }
         self.obs.sse_responses = true;
@@ -520,7 +540,12 @@ impl Session<'_> {
 
     /// POST a message to an HTTP+SSE endpoint: the answer comes on the stream, so only a 2xx
     /// matters here.
-    async fn post_accepted(&mut self, url: &url::Url, body: Vec<u8>, what: &str) -> Result<(), Stop> {
+    async fn post_accepted(
+        &mut self,
+        url: &url::Url,
+        body: Vec<u8>,
+        what: &str,
+    ) -> Result<(), Stop> {
         let response = self.send_post(url, body, &Extra::default(), what).await?;
         if let Some(stop) = self.bad_status(&response, what) {
             return Err(stop);
@@ -534,7 +559,12 @@ impl Session<'_> {
     // ---- shared ----
 
     /// Send one request over `via` and wait for its answer.
-    async fn call(&mut self, via: &mut Via, method: &'static str, params: Value) -> Result<Answer, Stop> {
+    async fn call(
+        &mut self,
+        via: &mut Via,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Answer, Stop> {
         let id = self.id();
         match via {
             Via::Post { url, extra, meta } => {
@@ -544,7 +574,9 @@ impl Session<'_> {
                 }
                 let body = jsonrpc::request(id, method, params);
                 let (url, extra) = (url.clone(), extra.clone());
-                self.post_rpc(&url, body, id, &extra, method).await.map(|(a, _)| a)
+                self.post_rpc(&url, body, id, &extra, method)
+                    .await
+                    .map(|(a, _)| a)
             }
             Via::Stream { endpoint, answers } => {
                 let body = jsonrpc::request(id, method, params);
@@ -562,7 +594,9 @@ impl Session<'_> {
         let mut tools = 0usize;
         let mut bytes = 0usize;
         loop {
-            let params = cursor.as_ref().map_or(json!({}), |c| json!({ "cursor": c }));
+            let params = cursor
+                .as_ref()
+                .map_or(json!({}), |c| json!({ "cursor": c }));
             let answer = self.call(via, "tools/list", params).await?;
             match self.take_page(answer, &mut seen, &mut tools, &mut bytes)? {
                 Some(next) => cursor = Some(next),
@@ -673,8 +707,8 @@ impl Session<'_> {
         let status = response.status();
         if let Some(stop) = self.bad_status(&response, what) {
             // A non-2xx with a JSON-RPC error body is still an answer we can judge.
-            let fallback = matches!(status.as_u16(), 400 | 404 | 405 | 406 | 415)
-                || status.is_server_error();
+            let fallback =
+                matches!(status.as_u16(), 400 | 404 | 405 | 406 | 415) || status.is_server_error();
             if !fallback {
                 return Err(stop);
             }
@@ -701,7 +735,9 @@ impl Session<'_> {
         let headers = response.headers().clone();
         if is_content_type(&response, "text/event-stream") {
             self.obs.sse_responses = true;
-            let answer = self.answer_from_stream(url, response, id, extra, what).await?;
+            let answer = self
+                .answer_from_stream(url, response, id, extra, what)
+                .await?;
             return Ok((answer, headers));
         }
         if !is_content_type(&response, "application/json") {
@@ -720,7 +756,9 @@ impl Session<'_> {
         let messages = jsonrpc::parse(&bytes).map_err(|e| protocol(format!("{what}: {e}")))?;
         match jsonrpc::find_answer(&messages, id) {
             Some(m) => Ok((to_answer(m), headers)),
-            None => Err(protocol(format!("{what}: no answer for id {id} in the response"))),
+            None => Err(protocol(format!(
+                "{what}: no answer for id {id} in the response"
+            ))),
         }
     }
 
@@ -735,7 +773,10 @@ impl Session<'_> {
     ) -> Result<Answer, Stop> {
         let max = self.limits().max_response;
         let mut body = Body::new(response, max).map_err(body_stop)?;
-        let mut parser = SseParser::new(limits::MAX_SSE_LINE.min(max), limits::MAX_SSE_EVENT.min(max));
+        let mut parser = SseParser::new(
+            limits::MAX_SSE_LINE.min(max),
+            limits::MAX_SSE_EVENT.min(max),
+        );
         let mut events = Vec::new();
         let mut seen = 0usize;
         loop {
@@ -800,17 +841,24 @@ impl Session<'_> {
             let location = response
                 .headers()
                 .get(header::LOCATION)
-                .map(|v| cap(&String::from_utf8_lossy(v.as_bytes()), limits::MAX_HEADER_KEPT))
+                .map(|v| {
+                    cap(
+                        &String::from_utf8_lossy(v.as_bytes()),
+                        limits::MAX_HEADER_KEPT,
+                    )
+                })
                 .unwrap_or_default();
             return Some(fin(
                 Status::Redirect,
                 format!("{what}: {code} to {location:?} (redirects are not followed)"),
             ));
         }
-        let challenge = response
-            .headers()
-            .get(header::WWW_AUTHENTICATE)
-            .map(|v| cap(&String::from_utf8_lossy(v.as_bytes()), limits::MAX_HEADER_KEPT));
+        let challenge = response.headers().get(header::WWW_AUTHENTICATE).map(|v| {
+            cap(
+                &String::from_utf8_lossy(v.as_bytes()),
+                limits::MAX_HEADER_KEPT,
+            )
+        });
         if code == 401 || (code == 403 && challenge.is_some()) {
             let mut auth = parse_challenge(challenge.as_deref());
             auth.http_status = code;
@@ -889,7 +937,10 @@ async fn read_stream(
             return;
         }
     };
-    let mut parser = SseParser::new(limits::MAX_SSE_LINE.min(max), limits::MAX_SSE_EVENT.min(max));
+    let mut parser = SseParser::new(
+        limits::MAX_SSE_LINE.min(max),
+        limits::MAX_SSE_EVENT.min(max),
+    );
     let mut events = Vec::new();
     loop {
         let step = match body.next().await {
@@ -941,9 +992,13 @@ fn initialize_params(version: &str) -> Value {
 fn header_version(v: &str) -> Option<String> {
     let b = v.as_bytes();
     let date = b.len() == 10
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
     date.then(|| v.to_owned())
 }
 
@@ -958,7 +1013,9 @@ fn session_id(v: &HeaderValue) -> Result<String, Stop> {
         )));
     }
     if !b.iter().all(|c| (0x21..=0x7e).contains(c)) {
-        return Err(protocol("Mcp-Session-Id holds characters outside visible ASCII"));
+        return Err(protocol(
+            "Mcp-Session-Id holds characters outside visible ASCII",
+        ));
     }
     Ok(String::from_utf8_lossy(b).into_owned())
 }
@@ -1006,13 +1063,15 @@ fn send_error(e: &reqwest::Error, what: &str) -> Stop {
         Status::Tls
     } else if e.is_connect() {
         Status::Connect
-    } else if lower.contains("too large") || lower.contains("parse") || lower.contains("invalid")
-    {
+    } else if lower.contains("too large") || lower.contains("parse") || lower.contains("invalid") {
         Status::Protocol
     } else {
         Status::Connect
     };
-    fin(status, format!("{what}: {}", cap(&chain, limits::MAX_DETAIL_EXCERPT)))
+    fin(
+        status,
+        format!("{what}: {}", cap(&chain, limits::MAX_DETAIL_EXCERPT)),
+    )
 }
 
 fn body_stop(e: BodyError) -> Stop {
@@ -1073,7 +1132,11 @@ pub fn parse_challenge(raw: Option<&str>) -> AuthChallenge {
     // auth-param = token "=" ( token / quoted-string ), separated by commas.
     while !rest.is_empty() {
         let Some(eq) = rest.find('=') else { break };
-        let name = rest[..eq].trim().trim_start_matches(',').trim().to_ascii_lowercase();
+        let name = rest[..eq]
+            .trim()
+            .trim_start_matches(',')
+            .trim()
+            .to_ascii_lowercase();
         let mut value = String::new();
         let after = rest[eq + 1..].trim_start();
         let consumed;

@@ -233,7 +233,8 @@ impl Observation {
             return None;
         }
         let set = self.tool_set()?;
-        let mtl1 = toolmark_toolset::mtl1::tool_set_digest(&set).map_err(|e| e.code.as_str().to_owned());
+        let mtl1 =
+            toolmark_toolset::mtl1::tool_set_digest(&set).map_err(|e| e.code.as_str().to_owned());
         Some(Digests {
             mtl1,
             full: toolmark_toolset::full::digest(&set),

@@ -88,14 +88,21 @@ async fn hostile_fleet_ends_in_named_statuses() {
     let mut failures = Vec::new();
     for (i, (behaviour, want, needle)) in cases.iter().enumerate() {
         let obs = &results[&i];
-        eprintln!("{behaviour:?}: {} — {} ({:?})", obs.status, obs.detail, obs.elapsed);
+        eprintln!(
+            "{behaviour:?}: {} — {} ({:?})",
+            obs.status, obs.detail, obs.elapsed
+        );
         if &obs.status != want || !obs.detail.contains(needle) {
             failures.push(format!(
                 "{behaviour:?}: got {} ({}), want {want} containing {needle:?}; attempts {:?}",
                 obs.status, obs.detail, obs.attempts
             ));
         }
-        assert!(obs.elapsed < Duration::from_secs(30), "{behaviour:?} took {:?}", obs.elapsed);
+        assert!(
+            obs.elapsed < Duration::from_secs(30),
+            "{behaviour:?} took {:?}",
+            obs.elapsed
+        );
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 
@@ -114,9 +121,18 @@ async fn hostile_fleet_ends_in_named_statuses() {
     assert_eq!(challenge.http_status, 401);
     assert_eq!(challenge.scheme.as_deref(), Some("Bearer"));
     assert_eq!(challenge.scope.as_deref(), Some("tools:read"));
-    assert!(challenge.resource_metadata.as_deref().unwrap().ends_with("/mcp"));
+    assert!(
+        challenge
+            .resource_metadata
+            .as_deref()
+            .unwrap()
+            .ends_with("/mcp")
+    );
     let bomb = &results[&cases.iter().position(|c| c.0 == GzipBomb).unwrap()];
-    assert!(bomb.pages.is_empty(), "nothing of a too-large answer is kept");
+    assert!(
+        bomb.pages.is_empty(),
+        "nothing of a too-large answer is kept"
+    );
     let endless = &results[&cases.iter().position(|c| c.0 == EndlessPages).unwrap()];
     assert_eq!(endless.pages.len(), toolmark_crawler::limits::MAX_PAGES);
 
@@ -135,7 +151,9 @@ impl Resolve for Rebinding {
     fn lookup<'a>(&'a self, _host: &'a str) -> Lookup<'a> {
         let n = self.0.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
-            let ip: IpAddr = if n == 0 { "127.0.0.1" } else { "10.255.255.1" }.parse().unwrap();
+            let ip: IpAddr = if n == 0 { "127.0.0.1" } else { "10.255.255.1" }
+                .parse()
+                .unwrap();
             Ok(vec![ip])
         })
     }
@@ -173,7 +191,12 @@ async fn names_resolving_to_private_addresses_are_blocked() {
     // Even with private targets allowed, the metadata service's range stays blocked.
     let mut lax = config();
     lax.resolver = table("169.254.169.254");
-    let obs = mcp::observe(&lax, &format!("http://internal.test:{}/mcp", server.port), "streamable-http").await;
+    let obs = mcp::observe(
+        &lax,
+        &format!("http://internal.test:{}/mcp", server.port),
+        "streamable-http",
+    )
+    .await;
     assert_eq!(obs.status, Status::BlockedAddress);
     assert_eq!(server.requests.load(Ordering::SeqCst), 0);
 }
@@ -181,7 +204,12 @@ async fn names_resolving_to_private_addresses_are_blocked() {
 #[tokio::test]
 async fn userinfo_and_bad_urls_are_refused() {
     let c = config();
-    for url in ["http://user:pw@127.0.0.1:9/mcp", "ftp://127.0.0.1/", "not a url", "http://:80/"] {
+    for url in [
+        "http://user:pw@127.0.0.1:9/mcp",
+        "ftp://127.0.0.1/",
+        "not a url",
+        "http://:80/",
+    ] {
         let obs = mcp::observe(&c, url, "streamable-http").await;
         assert_eq!(obs.status, Status::BadUrl, "{url}: {}", obs.detail);
     }
@@ -190,6 +218,11 @@ async fn userinfo_and_bad_urls_are_refused() {
 #[tokio::test]
 async fn refused_connection_is_connect() {
     let port = support::free_port();
-    let obs = mcp::observe(&config(), &format!("http://127.0.0.1:{port}/mcp"), "streamable-http").await;
+    let obs = mcp::observe(
+        &config(),
+        &format!("http://127.0.0.1:{port}/mcp"),
+        "streamable-http",
+    )
+    .await;
     assert_eq!(obs.status, Status::Connect, "{}", obs.detail);
 }

@@ -43,7 +43,10 @@ async fn server_everything_streamable_http() {
     let init: serde_json::Value = serde_json::from_str(obs.initialize.as_deref().unwrap()).unwrap();
     assert!(init["serverInfo"]["name"].is_string(), "{init}");
     let digests = obs.digests().expect("digests");
-    assert_eq!(digests.tools, 13, "13 tools to a client declaring no capabilities");
+    assert_eq!(
+        digests.tools, 13,
+        "13 tools to a client declaring no capabilities"
+    );
     assert!(names(&obs).contains(&"echo".to_owned()));
     // Observing twice gives the same digests.
     let again = mcp::observe(&lax(), &url, "streamable-http").await;
@@ -93,15 +96,28 @@ async fn server_everything_versions_differ() {
     let Some(dir) = mcp_servers() else { return };
     let old = Server::everything(&dir, "2025.9.25", "streamableHttp");
     let new = Server::everything(&dir, "2026.8.31", "streamableHttp");
-    let a = mcp::observe(&lax(), &format!("http://127.0.0.1:{}/mcp", old.port), "streamable-http").await;
-    let b = mcp::observe(&lax(), &format!("http://127.0.0.1:{}/mcp", new.port), "streamable-http").await;
+    let a = mcp::observe(
+        &lax(),
+        &format!("http://127.0.0.1:{}/mcp", old.port),
+        "streamable-http",
+    )
+    .await;
+    let b = mcp::observe(
+        &lax(),
+        &format!("http://127.0.0.1:{}/mcp", new.port),
+        "streamable-http",
+    )
+    .await;
     assert_eq!(a.status, Status::Ok, "{}", a.detail);
     assert_eq!(b.status, Status::Ok, "{}", b.detail);
     assert_eq!(a.digests().unwrap().tools, 10);
     let (old_set, new_set) = (a.tool_set().unwrap(), b.tool_set().unwrap());
     let diff = toolmark_toolset::diff::diff(&old_set, &new_set);
     assert!(!diff.is_empty());
-    assert!(!diff.added.is_empty() && !diff.removed.is_empty(), "{diff:?}");
+    assert!(
+        !diff.added.is_empty() && !diff.removed.is_empty(),
+        "{diff:?}"
+    );
 }
 
 #[tokio::test]
@@ -116,7 +132,10 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
     .await;
     assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
     assert_eq!(obs.transport, Some(Transport::StreamableHttp));
-    assert!(!obs.sse_responses, "mcp-proxy answers with application/json");
+    assert!(
+        !obs.sse_responses,
+        "mcp-proxy answers with application/json"
+    );
     assert!(obs.session);
     assert_eq!(names(&obs), vec!["convert_time", "get_current_time"]);
     // Its legacy SSE endpoint serves the same set.
@@ -137,11 +156,21 @@ async fn loopback_is_blocked_without_allow_private() {
     let server = Server::everything(&dir, "2026.8.31", "streamableHttp");
     let strict = ClientConfig::default();
     // http is refused before anything else…
-    let obs = mcp::observe(&strict, &format!("http://127.0.0.1:{}/mcp", server.port), "streamable-http").await;
+    let obs = mcp::observe(
+        &strict,
+        &format!("http://127.0.0.1:{}/mcp", server.port),
+        "streamable-http",
+    )
+    .await;
     assert_eq!(obs.status, Status::BadUrl, "{}", obs.detail);
     // …and https to a name that resolves to loopback (the system resolver, /etc/hosts) is
     // blocked before any connection.
-    let obs = mcp::observe(&strict, &format!("https://localhost:{}/mcp", server.port), "streamable-http").await;
+    let obs = mcp::observe(
+        &strict,
+        &format!("https://localhost:{}/mcp", server.port),
+        "streamable-http",
+    )
+    .await;
     assert_eq!(obs.status, Status::BlockedAddress, "{}", obs.detail);
     assert_eq!(obs.requests, 0);
 }

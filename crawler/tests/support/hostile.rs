@@ -277,7 +277,10 @@ async fn serve(
         if req.method == "GET" {
             // No HTTP+SSE transport here.
             socket
-                .write_all(&head("405 Method Not Allowed", &[("Content-Length", "0".into())]))
+                .write_all(&head(
+                    "405 Method Not Allowed",
+                    &[("Content-Length", "0".into())],
+                ))
                 .await?;
             continue;
         }
@@ -327,7 +330,11 @@ async fn serve(
                     .await?;
             }
             "initialize" if behaviour == HugeSessionId || behaviour == LongSessionId => {
-                let len = if behaviour == HugeSessionId { 1 << 20 } else { 300 };
+                let len = if behaviour == HugeSessionId {
+                    1 << 20
+                } else {
+                    300
+                };
                 let sid = "s".repeat(len);
                 socket
                     .write_all(&json_response(
@@ -410,7 +417,11 @@ async fn tools_list(
             let tool = br#"{"name":"t","inputSchema":{"type":"object"}},"#.repeat(1000);
             chunked(socket, "200 OK", "application/json", |i| {
                 Some((
-                    if i == 0 { prefix.clone().into_bytes() } else { tool.clone() },
+                    if i == 0 {
+                        prefix.clone().into_bytes()
+                    } else {
+                        tool.clone()
+                    },
                     Duration::ZERO,
                 ))
             })
@@ -459,7 +470,10 @@ async fn tools_list(
                 .await
         }
         InvalidUtf8 => {
-            let mut body = result(id, r#"{"tools":[{"name":"a","description":"XX","inputSchema":{}}]}"#);
+            let mut body = result(
+                id,
+                r#"{"tools":[{"name":"a","description":"XX","inputSchema":{}}]}"#,
+            );
             let at = body.windows(2).position(|w| w == b"XX").unwrap_or(0);
             body[at] = 0xff;
             body[at + 1] = 0xfe;
@@ -540,9 +554,15 @@ async fn tools_list(
         }
         ThreePages => {
             let page = match n % 3 {
-                _ if req.rpc_id.as_u64() == Some(2) => r#"{"tools":[{"name":"p1a","inputSchema":{}},{"name":"p1b","inputSchema":{}}],"nextCursor":"two"}"#,
-                _ if req.rpc_id.as_u64() == Some(3) => r#"{"tools":[{"name":"p2a","inputSchema":{}},{"name":"p2b","inputSchema":{}}],"nextCursor":"three"}"#,
-                _ => r#"{"tools":[{"name":"p3a","inputSchema":{}},{"name":"p3b","inputSchema":{}}]}"#,
+                _ if req.rpc_id.as_u64() == Some(2) => {
+                    r#"{"tools":[{"name":"p1a","inputSchema":{}},{"name":"p1b","inputSchema":{}}],"nextCursor":"two"}"#
+                }
+                _ if req.rpc_id.as_u64() == Some(3) => {
+                    r#"{"tools":[{"name":"p2a","inputSchema":{}},{"name":"p2b","inputSchema":{}}],"nextCursor":"three"}"#
+                }
+                _ => {
+                    r#"{"tools":[{"name":"p3a","inputSchema":{}},{"name":"p3b","inputSchema":{}}]}"#
+                }
             };
             socket
                 .write_all(&json_response("200 OK", &[], &result(id, page)))

@@ -44,7 +44,10 @@ pub struct Server {
 impl Server {
     /// Start `command` and wait until `port` accepts connections.
     pub fn start(mut command: Command, port: u16) -> Server {
-        command.stdout(Stdio::null()).stderr(Stdio::null()).stdin(Stdio::null());
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .stdin(Stdio::null());
         let child = command.spawn().expect("start server");
         let mut server = Server { port, child };
         let start = Instant::now();
@@ -55,14 +58,21 @@ impl Server {
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("server exited early: {status}");
             }
-            assert!(start.elapsed() < START_TIMEOUT, "server did not listen on {port}");
+            assert!(
+                start.elapsed() < START_TIMEOUT,
+                "server did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
 
     /// `@modelcontextprotocol/server-everything@version` in `mode` (`streamableHttp`, `sse`).
     pub fn everything(dir: &Path, version: &str, mode: &str) -> Server {
-        let port = free_port();
+        Server::everything_on(dir, version, mode, free_port())
+    }
+
+    /// [`Server::everything`] on a given port (a new version at the same address).
+    pub fn everything_on(dir: &Path, version: &str, mode: &str, port: u16) -> Server {
         let script = dir
             .join(format!("everything-{version}"))
             .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
