@@ -686,91 +686,14 @@ pub fn apply_delta(latest: Vec<Record>, delta: &Harvest) -> Vec<Record> {
 
 // ---- dates ----
 
-/// The date `days` after 1970-01-01 as (year, month, day), proleptic Gregorian.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    // Years counted from March 1, so the leap day ends the counted year; 146,097 days per
-    // 400-year era.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    } as u32;
-    (year_of_era + era * 400 + i64::from(month <= 2), month, day)
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * i64::from((month + 9) % 12) + 2) / 5 + i64::from(day) - 1;
-    era * 146_097 + year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year - 719_468
-}
-
 /// `time` as RFC 3339 UTC with milliseconds, e.g. `2025-12-18T08:42:00.123Z`.
 pub fn format_rfc3339(time: SystemTime) -> String {
-    let since = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = since.as_secs() as i64;
-    let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
-    let rem = secs.rem_euclid(86_400);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        since.subsec_millis()
-    )
+    humantime::format_rfc3339_millis(time).to_string()
 }
 
-/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7). Dates before 1970 are
-/// clamped to the epoch (they are in the past either way).
+/// An HTTP date in any of the three forms RFC 9110 §5.6.7 requires recipients to accept.
 fn parse_http_date(text: &str) -> Option<SystemTime> {
-    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let b = text.as_bytes();
-    if b.len() != 29 || &b[3..5] != b", " || &b[25..] != b" GMT" {
-        return None;
-    }
-    let num = |from: usize, len: usize| -> Option<u32> {
-        b[from..from + len].iter().try_fold(0u32, |acc, &d| {
-            d.is_ascii_digit().then(|| acc * 10 + u32::from(d - b'0'))
-        })
-    };
-    let fixed = |at: usize, c: u8| b[at] == c;
-    let shape = DAYS.contains(&text.get(0..3)?)
-        && fixed(7, b' ')
-        && fixed(11, b' ')
-        && fixed(16, b' ')
-        && fixed(19, b':')
-        && fixed(22, b':');
-    if !shape {
-        return None;
-    }
-    let day = num(5, 2)?;
-    let month = MONTHS.iter().position(|m| Some(*m) == text.get(8..11))? as u32 + 1;
-    let year = i64::from(num(12, 4)?);
-    let (hour, minute, second) = (num(17, 2)?, num(20, 2)?, num(23, 2)?);
-    if day == 0 || day > 31 || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let secs =
-        days_from_civil(year, month, day) * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
-    Some(match u64::try_from(secs) {
-        Ok(secs) => SystemTime::UNIX_EPOCH + Duration::from_secs(secs),
-        Err(_) => SystemTime::UNIX_EPOCH,
-    })
+    httpdate::parse_http_date(text).ok()
 }
 
 #[cfg(test)]
@@ -794,20 +717,18 @@ mod tests {
             parse_http_date("Thu, 29 Feb 2024 23:59:59 GMT"),
             Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_709_251_199))
         );
+        // RFC 9110 requires accepting the obsolete RFC 850 and asctime forms too.
+        let same = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777));
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), same);
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), same);
         for bad in [
             "",
-            "Sunday, 06-Nov-94 08:49:37 GMT",
-            "Sun Nov  6 08:49:37 1994",
             "Sun, 06 Nov 1994 08:49:37 UTC",
             "Sun, 06 Foo 1994 08:49:37 GMT",
             "Xyz, 06 Nov 1994 08:49:37 GMT",
             "Sun, 06 Nov 1994 24:49:37 GMT",
         ] {
             assert_eq!(parse_http_date(bad), None, "{bad:?}");
-        }
-        for days in [-1, 0, 59, 10_957, 20_439] {
-            let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(y, m, d), days);
         }
     }
 

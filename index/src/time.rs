@@ -1,11 +1,12 @@
-//! UTC timestamps in the log's format, `YYYY-MM-DDTHH:MM:SSZ`, without a calendar dependency.
+//! UTC timestamps in the log's format, `YYYY-MM-DDTHH:MM:SSZ`.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// `t` as `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds, truncated). Times before 1970 are written
 /// as 1970-01-01T00:00:00Z.
 pub fn utc(t: SystemTime) -> String {
-    from_unix(t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
+    let t = if t < UNIX_EPOCH { UNIX_EPOCH } else { t };
+    humantime::format_rfc3339_seconds(t).to_string()
 }
 
 /// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -15,35 +16,7 @@ pub fn now() -> String {
 
 /// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn from_unix(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01, computed over 400-year eras
-/// (146,097 days each) counted from 0000-03-01, so leap days fall at the end of a year.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468; // days from 0000-03-01 to 1970-01-01
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month as u32, day as u32)
+    utc(UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 #[cfg(test)]
