@@ -1,52 +1,7 @@
 //! The observation document, `toolmark-observation/1`: everything one observation of one remote
 //! produced, stored as a blob whose name is the `raw` member of the observation's log entry.
 //!
-//! # Format
-//!
-//! One JSON object, serialised as RFC 8785 canonical JSON (members sorted by UTF-16 code units,
-//! no whitespace, ECMAScript number form; produced by re-reading the serialisation with
-//! `toolmark_toolset::json` and writing it with `toolmark_toolset::canon`), UTF-8, no trailing
-//! newline. Its content address is `sha256-<base64>` of exactly these bytes. Every member is
-//! always present; absent values are `null`.
-//!
-//! | member | type | meaning |
-//! | --- | --- | --- |
-//! | `v` | string | `toolmark-observation/1` |
-//! | `target.server` | string | the registry server name (the entry's `subject.server`) |
-//! | `target.endpoint` | string | the remote URL exactly as published (the entry's `subject.target`) |
-//! | `target.declaredTransport` | string | the remote's `type` in the registry (`streamable-http`, `sse`) |
-//! | `client.clientInfo` | object | the `clientInfo` the crawler sent in `initialize` |
-//! | `client.capabilities` | object | the client `capabilities` it declared (`{}`) |
-//! | `startedAt` | string | when the observation started, UTC `YYYY-MM-DDTHH:MM:SSZ` (the entry's `observedAt`) |
-//! | `elapsedMs` | integer | how long it took, in milliseconds |
-//! | `status` | string | the named outcome (`ok`, `auth-required`, `http-503`, `timeout`, …; the entry's `status`) |
-//! | `detail` | string | the full reason (the entry's `detail` is this, cut to 1,000 characters); `""` for `ok` |
-//! | `transport` | string or null | the transport that answered, or the last one tried: `stateless`, `streamable-http`, `sse` |
-//! | `attempts` | array | every transport tried, in order: `{"transport", "status", "detail"}` (same vocabularies) |
-//! | `protocolVersion` | string or null | the negotiated MCP protocol version |
-//! | `session` | boolean | whether the server issued a session (`Mcp-Session-Id` or an SSE session endpoint) |
-//! | `sseResponses` | boolean | whether any response came as an SSE stream |
-//! | `requests` | integer | HTTP requests sent |
-//! | `bytes` | integer | bytes received, after decompression |
-//! | `address` | string or null | the socket address dialled after the SSRF check (`203.0.113.7:443`, `[2001:db8::1]:443`) |
-//! | `initialize` | string or null | the raw JSON text of the `initialize` (or `server/discover`) result |
-//! | `pages` | array of strings | the raw JSON text of each `tools/list` result, in order |
-//! | `auth` | object or null | the challenge of an `auth-required` outcome (below) |
-//!
-//! `auth` members, each a string or `null` except `httpStatus` (integer): `httpStatus` (401, or
-//! 403 with a challenge), `method` (the request that got it: `initialize`, `tools/list`,
-//! `server/discover`, `GET sse`), `wwwAuthenticate` (the raw header, at most 4 KiB), `scheme`,
-//! `resourceMetadata` (RFC 9728), `scope`, `error` (RFC 6750) and `realm`.
-//!
-//! Raw server texts (`initialize`, `pages`) are JSON *strings* holding the text exactly as
-//! received, so duplicate member names, number spellings, whitespace and escapes survive byte for
-//! byte; a reader parses them itself. The tool set of an `ok` observation is assembled from
-//! `pages` as the crawler does (`toolmark_crawler::observe::Observation::tool_set`: every
-//! page's tool entries, raw, in order, as one `{"tools":[…]}`), so the entry's `mtl1`, `full` and
-//! `tools` can be recomputed from the document alone ([`Document::tool_set`]).
-//!
-//! A skipped target (not dialled) has no document: its entry has no `raw`. Failures have one:
-//! their detail, attempts and auth challenge are kept.
+//! The format, member by member, is documented in `docs/observation-format.md`.
 //!
 //! What this module does not do: store the document (see [`crate::blobs`]) or decide anything
 //! from it.
