@@ -226,3 +226,71 @@ async fn refused_connection_is_connect() {
     .await;
     assert_eq!(obs.status, Status::Connect, "{}", obs.detail);
 }
+
+/// An https server with a self-signed certificate (made by the `openssl` CLI, served by Python's
+/// `ssl` module): the handshake must fail certificate verification and end as `tls`, so the
+/// client's TLS stack is really wired and really checks certificates.
+#[tokio::test]
+async fn self_signed_certificate_is_tls() {
+    let dir = std::env::temp_dir().join(format!("toolmark-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .args(["-addext", "subjectAltName=DNS:localhost"])
+        .arg("-keyout")
+        .arg(dir.join("key.pem"))
+        .arg("-out")
+        .arg(dir.join("cert.pem"))
+        .output();
+    let Ok(made) = made else {
+        assert!(std::env::var_os("CI").is_none(), "openssl is needed");
+        eprintln!("skipped: no openssl CLI");
+        return;
+    };
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let port = support::free_port();
+    let script = format!(
+        "import http.server, ssl\n\
+         s = http.server.HTTPServer(('127.0.0.1', {port}), http.server.BaseHTTPRequestHandler)\n\
+         c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain('{0}', '{1}')\n\
+         s.socket = c.wrap_socket(s.socket, server_side=True)\n\
+         s.serve_forever()\n",
+        dir.join("cert.pem").display(),
+        dir.join("key.pem").display(),
+    );
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args(["-c", &script]);
+    let _server = support::Server::start(cmd, port);
+    let mut c = config();
+    c.resolver = Arc::new(StaticResolver(HashMap::from([(
+        "localhost".to_owned(),
+        vec!["127.0.0.1".parse().unwrap()],
+    )])));
+    let obs = mcp::observe(
+        &c,
+        &format!("https://localhost:{port}/mcp"),
+        "streamable-http",
+    )
+    .await;
+    assert_eq!(obs.status, Status::Tls, "{}", obs.detail);
+    assert!(
+        obs.detail.to_lowercase().contains("certificate"),
+        "{}",
+        obs.detail
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
