@@ -9,7 +9,8 @@
 //! * [`store`]: the storage contract and the default store (SQLite for the checkpoint
 //!   compare-and-swap, files for hashes and the public tiles);
 //! * [`sequencer`]: the single writer ([`Log`]), with crash recovery on open;
-//! * [`verify`]: `fsck` and audit from the public files alone.
+//! * [`verify`]: `fsck` and audit from the public files alone;
+//! * [`reader`]: proofs and entries from the public files, without the writer's lock.
 //!
 //! It does not dial the network (the crawler does; the binary fetches a remote log for
 //! `verify`), serve HTTP (the api does) or decide what a tool set is (the `toolset` crate
@@ -19,6 +20,7 @@ pub mod entry;
 pub mod merkle;
 pub mod note;
 pub mod proof;
+pub mod reader;
 pub mod sequencer;
 pub mod store;
 pub mod tiles;

@@ -1,0 +1,186 @@
+//! Reading a published log without its writer: what a server of the log needs.
+//!
+//! A [`Reader`] works from the public directory alone (`checkpoint`, tiles, entry bundles) and
+//! the verifier key, so it never takes the writer's lock and can run in another thread or
+//! process while the sequencer appends. Every answer is tied to one checkpoint: the reader
+//! loads the current checkpoint (verifying its signature) and answers proofs at that size,
+//! reading hashes from the tiles of that size. Published tiles of a size never change, so a
+//! concurrent append cannot make a proof inconsistent with the checkpoint it is served with.
+//!
+//! It authenticates what it reads only as far as the signed checkpoint goes: a proof it returns
+//! verifies against that checkpoint if and only if the tiles are the log's (a client verifies
+//! anyway). It does not cache; the operating system's page cache serves hot tiles.
+
+use std::path::{Path, PathBuf};
+
+use crate::merkle::{self, Hash, ProofError};
+use crate::note::{self, Checkpoint};
+use crate::tiles::{self, TileId};
+use crate::{FormatError, proof};
+
+/// Why a read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A file could not be read.
+    #[error("reading {path}: {reason}")]
+    Io {
+        /// The public path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The checkpoint does not verify or parse.
+    #[error("checkpoint: {0}")]
+    Checkpoint(#[from] FormatError),
+    /// A proof could not be built from the tiles.
+    #[error(transparent)]
+    Proof(#[from] ProofError),
+    /// The request is outside the tree (index ≥ size, size beyond the checkpoint…).
+    #[error("{0}")]
+    OutOfRange(String),
+}
+
+/// A verified checkpoint: the signed note as published, and its parsed text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signed {
+    /// The note bytes exactly as published.
+    pub note: Vec<u8>,
+    /// Its parsed, verified content.
+    pub checkpoint: Checkpoint,
+}
+
+/// A read-only view of a published log.
+#[derive(Debug, Clone)]
+pub struct Reader {
+    public: PathBuf,
+    vkey: String,
+}
+
+impl Reader {
+    /// A reader of the public directory `public` whose checkpoints must verify under `vkey`.
+    pub fn new(public: &Path, vkey: &str) -> Reader {
+        Reader {
+            public: public.to_owned(),
+            vkey: vkey.trim().to_owned(),
+        }
+    }
+
+    /// The verifier key.
+    pub fn vkey(&self) -> &str {
+        &self.vkey
+    }
+
+    /// The public directory.
+    pub fn public_dir(&self) -> &Path {
+        &self.public
+    }
+
+    /// A public file (`checkpoint`, `tile/0/000`, …), `None` if it does not exist. The path must
+    /// already be checked (see [`tiles::parse_tile_path`]); this does not sanitise it.
+    pub fn file(&self, path: &str) -> Result<Option<Vec<u8>>, ReadError> {
+        match std::fs::read(self.public.join(path)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ReadError::Io {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    fn need(&self, path: &str) -> Result<Vec<u8>, ReadError> {
+        self.file(path)?.ok_or_else(|| ReadError::Io {
+            path: path.to_owned(),
+            reason: "missing".into(),
+        })
+    }
+
+    /// The current checkpoint, signature verified.
+    pub fn checkpoint(&self) -> Result<Signed, ReadError> {
+        let note = self.need("checkpoint")?;
+        let checkpoint = note::open_checkpoint(&note, &self.vkey)?;
+        Ok(Signed { note, checkpoint })
+    }
+
+    fn hashes(&self, size: u64) -> impl merkle::HashReader + '_ {
+        tiles::TileHashReader::new(size, move |tile: &TileId| {
+            self.need(&tile.path())
+                .map_err(|e| ProofError::storage(e.to_string()))
+        })
+    }
+
+    /// Inclusion proof of `index` in the tree of `size` leaves (size ≤ `at`'s size).
+    pub fn inclusion_proof(
+        &self,
+        index: u64,
+        size: u64,
+        at: &Signed,
+    ) -> Result<Vec<Hash>, ReadError> {
+        if size == 0 || size > at.checkpoint.size || index >= size {
+            return Err(ReadError::OutOfRange(format!(
+                "no inclusion proof of {index} in a tree of {size} (checkpoint size {})",
+                at.checkpoint.size
+            )));
+        }
+        Ok(merkle::inclusion_proof(
+            index,
+            size,
+            &self.hashes(at.checkpoint.size),
+        )?)
+    }
+
+    /// Consistency proof from `old` to `new` leaves (0 < old ≤ new ≤ `at`'s size).
+    pub fn consistency_proof(
+        &self,
+        old: u64,
+        new: u64,
+        at: &Signed,
+    ) -> Result<Vec<Hash>, ReadError> {
+        if old == 0 || old > new || new > at.checkpoint.size {
+            return Err(ReadError::OutOfRange(format!(
+                "no consistency proof from {old} to {new} (checkpoint size {})",
+                at.checkpoint.size
+            )));
+        }
+        Ok(merkle::consistency_proof(
+            old,
+            new,
+            &self.hashes(at.checkpoint.size),
+        )?)
+    }
+
+    /// The bytes of entry `index`, from its bundle in the tree of `at`'s size.
+    pub fn entry(&self, index: u64, at: &Signed) -> Result<Vec<u8>, ReadError> {
+        let size = at.checkpoint.size;
+        if index >= size {
+            return Err(ReadError::OutOfRange(format!(
+                "entry {index} is not below size {size}"
+            )));
+        }
+        let b = index / 256;
+        let width = ((b + 1) * 256).min(size) - b * 256;
+        let path = tiles::bundle_path(b, width as u16);
+        let bytes = self.need(&path)?;
+        let entries = tiles::decode_bundle(&bytes)?;
+        entries
+            .get((index % 256) as usize)
+            .map(|e| e.to_vec())
+            .ok_or_else(|| ReadError::Io {
+                path,
+                reason: "bundle is short".into(),
+            })
+    }
+
+    /// A `c2sp.org/tlog-proof@v1` bundle for `index` against `at`, the entry in its `extra`
+    /// line: enough to check offline that the log holds the entry.
+    pub fn tlog_proof(&self, index: u64, at: &Signed) -> Result<String, ReadError> {
+        let path = self.inclusion_proof(index, at.checkpoint.size, at)?;
+        let entry = self.entry(index, at)?;
+        Ok(proof::encode_tlog_proof(
+            Some(&entry),
+            index,
+            &path,
+            &at.note,
+        ))
+    }
+}

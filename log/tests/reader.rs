@@ -1,0 +1,69 @@
+//! The lock-free reader agrees with the writer on every proof and entry, at sizes that end
+//! inside and at the edge of bundles, while the writer keeps the log open.
+
+mod support;
+
+use toolmark_log::Log;
+use toolmark_log::merkle;
+use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
+use toolmark_log::reader::{ReadError, Reader};
+
+#[test]
+fn reader_matches_the_writer() {
+    let dir = support::tempdir("reader");
+    let mut log = Log::init(&dir, "toolmark.test/reader").unwrap();
+    let reader = Reader::new(&dir.join("public"), &log.vkey());
+    let mut start = 0;
+    for batch in [1usize, 255, 1, 300, 211] {
+        log.append(support::entries(start, batch)).unwrap();
+        start += batch;
+        let at = reader.checkpoint().unwrap();
+        let size = at.checkpoint.size;
+        assert_eq!(size, start as u64);
+        assert_eq!(at.note, log.head().note);
+        for index in [0, size / 3, size / 2, size - 1] {
+            assert_eq!(
+                reader.inclusion_proof(index, size, &at).unwrap(),
+                log.inclusion_proof(index, size).unwrap()
+            );
+            let entry = reader.entry(index, &at).unwrap();
+            assert_eq!(entry, log.entry(index).unwrap());
+            let bundle = reader.tlog_proof(index, &at).unwrap();
+            let parsed = decode_tlog_proof(&bundle).unwrap();
+            let cp = verify_tlog_proof(&parsed, &entry, &log.vkey()).unwrap();
+            assert_eq!(cp.size, size);
+            assert_eq!(bundle, log.tlog_proof(index).unwrap());
+        }
+        for old in [1, (size / 2).max(1), size] {
+            let proof = reader.consistency_proof(old, size, &at).unwrap();
+            assert_eq!(proof, log.consistency_proof(old, size).unwrap());
+            let old_root = log.root_at(old).unwrap();
+            merkle::verify_consistency(&proof, size, &at.checkpoint.root, old, &old_root).unwrap();
+        }
+        // Smaller trees are proved from the tiles of the current size.
+        if size > 2 {
+            assert_eq!(
+                reader.inclusion_proof(1, size - 1, &at).unwrap(),
+                log.inclusion_proof(1, size - 1).unwrap()
+            );
+        }
+        assert!(matches!(
+            reader.inclusion_proof(size, size, &at),
+            Err(ReadError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            reader.entry(size, &at),
+            Err(ReadError::OutOfRange(_))
+        ));
+        assert!(matches!(
+            reader.consistency_proof(0, size, &at),
+            Err(ReadError::OutOfRange(_))
+        ));
+    }
+    // A checkpoint under another key is refused.
+    let other = Log::init(&support::tempdir("reader-other"), "toolmark.test/other").unwrap();
+    assert!(matches!(
+        Reader::new(&dir.join("public"), &other.vkey()).checkpoint(),
+        Err(ReadError::Checkpoint(_))
+    ));
+}
