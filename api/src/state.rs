@@ -1,0 +1,158 @@
+//! What every handler reads: the published log, the index, the stored documents, and the key
+//! that signs answers.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use toolmark_index::blobs::Blobs;
+use toolmark_index::index::Index;
+use toolmark_log::reader::Reader;
+
+/// Read-only index connections shared by the handlers. SQLite connections are not `Sync`; a
+/// handful behind mutexes, taken round-robin, lets requests on different threads read at once
+/// (WAL mode: readers never block the crawler's writes).
+pub struct IndexPool {
+    slots: Vec<Mutex<Index>>,
+    next: AtomicUsize,
+}
+
+/// Index connections per process: twice the cores, so a request never waits for a connection
+/// while another is held across a short query.
+pub fn pool_size() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get() * 2)
+}
+
+impl IndexPool {
+    /// Open `size` read-only connections to the index at `path`.
+    pub fn open(path: &Path, size: usize) -> Result<IndexPool, toolmark_index::IndexError> {
+        let slots = (0..size.max(1))
+            .map(|_| Index::open_read_only(path).map(Mutex::new))
+            .collect::<Result<_, _>>()?;
+        Ok(IndexPool {
+            slots,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// A connection (blocks briefly if all are busy).
+    pub fn get(&self) -> MutexGuard<'_, Index> {
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let n = self.slots.len();
+        for i in 0..n {
+            if let Ok(guard) = self.slots[(start + i) % n].try_lock() {
+                return guard;
+            }
+        }
+        self.slots[start % n]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Everything the router serves from.
+pub struct AppState {
+    /// The published log (`DATA/log/public`), read without the writer's lock.
+    pub log: Reader,
+    /// The index (`DATA/index.sqlite`).
+    pub index: IndexPool,
+    /// The stored observation documents (`DATA/blobs`).
+    pub blobs: Blobs,
+    /// Signs `/check` answers (not the log key: a different key for a different statement).
+    pub answer_key: ed25519_dalek::SigningKey,
+    /// The public URL the service is reached at, without a trailing slash (links in answers
+    /// and feeds).
+    pub base_url: String,
+    /// Where the data lives.
+    pub data: PathBuf,
+}
+
+/// Why the state could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file could not be read or written.
+    #[error("{path}: {reason}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The index could not be opened.
+    #[error("index: {0}")]
+    Index(#[from] toolmark_index::IndexError),
+    /// The blob store could not be opened.
+    #[error("blobs: {0}")]
+    Blobs(#[from] toolmark_index::BlobError),
+}
+
+/// Where the answer-signing key lives under the data directory (hex seed, mode 0600).
+pub const ANSWER_KEY_FILE: &str = "api/answer.key";
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
+    move |e| StateError::Io {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+/// The answer-signing key of `data`, created (from the OS's randomness) on first use.
+pub fn answer_key(data: &Path) -> Result<ed25519_dalek::SigningKey, StateError> {
+    let path = data.join(ANSWER_KEY_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let bytes: Vec<u8> = (0..text.trim().len())
+                .step_by(2)
+                .filter_map(|i| u8::from_str_radix(text.trim().get(i..i + 2)?, 16).ok())
+                .collect();
+            let seed: [u8; 32] = bytes.try_into().map_err(|_| StateError::Io {
+                path: path.clone(),
+                reason: "not a 64-hex-digit Ed25519 seed".into(),
+            })?;
+            Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut seed = [0u8; 32];
+            getrandom::fill(&mut seed).map_err(|e| StateError::Io {
+                path: path.clone(),
+                reason: format!("no randomness: {e}"),
+            })?;
+            let dir = path.parent().unwrap_or(data);
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+            let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+            write_private(&path, &hex)?;
+            Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+        }
+        Err(e) => Err(io(&path)(e)),
+    }
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), StateError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io(path))?;
+    f.write_all(text.as_bytes()).map_err(io(path))?;
+    f.sync_all().map_err(io(path))
+}
+
+impl AppState {
+    /// Open what `toolmark crawl` (or `run`) keeps under `data`.
+    pub fn open(data: &Path, base_url: &str) -> Result<AppState, StateError> {
+        let log_dir = data.join("log");
+        let vkey_path = log_dir.join("public/vkey");
+        let vkey = std::fs::read_to_string(&vkey_path).map_err(io(&vkey_path))?;
+        Ok(AppState {
+            log: Reader::new(&log_dir.join("public"), &vkey),
+            index: IndexPool::open(&data.join("index.sqlite"), pool_size())?,
+            blobs: Blobs::open(&data.join("blobs"))?,
+            answer_key: answer_key(data)?,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            data: data.to_owned(),
+        })
+    }
+}

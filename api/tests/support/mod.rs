@@ -1,0 +1,154 @@
+//! A populated data directory for the API's tests: two crawl days recorded through the real
+//! recorder (real log, blobs and index), with real corpus tool sets.
+//!
+//! Servers (registry names, one streamable-http remote each unless said):
+//! - `io.example/files` at `https://files.example.com/mcp`: day 0 the filesystem set, day 1 the
+//!   same set with one `readOnlyHint` turned off (a dangerous change);
+//! - `io.example/memory` at `https://memory.example.com/mcp`: the memory set both days;
+//! - `io.example/locked` at `https://locked.example.com/mcp`: 401 both days;
+//! - `io.example/flaky` at `https://flaky.example.com/mcp`: the fetch set day 0, timeout day 1;
+//! - `io.example/keyed` at `https://keyed.example.com/mcp`: skipped (`header-required`).
+#![allow(dead_code)]
+
+#[path = "../../../index/tests/support/mod.rs"]
+pub mod index_support;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use index_support::{
+    Env, FETCH, FILESYSTEM, MEMORY, auth_required, corpus_page, day, day_str, failed,
+    filesystem_rug_pull, ok, records,
+};
+use toolmark_api::AppState;
+use toolmark_crawler::observe::Status;
+
+pub const BASE: &str = "https://toolmark.test";
+pub const FILES_URL: &str = "https://files.example.com/mcp";
+pub const MEMORY_URL: &str = "https://memory.example.com/mcp";
+pub const LOCKED_URL: &str = "https://locked.example.com/mcp";
+pub const FLAKY_URL: &str = "https://flaky.example.com/mcp";
+pub const KEYED_URL: &str = "https://keyed.example.com/mcp";
+
+/// The data directory and the state the router serves from it. The directory is removed when
+/// this is dropped (unless a test panicked, to keep it for inspection).
+pub struct Populated {
+    pub dir: PathBuf,
+    pub state: Arc<AppState>,
+    env: Option<Env>,
+}
+
+impl Drop for Populated {
+    fn drop(&mut self) {
+        // Env's own Drop removes the directory.
+        self.env.take();
+    }
+}
+
+fn server(name: &str, url: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": name, "description": "a test server", "version": "1.0.0",
+        "remotes": [{"type": "streamable-http", "url": url}],
+    })
+}
+
+/// Build the two-day data directory (`tag` keeps parallel tests apart).
+pub fn populated(tag: &str) -> Populated {
+    let mut env = Env::new(&format!("api-{tag}"));
+    let recs = records(serde_json::json!([
+        server("io.example/files", FILES_URL),
+        server("io.example/memory", MEMORY_URL),
+        server("io.example/locked", LOCKED_URL),
+        server("io.example/flaky", FLAKY_URL),
+        {
+            "name": "io.example/keyed", "description": "needs a key", "version": "1.0.0",
+            "remotes": [{"type": "streamable-http", "url": KEYED_URL,
+                         "headers": [{"name": "Authorization", "isRequired": true, "isSecret": true}]}],
+        },
+    ]));
+    for d in 0..2u64 {
+        env.run(&day_str(d, 0), &recs, &[], |url| {
+            let t = day(d, 60);
+            Some(match (url, d) {
+                (FILES_URL, 0) => ok(t, vec![corpus_page(FILESYSTEM)]),
+                (FILES_URL, _) => ok(t, vec![filesystem_rug_pull()]),
+                (MEMORY_URL, _) => ok(t, vec![corpus_page(MEMORY)]),
+                (LOCKED_URL, _) => auth_required(t),
+                (FLAKY_URL, 0) => ok(t, vec![corpus_page(FETCH)]),
+                (FLAKY_URL, _) => failed(t, Status::Timeout, "observation deadline of 90 s passed"),
+                _ => return None,
+            })
+        });
+    }
+    let dir = env.dir.clone();
+    let state = AppState::open(&dir, BASE).expect("open the populated data directory");
+    Populated {
+        dir,
+        state: Arc::new(state),
+        env: Some(env),
+    }
+}
+
+/// The tools array of a corpus set, as a client would send it in `/check`.
+pub fn tools_of(page: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(page).unwrap();
+    v["tools"].clone()
+}
+
+pub use index_support::{corpus_page as page, filesystem_rug_pull as rug_pull};
+pub const FILES_SET: &str = FILESYSTEM;
+pub const MEMORY_SET: &str = MEMORY;
+pub const FETCH_SET: &str = FETCH;
+
+/// Send one request through the router (no sockets) and return status, headers and body.
+pub async fn send(
+    state: &Arc<AppState>,
+    request: axum::http::Request<axum::body::Body>,
+) -> (axum::http::StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let response = toolmark_api::router(state.clone())
+        .oneshot(request)
+        .await
+        .expect("the router answers");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    (status, headers, body)
+}
+
+/// GET `path`.
+pub async fn get(
+    state: &Arc<AppState>,
+    path: &str,
+) -> (axum::http::StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    send(
+        state,
+        axum::http::Request::get(path)
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await
+}
+
+/// POST `body` as JSON to `path`.
+pub async fn post_json(
+    state: &Arc<AppState>,
+    path: &str,
+    body: Vec<u8>,
+) -> (axum::http::StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    send(
+        state,
+        axum::http::Request::post(path)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body))
+            .unwrap(),
+    )
+    .await
+}
