@@ -95,6 +95,7 @@ pub fn tools_of(page: &str) -> serde_json::Value {
     v["tools"].clone()
 }
 
+#[allow(unused_imports)]
 pub use index_support::{corpus_page as page, filesystem_rug_pull as rug_pull};
 pub const FILES_SET: &str = FILESYSTEM;
 pub const MEMORY_SET: &str = MEMORY;
