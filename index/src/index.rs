@@ -158,9 +158,11 @@ CREATE TABLE IF NOT EXISTS targets (
     current_full TEXT,
     current_mtl1 TEXT,
     current_raw TEXT,
-    current_tools INTEGER
+    current_tools INTEGER,
+    endpoint_key TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS targets_server ON targets (server);
+CREATE INDEX IF NOT EXISTS targets_endpoint_key ON targets (endpoint_key);
 CREATE INDEX IF NOT EXISTS targets_target ON targets (target);
 CREATE TABLE IF NOT EXISTS observations (
     entry INTEGER PRIMARY KEY,
@@ -529,6 +531,42 @@ fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<(), IndexError>
     Ok(())
 }
 
+/// The form endpoints are matched in (`/check`, lookups): for an `http(s)` URL, the scheme and
+/// host lower-cased, the default port dropped, userinfo, query and fragment dropped, and the
+/// path without trailing slashes (`https://Example.COM:443/mcp/?x#y` → `https://example.com/mcp`;
+/// a bare host keeps no path). `npm:<name>` is kept as is; `pypi:<name>` is normalised as PEP 503
+/// does (lower case, runs of `-`, `_`, `.` become one `-`). Anything else is returned unchanged.
+pub fn endpoint_key(endpoint: &str) -> String {
+    let endpoint = endpoint.trim();
+    if let Some(name) = endpoint.strip_prefix("pypi:") {
+        let mut out = String::from("pypi:");
+        let mut dash = false;
+        for c in name.chars() {
+            if matches!(c, '-' | '_' | '.') {
+                dash = true;
+            } else {
+                if dash && out.len() > 5 {
+                    out.push('-');
+                }
+                dash = false;
+                out.extend(c.to_lowercase());
+            }
+        }
+        return out;
+    }
+    match url::Url::parse(endpoint) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
+            let mut out = format!("{}://{}", u.scheme(), u.host_str().unwrap_or(""));
+            if let Some(port) = u.port() {
+                out.push_str(&format!(":{port}"));
+            }
+            out.push_str(u.path().trim_end_matches('/'));
+            out
+        }
+        _ => endpoint.to_owned(),
+    }
+}
+
 fn stored_schema_version(conn: &Connection) -> Result<Option<String>, IndexError> {
     let has_meta: bool = conn
         .query_row(
@@ -677,6 +715,16 @@ impl Index {
                 target_row,
             )
             .optional()?)
+    }
+
+    /// Every target whose [`endpoint_key`] equals that of `endpoint` (so `HTTPS://Host:443/mcp/`
+    /// finds `https://host/mcp`), across servers.
+    pub fn find_target_by_key(&self, endpoint: &str) -> Result<Vec<TargetRow>, IndexError> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {TARGET_COLS} FROM targets WHERE endpoint_key = ?1 ORDER BY server, id"
+        ))?;
+        let rows = st.query_map([endpoint_key(endpoint)], target_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Every target whose URL (or package string) is exactly `endpoint`, across servers.
@@ -1045,8 +1093,8 @@ fn index_entry(
         None => {
             // A target the registry side has not described (catch-up on a fresh index).
             tx.execute(
-                "INSERT INTO targets (id, server, target, kind, declared_transport)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO targets (id, server, target, kind, declared_transport, endpoint_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     target_id,
                     entry.subject.server,
@@ -1057,6 +1105,7 @@ fn index_entry(
                         "remote"
                     },
                     doc.as_ref().map(|d| d.target.declared_transport.clone()),
+                    endpoint_key(&entry.subject.target),
                 ],
             )?;
             TargetState {
@@ -1169,6 +1218,33 @@ fn insert_change(
         classification,
     ])?;
     Ok(tx.last_insert_rowid())
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::endpoint_key;
+
+    #[test]
+    fn endpoint_keys() {
+        for (a, b) in [
+            (
+                "https://Example.COM:443/mcp/?x=1#f",
+                "https://example.com/mcp",
+            ),
+            ("https://example.com", "https://example.com"),
+            ("https://example.com/", "https://example.com"),
+            ("HTTP://u:p@example.com:80/a//", "http://example.com/a"),
+            (
+                "https://example.com:8443/MCP",
+                "https://example.com:8443/MCP",
+            ),
+            ("pypi:Mcp_Server.Time", "pypi:mcp-server-time"),
+            ("npm:@scope/Name", "npm:@scope/Name"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(endpoint_key(a), b, "{a}");
+        }
+    }
 }
 
 #[cfg(test)]

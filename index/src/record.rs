@@ -203,14 +203,15 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
     };
     tx.prepare_cached(
         "INSERT INTO targets (id, server, target, kind, declared_transport, package_version,
-             skip_reason, skip_detail, first_listed, last_listed, delisted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL)
+             skip_reason, skip_detail, first_listed, last_listed, delisted_at, endpoint_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10)
          ON CONFLICT (id) DO UPDATE SET server = excluded.server, target = excluded.target,
              kind = excluded.kind, declared_transport = excluded.declared_transport,
              package_version = excluded.package_version, skip_reason = excluded.skip_reason,
              skip_detail = excluded.skip_detail,
              first_listed = coalesce(targets.first_listed, excluded.first_listed),
-             last_listed = excluded.last_listed, delisted_at = NULL",
+             last_listed = excluded.last_listed, delisted_at = NULL,
+             endpoint_key = excluded.endpoint_key",
     )?
     .execute(params![
         id,
@@ -222,6 +223,7 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
         skip_reason,
         target.skip.as_ref().and_then(skip_detail),
         listed,
+        crate::index::endpoint_key(&target_string(&target.kind)),
     ])?;
     Ok(id)
 }
