@@ -38,6 +38,17 @@ pub struct Populated {
     env: Option<Env>,
 }
 
+impl Populated {
+    /// A state over a directory another fixture owns (it cleans up).
+    pub fn wrap(dir: PathBuf, state: Arc<AppState>) -> Populated {
+        Populated {
+            dir,
+            state,
+            env: None,
+        }
+    }
+}
+
 impl Drop for Populated {
     fn drop(&mut self) {
         // Env's own Drop removes the directory.

@@ -1,0 +1,309 @@
+//! `POST /api/v1/check`: every `match` value, bad input, and an answer verified end to end the
+//! way a client would — the answer's signature, then the inclusion proof against the
+//! checkpoint, then the checkpoint's own signature, then the entry's digest.
+
+mod support;
+
+use axum::http::StatusCode;
+use base64::Engine;
+use serde_json::{Value, json};
+use support::*;
+use toolmark_log::entry::Entry;
+use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
+
+async fn check(p: &Populated, body: Value) -> Value {
+    let (status, headers, bytes) =
+        post_json(&p.state, "/api/v1/check", body.to_string().into_bytes()).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
+    assert_eq!(headers["cache-control"], "no-store");
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+async fn refused(p: &Populated, body: Vec<u8>) -> (StatusCode, String) {
+    let (status, _, bytes) = post_json(&p.state, "/api/v1/check", body).await;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    assert!(
+        v["detail"].is_string() || status == StatusCode::PAYLOAD_TOO_LARGE,
+        "{text}"
+    );
+    (status, text)
+}
+
+/// What a client does with an answer: check the signature with the issuer key, then the proof
+/// bundle against the log's key, then that the entry is the one the answer talks about.
+async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
+    // 1. The signature, over RFC 8785 of the answer without `signature`.
+    let (_, _, issuer) = get(&p.state, "/api/v1/issuer").await;
+    let issuer: Value = serde_json::from_slice(&issuer).unwrap();
+    let key_hex = issuer["publicKeyHex"].as_str().unwrap();
+    let key: [u8; 32] = (0..32)
+        .map(|i| u8::from_str_radix(&key_hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let key = ed25519_dalek::VerifyingKey::from_bytes(&key).unwrap();
+    let mut unsigned = answer.clone();
+    let signature = unsigned
+        .as_object_mut()
+        .unwrap()
+        .remove("signature")
+        .unwrap();
+    let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(signature["value"].as_str().unwrap())
+        .unwrap();
+    let sig = ed25519_dalek::Signature::from_slice(&sig).unwrap();
+    let bytes = toolmark_api::check::canonical(&unsigned).unwrap();
+    key.verify_strict(&bytes, &sig)
+        .expect("the answer's signature verifies");
+    // A changed answer does not verify.
+    let mut forged = unsigned.clone();
+    forged["match"] = json!("same");
+    forged["note"] = json!("forged");
+    let forged = toolmark_api::check::canonical(&forged).unwrap();
+    assert!(key.verify_strict(&forged, &sig).is_err());
+
+    // 2. The proof bundle against the log's verifier key (published at /api/v1/log/vkey too).
+    let bundle = answer["proof"]["tlogProof"].as_str().unwrap();
+    let parsed = decode_tlog_proof(bundle).unwrap();
+    let entry_bytes = answer["proof"]["entry"]
+        .as_str()
+        .unwrap()
+        .as_bytes()
+        .to_vec();
+    assert_eq!(parsed.extra.as_deref(), Some(entry_bytes.as_slice()));
+    let vkey = p.state.log.vkey();
+    let cp = verify_tlog_proof(&parsed, &entry_bytes, vkey).expect("inclusion proof verifies");
+    assert_eq!(cp.size, answer["log"]["treeSize"].as_u64().unwrap());
+    assert_eq!(
+        parsed.index,
+        answer["proof"]["entryIndex"].as_u64().unwrap()
+    );
+    // A tampered entry does not verify.
+    let mut tampered = entry_bytes.clone();
+    let last = tampered.len() - 3;
+    tampered[last] ^= 1;
+    assert!(verify_tlog_proof(&parsed, &tampered, vkey).is_err());
+
+    // 3. The entry is canonical and says what the answer says.
+    let entry = Entry::decode(&entry_bytes).unwrap();
+    assert_eq!(entry.status, "ok");
+    assert_eq!(entry.subject.id(), answer["target"]["id"].as_str().unwrap());
+    entry
+}
+
+#[tokio::test]
+async fn same_with_a_proof_that_verifies() {
+    let p = populated("check-same");
+    let tools = tools_of(&page(MEMORY_SET));
+    let a = check(&p, json!({"endpoint": MEMORY_URL, "tools": tools})).await;
+    assert_eq!(a["match"], "same", "{a:#}");
+    assert_eq!(a["type"], "toolmark.check/v1");
+    assert_eq!(a["query"]["comparedBy"], "toolmark/1");
+    assert_eq!(a["target"]["name"], "io.example/memory");
+    assert_eq!(a["observed"]["observations"], 2);
+    let entry = verify_as_a_client(&p, &a).await;
+    assert_eq!(entry.full.as_deref(), a["query"]["fullDigest"].as_str());
+    assert_eq!(
+        entry.observed_at,
+        a["observed"]["lastObserved"].as_str().unwrap()
+    );
+
+    // HISTOR's form: only the MTL/1 digest, and a differently spelled endpoint.
+    let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap();
+    let b = check(
+        &p,
+        json!({"endpoint": "HTTPS://Memory.Example.com:443/mcp/?utm=x", "toolSetDigest": mtl1}),
+    )
+    .await;
+    assert_eq!(b["match"], "same");
+    assert_eq!(b["query"]["comparedBy"], "MTL/1");
+    verify_as_a_client(&p, &b).await;
+    // By name only.
+    let c = check(
+        &p,
+        json!({"name": "io.example/memory", "toolSetDigest": mtl1}),
+    )
+    .await;
+    assert_eq!(c["match"], "same");
+}
+
+#[tokio::test]
+async fn previously_observed_and_different() {
+    let p = populated("check-prev");
+    // Day 0's filesystem set; day 1 flipped a readOnlyHint.
+    let old = tools_of(&page(FILES_SET));
+    let a = check(&p, json!({"endpoint": FILES_URL, "tools": old})).await;
+    assert_eq!(a["match"], "previously-observed", "{a:#}");
+    assert_eq!(a["seenBefore"]["observations"], 1);
+    let entry = verify_as_a_client(&p, &a).await;
+    assert!(entry.observed_at.as_str() < a["observed"]["lastObserved"].as_str().unwrap());
+    // MTL/1 cannot see the flipped annotation: by MTL/1 the old set is the current one.
+    let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap();
+    let b = check(&p, json!({"endpoint": FILES_URL, "toolSetDigest": mtl1})).await;
+    assert_eq!(b["match"], "same");
+    // The current set is `same`.
+    let now = tools_of(&rug_pull());
+    assert_eq!(
+        check(&p, json!({"endpoint": FILES_URL, "tools": now})).await["match"],
+        "same"
+    );
+    // A set never observed there.
+    let other = tools_of(&page(MEMORY_SET));
+    let d = check(&p, json!({"endpoint": FILES_URL, "tools": other})).await;
+    assert_eq!(d["match"], "different");
+    assert!(d.get("proof").is_none());
+    // A timeout after a good day still compares with the last good observation, and says so.
+    let f = check(
+        &p,
+        json!({"endpoint": FLAKY_URL, "tools": tools_of(&page(FETCH_SET))}),
+    )
+    .await;
+    assert_eq!(f["match"], "same");
+    assert!(f["note"].as_str().unwrap().contains("timeout"), "{f:#}");
+}
+
+#[tokio::test]
+async fn not_listed_not_observed_no_digest() {
+    let p = populated("check-misc");
+    let a = check(
+        &p,
+        json!({"endpoint": "https://unknown.example.com/mcp", "tools": []}),
+    )
+    .await;
+    assert_eq!(a["match"], "not-listed");
+    let b = check(&p, json!({"endpoint": LOCKED_URL, "tools": []})).await;
+    assert_eq!(b["match"], "not-observed");
+    assert_eq!(b["target"]["lastStatus"], "auth-required");
+    let c = check(&p, json!({"endpoint": KEYED_URL})).await;
+    assert_eq!(c["match"], "not-observed");
+    assert!(c["note"].as_str().unwrap().contains("header-required"));
+    let d = check(&p, json!({"endpoint": MEMORY_URL})).await;
+    assert_eq!(d["match"], "no-digest");
+    assert!(d["observed"]["fullDigest"].is_string());
+    // Every answer is signed, proofs or not.
+    assert!(d["signature"]["value"].is_string());
+}
+
+#[tokio::test]
+async fn undigestible_when_the_observed_set_has_no_mtl1() {
+    use support::index_support::{Env, day, day_str, ok, records};
+    let mut env = Env::new("api-undigestible");
+    let recs = records(json!([{
+        "name": "io.example/frac", "description": "d", "version": "1",
+        "remotes": [{"type": "streamable-http", "url": "https://frac.example.com/mcp"}],
+    }]));
+    let page = r#"{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"x":{"type":"number","minimum":0.5}}}}]}"#;
+    env.run(&day_str(0, 0), &recs, &[], |_| {
+        Some(ok(day(0, 1), vec![page.into()]))
+    });
+    let state = std::sync::Arc::new(toolmark_api::AppState::open(&env.dir, BASE).unwrap());
+    let p = Populated::wrap(env.dir.clone(), state);
+    let digest = "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=";
+    let a = check(
+        &p,
+        json!({"endpoint": "https://frac.example.com/mcp", "toolSetDigest": digest}),
+    )
+    .await;
+    assert_eq!(a["match"], "undigestible", "{a:#}");
+    assert!(a["note"].as_str().unwrap().contains("MTL-NUM-001"));
+    // The full digest still compares it.
+    let tools: Value = serde_json::from_str::<Value>(page).unwrap()["tools"].clone();
+    let b = check(
+        &p,
+        json!({"endpoint": "https://frac.example.com/mcp", "tools": tools}),
+    )
+    .await;
+    assert_eq!(b["match"], "same");
+    assert_eq!(b["query"]["digestError"]["code"], "MTL-NUM-001");
+    drop(env);
+}
+
+#[tokio::test]
+async fn bad_requests_are_clear_4xx() {
+    let p = populated("check-bad");
+    let cases: Vec<(Vec<u8>, StatusCode, &str)> = vec![
+        (b"not json".to_vec(), StatusCode::BAD_REQUEST, "body"),
+        (b"[]".to_vec(), StatusCode::BAD_REQUEST, "object"),
+        (b"\xff\xfe".to_vec(), StatusCode::BAD_REQUEST, "UTF-8"),
+        (
+            json!({"tools": []}).to_string().into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "endpoint, package or name",
+        ),
+        (
+            json!({"endpoint": 7}).to_string().into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "string",
+        ),
+        (
+            json!({"endpoint": ""}).to_string().into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "characters",
+        ),
+        (
+            json!({"endpoint": "x".repeat(2001)})
+                .to_string()
+                .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "characters",
+        ),
+        (
+            json!({"endpoint": "a\u{0}b"}).to_string().into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "NUL",
+        ),
+        (
+            json!({"endpoint": MEMORY_URL, "tools": {}})
+                .to_string()
+                .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "array",
+        ),
+        (
+            json!({"endpoint": MEMORY_URL, "toolSetDigest": "sha256-nope"})
+                .to_string()
+                .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "sha256",
+        ),
+        (
+            json!({"endpoint": MEMORY_URL, "contribute": "yes"})
+                .to_string()
+                .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "boolean",
+        ),
+        (
+            json!({"endpoint": MEMORY_URL, "tools": vec![json!({"name": "t"}); 5001]})
+                .to_string()
+                .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "5000",
+        ),
+        (
+            format!(
+                "{{\"endpoint\":\"{MEMORY_URL}\",\"tools\":[{}{}]}}",
+                "[".repeat(10_000),
+                "]".repeat(10_000)
+            )
+            .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            "deep",
+        ),
+    ];
+    for (body, want, needle) in cases {
+        let (status, text) = refused(&p, body).await;
+        assert_eq!(status, want, "{text}");
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+    // Over 2 MiB.
+    let big = json!({"endpoint": MEMORY_URL, "pad": "x".repeat(2 * 1024 * 1024)}).to_string();
+    let (status, _) = refused(&p, big.into_bytes()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+}
