@@ -5,6 +5,7 @@
 
 mod crawl_cli;
 mod log_cli;
+mod serve_cli;
 
 use anyhow::{Context, Result};
 
@@ -63,6 +64,9 @@ enum Command {
     /// One crawl run: harvest the registry, observe every remote, append one log entry per
     /// remote, index it and write a JSON report.
     Crawl(crawl_cli::CrawlArgs),
+    /// Serve the API (/check with proofs, lookups, tiles), the feeds and the desk over a data
+    /// directory that `crawl` fills.
+    Serve(serve_cli::ServeArgs),
     /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
     /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
     Sensitive {
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
         Command::Log { command } => log_cli::run(command),
         Command::Crawl(args) => crawl_cli::run(args).map(|()| true),
+        Command::Serve(args) => serve_cli::run(args).map(|()| true),
         Command::Sensitive {
             file,
             patterns,

@@ -21,6 +21,7 @@ pub mod desk;
 pub mod error;
 pub mod feeds;
 pub mod logroutes;
+pub mod ops;
 pub mod servers;
 pub mod state;
 
@@ -31,13 +32,35 @@ use axum::Router;
 pub use error::ApiError;
 pub use state::AppState;
 
+/// How long browsers may cache a CORS preflight answer.
+const PREFLIGHT_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);
+
 /// The whole service as one router (testable with `tower::ServiceExt::oneshot`).
+///
+/// Every route is public and read-only except `POST /api/v1/check`, which changes nothing
+/// either, so CORS allows any origin, without credentials.
 pub fn router(state: Arc<AppState>) -> Router {
+    use axum::http::{Method, header};
+    let cors = tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::Any)
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers([header::CONTENT_TYPE, header::ACCEPT])
+        .max_age(PREFLIGHT_MAX_AGE);
     Router::new()
         .merge(check::routes())
         .merge(logroutes::routes())
         .merge(servers::routes())
         .merge(feeds::routes())
         .merge(desk::routes())
+        .merge(ops::routes())
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            ops::count_requests,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            ops::limit_checks,
+        ))
+        .layer(cors)
         .with_state(state)
 }

@@ -65,6 +65,10 @@ pub struct AppState {
     pub base_url: String,
     /// Where the data lives.
     pub data: PathBuf,
+    /// The per-client limit on `/check`.
+    pub limiter: crate::ops::RateLimiter,
+    /// Request counters for `/metrics`.
+    pub metrics: crate::ops::Metrics,
 }
 
 /// Why the state could not be opened.
@@ -153,6 +157,8 @@ impl AppState {
             answer_key: answer_key(data)?,
             base_url: base_url.trim_end_matches('/').to_owned(),
             data: data.to_owned(),
+            limiter: crate::ops::RateLimiter::default(),
+            metrics: crate::ops::Metrics::default(),
         })
     }
 }

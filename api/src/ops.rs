@@ -1,0 +1,290 @@
+//! Operations: `/health`, `/metrics` (Prometheus text), `/api/openapi.json`, CORS for public
+//! reads, and the per-client rate limit on `/check`.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+use crate::{ApiError, AppState};
+
+/// `/check` requests a client may make per minute, sustained. HISTOR allows 30; answers here
+/// are cheap (no scanner runs), so twice that, still far below what one scanner needs (it
+/// checks each configured server once per scan).
+pub const CHECKS_PER_MINUTE: f64 = 60.0;
+
+/// Requests a client may burst above the sustained rate (a scanner checking a whole config of
+/// servers at once).
+pub const CHECK_BURST: f64 = 30.0;
+
+/// Clients tracked by the rate limiter at most; past this, idle (full) buckets are dropped, and
+/// if none is idle the new client shares one overflow bucket. Bounds the limiter's memory
+/// (about 64 bytes per client) against a flood of spoofed sources.
+pub const MAX_TRACKED_CLIENTS: usize = 100_000;
+
+/// The OpenAPI 3.1 description of every route, kept in sync with the router by a test.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// A token bucket per client address.
+pub struct RateLimiter {
+    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+    per_second: f64,
+    burst: f64,
+}
+
+impl Default for RateLimiter {
+    fn default() -> Self {
+        RateLimiter::new(CHECKS_PER_MINUTE / 60.0, CHECK_BURST)
+    }
+}
+
+impl RateLimiter {
+    /// A limiter refilling `per_second` tokens up to `burst`.
+    pub fn new(per_second: f64, burst: f64) -> RateLimiter {
+        RateLimiter {
+            buckets: Mutex::new(HashMap::new()),
+            per_second,
+            burst,
+        }
+    }
+
+    /// Take a token for `client`; `Err(seconds until one is available)` when it has none.
+    pub fn take(&self, client: IpAddr) -> Result<(), f64> {
+        let now = Instant::now();
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if buckets.len() >= MAX_TRACKED_CLIENTS && !buckets.contains_key(&client) {
+            let (rate, burst) = (self.per_second, self.burst);
+            buckets.retain(|_, (tokens, at)| *tokens + at.elapsed().as_secs_f64() * rate < burst);
+        }
+        let key = if buckets.len() >= MAX_TRACKED_CLIENTS && !buckets.contains_key(&client) {
+            IpAddr::from([0u8, 0, 0, 0])
+        } else {
+            client
+        };
+        let (tokens, at) = buckets.entry(key).or_insert((self.burst, now));
+        *tokens =
+            (*tokens + now.duration_since(*at).as_secs_f64() * self.per_second).min(self.burst);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Ok(())
+        } else {
+            Err((1.0 - *tokens) / self.per_second)
+        }
+    }
+}
+
+/// Counters `/metrics` reports.
+#[derive(Default)]
+pub struct Metrics {
+    requests: Mutex<HashMap<(String, u16), u64>>,
+    checks_limited: AtomicU64,
+}
+
+impl Metrics {
+    fn count(&self, route: &str, status: u16) {
+        let mut m = self
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *m.entry((route.to_owned(), status)).or_default() += 1;
+    }
+}
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .route("/api/openapi.json", get(openapi))
+}
+
+async fn openapi() -> Response {
+    let mut r = OPENAPI.into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// Seconds since the published checkpoint was written (its file's modification time: the
+/// checkpoint text carries no time of its own).
+fn checkpoint_age(state: &AppState) -> Option<u64> {
+    let modified = std::fs::metadata(state.log.public_dir().join("checkpoint"))
+        .and_then(|m| m.modified())
+        .ok()?;
+    SystemTime::now()
+        .duration_since(modified)
+        .ok()
+        .map(|d| d.as_secs())
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let body = tokio::task::spawn_blocking(move || {
+        let cp = state.log.checkpoint();
+        let index = state.index.get();
+        let last = index.last_run().ok().flatten();
+        let indexed = index.log_size_indexed().ok();
+        let ok = cp.is_ok();
+        json!({
+            "ok": ok,
+            "service": "toolmark",
+            "version": env!("CARGO_PKG_VERSION"),
+            "treeSize": cp.as_ref().ok().map(|c| c.checkpoint.size),
+            "origin": cp.as_ref().ok().map(|c| c.checkpoint.origin.clone()),
+            "checkpointAgeSeconds": checkpoint_age(&state),
+            "indexedEntries": indexed,
+            "lastCrawl": last.map(|r| json!({
+                "id": r.id, "startedAt": r.started_at, "finishedAt": r.finished_at,
+                "status": r.status,
+            })),
+            "error": cp.err().map(|e| e.to_string()),
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    let status = if body["ok"] == true {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    Ok((status, axum::Json(body)).into_response())
+}
+
+fn escape_label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let text = tokio::task::spawn_blocking(move || -> Result<String, ApiError> {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let size = state.log.checkpoint().map(|c| c.checkpoint.size).ok();
+        let _ = writeln!(out, "# HELP toolmark_log_tree_size Entries in the published log.");
+        let _ = writeln!(out, "# TYPE toolmark_log_tree_size gauge");
+        let _ = writeln!(out, "toolmark_log_tree_size {}", size.unwrap_or(0));
+        let _ = writeln!(out, "# HELP toolmark_checkpoint_age_seconds Seconds since the checkpoint was published.");
+        let _ = writeln!(out, "# TYPE toolmark_checkpoint_age_seconds gauge");
+        let _ = writeln!(out, "toolmark_checkpoint_age_seconds {}", checkpoint_age(&state).unwrap_or(0));
+        let index = state.index.get();
+        let conn = index.connection();
+        let mut by_status = conn
+            .prepare("SELECT coalesce(last_status, 'never'), count(*) FROM targets GROUP BY 1 ORDER BY 1")
+            .map_err(ApiError::internal)?;
+        let rows = by_status
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(ApiError::internal)?;
+        let _ = writeln!(out, "# HELP toolmark_targets Targets by their last observation's status.");
+        let _ = writeln!(out, "# TYPE toolmark_targets gauge");
+        for row in rows {
+            let (status, n) = row.map_err(ApiError::internal)?;
+            let _ = writeln!(out, "toolmark_targets{{status=\"{}\"}} {n}", escape_label(&status));
+        }
+        let mut by_class = conn
+            .prepare("SELECT class, count(*) FROM changes GROUP BY 1 ORDER BY 1")
+            .map_err(ApiError::internal)?;
+        let rows = by_class
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(ApiError::internal)?;
+        let _ = writeln!(out, "# HELP toolmark_changes_total Recorded tool-set changes by class.");
+        let _ = writeln!(out, "# TYPE toolmark_changes_total counter");
+        for row in rows {
+            let (class, n) = row.map_err(ApiError::internal)?;
+            let _ = writeln!(out, "toolmark_changes_total{{class=\"{}\"}} {n}", escape_label(&class));
+        }
+        let _ = writeln!(out, "# HELP toolmark_http_requests_total Requests served, by route and status.");
+        let _ = writeln!(out, "# TYPE toolmark_http_requests_total counter");
+        let counts = state
+            .metrics
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let mut counts: Vec<_> = counts.into_iter().collect();
+        counts.sort();
+        for ((route, status), n) in counts {
+            let _ = writeln!(
+                out,
+                "toolmark_http_requests_total{{route=\"{}\",status=\"{status}\"}} {n}",
+                escape_label(&route)
+            );
+        }
+        let _ = writeln!(out, "# HELP toolmark_checks_rate_limited_total /check requests refused by the rate limit.");
+        let _ = writeln!(out, "# TYPE toolmark_checks_rate_limited_total counter");
+        let _ = writeln!(
+            out,
+            "toolmark_checks_rate_limited_total {}",
+            state.metrics.checks_limited.load(Ordering::Relaxed)
+        );
+        Ok(out)
+    })
+    .await
+    .map_err(ApiError::internal)??;
+    let mut r = text.into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    Ok(r)
+}
+
+/// Count every response by its route pattern (never the raw path: ids would make the label set
+/// unbounded) and status.
+pub async fn count_requests(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
+    let response = next.run(request).await;
+    state.metrics.count(&route, response.status().as_u16());
+    response
+}
+
+/// The rate limit on `POST /api/v1/check`, keyed by the connection's peer address (behind a
+/// reverse proxy every client shares the proxy's bucket: put the limit in the proxy then).
+pub async fn limit_checks(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() == Method::POST && request.uri().path() == "/api/v1/check" {
+        let peer = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip())
+            .unwrap_or(IpAddr::from([127u8, 0, 0, 1]));
+        if let Err(wait) = state.limiter.take(peer) {
+            state.metrics.checks_limited.fetch_add(1, Ordering::Relaxed);
+            let mut r = ApiError::TooManyRequests(format!(
+                "at most {CHECKS_PER_MINUTE} checks a minute per client; retry in {:.0} s",
+                wait.ceil()
+            ))
+            .into_response();
+            if let Ok(v) = HeaderValue::from_str(&format!("{}", wait.ceil().max(1.0) as u64)) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            return r;
+        }
+    }
+    next.run(request).await
+}

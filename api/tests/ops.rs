@@ -1,0 +1,129 @@
+//! /health, /metrics, CORS and the /check rate limit.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use serde_json::{Value, json};
+use support::*;
+
+#[tokio::test]
+async fn health_and_metrics() {
+    let p = populated("ops-health");
+    let (status, _, body) = get(&p.state, "/health").await;
+    assert_eq!(status, StatusCode::OK);
+    let h: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(h["ok"], true);
+    assert_eq!(h["treeSize"], 10);
+    assert_eq!(h["indexedEntries"], 10);
+    assert!(h["checkpointAgeSeconds"].as_u64().unwrap() < 600);
+    assert_eq!(
+        h["lastCrawl"]["status"], "running",
+        "the fixture never finishes its runs: {h}"
+    );
+
+    let _ = get(&p.state, "/checkpoint").await;
+    let (status, headers, body) = get(&p.state, "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4")
+    );
+    let text = String::from_utf8(body).unwrap();
+    assert!(text.contains("toolmark_log_tree_size 10\n"), "{text}");
+    assert!(
+        text.contains("toolmark_targets{status=\"ok\"} 2\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("toolmark_changes_total{class=\"dangerous\"} 1\n"),
+        "{text}"
+    );
+    // The router is rebuilt per oneshot but the counters live in the state.
+    assert!(
+        text.contains("toolmark_http_requests_total{route=\"/checkpoint\",status=\"200\"} 1"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn cors_for_public_reads_and_check() {
+    let p = populated("ops-cors");
+    let (_, headers, _) = send(
+        &p.state,
+        Request::get("/checkpoint")
+            .header("origin", "https://scanner.example")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    let (status, headers, _) = send(
+        &p.state,
+        Request::options("/api/v1/check")
+            .header("origin", "https://scanner.example")
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert!(
+        headers["access-control-allow-methods"]
+            .to_str()
+            .unwrap()
+            .contains("POST")
+    );
+}
+
+#[tokio::test]
+async fn check_is_rate_limited_per_client() {
+    let p = populated("ops-limit");
+    let body = json!({"endpoint": MEMORY_URL}).to_string();
+    let mut limited = None;
+    for i in 0..100 {
+        let (status, headers, _) =
+            post_json(&p.state, "/api/v1/check", body.clone().into_bytes()).await;
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            assert!(
+                headers["retry-after"]
+                    .to_str()
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap()
+                    >= 1
+            );
+            limited = Some(i);
+            break;
+        }
+        assert_eq!(status, StatusCode::OK);
+    }
+    // The burst is 30; a few tokens refill while the loop runs.
+    let n = limited.expect("the limit applies");
+    assert!((30..40).contains(&n), "limited after {n}");
+    let (_, _, metrics) = get(&p.state, "/metrics").await;
+    assert!(
+        String::from_utf8(metrics)
+            .unwrap()
+            .contains("toolmark_checks_rate_limited_total 1")
+    );
+    // Other routes are not limited.
+    assert_eq!(get(&p.state, "/checkpoint").await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn limiter_refills_and_isolates_clients() {
+    let l = toolmark_api::ops::RateLimiter::new(1000.0, 2.0);
+    let a = "192.0.2.1".parse().unwrap();
+    let b = "192.0.2.2".parse().unwrap();
+    assert!(l.take(a).is_ok());
+    assert!(l.take(a).is_ok());
+    assert!(l.take(a).is_err());
+    assert!(l.take(b).is_ok(), "another client has its own bucket");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert!(l.take(a).is_ok(), "refilled");
+}
