@@ -8,12 +8,17 @@
 //!   registry's query parameters and cursor format, can swap or mutate its data at run time, can
 //!   inject faults (rate limiting, 429/503 answers, repeated or endless cursors, latency,
 //!   garbage), and records every request it answered.
+//! - [`fleet`]: a fleet of stand-in MCP servers (session-era streamable HTTP) on distinct loopback
+//!   addresses, each endpoint answering every request after its own seeded latency, with the
+//!   registry items that list it and the schedule bound a crawler is measured against
+//!   (`standin-fleet` runs one with a registry stand-in, for `bench/crawl.sh`).
 //!
-//! What it does not do: it binds `127.0.0.1` only and is never reachable from another host; it
-//! is not part of the production service and makes no attempt at the real registry's
-//! performance, authentication, publishing or admin endpoints; it never makes outgoing
-//! requests.
+//! What it does not do: it binds loopback addresses only (`127.0.0.1`, and `127.1.x.y` for the
+//! fleet) and is never reachable from another host; it is not part of the production service
+//! and makes no attempt at the real registry's performance, authentication, publishing or admin
+//! endpoints; it never makes outgoing requests.
 
 #![deny(missing_docs)]
 
+pub mod fleet;
 pub mod registry;

@@ -1,0 +1,194 @@
+//! `standin-fleet`: start a fleet of stand-in MCP servers on loopback and a registry stand-in
+//! listing it, print one JSON line describing them, and serve until SIGTERM or SIGINT.
+//!
+//! ```text
+//! standin-fleet --hosts 1000 --per-host 2 --min-ms 50 --max-ms 500 --seed 1 [--remotes-per-server 1]
+//! ```
+//!
+//! The line on stdout: `{"registry": "http://127.0.0.1:P", "endpoints": N, "hosts": H,
+//! "servers": S, "boundSeconds": B, "bounds": {...}, "latencies": {...}}`, where `boundSeconds`
+//! is toolmark's schedule lower bound and `bounds` has it for toolmark (4 requests per
+//! observation, 256 in flight) and HISTOR (3 requests, 12 workers), both at `--per-host-limit`.
+//! On exit, the requests the fleet answered are printed to stderr as one JSON line.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use clap::Parser;
+use serde_json::json;
+use toolmark_standins::fleet::{self, Fleet, FleetSpec};
+use toolmark_standins::registry::RegistryStandIn;
+
+#[derive(Parser)]
+#[command(about = "A fleet of stand-in MCP servers on 127.1.x.y and a registry listing it")]
+struct Args {
+    /// Distinct hosts (loopback addresses 127.1.x.y).
+    #[arg(long)]
+    hosts: usize,
+    /// Endpoints per host.
+    #[arg(long)]
+    per_host: usize,
+    /// Shortest endpoint latency (ms), applied to every request.
+    #[arg(long, default_value_t = 50)]
+    min_ms: u64,
+    /// Longest endpoint latency (ms).
+    #[arg(long, default_value_t = 500)]
+    max_ms: u64,
+    /// Seed of the latency draw.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Remotes per registry server (endpoints are grouped in order).
+    #[arg(long, default_value_t = 1)]
+    remotes_per_server: usize,
+    /// Directory of tool-set JSON files (one level of subdirectories is read too).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../toolset/tests/fixtures/corpus"))]
+    toolsets: PathBuf,
+    /// The per-host limit the bounds assume.
+    #[arg(long, default_value_t = 2)]
+    per_host_limit: usize,
+    /// Write every endpoint's latency here, one `{"url": …, "latencyMs": …}` line each.
+    #[arg(long)]
+    dump_latencies: Option<PathBuf>,
+}
+
+/// Raise the soft open-file limit to the hard one (each host is a listener; each connection a
+/// descriptor).
+fn raise_nofile() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            eprintln!("standin-fleet: cannot raise RLIMIT_NOFILE: {e}");
+        }
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let args = Args::parse();
+    raise_nofile();
+    let tool_sets = fleet::load_tool_sets(&args.toolsets)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let started = SystemTime::now();
+        let fleet = Fleet::start(FleetSpec {
+            hosts: args.hosts,
+            endpoints_per_host: args.per_host,
+            latency: (
+                Duration::from_millis(args.min_ms),
+                Duration::from_millis(args.max_ms),
+            ),
+            seed: args.seed,
+            tool_sets: tool_sets.clone(),
+        })
+        .await?;
+        if let Some(path) = &args.dump_latencies {
+            let mut text = String::new();
+            for (url, latency) in fleet.urls().iter().zip(fleet.latencies()) {
+                let line = json!({"url": url, "latencyMs": latency.as_secs_f64() * 1000.0});
+                text.push_str(&line.to_string());
+                text.push('\n');
+            }
+            std::fs::write(path, text)?;
+        }
+        let items = fleet.registry_items(args.remotes_per_server);
+        let servers = items.len();
+        let registry = RegistryStandIn::start(items).await?;
+        let by_host = fleet.latencies_by_host();
+        let keyed: Vec<(String, &[Duration])> = fleet
+            .host_addrs()
+            .iter()
+            .map(|a| a.ip().to_string())
+            .zip(by_host.iter().copied())
+            .collect();
+        // toolmark: discover + initialize + initialized + tools/list, 256 in flight, the host with
+        // the most targets left first. HISTOR: initialize + initialized + tools/list, 12 workers
+        // over a host-interleaved list.
+        let per = args.per_host_limit;
+        let bound = |requests: u32, concurrency: usize, histor: bool| {
+            let b = fleet::schedule_bound(&by_host, requests, per, concurrency);
+            let simulated = if histor {
+                fleet::simulate_round_robin_fifo(&by_host, requests, per, concurrency)
+            } else {
+                fleet::simulate_most_left_first(&keyed, requests, per, concurrency)
+            };
+            json!({
+                "requests": requests,
+                "concurrency": concurrency,
+                "perHost": per,
+                "seconds": b.seconds,
+                "hostSeconds": b.host_seconds,
+                "globalSeconds": b.global_seconds,
+                "exactHostSeconds": b.exact_host_seconds,
+                "tightSeconds": b.tight_seconds(),
+                "simulatedSeconds": simulated,
+            })
+        };
+        let toolmark = bound(4, 256, false);
+        let line = json!({
+            "registry": registry.url(),
+            "endpoints": fleet.urls().len(),
+            "hosts": args.hosts,
+            "perHost": args.per_host,
+            "servers": servers,
+            "remotesPerServer": args.remotes_per_server,
+            "seed": args.seed,
+            "toolSets": tool_sets.len(),
+            "toolSetBytes": tool_sets.iter().map(String::len).collect::<Vec<_>>(),
+            "boundSeconds": toolmark["seconds"],
+            "bounds": { "toolmark": toolmark, "histor": bound(3, 12, true) },
+            "latencies": fleet::latency_summary(fleet.latencies()),
+        });
+        println!("{line}");
+        wait_for_signal().await;
+        let counts = fleet.requests();
+        eprintln!(
+            "{}",
+            json!({
+                "requests": {
+                    "discover": counts.discover,
+                    "initialize": counts.initialize,
+                    "initialized": counts.initialized,
+                    "toolsList": counts.tools_list,
+                    "other": counts.other,
+                },
+                // Seconds since the fleet started: first request in, last answer out.
+                "firstRequestAt": counts.first_at.map(|d| d.as_secs_f64()),
+                "lastAnswerAt": counts.last_at.map(|d| d.as_secs_f64()),
+                "firstRequestUnix": counts.first_at.map(|d| unix(started + d)),
+                "lastAnswerUnix": counts.last_at.map(|d| unix(started + d)),
+                "activeSeconds": match (counts.first_at, counts.last_at) {
+                    (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
+                    _ => None,
+                },
+                "registryRequests": registry.requests().len(),
+            })
+        );
+        fleet.shutdown(Duration::from_secs(2)).await;
+        registry.shutdown().await;
+        Ok(())
+    })
+}
+
+fn unix(t: SystemTime) -> f64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,1043 @@
+//! A fleet of stand-in MCP servers on loopback, for crawler benchmarks and `toolmark demo`.
+//!
+//! [`Fleet::start`] binds one listener per *host*, each on its own loopback address
+//! (`127.1.x.y`: Linux routes all of 127.0.0.0/8 to `lo`, so every host is a distinct IP a
+//! crawler's per-host politeness sees as a different server), and serves `endpoints_per_host`
+//! MCP endpoints on it: endpoint `k` of a host is `http://127.1.x.y:PORT/mcp/k`. Every address is
+//! bound explicitly; nothing listens on `0.0.0.0`.
+//!
+//! Each endpoint is a session-era streamable-HTTP server that answers with `application/json`,
+//! the way the TypeScript SDK's servers in JSON-response mode do:
+//!
+//! | request | answer |
+//! | --- | --- |
+//! | `server/discover` (a 2026-07-28 probe) | HTTP 400, JSON-RPC error -32000 "Bad Request: Server not initialized" |
+//! | `initialize` | the asked `protocolVersion` if it is one of [`SUPPORTED_VERSIONS`], else [`LATEST_VERSION`]; an `Mcp-Session-Id` header |
+//! | `notifications/initialized` | HTTP 202, no body |
+//! | `tools/list` | the endpoint's tool set, in one page |
+//! | `ping` | `{}` |
+//! | any other request | JSON-RPC error -32601 |
+//! | a request after `initialize` without this endpoint's session id | HTTP 400, -32000 "Bad Request: No valid session ID provided" |
+//! | `GET`, `DELETE` | HTTP 405 (no server-to-client stream) |
+//!
+//! **Every request** to an endpoint, whatever it is, waits that endpoint's latency (drawn once,
+//! uniformly from [`FleetSpec::latency`] with a seeded generator) before it is answered, so an
+//! observation costs its number of requests times the endpoint's latency. Sessions are not
+//! stored: an id names its endpoint and is checked against it, so the fleet's memory does not
+//! grow with the number of observations.
+//!
+//! [`Fleet::registry_items`] lists the fleet as registry `ServerResponse` items for
+//! [`crate::registry::RegistryStandIn`], and [`schedule_bound`] computes the shortest time any
+//! crawler with a given per-host limit and global concurrency could observe it in.
+//!
+//! What it does not do: TLS, SSE responses, pagination of tool sets, faults (see the crawler's
+//! hostile-server tests for those), or anything reachable from another machine.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// Protocol versions an endpoint agrees to when `initialize` asks for them.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The version answered when `initialize` asks for one not in [`SUPPORTED_VERSIONS`].
+pub const LATEST_VERSION: &str = "2025-11-25";
+
+/// Most hosts one fleet can have: the third and fourth octets of `127.1.x.y` each run 1..=250.
+pub const MAX_HOSTS: usize = 250 * 250;
+
+/// Largest request body read (a crawler's requests are a few hundred bytes).
+const MAX_REQUEST: usize = 64 * 1024;
+
+/// The `$schema` of the registry items [`Fleet::registry_items`] builds.
+pub const SERVER_SCHEMA: &str =
+    "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct FleetSpec {
+    /// Distinct hosts (loopback addresses), at most [`MAX_HOSTS`].
+    pub hosts: usize,
+    /// Endpoints served by each host.
+    pub endpoints_per_host: usize,
+    /// Each endpoint's latency is drawn uniformly from `[min, max]` (microsecond steps).
+    pub latency: (Duration, Duration),
+    /// Seed of the latency draw: the same spec always gives the same latencies.
+    pub seed: u64,
+    /// `tools/list` results (JSON text of `{"tools": [...]}`); endpoint `i` (numbered host by
+    /// host) serves `tool_sets[i % len]`. Must not be empty.
+    pub tool_sets: Vec<String>,
+}
+
+/// Requests the fleet answered, by kind (all endpoints together).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    /// `server/discover` probes (answered 400).
+    pub discover: u64,
+    /// `initialize` requests.
+    pub initialize: u64,
+    /// `notifications/initialized`.
+    pub initialized: u64,
+    /// `tools/list` requests answered with the tool set.
+    pub tools_list: u64,
+    /// Everything else (other methods, bad sessions, bad bodies, GET/DELETE, unknown paths).
+    pub other: u64,
+    /// When the first request arrived, since the fleet started (`None` before any).
+    pub first_at: Option<Duration>,
+    /// When the last answer was sent, since the fleet started (`None` before any).
+    pub last_at: Option<Duration>,
+}
+
+struct Counters {
+    discover: AtomicU64,
+    initialize: AtomicU64,
+    initialized: AtomicU64,
+    tools_list: AtomicU64,
+    other: AtomicU64,
+    sessions: AtomicU64,
+    /// Nanoseconds since `started` of the first request, plus one (0: none yet).
+    first_ns: AtomicU64,
+    /// Nanoseconds since `started` of the last answer, plus one (0: none yet).
+    last_ns: AtomicU64,
+    started: Instant,
+}
+
+impl Counters {
+    fn new() -> Counters {
+        Counters {
+            discover: AtomicU64::new(0),
+            initialize: AtomicU64::new(0),
+            initialized: AtomicU64::new(0),
+            tools_list: AtomicU64::new(0),
+            other: AtomicU64::new(0),
+            sessions: AtomicU64::new(0),
+            first_ns: AtomicU64::new(0),
+            last_ns: AtomicU64::new(0),
+            started: Instant::now(),
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64 + 1
+    }
+
+    fn arrived(&self) {
+        let now = self.now_ns();
+        let _ = self
+            .first_ns
+            .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    fn answered(&self) {
+        self.last_ns.fetch_max(self.now_ns(), Ordering::Relaxed);
+    }
+}
+
+/// One host's listener and what its handlers need.
+struct HostState {
+    /// Index of the host's endpoint 0 in the fleet-wide numbering.
+    first: usize,
+    /// This host's endpoints' latencies, by endpoint number.
+    latencies: Vec<Duration>,
+    tool_sets: Arc<Vec<Bytes>>,
+    counters: Arc<Counters>,
+}
+
+/// A running fleet. Stops on [`shutdown`](Fleet::shutdown) or when dropped.
+pub struct Fleet {
+    spec_hosts: usize,
+    per_host: usize,
+    addrs: Vec<SocketAddr>,
+    latencies: Vec<Duration>,
+    counters: Arc<Counters>,
+    stop: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fleet")
+            .field("hosts", &self.spec_hosts)
+            .field("endpoints_per_host", &self.per_host)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The loopback address of host `i`: `127.1.x.y` with x, y in 1..=250.
+pub fn host_ip(i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(127, 1, (1 + i / 250) as u8, (1 + i % 250) as u8)
+}
+
+/// SplitMix64: a tiny, good-enough generator for reproducible latencies.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator starting from `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..=n` (the modulo bias is below 2^-40 for the ranges used here).
+    pub fn below_or_eq(&mut self, n: u64) -> u64 {
+        if n == u64::MAX {
+            self.next_u64()
+        } else {
+            self.next_u64() % (n + 1)
+        }
+    }
+}
+
+/// The latencies of a spec's endpoints, fleet-wide numbering (host by host).
+pub fn draw_latencies(spec: &FleetSpec) -> Vec<Duration> {
+    let (lo, hi) = spec.latency;
+    let (lo_us, hi_us) = (
+        lo.as_micros() as u64,
+        hi.as_micros().max(lo.as_micros()) as u64,
+    );
+    let mut rng = SplitMix64::new(spec.seed);
+    (0..spec.hosts * spec.endpoints_per_host)
+        .map(|_| Duration::from_micros(lo_us + rng.below_or_eq(hi_us - lo_us)))
+        .collect()
+}
+
+impl Fleet {
+    /// Bind every host (one shared port number when it is free on every address, else a port
+    /// of its own) and start serving. Must be called within a Tokio runtime.
+    pub async fn start(spec: FleetSpec) -> io::Result<Fleet> {
+        if spec.hosts == 0 || spec.hosts > MAX_HOSTS {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("hosts must be 1..={MAX_HOSTS}"),
+            ));
+        }
+        if spec.endpoints_per_host == 0 || spec.tool_sets.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a fleet needs at least one endpoint per host and one tool set",
+            ));
+        }
+        let latencies = draw_latencies(&spec);
+        let tool_sets: Arc<Vec<Bytes>> = Arc::new(
+            spec.tool_sets
+                .iter()
+                .map(|t| Bytes::copy_from_slice(t.as_bytes()))
+                .collect(),
+        );
+        let counters = Arc::new(Counters::new());
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        let mut addrs = Vec::with_capacity(spec.hosts);
+        let mut port = 0u16;
+        for h in 0..spec.hosts {
+            let ip = host_ip(h);
+            let listener = match tokio::net::TcpListener::bind((ip, port)).await {
+                Ok(l) => l,
+                Err(e) if port != 0 && e.kind() == io::ErrorKind::AddrInUse => {
+                    tokio::net::TcpListener::bind((ip, 0)).await?
+                }
+                Err(e) => return Err(e),
+            };
+            let addr = listener.local_addr()?;
+            if h == 0 {
+                port = addr.port();
+            }
+            addrs.push(addr);
+            let first = h * spec.endpoints_per_host;
+            let state = Arc::new(HostState {
+                first,
+                latencies: latencies[first..first + spec.endpoints_per_host].to_vec(),
+                tool_sets: tool_sets.clone(),
+                counters: counters.clone(),
+            });
+            let app = Router::new()
+                .route("/mcp/{k}", post(mcp).get(no_stream).delete(no_stream))
+                .fallback(not_found)
+                .with_state(state);
+            let mut stopped = stopped.clone();
+            tasks.spawn(async move {
+                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                });
+                let _ = serve.await;
+            });
+        }
+        Ok(Fleet {
+            spec_hosts: spec.hosts,
+            per_host: spec.endpoints_per_host,
+            addrs,
+            latencies,
+            counters,
+            stop,
+            tasks,
+        })
+    }
+
+    /// Every endpoint's URL, fleet-wide numbering (host by host).
+    pub fn urls(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.addrs.len() * self.per_host);
+        for addr in &self.addrs {
+            for k in 0..self.per_host {
+                out.push(format!("http://{addr}/mcp/{k}"));
+            }
+        }
+        out
+    }
+
+    /// The bound address of every host.
+    pub fn host_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Every endpoint's latency, in the order of [`Fleet::urls`].
+    pub fn latencies(&self) -> &[Duration] {
+        &self.latencies
+    }
+
+    /// The latencies grouped by host (the unit of per-host politeness).
+    pub fn latencies_by_host(&self) -> Vec<&[Duration]> {
+        self.latencies.chunks(self.per_host).collect()
+    }
+
+    /// The latency of the endpoint at `url` (one of [`Fleet::urls`]); `None` for any other URL.
+    pub fn latency_of(&self, url: &str) -> Option<Duration> {
+        let rest = url.strip_prefix("http://")?;
+        let (authority, path) = rest.split_once('/')?;
+        let addr: SocketAddr = authority.parse().ok()?;
+        let h = self.addrs.iter().position(|a| *a == addr)?;
+        let k: usize = path.strip_prefix("mcp/")?.parse().ok()?;
+        (k < self.per_host).then(|| self.latencies[h * self.per_host + k])
+    }
+
+    /// Registry `ServerResponse` items listing the fleet: server `j` has the endpoints
+    /// `j*remotes_per_server ..` (up to `remotes_per_server` of them, in [`Fleet::urls`] order)
+    /// as `streamable-http` remotes. Names are `io.toolmark.bench/sNNNN`; every item is
+    /// `active` and the latest version.
+    pub fn registry_items(&self, remotes_per_server: usize) -> Vec<Value> {
+        let urls = self.urls();
+        let per = remotes_per_server.max(1);
+        let servers = urls.len().div_ceil(per);
+        let width = servers.to_string().len().max(4);
+        urls.chunks(per)
+            .enumerate()
+            .map(|(j, chunk)| {
+                let remotes: Vec<Value> = chunk
+                    .iter()
+                    .map(|u| json!({"type": "streamable-http", "url": u}))
+                    .collect();
+                json!({
+                    "server": {
+                        "$schema": SERVER_SCHEMA,
+                        "name": format!("io.toolmark.bench/s{j:0width$}"),
+                        "description": format!("Benchmark stand-in server {j} ({} remotes)", chunk.len()),
+                        "version": "1.0.0",
+                        "remotes": remotes,
+                    },
+                    "_meta": {
+                        crate::registry::OFFICIAL_META: {
+                            "status": "active",
+                            "publishedAt": "2025-12-01T00:00:00Z",
+                            "updatedAt": "2025-12-01T00:00:00Z",
+                            "isLatest": true,
+                        }
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Requests answered so far.
+    pub fn requests(&self) -> RequestCounts {
+        let c = &self.counters;
+        RequestCounts {
+            discover: c.discover.load(Ordering::Relaxed),
+            initialize: c.initialize.load(Ordering::Relaxed),
+            initialized: c.initialized.load(Ordering::Relaxed),
+            tools_list: c.tools_list.load(Ordering::Relaxed),
+            other: c.other.load(Ordering::Relaxed),
+            first_at: match c.first_ns.load(Ordering::Relaxed) {
+                0 => None,
+                n => Some(Duration::from_nanos(n - 1)),
+            },
+            last_at: match c.last_ns.load(Ordering::Relaxed) {
+                0 => None,
+                n => Some(Duration::from_nanos(n - 1)),
+            },
+        }
+    }
+
+    /// Stop accepting, let requests in flight finish (at most `grace`), and return.
+    pub async fn shutdown(mut self, grace: Duration) {
+        let _ = self.stop.send(true);
+        let tasks = &mut self.tasks;
+        let drained = async move { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(grace, drained).await.is_err() {
+            self.tasks.abort_all();
+        }
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+// ---- tool sets ----
+
+/// Read every `*.json` file directly under each subdirectory of `corpus` (and under `corpus`
+/// itself) as a tool set, sorted by path: a bare array of tools, or an object with a `tools`
+/// array (other members are dropped). Each becomes the compact text of `{"tools": [...]}`.
+pub fn load_tool_sets(corpus: &Path) -> io::Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut dirs = vec![corpus.to_path_buf()];
+    for entry in std::fs::read_dir(corpus)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            dirs.push(path);
+        }
+    }
+    for dir in dirs {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+        .iter()
+        .map(|path| {
+            let value: Value = serde_json::from_slice(&std::fs::read(path)?).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", path.display()),
+                )
+            })?;
+            let tools = match value {
+                Value::Array(tools) => tools,
+                Value::Object(mut o) => match o.remove("tools") {
+                    Some(Value::Array(tools)) => tools,
+                    _ => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("{}: no tools array", path.display()),
+                        ));
+                    }
+                },
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("{}: neither an array nor an object", path.display()),
+                    ));
+                }
+            };
+            Ok(json!({ "tools": tools }).to_string())
+        })
+        .collect()
+}
+
+// ---- the schedule bound ----
+
+/// The shortest wall time any schedule could take, and its parts (seconds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// `max(host_seconds, global_seconds)`: the bound.
+    pub seconds: f64,
+    /// Over hosts, `max(longest job, sum of the host's jobs / per_host)`.
+    pub host_seconds: f64,
+    /// The sum of all jobs / concurrency.
+    pub global_seconds: f64,
+    /// Like `host_seconds` but with each host's exact best split of its jobs over two slots
+    /// (computed only when `per_host` is 2; otherwise equal to `host_seconds`). Never below
+    /// `host_seconds`; `max(exact_host_seconds, global_seconds)` is a tighter lower bound.
+    pub exact_host_seconds: f64,
+}
+
+impl Bound {
+    /// `max(exact_host_seconds, global_seconds)`.
+    pub fn tight_seconds(&self) -> f64 {
+        self.exact_host_seconds.max(self.global_seconds)
+    }
+}
+
+/// A lower bound on the makespan of observing every endpoint, when one observation of an
+/// endpoint with latency `l` takes `requests × l`, each host allows `per_host` observations at
+/// once and the crawler `concurrency` overall. No schedule can beat any of its parts: a host
+/// cannot finish before its longest job nor before its total work spread over `per_host` slots,
+/// and the whole crawl not before all work spread over `concurrency` slots. Processing time,
+/// connection set-up and the registry harvest are not counted.
+pub fn schedule_bound(
+    by_host: &[&[Duration]],
+    requests: u32,
+    per_host: usize,
+    concurrency: usize,
+) -> Bound {
+    let per_host = per_host.max(1);
+    let concurrency = concurrency.max(1);
+    let r = f64::from(requests);
+    let mut host_seconds = 0f64;
+    let mut exact_host_seconds = 0f64;
+    let mut total = 0f64;
+    for jobs in by_host {
+        let sum: f64 = jobs.iter().map(|d| d.as_secs_f64() * r).sum();
+        let longest = jobs.iter().map(|d| d.as_secs_f64() * r).fold(0.0, f64::max);
+        total += sum;
+        let simple = longest.max(sum / per_host as f64);
+        host_seconds = host_seconds.max(simple);
+        let exact = if per_host == 2 {
+            best_two_way_split(jobs, requests).max(simple)
+        } else {
+            simple
+        };
+        exact_host_seconds = exact_host_seconds.max(exact);
+    }
+    let global_seconds = total / concurrency as f64;
+    Bound {
+        seconds: host_seconds.max(global_seconds),
+        host_seconds,
+        global_seconds,
+        exact_host_seconds,
+    }
+}
+
+/// The best makespan of splitting `jobs` (each `requests × latency`) over two slots, with job
+/// lengths rounded down to whole milliseconds (so it stays a lower bound): a subset-sum over
+/// the reachable totals.
+fn best_two_way_split(jobs: &[Duration], requests: u32) -> f64 {
+    let ms: Vec<usize> = jobs
+        .iter()
+        .map(|d| (d.as_micros() as usize * requests as usize) / 1000)
+        .collect();
+    let total: usize = ms.iter().sum();
+    if total > 50_000_000 {
+        // Too big to enumerate (never for a benchmark fleet); the simple bound stands.
+        return 0.0;
+    }
+    let mut reachable = vec![false; total / 2 + 1];
+    reachable[0] = true;
+    for &m in &ms {
+        for s in (m..reachable.len()).rev() {
+            if reachable[s - m] {
+                reachable[s] = true;
+            }
+        }
+    }
+    let best_low = (0..reachable.len())
+        .rev()
+        .find(|&s| reachable[s])
+        .unwrap_or(0);
+    (total - best_low) as f64 / 1000.0
+}
+
+/// The makespan of toolmark's scheduling policy (`crawler::crawl`) with zero overhead: whenever
+/// one of `concurrency` slots is free, start the next target of the host with the most targets
+/// left among hosts below `per_host` in flight (ties: the smallest host key), each host's targets
+/// in order; an observation takes `requests × latency`. `hosts` pairs each host's politeness key
+/// (its address as text, as `crawler::crawl::host_key` gives it) with its endpoints' latencies.
+/// What the policy itself costs over [`schedule_bound`]: it does not know the latencies.
+pub fn simulate_most_left_first(
+    hosts: &[(String, &[Duration])],
+    requests: u32,
+    per_host: usize,
+    concurrency: usize,
+) -> f64 {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, VecDeque};
+    let per_host = per_host.max(1);
+    let concurrency = concurrency.max(1);
+    let mut left: Vec<VecDeque<u64>> = hosts
+        .iter()
+        .map(|(_, jobs)| {
+            jobs.iter()
+                .map(|d| d.as_micros() as u64 * u64::from(requests))
+                .collect()
+        })
+        .collect();
+    let mut in_flight = vec![0usize; hosts.len()];
+    let mut running: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut now = 0u64;
+    let mut end = 0u64;
+    loop {
+        while running.len() < concurrency {
+            let mut best: Option<usize> = None;
+            for h in 0..hosts.len() {
+                if left[h].is_empty() || in_flight[h] >= per_host {
+                    continue;
+                }
+                best = match best {
+                    None => Some(h),
+                    Some(b) => {
+                        let better = left[h].len() > left[b].len()
+                            || (left[h].len() == left[b].len() && hosts[h].0 < hosts[b].0);
+                        Some(if better { h } else { b })
+                    }
+                };
+            }
+            let Some(h) = best else { break };
+            let job = left[h].pop_front().unwrap_or(0);
+            in_flight[h] += 1;
+            running.push(Reverse((now + job, h)));
+        }
+        let Some(Reverse((finish, h))) = running.pop() else {
+            break;
+        };
+        now = finish;
+        end = end.max(finish);
+        in_flight[h] -= 1;
+    }
+    end as f64 / 1e6
+}
+
+/// The makespan of HISTOR 0.4.2's policy with zero overhead: targets in one list interleaved
+/// round-robin by host (`_interleave_by_host`, hosts in order), taken in order by `workers`
+/// threads; a thread whose target's host already has `per_host` in flight waits (holding the
+/// thread) until one finishes.
+pub fn simulate_round_robin_fifo(
+    by_host: &[&[Duration]],
+    requests: u32,
+    per_host: usize,
+    workers: usize,
+) -> f64 {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let per_host = per_host.max(1);
+    let mut order = Vec::new();
+    let longest = by_host.iter().map(|j| j.len()).max().unwrap_or(0);
+    for k in 0..longest {
+        for (h, jobs) in by_host.iter().enumerate() {
+            if let Some(d) = jobs.get(k) {
+                order.push((h, d.as_micros() as u64 * u64::from(requests)));
+            }
+        }
+    }
+    let mut free: BinaryHeap<Reverse<u64>> = (0..workers.max(1)).map(|_| Reverse(0)).collect();
+    let mut host_running: Vec<Vec<u64>> = vec![Vec::new(); by_host.len()];
+    let mut end = 0u64;
+    for (h, job) in order {
+        let Reverse(t) = free.pop().unwrap_or(Reverse(0));
+        let running = &mut host_running[h];
+        running.retain(|&f| f > t);
+        let start = if running.len() >= per_host {
+            running.sort_unstable();
+            running.remove(0)
+        } else {
+            t
+        };
+        let finish = start + job;
+        running.push(finish);
+        free.push(Reverse(finish));
+        end = end.max(finish);
+    }
+    end as f64 / 1e6
+}
+
+/// Latency percentiles (milliseconds) of the fleet, for a report.
+pub fn latency_summary(latencies: &[Duration]) -> BTreeMap<&'static str, f64> {
+    let mut ms: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    ms.sort_by(f64::total_cmp);
+    let mut out = BTreeMap::new();
+    if ms.is_empty() {
+        return out;
+    }
+    let at = |q: f64| ms[((ms.len() - 1) as f64 * q).round() as usize];
+    out.insert("minMs", ms[0]);
+    out.insert("p50Ms", at(0.5));
+    out.insert("p90Ms", at(0.9));
+    out.insert("maxMs", ms[ms.len() - 1]);
+    out.insert("meanMs", ms.iter().sum::<f64>() / ms.len() as f64);
+    out
+}
+
+// ---- the server ----
+
+fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut r = Response::new(body.into());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": id});
+    json_response(status, body.to_string())
+}
+
+async fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+async fn no_stream(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String>) -> Response {
+    host.counters.arrived();
+    host.counters.other.fetch_add(1, Ordering::Relaxed);
+    if let Some(latency) = k.parse::<usize>().ok().and_then(|k| host.latencies.get(k)) {
+        tokio::time::sleep(*latency).await;
+    }
+    let mut r = rpc_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &Value::Null,
+        -32000,
+        "Method not allowed.",
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    host.counters.answered();
+    r
+}
+
+async fn mcp(
+    State(host): State<Arc<HostState>>,
+    k: UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    host.counters.arrived();
+    let counters = host.counters.clone();
+    let response = answer(host, k, headers, body).await;
+    counters.answered();
+    response
+}
+
+async fn answer(
+    host: Arc<HostState>,
+    UrlPath(k): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some((k, latency)) = k
+        .parse::<usize>()
+        .ok()
+        .and_then(|k| host.latencies.get(k).map(|l| (k, *l)))
+    else {
+        host.counters.other.fetch_add(1, Ordering::Relaxed);
+        return not_found().await;
+    };
+    tokio::time::sleep(latency).await;
+    let index = host.first + k;
+    let counters = &host.counters;
+    let other = || {
+        counters.other.fetch_add(1, Ordering::Relaxed);
+    };
+    if body.len() > MAX_REQUEST {
+        other();
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &Value::Null,
+            -32600,
+            "Request too large",
+        );
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+        other();
+        return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32700, "Parse error");
+    };
+    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+    let id = message.get("id").cloned();
+    let session_prefix = format!("fleet-{index}-");
+    let session_ok = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|s| s.starts_with(&session_prefix));
+    match (method, &id) {
+        ("server/discover", _) => {
+            counters.discover.fetch_add(1, Ordering::Relaxed);
+            rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32000,
+                "Bad Request: Server not initialized",
+            )
+        }
+        ("initialize", Some(id)) => {
+            counters.initialize.fetch_add(1, Ordering::Relaxed);
+            let asked = message
+                .pointer("/params/protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let version = SUPPORTED_VERSIONS
+                .iter()
+                .find(|v| **v == asked)
+                .copied()
+                .unwrap_or(LATEST_VERSION);
+            let n = counters.sessions.fetch_add(1, Ordering::Relaxed);
+            let body = json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "result": {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": false}},
+                    "serverInfo": {"name": format!("fleet-{index}"), "version": "1.0.0"},
+                },
+            });
+            let mut r = json_response(StatusCode::OK, body.to_string());
+            if let Ok(v) = HeaderValue::from_str(&format!("{session_prefix}{n:x}")) {
+                r.headers_mut().insert("mcp-session-id", v);
+            }
+            r
+        }
+        _ if !session_ok => {
+            other();
+            rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32000,
+                "Bad Request: No valid session ID provided",
+            )
+        }
+        ("notifications/initialized", None) => {
+            counters.initialized.fetch_add(1, Ordering::Relaxed);
+            StatusCode::ACCEPTED.into_response()
+        }
+        ("tools/list", Some(id)) => {
+            counters.tools_list.fetch_add(1, Ordering::Relaxed);
+            let set = &host.tool_sets[index % host.tool_sets.len()];
+            let id = id.to_string();
+            let mut out = Vec::with_capacity(set.len() + id.len() + 40);
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            out.extend_from_slice(id.as_bytes());
+            out.extend_from_slice(b",\"result\":");
+            out.extend_from_slice(set);
+            out.push(b'}');
+            json_response(StatusCode::OK, out)
+        }
+        ("ping", Some(id)) => {
+            other();
+            json_response(
+                StatusCode::OK,
+                json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+            )
+        }
+        (_, Some(id)) => {
+            other();
+            rpc_error(StatusCode::OK, id, -32601, "Method not found")
+        }
+        (_, None) => {
+            other();
+            StatusCode::ACCEPTED.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(hosts: usize, per: usize) -> FleetSpec {
+        FleetSpec {
+            hosts,
+            endpoints_per_host: per,
+            latency: (Duration::from_millis(5), Duration::from_millis(20)),
+            seed: 7,
+            tool_sets: vec![
+                r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}"#.into(),
+                r#"{"tools":[]}"#.into(),
+            ],
+        }
+    }
+
+    #[test]
+    fn latencies_are_seeded_and_in_range() {
+        let s = spec(3, 4);
+        let a = draw_latencies(&s);
+        assert_eq!(a, draw_latencies(&s));
+        assert_eq!(a.len(), 12);
+        assert!(a.iter().all(|d| *d >= s.latency.0 && *d <= s.latency.1));
+        let other = draw_latencies(&FleetSpec { seed: 8, ..s });
+        assert_ne!(a, other);
+    }
+
+    #[test]
+    fn bounds() {
+        let ms = Duration::from_millis;
+        // Two hosts: [3, 3, 3] (best split 6 | 3 = 6, simple bound 4.5) and [1].
+        let h1 = [ms(1000), ms(1000), ms(1000)];
+        let h2 = [ms(1000)];
+        let b = schedule_bound(&[&h1, &h2], 1, 2, 100);
+        assert_eq!(b.host_seconds, 1.5);
+        assert_eq!(b.exact_host_seconds, 2.0);
+        assert_eq!(b.global_seconds, 0.04);
+        assert_eq!(b.seconds, 1.5);
+        assert_eq!(b.tight_seconds(), 2.0);
+        // Requests multiply; a small global concurrency binds.
+        let b = schedule_bound(&[&h1, &h2], 3, 2, 1);
+        assert_eq!(b.global_seconds, 12.0);
+        assert_eq!(b.seconds, 12.0);
+        // One long job dominates its host.
+        let h3 = [ms(5000), ms(100), ms(100)];
+        let b = schedule_bound(&[&h3], 1, 2, 10);
+        assert_eq!(b.host_seconds, 5.0);
+        assert_eq!(b.exact_host_seconds, 5.0);
+    }
+
+    #[test]
+    fn simulations() {
+        let ms = Duration::from_millis;
+        // One host, per-host 2: [3, 1, 1, 1] in order → slot A: 3; slot B: 1, 1, 1 → 3 s.
+        let h = [ms(3000), ms(1000), ms(1000), ms(1000)];
+        let hosts = [("a".to_owned(), &h[..])];
+        assert_eq!(simulate_most_left_first(&hosts, 1, 2, 10), 3.0);
+        assert_eq!(simulate_round_robin_fifo(&[&h], 1, 2, 10), 3.0);
+        // Two hosts, one slot overall: everything in sequence.
+        let g = [ms(500)];
+        let hosts = [("a".to_owned(), &h[..]), ("b".to_owned(), &g[..])];
+        assert_eq!(simulate_most_left_first(&hosts, 2, 2, 1), 13.0);
+        assert_eq!(simulate_round_robin_fifo(&[&h, &g], 2, 2, 1), 13.0);
+        // Per-host 1, two workers: HISTOR's blocked worker waits for the host.
+        let one = [ms(1000), ms(1000)];
+        assert_eq!(simulate_round_robin_fifo(&[&one], 1, 1, 2), 2.0);
+        let bound = schedule_bound(&[&h, &g], 1, 2, 256);
+        assert!(simulate_most_left_first(&hosts, 1, 2, 256) >= bound.seconds);
+    }
+
+    #[test]
+    fn corpus_tool_sets_load() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolset/tests/fixtures/corpus");
+        let sets = load_tool_sets(&corpus).unwrap();
+        assert!(sets.len() >= 7, "{}", sets.len());
+        for s in &sets {
+            let v: Value = serde_json::from_str(s).unwrap();
+            assert!(v["tools"].as_array().is_some_and(|t| !t.is_empty()));
+        }
+    }
+
+    async fn post(
+        client: &reqwest::Client,
+        url: &str,
+        session: Option<&str>,
+        body: Value,
+    ) -> reqwest::Response {
+        let mut r = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s);
+        }
+        r.body(body.to_string()).send().await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn speaks_session_era_mcp_with_latency() {
+        let fleet = Fleet::start(spec(3, 2)).await.unwrap();
+        let urls = fleet.urls();
+        assert_eq!(urls.len(), 6);
+        assert!(urls[0].starts_with("http://127.1.1.1:"));
+        assert!(urls[5].starts_with("http://127.1.1.3:") && urls[5].ends_with("/mcp/1"));
+        let items = fleet.registry_items(2);
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[1]["server"]["name"], "io.toolmark.bench/s0001");
+        assert_eq!(items[1]["server"]["remotes"][1]["url"], urls[3].as_str());
+
+        let client = reqwest::Client::new();
+        let url = &urls[3];
+        let latency = fleet.latency_of(url).unwrap();
+        assert_eq!(latency, fleet.latencies()[3]);
+        let started = std::time::Instant::now();
+        let r = post(
+            &client,
+            url,
+            None,
+            json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}),
+        )
+        .await;
+        assert_eq!(r.status(), 400);
+        assert!(started.elapsed() >= latency);
+        let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], -32000);
+
+        let r = post(&client, url, None, json!({"jsonrpc":"2.0","id":1,"method":"initialize",
+            "params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})).await;
+        assert_eq!(r.status(), 200);
+        let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        assert!(session.starts_with("fleet-3-"));
+        let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["result"]["protocolVersion"], "2025-06-18");
+
+        let r = post(
+            &client,
+            url,
+            Some(&session),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        )
+        .await;
+        assert_eq!(r.status(), 202);
+        let r = post(
+            &client,
+            url,
+            Some(&session),
+            json!({"jsonrpc":"2.0","id":"x","method":"tools/list","params":{}}),
+        )
+        .await;
+        assert_eq!(r.status(), 200);
+        let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["id"], "x");
+        assert_eq!(
+            body["result"]["tools"].as_array().unwrap().len(),
+            0,
+            "endpoint 3 serves set 1"
+        );
+        let r = post(
+            &client,
+            url,
+            Some("fleet-2-0"),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        )
+        .await;
+        assert_eq!(r.status(), 400, "another endpoint's session");
+        let r = client.get(url).send().await.unwrap();
+        assert_eq!(r.status(), 405);
+
+        let r = post(
+            &client,
+            &urls[0],
+            None,
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize",
+            "params":{"protocolVersion":"1999-01-01"}}),
+        )
+        .await;
+        let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["result"]["protocolVersion"], LATEST_VERSION);
+
+        assert_eq!(
+            fleet.requests(),
+            RequestCounts {
+                discover: 1,
+                initialize: 2,
+                initialized: 1,
+                tools_list: 1,
+                other: 2,
+                ..fleet.requests()
+            }
+        );
+        let counts = fleet.requests();
+        assert!(counts.first_at.unwrap() < counts.last_at.unwrap());
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+}
