@@ -89,6 +89,24 @@ pub fn open_data(data: &Path, origin: &str) -> Result<(Log, Blobs, Index)> {
     Ok((log, blobs, index))
 }
 
+/// What earlier crawls learned: each remote's working transport and last duration.
+fn hints(index: &Index) -> Result<std::collections::HashMap<String, crawl::Hint>> {
+    Ok(index
+        .crawl_hints()
+        .context("reading crawl hints from the index")?
+        .into_iter()
+        .map(|(url, transport, ms)| {
+            let hint = crawl::Hint {
+                transport: transport
+                    .as_deref()
+                    .and_then(toolmark_crawler::observe::Transport::parse),
+                expected: ms.map(Duration::from_millis),
+            };
+            (url, hint)
+        })
+        .collect())
+}
+
 /// The resolver `--resolve` and `--no-dns` ask for.
 fn resolver(
     fixed: &[String],
@@ -185,12 +203,16 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         delisted: delisted.clone(),
         allow_cleartext: args.allow_private,
     };
+    let crawl_hints = hints(&index)?;
     let mut recorder = Recorder::new(&mut log, &blobs, &mut index);
     let run_id = recorder
         .begin_run(&input)
         .context("starting the run in the index")?;
 
-    let mut crawl_config = CrawlConfig::default();
+    let mut crawl_config = CrawlConfig {
+        hints: std::sync::Arc::new(crawl_hints),
+        ..CrawlConfig::default()
+    };
     crawl_config.client.policy.allow_private = args.allow_private;
     crawl_config.client.resolver = resolver(&args.resolve, args.no_dns)?;
     let stop = crawl_config.stop.clone();
@@ -260,23 +282,17 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         "abandoned": abandoned,
         "logSize": log.head().size,
         "totals": totals,
-        "targets": lines,
     });
     let status = if record_error.is_none() && abandoned == 0 {
         RunStatus::Complete
     } else {
         RunStatus::Failed
     };
-    let mut summary = report.clone();
-    if let Some(map) = summary.as_object_mut() {
-        map.remove("targets");
-    }
     Recorder::new(&mut log, &blobs, &mut index)
-        .finish_run(run_id, &finished_at, status, &summary)
+        .finish_run(run_id, &finished_at, status, &report)
         .context("finishing the run in the index")?;
     if let Some(path) = &args.report {
-        let text = serde_json::to_vec_pretty(&report)?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        write_report(path, &report, &lines)?;
     }
     eprintln!(
         "observed {} targets in {crawl_secs:.1} s (harvest {harvest_secs:.1} s); log size {}",
@@ -293,6 +309,29 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         bail!("interrupted: {abandoned} targets were not observed (what was observed is recorded)");
     }
     Ok(())
+}
+
+/// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target
+/// report is several megabytes and need not exist in memory as one JSON value.
+fn write_report(path: &Path, summary: &serde_json::Value, lines: &[Recorded]) -> Result<()> {
+    #[derive(serde::Serialize)]
+    struct Report<'a> {
+        #[serde(flatten)]
+        summary: &'a serde_json::Value,
+        targets: &'a [Recorded],
+    }
+    let file =
+        std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(
+        &mut out,
+        &Report {
+            summary,
+            targets: lines,
+        },
+    )
+    .with_context(|| format!("writing {}", path.display()))?;
+    std::io::Write::flush(&mut out).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Record outcomes as they arrive, in batches; stops at the first recording error (the crawl

@@ -2,23 +2,27 @@
 //!
 //! The scheduler keeps a queue per host (the URL's host, lower-cased: the unit a server
 //! operator sees load on) and starts an observation whenever a global slot is free and some
-//! host is below its limit, always choosing the host with the most targets left. Work on one
-//! host therefore never waits behind another host's slow endpoints, and the hosts that would
-//! finish last start first, which keeps the wall time close to the schedule's lower bound
-//! (see `docs/benchmarks.md`).
+//! host is below its limit, always choosing the host with the most expected work left, and on
+//! that host the target expected to take longest (longest-processing-time first). Expected
+//! durations come from [`Hint`]s — how long each remote's previous observation took — and
+//! default to [`DEFAULT_EXPECTED`], so a first crawl orders hosts by how many targets they have.
+//! Work on one host never waits behind another host's slow endpoints, and what would finish
+//! last starts first, which keeps the wall time close to the schedule's lower bound (see
+//! `docs/benchmarks.md`).
 //!
 //! Every observation runs in its own task under [`crate::mcp::observe`]'s deadline; a panic in
 //! one (there should be none) is reported as that target's `protocol` failure and never
 //! disturbs another. Skipped targets and packages are passed through without a connection.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tokio::task::JoinSet;
 
 use crate::mcp::{self, ClientConfig};
-use crate::observe::{Observation, Status};
+use crate::observe::{Observation, Status, Transport};
 use crate::registry::{Target, TargetKind};
 
 /// How a crawl runs.
@@ -32,7 +36,22 @@ pub struct CrawlConfig {
     pub concurrency: usize,
     /// Set to stop taking new targets; observations in flight finish (graceful shutdown).
     pub stop: Arc<AtomicBool>,
+    /// What earlier crawls learned about remotes, by URL.
+    pub hints: Arc<HashMap<String, Hint>>,
 }
+
+/// What an earlier crawl learned about one remote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hint {
+    /// The transport that answered last time (tried first).
+    pub transport: Option<Transport>,
+    /// How long the last observation took (for longest-first scheduling).
+    pub expected: Option<Duration>,
+}
+
+/// The expected duration of a remote never observed before: a typical session-era observation
+/// (four round trips of ~250 ms).
+pub const DEFAULT_EXPECTED: Duration = Duration::from_secs(1);
 
 impl Default for CrawlConfig {
     fn default() -> Self {
@@ -41,6 +60,7 @@ impl Default for CrawlConfig {
             per_host: crate::limits::PER_HOST_CONCURRENCY,
             concurrency: crate::limits::MAX_CONCURRENT_OBSERVATIONS,
             stop: Arc::new(AtomicBool::new(false)),
+            hints: Arc::new(HashMap::new()),
         }
     }
 }
@@ -62,17 +82,35 @@ pub async fn crawl(
     targets: Vec<Target>,
     mut on_outcome: impl FnMut(Outcome),
 ) -> usize {
-    let mut queues: HashMap<String, VecDeque<Target>> = HashMap::new();
+    // Per host: targets sorted so the longest expected is last (popped first), and the sum of
+    // expected work left.
+    let expected = |t: &Target| -> Duration {
+        match &t.kind {
+            TargetKind::Remote { url, .. } => config
+                .hints
+                .get(url)
+                .and_then(|h| h.expected)
+                .unwrap_or(DEFAULT_EXPECTED),
+            TargetKind::Package { .. } => Duration::ZERO,
+        }
+    };
+    let mut queues: HashMap<String, (Vec<(Duration, Target)>, Duration)> = HashMap::new();
     for target in targets {
         match (&target.kind, &target.skip) {
             (TargetKind::Remote { url, .. }, None) => {
-                queues.entry(host_key(url)).or_default().push_back(target);
+                let e = expected(&target);
+                let q = queues.entry(host_key(url)).or_default();
+                q.0.push((e, target));
+                q.1 += e;
             }
             _ => on_outcome(Outcome {
                 target,
                 observation: None,
             }),
         }
+    }
+    for (q, _) in queues.values_mut() {
+        q.sort_by_key(|(e, _)| *e);
     }
     let mut in_flight: HashMap<String, usize> = HashMap::new();
     let mut tasks: JoinSet<(String, Target, Observation)> = JoinSet::new();
@@ -82,18 +120,26 @@ pub async fn crawl(
         while !stopping && tasks.len() < config.concurrency.max(1) {
             let next = queues
                 .iter()
-                .filter(|(h, q)| {
+                .filter(|(h, (q, _))| {
                     !q.is_empty()
                         && in_flight.get(*h).copied().unwrap_or(0) < config.per_host.max(1)
                 })
-                .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(a.0)))
+                .max_by(|a, b| (a.1).1.cmp(&(b.1).1).then_with(|| b.0.cmp(a.0)))
                 .map(|(h, _)| h.clone());
             let Some(host) = next else { break };
-            let Some(target) = queues.get_mut(&host).and_then(VecDeque::pop_front) else {
+            let Some(target) = queues.get_mut(&host).and_then(|(q, left)| {
+                let (e, target) = q.pop()?;
+                *left = left.saturating_sub(e);
+                Some(target)
+            }) else {
                 break;
             };
             *in_flight.entry(host.clone()).or_default() += 1;
             let client = config.client.clone();
+            let hint = match &target.kind {
+                TargetKind::Remote { url, .. } => config.hints.get(url).and_then(|h| h.transport),
+                TargetKind::Package { .. } => None,
+            };
             tasks.spawn(async move {
                 let (url, transport) = match &target.kind {
                     TargetKind::Remote { url, transport } => (url.clone(), transport.clone()),
@@ -101,8 +147,9 @@ pub async fn crawl(
                 };
                 // The observation runs in its own task so a panic (a bug of ours) becomes this
                 // target's failure instead of losing the target.
-                let inner =
-                    tokio::spawn(async move { mcp::observe(&client, &url, &transport).await });
+                let inner = tokio::spawn(async move {
+                    mcp::observe_with_hint(&client, &url, &transport, hint).await
+                });
                 let observation = inner.await.unwrap_or_else(|e| {
                     let mut failed = Observation::start();
                     failed.status = Status::Protocol;
@@ -113,7 +160,7 @@ pub async fn crawl(
             });
         }
         if stopping {
-            abandoned = queues.values().map(VecDeque::len).sum();
+            abandoned = queues.values().map(|(q, _)| q.len()).sum();
             queues.clear();
         }
         let Some(done) = tasks.join_next().await else {

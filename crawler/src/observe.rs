@@ -104,6 +104,16 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The transport named by [`Transport::as_str`].
+    pub fn parse(name: &str) -> Option<Transport> {
+        match name {
+            "stateless" => Some(Transport::Stateless),
+            "streamable-http" => Some(Transport::StreamableHttp),
+            "sse" => Some(Transport::Sse),
+            _ => None,
+        }
+    }
+
     /// Stable name: `stateless`, `streamable-http` or `sse`.
     pub fn as_str(self) -> &'static str {
         match self {

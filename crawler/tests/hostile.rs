@@ -294,3 +294,38 @@ async fn self_signed_certificate_is_tls() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hint from the previous crawl skips the `server/discover` probe; a wrong hint costs one
+/// attempt and the usual order follows.
+#[tokio::test]
+async fn transport_hints_are_tried_first() {
+    let server = Hostile::start(Behaviour::Good).await;
+    let c = config();
+    let plain = mcp::observe(&c, &server.url(), "streamable-http").await;
+    assert_eq!(plain.attempts.len(), 2);
+    assert_eq!(plain.requests, 4);
+    let hinted = mcp::observe_with_hint(
+        &c,
+        &server.url(),
+        "streamable-http",
+        Some(Transport::StreamableHttp),
+    )
+    .await;
+    assert_eq!(hinted.status, Status::Ok);
+    assert_eq!(hinted.attempts.len(), 1);
+    assert_eq!(hinted.requests, 3);
+    assert_eq!(hinted.digests(), plain.digests());
+    // A stale hint (the server no longer speaks HTTP+SSE): tried once, then the usual order.
+    let stale =
+        mcp::observe_with_hint(&c, &server.url(), "streamable-http", Some(Transport::Sse)).await;
+    assert_eq!(stale.status, Status::Ok, "{}", stale.detail);
+    let tried: Vec<Transport> = stale.attempts.iter().map(|a| a.transport).collect();
+    assert_eq!(
+        tried,
+        [
+            Transport::Sse,
+            Transport::Stateless,
+            Transport::StreamableHttp
+        ]
+    );
+}

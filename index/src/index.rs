@@ -531,6 +531,10 @@ fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<(), IndexError>
     Ok(())
 }
 
+/// One remote's hint row: (URL, transport of its latest `ok` observation, milliseconds its
+/// latest observation took).
+pub type CrawlHint = (String, Option<String>, Option<u64>);
+
 /// The form endpoints are matched in (`/check`, lookups): for an `http(s)` URL, the scheme and
 /// host lower-cased, the default port dropped, userinfo, query and fragment dropped, and the
 /// path without trailing slashes (`https://Example.COM:443/mcp/?x#y` → `https://example.com/mcp`;
@@ -866,6 +870,26 @@ impl Index {
              ORDER BY entry"
         ))?;
         let rows = st.query_map([digest, target_id], |r| need_unsigned(r, 0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// For every remote observed before: its URL, the transport of its latest observation that
+    /// answered (`ok`), and how long its latest observation took. The crawler uses these to try
+    /// the transport that worked first and to start the slowest observations first.
+    pub fn crawl_hints(&self) -> Result<Vec<CrawlHint>, IndexError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT t.target, ok.transport, last.elapsed_ms FROM targets t
+             LEFT JOIN observations ok ON ok.entry = t.last_ok_entry
+             LEFT JOIN observations last ON last.entry = t.last_entry
+             WHERE t.kind = 'remote' AND t.last_entry IS NOT NULL",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<i64>>(2)?.map(|v| v.max(0) as u64),
+            ))
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

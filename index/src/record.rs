@@ -431,13 +431,15 @@ impl<'a, S: Storage> Recorder<'a, S> {
                 continue;
             }
             if let Some(doc) = document {
-                self.blobs.put(&doc)?;
+                self.blobs.put_deferred(&doc)?;
             }
             slots.push(results.len());
             results.push(line);
             entries.push(entry);
         }
 
+        // Every document the batch names is durable before any entry naming it is committed.
+        self.blobs.sync()?;
         let sent = entries.clone();
         let appended = self.log.append(entries)?;
         let size = self.log.head().size;
