@@ -11,6 +11,10 @@
 #   onehost     1 host × 200 endpoints (not in the default list): the per-host limit is all
 #           that binds, as on the real registry's largest host (server.smithery.ai, 212 of its
 #           621 dialable remotes in December 2025); toolmark and HISTOR
+#   wide-day2, narrow-day2, onehost-day2, mem-day2
+#           the same, but toolmark crawls twice into one data directory and the second crawl is
+#           measured: a daily crawl, which tries each remote's last working transport first and
+#           schedules by the previous durations (HISTOR, which has neither, runs once)
 #   wide-onecert, narrow-onecert, mem-onecert
 #           the same, toolmark only, run with SSL_CERT_FILE holding one root certificate and an
 #           empty SSL_CERT_DIR: a diagnostic of what loading the system's root store costs (the
@@ -125,7 +129,9 @@ for scenario in "${scenarios[@]}"; do
     dir="$out/$scenario"
     mkdir -p "$dir"
     echo "== $scenario" >&2
-    case "${scenario%-onecert}" in
+    base="${scenario%-onecert}"
+    base="${base%-day2}"
+    case "$base" in
         wide) fleet_args=(--hosts 1000 --per-host 2 --remotes-per-server 1); histor=1 ;;
         narrow) fleet_args=(--hosts 100 --per-host 20 --remotes-per-server 1); histor=1 ;;
         mem) fleet_args=(--hosts 1000 --per-host 20 --remotes-per-server 10); histor=0 ;;
@@ -142,6 +148,12 @@ for scenario in "${scenarios[@]}"; do
         tls_env=(SSL_CERT_FILE="$dir/one-root.pem" SSL_CERT_DIR="$dir/empty-cert-dir")
     fi
     start_fleet "$dir" toolmark "${fleet_args[@]}"
+    if [ "$scenario" != "${scenario%-day2}" ]; then
+        # A first crawl fills the data directory; the measured one is the next day's, which
+        # starts from what the first learned (transport hints, durations for longest-first).
+        run_toolmark "$dir" "${tls_env[@]}"
+        mv "$dir/toolmark-report.json" "$dir/toolmark-day1-report.json"
+    fi
     run_toolmark "$dir" "${tls_env[@]}"
     stop_fleet
     rm -rf "$dir/toolmark-data"
