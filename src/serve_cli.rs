@@ -18,6 +18,10 @@ pub struct ServeArgs {
     /// The public base URL (links in answers and feeds); default http://<listen>.
     #[arg(long)]
     pub base_url: Option<String>,
+    /// `/check` requests per minute per client address (0: no limit, e.g. when a reverse proxy
+    /// limits); bursts of half as many.
+    #[arg(long, default_value_t = toolmark_api::ops::CHECKS_PER_MINUTE as u32)]
+    pub check_rate: u32,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -25,8 +29,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", args.listen));
-    let state = toolmark_api::AppState::open(&args.data, &base)
+    let mut state = toolmark_api::AppState::open(&args.data, &base)
         .with_context(|| format!("opening {}", args.data.display()))?;
+    state.limiter = match args.check_rate {
+        0 => toolmark_api::ops::RateLimiter::unlimited(),
+        n => {
+            toolmark_api::ops::RateLimiter::new(f64::from(n) / 60.0, (f64::from(n) / 2.0).max(1.0))
+        }
+    };
     let app = toolmark_api::router(Arc::new(state));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
