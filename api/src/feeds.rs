@@ -1,12 +1,532 @@
-//! Not built yet.
+//! Change feeds: Atom 1.0 at `/feed.xml` (HISTOR's path), RSS 2.0 at `/feed.rss`, JSON Feed 1.1
+//! at `/feed.json`.
+//!
+//! Query (the same for all three):
+//! - `watch=<id>,<id>,…`: only changes of these targets (1–[`MAX_WATCH`] ids of 16 lowercase
+//!   hex digits, else 400), as HISTOR and WARDEN's `historWatch` links use it; the ids are
+//!   sorted and de-duplicated in the feed's own URL;
+//! - `class=benign|unsure|dangerous`: only changes of that class;
+//! - `before=<change id>`: the page of changes older than that one. Every page but the last
+//!   links the next one (Atom `rel="next"`, RSS `atom:link rel="next"`, JSON Feed `next_url`).
+//!
+//! A page holds the newest [`FEED_PAGE`] changes (below `before`). An item's id is the change's
+//! page, `{base}/changes/{id}` (Atom `id`, RSS `guid isPermaLink="true"`, JSON Feed `id`), which
+//! never changes: change ids are assigned in log order and survive an index rebuild. Its time is
+//! the change's `observedAt`; the feed's `updated` is its newest item's time, or the last crawl's
+//! when the page is empty. Every string from a server is escaped, and characters XML 1.0 does
+//! not allow are dropped ([`xml_text`]).
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
 
-use crate::AppState;
+use crate::servers::{ChangeInfo, ChangeQuery, Params, blocking, query_changes, valid_id};
+use crate::{ApiError, AppState};
+
+/// Items per feed page: HISTOR's 50, enough for weeks of changes of a watched set; older ones
+/// through `before`.
+pub const FEED_PAGE: u32 = 50;
+
+/// Most ids in `watch`: HISTOR's limit, which WARDEN's `historWatch` links respect.
+pub const MAX_WATCH: usize = 100;
+
+/// Names shown per list (added, removed, modified) in an item; the rest are counted as
+/// "+N more".
+pub const ITEM_NAMES: usize = 10;
+
+/// Signals shown per item, the rest counted.
+pub const ITEM_SIGNALS: usize = 10;
+
+/// Atom's media type.
+pub const ATOM_TYPE: &str = "application/atom+xml; charset=utf-8";
+
+/// RSS 2.0's media type.
+pub const RSS_TYPE: &str = "application/rss+xml; charset=utf-8";
+
+/// JSON Feed's media type.
+pub const JSON_FEED_TYPE: &str = "application/feed+json";
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
+        .route("/feed.xml", get(atom))
+        .route("/feed.rss", get(rss))
+        .route("/feed.json", get(json_feed))
+}
+
+/// `s` with the characters XML 1.0 does not allow (C0 controls other than tab, newline and
+/// carriage return; U+FFFE and U+FFFF) dropped, and `&`, `<`, `>`, `"`, `'` escaped: safe as
+/// element text and as an attribute value.
+pub fn xml_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` escaped for HTML text (the same five characters; control characters are left to the
+/// XML layer, and JSON carries them escaped).
+fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What the query asked for.
+struct FeedQuery {
+    watch: Option<Vec<String>>,
+    class: Option<&'static str>,
+    before: Option<i64>,
+}
+
+fn parse_query(
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<FeedQuery, ApiError> {
+    let p = Params::new(query)?;
+    let watch = match p.one("watch")? {
+        None => None,
+        Some(w) => {
+            let ids: Vec<&str> = w.split(',').collect();
+            if ids.len() > MAX_WATCH {
+                return Err(ApiError::BadRequest(format!(
+                    "watch holds more than {MAX_WATCH} ids"
+                )));
+            }
+            if let Some(bad) = ids.iter().find(|id| !valid_id(id)) {
+                return Err(ApiError::BadRequest(format!(
+                    "watch: {:?} is not a server id (16 lowercase hex digits)",
+                    bad.chars().take(40).collect::<String>()
+                )));
+            }
+            let mut ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
+            ids.sort();
+            ids.dedup();
+            Some(ids)
+        }
+    };
+    Ok(FeedQuery {
+        watch,
+        class: p.class()?,
+        before: p.integer("before")?,
+    })
+}
+
+/// One page of a feed, independent of the format.
+struct Page {
+    title: String,
+    /// The feed's URL without `before` (its identity across pages) for `path`.
+    feed_url: String,
+    /// This page's URL.
+    self_url: String,
+    next_url: Option<String>,
+    /// The desk page the feed mirrors: the server's page when one is watched, else the
+    /// changes page (with the class filter).
+    home: String,
+    updated: String,
+    items: Vec<ChangeInfo>,
+    base: String,
+}
+
+impl FeedQuery {
+    fn url(&self, base: &str, path: &str, before: Option<i64>) -> String {
+        let mut q = Vec::new();
+        if let Some(w) = &self.watch {
+            q.push(format!("watch={}", w.join(",")));
+        }
+        if let Some(c) = self.class {
+            q.push(format!("class={c}"));
+        }
+        if let Some(b) = before {
+            q.push(format!("before={b}"));
+        }
+        if q.is_empty() {
+            format!("{base}{path}")
+        } else {
+            format!("{base}{path}?{}", q.join("&"))
+        }
+    }
+}
+
+fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
+    let base = state.base_url.clone();
+    let (rows, last_crawl) = {
+        let index = state.index.get();
+        let rows = query_changes(
+            &index,
+            &ChangeQuery {
+                targets: q.watch.as_deref(),
+                class: q.class,
+                before: q.before,
+                limit: FEED_PAGE + 1,
+                ..ChangeQuery::default()
+            },
+        )?;
+        let last_crawl = index
+            .last_run()?
+            .map(|r| r.finished_at.unwrap_or(r.started_at));
+        (rows, last_crawl)
+    };
+    let more = rows.len() > FEED_PAGE as usize;
+    let items = rows
+        .into_iter()
+        .take(FEED_PAGE as usize)
+        .map(ChangeInfo::new)
+        .collect::<Result<Vec<_>, _>>()?;
+    let next_url = match items.last() {
+        Some(last) if more => Some(q.url(&base, path, Some(last.row.id))),
+        _ => None,
+    };
+    let updated = items
+        .first()
+        .map(|c| c.row.observed_at.clone())
+        .or(last_crawl)
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".into());
+    let mut title = String::from("toolmark: MCP tool-definition changes");
+    if q.watch.is_some() {
+        title.push_str(" (watched)");
+    }
+    if let Some(c) = q.class {
+        title.push_str(&format!(" ({c})"));
+    }
+    let home = match (&q.watch, q.class) {
+        (Some(w), _) if w.len() == 1 => format!("{base}/s/{}", w[0]),
+        (_, Some(c)) => format!("{base}/changes?class={c}"),
+        _ => format!("{base}/changes"),
+    };
+    Ok(Page {
+        title,
+        home,
+        feed_url: q.url(&base, path, None),
+        self_url: q.url(&base, path, q.before),
+        next_url,
+        updated,
+        items,
+        base,
+    })
+}
+
+/// The item title: `{server}: tool definitions changed ({class})`.
+fn item_title(c: &ChangeInfo) -> String {
+    format!(
+        "{}: tool definitions changed ({})",
+        c.row.server, c.row.class
+    )
+}
+
+/// At most [`ITEM_NAMES`] names, then "+N more" against the exact total.
+fn name_list(names: &[String], total: u64) -> (Vec<&str>, u64) {
+    let shown: Vec<&str> = names.iter().take(ITEM_NAMES).map(String::as_str).collect();
+    let more = total.saturating_sub(shown.len() as u64);
+    (shown, more)
+}
+
+fn signal_line(s: &Value) -> String {
+    let mut line = s["rule"].as_str().unwrap_or("?").to_owned();
+    if let Some(t) = s.get("tool").and_then(Value::as_str) {
+        line.push_str(&format!(" ({t})"));
+    }
+    if let Some(m) = s.get("message").and_then(Value::as_str) {
+        line.push_str(&format!(": {m}"));
+    }
+    line
+}
+
+fn lists(c: &ChangeInfo) -> [(&'static str, Vec<&str>, u64, u64); 3] {
+    let r = &c.row;
+    let (a, am) = name_list(&c.added, r.added);
+    let (d, dm) = name_list(&c.removed, r.removed);
+    let (m, mm) = name_list(&c.modified, r.modified);
+    [
+        ("Added", a, am, r.added),
+        ("Removed", d, dm, r.removed),
+        ("Modified", m, mm, r.modified),
+    ]
+}
+
+/// The item as plain text.
+fn item_text(c: &ChangeInfo) -> String {
+    let r = &c.row;
+    let mut out = format!("Endpoint: {}\nClass: {}\n", r.endpoint, r.class);
+    for s in c.signals.iter().take(ITEM_SIGNALS) {
+        out.push_str(&format!("  - {}\n", signal_line(s)));
+    }
+    if c.signals_total > ITEM_SIGNALS.min(c.signals.len()) {
+        out.push_str(&format!(
+            "  +{} more signals\n",
+            c.signals_total - ITEM_SIGNALS.min(c.signals.len())
+        ));
+    }
+    for (label, names, more, total) in lists(c) {
+        out.push_str(&format!("{label} ({total})"));
+        if !names.is_empty() {
+            out.push_str(": ");
+            out.push_str(&names.join(", "));
+        }
+        if more > 0 {
+            out.push_str(&format!(" +{more} more"));
+        }
+        out.push('\n');
+    }
+    if r.diff.is_none() {
+        out.push_str("(no diff: a document of the change is not stored)\n");
+    }
+    out.push_str(&format!(
+        "Full digest: {} -> {}\nLog entry: {} (previous: {})\n",
+        r.old_full, r.new_full, r.new_entry, r.old_entry
+    ));
+    out
+}
+
+/// The item as HTML (escaped again by the XML writer for Atom and RSS).
+fn item_html(c: &ChangeInfo, base: &str) -> String {
+    let r = &c.row;
+    let mut out = format!(
+        "<p>Endpoint: <code>{}</code></p><p>Class: <strong>{}</strong></p>",
+        html(&r.endpoint),
+        html(&r.class)
+    );
+    if !c.signals.is_empty() {
+        out.push_str("<ul>");
+        for s in c.signals.iter().take(ITEM_SIGNALS) {
+            out.push_str(&format!("<li>{}</li>", html(&signal_line(s))));
+        }
+        let shown = ITEM_SIGNALS.min(c.signals.len());
+        if c.signals_total > shown {
+            out.push_str(&format!(
+                "<li>+{} more signals</li>",
+                c.signals_total - shown
+            ));
+        }
+        out.push_str("</ul>");
+    }
+    for (label, names, more, total) in lists(c) {
+        out.push_str(&format!("<p>{label} ({total})"));
+        if !names.is_empty() {
+            let coded: Vec<String> = names
+                .iter()
+                .map(|n| format!("<code>{}</code>", html(n)))
+                .collect();
+            out.push_str(": ");
+            out.push_str(&coded.join(", "));
+        }
+        if more > 0 {
+            out.push_str(&format!(" +{more} more"));
+        }
+        out.push_str("</p>");
+    }
+    out.push_str(&format!(
+        "<p>Full digest: <code>{}</code> → <code>{}</code></p>\
+         <p>Log entry {} (previous: {}). <a href=\"{}\">The change</a> · \
+         <a href=\"{}/s/{}\">the server</a></p>",
+        html(&r.old_full),
+        html(&r.new_full),
+        r.new_entry,
+        r.old_entry,
+        html(&c.page(base)),
+        html(base),
+        html(&r.target_id),
+    ));
+    out
+}
+
+fn respond(body: String, content_type: &'static str) -> Response {
+    let mut r = body.into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+/// RFC 822 date (as RSS wants) of a `YYYY-MM-DDTHH:MM:SSZ` time.
+fn rfc822(t: &str) -> String {
+    humantime::parse_rfc3339(t)
+        .map(httpdate::fmt_http_date)
+        .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".into())
+}
+
+async fn atom(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = parse_query(query)?;
+    let page = blocking(move || load(&state, &q, "/feed.xml")).await?;
+    let x = xml_text;
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n",
+    );
+    out.push_str(&format!(
+        "<id>{}</id>\n<title>{}</title>\n<updated>{}</updated>\n\
+         <author><name>toolmark</name><uri>{}/</uri></author>\n<generator>toolmark</generator>\n\
+         <link rel=\"self\" type=\"application/atom+xml\" href=\"{}\"/>\n\
+         <link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>\n",
+        x(&page.feed_url),
+        x(&page.title),
+        x(&page.updated),
+        x(&page.base),
+        x(&page.self_url),
+        x(&page.home),
+    ));
+    if let Some(next) = &page.next_url {
+        out.push_str(&format!(
+            "<link rel=\"next\" type=\"application/atom+xml\" href=\"{}\"/>\n",
+            x(next)
+        ));
+    }
+    for c in &page.items {
+        let link = c.page(&page.base);
+        out.push_str(&format!(
+            "<entry>\n<id>{}</id>\n<title type=\"text\">{}</title>\n<updated>{}</updated>\n\
+             <published>{}</published>\n\
+             <link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>\n\
+             <link rel=\"related\" type=\"text/html\" href=\"{}/s/{}\"/>\n\
+             <category term=\"{}\"/>\n<summary type=\"text\">{}</summary>\n\
+             <content type=\"html\">{}</content>\n</entry>\n",
+            x(&link),
+            x(&item_title(c)),
+            x(&c.row.observed_at),
+            x(&c.row.observed_at),
+            x(&link),
+            x(&page.base),
+            x(&c.row.target_id),
+            x(&c.row.class),
+            x(&item_text(c)),
+            x(&item_html(c, &page.base)),
+        ));
+    }
+    out.push_str("</feed>\n");
+    Ok(respond(out, ATOM_TYPE))
+}
+
+async fn rss(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = parse_query(query)?;
+    let page = blocking(move || load(&state, &q, "/feed.rss")).await?;
+    let x = xml_text;
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n\
+         <rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n",
+    );
+    out.push_str(&format!(
+        "<title>{}</title>\n<link>{}</link>\n\
+         <description>Changes of MCP tool definitions observed by toolmark</description>\n\
+         <lastBuildDate>{}</lastBuildDate>\n<generator>toolmark</generator>\n\
+         <atom:link rel=\"self\" type=\"application/rss+xml\" href=\"{}\"/>\n",
+        x(&page.title),
+        x(&page.home),
+        x(&rfc822(&page.updated)),
+        x(&page.self_url),
+    ));
+    if let Some(next) = &page.next_url {
+        out.push_str(&format!(
+            "<atom:link rel=\"next\" type=\"application/rss+xml\" href=\"{}\"/>\n",
+            x(next)
+        ));
+    }
+    for c in &page.items {
+        let link = c.page(&page.base);
+        out.push_str(&format!(
+            "<item>\n<title>{}</title>\n<link>{}</link>\n<guid isPermaLink=\"true\">{}</guid>\n\
+             <pubDate>{}</pubDate>\n<category>{}</category>\n<description>{}</description>\n\
+             </item>\n",
+            x(&item_title(c)),
+            x(&link),
+            x(&link),
+            x(&rfc822(&c.row.observed_at)),
+            x(&c.row.class),
+            x(&item_html(c, &page.base)),
+        ));
+    }
+    out.push_str("</channel>\n</rss>\n");
+    Ok(respond(out, RSS_TYPE))
+}
+
+async fn json_feed(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = parse_query(query)?;
+    let page = blocking(move || load(&state, &q, "/feed.json")).await?;
+    let items: Vec<Value> = page
+        .items
+        .iter()
+        .map(|c| {
+            let r = &c.row;
+            let link = c.page(&page.base);
+            json!({
+                "id": link,
+                "url": link,
+                "title": item_title(c),
+                "summary": format!("{} at {}", item_title(c), r.endpoint),
+                "content_text": item_text(c),
+                "content_html": item_html(c, &page.base),
+                "date_published": r.observed_at,
+                "date_modified": r.observed_at,
+                "tags": [r.class],
+                "_toolmark": c.to_json(&page.base, false),
+            })
+        })
+        .collect();
+    let mut feed = json!({
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": page.title,
+        "home_page_url": page.home,
+        "feed_url": page.feed_url,
+        "description": "Changes of MCP tool definitions observed by toolmark",
+        "authors": [{"name": "toolmark", "url": format!("{}/", page.base)}],
+        "language": "en",
+        "_toolmark": {"updated": page.updated, "page": page.self_url},
+        "items": items,
+    });
+    if let (Some(next), Value::Object(m)) = (&page.next_url, &mut feed) {
+        m.insert("next_url".into(), json!(next));
+    }
+    let text = serde_json::to_string(&feed).map_err(ApiError::internal)?;
+    Ok(respond(text, JSON_FEED_TYPE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml_text;
+
+    #[test]
+    fn xml_text_escapes_and_drops_what_xml_forbids() {
+        assert_eq!(
+            xml_text("a<b>&\"c\"'d']]>"),
+            "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;]]&gt;"
+        );
+        assert_eq!(
+            xml_text("\u{0}\u{1}x\u{8}\u{b}\u{c}\u{1f}y\u{fffe}\u{ffff}z"),
+            "xyz"
+        );
+        // Allowed: tab, line feed, carriage return, DEL and C1 (allowed, if discouraged),
+        // astral characters, U+FFFD.
+        let kept = "\t\n\r\u{7f}\u{85}\u{1f600}\u{fffd}é";
+        assert_eq!(xml_text(kept), kept);
+    }
 }

@@ -1,12 +1,1092 @@
-//! Not built yet.
+//! Servers, targets and changes as JSON, and the sensitive-tool globs.
+//!
+//! - `GET /api/v1/servers?q=&state=&limit=&offset=`: targets (one per remote or package of a
+//!   registry server), searched and filtered, `{total, offset, limit, servers: [summary]}`.
+//! - `GET /api/v1/servers/{id}`: one target by its 16-hex id (HISTOR's
+//!   `sha256(name + "\n" + endpoint)[:16]`): its summary, registry record, timeline of
+//!   observations, recent changes and current tool set (the tool entries exactly as the server
+//!   sent them, spliced in).
+//! - `GET /api/v1/servers/{id}/sensitive?pattern=…`: the sensitive-tool globs applied to the
+//!   target's current tool set.
+//! - `GET /api/v1/changes?after=&before=&limit=&server=&target=&class=`: changes with lossless
+//!   cursor paging: `after` reads forwards (oldest first) and always returns a cursor to resume
+//!   from; without it, pages run backwards from the newest (`before`).
+//! - `GET /api/v1/changes/{id}`: one change with its full diff and classification.
+//! - `POST /api/v1/sensitive`: `{"tools": […], "patterns": […], "server": …}` →
+//!   `{"sensitive": […], "safe": […]}` (`toolmark_toolset::sensitive`, as `toolmark sensitive`).
+//!
+//! Every shape is documented in `docs/api.md`. Everything here only reads the index and the
+//! blobs; bad input is a 400 (or 413 for an oversized body) with a JSON error, never a panic.
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rusqlite::types::Value as Sql;
+use serde_json::{Map, Value, json};
+use toolmark_index::Document;
+use toolmark_index::index::{ChangeRow, Index, TargetRow};
+use toolmark_toolset::json::{self as tjson, Json};
+use toolmark_toolset::{Shape, Sri, Tool, ToolSet, classify, full, sensitive};
 
-use crate::AppState;
+use crate::{ApiError, AppState};
+
+/// Items per page of `/api/v1/servers` and `/api/v1/changes` when no `limit` is given
+/// (HISTOR's default).
+pub const DEFAULT_LIMIT: u32 = 50;
+
+/// Largest `limit` (HISTOR's): a page of 200 changes, each with at most
+/// [`MAX_LISTED_NAMES`] names per list and [`MAX_LISTED_SIGNALS`] signals, stays a few
+/// megabytes at worst and far less in practice.
+pub const MAX_LIMIT: u32 = 200;
+
+/// Longest search text `q` (HISTOR's limit; registry names are at most 200 bytes, so nothing
+/// longer can match a name).
+pub const MAX_Q_CHARS: usize = 200;
+
+/// Longest server name accepted as a filter or as the `server` of a sensitive request: the
+/// registry's own limit on names (200 bytes, the crawler's `MAX_NAME_LEN`).
+pub const MAX_SERVER_NAME_CHARS: usize = 200;
+
+/// Observations in a server's timeline, newest first (HISTOR's 100: three months of daily
+/// crawls; older ones are in the log).
+pub const TIMELINE_LEN: u32 = 100;
+
+/// Changes listed with a server, newest first (HISTOR's 20; the rest through
+/// `/api/v1/changes?target=`).
+pub const SERVER_CHANGES: u32 = 20;
+
+/// Names per list (added, removed, modified) in a change of a list or feed; the counts are
+/// exact and `/api/v1/changes/{id}` lists every name the diff keeps. Bounds a page of
+/// changes from a server that rewrote thousands of tools.
+pub const MAX_LISTED_NAMES: usize = 100;
+
+/// Signals per change in a list; `signalsTotal` counts them all and `/api/v1/changes/{id}`
+/// lists every one the classification keeps. A real rug pull fires a handful.
+pub const MAX_LISTED_SIGNALS: usize = 50;
+
+/// Largest `POST /api/v1/sensitive` body: `/check`'s (and HISTOR's) 2 MiB, since a client sends
+/// the same `tools` array to both.
+pub const MAX_SENSITIVE_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// Deepest JSON nesting accepted in a sensitive request: the tool-set reader's limit
+/// (`toolmark_toolset::json::MAX_DEPTH`, HISTOR's 128), which refuses no real tool set.
+pub const MAX_BODY_DEPTH: usize = tjson::MAX_DEPTH;
+
+/// Most tools in a sensitive request: the crawler's and `/check`'s cap on a tool set.
+pub const MAX_SENSITIVE_TOOLS: usize = 5_000;
+
+/// Most patterns in one request: a policy names tens of globs (WARDEN's defaults are a dozen).
+pub const MAX_PATTERNS: usize = 100;
+
+/// Longest pattern, in characters: a qualified `server/tool` glob with a long registry name
+/// still fits, and a pattern costs at most this many steps per name character.
+pub const MAX_PATTERN_CHARS: usize = 200;
+
+/// Most glob steps one request may cost: (characters of every distinct tool name, qualified
+/// when a server is named) × (characters of every pattern), the worst case of the linear glob
+/// matcher. About a tenth of a second of one core; a real policy against a 5,000-tool set
+/// costs a hundredth of it, while the other limits alone would allow seconds.
+pub const MAX_MATCH_WORK: u64 = 200_000_000;
+
+/// The change classes, as stored and as accepted by `class=`.
+pub const CLASSES: [&str; 3] = ["benign", "unsure", "dangerous"];
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
+        .route("/api/v1/servers", get(list_servers))
+        .route("/api/v1/servers/{id}", get(server_detail))
+        .route("/api/v1/servers/{id}/sensitive", get(server_sensitive))
+        .route("/api/v1/changes", get(list_changes))
+        .route("/api/v1/changes/{id}", get(change_detail))
+        .route(
+            "/api/v1/sensitive",
+            post(post_sensitive).layer(DefaultBodyLimit::max(MAX_SENSITIVE_BODY_BYTES)),
+        )
+}
+
+pub(crate) fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(msg.into())
+}
+
+/// Run blocking work (SQLite, blob reads) off the async workers.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(ApiError::internal)?
+}
+
+/// A target id: 16 lowercase hex digits.
+pub(crate) fn valid_id(id: &str) -> bool {
+    id.len() == 16 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn check_id(id: &str) -> Result<(), ApiError> {
+    if valid_id(id) {
+        Ok(())
+    } else {
+        Err(bad("a server id is 16 lowercase hex digits"))
+    }
+}
+
+/// The query string's pairs, in order (a name may repeat, as `pattern` does).
+pub(crate) struct Params(Vec<(String, String)>);
+
+impl Params {
+    /// The pairs, or a JSON 400 when the query string does not decode.
+    pub(crate) fn new(
+        query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    ) -> Result<Params, ApiError> {
+        query
+            .map(|Query(pairs)| Params(pairs))
+            .map_err(|e| bad(format!("the query string: {e}")))
+    }
+
+    /// The value of a parameter given at most once.
+    pub(crate) fn one(&self, name: &str) -> Result<Option<&str>, ApiError> {
+        let mut it = self.0.iter().filter(|(k, _)| k == name);
+        let first = it.next().map(|(_, v)| v.as_str());
+        if it.next().is_some() {
+            return Err(bad(format!("{name} is given more than once")));
+        }
+        Ok(first)
+    }
+
+    /// Every value of a repeatable parameter.
+    pub(crate) fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// A non-negative integer (digits only, at most `i64::MAX`).
+    pub(crate) fn integer(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        let Some(v) = self.one(name)? else {
+            return Ok(None);
+        };
+        let ok = !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit());
+        match v.parse::<i64>() {
+            Ok(n) if ok => Ok(Some(n)),
+            _ => Err(bad(format!("{name} must be a non-negative integer"))),
+        }
+    }
+
+    /// `limit`: [`DEFAULT_LIMIT`] when absent, else 1–[`MAX_LIMIT`].
+    pub(crate) fn limit(&self) -> Result<u32, ApiError> {
+        match self.integer("limit") {
+            Ok(None) => Ok(DEFAULT_LIMIT),
+            Ok(Some(n)) if (1..=i64::from(MAX_LIMIT)).contains(&n) => Ok(n as u32),
+            _ => Err(bad(format!(
+                "limit must be an integer from 1 to {MAX_LIMIT}"
+            ))),
+        }
+    }
+
+    /// `class`: one of [`CLASSES`].
+    pub(crate) fn class(&self) -> Result<Option<&'static str>, ApiError> {
+        match self.one("class")? {
+            None => Ok(None),
+            Some(c) => CLASSES
+                .iter()
+                .find(|k| **k == c)
+                .map(|k| Some(*k))
+                .ok_or_else(|| bad("class must be benign, unsure or dangerous")),
+        }
+    }
+}
+
+/// Percent-encode a query value (RFC 3986 unreserved characters kept).
+pub(crate) fn encode_query_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn json_response(text: String) -> Response {
+    let mut r = text.into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets
+
+/// Which targets `state=` selects.
+#[derive(Clone, Copy)]
+enum TargetState {
+    All,
+    Observed,
+    Changed,
+    Failing,
+    Skipped,
+    Delisted,
+}
+
+impl TargetState {
+    fn parse(s: &str) -> Option<TargetState> {
+        Some(match s {
+            "all" => TargetState::All,
+            "observed" => TargetState::Observed,
+            "changed" => TargetState::Changed,
+            "failing" => TargetState::Failing,
+            "skipped" => TargetState::Skipped,
+            "delisted" => TargetState::Delisted,
+            _ => return None,
+        })
+    }
+
+    fn condition(self) -> &'static str {
+        match self {
+            TargetState::All => "1",
+            TargetState::Observed => "t.last_status = 'ok'",
+            TargetState::Changed => "EXISTS (SELECT 1 FROM changes c WHERE c.target_id = t.id)",
+            TargetState::Failing => {
+                "t.skip_reason IS NULL AND t.last_status IS NOT NULL AND t.last_status <> 'ok'"
+            }
+            TargetState::Skipped => "t.skip_reason IS NOT NULL",
+            TargetState::Delisted => "coalesce(t.delisted_at, s.delisted_at) IS NOT NULL",
+        }
+    }
+}
+
+const SUMMARY_COLS: &str = "t.id, t.server, s.title, t.target, t.kind, t.declared_transport, \
+    t.package_version, t.skip_reason, t.skip_detail, t.first_listed, t.last_listed, \
+    coalesce(t.delisted_at, s.delisted_at), t.last_status, t.last_detail, t.last_entry, \
+    t.last_observed_at, t.last_ok_entry, t.current_mtl1, t.current_full, t.current_tools, \
+    (SELECT count(*) FROM changes c WHERE c.target_id = t.id)";
+
+const SUMMARY_FROM: &str = "FROM targets t LEFT JOIN servers s ON s.name = t.server";
+
+/// One target's summary, as listed and as the `server` of its detail.
+fn summary_row(base: &str, r: &rusqlite::Row) -> rusqlite::Result<Value> {
+    let id: String = r.get(0)?;
+    let delisted_at: Option<String> = r.get(11)?;
+    Ok(json!({
+        "id": id,
+        "name": r.get::<_, String>(1)?,
+        "title": r.get::<_, Option<String>>(2)?,
+        "endpoint": r.get::<_, String>(3)?,
+        "kind": r.get::<_, String>(4)?,
+        "transport": r.get::<_, Option<String>>(5)?,
+        "packageVersion": r.get::<_, Option<String>>(6)?,
+        "skipReason": r.get::<_, Option<String>>(7)?,
+        "skipDetail": r.get::<_, Option<String>>(8)?,
+        "firstListed": r.get::<_, Option<String>>(9)?,
+        "lastListed": r.get::<_, Option<String>>(10)?,
+        "delisted": delisted_at.is_some(),
+        "delistedAt": delisted_at,
+        "lastStatus": r.get::<_, Option<String>>(12)?,
+        "lastDetail": r.get::<_, Option<String>>(13)?,
+        "lastEntry": r.get::<_, Option<i64>>(14)?,
+        "lastObserved": r.get::<_, Option<String>>(15)?,
+        "currentEntry": r.get::<_, Option<i64>>(16)?,
+        "mtl1": r.get::<_, Option<String>>(17)?,
+        "full": r.get::<_, Option<String>>(18)?,
+        "toolCount": r.get::<_, Option<i64>>(19)?,
+        "changes": r.get::<_, i64>(20)?,
+        "page": format!("{base}/s/{id}"),
+    }))
+}
+
+/// `q` as a LIKE pattern (`\` escapes `%`, `_` and itself).
+fn like(q: &str) -> String {
+    let escaped = q
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
+}
+
+fn search_targets(
+    index: &Index,
+    base: &str,
+    q: Option<&str>,
+    state: TargetState,
+    limit: u32,
+    offset: i64,
+) -> Result<(i64, Vec<Value>), ApiError> {
+    let mut cond = format!("({})", state.condition());
+    let mut args: Vec<Sql> = Vec::new();
+    if let Some(q) = q.filter(|q| !q.is_empty()) {
+        cond.push_str(
+            " AND (t.server LIKE ?1 ESCAPE '\\' OR t.target LIKE ?1 ESCAPE '\\' \
+             OR s.title LIKE ?1 ESCAPE '\\')",
+        );
+        args.push(Sql::Text(like(q)));
+    }
+    let conn = index.connection();
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) {SUMMARY_FROM} WHERE {cond}"))
+        .and_then(|mut st| st.query_row(rusqlite::params_from_iter(&args), |r| r.get(0)))
+        .map_err(ApiError::internal)?;
+    let n = args.len();
+    args.push(Sql::Integer(i64::from(limit)));
+    args.push(Sql::Integer(offset));
+    let sql = format!(
+        "SELECT {SUMMARY_COLS} {SUMMARY_FROM} WHERE {cond}
+         ORDER BY t.server, t.kind DESC, t.target, t.id LIMIT ?{} OFFSET ?{}",
+        n + 1,
+        n + 2
+    );
+    let mut st = conn.prepare_cached(&sql).map_err(ApiError::internal)?;
+    let rows = st
+        .query_map(rusqlite::params_from_iter(&args), |r| summary_row(base, r))
+        .map_err(ApiError::internal)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ApiError::internal)?;
+    Ok((total, rows))
+}
+
+fn target_summary(index: &Index, base: &str, id: &str) -> Result<Option<Value>, ApiError> {
+    use rusqlite::OptionalExtension;
+    index
+        .connection()
+        .query_row(
+            &format!("SELECT {SUMMARY_COLS} {SUMMARY_FROM} WHERE t.id = ?1"),
+            [id],
+            |r| summary_row(base, r),
+        )
+        .optional()
+        .map_err(ApiError::internal)
+}
+
+async fn list_servers(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let p = Params::new(query)?;
+    let q = p.one("q")?.map(str::to_owned);
+    if q.as_ref().is_some_and(|q| q.chars().count() > MAX_Q_CHARS) {
+        return Err(bad(format!("q is longer than {MAX_Q_CHARS} characters")));
+    }
+    let target_state = match p.one("state")? {
+        None => TargetState::All,
+        Some(s) => TargetState::parse(s).ok_or_else(|| {
+            bad("state must be all, observed, changed, failing, skipped or delisted")
+        })?,
+    };
+    let limit = p.limit()?;
+    let offset = p.integer("offset")?.unwrap_or(0);
+    let body = blocking(move || {
+        let index = state.index.get();
+        let (total, servers) = search_targets(
+            &index,
+            &state.base_url,
+            q.as_deref(),
+            target_state,
+            limit,
+            offset,
+        )?;
+        Ok(json!({"total": total, "offset": offset, "limit": limit, "servers": servers}))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+/// The target's current tool set, read from the document of its last `ok` entry and checked
+/// against the full digest the index (and the log entry) recorded.
+fn current_tool_set(state: &AppState, t: &TargetRow) -> Result<Option<ToolSet>, ApiError> {
+    let (Some(raw), Some(full_digest)) = (&t.current_raw, &t.current_full) else {
+        return Ok(None);
+    };
+    let sri: Sri = raw
+        .parse()
+        .map_err(|_| ApiError::internal(format!("target {}: raw {raw:?} is no digest", t.id)))?;
+    let bytes = state
+        .blobs
+        .get(&sri)
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| ApiError::internal(format!("blob {raw} of target {} is missing", t.id)))?;
+    let doc = Document::decode(&bytes).map_err(ApiError::internal)?;
+    let set = doc
+        .tool_set()
+        .ok_or_else(|| ApiError::internal(format!("document {raw} holds no tool set")))?;
+    let digest = full::digest(&set).to_string();
+    if digest != *full_digest {
+        return Err(ApiError::internal(format!(
+            "document {raw} has full digest {digest}, the index says {full_digest}"
+        )));
+    }
+    Ok(Some(set))
+}
+
+fn target_or_404(index: &Index, id: &str) -> Result<TargetRow, ApiError> {
+    index
+        .target(id)?
+        .ok_or_else(|| ApiError::NotFound(format!("no server {id}")))
+}
+
+async fn server_detail(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    let (body, tools) = blocking(move || {
+        let base = &state.base_url;
+        let (target, mut out) = {
+            let index = state.index.get();
+            let target = target_or_404(&index, &id)?;
+            let summary = target_summary(&index, base, &id)?
+                .ok_or_else(|| ApiError::NotFound(format!("no server {id}")))?;
+            let registry = index.server(&target.server)?;
+            let siblings: Vec<Value> = index
+                .targets_of(&target.server)?
+                .iter()
+                .map(|t| {
+                    json!({"id": t.id, "endpoint": t.target, "kind": t.kind,
+                           "page": format!("{base}/s/{}", t.id)})
+                })
+                .collect();
+            let observations = index.observations_of(&id, TIMELINE_LEN, None)?;
+            let changed_at =
+                change_ids_by_entry(&index, &id, observations.last().map_or(0, |o| o.entry))?;
+            let timeline: Vec<Value> = observations
+                .iter()
+                .map(|o| {
+                    json!({
+                        "entry": o.entry,
+                        "observedAt": o.observed_at,
+                        "status": o.status,
+                        "detail": o.detail,
+                        "mtl1": o.mtl1,
+                        "mtl1Error": o.mtl1_error,
+                        "full": o.full,
+                        "toolCount": o.tools,
+                        "transport": o.transport,
+                        "protocolVersion": o.protocol_version,
+                        "elapsedMs": o.elapsed_ms,
+                        "change": changed_at.iter().find(|(e, _)| *e == o.entry).map(|(_, c)| c),
+                    })
+                })
+                .collect();
+            let targets = [id.clone()];
+            let changes = query_changes(
+                &index,
+                &ChangeQuery {
+                    targets: Some(&targets),
+                    limit: SERVER_CHANGES,
+                    ..ChangeQuery::default()
+                },
+            )?
+            .into_iter()
+            .map(|row| ChangeInfo::new(row).map(|c| c.to_json(base, false)))
+            .collect::<Result<Vec<_>, _>>()?;
+            let mut out = Map::new();
+            out.insert("server".into(), summary);
+            out.insert(
+                "registry".into(),
+                serde_json::to_value(registry).map_err(ApiError::internal)?,
+            );
+            out.insert("targets".into(), Value::Array(siblings));
+            out.insert("timeline".into(), Value::Array(timeline));
+            out.insert("changes".into(), Value::Array(changes));
+            (target, out)
+        };
+        let set = current_tool_set(&state, &target)?;
+        out.insert(
+            "toolsEntry".into(),
+            json!(set.as_ref().and(target.last_ok_entry)),
+        );
+        let tools = set.map(|s| s.tools.into_iter().map(|t| t.raw).collect::<Vec<_>>());
+        Ok((out, tools))
+    })
+    .await?;
+    // The tool entries go in as the server sent them (every byte kept, numbers as written),
+    // which serde_json's values cannot hold: splice their raw texts into the object.
+    let mut text = serde_json::to_string(&Value::Object(body)).map_err(ApiError::internal)?;
+    text.pop(); // the closing brace of a non-empty object
+    text.push_str(",\"tools\":");
+    match tools {
+        None => text.push_str("null"),
+        Some(raws) => {
+            text.push('[');
+            text.push_str(&raws.join(","));
+            text.push(']');
+        }
+    }
+    text.push('}');
+    Ok(json_response(text))
+}
+
+/// `(new_entry, change id)` of the target's changes at or after `from_entry`.
+fn change_ids_by_entry(
+    index: &Index,
+    target: &str,
+    from_entry: u64,
+) -> Result<Vec<(u64, i64)>, ApiError> {
+    let from = i64::try_from(from_entry).unwrap_or(i64::MAX);
+    let mut st = index
+        .connection()
+        .prepare_cached(
+            "SELECT new_entry, id FROM changes WHERE target_id = ?1 AND new_entry >= ?2
+             ORDER BY id",
+        )
+        .map_err(ApiError::internal)?;
+    let rows = st
+        .query_map(rusqlite::params![target, from], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })
+        .map_err(ApiError::internal)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ApiError::internal)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(e, id)| Some((u64::try_from(e).ok()?, id)))
+        .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes
+
+/// What changes to read: filters, and the cursor.
+#[derive(Default)]
+pub(crate) struct ChangeQuery<'a> {
+    /// Only changes of these targets.
+    pub targets: Option<&'a [String]>,
+    /// Only changes of this registry server.
+    pub server: Option<&'a str>,
+    /// Only changes of this class.
+    pub class: Option<&'a str>,
+    /// Ids above this, oldest first (forward reading); newest first when `None`.
+    pub after: Option<i64>,
+    /// Ids below this.
+    pub before: Option<i64>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
+    old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification";
+
+fn change_row(r: &rusqlite::Row) -> rusqlite::Result<ChangeRow> {
+    let unsigned = |i: usize| -> rusqlite::Result<u64> {
+        let v: i64 = r.get(i)?;
+        u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
+    };
+    Ok(ChangeRow {
+        id: r.get(0)?,
+        target_id: r.get(1)?,
+        server: r.get(2)?,
+        endpoint: r.get(3)?,
+        observed_at: r.get(4)?,
+        old_entry: unsigned(5)?,
+        new_entry: unsigned(6)?,
+        old_full: r.get(7)?,
+        new_full: r.get(8)?,
+        old_mtl1: r.get(9)?,
+        new_mtl1: r.get(10)?,
+        class: r.get(11)?,
+        added: unsigned(12)?,
+        removed: unsigned(13)?,
+        modified: unsigned(14)?,
+        diff: r.get(15)?,
+        classification: r.get(16)?,
+    })
+}
+
+/// Changes by `q`: ids ascending after `q.after`, else descending below `q.before`.
+pub(crate) fn query_changes(index: &Index, q: &ChangeQuery) -> Result<Vec<ChangeRow>, ApiError> {
+    let mut sql = format!("SELECT {CHANGE_COLS} FROM changes WHERE 1");
+    let mut args: Vec<Sql> = Vec::new();
+    if let Some(a) = q.after {
+        sql.push_str(" AND id > ?");
+        args.push(Sql::Integer(a));
+    }
+    if let Some(b) = q.before {
+        sql.push_str(" AND id < ?");
+        args.push(Sql::Integer(b));
+    }
+    if let Some(s) = q.server {
+        sql.push_str(" AND server = ?");
+        args.push(Sql::Text(s.to_owned()));
+    }
+    if let Some(c) = q.class {
+        sql.push_str(" AND class = ?");
+        args.push(Sql::Text(c.to_owned()));
+    }
+    if let Some(targets) = q.targets {
+        if targets.is_empty() {
+            sql.push_str(" AND 0");
+        } else {
+            sql.push_str(" AND target_id IN (");
+            sql.push_str(&vec!["?"; targets.len()].join(","));
+            sql.push(')');
+            args.extend(targets.iter().map(|t| Sql::Text(t.clone())));
+        }
+    }
+    sql.push_str(if q.after.is_some() {
+        " ORDER BY id ASC LIMIT ?"
+    } else {
+        " ORDER BY id DESC LIMIT ?"
+    });
+    args.push(Sql::Integer(i64::from(q.limit)));
+    let mut st = index
+        .connection()
+        .prepare_cached(&sql)
+        .map_err(ApiError::internal)?;
+    let rows = st
+        .query_map(rusqlite::params_from_iter(&args), change_row)
+        .map_err(ApiError::internal)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ApiError::internal)?;
+    Ok(rows)
+}
+
+/// A change row with its stored diff and classification read.
+pub(crate) struct ChangeInfo {
+    /// The row.
+    pub row: ChangeRow,
+    /// Names the diff lists as added (at most the diff's own cap).
+    pub added: Vec<String>,
+    /// Names the diff lists as removed.
+    pub removed: Vec<String>,
+    /// Names of the modified tools the diff details.
+    pub modified: Vec<String>,
+    /// The classification's signals, each with a `message`.
+    pub signals: Vec<Value>,
+    /// How many signals fired (including ones the classification left out).
+    pub signals_total: usize,
+    diff: Option<Value>,
+    classification: Option<Value>,
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl ChangeInfo {
+    /// Read the row's diff and classification (JSON written by the index).
+    pub(crate) fn new(row: ChangeRow) -> Result<ChangeInfo, ApiError> {
+        let parse = |text: &Option<String>| -> Result<Option<Value>, ApiError> {
+            text.as_deref()
+                .map(serde_json::from_str::<Value>)
+                .transpose()
+                .map_err(|e| ApiError::internal(format!("change {}: {e}", row.id)))
+        };
+        let diff = parse(&row.diff)?;
+        let classification = parse(&row.classification)?;
+        let added = strings(diff.as_ref().and_then(|d| d.get("added")));
+        let removed = strings(diff.as_ref().and_then(|d| d.get("removed")));
+        let modified = diff
+            .as_ref()
+            .and_then(|d| d.get("modified"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("name").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut signals: Vec<Value> = classification
+            .as_ref()
+            .and_then(|c| c.get("signals"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for s in &mut signals {
+            let meaning = s
+                .get("rule")
+                .and_then(Value::as_str)
+                .and_then(|id| classify::RULES.iter().find(|r| r.id == id))
+                .map_or("A rule this version does not know.", |r| r.meaning);
+            if let Value::Object(m) = s {
+                m.insert("message".into(), json!(meaning));
+            }
+        }
+        let truncated = classification
+            .as_ref()
+            .and_then(|c| c.get("signalsTruncated"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let signals_total = signals.len() + usize::try_from(truncated).unwrap_or(usize::MAX);
+        Ok(ChangeInfo {
+            row,
+            added,
+            removed,
+            modified,
+            signals,
+            signals_total,
+            diff,
+            classification,
+        })
+    }
+
+    /// The change's desk page (also its feed item id).
+    pub(crate) fn page(&self, base: &str) -> String {
+        format!("{base}/changes/{}", self.row.id)
+    }
+
+    /// The change as JSON: capped lists when `whole` is false, else every name and signal and
+    /// the diff and classification.
+    pub(crate) fn to_json(&self, base: &str, whole: bool) -> Value {
+        let r = &self.row;
+        let names_cap = if whole { usize::MAX } else { MAX_LISTED_NAMES };
+        let signals_cap = if whole {
+            usize::MAX
+        } else {
+            MAX_LISTED_SIGNALS
+        };
+        let cap = |v: &[String]| v.iter().take(names_cap).cloned().collect::<Vec<_>>();
+        let names_truncated = [
+            (&self.added, r.added),
+            (&self.removed, r.removed),
+            (&self.modified, r.modified),
+        ]
+        .iter()
+        .any(|(listed, total)| listed.len().min(names_cap) as u64 != *total);
+        let mut out = json!({
+            "id": r.id,
+            "targetId": r.target_id,
+            "server": r.server,
+            "endpoint": r.endpoint,
+            "observedAt": r.observed_at,
+            "oldEntry": r.old_entry,
+            "newEntry": r.new_entry,
+            "oldFull": r.old_full,
+            "newFull": r.new_full,
+            "oldMtl1": r.old_mtl1,
+            "newMtl1": r.new_mtl1,
+            "class": r.class,
+            "analysed": r.diff.is_some(),
+            "added": r.added,
+            "removed": r.removed,
+            "modified": r.modified,
+            "names": {
+                "added": cap(&self.added),
+                "removed": cap(&self.removed),
+                "modified": cap(&self.modified),
+            },
+            "namesTruncated": names_truncated,
+            "signals": self.signals.iter().take(signals_cap).collect::<Vec<_>>(),
+            "signalsTotal": self.signals_total,
+            "links": {
+                "change": self.page(base),
+                "server": format!("{base}/s/{}", r.target_id),
+                "api": format!("{base}/api/v1/changes/{}", r.id),
+            },
+        });
+        if whole {
+            if let Value::Object(m) = &mut out {
+                m.insert("diff".into(), self.diff.clone().unwrap_or(Value::Null));
+                m.insert(
+                    "classification".into(),
+                    self.classification.clone().unwrap_or(Value::Null),
+                );
+            }
+        }
+        out
+    }
+}
+
+async fn list_changes(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let p = Params::new(query)?;
+    let after = p.integer("after")?;
+    let before = p.integer("before")?;
+    let limit = p.limit()?;
+    let limit_given = p.one("limit")?.is_some();
+    let class = p.class()?;
+    let server = p.one("server")?.map(str::to_owned);
+    if let Some(s) = &server {
+        if s.is_empty() || s.chars().count() > MAX_SERVER_NAME_CHARS {
+            return Err(bad(format!(
+                "server must be a registry name of 1–{MAX_SERVER_NAME_CHARS} characters"
+            )));
+        }
+    }
+    let target = p.one("target")?.map(str::to_owned);
+    if let Some(t) = &target {
+        check_id(t).map_err(|_| bad("target must be 16 lowercase hex digits"))?;
+    }
+    let body = blocking(move || {
+        let targets = target.clone().map(|t| vec![t]);
+        let rows = query_changes(
+            &state.index.get(),
+            &ChangeQuery {
+                targets: targets.as_deref(),
+                server: server.as_deref(),
+                class,
+                after,
+                before,
+                limit: limit + 1,
+            },
+        )?;
+        let has_more = rows.len() > limit as usize;
+        let changes = rows
+            .into_iter()
+            .take(limit as usize)
+            .map(|row| ChangeInfo::new(row).map(|c| c.to_json(&state.base_url, false)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let last = changes.last().and_then(|c| c["id"].as_i64());
+        // Forwards, the cursor is where to resume (unchanged when nothing new came); backwards,
+        // there is a next page only when this one was not the last.
+        let next_cursor = match after {
+            Some(a) => Some(last.unwrap_or(a)),
+            None if has_more => last,
+            None => None,
+        };
+        let next = next_cursor.map(|c| {
+            let mut q = Vec::new();
+            if let Some(s) = &server {
+                q.push(format!("server={}", encode_query_value(s)));
+            }
+            if let Some(t) = &target {
+                q.push(format!("target={t}"));
+            }
+            if let Some(c) = class {
+                q.push(format!("class={c}"));
+            }
+            if after.is_some() {
+                q.push(format!("after={c}"));
+                if let Some(b) = before {
+                    q.push(format!("before={b}"));
+                }
+            } else {
+                q.push(format!("before={c}"));
+            }
+            if limit_given {
+                q.push(format!("limit={limit}"));
+            }
+            format!("{}/api/v1/changes?{}", state.base_url, q.join("&"))
+        });
+        Ok(json!({
+            "changes": changes,
+            "nextCursor": next_cursor,
+            "hasMore": has_more,
+            "next": next,
+        }))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+async fn change_detail(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let valid = !id.is_empty() && id.len() <= 19 && id.bytes().all(|b| b.is_ascii_digit());
+    let id: i64 = match id.parse() {
+        Ok(n) if valid => n,
+        _ => return Err(bad("a change id is a non-negative integer")),
+    };
+    let body = blocking(move || {
+        let row = state
+            .index
+            .get()
+            .change(id)?
+            .ok_or_else(|| ApiError::NotFound(format!("no change {id}")))?;
+        Ok(ChangeInfo::new(row)?.to_json(&state.base_url, true))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sensitive-tool globs
+
+/// A sensitive request, read and checked.
+struct SensitiveRequest {
+    set: ToolSet,
+    patterns: Vec<String>,
+    server: Option<String>,
+}
+
+fn check_patterns(patterns: &[String]) -> Result<(), ApiError> {
+    if patterns.len() > MAX_PATTERNS {
+        return Err(bad(format!("at most {MAX_PATTERNS} patterns")));
+    }
+    if let Some(p) = patterns
+        .iter()
+        .find(|p| p.chars().count() > MAX_PATTERN_CHARS)
+    {
+        return Err(bad(format!(
+            "pattern {:?}… is longer than {MAX_PATTERN_CHARS} characters",
+            p.chars().take(20).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse a request whose worst-case matching cost exceeds [`MAX_MATCH_WORK`].
+fn check_work(set: &ToolSet, patterns: &[String], server: Option<&str>) -> Result<(), ApiError> {
+    let pattern_chars: u64 = patterns.iter().map(|p| p.chars().count() as u64 + 1).sum();
+    let qualifier = server.map_or(0, |s| s.chars().count() as u64 + 1);
+    let mut seen = std::collections::HashSet::new();
+    let name_chars: u64 = set
+        .tools
+        .iter()
+        .filter_map(Tool::name)
+        .filter(|n| seen.insert(*n))
+        .map(|n| n.chars().count() as u64 + 1 + qualifier)
+        .sum();
+    if name_chars.saturating_mul(pattern_chars) > MAX_MATCH_WORK {
+        return Err(bad(format!(
+            "too much matching: tool-name characters × pattern characters exceeds \
+             {MAX_MATCH_WORK}; send fewer or shorter patterns"
+        )));
+    }
+    Ok(())
+}
+
+fn parse_sensitive(body: &[u8]) -> Result<SensitiveRequest, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|_| bad("the body is not UTF-8"))?;
+    let members = tjson::parse_members(text, "tools").map_err(|e| bad(format!("the body: {e}")))?;
+    let mut tools = None;
+    let mut patterns = None;
+    let mut server = None;
+    let mut seen = std::collections::HashSet::new();
+    for m in members {
+        let Some(name) = m.name.as_str().map(str::to_owned) else {
+            continue;
+        };
+        if matches!(name.as_str(), "tools" | "patterns" | "server") && !seen.insert(name.clone()) {
+            return Err(bad(format!("\"{name}\" is given more than once")));
+        }
+        match name.as_str() {
+            "tools" => {
+                let Json::Array(values) = m.value else {
+                    return Err(bad("\"tools\" must be an array"));
+                };
+                if values.len() > MAX_SENSITIVE_TOOLS {
+                    return Err(bad(format!(
+                        "\"tools\" holds more than {MAX_SENSITIVE_TOOLS} entries"
+                    )));
+                }
+                tools = Some(
+                    values
+                        .into_iter()
+                        .zip(m.raw_elements)
+                        .map(|(value, raw)| Tool {
+                            value,
+                            raw: raw.into(),
+                        })
+                        .collect::<Vec<_>>(),
+                );
+            }
+            "patterns" => {
+                let Json::Array(values) = &m.value else {
+                    return Err(bad("\"patterns\" must be an array of strings"));
+                };
+                if values.len() > MAX_PATTERNS {
+                    return Err(bad(format!("at most {MAX_PATTERNS} patterns")));
+                }
+                let list = values
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| bad("\"patterns\" must be an array of strings"))?;
+                patterns = Some(list);
+            }
+            "server" => match &m.value {
+                Json::Null => {}
+                Json::String(_) => {
+                    let s = m
+                        .value
+                        .as_str()
+                        .ok_or_else(|| bad("\"server\" holds an unpaired surrogate"))?;
+                    if s.is_empty() || s.chars().count() > MAX_SERVER_NAME_CHARS {
+                        return Err(bad(format!(
+                            "\"server\" must be 1–{MAX_SERVER_NAME_CHARS} characters"
+                        )));
+                    }
+                    server = Some(s.to_owned());
+                }
+                _ => return Err(bad("\"server\" must be a string")),
+            },
+            _ => {}
+        }
+    }
+    let tools = tools.ok_or_else(|| bad("send \"tools\": an array of tool definitions"))?;
+    let patterns =
+        patterns.ok_or_else(|| bad("send \"patterns\": an array of name globs (may be empty)"))?;
+    check_patterns(&patterns)?;
+    Ok(SensitiveRequest {
+        set: ToolSet {
+            tools,
+            shape: Shape::Object,
+            next_cursor: None,
+        },
+        patterns,
+        server,
+    })
+}
+
+async fn post_sensitive(body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(format!(
+                "the body is larger than {MAX_SENSITIVE_BODY_BYTES} bytes"
+            ))
+        } else {
+            bad(format!("the body: {e}"))
+        }
+    })?;
+    let split = blocking(move || {
+        let req = parse_sensitive(&body)?;
+        check_work(&req.set, &req.patterns, req.server.as_deref())?;
+        Ok(sensitive::classify_sensitive(
+            &req.set,
+            &req.patterns,
+            req.server.as_deref(),
+        ))
+    })
+    .await?;
+    Ok(axum::Json(json!({"sensitive": split.sensitive, "safe": split.safe})).into_response())
+}
+
+async fn server_sensitive(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    check_id(&id)?;
+    let p = Params::new(query)?;
+    let patterns: Vec<String> = p.all("pattern").into_iter().map(str::to_owned).collect();
+    check_patterns(&patterns)?;
+    let body = blocking(move || {
+        let target = target_or_404(&state.index.get(), &id)?;
+        let set = current_tool_set(&state, &target)?.ok_or_else(|| {
+            ApiError::NotFound(format!("toolmark has observed no tool set of server {id}"))
+        })?;
+        check_work(&set, &patterns, Some(&target.server))?;
+        let split = sensitive::classify_sensitive(&set, &patterns, Some(&target.server));
+        Ok(json!({
+            "id": target.id,
+            "name": target.server,
+            "endpoint": target.target,
+            "entry": target.last_ok_entry,
+            "full": target.current_full,
+            "sensitive": split.sensitive,
+            "safe": split.safe,
+        }))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
 }
