@@ -113,9 +113,11 @@ fn number(q: &HashMap<String, String>, name: &str) -> Result<u64, ApiError> {
         .map_err(|_| ApiError::BadRequest(format!("{name} must be a non-negative integer")))
 }
 
+/// A proof or entry outside the published tree does not exist (yet): 404, as for any resource
+/// that is not there. Malformed parameters are 400 before this.
 fn out_of_range(e: toolmark_log::reader::ReadError) -> ApiError {
     match e {
-        toolmark_log::reader::ReadError::OutOfRange(m) => ApiError::BadRequest(m),
+        toolmark_log::reader::ReadError::OutOfRange(m) => ApiError::NotFound(m),
         other => ApiError::internal(other),
     }
 }

@@ -129,16 +129,16 @@ async fn proofs_and_lookups_verify() {
 
     for (path, want) in [
         ("/api/v1/proof/inclusion", StatusCode::BAD_REQUEST),
-        ("/api/v1/proof/inclusion?index=10", StatusCode::BAD_REQUEST),
+        ("/api/v1/proof/inclusion?index=10", StatusCode::NOT_FOUND),
         ("/api/v1/proof/inclusion?index=-1", StatusCode::BAD_REQUEST),
         (
             "/api/v1/proof/inclusion?index=1&size=11",
-            StatusCode::BAD_REQUEST,
+            StatusCode::NOT_FOUND,
         ),
-        ("/api/v1/proof/consistency?old=0", StatusCode::BAD_REQUEST),
+        ("/api/v1/proof/consistency?old=0", StatusCode::NOT_FOUND),
         (
             "/api/v1/proof/consistency?old=7&new=3",
-            StatusCode::BAD_REQUEST,
+            StatusCode::NOT_FOUND,
         ),
         ("/api/v1/proof/consistency?old=x", StatusCode::BAD_REQUEST),
         ("/api/v1/lookup/NOTHEX", StatusCode::BAD_REQUEST),
