@@ -82,20 +82,7 @@ pub fn xml_text(s: &str) -> String {
 
 /// `s` escaped for HTML text (the same five characters; control characters are left to the
 /// XML layer, and JSON carries them escaped).
-fn html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use crate::desk::esc as html;
 
 /// What the query asked for.
 struct FeedQuery {

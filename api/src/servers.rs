@@ -574,34 +574,7 @@ pub(crate) struct ChangeQuery<'a> {
     pub limit: u32,
 }
 
-const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
-    old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification";
-
-fn change_row(r: &rusqlite::Row) -> rusqlite::Result<ChangeRow> {
-    let unsigned = |i: usize| -> rusqlite::Result<u64> {
-        let v: i64 = r.get(i)?;
-        u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
-    };
-    Ok(ChangeRow {
-        id: r.get(0)?,
-        target_id: r.get(1)?,
-        server: r.get(2)?,
-        endpoint: r.get(3)?,
-        observed_at: r.get(4)?,
-        old_entry: unsigned(5)?,
-        new_entry: unsigned(6)?,
-        old_full: r.get(7)?,
-        new_full: r.get(8)?,
-        old_mtl1: r.get(9)?,
-        new_mtl1: r.get(10)?,
-        class: r.get(11)?,
-        added: unsigned(12)?,
-        removed: unsigned(13)?,
-        modified: unsigned(14)?,
-        diff: r.get(15)?,
-        classification: r.get(16)?,
-    })
-}
+use toolmark_index::index::{CHANGE_COLS, change_row};
 
 /// Changes by `q`: ids ascending after `q.after`, else descending below `q.before`.
 pub(crate) fn query_changes(index: &Index, q: &ChangeQuery) -> Result<Vec<ChangeRow>, ApiError> {

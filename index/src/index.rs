@@ -491,10 +491,12 @@ fn observation_row(r: &Row) -> rusqlite::Result<ObservationRow> {
     })
 }
 
-const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
+/// The columns [`change_row`] reads, in order, for queries this module does not offer.
+pub const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
     old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification";
 
-fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
+/// A `changes` row selected with [`CHANGE_COLS`].
+pub fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
     Ok(ChangeRow {
         id: r.get(0)?,
         target_id: r.get(1)?,
