@@ -72,6 +72,10 @@ def main():
                 problems.append(f"page error on {where['url']}: {err}")
 
             def on_request_failed(req):
+                # net::ERR_ABORTED is the browser cancelling a request it no longer needs (a
+                # favicon still loading when the test navigates on): not a failure of the page.
+                if "ERR_ABORTED" in (req.failure or ""):
+                    return
                 problems.append(f"request failed on {where['url']}: {req.url} {req.failure}")
 
             def on_response(resp):
