@@ -280,7 +280,7 @@ async fn check(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Respon
 }
 
 fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
-    let at = state.log.checkpoint().map_err(ApiError::internal)?;
+    let at = state.checkpoint().map_err(ApiError::internal)?;
     let client = client_digests(q);
     let target = find_target(state, q)?;
 
@@ -343,18 +343,7 @@ fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
         );
         return Ok(out);
     };
-    let (observations, changes, first_ok) = {
-        let index = state.index.get();
-        let obs = index.observations_of(&t.id, toolmark_index::index::MAX_QUERY_ROWS, None)?;
-        let changes = index.changes(0, toolmark_index::index::MAX_QUERY_ROWS, None, None)?;
-        let n_changes = changes.iter().filter(|c| c.target_id == t.id).count();
-        let first_ok = obs
-            .iter()
-            .rev()
-            .find(|o| o.status == "ok")
-            .map(|o| o.observed_at.clone());
-        (obs, n_changes, first_ok)
-    };
+    let (ok_count, first_ok, changes) = state.index.get().target_counts(&t.id)?;
     let page = format!("{}/s/{}", state.base_url, t.id);
     out.insert(
         "target".into(),
@@ -400,7 +389,6 @@ fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
         return Ok(out);
     };
     let current = read_entry(state, &at, current_entry)?;
-    let ok_count = observations.iter().filter(|o| o.status == "ok").count();
     let mut observed = Map::new();
     for (k, v) in [
         ("toolSetDigest", json!(current.entry.mtl1)),

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use toolmark_index::blobs::Blobs;
 use toolmark_index::index::Index;
-use toolmark_log::reader::Reader;
+use toolmark_log::reader::{Reader, Signed};
 
 /// Read-only index connections shared by the handlers. SQLite connections are not `Sync`; a
 /// handful behind mutexes, taken round-robin, lets requests on different threads read at once
@@ -69,6 +69,46 @@ pub struct AppState {
     pub limiter: crate::ops::RateLimiter,
     /// Request counters for `/metrics`.
     pub metrics: crate::ops::Metrics,
+    /// The last verified checkpoint and the file identity it was read from.
+    checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
+}
+
+/// What identifies one version of the checkpoint file: the writer replaces it by an atomic
+/// rename (a new inode) whenever it signs, so inode, length and modification time change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl AppState {
+    /// The current checkpoint, signature verified — re-read and re-verified only when the file
+    /// changed (one `stat` per call otherwise), so every request does not pay an Ed25519
+    /// verification.
+    pub fn checkpoint(&self) -> Result<Arc<Signed>, toolmark_log::reader::ReadError> {
+        use std::os::unix::fs::MetadataExt;
+        let path = self.log.public_dir().join("checkpoint");
+        let id = std::fs::metadata(&path).ok().map(|m| FileId {
+            inode: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        });
+        let mut cached = self
+            .checkpoint
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let (Some(id), Some((seen, signed))) = (id, cached.as_ref()) {
+            if *seen == id {
+                return Ok(signed.clone());
+            }
+        }
+        let signed = Arc::new(self.log.checkpoint()?);
+        if let Some(id) = id {
+            *cached = Some((id, signed.clone()));
+        }
+        Ok(signed)
+    }
 }
 
 /// Why the state could not be opened.
@@ -159,6 +199,7 @@ impl AppState {
             data: data.to_owned(),
             limiter: crate::ops::RateLimiter::default(),
             metrics: crate::ops::Metrics::default(),
+            checkpoint: Mutex::new(None),
         })
     }
 }

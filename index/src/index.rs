@@ -895,6 +895,20 @@ impl Index {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// For `/check`: how many `ok` observations a target has, the time of its first, and how
+    /// many changes it has had (one indexed query each, without loading rows).
+    pub fn target_counts(&self, target_id: &str) -> Result<(u64, Option<String>, u64), IndexError> {
+        let (ok, first): (i64, Option<String>) = self.conn.prepare_cached(
+            "SELECT count(*), min(observed_at) FROM observations WHERE target_id = ?1 AND status = 'ok'",
+        )?
+        .query_row([target_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let changes: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM changes WHERE target_id = ?1")?
+            .query_row([target_id], |r| r.get(0))?;
+        Ok((ok.max(0) as u64, first, changes.max(0) as u64))
+    }
+
     /// Every server name the index knows, listed or delisted, sorted.
     pub fn known_server_names(&self) -> Result<Vec<String>, IndexError> {
         let mut st = self
