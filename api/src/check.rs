@@ -264,23 +264,95 @@ fn entry_matches(entry: &Entry, client: &Client) -> bool {
     }
 }
 
+/// Most answers kept by [`AnswerCache`]: one second's worth of distinct questions (about 3 KB
+/// each, so at most ~12 MB); past it, answers are computed without being kept.
+pub const MAX_CACHED_ANSWERS: usize = 4_096;
+
+/// Signed answers of the current second for the current checkpoint, by SHA-256 of the request
+/// body. An answer is a function of the body, the log (named by its checkpoint) and `checkedAt`
+/// (whole seconds), so within one second and one checkpoint the same body gets the same bytes;
+/// the cache empties when either moves on. Staleness is thus at most the second the answer
+/// names. Popular endpoints are checked by many scanners at once; they then cost a hash and a
+/// lookup.
+#[derive(Default)]
+pub struct AnswerCache {
+    inner: std::sync::Mutex<CacheState>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    /// (`checkedAt`, checkpoint size, checkpoint root) the entries belong to.
+    epoch: Option<(String, u64, [u8; 32])>,
+    answers: std::collections::HashMap<[u8; 32], Bytes>,
+}
+
+impl AnswerCache {
+    fn get(&self, epoch: &(String, u64, [u8; 32]), key: &[u8; 32]) -> Option<Bytes> {
+        let mut c = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if c.epoch.as_ref() != Some(epoch) {
+            c.epoch = Some(epoch.clone());
+            c.answers.clear();
+            return None;
+        }
+        c.answers.get(key).cloned()
+    }
+
+    fn put(&self, epoch: &(String, u64, [u8; 32]), key: [u8; 32], answer: Bytes) {
+        let mut c = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if c.epoch.as_ref() == Some(epoch) && c.answers.len() < MAX_CACHED_ANSWERS {
+            c.answers.insert(key, answer);
+        }
+    }
+}
+
+fn json_response(bytes: Bytes) -> Response {
+    let mut response = bytes.into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 async fn check(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Response, ApiError> {
+    use sha2::Digest;
     let q = parse_query(&body)?;
+    let at = state.checkpoint().map_err(ApiError::internal)?;
+    let epoch = (
+        toolmark_index::time::now(),
+        at.checkpoint.size,
+        at.checkpoint.root.0,
+    );
+    let key: [u8; 32] = sha2::Sha256::digest(&body).into();
+    if let Some(bytes) = state.answers.get(&epoch, &key) {
+        return Ok(json_response(bytes));
+    }
     let state2 = state.clone();
+    let checked_at = epoch.0.clone();
     // SQLite and file reads are blocking; keep them off the async workers.
-    let answer = tokio::task::spawn_blocking(move || answer(&state2, &q))
+    let answer = tokio::task::spawn_blocking(move || answer(&state2, &q, &at, &checked_at))
         .await
         .map_err(ApiError::internal)??;
     let signed = sign(&state, answer)?;
-    let mut response = axum::Json(signed).into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(response)
+    let bytes = Bytes::from(serde_json::to_vec(&signed).map_err(ApiError::internal)?);
+    state.answers.put(&epoch, key, bytes.clone());
+    Ok(json_response(bytes))
 }
 
-fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
-    let at = state.checkpoint().map_err(ApiError::internal)?;
+fn answer(
+    state: &AppState,
+    q: &Query,
+    at: &toolmark_log::reader::Signed,
+    checked_at: &str,
+) -> Result<Map<String, Value>, ApiError> {
     let client = client_digests(q);
     let target = find_target(state, q)?;
 
@@ -317,7 +389,7 @@ fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
 
     let mut out = Map::new();
     out.insert("type".into(), json!(ANSWER_TYPE));
-    out.insert("checkedAt".into(), json!(toolmark_index::time::now()));
+    out.insert("checkedAt".into(), json!(checked_at));
     out.insert(
         "issuer".into(),
         json!(format!("{}/api/v1/issuer", state.base_url)),
@@ -388,7 +460,7 @@ fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
         out.insert("note".into(), json!(note.join("; ")));
         return Ok(out);
     };
-    let current = read_entry(state, &at, current_entry)?;
+    let current = read_entry(state, at, current_entry)?;
     let mut observed = Map::new();
     for (k, v) in [
         ("toolSetDigest", json!(current.entry.mtl1)),
@@ -460,7 +532,7 @@ fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
             if i >= at.checkpoint.size {
                 continue;
             }
-            let b = read_entry(state, &at, i)?;
+            let b = read_entry(state, at, i)?;
             let same_subject = b.entry.subject.id() == t.id;
             if same_subject && entry_matches(&b.entry, &client) {
                 matched.push(b);
@@ -495,7 +567,7 @@ fn answer(state: &AppState, q: &Query) -> Result<Map<String, Value>, ApiError> {
     if let Some(b) = backing {
         let bundle = state
             .log
-            .tlog_proof(b.index, &at)
+            .tlog_proof(b.index, at)
             .map_err(ApiError::internal)?;
         out.insert(
             "proof".into(),
@@ -532,4 +604,39 @@ fn sign(state: &AppState, mut answer: Map<String, Value>) -> Result<Value, ApiEr
         }),
     );
     Ok(Value::Object(answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_cache_is_per_second_and_checkpoint() {
+        let cache = AnswerCache::default();
+        let a = ("2026-11-30T10:00:00Z".to_owned(), 10, [1u8; 32]);
+        let key = [7u8; 32];
+        assert!(cache.get(&a, &key).is_none());
+        cache.put(&a, key, Bytes::from_static(b"answer"));
+        assert_eq!(cache.get(&a, &key).as_deref(), Some(&b"answer"[..]));
+        // The next second, or a grown log, starts empty.
+        let later = ("2026-11-30T10:00:01Z".to_owned(), 10, [1u8; 32]);
+        assert!(cache.get(&later, &key).is_none());
+        assert!(
+            cache.get(&a, &key).is_none(),
+            "entries of an old epoch are gone"
+        );
+        let grown = ("2026-11-30T10:00:00Z".to_owned(), 11, [2u8; 32]);
+        cache.put(&a, key, Bytes::from_static(b"answer"));
+        assert!(cache.get(&grown, &key).is_none());
+        // Bounded.
+        for i in 0..MAX_CACHED_ANSWERS + 10 {
+            let mut k = [0u8; 32];
+            k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            cache.put(&grown, k, Bytes::from_static(b"x"));
+        }
+        assert_eq!(
+            cache.inner.lock().unwrap().answers.len(),
+            MAX_CACHED_ANSWERS
+        );
+    }
 }

@@ -69,6 +69,8 @@ pub struct AppState {
     pub limiter: crate::ops::RateLimiter,
     /// Request counters for `/metrics`.
     pub metrics: crate::ops::Metrics,
+    /// Signed `/check` answers of the current second.
+    pub answers: crate::check::AnswerCache,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
 }
@@ -200,6 +202,7 @@ impl AppState {
             limiter: crate::ops::RateLimiter::default(),
             metrics: crate::ops::Metrics::default(),
             checkpoint: Mutex::new(None),
+            answers: crate::check::AnswerCache::default(),
         })
     }
 }
