@@ -279,15 +279,21 @@ pub struct AnswerCache {
     inner: std::sync::Mutex<CacheState>,
 }
 
+/// One answer, computed once however many ask for it at the same time (when a second rolls
+/// over, every connection asking about a popular endpoint misses at once).
+type Slot = Arc<tokio::sync::OnceCell<Bytes>>;
+
 #[derive(Default)]
 struct CacheState {
     /// (`checkedAt`, checkpoint size, checkpoint root) the entries belong to.
     epoch: Option<(String, u64, [u8; 32])>,
-    answers: std::collections::HashMap<[u8; 32], Bytes>,
+    answers: std::collections::HashMap<[u8; 32], Slot>,
 }
 
 impl AnswerCache {
-    fn get(&self, epoch: &(String, u64, [u8; 32]), key: &[u8; 32]) -> Option<Bytes> {
+    /// The slot for `key` in `epoch` (a fresh epoch empties the cache); `None` when the cache is
+    /// full and the answer must be computed without being kept.
+    fn slot(&self, epoch: &(String, u64, [u8; 32]), key: [u8; 32]) -> Option<Slot> {
         let mut c = self
             .inner
             .lock()
@@ -295,19 +301,16 @@ impl AnswerCache {
         if c.epoch.as_ref() != Some(epoch) {
             c.epoch = Some(epoch.clone());
             c.answers.clear();
+        }
+        if let Some(slot) = c.answers.get(&key) {
+            return Some(slot.clone());
+        }
+        if c.answers.len() >= MAX_CACHED_ANSWERS {
             return None;
         }
-        c.answers.get(key).cloned()
-    }
-
-    fn put(&self, epoch: &(String, u64, [u8; 32]), key: [u8; 32], answer: Bytes) {
-        let mut c = self
-            .inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if c.epoch.as_ref() == Some(epoch) && c.answers.len() < MAX_CACHED_ANSWERS {
-            c.answers.insert(key, answer);
-        }
+        let slot = Slot::default();
+        c.answers.insert(key, slot.clone());
+        Some(slot)
     }
 }
 
@@ -332,18 +335,22 @@ async fn check(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Respon
         at.checkpoint.root.0,
     );
     let key: [u8; 32] = sha2::Sha256::digest(&body).into();
-    if let Some(bytes) = state.answers.get(&epoch, &key) {
-        return Ok(json_response(bytes));
-    }
-    let state2 = state.clone();
-    let checked_at = epoch.0.clone();
-    // SQLite and file reads are blocking; keep them off the async workers.
-    let answer = tokio::task::spawn_blocking(move || answer(&state2, &q, &at, &checked_at))
-        .await
-        .map_err(ApiError::internal)??;
-    let signed = sign(&state, answer)?;
-    let bytes = Bytes::from(serde_json::to_vec(&signed).map_err(ApiError::internal)?);
-    state.answers.put(&epoch, key, bytes.clone());
+    let compute = || async {
+        let state2 = state.clone();
+        let checked_at = epoch.0.clone();
+        // SQLite and file reads are blocking; keep them off the async workers.
+        let answer = tokio::task::spawn_blocking(move || answer(&state2, &q, &at, &checked_at))
+            .await
+            .map_err(ApiError::internal)??;
+        let signed = sign(&state, answer)?;
+        Ok::<_, ApiError>(Bytes::from(
+            serde_json::to_vec(&signed).map_err(ApiError::internal)?,
+        ))
+    };
+    let bytes = match state.answers.slot(&epoch, key) {
+        Some(slot) => slot.get_or_try_init(compute).await?.clone(),
+        None => compute().await?,
+    };
     Ok(json_response(bytes))
 }
 
@@ -615,28 +622,28 @@ mod tests {
         let cache = AnswerCache::default();
         let a = ("2026-11-30T10:00:00Z".to_owned(), 10, [1u8; 32]);
         let key = [7u8; 32];
-        assert!(cache.get(&a, &key).is_none());
-        cache.put(&a, key, Bytes::from_static(b"answer"));
-        assert_eq!(cache.get(&a, &key).as_deref(), Some(&b"answer"[..]));
+        let slot = cache.slot(&a, key).unwrap();
+        assert!(slot.get().is_none());
+        slot.set(Bytes::from_static(b"answer")).unwrap();
+        assert_eq!(
+            cache.slot(&a, key).unwrap().get().map(|b| &b[..]),
+            Some(&b"answer"[..])
+        );
         // The next second, or a grown log, starts empty.
         let later = ("2026-11-30T10:00:01Z".to_owned(), 10, [1u8; 32]);
-        assert!(cache.get(&later, &key).is_none());
-        assert!(
-            cache.get(&a, &key).is_none(),
-            "entries of an old epoch are gone"
-        );
-        let grown = ("2026-11-30T10:00:00Z".to_owned(), 11, [2u8; 32]);
-        cache.put(&a, key, Bytes::from_static(b"answer"));
-        assert!(cache.get(&grown, &key).is_none());
-        // Bounded.
+        assert!(cache.slot(&later, key).unwrap().get().is_none());
+        let grown = ("2026-11-30T10:00:01Z".to_owned(), 11, [2u8; 32]);
+        assert!(cache.slot(&grown, key).unwrap().get().is_none());
+        // Bounded: past the cap, answers are computed without a slot.
         for i in 0..MAX_CACHED_ANSWERS + 10 {
             let mut k = [0u8; 32];
             k[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            cache.put(&grown, k, Bytes::from_static(b"x"));
+            let _ = cache.slot(&grown, k);
         }
         assert_eq!(
             cache.inner.lock().unwrap().answers.len(),
             MAX_CACHED_ANSWERS
         );
+        assert!(cache.slot(&grown, [0xff; 32]).is_none());
     }
 }
