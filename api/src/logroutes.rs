@@ -127,7 +127,7 @@ async fn inclusion(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let index = number(&q, "index")?;
-    let at = state.log.checkpoint().map_err(ApiError::internal)?;
+    let at = state.checkpoint().map_err(ApiError::internal)?;
     let size = match q.get("size") {
         Some(_) => number(&q, "size")?,
         None => at.checkpoint.size,
@@ -153,7 +153,7 @@ async fn consistency(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let old = number(&q, "old")?;
-    let at = state.log.checkpoint().map_err(ApiError::internal)?;
+    let at = state.checkpoint().map_err(ApiError::internal)?;
     let new = match q.get("new") {
         Some(_) => number(&q, "new")?,
         None => at.checkpoint.size,
@@ -197,7 +197,7 @@ async fn lookup(
         let last = target
             .last_entry
             .ok_or_else(|| ApiError::NotFound(format!("target {id} has no log entry yet")))?;
-        let at = state.log.checkpoint().map_err(ApiError::internal)?;
+        let at = state.checkpoint().map_err(ApiError::internal)?;
         state.log.tlog_proof(last, &at).map_err(out_of_range)
     })
     .await?;

@@ -147,7 +147,7 @@ fn checkpoint_age(state: &AppState) -> Option<u64> {
 
 async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
     let body = tokio::task::spawn_blocking(move || {
-        let cp = state.log.checkpoint();
+        let cp = state.checkpoint();
         let index = state.index.get();
         let last = index.last_run().ok().flatten();
         let indexed = index.log_size_indexed().ok();
@@ -187,7 +187,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
     let text = tokio::task::spawn_blocking(move || -> Result<String, ApiError> {
         use std::fmt::Write;
         let mut out = String::new();
-        let size = state.log.checkpoint().map(|c| c.checkpoint.size).ok();
+        let size = state.checkpoint().map(|c| c.checkpoint.size).ok();
         let _ = writeln!(out, "# HELP toolmark_log_tree_size Entries in the published log.");
         let _ = writeln!(out, "# TYPE toolmark_log_tree_size gauge");
         let _ = writeln!(out, "toolmark_log_tree_size {}", size.unwrap_or(0));
