@@ -8,9 +8,13 @@
 # 1. standin-fleet (--hosts 50 --per-host 4 --min-ms 1 --max-ms 5 --seed 1: 200 endpoints) is
 #    crawled once by `toolmark crawl` and once by HISTOR (bench/histor_crawl.py), each into its
 #    own data directory; then the fleet is stopped.
-# 2. Bodies (bench/check_bodies.py prepare): the endpoint serving the memory server's tool set,
-#    with its MTL/1 digest as toolmark observed it (what WARDEN `--histor` sends), and with the
-#    full `tools` array read from the endpoint.
+# 2. Bodies (bench/check_bodies.py prepare): "digest", the endpoint serving the memory server's
+#    tool set with its MTL/1 digest as toolmark observed it (what WARDEN `--histor` sends);
+#    "tools", the same endpoint with the full `tools` array read from it; "distinct", every
+#    observed endpoint in turn with its digest and a "nonce" member neither server reads, so
+#    that no two requests are alike and no answer can come from a cache of earlier answers
+#    (toolmark keeps each answer for the second it names; with one body, nearly every request
+#    of the other two is such a hit).
 # 3. Servers, all on loopback:
 #      toolmark serve --data D --listen 127.0.0.1:P --check-rate 0      (rate limit off)
 #      python -m histor serve   (HISTOR's production command: one uvicorn process, h11, asyncio)
@@ -26,9 +30,10 @@
 #    must show no rate-limited check.
 #
 # Environment: OUT (default target/bench-check/<UTC time>), ROUNDS (2), DURATION (20s), WARMUP
-# (5s), CONNECTIONS (64), THREADS (2), BODIES ("digest tools"), HISTOR_PYTHON (default:
+# (5s), CONNECTIONS (64), THREADS (2), BODIES ("digest tools distinct"), HISTOR_PYTHON (default:
 # scripts/histor-venv's interpreter), SKIP_BUILD=1 to use the binaries in target/release,
 # QUIET_MAX (600: seconds to wait for an idle machine before each body's three runs; 0: don't).
+# SINGLE=0 skips the one-connection pass.
 # Raw output (wrk, answers, server logs, CPU seconds, load) stays in OUT; the tables are printed
 # at the end and written to OUT/summary.md.
 set -euo pipefail
@@ -41,7 +46,7 @@ duration="${DURATION:-20s}"
 warmup="${WARMUP:-5s}"
 connections="${CONNECTIONS:-64}"
 threads="${THREADS:-2}"
-read -r -a bodies <<<"${BODIES:-digest tools}"
+read -r -a bodies <<<"${BODIES:-digest tools distinct}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
@@ -56,8 +61,11 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
     echo "building …" >&2
     cargo build --release -p toolmark -p toolmark-standins >&2
 fi
-toolmark="$root/target/release/toolmark"
-fleet_bin="$root/target/release/standin-fleet"
+# Private copies: target/release is shared, and another build may replace it during the run.
+mkdir -p "$out/bin"
+cp "$root/target/release/toolmark" "$root/target/release/standin-fleet" "$out/bin/"
+toolmark="$out/bin/toolmark"
+fleet_bin="$out/bin/standin-fleet"
 histor_python="${HISTOR_PYTHON:-$(scripts/histor-venv)}"
 lua="$root/bench/check_post.lua"
 
@@ -121,6 +129,8 @@ wait_http() {
     echo "histor: $("$histor_python" -c 'from importlib.metadata import version as v; import sys; print("aimarket-histor", v("aimarket-histor"), "uvicorn", v("uvicorn"), "fastapi", v("fastapi"), "starlette", v("starlette"), "h11", v("h11"), "python", sys.version.split()[0])')"
     echo "uvloop/httptools in HISTOR's venv: $("$histor_python" -c 'import importlib.util as u; print([m for m in ("uvloop", "httptools") if u.find_spec(m)] or "none")')"
     echo "rustc: $(rustc --version)"
+    echo "binaries (copied from target/release):"
+    (cd "$root/target/release" && stat -c '  %n %y' toolmark standin-fleet && sha256sum toolmark standin-fleet | sed 's/^/  /')
     echo "wrk command: wrk -t$threads -c$connections -d$duration --latency -s bench/check_post.lua URL (warm-up -d$warmup)"
 } >"$out/machine.txt"
 cat "$out/machine.txt" >&2
@@ -185,9 +195,21 @@ mkdir -p "$out/nginx/www" "$out/nginx/tmp"
 for body in "${bodies[@]}"; do
     "$histor_python" bench/check_bodies.py verify --toolmark "$tm_url" --histor "$hi_url" \
         --body "$out/body-$body.json" --out "$out" --name "before-$body" >&2
+    if [ "$body" = distinct ]; then
+        "$histor_python" bench/check_bodies.py verify --toolmark "$tm_url" --histor "$hi_url" \
+            --body "$out/body-distinct-last.json" --out "$out" --name "before-distinct-last" >&2
+    fi
     size="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["toolmark"]["bytes"])' "$out/before-$body.sizes.json")"
     head -c "$size" /dev/zero | tr '\0' 'x' >"$out/nginx/www/check-$body.json"
 done
+
+# body_env BODY: the environment bench/check_post.lua reads for that body.
+body_env() {
+    case "$1" in
+        distinct) echo "DISTINCT=$out/bodies-distinct.tsv" ;;
+        *) echo "BODY=$out/body-$1.json" ;;
+    esac
+}
 chmod -R a+rX "$out/nginx/www"
 
 cat >"$out/nginx/nginx.conf" <<EOF
@@ -214,6 +236,7 @@ http {
         listen 127.0.0.1:$ng_port;
         location = /check-digest.json { root $out/nginx/www; default_type application/json; }
         location = /check-tools.json { root $out/nginx/www; default_type application/json; }
+        location = /check-distinct.json { root $out/nginx/www; default_type application/json; }
     }
 }
 EOF
@@ -227,6 +250,7 @@ wait_http "$ng_url/check-digest.json" "$ng_pid" nginx
 
 for body in "${bodies[@]}"; do
     curl -s -D "$out/nginx-$body.headers" -o "$out/nginx-$body.answer" "$ng_url/check-$body.json"
+    [ "$body" = distinct ] && continue
     curl -s -D "$out/toolmark-$body.headers" -o /dev/null -H 'Content-Type: application/json' \
         --data-binary "@$out/body-$body.json" "$tm_url/api/v1/check"
     curl -s -D "$out/histor-$body.headers" -o /dev/null -H 'Content-Type: application/json' \
@@ -249,21 +273,25 @@ busy_cpu() {
     awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" {print ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit}' /proc/stat
 }
 
-# run NAME URL PID BODYFILE: warm-up, then the measured wrk run.
+# run NAME URL PID ENV: warm-up, then the measured wrk run (ENV: what body_env printed, or
+# "NONE=" for GETs).
 run() {
-    local name="$1" url="$2" pid="$3" bodyfile="$4" base
+    local name="$1" url="$2" pid="$3" bodyenv="$4" base
     base="$out/$name"
     echo "  $name …" >&2
-    BODY="$bodyfile" wrk -t"$threads" -c"$connections" -d"$warmup" --latency -s "$lua" "$url" \
+    env "$bodyenv" wrk -t"$threads" -c"$connections" -d"$warmup" --latency -s "$lua" "$url" \
         >"$base.warmup" 2>&1
     cut -d' ' -f1-3 /proc/loadavg >"$base.load"
     local before after busy_before busy_after
     before="$(cpu_of "$pid")"
     busy_before="$(busy_cpu)"
-    BODY="$bodyfile" /usr/bin/time -f '%U %S' -o "$base.wrkcpu" \
+    env "$bodyenv" /usr/bin/time -f '%U %S' -o "$base.wrkcpu" \
         wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$lua" "$url" >"$base.wrk" 2>&1
     busy_after="$(busy_cpu)"
     after="$(cpu_of "$pid")"
+    # Threads and resident memory of the server (main process) just after the run.
+    echo "threads $(ls "/proc/$pid/task" | wc -l) $(grep -E '^(VmRSS|VmHWM)' "/proc/$pid/status" | tr -s ' \t' ' ' | tr '\n' ' ')" \
+        >"$base.proc"
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$before" "$after" >"$base.cpu"
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$busy_before" "$busy_after" \
         >"$base.busy"
@@ -294,9 +322,9 @@ for r in $(seq 1 "$rounds"); do
     echo "== round $r" >&2
     for body in "${bodies[@]}"; do
         wait_quiet
-        run "r$r-$body-toolmark" "$tm_url/api/v1/check" "$tm_pid" "$out/body-$body.json"
-        run "r$r-$body-histor" "$hi_url/api/v1/check" "$hi_pid" "$out/body-$body.json"
-        run "r$r-$body-nginx" "$ng_url/check-$body.json" "$ng_pid" ""
+        run "r$r-$body-toolmark" "$tm_url/api/v1/check" "$tm_pid" "$(body_env "$body")"
+        run "r$r-$body-histor" "$hi_url/api/v1/check" "$hi_pid" "$(body_env "$body")"
+        run "r$r-$body-nginx" "$ng_url/check-$body.json" "$ng_pid" "NONE="
     done
 done
 
@@ -308,15 +336,15 @@ if [ "${SINGLE:-1}" = 1 ]; then
         wait_quiet
         for server in toolmark histor nginx; do
             case "$server" in
-                toolmark) url="$tm_url/api/v1/check" pid="$tm_pid" bf="$out/body-$body.json" ;;
-                histor) url="$hi_url/api/v1/check" pid="$hi_pid" bf="$out/body-$body.json" ;;
-                nginx) url="$ng_url/check-$body.json" pid="$ng_pid" bf="" ;;
+                toolmark) url="$tm_url/api/v1/check" pid="$tm_pid" bodyenv="$(body_env "$body")" ;;
+                histor) url="$hi_url/api/v1/check" pid="$hi_pid" bodyenv="$(body_env "$body")" ;;
+                nginx) url="$ng_url/check-$body.json" pid="$ng_pid" bodyenv="NONE=" ;;
             esac
             base="$out/c1-$body-$server"
             echo "  c1-$body-$server …" >&2
             before="$(cpu_of "$pid")"
             busy_before="$(busy_cpu)"
-            BODY="$bf" /usr/bin/time -f '%U %S' -o "$base.wrkcpu" \
+            env "$bodyenv" /usr/bin/time -f '%U %S' -o "$base.wrkcpu" \
                 wrk -t1 -c1 -d10s --latency -s "$lua" "$url" >"$base.wrk" 2>&1
             busy_after="$(busy_cpu)"
             after="$(cpu_of "$pid")"

@@ -12,6 +12,10 @@ checks that HISTOR's digest of what it read is the digest toolmark observed, and
 
     DIR/body-digest.json   {"endpoint": E, "toolSetDigest": D}   what WARDEN `--histor` sends
     DIR/body-tools.json    {"endpoint": E, "tools": [...]}       the tools the client received
+    DIR/bodies-distinct.tsv  every observed endpoint and its MTL/1 digest (bench/check_post.lua
+                           cycles through them, adding a "nonce" member neither server reads, so
+                           that no two requests of a run are byte-for-byte alike)
+    DIR/body-distinct.json, body-distinct-last.json   the first and last of those, for `verify`
     DIR/bodies.json        endpoint, digest, tool count, body sizes
 
 `verify` POSTs one body to both servers, requires `"match": "same"` from both, checks the
@@ -95,6 +99,14 @@ def prepare(args: argparse.Namespace) -> int:
     body_tools = json.dumps({"endpoint": endpoint, "tools": tools}, separators=(",", ":"), ensure_ascii=False)
     (out / "body-digest.json").write_text(body_digest)
     (out / "body-tools.json").write_text(body_tools)
+    # Every observed endpoint with its digest, for the run in which no two requests are alike.
+    every = sorted((t for t in report["targets"] if t.get("status") == "ok" and t.get("mtl1")),
+                   key=lambda t: t["endpoint"])
+    (out / "bodies-distinct.tsv").write_text("".join(f"{t['endpoint']}\t{t['mtl1']}\n" for t in every))
+    (out / "body-distinct.json").write_text(json.dumps(
+        {"endpoint": every[0]["endpoint"], "toolSetDigest": every[0]["mtl1"], "nonce": 0}, separators=(",", ":")))
+    (out / "body-distinct-last.json").write_text(json.dumps(
+        {"endpoint": every[-1]["endpoint"], "toolSetDigest": every[-1]["mtl1"], "nonce": 1}, separators=(",", ":")))
     info = {
         "endpoint": endpoint,
         "server": target["server"],
@@ -104,6 +116,7 @@ def prepare(args: argparse.Namespace) -> int:
         "targetsWithThisSet": len(targets),
         "bodyDigestBytes": len(body_digest.encode()),
         "bodyToolsBytes": len(body_tools.encode()),
+        "distinctEndpoints": len(every),
     }
     (out / "bodies.json").write_text(json.dumps(info, indent=2) + "\n")
     print(json.dumps(info))
