@@ -33,11 +33,11 @@
 //! What it does not do: TLS, SSE responses, pagination of tool sets, faults (see the crawler's
 //! hostile-server tests for those), or anything reachable from another machine.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -154,6 +154,8 @@ struct HostState {
     /// This host's endpoints' latencies, by endpoint number.
     latencies: Vec<Duration>,
     tool_sets: Arc<Vec<Bytes>>,
+    /// Tool sets set later by [`Fleet::set_tool_set`], by fleet-wide endpoint number.
+    overrides: Arc<RwLock<HashMap<usize, Bytes>>>,
     counters: Arc<Counters>,
 }
 
@@ -163,6 +165,7 @@ pub struct Fleet {
     per_host: usize,
     addrs: Vec<SocketAddr>,
     latencies: Vec<Duration>,
+    overrides: Arc<RwLock<HashMap<usize, Bytes>>>,
     counters: Arc<Counters>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
@@ -248,6 +251,7 @@ impl Fleet {
                 .collect(),
         );
         let counters = Arc::new(Counters::new());
+        let overrides = Arc::new(RwLock::new(HashMap::new()));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
         let mut addrs = Vec::with_capacity(spec.hosts);
@@ -271,6 +275,7 @@ impl Fleet {
                 first,
                 latencies: latencies[first..first + spec.endpoints_per_host].to_vec(),
                 tool_sets: tool_sets.clone(),
+                overrides: overrides.clone(),
                 counters: counters.clone(),
             });
             let app = Router::new()
@@ -290,6 +295,7 @@ impl Fleet {
             per_host: spec.endpoints_per_host,
             addrs,
             latencies,
+            overrides,
             counters,
             stop,
             tasks,
@@ -367,6 +373,18 @@ impl Fleet {
                 })
             })
             .collect()
+    }
+
+    /// From now on endpoint `endpoint` (fleet-wide numbering, as in [`Fleet::urls`]) serves
+    /// `tools_list_result` (the JSON text of a `tools/list` result) instead of its spec's tool
+    /// set: a server changing its tools between two crawls. Out-of-range numbers are ignored.
+    pub fn set_tool_set(&self, endpoint: usize, tools_list_result: String) {
+        if endpoint < self.addrs.len() * self.per_host {
+            self.overrides
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(endpoint, Bytes::from(tools_list_result));
+        }
     }
 
     /// Requests answered so far.
@@ -817,13 +835,19 @@ async fn answer(
         }
         ("tools/list", Some(id)) => {
             counters.tools_list.fetch_add(1, Ordering::Relaxed);
-            let set = &host.tool_sets[index % host.tool_sets.len()];
+            let set = host
+                .overrides
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&index)
+                .cloned()
+                .unwrap_or_else(|| host.tool_sets[index % host.tool_sets.len()].clone());
             let id = id.to_string();
             let mut out = Vec::with_capacity(set.len() + id.len() + 40);
             out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
             out.extend_from_slice(id.as_bytes());
             out.extend_from_slice(b",\"result\":");
-            out.extend_from_slice(set);
+            out.extend_from_slice(&set);
             out.push(b'}');
             json_response(StatusCode::OK, out)
         }
@@ -1003,6 +1027,18 @@ mod tests {
             0,
             "endpoint 3 serves set 1"
         );
+        // A changed tool set is served from the next request on, by that endpoint only.
+        fleet.set_tool_set(3, r#"{"tools":[{"name":"new","inputSchema":{}}]}"#.into());
+        fleet.set_tool_set(99, r#"{"tools":[]}"#.into());
+        let r = post(
+            &client,
+            url,
+            Some(&session),
+            json!({"jsonrpc":"2.0","id":"y","method":"tools/list"}),
+        )
+        .await;
+        let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["result"]["tools"][0]["name"], "new");
         let r = post(
             &client,
             url,
@@ -1031,7 +1067,7 @@ mod tests {
                 discover: 1,
                 initialize: 2,
                 initialized: 1,
-                tools_list: 1,
+                tools_list: 2,
                 other: 2,
                 ..fleet.requests()
             }

@@ -105,8 +105,12 @@ pub struct RequestRecord {
 /// Read a snapshot: a bare JSON array of `ServerResponse` items, optionally after a UTF-8 BOM
 /// (the shape of the mcp-insights `servers.json` mirror). Anything else is `InvalidData`.
 pub fn load_snapshot(path: impl AsRef<Path>) -> io::Result<Vec<Value>> {
-    let bytes = std::fs::read(path)?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    parse_snapshot(&std::fs::read(path)?)
+}
+
+/// [`load_snapshot`] on bytes already read (e.g. embedded in a binary).
+pub fn parse_snapshot(bytes: &[u8]) -> io::Result<Vec<Value>> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match serde_json::from_slice(bytes) {
         Ok(Value::Array(items)) => Ok(items),
         Ok(_) => Err(io::Error::new(
