@@ -125,6 +125,11 @@ pub struct Recorded {
     pub change_id: Option<i64>,
 }
 
+/// The report given to a run found still `running` when the next run begins: the process that
+/// ran it ended (crash, SIGKILL, power loss) before finishing it.
+pub const INTERRUPTED_REPORT: &str =
+    r#"{"error":"interrupted: the process ended before the run finished; its recorded batches are kept"}"#;
+
 /// Records crawl runs into a log, a blob store and an index.
 pub struct Recorder<'a, S: Storage = FileStore> {
     log: &'a mut Log<S>,
@@ -269,6 +274,14 @@ impl<'a, S: Storage> Recorder<'a, S> {
         }
         let at = &input.started_at;
         let tx = self.index.conn.transaction()?;
+        // A run still `running` was cut short (the process died or was killed): this recorder
+        // holds the log's writer lock, so no other run can be in progress. What it recorded
+        // stays (every batch is committed whole); the run itself is closed as failed.
+        tx.execute(
+            "UPDATE runs SET status = 'failed', finished_at = ?1, report = ?2
+             WHERE status = 'running'",
+            params![at, INTERRUPTED_REPORT],
+        )?;
         tx.execute(
             "INSERT INTO runs (kind, started_at, status, registry, harvest_complete)
              VALUES ('crawl', ?1, 'running', ?2, ?3)",

@@ -784,4 +784,24 @@ fn batches_of_one_run_and_unknown_runs() {
     let last = env.index.last_run().unwrap().unwrap();
     assert_eq!(last.status, "failed");
     assert!(!last.harvest_complete);
+
+    // A run left `running` (its process was killed) is closed as failed, with what it recorded
+    // kept, when the next run begins.
+    let before = env.log.head().size;
+    let mut rec = env.recorder();
+    let killed = rec.begin_run(&input).unwrap();
+    rec.record(killed, outcomes(&recs, day_two)[..2].to_vec())
+        .unwrap();
+    let next = rec
+        .begin_run(&RunInput {
+            started_at: day_str(1, 0),
+            ..input.clone()
+        })
+        .unwrap();
+    let closed = env.index.run(killed).unwrap().unwrap();
+    assert_eq!(closed.status, "failed");
+    assert_eq!(closed.finished_at.as_deref(), Some(day_str(1, 0).as_str()));
+    assert!(closed.report.unwrap().contains("interrupted"));
+    assert_eq!(env.index.run(next).unwrap().unwrap().status, "running");
+    assert!(env.log.head().size > before, "the killed run's batch stays logged");
 }
