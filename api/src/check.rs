@@ -597,6 +597,68 @@ pub fn canonical(value: &Value) -> Result<Vec<u8>, ApiError> {
         .map_err(ApiError::internal)
 }
 
+/// What a client learns from an answer that verifies: the proved log entry and the checkpoint.
+#[derive(Debug, Clone)]
+pub struct VerifiedAnswer {
+    /// The log entry the answer rests on (canonical, decoded).
+    pub entry: Entry,
+    /// Its index in the log.
+    pub index: u64,
+    /// The checkpoint it is proved in (signature checked against the log's key).
+    pub checkpoint: toolmark_log::note::Checkpoint,
+}
+
+/// Check a `/check` answer the way docs/api.md tells a client to, offline: the Ed25519
+/// signature (by `answer_key`, 32 bytes, published at `/api/v1/issuer`) over RFC 8785 of the
+/// answer without `signature`; the tlog-proof bundle against the log's verifier key
+/// `log_vkey`; that the bundle's entry is the answer's entry, canonical, and about the answer's
+/// target. Returns why not, in words, on the first failure.
+pub fn verify_answer(
+    answer: &Value,
+    answer_key: &[u8; 32],
+    log_vkey: &str,
+) -> Result<VerifiedAnswer, String> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let key = ed25519_dalek::VerifyingKey::from_bytes(answer_key)
+        .map_err(|e| format!("answer key: {e}"))?;
+    let mut unsigned = answer.as_object().ok_or("the answer is not an object")?.clone();
+    let signature = unsigned.remove("signature").ok_or("no signature")?;
+    let sig = signature["value"]
+        .as_str()
+        .and_then(|v| URL_SAFE_NO_PAD.decode(v).ok())
+        .ok_or("signature.value is not base64url")?;
+    let sig = ed25519_dalek::Signature::from_slice(&sig).map_err(|e| format!("signature: {e}"))?;
+    let bytes = canonical(&Value::Object(unsigned)).map_err(|e| format!("{e:?}"))?;
+    key.verify_strict(&bytes, &sig)
+        .map_err(|_| "the signature does not verify".to_owned())?;
+    let bundle = answer["proof"]["tlogProof"]
+        .as_str()
+        .ok_or("no proof.tlogProof")?;
+    let entry_bytes = answer["proof"]["entry"]
+        .as_str()
+        .ok_or("no proof.entry")?
+        .as_bytes();
+    let parsed = toolmark_log::proof::decode_tlog_proof(bundle)
+        .map_err(|e| format!("proof bundle: {e}"))?;
+    if parsed.extra.as_deref() != Some(entry_bytes) {
+        return Err("the bundle's entry is not the answer's entry".into());
+    }
+    let checkpoint = toolmark_log::proof::verify_tlog_proof(&parsed, entry_bytes, log_vkey)
+        .map_err(|e| format!("inclusion proof: {e}"))?;
+    if answer["proof"]["entryIndex"].as_u64() != Some(parsed.index) {
+        return Err("proof.entryIndex is not the bundle's index".into());
+    }
+    let entry = Entry::decode(entry_bytes).map_err(|e| format!("entry: {e}"))?;
+    if answer["target"]["id"].as_str() != Some(entry.subject.id().as_str()) {
+        return Err("the entry is about another target".into());
+    }
+    Ok(VerifiedAnswer {
+        entry,
+        index: parsed.index,
+        checkpoint,
+    })
+}
+
 fn sign(state: &AppState, mut answer: Map<String, Value>) -> Result<Value, ApiError> {
     answer.remove("signature");
     let bytes = canonical(&Value::Object(answer.clone()))?;

@@ -5,10 +5,10 @@
 mod support;
 
 use axum::http::StatusCode;
-use base64::Engine;
 use serde_json::{Value, json};
 use support::*;
 use toolmark_log::entry::Entry;
+use toolmark_api::check::verify_answer;
 use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
 
 async fn check(p: &Populated, body: Value) -> Value {
@@ -38,7 +38,7 @@ async fn refused(p: &Populated, body: Vec<u8>) -> (StatusCode, String) {
 /// What a client does with an answer: check the signature with the issuer key, then the proof
 /// bundle against the log's key, then that the entry is the one the answer talks about.
 async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
-    // 1. The signature, over RFC 8785 of the answer without `signature`.
+    // The issuer's key, as a client fetches it once.
     let (_, _, issuer) = get(&p.state, "/api/v1/issuer").await;
     let issuer: Value = serde_json::from_slice(&issuer).unwrap();
     let key_hex = issuer["publicKeyHex"].as_str().unwrap();
@@ -47,54 +47,32 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
         .collect::<Vec<_>>()
         .try_into()
         .unwrap();
-    let key = ed25519_dalek::VerifyingKey::from_bytes(&key).unwrap();
-    let mut unsigned = answer.clone();
-    let signature = unsigned
-        .as_object_mut()
-        .unwrap()
-        .remove("signature")
-        .unwrap();
-    let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(signature["value"].as_str().unwrap())
-        .unwrap();
-    let sig = ed25519_dalek::Signature::from_slice(&sig).unwrap();
-    let bytes = toolmark_api::check::canonical(&unsigned).unwrap();
-    key.verify_strict(&bytes, &sig)
-        .expect("the answer's signature verifies");
+    let vkey = p.state.log.vkey();
+    // Signature → inclusion proof → checkpoint note → entry (docs/api.md).
+    let verified = verify_answer(answer, &key, vkey).expect("the answer verifies");
+    assert_eq!(
+        verified.checkpoint.size,
+        answer["log"]["treeSize"].as_u64().unwrap()
+    );
+    assert_eq!(verified.entry.status, "ok");
+
     // A changed answer does not verify.
-    let mut forged = unsigned.clone();
+    let mut forged = answer.clone();
     forged["match"] = json!("same");
     forged["note"] = json!("forged");
-    let forged = toolmark_api::check::canonical(&forged).unwrap();
-    assert!(key.verify_strict(&forged, &sig).is_err());
-
-    // 2. The proof bundle against the log's verifier key (published at /api/v1/log/vkey too).
-    let bundle = answer["proof"]["tlogProof"].as_str().unwrap();
-    let parsed = decode_tlog_proof(bundle).unwrap();
-    let entry_bytes = answer["proof"]["entry"]
-        .as_str()
-        .unwrap()
-        .as_bytes()
-        .to_vec();
-    assert_eq!(parsed.extra.as_deref(), Some(entry_bytes.as_slice()));
-    let vkey = p.state.log.vkey();
-    let cp = verify_tlog_proof(&parsed, &entry_bytes, vkey).expect("inclusion proof verifies");
-    assert_eq!(cp.size, answer["log"]["treeSize"].as_u64().unwrap());
-    assert_eq!(
-        parsed.index,
-        answer["proof"]["entryIndex"].as_u64().unwrap()
-    );
-    // A tampered entry does not verify.
-    let mut tampered = entry_bytes.clone();
+    if forged != *answer {
+        assert!(verify_answer(&forged, &key, vkey).unwrap_err().contains("signature"));
+    }
+    // A tampered entry does not verify (its proof fails before anything else is believed).
+    let parsed = decode_tlog_proof(answer["proof"]["tlogProof"].as_str().unwrap()).unwrap();
+    let mut tampered = answer["proof"]["entry"].as_str().unwrap().as_bytes().to_vec();
     let last = tampered.len() - 3;
     tampered[last] ^= 1;
     assert!(verify_tlog_proof(&parsed, &tampered, vkey).is_err());
-
-    // 3. The entry is canonical and says what the answer says.
-    let entry = Entry::decode(&entry_bytes).unwrap();
-    assert_eq!(entry.status, "ok");
-    assert_eq!(entry.subject.id(), answer["target"]["id"].as_str().unwrap());
-    entry
+    // Another log's key does not verify the proof.
+    let other = toolmark_log::note::LogKey::generate("other.example/log").unwrap();
+    assert!(verify_answer(answer, &key, &other.vkey()).unwrap_err().contains("proof"));
+    verified.entry
 }
 
 #[tokio::test]
