@@ -11,7 +11,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -19,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::json;
 use toolmark_crawler::crawl::{self, CrawlConfig, Outcome};
-use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
+use toolmark_crawler::harvest::{self, HarvestConfig, Mode, Rate};
 use toolmark_crawler::registry::{self, TargetKind};
 use toolmark_index::blobs::Blobs;
 use toolmark_index::index::Index;
@@ -133,17 +134,105 @@ fn resolver(
     })
 }
 
+/// Everything one crawl run needs, from `toolmark crawl`'s flags or `toolmark run`'s config.
+#[derive(Debug, Clone)]
+pub struct CrawlOptions {
+    /// Base URL of the registry.
+    pub registry: String,
+    /// Data directory (log, blobs, index).
+    pub data: PathBuf,
+    /// Checkpoint origin for a log created by this run.
+    pub origin: String,
+    /// Allow http:// and loopback/private addresses.
+    pub allow_private: bool,
+    /// Observe only the first N servers (by name).
+    pub limit: Option<usize>,
+    /// Harvest only entries updated since this time (a delta).
+    pub since: Option<String>,
+    /// `NAME=ADDR` pairs answered without DNS.
+    pub resolve: Vec<String>,
+    /// No DNS at all beyond `resolve`.
+    pub no_dns: bool,
+    /// Pacing of the registry requests.
+    pub registry_rate: Rate,
+    /// Observations in flight per host.
+    pub per_host: usize,
+    /// Observations in flight overall.
+    pub concurrency: usize,
+    /// Write the JSON report here.
+    pub report: Option<PathBuf>,
+    /// Show a progress bar on the terminal.
+    pub progress: bool,
+}
+
+impl From<CrawlArgs> for CrawlOptions {
+    fn from(args: CrawlArgs) -> CrawlOptions {
+        let defaults = CrawlConfig::default();
+        CrawlOptions {
+            registry: args.registry,
+            data: args.data,
+            origin: args.origin,
+            allow_private: args.allow_private,
+            limit: args.limit,
+            since: args.since,
+            resolve: args.resolve,
+            no_dns: args.no_dns,
+            registry_rate: Rate::REGISTRY,
+            per_host: defaults.per_host,
+            concurrency: defaults.concurrency,
+            report: args.report,
+            progress: true,
+        }
+    }
+}
+
+/// What a finished crawl run did.
+#[derive(Debug)]
+pub struct CrawlSummary {
+    /// The run's id in the index.
+    pub run: i64,
+    /// Targets with a report line.
+    pub targets: usize,
+    /// Log entries appended by this run.
+    pub appended: u64,
+    /// The log's size after the run.
+    pub log_size: u64,
+    /// Changes of a tool set this run recorded.
+    pub changes: usize,
+}
+
 pub fn run(args: CrawlArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let (mut log, blobs, mut index) = open_data(&args.data, &args.origin)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    runtime.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::warn!("interrupted: finishing the observations in flight, then recording them");
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
+    crawl_once(runtime.handle(), &CrawlOptions::from(args), stop).map(|_| ())
+}
+
+/// One crawl run: harvest, observe, record, report. Blocks the calling thread (which must not be
+/// one of `runtime`'s workers). Setting `stop` ends it early: no new targets are taken, the
+/// observations in flight finish and everything observed is recorded, then it returns an error
+/// saying how many targets were left.
+pub fn crawl_once(
+    runtime: &tokio::runtime::Handle,
+    opts: &CrawlOptions,
+    stop: Arc<AtomicBool>,
+) -> Result<CrawlSummary> {
+    let (mut log, blobs, mut index) = open_data(&opts.data, &opts.origin)?;
     let started = SystemTime::now();
     let clock = Instant::now();
+    let size_before = log.head().size;
 
     // 1. Harvest.
-    let mode = match &args.since {
+    let mode = match &opts.since {
         Some(t) => Mode::Since(t.clone()),
         None => Mode::Full,
     };
@@ -151,15 +240,16 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .context("building the registry client")?;
-    let config = HarvestConfig::new(args.registry.trim_end_matches('/'), mode.clone());
-    eprintln!("harvesting {} …", args.registry);
+    let mut config = HarvestConfig::new(opts.registry.trim_end_matches('/'), mode.clone());
+    config.rate = opts.registry_rate;
+    tracing::info!(registry = %opts.registry, "harvesting the registry");
     let (harvest, harvest_error) = runtime.block_on(harvest::harvest_partial(&http, &config));
     if let Some(e) = &harvest_error {
         if harvest.records.is_empty() {
             bail!("registry harvest failed: {e}");
         }
-        eprintln!(
-            "warning: registry harvest incomplete ({e}); observing the {} records read, delisting nothing",
+        tracing::warn!(
+            "registry harvest incomplete ({e}); observing the {} records read, delisting nothing",
             harvest.records.len()
         );
     }
@@ -175,18 +265,18 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         Vec::new()
     };
     let mut latest = registry::latest_per_name(harvest.records.clone());
-    if let Some(n) = args.limit {
+    if let Some(n) = opts.limit {
         latest.truncate(n);
     }
     let targets: Vec<_> = latest
         .iter()
-        .flat_map(|r| registry::targets_with(r, args.allow_private))
+        .flat_map(|r| registry::targets_with(r, opts.allow_private))
         .collect();
     let dialable = targets
         .iter()
         .filter(|t| t.skip.is_none() && matches!(t.kind, TargetKind::Remote { .. }))
         .count();
-    eprintln!(
+    tracing::info!(
         "{} servers, {} targets ({dialable} to dial), {} delisted",
         latest.len(),
         targets.len(),
@@ -197,11 +287,11 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     let started_at = toolmark_index::time::utc(started);
     let input = RunInput {
         started_at: started_at.clone(),
-        registry: args.registry.clone(),
+        registry: opts.registry.clone(),
         records: latest.clone(),
         harvest_complete: harvest.complete,
         delisted: delisted.clone(),
-        allow_cleartext: args.allow_private,
+        allow_cleartext: opts.allow_private,
     };
     let crawl_hints = hints(&index)?;
     let mut recorder = Recorder::new(&mut log, &blobs, &mut index);
@@ -210,19 +300,19 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         .context("starting the run in the index")?;
 
     let mut crawl_config = CrawlConfig {
-        hints: std::sync::Arc::new(crawl_hints),
+        hints: Arc::new(crawl_hints),
+        per_host: opts.per_host,
+        concurrency: opts.concurrency,
+        stop,
         ..CrawlConfig::default()
     };
-    crawl_config.client.policy.allow_private = args.allow_private;
-    crawl_config.client.resolver = resolver(&args.resolve, args.no_dns)?;
-    let stop = crawl_config.stop.clone();
-    runtime.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: finishing the observations in flight, then recording them");
-            stop.store(true, Ordering::Relaxed);
-        }
-    });
-    let progress = indicatif::ProgressBar::new(dialable as u64);
+    crawl_config.client.policy.allow_private = opts.allow_private;
+    crawl_config.client.resolver = resolver(&opts.resolve, opts.no_dns)?;
+    let progress = if opts.progress {
+        indicatif::ProgressBar::new(dialable as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     progress.set_style(
         indicatif::ProgressStyle::with_template(
             "{elapsed_precise} [{bar:40}] {pos}/{len} observed {msg}",
@@ -261,7 +351,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     let finished_at = toolmark_index::time::utc(SystemTime::now());
     let report = json!({
         "run": run_id,
-        "registry": args.registry,
+        "registry": opts.registry,
         "startedAt": started_at,
         "finishedAt": finished_at,
         "harvest": {
@@ -291,16 +381,16 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     Recorder::new(&mut log, &blobs, &mut index)
         .finish_run(run_id, &finished_at, status, &report)
         .context("finishing the run in the index")?;
-    if let Some(path) = &args.report {
+    if let Some(path) = &opts.report {
         write_report(path, &report, &lines)?;
     }
-    eprintln!(
+    tracing::info!(
         "observed {} targets in {crawl_secs:.1} s (harvest {harvest_secs:.1} s); log size {}",
         lines.len(),
         log.head().size
     );
     for (status, n) in &totals {
-        eprintln!("  {status:>24} {n}");
+        tracing::info!("  {status:>24} {n}");
     }
     if let Some(e) = record_error {
         return Err(e.context("recording observations"));
@@ -308,7 +398,13 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     if abandoned > 0 {
         bail!("interrupted: {abandoned} targets were not observed (what was observed is recorded)");
     }
-    Ok(())
+    Ok(CrawlSummary {
+        run: run_id,
+        targets: lines.len(),
+        appended: log.head().size - size_before,
+        log_size: log.head().size,
+        changes: lines.iter().filter(|l| l.change_id.is_some()).count(),
+    })
 }
 
 /// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target

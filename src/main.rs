@@ -3,8 +3,11 @@
 //! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
 //! schedules join as their crates are built.
 
+mod config;
 mod crawl_cli;
+mod demo;
 mod log_cli;
+mod run_cli;
 mod serve_cli;
 
 use anyhow::{Context, Result};
@@ -67,6 +70,13 @@ enum Command {
     /// Serve the API (/check with proofs, lookups, tiles), the feeds and the desk over a data
     /// directory that `crawl` fills.
     Serve(serve_cli::ServeArgs),
+    /// The whole service in one process: the API, feeds and desk, and the schedules (the daily
+    /// registry crawl, the hourly checkpoint heartbeat). Configured by a TOML file, environment
+    /// variables and flags (docs/operations.md).
+    Run(config::RunArgs),
+    /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
+    /// servers on loopback, two crawls, and the desk.
+    Demo(demo::DemoArgs),
     /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
     /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
     Sensitive {
@@ -82,12 +92,15 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging(matches!(cli.command, Command::Run(_)));
     let outcome = match cli.command {
         Command::Digest { json, files } => digest(&files, json),
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
         Command::Log { command } => log_cli::run(command),
         Command::Crawl(args) => crawl_cli::run(args).map(|()| true),
         Command::Serve(args) => serve_cli::run(args).map(|()| true),
+        Command::Run(args) => run_cli::run(args),
+        Command::Demo(args) => demo::run(args).map(|()| true),
         Command::Sensitive {
             file,
             patterns,
@@ -101,6 +114,22 @@ fn main() -> ExitCode {
             eprintln!("toolmark: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Logs go to stderr; `RUST_LOG` filters them (default `info`). The service (`run`) writes
+/// timestamped lines with their source; the one-shot commands write plain messages.
+fn init_logging(service: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    if service {
+        builder.init();
+    } else {
+        builder.without_time().with_target(false).with_level(false).init();
     }
 }
 

@@ -1,7 +1,7 @@
 //! `toolmark serve`: the API, feeds and desk over a data directory that `toolmark crawl` fills.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -35,37 +35,76 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", args.listen));
-    let mut state = toolmark_api::AppState::open(&args.data, &base)
-        .with_context(|| format!("opening {}", args.data.display()))?;
-    state.limiter = match args.check_rate {
+    let state = open_state(&args.data, &base, args.check_rate)?;
+    let runtime = runtime()?;
+    runtime.block_on(async move {
+        let listener = bind(args.listen).await?;
+        tracing::info!(
+            "toolmark serving {} on http://{} (public base {base})",
+            args.data.display(),
+            listener.local_addr()?
+        );
+        serve(listener, state, terminated()).await
+    })
+}
+
+/// The async runtime every serving command uses (blocking pool capped).
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The API's state over `data` (which must hold a log), with the `/check` rate limit.
+pub fn open_state(data: &Path, base: &str, check_rate: u32) -> Result<toolmark_api::AppState> {
+    let mut state = toolmark_api::AppState::open(data, base)
+        .with_context(|| format!("opening {}", data.display()))?;
+    state.limiter = match check_rate {
         0 => toolmark_api::ops::RateLimiter::unlimited(),
         n => {
             toolmark_api::ops::RateLimiter::new(f64::from(n) / 60.0, (f64::from(n) / 2.0).max(1.0))
         }
     };
-    let app = toolmark_api::router(Arc::new(state));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .max_blocking_threads(MAX_BLOCKING_THREADS)
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("listening on {}", args.listen))?;
-        eprintln!(
-            "toolmark serving {} on http://{} (public base {base})",
-            args.data.display(),
-            listener.local_addr()?
-        );
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+    Ok(state)
+}
+
+/// Bind the listening socket (a clear error when the address is taken).
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr)
         .await
-        .context("serving")
-    })
+        .with_context(|| format!("listening on {addr}"))
+}
+
+/// Serve the router until `shutdown` completes, then finish the requests in flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: toolmark_api::AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let app = toolmark_api::router(Arc::new(state));
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .context("serving")
+}
+
+/// Resolves at the first SIGTERM or SIGINT (Ctrl-C).
+pub async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }

@@ -1,0 +1,435 @@
+//! `toolmark run`'s configuration: one TOML file, overridden by environment variables, overridden
+//! by flags. Every key, its default and its variable are listed in docs/operations.md (a test
+//! keeps that table, `toolmark.example.toml` and [`Config::default`] equal).
+//!
+//! The file is `--config FILE` (or `TOOLMARK_CONFIG`); without either, `./toolmark.toml` if it
+//! exists, else the defaults alone. Unknown keys are errors (a typo must not silently fall back
+//! to a default).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use crate::crawl_cli::OFFICIAL_REGISTRY;
+
+/// The file read when neither `--config` nor `TOOLMARK_CONFIG` names one (if it exists).
+pub const DEFAULT_CONFIG_FILE: &str = "toolmark.toml";
+
+/// Largest config file read: a real one is a few hundred bytes; anything near this is a mistake.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Data directory: the log (`log/`, key in `log/private/`), observation blobs (`blobs/`),
+    /// the index (`index.sqlite`), the schedules' leases and history (`schedules.sqlite`), the
+    /// API's answer key (`api/answer.key`).
+    pub data: PathBuf,
+    /// Address the API, feeds and desk listen on.
+    pub listen: SocketAddr,
+    /// Public base URL used in links (answers, feeds); empty: `http://<listen>`.
+    pub base_url: String,
+    /// The log's origin (checkpoint first line), used when the log is created.
+    pub origin: String,
+    /// The MCP registry read by the crawl.
+    pub registry: String,
+    /// `/check` requests per minute per client address (0: unlimited).
+    pub check_rate: u32,
+    /// When jobs run.
+    pub schedules: Schedules,
+    /// How the crawl runs.
+    pub crawl: Crawl,
+}
+
+/// Cron expressions (5 fields `min hour day month weekday`, or 6 with seconds first), UTC.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Schedules {
+    /// The registry crawl.
+    pub crawl: String,
+    /// Re-signing the current checkpoint, so its publication time shows the log is alive.
+    pub heartbeat: String,
+    /// A job's lease on its lock: renewed every third of it while the job runs, so it only
+    /// lapses when the holding process died or hung; that long, a dead holder blocks others.
+    pub lease_seconds: u64,
+}
+
+/// Crawl limits and network policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Crawl {
+    /// Observe only the first N servers by name (0: all).
+    pub limit: usize,
+    /// Observations in flight per host.
+    pub per_host: usize,
+    /// Observations in flight overall.
+    pub concurrency: usize,
+    /// Registry requests per second (the official registry asks for 1).
+    pub registry_rate: f64,
+    /// Registry requests that may go back to back.
+    pub registry_burst: u32,
+    /// Allow http:// and loopback/private addresses (tests and demos only).
+    pub allow_private: bool,
+    /// `NAME=ADDR` answered without DNS.
+    pub resolve: Vec<String>,
+    /// No DNS beyond `resolve`.
+    pub no_dns: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data: PathBuf::from("./data"),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            base_url: String::new(),
+            origin: crate::log_cli::DEFAULT_ORIGIN.to_owned(),
+            registry: OFFICIAL_REGISTRY.to_owned(),
+            check_rate: toolmark_api::ops::CHECKS_PER_MINUTE as u32,
+            schedules: Schedules::default(),
+            crawl: Crawl::default(),
+        }
+    }
+}
+
+impl Default for Schedules {
+    fn default() -> Self {
+        Schedules {
+            crawl: "0 3 * * *".to_owned(),
+            heartbeat: "0 * * * *".to_owned(),
+            lease_seconds: 120,
+        }
+    }
+}
+
+impl Default for Crawl {
+    fn default() -> Self {
+        let c = toolmark_crawler::crawl::CrawlConfig::default();
+        let r = toolmark_crawler::harvest::Rate::REGISTRY;
+        Crawl {
+            limit: 0,
+            per_host: c.per_host,
+            concurrency: c.concurrency,
+            registry_rate: r.per_second,
+            registry_burst: r.burst,
+            allow_private: false,
+            resolve: Vec::new(),
+            no_dns: false,
+        }
+    }
+}
+
+/// `toolmark run`'s flags; each also reads its environment variable (flag wins).
+#[derive(Args, Debug, Default)]
+pub struct RunArgs {
+    /// The TOML configuration file (default ./toolmark.toml when it exists).
+    #[arg(long, env = "TOOLMARK_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Print the effective configuration (file, environment and flags applied) and exit.
+    #[arg(long)]
+    pub print_config: bool,
+    /// Data directory.
+    #[arg(long, env = "TOOLMARK_DATA")]
+    pub data: Option<PathBuf>,
+    /// Listen address.
+    #[arg(long, env = "TOOLMARK_LISTEN")]
+    pub listen: Option<String>,
+    /// Public base URL.
+    #[arg(long, env = "TOOLMARK_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Log origin (used when the log is created).
+    #[arg(long, env = "TOOLMARK_ORIGIN")]
+    pub origin: Option<String>,
+    /// Registry base URL.
+    #[arg(long, env = "TOOLMARK_REGISTRY")]
+    pub registry: Option<String>,
+    /// `/check` requests per minute per client (0: unlimited).
+    #[arg(long, env = "TOOLMARK_CHECK_RATE")]
+    pub check_rate: Option<u32>,
+    /// Cron expression of the crawl.
+    #[arg(long, env = "TOOLMARK_CRAWL_SCHEDULE")]
+    pub crawl_schedule: Option<String>,
+    /// Cron expression of the checkpoint heartbeat.
+    #[arg(long, env = "TOOLMARK_HEARTBEAT_SCHEDULE")]
+    pub heartbeat_schedule: Option<String>,
+    /// Observe only the first N servers (0: all).
+    #[arg(long, env = "TOOLMARK_CRAWL_LIMIT")]
+    pub crawl_limit: Option<usize>,
+    /// Observations in flight per host.
+    #[arg(long, env = "TOOLMARK_CRAWL_PER_HOST")]
+    pub per_host: Option<usize>,
+    /// Observations in flight overall.
+    #[arg(long, env = "TOOLMARK_CRAWL_CONCURRENCY")]
+    pub concurrency: Option<usize>,
+    /// Registry requests per second.
+    #[arg(long, env = "TOOLMARK_REGISTRY_RATE")]
+    pub registry_rate: Option<f64>,
+    /// Allow http:// and private addresses (true/false).
+    #[arg(long, env = "TOOLMARK_ALLOW_PRIVATE")]
+    pub allow_private: Option<bool>,
+    /// Use no DNS beyond the config's `resolve` table (true/false).
+    #[arg(long, env = "TOOLMARK_NO_DNS")]
+    pub no_dns: Option<bool>,
+}
+
+impl Config {
+    /// The effective configuration for `args`: file (or defaults), then environment and flags.
+    pub fn load(args: &RunArgs) -> Result<Config> {
+        let mut config = match &args.config {
+            Some(path) => Config::from_file(path)?,
+            None if Path::new(DEFAULT_CONFIG_FILE).exists() => {
+                Config::from_file(Path::new(DEFAULT_CONFIG_FILE))?
+            }
+            None => Config::default(),
+        };
+        config.apply(args)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parse a config file (a clear error naming the file, line and key on any mistake).
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let meta = std::fs::metadata(path)
+            .with_context(|| format!("config file {}: cannot read", path.display()))?;
+        if meta.len() > MAX_CONFIG_BYTES {
+            bail!(
+                "config file {}: {} bytes, more than the {MAX_CONFIG_BYTES} a config can be",
+                path.display(),
+                meta.len()
+            );
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("config file {}: cannot read", path.display()))?;
+        Config::parse(&text).with_context(|| format!("config file {}", path.display()))
+    }
+
+    /// Parse TOML text.
+    pub fn parse(text: &str) -> Result<Config> {
+        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))
+    }
+
+    fn apply(&mut self, a: &RunArgs) -> Result<()> {
+        if let Some(v) = &a.data {
+            self.data = v.clone();
+        }
+        if let Some(v) = &a.listen {
+            self.listen = v
+                .parse()
+                .with_context(|| format!("listen address {v:?} is not IP:PORT"))?;
+        }
+        let strings = [
+            (&a.base_url, &mut self.base_url),
+            (&a.origin, &mut self.origin),
+            (&a.registry, &mut self.registry),
+            (&a.crawl_schedule, &mut self.schedules.crawl),
+            (&a.heartbeat_schedule, &mut self.schedules.heartbeat),
+        ];
+        for (from, to) in strings {
+            if let Some(v) = from {
+                to.clone_from(v);
+            }
+        }
+        self.check_rate = a.check_rate.unwrap_or(self.check_rate);
+        self.crawl.limit = a.crawl_limit.unwrap_or(self.crawl.limit);
+        self.crawl.per_host = a.per_host.unwrap_or(self.crawl.per_host);
+        self.crawl.concurrency = a.concurrency.unwrap_or(self.crawl.concurrency);
+        self.crawl.registry_rate = a.registry_rate.unwrap_or(self.crawl.registry_rate);
+        self.crawl.allow_private = a.allow_private.unwrap_or(self.crawl.allow_private);
+        self.crawl.no_dns = a.no_dns.unwrap_or(self.crawl.no_dns);
+        Ok(())
+    }
+
+    /// Refuse values that cannot work (each error says which key and why).
+    pub fn validate(&self) -> Result<()> {
+        for (key, expr) in [
+            ("schedules.crawl", &self.schedules.crawl),
+            ("schedules.heartbeat", &self.schedules.heartbeat),
+        ] {
+            toolmark_schedules::JobSpec::new(key, expr).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        let registry = url::Url::parse(&self.registry)
+            .with_context(|| format!("registry {:?} is not a URL", self.registry))?;
+        if !matches!(registry.scheme(), "http" | "https") {
+            bail!("registry {:?} is not an http(s) URL", self.registry);
+        }
+        if !self.base_url.is_empty() {
+            let base = url::Url::parse(&self.base_url)
+                .with_context(|| format!("base_url {:?} is not a URL", self.base_url))?;
+            if !matches!(base.scheme(), "http" | "https") {
+                bail!("base_url {:?} is not an http(s) URL", self.base_url);
+            }
+        }
+        if self.origin.is_empty() || self.origin.contains(char::is_whitespace) {
+            bail!("origin {:?} must be non-empty without spaces", self.origin);
+        }
+        if !(3..=86_400).contains(&self.schedules.lease_seconds) {
+            bail!(
+                "schedules.lease_seconds must be 3 to 86400, not {}",
+                self.schedules.lease_seconds
+            );
+        }
+        if self.crawl.per_host == 0 || self.crawl.concurrency == 0 {
+            bail!("crawl.per_host and crawl.concurrency must be at least 1");
+        }
+        if !(self.crawl.registry_rate.is_finite() && self.crawl.registry_rate > 0.0) {
+            bail!(
+                "crawl.registry_rate must be a positive number of requests per second, not {}",
+                self.crawl.registry_rate
+            );
+        }
+        if self.crawl.registry_burst == 0 {
+            bail!("crawl.registry_burst must be at least 1");
+        }
+        for entry in &self.crawl.resolve {
+            let ok = entry
+                .split_once('=')
+                .is_some_and(|(_, addr)| addr.parse::<std::net::IpAddr>().is_ok());
+            if !ok {
+                bail!("crawl.resolve entry {entry:?} is not NAME=IP");
+            }
+        }
+        Ok(())
+    }
+
+    /// The public base URL (links in answers and feeds).
+    pub fn public_base(&self, bound: SocketAddr) -> String {
+        if self.base_url.is_empty() {
+            format!("http://{bound}")
+        } else {
+            self.base_url.trim_end_matches('/').to_owned()
+        }
+    }
+
+    /// The crawl options one scheduled crawl runs with.
+    pub fn crawl_options(&self) -> crate::crawl_cli::CrawlOptions {
+        crate::crawl_cli::CrawlOptions {
+            registry: self.registry.clone(),
+            data: self.data.clone(),
+            origin: self.origin.clone(),
+            allow_private: self.crawl.allow_private,
+            limit: (self.crawl.limit > 0).then_some(self.crawl.limit),
+            since: None,
+            resolve: self.crawl.resolve.clone(),
+            no_dns: self.crawl.no_dns,
+            registry_rate: toolmark_crawler::harvest::Rate {
+                per_second: self.crawl.registry_rate,
+                burst: self.crawl.registry_burst,
+            },
+            per_host: self.crawl.per_host,
+            concurrency: self.crawl.concurrency,
+            report: None,
+            progress: false,
+        }
+    }
+
+    /// The configuration as TOML (what `--print-config` shows).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string(self).context("writing the configuration as TOML")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_file_is_the_defaults() {
+        let text = include_str!("../toolmark.example.toml");
+        assert_eq!(Config::parse(text).unwrap(), Config::default());
+        Config::default().validate().unwrap();
+    }
+
+    /// docs/operations.md's table lists every key with its default, and no other.
+    #[test]
+    fn the_operations_doc_lists_every_key_and_default() {
+        let doc = include_str!("../docs/operations.md");
+        let section = doc
+            .split("## Configuration")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap();
+        let documented: std::collections::BTreeMap<String, String> = section
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                (
+                    cells[1].trim_matches('`').to_owned(),
+                    cells[2].trim_matches('`').to_owned(),
+                )
+            })
+            .collect();
+        let defaults: toml::Table = toml::from_str(&Config::default().to_toml().unwrap()).unwrap();
+        let mut actual = std::collections::BTreeMap::new();
+        for (key, value) in &defaults {
+            match value {
+                toml::Value::Table(t) => {
+                    for (k, v) in t {
+                        actual.insert(format!("{key}.{k}"), v.to_string());
+                    }
+                }
+                v => {
+                    actual.insert(key.clone(), v.to_string());
+                }
+            }
+        }
+        assert_eq!(documented, actual);
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults_and_printing_round_trips() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+        let mut c = Config::default();
+        c.crawl.limit = 5;
+        c.schedules.crawl = "*/5 * * * *".into();
+        assert_eq!(Config::parse(&c.to_toml().unwrap()).unwrap(), c);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = Config::parse("dta = \"x\"").unwrap_err().to_string();
+        assert!(e.contains("unknown field") && e.contains("dta"), "{e}");
+        let e = Config::parse("[crawl]\nper_host = \"two\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("per_host") || e.contains("line 2"), "{e}");
+        let e = Config::parse("listen = \"localhost\"").unwrap_err().to_string();
+        assert!(e.contains("listen") || e.contains("line 1"), "{e}");
+        let mut c = Config::default();
+        c.schedules.crawl = "every day".into();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("schedules.crawl") && e.contains("every day"), "{e}");
+        let mut c = Config::default();
+        c.registry = "ftp://x".into();
+        assert!(c.validate().is_err());
+        let mut c = Config::default();
+        c.crawl.resolve = vec!["a.example=not-an-ip".into()];
+        assert!(c.validate().unwrap_err().to_string().contains("a.example"));
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let mut c = Config::parse("data = \"/srv/toolmark\"\ncheck_rate = 10\n").unwrap();
+        c.apply(&RunArgs {
+            check_rate: Some(0),
+            crawl_schedule: Some("0 4 * * *".into()),
+            listen: Some("127.0.0.1:9".into()),
+            ..RunArgs::default()
+        })
+        .unwrap();
+        assert_eq!(c.data, PathBuf::from("/srv/toolmark"));
+        assert_eq!(c.check_rate, 0);
+        assert_eq!(c.schedules.crawl, "0 4 * * *");
+        assert_eq!(c.listen.port(), 9);
+        assert!(
+            c.apply(&RunArgs {
+                listen: Some("nowhere".into()),
+                ..RunArgs::default()
+            })
+            .is_err()
+        );
+    }
+}

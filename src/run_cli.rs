@@ -1,0 +1,158 @@
+//! `toolmark run`: the whole service in one process — the API, feeds and desk, and the
+//! schedules (the registry crawl, the checkpoint heartbeat) — over one data directory.
+//!
+//! Shutdown (SIGTERM or SIGINT): the scheduler signals the running jobs; a crawl stops taking
+//! targets, lets the observations in flight finish and records them (its last batch is signed
+//! and committed like any other), the heartbeat finishes its signature; the API finishes the
+//! requests in flight; then the process exits 0. A second signal exits at once (130): what was
+//! committed is safe, the batch in progress is not acknowledged and the next run closes it.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use toolmark_schedules::{
+    Clock, JobContext, JobError, JobFn, JobSpec, LeaseStore, Scheduler, SystemClock,
+};
+
+use crate::config::{Config, RunArgs};
+
+/// Serializes this process's log writers (the crawl and the heartbeat): the log allows one
+/// writer at a time (a file lock), so the heartbeat waits for a crawl instead of failing.
+type LogWriter = Arc<tokio::sync::Mutex<()>>;
+
+pub fn run(args: RunArgs) -> Result<bool> {
+    let config = match Config::load(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolmark run: bad configuration: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    if args.print_config {
+        print!("{}", config.to_toml()?);
+        return Ok(true);
+    }
+    let runtime = crate::serve_cli::runtime()?;
+    runtime.block_on(service(config))?;
+    Ok(true)
+}
+
+async fn service(config: Config) -> Result<()> {
+    // The data directory: the log is created on first start (a crawl catches the index up on
+    // every run). An existing log is not opened for writing here: another process's crawl may
+    // hold it, and that is fine for serving.
+    let data = &config.data;
+    if !data.join("log/private/log.key").exists() {
+        tokio::task::block_in_place(|| crate::crawl_cli::open_data(data, &config.origin))?;
+    }
+    let vkey_path = data.join("log/public/vkey");
+    let vkey = std::fs::read_to_string(&vkey_path)
+        .with_context(|| format!("reading {}", vkey_path.display()))?;
+    let listener = crate::serve_cli::bind(config.listen).await?;
+    let bound = listener.local_addr()?;
+    let base = config.public_base(bound);
+    let state = crate::serve_cli::open_state(data, &base, config.check_rate)?;
+    tracing::info!("toolmark {} serving http://{bound}/ (public base {base})", env!("CARGO_PKG_VERSION"));
+    tracing::info!(
+        "data {} — log verifier key {} (signing key {}), answer key {}",
+        data.display(),
+        vkey.trim(),
+        data.join("log/private/log.key").display(),
+        data.join("api/answer.key").display()
+    );
+    tracing::info!("registry {}", config.registry);
+
+    // The schedules.
+    let store = Arc::new(
+        LeaseStore::open(data.join(toolmark_schedules::store::DEFAULT_FILE_NAME))
+            .context("opening the schedules database")?,
+    );
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let holder = format!("{}:{}", host.trim(), std::process::id());
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut scheduler = Scheduler::new(store, clock, holder);
+    let writer: LogWriter = Arc::default();
+    let lease = Duration::from_secs(config.schedules.lease_seconds);
+    let crawl = JobSpec::new("crawl", &config.schedules.crawl)?.with_lease(lease);
+    scheduler.add(crawl, crawl_job(&config, writer.clone()))?;
+    let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
+    scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
+    for (job, at, due) in scheduler.next_runs()? {
+        if due {
+            tracing::info!("job {job}: catching up now (no successful run within its interval), then at {at}");
+        } else {
+            tracing::info!("job {job}: next run at {at}");
+        }
+    }
+
+    // Run until SIGTERM/SIGINT; a second signal exits at once.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        crate::serve_cli::terminated().await;
+        tracing::info!("shutting down: jobs finish and commit what they did; a second signal exits at once");
+        let _ = stop_tx.send(true);
+        crate::serve_cli::terminated().await;
+        tracing::warn!("second signal: exiting now");
+        std::process::exit(130);
+    });
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
+    let schedules = tokio::spawn(scheduler.run(stopped()));
+    let served = crate::serve_cli::serve(listener, state, stopped()).await;
+    let summary = schedules.await.context("the scheduler task")?;
+    tracing::info!("stopped: {summary:?}");
+    served
+}
+
+/// The registry crawl as a job.
+fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
+    let options = config.crawl_options();
+    Arc::new(move |ctx: JobContext| {
+        let options = options.clone();
+        let writer = writer.clone();
+        Box::pin(async move {
+            let _writing = writer.lock().await;
+            let stop = Arc::new(AtomicBool::new(false));
+            ctx.stop.watch_flag(stop.clone());
+            let handle = tokio::runtime::Handle::current();
+            let summary = tokio::task::spawn_blocking(move || {
+                crate::crawl_cli::crawl_once(&handle, &options, stop)
+            })
+            .await
+            .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
+            .map_err(|e| JobError::new(format!("{e:#}")))?;
+            Ok(format!(
+                "run {}: {} targets, {} entries appended, {} changes, log size {}",
+                summary.run, summary.targets, summary.appended, summary.changes, summary.log_size
+            ))
+        })
+    })
+}
+
+/// Re-sign the current checkpoint (its publication time is the log's heartbeat).
+fn heartbeat_job(config: &Config, writer: LogWriter) -> JobFn {
+    let dir = config.data.join("log");
+    Arc::new(move |_ctx: JobContext| {
+        let dir = dir.clone();
+        let writer = writer.clone();
+        Box::pin(async move {
+            let _writing = writer.lock().await;
+            tokio::task::spawn_blocking(move || {
+                let mut log = toolmark_log::Log::open(&dir)
+                    .map_err(|e| JobError::new(format!("opening the log: {e}")))?;
+                let head = log
+                    .resign()
+                    .map_err(|e| JobError::new(format!("re-signing: {e}")))?;
+                Ok(format!("checkpoint of size {} re-signed", head.size))
+            })
+            .await
+            .map_err(|e| JobError::new(format!("the heartbeat task: {e}")))?
+        })
+    })
+}

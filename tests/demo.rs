@@ -1,0 +1,228 @@
+//! `toolmark demo` end to end, as a newcomer runs it: the desk's URL printed at once, two crawls
+//! of the bundled registry days over the stand-in fleet (and the real server-everything when
+//! scripts/mcp-servers installed it), then the desk, `/check` with a proof that verifies
+//! offline, and feeds carrying the day-two changes.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The promise: the URL is printed within a minute of start.
+const URL_WITHIN: Duration = Duration::from_secs(60);
+/// Both crawls end well within this on the slowest machine seen (they take seconds).
+const READY_WITHIN: Duration = Duration::from_secs(240);
+
+struct Demo {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Demo {
+    fn start(data: &Path) -> Demo {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolmark"))
+            .args(["demo", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start toolmark demo");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Demo {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The first line containing `needle`, waiting at most until `deadline`.
+    fn wait_for(&mut self, needle: &str, deadline: Instant) -> String {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no {needle:?} in time; printed so far: {:#?}", self.seen),
+            }
+        }
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+fn get(url: &str) -> (u16, String) {
+    let mut r = agent().get(url).call().expect("GET");
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+}
+
+fn check(base: &str, body: &Value) -> Value {
+    let mut r = agent()
+        .post(&format!("{base}/api/v1/check"))
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .expect("POST /check");
+    assert_eq!(r.status().as_u16(), 200);
+    serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
+}
+
+fn tools_of(file: &str) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("toolset/tests/fixtures/corpus");
+    for dir in ["mcp-proxy-snapshots", "docker-mcp-registry"] {
+        let path = root.join(dir).join(file);
+        if path.exists() {
+            let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+            return match v {
+                Value::Array(_) => v,
+                mut o => o["tools"].take(),
+            };
+        }
+    }
+    panic!("{file} not in the corpus fixtures")
+}
+
+#[test]
+fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
+    let data = std::env::temp_dir().join(format!("toolmark-demo-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let started = Instant::now();
+    let mut demo = Demo::start(&data);
+    let first = demo.wait_for("the desk is at", started + URL_WITHIN);
+    let base = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    demo.wait_for("ready:", started + READY_WITHIN);
+
+    // The desk answers.
+    let (status, home) = get(&format!("{base}/"));
+    assert_eq!(status, 200);
+    assert!(home.contains("toolmark"));
+    let (status, servers) = get(&format!("{base}/servers"));
+    assert_eq!(status, 200, "{servers}");
+
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(data.join("demo.json")).unwrap()).unwrap();
+    let stand_ins = manifest["standIns"].as_array().unwrap();
+    assert!(stand_ins.len() > 200, "one stand-in per dialable remote");
+
+    // /check with a real corpus tool set an unchanged stand-in served: `same`, with a proof
+    // that verifies offline against the keys the service publishes.
+    let unchanged = stand_ins
+        .iter()
+        .find(|s| s["day1"] == "server-memory.json" && s.get("day2Edit").is_none())
+        .expect("an unchanged stand-in serving server-memory");
+    let answer = check(
+        &base,
+        &json!({"endpoint": unchanged["url"], "tools": tools_of("server-memory.json")}),
+    );
+    assert_eq!(answer["match"], "same", "{answer:#}");
+    let (_, issuer) = get(&format!("{base}/api/v1/issuer"));
+    let issuer: Value = serde_json::from_str(&issuer).unwrap();
+    let hex = issuer["publicKeyHex"].as_str().unwrap();
+    let key: [u8; 32] = (0..32)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let (_, vkey) = get(&format!("{base}/api/v1/log/vkey"));
+    let verified = toolmark_api::check::verify_answer(&answer, &key, vkey.trim())
+        .expect("the answer verifies offline");
+    assert_eq!(verified.entry.subject.target, unchanged["url"].as_str().unwrap());
+
+    // A stand-in that changed on day two: its day-two tools are `same`, its day-one tools
+    // were observed before.
+    let changed: Vec<&Value> = stand_ins
+        .iter()
+        .filter(|s| s.get("day2Edit").is_some())
+        .collect();
+    assert!(changed.len() >= 5, "{}", changed.len());
+    let one = changed[0];
+    let now = check(
+        &base,
+        &json!({"endpoint": one["url"], "tools": one["day2Tools"]["tools"]}),
+    );
+    assert_eq!(now["match"], "same", "{now:#}");
+    let before = check(
+        &base,
+        &json!({"endpoint": one["url"], "tools": tools_of(one["day1"].as_str().unwrap())}),
+    );
+    assert_eq!(before["match"], "previously-observed", "{before:#}");
+
+    // The feeds carry every day-two change, with its class.
+    let (status, atom) = get(&format!("{base}/feed.xml"));
+    assert_eq!(status, 200);
+    let atom = feed_rs::parser::parse(atom.as_bytes()).expect("the Atom feed parses");
+    let (_, json_feed) = get(&format!("{base}/feed.json"));
+    let json_feed: Value = serde_json::from_str(&json_feed).unwrap();
+    let items = json_feed["items"].as_array().unwrap();
+    assert_eq!(atom.entries.len(), items.len());
+    for s in &changed {
+        let item = items
+            .iter()
+            .find(|i| i["_toolmark"]["endpoint"] == s["url"])
+            .unwrap_or_else(|| panic!("no feed item for {s}"));
+        if s["day2Edit"]
+            .as_str()
+            .unwrap()
+            .contains("tool poisoning")
+        {
+            assert_eq!(item["_toolmark"]["class"], "dangerous", "{item:#}");
+        }
+    }
+    if let Some(everything) = manifest["serverEverything"].as_object() {
+        let versions = everything["versions"].as_array().unwrap();
+        if versions[0] != versions[1] {
+            assert!(
+                items
+                    .iter()
+                    .any(|i| i["_toolmark"]["endpoint"] == everything["url"]),
+                "the real server-everything upgrade is in the feed"
+            );
+        }
+    }
+
+    // SIGTERM ends it cleanly.
+    let pid = demo.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = demo.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the demo did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status:?}");
+    let _ = std::fs::remove_dir_all(&data);
+}

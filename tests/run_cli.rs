@@ -1,0 +1,368 @@
+//! `toolmark run`: configuration errors, precedence (file < environment < flags), and the
+//! service itself against a registry stand-in and a slow stand-in fleet: a catch-up crawl at
+//! start, SIGTERM mid-crawl (everything observed is committed, the log verifies, the process
+//! exits 0), SIGKILL mid-crawl followed by a clean run, and the checkpoint heartbeat.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use toolmark_schedules::LeaseStore;
+use toolmark_standins::fleet::{Fleet, FleetSpec};
+use toolmark_standins::registry::RegistryStandIn;
+
+/// Bound on every wait in these tests (each normally takes a few seconds).
+const PATIENCE: Duration = Duration::from_secs(90);
+
+fn toolmark(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    c.args(args);
+    for var in [
+        "TOOLMARK_CONFIG",
+        "TOOLMARK_DATA",
+        "TOOLMARK_CHECK_RATE",
+        "TOOLMARK_CRAWL_SCHEDULE",
+    ] {
+        c.env_remove(var);
+    }
+    c
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolmark-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_configuration_is_a_clear_error_and_exit_2() {
+    let dir = tmp("badconf");
+    let file = dir.join("toolmark.toml");
+    std::fs::write(&file, "[crawl]\nper_hots = 3\n").unwrap();
+    let o = toolmark(&["run", "--config", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("per_hots") && err.contains("toolmark.toml"), "{err}");
+
+    let o = toolmark(&["run", "--crawl-schedule", "daily at noon", "--print-config"])
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("daily at noon"), "{err}");
+
+    let o = toolmark(&["run", "--config", "/nonexistent/toolmark.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn flags_beat_environment_beat_the_file() {
+    let dir = tmp("precedence");
+    let file = dir.join("t.toml");
+    std::fs::write(&file, "check_rate = 10\n[schedules]\ncrawl = \"0 4 * * *\"\n").unwrap();
+    let printed = |env: Option<&str>, flag: Option<&str>| {
+        let mut c = toolmark(&["run", "--print-config", "--config", file.to_str().unwrap()]);
+        if let Some(v) = env {
+            c.env("TOOLMARK_CHECK_RATE", v);
+        }
+        if let Some(v) = flag {
+            c.args(["--check-rate", v]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{:?}", text(&o));
+        let config: toml::Table = toml::from_str(&text(&o).0).unwrap();
+        assert_eq!(config["schedules"]["crawl"].as_str(), Some("0 4 * * *"));
+        config["check_rate"].as_integer().unwrap()
+    };
+    assert_eq!(printed(None, None), 10);
+    assert_eq!(printed(Some("20"), None), 20);
+    assert_eq!(printed(Some("20"), Some("30")), 30);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A registry stand-in listing a fleet of `n` endpoints on one host, each answering every
+/// request after `latency` (an observation is about four requests).
+struct World {
+    runtime: tokio::runtime::Runtime,
+    fleet: Option<Fleet>,
+    registry: Option<RegistryStandIn>,
+}
+
+impl World {
+    fn start(n: usize, latency: Duration) -> World {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let (fleet, registry) = runtime.block_on(async {
+            let fleet = Fleet::start(FleetSpec {
+                hosts: 1,
+                endpoints_per_host: n,
+                latency: (latency, latency),
+                seed: 1,
+                tool_sets: vec![
+                    r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#.into(),
+                ],
+            })
+            .await
+            .unwrap();
+            let registry = RegistryStandIn::start(fleet.registry_items(1)).await.unwrap();
+            (fleet, registry)
+        });
+        World {
+            runtime,
+            fleet: Some(fleet),
+            registry: Some(registry),
+        }
+    }
+
+    fn observed(&self) -> u64 {
+        self.fleet.as_ref().unwrap().requests().tools_list
+    }
+
+    fn config(&self, dir: &Path, heartbeat: &str) -> PathBuf {
+        let file = dir.join("toolmark.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "data = \"{}\"\nlisten = \"127.0.0.1:0\"\nregistry = \"{}\"\n\
+                 [schedules]\ncrawl = \"0 3 * * *\"\nheartbeat = \"{heartbeat}\"\nlease_seconds = 3\n\
+                 [crawl]\nallow_private = true\nno_dns = true\nregistry_rate = 50.0\n",
+                dir.join("data").display(),
+                self.registry.as_ref().unwrap().url()
+            ),
+        )
+        .unwrap();
+        file
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let (fleet, registry) = (self.fleet.take(), self.registry.take());
+        self.runtime.block_on(async {
+            if let Some(f) = fleet {
+                f.shutdown(Duration::from_secs(1)).await;
+            }
+            if let Some(r) = registry {
+                r.shutdown().await;
+            }
+        });
+    }
+}
+
+/// A running `toolmark run`, its stderr collected line by line.
+struct Service {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Service {
+    fn start(config: &Path) -> Service {
+        let mut child = toolmark(&["run", "--config", config.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("[toolmark run] {line}");
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Service {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn wait_for(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no {needle:?}; seen: {:#?}", self.seen),
+            }
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
+    fn exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "toolmark run did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn log_size(data: &Path) -> u64 {
+    let cp = std::fs::read_to_string(data.join("log/public/checkpoint")).unwrap();
+    cp.lines().nth(1).unwrap().parse().unwrap()
+}
+
+fn verify_log(data: &Path) {
+    let o = toolmark(&["log", "verify"])
+        .arg(data.join("log"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "log verify: {:?}", text(&o));
+}
+
+fn crawl_runs(data: &Path) -> Vec<String> {
+    let store = LeaseStore::open(&data.join("schedules.sqlite")).unwrap();
+    let mut runs = store.runs("crawl", 100).unwrap();
+    runs.sort_by_key(|r| r.id);
+    runs.into_iter().map(|r| r.status.as_str().to_owned()).collect()
+}
+
+#[test]
+fn sigterm_mid_crawl_commits_everything_observed() {
+    let world = World::start(12, Duration::from_millis(400));
+    let dir = tmp("sigterm");
+    let config = world.config(&dir, "0 * * * *");
+    let data = dir.join("data");
+    let mut service = Service::start(&config);
+    let serving = service.wait_for("serving http://");
+    service.wait_for("job crawl");
+    let url = serving
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    // The API answers while the crawl runs.
+    let health = ureq::get(&format!("{url}/health")).call().unwrap().status();
+    assert_eq!(health.as_u16(), 200);
+
+    wait_until("two observations", || world.observed() >= 2);
+    service.signal("-TERM");
+    let status = service.exit();
+    assert!(status.success(), "{status:?}; {:#?}", service.seen);
+    assert!(service.seen.iter().any(|l| l.contains("shutting down")));
+
+    // Nothing acknowledged is lost: every observation the fleet answered is in the log (one
+    // entry each), and the log verifies.
+    let observed = world.observed();
+    assert!(observed < 12, "the crawl stopped early ({observed} of 12)");
+    assert_eq!(log_size(&data), observed);
+    verify_log(&data);
+    assert_eq!(crawl_runs(&data).last().map(String::as_str), Some("stopped"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_crawl_killed_midway_is_followed_by_a_clean_run() {
+    let world = World::start(12, Duration::from_millis(150));
+    let dir = tmp("sigkill");
+    let config = world.config(&dir, "0 * * * *");
+    let data = dir.join("data");
+    let mut service = Service::start(&config);
+    service.wait_for("serving http://");
+    wait_until("two observations", || world.observed() >= 2);
+    service.signal("-KILL");
+    service.exit();
+    drop(service);
+
+    // The next process waits out the dead holder's lease, then crawls everything cleanly.
+    let before = world.observed();
+    let mut service = Service::start(&config);
+    wait_until("the next crawl to succeed", || {
+        crawl_runs(&data).last().map(String::as_str) == Some("ok")
+    });
+    assert!(world.observed() >= before + 12, "the whole fleet observed again");
+    service.signal("-TERM");
+    assert!(service.exit().success());
+    verify_log(&data);
+    let runs = crawl_runs(&data);
+    assert_eq!(runs.first().map(String::as_str), Some("interrupted"), "{runs:?}");
+    assert_eq!(runs.iter().filter(|s| *s == "ok").count(), 1, "{runs:?}");
+    // The index closed the killed run too; the clean run recorded every endpoint.
+    let index = toolmark_index::index::Index::open_read_only(&data.join("index.sqlite")).unwrap();
+    let last = index.last_run().unwrap().unwrap();
+    assert_eq!(last.status, "complete");
+    assert_eq!(index.run(last.id - 1).unwrap().unwrap().status, "failed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_heartbeat_re_signs_the_checkpoint() {
+    let world = World::start(1, Duration::from_millis(1));
+    let dir = tmp("heartbeat");
+    let config = world.config(&dir, "* * * * * *");
+    let data = dir.join("data");
+    let mut service = Service::start(&config);
+    service.wait_for("serving http://");
+    let checkpoint = data.join("log/public/checkpoint");
+    let store = LeaseStore::open(&data.join("schedules.sqlite")).unwrap();
+    let mut first = None;
+    wait_until("three heartbeats after the crawl", || {
+        let ok = store
+            .runs("heartbeat", 100)
+            .unwrap()
+            .iter()
+            .filter(|r| r.status.as_str() == "ok")
+            .count();
+        let mtime = std::fs::metadata(&checkpoint).unwrap().modified().unwrap();
+        first.get_or_insert(mtime);
+        ok >= 3 && first.is_some_and(|f| mtime > f)
+    });
+    service.signal("-INT");
+    assert!(service.exit().success());
+    verify_log(&data);
+    let _ = std::fs::remove_dir_all(&dir);
+}
