@@ -1,6 +1,88 @@
-//! Schedules (not built yet: issue #6).
+//! Cron-driven jobs for toolmark (daily crawl, checkpoint heartbeat, later the package sweep
+//! and witness rounds) with a single-run lock shared across processes, catch-up after
+//! downtime, retries with back-off and graceful shutdown.
 //!
-//! Cron-driven jobs (daily crawl, checkpoint heartbeat, later the package sweep and witness
-//! rounds) with a single-run lock, catch-up after downtime and graceful shutdown.
+//! What it does not do: it knows nothing about what the jobs do (the binary hands it
+//! closures), it does not parse configuration files, it does not install signal handlers
+//! (the binary passes a shutdown future), it has no time zones (every schedule is in UTC),
+//! and it does not kill a job that ignores its stop signal: shutdown waits for it.
 //!
-//! Today it contains no code.
+//! # Parts
+//! - [`clock`]: every time the crate uses comes from an injected [`Clock`]:
+//!   [`SystemClock`] in production, [`ManualClock`] in tests.
+//! - [`store`]: the per-job lease (the lock) and the run history, in a SQLite file
+//!   ([`store::DEFAULT_FILE_NAME`] in the data directory) that several processes may share.
+//! - [`scheduler`]: [`JobSpec`], [`Scheduler`] and the rules below.
+//!
+//! # Cron syntax
+//! The `cron` crate's, in UTC: `sec min hour day-of-month month day-of-week [year]`, with
+//! `*`, lists `a,b`, ranges `a-b`, steps `*/n`, month and weekday names (`Jan`, `Mon-Fri`;
+//! prefer names for weekdays, as that crate numbers them 1 = Sunday … 7 = Saturday), and the
+//! shorthands `@yearly @monthly @weekly @daily @hourly`. A standard 5-field expression
+//! (`min hour day-of-month month day-of-week`) is also accepted and fires at second 0:
+//! `0 3 * * *` means the same as `0 0 3 * * *`, daily at 03:00 UTC.
+//!
+//! # Rules
+//! - **Catch-up.** When [`Scheduler::run`] starts, a job that never succeeded, or whose last
+//!   successful run *started* ([`LeaseStore::last_success`]) longer ago than its interval
+//!   (the gap between its next two fire times), runs at once: once, however many fire
+//!   times were missed. Otherwise it waits for its next fire time.
+//! - **Schedule.** Then it runs at each fire time. Fire times that pass while a run is going
+//!   collapse: the next run is the first fire time after the run ends.
+//! - **One run at a time, across processes.** Before each run the scheduler takes the job's
+//!   lease in the store (one `IMMEDIATE` transaction). If another holder has it, the fire
+//!   time is skipped ([`Event::Skipped`]) and the job waits for its next one. While running,
+//!   the lease is renewed every lease/3; if a renewal finds it lost, the job's
+//!   [`StopSignal`] is given and an error logged. A holder that dies leaves its lease to
+//!   expire; the next holder to take it marks the dead run `interrupted`.
+//! - **Retries.** A failed run (`Err`, or a panic in the job, which is caught) is recorded
+//!   `failed` and retried after `first`, `2*first`, `4*first`… (capped at `max`, at most
+//!   `attempts` retries). A retry never delays or replaces the next fire time: one that
+//!   would come at or after it is dropped ([`Event::RetryDropped`]) and the job waits for
+//!   the fire time, where the attempt count starts again at 1.
+//! - **Shutdown.** When the shutdown future completes no new run starts; each running job
+//!   gets its stop signal, the scheduler waits for it to return, records its outcome
+//!   (`stopped` if it returned `Err` after the signal, else `ok` or `failed`), releases the
+//!   lease, and [`Scheduler::run`] returns.
+//!
+//! Every event is sent to [`Scheduler::subscribe`] receivers and logged with `tracing`.
+
+pub mod clock;
+pub mod scheduler;
+pub mod store;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use scheduler::{
+    DEFAULT_LEASE, DEFAULT_RETRY, Event, JobContext, JobError, JobFn, JobSpec, Retry, RunSummary,
+    Scheduler, StopHandle, StopSignal, job_fn, parse_cron, stop_pair,
+};
+pub use store::{Acquire, LeaseStore, RunRecord, RunStart, RunStatus};
+
+/// Everything that can go wrong in this crate (a job's own failure is a [`JobError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error(
+        "job {job:?}: bad cron expression {expr:?}: {reason} (expected 6 or 7 fields \
+         `sec min hour day-of-month month day-of-week [year]`, 5 standard fields \
+         `min hour day-of-month month day-of-week`, or @daily/@hourly/…)"
+    )]
+    BadCron {
+        job: String,
+        expr: String,
+        reason: String,
+    },
+    #[error("job {0:?} is added twice")]
+    DuplicateJob(String),
+    #[error("opening the schedule store {path}: {source}")]
+    Open {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("schedule store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("schedule store holds an invalid value: {0}")]
+    Corrupt(String),
+    #[error("schedule store: {0}")]
+    Internal(String),
+}

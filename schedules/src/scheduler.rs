@@ -1,0 +1,772 @@
+//! Jobs, their cron schedules, and the loop that runs them (rules: see the crate docs).
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{mpsc, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tracing::{error, info, warn};
+
+use crate::ScheduleError;
+use crate::clock::Clock;
+use crate::store::{Acquire, LeaseStore, RunStart, RunStatus};
+
+/// Default lease length. A process that dies mid-run blocks the job for at most this long
+/// (then another holder takes over and marks the run `interrupted`); a live process renews
+/// every third of it, so it has two renewals' worth of slack against a stalled disk or a
+/// busy machine before it could lose the lease.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(5 * 60);
+
+/// A running job's lease is renewed this many times per lease length.
+pub const RENEWALS_PER_LEASE: u32 = 3;
+
+/// The shortest renewal period, whatever the lease: lease expiry is stored in whole
+/// seconds, so renewing more often than this would only add writes.
+pub const MIN_RENEW_EVERY: Duration = Duration::from_secs(1);
+
+/// Default back-off: the first retry a minute after the failure (long enough for a blip in
+/// the network or a restarting upstream to pass), doubling, at most half an hour apart, and
+/// at most three retries, after which the job waits for its next fire time.
+pub const DEFAULT_RETRY: Retry = Retry {
+    first: Duration::from_secs(60),
+    max: Duration::from_secs(30 * 60),
+    attempts: 3,
+};
+
+/// Exponential back-off after a failed run. Retry `k` (1-based) comes `first * 2^(k-1)`
+/// (capped at `max`) after the failed run ended; there are at most `attempts` retries, and a
+/// retry that would come at or after the job's next fire time is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    pub first: Duration,
+    pub max: Duration,
+    pub attempts: u32,
+}
+
+impl Retry {
+    /// No retries: a failed run waits for the next fire time.
+    pub const NONE: Retry = Retry {
+        first: Duration::ZERO,
+        max: Duration::ZERO,
+        attempts: 0,
+    };
+
+    /// The delay before retry `k` (1-based).
+    pub fn delay(&self, k: u32) -> Duration {
+        let factor = 2u32.saturating_pow(k.saturating_sub(1));
+        self.first.saturating_mul(factor).min(self.max)
+    }
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        DEFAULT_RETRY
+    }
+}
+
+/// A job's name and schedule.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub name: String,
+    pub schedule: cron::Schedule,
+    pub retry: Retry,
+    pub lease: Duration,
+}
+
+/// Parses a cron expression the way [`JobSpec::new`] does (see the crate docs for the syntax).
+pub fn parse_cron(expr: &str) -> Result<cron::Schedule, cron::error::Error> {
+    let trimmed = expr.trim();
+    // Standard 5-field cron (no seconds field): fire at second 0.
+    if !trimmed.starts_with('@') && trimmed.split_whitespace().count() == 5 {
+        cron::Schedule::from_str(&format!("0 {trimmed}"))
+    } else {
+        cron::Schedule::from_str(trimmed)
+    }
+}
+
+impl JobSpec {
+    /// A job named `name` firing on `cron_expr`, with [`DEFAULT_RETRY`] and [`DEFAULT_LEASE`].
+    pub fn new(name: impl Into<String>, cron_expr: &str) -> Result<Self, ScheduleError> {
+        let name = name.into();
+        let schedule = parse_cron(cron_expr).map_err(|e| ScheduleError::BadCron {
+            job: name.clone(),
+            expr: cron_expr.to_owned(),
+            reason: e.to_string(),
+        })?;
+        Ok(Self {
+            name,
+            schedule,
+            retry: DEFAULT_RETRY,
+            lease: DEFAULT_LEASE,
+        })
+    }
+
+    pub fn with_retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The first fire time strictly after `t`.
+    pub fn next_fire_after(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.schedule.after(&t).next()
+    }
+
+    /// The schedule's interval as seen from `now`: the gap between its next two fire times.
+    pub fn interval(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
+        let mut it = self.schedule.after(&now);
+        let a = it.next()?;
+        let b = it.next()?;
+        Some(b - a)
+    }
+
+    /// Whether the job must run at start: it never succeeded, or its last success is older
+    /// than its interval.
+    pub fn catch_up_due(&self, last_success: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+        match last_success {
+            None => true,
+            Some(t) => self.interval(now).is_some_and(|iv| now - t > iv),
+        }
+    }
+
+    fn renew_every(&self) -> chrono::Duration {
+        let d = (self.lease / RENEWALS_PER_LEASE).max(MIN_RENEW_EVERY);
+        chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+    }
+}
+
+/// A job's failure: a message (the binary formats its `anyhow` errors with `{:#}`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct JobError {
+    pub message: String,
+}
+
+impl JobError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for JobError {
+    fn from(message: String) -> Self {
+        Self { message }
+    }
+}
+
+impl From<&str> for JobError {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+/// The side of a stop signal that sends it.
+#[derive(Debug)]
+pub struct StopHandle {
+    tx: watch::Sender<bool>,
+}
+
+impl StopHandle {
+    /// Signals stop to every clone of the paired [`StopSignal`]. Idempotent.
+    pub fn stop(&self) {
+        self.tx.send_replace(true);
+    }
+}
+
+/// Tells a running job to stop early (shutdown, or its lease was lost). Cloneable.
+#[derive(Debug, Clone)]
+pub struct StopSignal {
+    rx: watch::Receiver<bool>,
+}
+
+/// A new stop signal and the handle that triggers it.
+pub fn stop_pair() -> (StopHandle, StopSignal) {
+    let (tx, rx) = watch::channel(false);
+    (StopHandle { tx }, StopSignal { rx })
+}
+
+impl StopSignal {
+    /// A signal that is never given.
+    pub fn never() -> Self {
+        let (tx, rx) = watch::channel(false);
+        drop(tx);
+        Self { rx }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        *self.rx.borrow()
+    }
+
+    /// Completes when stop is signalled; never, if the handle is dropped without signalling.
+    pub async fn stopped(&self) {
+        let mut rx = self.rx.clone();
+        if rx.wait_for(|s| *s).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Spawns a task that sets `flag` when stop is signalled (for code that polls an
+    /// `Arc<AtomicBool>`, like the crawler). The task ends without touching the flag if the
+    /// handle is dropped unsignalled. Must be called inside a tokio runtime.
+    pub fn watch_flag(&self, flag: Arc<AtomicBool>) -> JoinHandle<()> {
+        let mut rx = self.rx.clone();
+        tokio::spawn(async move {
+            if rx.wait_for(|s| *s).await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+            }
+        })
+    }
+}
+
+/// What a job body is given.
+#[derive(Debug, Clone)]
+pub struct JobContext {
+    pub job: String,
+    /// 1 for a scheduled or catch-up run, 2.. for retries.
+    pub attempt: u32,
+    pub scheduled_for: DateTime<Utc>,
+    pub stop: StopSignal,
+}
+
+/// A job body: `Ok(detail)` on success.
+pub type JobFn = Arc<
+    dyn Fn(JobContext) -> Pin<Box<dyn Future<Output = Result<String, JobError>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Wraps an async closure as a [`JobFn`].
+pub fn job_fn<F, Fut>(f: F) -> JobFn
+where
+    F: Fn(JobContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, JobError>> + Send + 'static,
+{
+    Arc::new(move |ctx| Box::pin(f(ctx)))
+}
+
+/// What the scheduler did, as it happens. Each is also logged with `tracing`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Started {
+        job: String,
+        run_id: i64,
+        attempt: u32,
+        scheduled_for: DateTime<Utc>,
+    },
+    Finished {
+        job: String,
+        run_id: i64,
+        status: RunStatus,
+        /// `Ok(detail)` or `Err(message)`.
+        outcome: Result<String, String>,
+        at: DateTime<Utc>,
+    },
+    /// Another holder had the lease at a fire time; the job waits for its next fire time.
+    Skipped {
+        job: String,
+        held_by: String,
+        until: DateTime<Utc>,
+    },
+    RetryScheduled {
+        job: String,
+        at: DateTime<Utc>,
+        attempt: u32,
+    },
+    /// A retry was due at `would_be`, at or after the next fire time; it was dropped.
+    RetryDropped {
+        job: String,
+        would_be: DateTime<Utc>,
+        next_fire: DateTime<Utc>,
+    },
+    /// The job's next scheduled (or catch-up) run.
+    NextRun { job: String, at: DateTime<Utc> },
+    /// The store failed; the job waits for its next fire time.
+    StoreError { job: String, message: String },
+}
+
+/// Counts over one [`Scheduler::run`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub started: u64,
+    pub ok: u64,
+    pub failed: u64,
+    pub stopped: u64,
+    pub skipped: u64,
+}
+
+impl RunSummary {
+    fn merge(&mut self, o: RunSummary) {
+        self.started += o.started;
+        self.ok += o.ok;
+        self.failed += o.failed;
+        self.stopped += o.stopped;
+        self.skipped += o.skipped;
+    }
+}
+
+struct Inner {
+    store: Arc<LeaseStore>,
+    clock: Arc<dyn Clock>,
+    holder: String,
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<Event>>>,
+}
+
+impl Inner {
+    fn emit(&self, ev: Event) {
+        match &ev {
+            Event::Started {
+                job,
+                run_id,
+                attempt,
+                scheduled_for,
+            } => info!(job, run_id, attempt, %scheduled_for, holder = %self.holder, "job started"),
+            Event::Finished {
+                job,
+                run_id,
+                status,
+                outcome,
+                at,
+            } => match outcome {
+                Ok(detail) => info!(job, run_id, %status, %at, detail, "job finished"),
+                Err(message) if *status == RunStatus::Stopped => {
+                    warn!(job, run_id, %status, %at, message, "job stopped")
+                }
+                Err(message) => error!(job, run_id, %status, %at, message, "job failed"),
+            },
+            Event::Skipped {
+                job,
+                held_by,
+                until,
+            } => info!(job, held_by, %until, "job skipped: another holder has its lease"),
+            Event::RetryScheduled { job, at, attempt } => {
+                info!(job, %at, attempt, "job retry scheduled")
+            }
+            Event::RetryDropped {
+                job,
+                would_be,
+                next_fire,
+            } => {
+                info!(job, %would_be, %next_fire, "job retry dropped: the next fire time comes first")
+            }
+            Event::NextRun { job, at } => info!(job, %at, "job next run"),
+            Event::StoreError { job, message } => error!(job, message, "schedule store error"),
+        }
+        let mut subs = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        subs.retain(|s| s.send(ev.clone()).is_ok());
+    }
+
+    /// Runs a store call on the blocking pool: SQLite may wait up to the busy timeout.
+    async fn store<T, F>(&self, f: F) -> Result<T, ScheduleError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&LeaseStore) -> Result<T, ScheduleError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .unwrap_or_else(|e| Err(ScheduleError::Internal(format!("store call failed: {e}"))))
+    }
+}
+
+/// Runs jobs on their cron schedules under a per-job lease (see the crate docs).
+pub struct Scheduler {
+    inner: Inner,
+    jobs: Vec<(JobSpec, JobFn)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    at: DateTime<Utc>,
+    attempt: u32,
+}
+
+async fn wait_shutdown(rx: &mut watch::Receiver<bool>) {
+    // An error means the sender is gone, which only happens when `run` is being dropped.
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+fn panic_message(p: &(dyn Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_owned()
+    }
+}
+
+impl Scheduler {
+    /// A scheduler taking leases as `holder`, which must be unique among the processes that
+    /// share the store (e.g. `hostname:pid`).
+    pub fn new(store: Arc<LeaseStore>, clock: Arc<dyn Clock>, holder: String) -> Self {
+        Self {
+            inner: Inner {
+                store,
+                clock,
+                holder,
+                subscribers: Mutex::new(Vec::new()),
+            },
+            jobs: Vec::new(),
+        }
+    }
+
+    /// Adds a job. Names must be unique (they key the lease and the run history).
+    pub fn add(&mut self, spec: JobSpec, f: JobFn) -> Result<(), ScheduleError> {
+        if self.jobs.iter().any(|(s, _)| s.name == spec.name) {
+            return Err(ScheduleError::DuplicateJob(spec.name));
+        }
+        self.jobs.push((spec, f));
+        Ok(())
+    }
+
+    /// A receiver of every [`Event`] from now on.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.inner
+            .subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tx);
+        rx
+    }
+
+    /// For each job: its name, when it will first run if [`Scheduler::run`] starts now, and
+    /// whether that is a catch-up run due at once. A job with no future fire time and no
+    /// catch-up is left out.
+    pub fn next_runs(&self) -> Result<Vec<(String, DateTime<Utc>, bool)>, ScheduleError> {
+        let now = self.inner.clock.now();
+        let mut out = Vec::new();
+        for (spec, _) in &self.jobs {
+            let last = self.inner.store.last_success(&spec.name)?;
+            if spec.catch_up_due(last, now) {
+                out.push((spec.name.clone(), now, true));
+            } else if let Some(at) = spec.next_fire_after(now) {
+                out.push((spec.name.clone(), at, false));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs every job until `shutdown` completes, then stops the running ones, waits for
+    /// them, records their outcome, releases their leases and returns.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> RunSummary {
+        let inner = Arc::new(self.inner);
+        let (tx, rx) = watch::channel(false);
+        let mut set = JoinSet::new();
+        for (spec, f) in self.jobs {
+            set.spawn(job_loop(inner.clone(), spec, f, rx.clone()));
+        }
+        let mut shutdown = std::pin::pin!(shutdown);
+        let mut shutting = false;
+        let mut summary = RunSummary::default();
+        loop {
+            tokio::select! {
+                () = &mut shutdown, if !shutting => {
+                    info!(holder = %inner.holder, "scheduler shutting down");
+                    shutting = true;
+                    tx.send_replace(true);
+                }
+                r = set.join_next() => match r {
+                    Some(Ok(t)) => summary.merge(t),
+                    Some(Err(e)) => error!("a scheduler job task failed: {e}"),
+                    None => {
+                        if !shutting {
+                            shutdown.as_mut().await;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        info!(holder = %inner.holder, ?summary, "scheduler stopped");
+        summary
+    }
+}
+
+async fn job_loop(
+    inner: Arc<Inner>,
+    spec: JobSpec,
+    f: JobFn,
+    mut shutdown: watch::Receiver<bool>,
+) -> RunSummary {
+    let mut tally = RunSummary::default();
+    let name = spec.name.clone();
+    let now = inner.clock.now();
+    let job = name.clone();
+    let due = match inner.store(move |s| s.last_success(&job)).await {
+        Ok(last) => spec.catch_up_due(last, now),
+        Err(e) => {
+            // Try at once: if the store is really broken, acquiring fails too and the job
+            // waits for its next fire time.
+            inner.emit(Event::StoreError {
+                job: name.clone(),
+                message: e.to_string(),
+            });
+            true
+        }
+    };
+    let mut plan = if due {
+        Some(now)
+    } else {
+        spec.next_fire_after(now)
+    }
+    .map(|at| Plan { at, attempt: 1 });
+
+    loop {
+        let Some(p) = plan else {
+            warn!(job = name, "job has no future fire time; it stays idle");
+            wait_shutdown(&mut shutdown).await;
+            return tally;
+        };
+        if p.attempt == 1 {
+            inner.emit(Event::NextRun {
+                job: name.clone(),
+                at: p.at,
+            });
+        }
+        tokio::select! {
+            biased;
+            () = wait_shutdown(&mut shutdown) => return tally,
+            () = inner.clock.sleep_until(p.at) => {}
+        }
+        if *shutdown.borrow() {
+            return tally;
+        }
+
+        let now = inner.clock.now();
+        let (job, holder, lease) = (name.clone(), inner.holder.clone(), spec.lease);
+        let start = RunStart {
+            attempt: p.attempt,
+            scheduled_for: p.at,
+        };
+        let acquired = inner
+            .store(move |s| s.try_acquire(&job, &holder, now, lease, start))
+            .await;
+        let run_id = match acquired {
+            Ok(Acquire::Acquired { run_id }) => run_id,
+            Ok(Acquire::Held { holder, expires_at }) => {
+                tally.skipped += 1;
+                inner.emit(Event::Skipped {
+                    job: name.clone(),
+                    held_by: holder,
+                    until: expires_at,
+                });
+                plan = spec.next_fire_after(now).map(|at| Plan { at, attempt: 1 });
+                continue;
+            }
+            Err(e) => {
+                inner.emit(Event::StoreError {
+                    job: name.clone(),
+                    message: e.to_string(),
+                });
+                plan = spec.next_fire_after(now).map(|at| Plan { at, attempt: 1 });
+                continue;
+            }
+        };
+
+        tally.started += 1;
+        inner.emit(Event::Started {
+            job: name.clone(),
+            run_id,
+            attempt: p.attempt,
+            scheduled_for: p.at,
+        });
+        let (status, outcome) = run_once(&inner, &spec, &f, run_id, p, &mut shutdown).await;
+        match status {
+            RunStatus::Ok => tally.ok += 1,
+            RunStatus::Stopped => tally.stopped += 1,
+            _ => tally.failed += 1,
+        }
+        let end = inner.clock.now();
+        let detail = match &outcome {
+            Ok(d) => d.clone(),
+            Err(m) => m.clone(),
+        };
+        let (job, holder) = (name.clone(), inner.holder.clone());
+        match inner
+            .store(move |s| s.finish(&job, &holder, run_id, end, status, &detail))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => warn!(
+                job = name,
+                run_id, "the run's lease had been lost before it finished"
+            ),
+            Err(e) => inner.emit(Event::StoreError {
+                job: name.clone(),
+                message: e.to_string(),
+            }),
+        }
+        inner.emit(Event::Finished {
+            job: name.clone(),
+            run_id,
+            status,
+            outcome,
+            at: end,
+        });
+        if *shutdown.borrow() {
+            return tally;
+        }
+
+        let next_fire = spec.next_fire_after(end);
+        plan = next_fire.map(|at| Plan { at, attempt: 1 });
+        if status == RunStatus::Failed && p.attempt <= spec.retry.attempts {
+            let delay = chrono::Duration::from_std(spec.retry.delay(p.attempt))
+                .unwrap_or(chrono::Duration::MAX);
+            let at = end.checked_add_signed(delay);
+            match (at, next_fire) {
+                (Some(at), next) if next.is_none_or(|n| at < n) => {
+                    let attempt = p.attempt + 1;
+                    inner.emit(Event::RetryScheduled {
+                        job: name.clone(),
+                        at,
+                        attempt,
+                    });
+                    plan = Some(Plan { at, attempt });
+                }
+                (at, Some(next_fire)) => inner.emit(Event::RetryDropped {
+                    job: name.clone(),
+                    would_be: at.unwrap_or(DateTime::<Utc>::MAX_UTC),
+                    next_fire,
+                }),
+                (_, None) => {}
+            }
+        }
+    }
+}
+
+/// Runs one attempt in its own task (so a panic is caught), renewing the lease meanwhile and
+/// passing on a shutdown or a lost lease as the job's stop signal.
+async fn run_once(
+    inner: &Arc<Inner>,
+    spec: &JobSpec,
+    f: &JobFn,
+    run_id: i64,
+    p: Plan,
+    shutdown: &mut watch::Receiver<bool>,
+) -> (RunStatus, Result<String, String>) {
+    let (stop_handle, stop) = stop_pair();
+    let ctx = JobContext {
+        job: spec.name.clone(),
+        attempt: p.attempt,
+        scheduled_for: p.at,
+        stop,
+    };
+    let fut = match catch_unwind(AssertUnwindSafe(|| f(ctx))) {
+        Ok(fut) => fut,
+        Err(panic) => {
+            return (
+                RunStatus::Failed,
+                Err(format!("the job panicked: {}", panic_message(&*panic))),
+            );
+        }
+    };
+    let mut handle = tokio::spawn(fut);
+    let renew_every = spec.renew_every();
+    let mut next_renew = inner.clock.now() + renew_every;
+    let mut lease_lost = false;
+    let mut stop_reason: Option<&'static str> = None;
+    let joined = loop {
+        tokio::select! {
+            r = &mut handle => break r,
+            () = inner.clock.sleep_until(next_renew), if !lease_lost => {
+                let now = inner.clock.now();
+                let (job, holder, lease) = (spec.name.clone(), inner.holder.clone(), spec.lease);
+                match inner.store(move |s| s.renew(&job, &holder, run_id, now, lease)).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        error!(job = spec.name, run_id, "lease lost while running; stopping the job");
+                        lease_lost = true;
+                        stop_reason.get_or_insert("its lease was lost");
+                        stop_handle.stop();
+                    }
+                    // Retried at the next renewal; the lease has slack for a few misses.
+                    Err(e) => warn!(job = spec.name, run_id, "lease renewal failed: {e}"),
+                }
+                next_renew = inner.clock.now() + renew_every;
+            }
+            () = wait_shutdown(shutdown), if stop_reason.is_none() => {
+                info!(job = spec.name, run_id, "asking the running job to stop");
+                stop_reason = Some("the scheduler is shutting down");
+                stop_handle.stop();
+            }
+        }
+    };
+    match joined {
+        Ok(Ok(detail)) => (RunStatus::Ok, Ok(detail)),
+        Ok(Err(e)) => match stop_reason {
+            Some(why) => (
+                RunStatus::Stopped,
+                Err(format!("stopped because {why}: {}", e.message)),
+            ),
+            None => (RunStatus::Failed, Err(e.message)),
+        },
+        Err(e) if e.is_panic() => (
+            RunStatus::Failed,
+            Err(format!(
+                "the job panicked: {}",
+                panic_message(&*e.into_panic())
+            )),
+        ),
+        Err(e) => (RunStatus::Failed, Err(format!("the job task ended: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn five_field_cron_gets_a_seconds_field() {
+        let a = JobSpec::new("a", "0 3 * * *").unwrap();
+        let b = JobSpec::new("b", "0 0 3 * * *").unwrap();
+        let t = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        assert_eq!(a.next_fire_after(t), b.next_fire_after(t));
+        assert_eq!(a.interval(t), Some(chrono::Duration::days(1)));
+        assert!(JobSpec::new("c", "@daily").is_ok());
+    }
+
+    #[test]
+    fn retry_delays_double_up_to_max() {
+        let r = Retry {
+            first: Duration::from_secs(10),
+            max: Duration::from_secs(35),
+            attempts: 5,
+        };
+        let d: Vec<u64> = (1..=4).map(|k| r.delay(k).as_secs()).collect();
+        assert_eq!(d, [10, 20, 35, 35]);
+    }
+
+    #[tokio::test]
+    async fn watch_flag_sets_the_flag_on_stop_and_not_otherwise() {
+        let (h, s) = stop_pair();
+        let flag = Arc::new(AtomicBool::new(false));
+        let task = s.watch_flag(flag.clone());
+        assert!(!s.is_stopped());
+        h.stop();
+        task.await.unwrap();
+        assert!(flag.load(Ordering::SeqCst));
+        assert!(s.is_stopped());
+        s.stopped().await;
+
+        let (h, s) = stop_pair();
+        let flag = Arc::new(AtomicBool::new(false));
+        let task = s.watch_flag(flag.clone());
+        drop(h);
+        task.await.unwrap();
+        assert!(!flag.load(Ordering::SeqCst));
+    }
+}
