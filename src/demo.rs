@@ -593,6 +593,9 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         .dialable(|r| !before.contains(&(r.name.as_str(), r.version.as_str())))
         .into_iter()
         .collect();
+    // Only a stand-in observed on day one can show a change on day two.
+    let day_one: std::collections::BTreeSet<String> =
+        days[0].dialable(|_| true).into_iter().collect();
     let mut edits = 0;
     for (i, original) in originals.iter().enumerate() {
         let set = i % sets.len();
@@ -601,8 +604,9 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             "url": fleet_urls[original],
             "day1": TOOL_SETS[set].0,
         });
-        if urls_of_new_versions.contains(original) || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2
-        {
+        let changes = urls_of_new_versions.contains(original)
+            || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2;
+        if changes && day_one.contains(original) {
             let edit = EDITS[edits % EDITS.len()];
             edits += 1;
             let tools = edit.apply(&sets[set], &sets[(set + 1) % sets.len()])?;

@@ -128,8 +128,10 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     let (status, home) = get(&format!("{base}/"));
     assert_eq!(status, 200);
     assert!(home.contains("toolmark"));
-    let (status, servers) = get(&format!("{base}/servers"));
-    assert_eq!(status, 200, "{servers}");
+    for page in ["/changes", "/log", "/check"] {
+        let (status, body) = get(&format!("{base}{page}"));
+        assert_eq!(status, 200, "{page}: {body}");
+    }
 
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(data.join("demo.json")).unwrap()).unwrap();

@@ -30,11 +30,15 @@
 //! - **Schedule.** Then it runs at each fire time. Fire times that pass while a run is going
 //!   collapse: the next run is the first fire time after the run ends.
 //! - **One run at a time, across processes.** Before each run the scheduler takes the job's
-//!   lease in the store (one `IMMEDIATE` transaction). If another holder has it, the fire
-//!   time is skipped ([`Event::Skipped`]) and the job waits for its next one. While running,
-//!   the lease is renewed every lease/3; if a renewal finds it lost, the job's
-//!   [`StopSignal`] is given and an error logged. A holder that dies leaves its lease to
-//!   expire; the next holder to take it marks the dead run `interrupted`.
+//!   lease in the store (one `IMMEDIATE` transaction). If another holder has it, the run is
+//!   skipped ([`Event::Skipped`]) and the job looks again when that lease lapses (or at its
+//!   next fire time, if sooner): a live holder renews its lease, so the job keeps waiting;
+//!   once the lease is free, the job runs unless a run succeeded after the skipped fire time
+//!   (the other holder served it, or the fire time collapsed into its run). So a holder that
+//!   dies is replaced one lease later, not a day later. While running, the lease is renewed
+//!   every lease/3; if a renewal finds it lost, the job's [`StopSignal`] is given and an
+//!   error logged. A holder that dies leaves its lease to expire; the next holder to take it
+//!   marks the dead run `interrupted`.
 //! - **Retries.** A failed run (`Err`, or a panic in the job, which is caught) is recorded
 //!   `failed` and retried after `first`, `2*first`, `4*first`… (capped at `max`, at most
 //!   `attempts` retries). A retry never delays or replaces the next fire time: one that

@@ -274,7 +274,8 @@ pub enum Event {
         outcome: Result<String, String>,
         at: DateTime<Utc>,
     },
-    /// Another holder had the lease at a fire time; the job waits for its next fire time.
+    /// Another holder had the lease at a fire time; the job looks again when that lease
+    /// lapses (or at its next fire time, if sooner).
     Skipped {
         job: String,
         held_by: String,
@@ -391,7 +392,24 @@ pub struct Scheduler {
 struct Plan {
     at: DateTime<Utc>,
     attempt: u32,
+    /// Set when this is a second look after another holder had the lease at the fire time
+    /// `.0`: the run is needless if a run of the job succeeded after that fire time.
+    after_held: Option<DateTime<Utc>>,
 }
+
+impl Plan {
+    fn fire(at: DateTime<Utc>) -> Plan {
+        Plan {
+            at,
+            attempt: 1,
+            after_held: None,
+        }
+    }
+}
+
+/// How long after another holder's lease expires the scheduler looks again (so a renewal
+/// landing exactly at the expiry is seen).
+const RECHECK_SLACK: Duration = Duration::from_secs(1);
 
 async fn wait_shutdown(rx: &mut watch::Receiver<bool>) {
     // An error means the sender is gone, which only happens when `run` is being dropped.
@@ -523,7 +541,7 @@ async fn job_loop(
     } else {
         spec.next_fire_after(now)
     }
-    .map(|at| Plan { at, attempt: 1 });
+    .map(Plan::fire);
 
     loop {
         let Some(p) = plan else {
@@ -547,6 +565,23 @@ async fn job_loop(
         }
 
         let now = inner.clock.now();
+        if let Some(fire) = p.after_held {
+            // Another holder had the lease at `fire`. If a run succeeded since, that fire time
+            // was served (or collapsed into a run in progress); else the holder died or
+            // failed, and this process runs the job now.
+            let job = name.clone();
+            match inner.store(move |s| s.last_success_finished(&job)).await {
+                Ok(Some(done)) if done >= fire => {
+                    plan = spec.next_fire_after(now).map(Plan::fire);
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => inner.emit(Event::StoreError {
+                    job: name.clone(),
+                    message: e.to_string(),
+                }),
+            }
+        }
         let (job, holder, lease) = (name.clone(), inner.holder.clone(), spec.lease);
         let start = RunStart {
             attempt: p.attempt,
@@ -564,7 +599,22 @@ async fn job_loop(
                     held_by: holder,
                     until: expires_at,
                 });
-                plan = spec.next_fire_after(now).map(|at| Plan { at, attempt: 1 });
+                // Look again when that lease lapses (a live holder renews it; a dead one
+                // does not), unless the next fire time comes first.
+                let fire = p.after_held.unwrap_or(p.at);
+                let recheck = expires_at
+                    .checked_add_signed(
+                        chrono::Duration::from_std(RECHECK_SLACK).unwrap_or_default(),
+                    )
+                    .unwrap_or(expires_at);
+                plan = match spec.next_fire_after(now) {
+                    Some(next) if next <= recheck => Some(Plan::fire(next)),
+                    _ => Some(Plan {
+                        at: recheck,
+                        attempt: p.attempt,
+                        after_held: Some(fire),
+                    }),
+                };
                 continue;
             }
             Err(e) => {
@@ -572,7 +622,7 @@ async fn job_loop(
                     job: name.clone(),
                     message: e.to_string(),
                 });
-                plan = spec.next_fire_after(now).map(|at| Plan { at, attempt: 1 });
+                plan = spec.next_fire_after(now).map(Plan::fire);
                 continue;
             }
         };
@@ -622,7 +672,7 @@ async fn job_loop(
         }
 
         let next_fire = spec.next_fire_after(end);
-        plan = next_fire.map(|at| Plan { at, attempt: 1 });
+        plan = next_fire.map(Plan::fire);
         if status == RunStatus::Failed && p.attempt <= spec.retry.attempts {
             let delay = chrono::Duration::from_std(spec.retry.delay(p.attempt))
                 .unwrap_or(chrono::Duration::MAX);
@@ -635,7 +685,11 @@ async fn job_loop(
                         at,
                         attempt,
                     });
-                    plan = Some(Plan { at, attempt });
+                    plan = Some(Plan {
+                        at,
+                        attempt,
+                        after_held: None,
+                    });
                 }
                 (at, Some(next_fire)) => inner.emit(Event::RetryDropped {
                     job: name.clone(),

@@ -310,6 +310,20 @@ impl LeaseStore {
         s.map(time).transpose()
     }
 
+    /// When `job`'s latest `ok` run finished (by any holder), if it ever succeeded.
+    pub fn last_success_finished(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
+        let conn = self.conn();
+        let s: Option<i64> = conn
+            .query_row(
+                "SELECT MAX(finished_at) FROM runs WHERE job = ?1 AND status = 'ok'",
+                [job],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        s.map(time).transpose()
+    }
+
     /// `job`'s latest `limit` runs, newest first.
     pub fn runs(&self, job: &str, limit: usize) -> Result<Vec<RunRecord>, ScheduleError> {
         let conn = self.conn();
