@@ -227,6 +227,10 @@ impl Service {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
+                // Keep what it printed last (the reader ends at end of file).
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+                    self.seen.push(line);
+                }
                 return s;
             }
             assert!(Instant::now() < deadline, "toolmark run did not exit");

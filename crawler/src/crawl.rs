@@ -160,7 +160,7 @@ pub async fn crawl(
             });
         }
         if stopping {
-            abandoned = queues.values().map(|(q, _)| q.len()).sum();
+            abandoned += queues.values().map(|(q, _)| q.len()).sum::<usize>();
             queues.clear();
         }
         let Some(done) = tasks.join_next().await else {
@@ -195,7 +195,53 @@ pub fn host_key(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::host_key;
+    use super::*;
+    use crate::registry::Target;
+    use std::time::Duration;
+    use toolmark_standins::fleet::{Fleet, FleetSpec};
+
+    /// Setting `stop` mid-crawl: the observations in flight finish and are delivered, nothing
+    /// new starts, and every target not observed is counted as abandoned.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stop_finishes_what_is_in_flight_and_counts_the_rest() {
+        let fleet = Fleet::start(FleetSpec {
+            hosts: 1,
+            endpoints_per_host: 10,
+            latency: (Duration::from_millis(100), Duration::from_millis(100)),
+            seed: 3,
+            tool_sets: vec![r#"{"tools":[]}"#.into()],
+        })
+        .await
+        .unwrap();
+        let targets: Vec<Target> = fleet
+            .urls()
+            .into_iter()
+            .map(|url| Target {
+                server: "io.example/s".into(),
+                version: "1".into(),
+                kind: TargetKind::Remote {
+                    transport: "streamable-http".into(),
+                    url,
+                },
+                skip: None,
+            })
+            .collect();
+        let mut config = CrawlConfig::default();
+        config.client.policy.allow_private = true;
+        let stop = config.stop.clone();
+        let mut observed = 0;
+        let abandoned = crawl(&config, targets, |outcome| {
+            assert!(outcome.observation.is_some());
+            observed += 1;
+            stop.store(true, Ordering::Relaxed);
+        })
+        .await;
+        // Two were in flight (the per-host limit) when the first finished and set `stop`.
+        assert_eq!(observed, 2);
+        assert_eq!(abandoned, 8);
+        assert_eq!(fleet.requests().tools_list, 2);
+        fleet.shutdown(Duration::from_secs(1)).await;
+    }
 
     #[test]
     fn host_keys() {
