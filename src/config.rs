@@ -396,14 +396,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("per_host") || e.contains("line 2"), "{e}");
-        let e = Config::parse("listen = \"localhost\"").unwrap_err().to_string();
+        let e = Config::parse("listen = \"localhost\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("listen") || e.contains("line 1"), "{e}");
         let mut c = Config::default();
         c.schedules.crawl = "every day".into();
         let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("schedules.crawl") && e.contains("every day"), "{e}");
-        let mut c = Config::default();
-        c.registry = "ftp://x".into();
+        assert!(
+            e.contains("schedules.crawl") && e.contains("every day"),
+            "{e}"
+        );
+        let c = Config {
+            registry: "ftp://x".into(),
+            ..Config::default()
+        };
         assert!(c.validate().is_err());
         let mut c = Config::default();
         c.crawl.resolve = vec!["a.example=not-an-ip".into()];

@@ -210,7 +210,9 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     let flag = stop.clone();
     runtime.spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            tracing::warn!("interrupted: finishing the observations in flight, then recording them");
+            tracing::warn!(
+                "interrupted: finishing the observations in flight, then recording them"
+            );
             flag.store(true, Ordering::Relaxed);
         }
     });

@@ -440,8 +440,11 @@ fn prepare_data(arg: Option<&Path>) -> Result<(PathBuf, bool)> {
         }
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    std::fs::write(dir.join(MARKER), "data of toolmark demo: the next demo may wipe it\n")
-        .with_context(|| format!("writing {}", dir.display()))?;
+    std::fs::write(
+        dir.join(MARKER),
+        "data of toolmark demo: the next demo may wipe it\n",
+    )
+    .with_context(|| format!("writing {}", dir.display()))?;
     Ok((dir, temporary))
 }
 
@@ -682,7 +685,11 @@ mod tests {
         assert_eq!((day1.latest.len(), day2.latest.len()), (1097, 1108));
         // New versions on day two whose remotes are dialed: the stand-ins that change.
         let before: Vec<_> = day1.latest.iter().map(|r| (&r.name, &r.version)).collect();
-        assert!(!day2.dialable(|r| !before.contains(&(&r.name, &r.version))).is_empty());
+        assert!(
+            !day2
+                .dialable(|r| !before.contains(&(&r.name, &r.version)))
+                .is_empty()
+        );
         for (file, text) in TOOL_SETS {
             let tools = raw_tools(file, text).unwrap();
             assert!(!tools.is_empty(), "{file}");

@@ -129,7 +129,11 @@ fn init_logging(service: bool) {
     if service {
         builder.init();
     } else {
-        builder.without_time().with_target(false).with_level(false).init();
+        builder
+            .without_time()
+            .with_target(false)
+            .with_level(false)
+            .init();
     }
 }
 

@@ -54,7 +54,10 @@ async fn service(config: Config) -> Result<()> {
     let bound = listener.local_addr()?;
     let base = config.public_base(bound);
     let state = crate::serve_cli::open_state(data, &base, config.check_rate)?;
-    tracing::info!("toolmark {} serving http://{bound}/ (public base {base})", env!("CARGO_PKG_VERSION"));
+    tracing::info!(
+        "toolmark {} serving http://{bound}/ (public base {base})",
+        env!("CARGO_PKG_VERSION")
+    );
     tracing::info!(
         "data {} — log verifier key {} (signing key {}), answer key {}",
         data.display(),
@@ -81,7 +84,9 @@ async fn service(config: Config) -> Result<()> {
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
     for (job, at, due) in scheduler.next_runs()? {
         if due {
-            tracing::info!("job {job}: catching up now (no successful run within its interval), then at {at}");
+            tracing::info!(
+                "job {job}: catching up now (no successful run within its interval), then at {at}"
+            );
         } else {
             tracing::info!("job {job}: next run at {at}");
         }
@@ -91,7 +96,9 @@ async fn service(config: Config) -> Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         crate::serve_cli::terminated().await;
-        tracing::info!("shutting down: jobs finish and commit what they did; a second signal exits at once");
+        tracing::info!(
+            "shutting down: jobs finish and commit what they did; a second signal exits at once"
+        );
         let _ = stop_tx.send(true);
         crate::serve_cli::terminated().await;
         tracing::warn!("second signal: exiting now");

@@ -160,7 +160,10 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     let (_, vkey) = get(&format!("{base}/api/v1/log/vkey"));
     let verified = toolmark_api::check::verify_answer(&answer, &key, vkey.trim())
         .expect("the answer verifies offline");
-    assert_eq!(verified.entry.subject.target, unchanged["url"].as_str().unwrap());
+    assert_eq!(
+        verified.entry.subject.target,
+        unchanged["url"].as_str().unwrap()
+    );
 
     // A stand-in that changed on day two: its day-two tools are `same`, its day-one tools
     // were observed before.
@@ -194,11 +197,7 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
             .iter()
             .find(|i| i["_toolmark"]["endpoint"] == s["url"])
             .unwrap_or_else(|| panic!("no feed item for {s}"));
-        if s["day2Edit"]
-            .as_str()
-            .unwrap()
-            .contains("tool poisoning")
-        {
+        if s["day2Edit"].as_str().unwrap().contains("tool poisoning") {
             assert_eq!(item["_toolmark"]["class"], "dangerous", "{item:#}");
         }
     }
@@ -216,13 +215,22 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
 
     // SIGTERM ends it cleanly.
     let pid = demo.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = demo.child.try_wait().unwrap() {
             break s;
         }
-        assert!(Instant::now() < deadline, "the demo did not stop on SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "the demo did not stop on SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(status.success(), "{status:?}");

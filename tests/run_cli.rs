@@ -54,7 +54,10 @@ fn bad_configuration_is_a_clear_error_and_exit_2() {
         .unwrap();
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("per_hots") && err.contains("toolmark.toml"), "{err}");
+    assert!(
+        err.contains("per_hots") && err.contains("toolmark.toml"),
+        "{err}"
+    );
 
     let o = toolmark(&["run", "--crawl-schedule", "daily at noon", "--print-config"])
         .output()
@@ -74,7 +77,11 @@ fn bad_configuration_is_a_clear_error_and_exit_2() {
 fn flags_beat_environment_beat_the_file() {
     let dir = tmp("precedence");
     let file = dir.join("t.toml");
-    std::fs::write(&file, "check_rate = 10\n[schedules]\ncrawl = \"0 4 * * *\"\n").unwrap();
+    std::fs::write(
+        &file,
+        "check_rate = 10\n[schedules]\ncrawl = \"0 4 * * *\"\n",
+    )
+    .unwrap();
     let printed = |env: Option<&str>, flag: Option<&str>| {
         let mut c = toolmark(&["run", "--print-config", "--config", file.to_str().unwrap()]);
         if let Some(v) = env {
@@ -118,7 +125,9 @@ impl World {
             })
             .await
             .unwrap();
-            let registry = RegistryStandIn::start(fleet.registry_items(1)).await.unwrap();
+            let registry = RegistryStandIn::start(fleet.registry_items(1))
+                .await
+                .unwrap();
             (fleet, registry)
         });
         World {
@@ -268,10 +277,12 @@ fn verify_log(data: &Path) {
 }
 
 fn crawl_runs(data: &Path) -> Vec<String> {
-    let store = LeaseStore::open(&data.join("schedules.sqlite")).unwrap();
+    let store = LeaseStore::open(data.join("schedules.sqlite")).unwrap();
     let mut runs = store.runs("crawl", 100).unwrap();
     runs.sort_by_key(|r| r.id);
-    runs.into_iter().map(|r| r.status.as_str().to_owned()).collect()
+    runs.into_iter()
+        .map(|r| r.status.as_str().to_owned())
+        .collect()
 }
 
 #[test]
@@ -305,7 +316,10 @@ fn sigterm_mid_crawl_commits_everything_observed() {
     assert!(observed < 12, "the crawl stopped early ({observed} of 12)");
     assert_eq!(log_size(&data), observed);
     verify_log(&data);
-    assert_eq!(crawl_runs(&data).last().map(String::as_str), Some("stopped"));
+    assert_eq!(
+        crawl_runs(&data).last().map(String::as_str),
+        Some("stopped")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -328,12 +342,19 @@ fn a_crawl_killed_midway_is_followed_by_a_clean_run() {
     wait_until("the next crawl to succeed", || {
         crawl_runs(&data).last().map(String::as_str) == Some("ok")
     });
-    assert!(world.observed() >= before + 12, "the whole fleet observed again");
+    assert!(
+        world.observed() >= before + 12,
+        "the whole fleet observed again"
+    );
     service.signal("-TERM");
     assert!(service.exit().success());
     verify_log(&data);
     let runs = crawl_runs(&data);
-    assert_eq!(runs.first().map(String::as_str), Some("interrupted"), "{runs:?}");
+    assert_eq!(
+        runs.first().map(String::as_str),
+        Some("interrupted"),
+        "{runs:?}"
+    );
     assert_eq!(runs.iter().filter(|s| *s == "ok").count(), 1, "{runs:?}");
     // The index closed the killed run too; the clean run recorded every endpoint.
     let index = toolmark_index::index::Index::open_read_only(&data.join("index.sqlite")).unwrap();
@@ -352,7 +373,7 @@ fn the_heartbeat_re_signs_the_checkpoint() {
     let mut service = Service::start(&config);
     service.wait_for("serving http://");
     let checkpoint = data.join("log/public/checkpoint");
-    let store = LeaseStore::open(&data.join("schedules.sqlite")).unwrap();
+    let store = LeaseStore::open(data.join("schedules.sqlite")).unwrap();
     let mut first = None;
     wait_until("three heartbeats after the crawl", || {
         let ok = store

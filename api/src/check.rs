@@ -621,7 +621,10 @@ pub fn verify_answer(
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let key = ed25519_dalek::VerifyingKey::from_bytes(answer_key)
         .map_err(|e| format!("answer key: {e}"))?;
-    let mut unsigned = answer.as_object().ok_or("the answer is not an object")?.clone();
+    let mut unsigned = answer
+        .as_object()
+        .ok_or("the answer is not an object")?
+        .clone();
     let signature = unsigned.remove("signature").ok_or("no signature")?;
     let sig = signature["value"]
         .as_str()
@@ -638,8 +641,8 @@ pub fn verify_answer(
         .as_str()
         .ok_or("no proof.entry")?
         .as_bytes();
-    let parsed = toolmark_log::proof::decode_tlog_proof(bundle)
-        .map_err(|e| format!("proof bundle: {e}"))?;
+    let parsed =
+        toolmark_log::proof::decode_tlog_proof(bundle).map_err(|e| format!("proof bundle: {e}"))?;
     if parsed.extra.as_deref() != Some(entry_bytes) {
         return Err("the bundle's entry is not the answer's entry".into());
     }

@@ -7,8 +7,8 @@ mod support;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use support::*;
-use toolmark_log::entry::Entry;
 use toolmark_api::check::verify_answer;
+use toolmark_log::entry::Entry;
 use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
 
 async fn check(p: &Populated, body: Value) -> Value {
@@ -61,17 +61,29 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
     forged["match"] = json!("same");
     forged["note"] = json!("forged");
     if forged != *answer {
-        assert!(verify_answer(&forged, &key, vkey).unwrap_err().contains("signature"));
+        assert!(
+            verify_answer(&forged, &key, vkey)
+                .unwrap_err()
+                .contains("signature")
+        );
     }
     // A tampered entry does not verify (its proof fails before anything else is believed).
     let parsed = decode_tlog_proof(answer["proof"]["tlogProof"].as_str().unwrap()).unwrap();
-    let mut tampered = answer["proof"]["entry"].as_str().unwrap().as_bytes().to_vec();
+    let mut tampered = answer["proof"]["entry"]
+        .as_str()
+        .unwrap()
+        .as_bytes()
+        .to_vec();
     let last = tampered.len() - 3;
     tampered[last] ^= 1;
     assert!(verify_tlog_proof(&parsed, &tampered, vkey).is_err());
     // Another log's key does not verify the proof.
     let other = toolmark_log::note::LogKey::generate("other.example/log").unwrap();
-    assert!(verify_answer(answer, &key, &other.vkey()).unwrap_err().contains("proof"));
+    assert!(
+        verify_answer(answer, &key, &other.vkey())
+            .unwrap_err()
+            .contains("proof")
+    );
     verified.entry
 }
 

@@ -127,8 +127,7 @@ pub struct Recorded {
 
 /// The report given to a run found still `running` when the next run begins: the process that
 /// ran it ended (crash, SIGKILL, power loss) before finishing it.
-pub const INTERRUPTED_REPORT: &str =
-    r#"{"error":"interrupted: the process ended before the run finished; its recorded batches are kept"}"#;
+pub const INTERRUPTED_REPORT: &str = r#"{"error":"interrupted: the process ended before the run finished; its recorded batches are kept"}"#;
 
 /// Records crawl runs into a log, a blob store and an index.
 pub struct Recorder<'a, S: Storage = FileStore> {

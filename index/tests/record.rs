@@ -803,5 +803,8 @@ fn batches_of_one_run_and_unknown_runs() {
     assert_eq!(closed.finished_at.as_deref(), Some(day_str(1, 0).as_str()));
     assert!(closed.report.unwrap().contains("interrupted"));
     assert_eq!(env.index.run(next).unwrap().unwrap().status, "running");
-    assert!(env.log.head().size > before, "the killed run's batch stays logged");
+    assert!(
+        env.log.head().size > before,
+        "the killed run's batch stays logged"
+    );
 }
