@@ -575,85 +575,105 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         progress: false,
     };
 
-    // Crawl day one.
-    let first = crawl(&options, stop.clone()).await?;
-    println!(
-        "  day 1 ({}) crawled in {:.1} s: {} targets, {} log entries",
-        DAYS[0].0,
-        clock.elapsed().as_secs_f64(),
-        first.targets,
-        first.appended
-    );
+    // The two days. A signal during a crawl ends it early (what it observed is recorded)
+    // and the demo shuts down cleanly.
+    let crawled: Result<()> = async {
+        // Crawl day one.
+        let first = crawl(&options, stop.clone()).await?;
+        println!(
+            "  day 1 ({}) crawled in {:.1} s: {} targets, {} log entries",
+            DAYS[0].0,
+            clock.elapsed().as_secs_f64(),
+            first.targets,
+            first.appended
+        );
 
-    // Day two: the registry's next day; some servers change their tools.
-    let mut manifest = Vec::new();
-    let before: std::collections::BTreeSet<(&str, &str)> = days[0]
-        .latest
-        .iter()
-        .map(|r| (r.name.as_str(), r.version.as_str()))
-        .collect();
-    let urls_of_new_versions: std::collections::BTreeSet<String> = days[1]
-        .dialable(|r| !before.contains(&(r.name.as_str(), r.version.as_str())))
-        .into_iter()
-        .collect();
-    // Only a stand-in observed on day one can show a change on day two.
-    let day_one: std::collections::BTreeSet<String> =
-        days[0].dialable(|_| true).into_iter().collect();
-    let mut edits = 0;
-    for (i, original) in originals.iter().enumerate() {
-        let set = i % sets.len();
-        let mut entry = json!({
-            "originalUrl": original,
-            "url": fleet_urls[original],
-            "day1": TOOL_SETS[set].0,
-        });
-        let changes = urls_of_new_versions.contains(original)
-            || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2;
-        if changes && day_one.contains(original) {
-            let edit = EDITS[edits % EDITS.len()];
-            edits += 1;
-            let tools = edit.apply(&sets[set], &sets[(set + 1) % sets.len()])?;
-            let served = tools_list_result(&tools);
-            fleet.set_tool_set(i, served.clone());
-            entry["day2Edit"] = json!(edit.name());
-            entry["day2Tools"] = serde_json::from_str(&served)?;
+        // Day two: the registry's next day; some servers change their tools.
+        let mut manifest = Vec::new();
+        let before: std::collections::BTreeSet<(&str, &str)> = days[0]
+            .latest
+            .iter()
+            .map(|r| (r.name.as_str(), r.version.as_str()))
+            .collect();
+        let urls_of_new_versions: std::collections::BTreeSet<String> = days[1]
+            .dialable(|r| !before.contains(&(r.name.as_str(), r.version.as_str())))
+            .into_iter()
+            .collect();
+        // Only a stand-in observed on day one can show a change on day two.
+        let day_one: std::collections::BTreeSet<String> =
+            days[0].dialable(|_| true).into_iter().collect();
+        let mut edits = 0;
+        for (i, original) in originals.iter().enumerate() {
+            let set = i % sets.len();
+            let mut entry = json!({
+                "originalUrl": original,
+                "url": fleet_urls[original],
+                "day1": TOOL_SETS[set].0,
+            });
+            let changes = urls_of_new_versions.contains(original)
+                || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2;
+            if changes && day_one.contains(original) {
+                let edit = EDITS[edits % EDITS.len()];
+                edits += 1;
+                let tools = edit.apply(&sets[set], &sets[(set + 1) % sets.len()])?;
+                let served = tools_list_result(&tools);
+                fleet.set_tool_set(i, served.clone());
+                entry["day2Edit"] = json!(edit.name());
+                entry["day2Tools"] = serde_json::from_str(&served)?;
+            }
+            manifest.push(entry);
         }
-        manifest.push(entry);
-    }
-    let mut second_items = day_items[1].clone();
-    let mut everything_versions = Vec::new();
-    if let Some(e) = everything.as_mut() {
-        let (old, new) = (e.version(0), e.version(1));
-        everything_versions = vec![old, new];
-        if old != new {
-            tokio::task::block_in_place(|| e.start(new))?;
+        let mut second_items = day_items[1].clone();
+        let mut everything_versions = Vec::new();
+        if let Some(e) = everything.as_mut() {
+            let (old, new) = (e.version(0), e.version(1));
+            everything_versions = vec![old, new];
+            if old != new {
+                tokio::task::block_in_place(|| e.start(new))?;
+            }
+            second_items.push(e.item(new));
         }
-        second_items.push(e.item(new));
+        registry.set_items(second_items);
+        let second = crawl(&options, stop.clone()).await?;
+        std::fs::write(
+            data.join("demo.json"),
+            serde_json::to_vec_pretty(&json!({
+                "desk": base,
+                "registry": registry.url(),
+                "days": DAYS.iter().map(|d| d.0).collect::<Vec<_>>(),
+                "serverEverything": everything.as_ref().map(|e| json!({
+                    "url": e.url(), "versions": everything_versions,
+                })),
+                "standIns": manifest,
+            }))?,
+        )
+        .context("writing demo.json")?;
+        println!(
+            "  day 2 ({}) crawled in {:.1} s: {} targets, {} log entries, {} tool-set changes: {base}/changes",
+            DAYS[1].0,
+            clock.elapsed().as_secs_f64(),
+            second.targets,
+            second.appended,
+            second.changes
+        );
+        println!("  ready: check a tool set at {base}/check, verify the log at {base}/log");
+
+        Ok(())
     }
-    registry.set_items(second_items);
-    let second = crawl(&options, stop.clone()).await?;
-    std::fs::write(
-        data.join("demo.json"),
-        serde_json::to_vec_pretty(&json!({
-            "desk": base,
-            "registry": registry.url(),
-            "days": DAYS.iter().map(|d| d.0).collect::<Vec<_>>(),
-            "serverEverything": everything.as_ref().map(|e| json!({
-                "url": e.url(), "versions": everything_versions,
-            })),
-            "standIns": manifest,
-        }))?,
-    )
-    .context("writing demo.json")?;
-    println!(
-        "  day 2 ({}) crawled in {:.1} s: {} targets, {} log entries, {} tool-set changes: {base}/changes",
-        DAYS[1].0,
-        clock.elapsed().as_secs_f64(),
-        second.targets,
-        second.appended,
-        second.changes
-    );
-    println!("  ready: check a tool set at {base}/check, verify the log at {base}/log");
+    .await;
+    match crawled {
+        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => {
+            println!("  stopped before the crawls ended ({e:#})");
+        }
+        Err(e) => {
+            let _ = stop_tx.send(true);
+            let _ = (&mut server).await;
+            fleet.shutdown(Duration::from_secs(2)).await;
+            registry.shutdown().await;
+            return Err(e);
+        }
+        Ok(()) => {}
+    }
 
     // Serve until interrupted.
     let served = (&mut server).await;
