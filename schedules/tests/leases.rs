@@ -255,6 +255,9 @@ const CHILD_STOP_MS: &str = "TOOLMARK_SCHEDULES_TEST_CHILD_STOP_MS";
 const CHILD_JOB_MS: i64 = 300;
 /// The window in which the children run: whole seconds, so it holds this many fire times.
 const CHILD_WINDOW_SECS: i64 = 2;
+/// How far ahead both children are told to start: time to exec and open the store even on a
+/// loaded CI machine.
+const CHILD_STARTUP_MS: i64 = 2000;
 /// The parent kills the children if they are not done by then.
 const CHILD_LIMIT: Duration = Duration::from_secs(30);
 
@@ -328,11 +331,12 @@ fn two_processes_never_run_the_job_at_once() {
     let dir = temp_dir("two-processes");
     let db = dir.join("schedules.sqlite");
     let log = dir.join("runs.log");
-    // Start half a second past a whole second (at least 0.7 s from now, for the children to
-    // get going): the catch-up run ends before the first fire time.
+    // Start half a second past a whole second (at least CHILD_STARTUP_MS from now, for the
+    // children to get going on a loaded machine): the catch-up run ends before the first fire
+    // time.
     let now = SystemClock.now();
     let mut start_ms = (ms(now) / 1000 + 1) * 1000 + 500;
-    if start_ms - ms(now) < 700 {
+    while start_ms - ms(now) < CHILD_STARTUP_MS {
         start_ms += 1000;
     }
     let stop_ms = start_ms + CHILD_WINDOW_SECS * 1000;
@@ -405,14 +409,15 @@ fn two_processes_never_run_the_job_at_once() {
             w[1]
         );
     }
-    // One catch-up run at the start plus one per fire time in the window.
+    // One catch-up run at the start plus one per fire time in the window; on a starved
+    // machine a late run may collapse a fire time (fewer runs), never add one.
     let expected = 1 + CHILD_WINDOW_SECS as usize;
-    assert_eq!(iv.len(), expected, "runs: {iv:?}");
-    assert_eq!(started, expected as u64);
+    assert!((2..=expected).contains(&iv.len()), "runs: {iv:?}");
+    assert_eq!(started, iv.len() as u64);
     assert!(skipped >= 1, "the processes never contended: {iv:?}");
     let store = LeaseStore::open(&db).unwrap();
     let runs = store.runs(JOB, 100).unwrap();
-    assert_eq!(runs.len(), expected);
+    assert_eq!(runs.len(), iv.len());
     assert!(runs.iter().all(|r| r.status == RunStatus::Ok), "{runs:?}");
     assert_eq!(store.lease(JOB).unwrap(), None);
     // And the store itself: a third party can take the lease at once.
