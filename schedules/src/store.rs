@@ -298,24 +298,24 @@ impl LeaseStore {
     /// time, because what a run saw is at least as fresh as its start; catch-up compares this
     /// to the schedule's interval.
     pub fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
-        let conn = self.conn();
-        let s: Option<i64> = conn
-            .query_row(
-                "SELECT MAX(started_at) FROM runs WHERE job = ?1 AND status = 'ok'",
-                [job],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
-        s.map(time).transpose()
+        self.latest_ok(job, "started_at")
     }
 
     /// When `job`'s latest `ok` run finished (by any holder), if it ever succeeded.
     pub fn last_success_finished(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
+        self.latest_ok(job, "finished_at")
+    }
+
+    /// The latest `column` (a time column) of `job`'s `ok` runs.
+    fn latest_ok(
+        &self,
+        job: &str,
+        column: &'static str,
+    ) -> Result<Option<DateTime<Utc>>, ScheduleError> {
         let conn = self.conn();
         let s: Option<i64> = conn
             .query_row(
-                "SELECT MAX(finished_at) FROM runs WHERE job = ?1 AND status = 'ok'",
+                &format!("SELECT MAX({column}) FROM runs WHERE job = ?1 AND status = 'ok'"),
                 [job],
                 |r| r.get(0),
             )

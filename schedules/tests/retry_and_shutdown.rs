@@ -61,6 +61,28 @@ async fn expect_finished(
     }
 }
 
+/// The retry sequence: `RetryScheduled { at, attempt }`, then (the clock moved to `at`) the
+/// retry starts; returns how it finished.
+async fn expect_retry_runs(
+    r: &mut Running,
+    clock: &ManualClock,
+    at: chrono::DateTime<chrono::Utc>,
+    attempt: u32,
+) -> (RunStatus, Result<String, String>) {
+    assert_eq!(
+        next_event(&mut r.ev).await,
+        Event::RetryScheduled {
+            job: JOB.into(),
+            at,
+            attempt
+        }
+    );
+    parked(clock, 1).await;
+    assert_eq!(clock.advance_to_next_deadline(), Some(at));
+    assert_eq!(expect_started(&mut r.ev).await, (attempt, at));
+    expect_finished(&mut r.ev).await
+}
+
 #[tokio::test]
 async fn failing_twice_then_succeeding_retries_with_doubling_back_off() {
     let t0 = t(2026, 3, 1, 12, 0, 30);
@@ -98,31 +120,12 @@ async fn failing_twice_then_succeeding_retries_with_doubling_back_off() {
     );
     let r1 = t0 + mins(1);
     assert_eq!(
-        next_event(&mut r.ev).await,
-        Event::RetryScheduled {
-            job: JOB.into(),
-            at: r1,
-            attempt: 2
-        }
+        expect_retry_runs(&mut r, &clock, r1, 2).await.0,
+        RunStatus::Failed
     );
-    parked(&clock, 1).await;
-    assert_eq!(clock.advance_to_next_deadline(), Some(r1));
-    assert_eq!(expect_started(&mut r.ev).await, (2, r1));
-    assert_eq!(expect_finished(&mut r.ev).await.0, RunStatus::Failed);
     let r2 = r1 + mins(2);
     assert_eq!(
-        next_event(&mut r.ev).await,
-        Event::RetryScheduled {
-            job: JOB.into(),
-            at: r2,
-            attempt: 3
-        }
-    );
-    parked(&clock, 1).await;
-    assert_eq!(clock.advance_to_next_deadline(), Some(r2));
-    assert_eq!(expect_started(&mut r.ev).await, (3, r2));
-    assert_eq!(
-        expect_finished(&mut r.ev).await,
+        expect_retry_runs(&mut r, &clock, r2, 3).await,
         (RunStatus::Ok, Ok("done".into()))
     );
     assert_eq!(
@@ -178,18 +181,7 @@ async fn a_retry_past_the_next_fire_time_is_dropped_and_the_fire_still_happens()
     );
     let r1 = t0 + mins(40); // 12:40:30, before 13:00: kept
     assert_eq!(
-        next_event(&mut r.ev).await,
-        Event::RetryScheduled {
-            job: JOB.into(),
-            at: r1,
-            attempt: 2
-        }
-    );
-    parked(&clock, 1).await;
-    assert_eq!(clock.advance_to_next_deadline(), Some(r1));
-    assert_eq!(expect_started(&mut r.ev).await, (2, r1));
-    assert_eq!(
-        expect_finished(&mut r.ev).await,
+        expect_retry_runs(&mut r, &clock, r1, 2).await,
         (RunStatus::Failed, Err("still down".into()))
     );
     // The next retry would be 80 minutes later, 14:00:30: past the 13:00 fire, so dropped.
