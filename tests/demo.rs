@@ -3,11 +3,13 @@
 //! scripts/mcp-servers installed it), then the desk, `/check` with a proof that verifies
 //! offline, and feeds carrying the day-two changes.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use common::{Stream, Watched};
 
 use serde_json::{Value, json};
 
@@ -15,61 +17,6 @@ use serde_json::{Value, json};
 const URL_WITHIN: Duration = Duration::from_secs(60);
 /// Both crawls end well within this on the slowest machine seen (they take seconds).
 const READY_WITHIN: Duration = Duration::from_secs(240);
-
-struct Demo {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Demo {
-    fn start(data: &Path) -> Demo {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolmark"))
-            .args(["demo", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start toolmark demo");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Demo {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// The first line containing `needle`, waiting at most until `deadline`.
-    fn wait_for(&mut self, needle: &str, deadline: Instant) -> String {
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if line.contains(needle) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {needle:?} in time; printed so far: {:#?}", self.seen),
-            }
-        }
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
@@ -114,14 +61,12 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     let data = std::env::temp_dir().join(format!("toolmark-demo-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let started = Instant::now();
-    let mut demo = Demo::start(&data);
-    let first = demo.wait_for("the desk is at", started + URL_WITHIN);
-    let base = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    command
+        .args(["demo", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data);
+    let mut demo = Watched::spawn(command, Stream::Stdout, "toolmark demo");
+    let base = Watched::url_in(&demo.wait_for("the desk is at", started + URL_WITHIN));
     demo.wait_for("ready:", started + READY_WITHIN);
 
     // The desk answers.
@@ -214,25 +159,8 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     }
 
     // SIGTERM ends it cleanly.
-    let pid = demo.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = demo.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the demo did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    demo.signal("-TERM");
+    let status = demo.exit(Instant::now() + Duration::from_secs(30));
     assert!(status.success(), "{status:?}");
     let _ = std::fs::remove_dir_all(&data);
 }

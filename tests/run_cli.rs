@@ -3,11 +3,13 @@
 //! start, SIGTERM mid-crawl (everything observed is committed, the log verifies, the process
 //! exits 0), SIGKILL mid-crawl followed by a clean run, and the checkpoint heartbeat.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
+
+use common::{Stream, Watched};
 
 use toolmark_schedules::LeaseStore;
 use toolmark_standins::fleet::{Fleet, FleetSpec};
@@ -172,87 +174,17 @@ impl Drop for World {
     }
 }
 
-/// A running `toolmark run`, its stderr collected line by line.
-struct Service {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
+/// A running `toolmark run`, its stderr read line by line.
+fn start_service(config: &Path) -> Watched {
+    Watched::spawn(
+        toolmark(&["run", "--config", config.to_str().unwrap()]),
+        Stream::Stderr,
+        "toolmark run",
+    )
 }
 
-impl Service {
-    fn start(config: &Path) -> Service {
-        let mut child = toolmark(&["run", "--config", config.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                eprintln!("[toolmark run] {line}");
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Service {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn wait_for(&mut self, needle: &str) -> String {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if line.contains(needle) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {needle:?}; seen: {:#?}", self.seen),
-            }
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args([sig, &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-    }
-
-    fn exit(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                // Keep what it printed last (the reader ends at end of file).
-                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-                    self.seen.push(line);
-                }
-                return s;
-            }
-            assert!(Instant::now() < deadline, "toolmark run did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn deadline() -> Instant {
+    Instant::now() + PATIENCE
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
@@ -291,22 +223,17 @@ fn sigterm_mid_crawl_commits_everything_observed() {
     let dir = tmp("sigterm");
     let config = world.config(&dir, "0 * * * *");
     let data = dir.join("data");
-    let mut service = Service::start(&config);
-    let serving = service.wait_for("serving http://");
-    service.wait_for("job crawl");
-    let url = serving
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
+    let mut service = start_service(&config);
+    let serving = service.wait_for("serving http://", deadline());
+    service.wait_for("job crawl", deadline());
+    let url = Watched::url_in(&serving);
     // The API answers while the crawl runs.
     let health = ureq::get(&format!("{url}/health")).call().unwrap().status();
     assert_eq!(health.as_u16(), 200);
 
     wait_until("two observations", || world.observed() >= 2);
     service.signal("-TERM");
-    let status = service.exit();
+    let status = service.exit(deadline());
     assert!(status.success(), "{status:?}; {:#?}", service.seen);
     assert!(service.seen.iter().any(|l| l.contains("shutting down")));
 
@@ -329,16 +256,16 @@ fn a_crawl_killed_midway_is_followed_by_a_clean_run() {
     let dir = tmp("sigkill");
     let config = world.config(&dir, "0 * * * *");
     let data = dir.join("data");
-    let mut service = Service::start(&config);
-    service.wait_for("serving http://");
+    let mut service = start_service(&config);
+    service.wait_for("serving http://", deadline());
     wait_until("two observations", || world.observed() >= 2);
     service.signal("-KILL");
-    service.exit();
+    service.exit(deadline());
     drop(service);
 
     // The next process waits out the dead holder's lease, then crawls everything cleanly.
     let before = world.observed();
-    let mut service = Service::start(&config);
+    let mut service = start_service(&config);
     wait_until("the next crawl to succeed", || {
         crawl_runs(&data).last().map(String::as_str) == Some("ok")
     });
@@ -347,7 +274,7 @@ fn a_crawl_killed_midway_is_followed_by_a_clean_run() {
         "the whole fleet observed again"
     );
     service.signal("-TERM");
-    assert!(service.exit().success());
+    assert!(service.exit(deadline()).success());
     verify_log(&data);
     let runs = crawl_runs(&data);
     assert_eq!(
@@ -370,8 +297,8 @@ fn the_heartbeat_re_signs_the_checkpoint() {
     let dir = tmp("heartbeat");
     let config = world.config(&dir, "* * * * * *");
     let data = dir.join("data");
-    let mut service = Service::start(&config);
-    service.wait_for("serving http://");
+    let mut service = start_service(&config);
+    service.wait_for("serving http://", deadline());
     let checkpoint = data.join("log/public/checkpoint");
     let store = LeaseStore::open(data.join("schedules.sqlite")).unwrap();
     let mut first = None;
@@ -387,7 +314,7 @@ fn the_heartbeat_re_signs_the_checkpoint() {
         ok >= 3 && first.is_some_and(|f| mtime > f)
     });
     service.signal("-INT");
-    assert!(service.exit().success());
+    assert!(service.exit(deadline()).success());
     verify_log(&data);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -127,17 +127,9 @@ async fn two_schedulers_on_one_file_never_run_the_job_at_once() {
     assert_eq!(sa.started + sb.started, ROUNDS as u64);
     assert_eq!(sa.skipped + sb.skipped, skipped as u64);
 
-    let mut iv = log.lock().unwrap().clone();
+    let iv = log.lock().unwrap().clone();
     assert_eq!(iv.len(), ROUNDS);
-    iv.sort_by_key(|(_, s, _)| *s);
-    for w in iv.windows(2) {
-        assert!(
-            w[1].1 >= w[0].2,
-            "overlapping runs: {:?} and {:?}",
-            w[0],
-            w[1]
-        );
-    }
+    assert_disjoint(&mut iv.iter().map(|(_, s, e)| (*s, *e)).collect::<Vec<_>>());
     let store = LeaseStore::open(&path).unwrap();
     let runs = store.runs(JOB, 100).unwrap();
     assert_eq!(runs.len(), ROUNDS);
@@ -388,7 +380,7 @@ fn two_processes_never_run_the_job_at_once() {
     }
 
     let text = std::fs::read_to_string(&log).unwrap();
-    let mut iv: Vec<(String, i64, i64, i64)> = text
+    let iv: Vec<(String, i64, i64, i64)> = text
         .lines()
         .map(|l| {
             let w: Vec<&str> = l.split(' ').collect();
@@ -400,15 +392,7 @@ fn two_processes_never_run_the_job_at_once() {
             )
         })
         .collect();
-    iv.sort_by_key(|r| r.1);
-    for w in iv.windows(2) {
-        assert!(
-            w[1].1 >= w[0].2,
-            "overlapping runs: {:?} and {:?}",
-            w[0],
-            w[1]
-        );
-    }
+    assert_disjoint(&mut iv.iter().map(|r| (r.1, r.2)).collect::<Vec<_>>());
     // One catch-up run at the start plus one per fire time in the window; on a starved
     // machine a late run may collapse a fire time (fewer runs), never add one.
     let expected = 1 + CHILD_WINDOW_SECS as usize;

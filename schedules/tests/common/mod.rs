@@ -77,3 +77,16 @@ pub fn drain(rx: &mut UnboundedReceiver<Event>) -> Vec<Event> {
     }
     out
 }
+
+/// Asserts that no two `(start, end, …)` intervals overlap (sorting them by start).
+pub fn assert_disjoint<T: Ord + Copy + std::fmt::Debug>(intervals: &mut [(T, T)]) {
+    intervals.sort();
+    for w in intervals.windows(2) {
+        assert!(
+            w[1].0 >= w[0].1,
+            "overlapping runs: {:?} and {:?}",
+            w[0],
+            w[1]
+        );
+    }
+}

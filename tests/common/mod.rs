@@ -1,0 +1,108 @@
+//! A child process whose output lines the test reads as they come (shared by the `run` and
+//! `demo` end-to-end tests).
+
+// Each test binary that includes this module uses part of it.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A running child; one of its streams (stdout or stderr) is read line by line.
+pub struct Watched {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    /// Every line read so far.
+    pub seen: Vec<String>,
+}
+
+/// Which stream of the child to read.
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Watched {
+    /// Spawn `command`, reading `stream` (the other one goes to the test's stderr); lines are
+    /// echoed to the test's stderr with `tag`.
+    pub fn spawn(mut command: Command, stream: Stream, tag: &'static str) -> Watched {
+        let (out, err) = match stream {
+            Stream::Stdout => (Stdio::piped(), Stdio::inherit()),
+            Stream::Stderr => (Stdio::null(), Stdio::piped()),
+        };
+        let mut child = command.stdout(out).stderr(err).spawn().expect("spawn");
+        let pipe: Box<dyn Read + Send> = match stream {
+            Stream::Stdout => Box::new(child.stdout.take().unwrap()),
+            Stream::Stderr => Box::new(child.stderr.take().unwrap()),
+        };
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                eprintln!("[{tag}] {line}");
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The first line containing `needle`, read before `deadline` (panics otherwise).
+    pub fn wait_for(&mut self, needle: &str, deadline: Instant) -> String {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no {needle:?} in time; read so far: {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Send a signal (`-TERM`, `-INT`, `-KILL`).
+    pub fn signal(&self, sig: &str) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args([sig, &pid]).status().unwrap();
+        assert!(sent.success());
+    }
+
+    /// Wait (until `deadline`) for the child to exit; keeps the lines it printed last.
+    pub fn exit(&mut self, deadline: Instant) -> ExitStatus {
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                // The reader ends at end of file.
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+                    self.seen.push(line);
+                }
+                return s;
+            }
+            assert!(Instant::now() < deadline, "the child did not exit in time");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The first `http://…` word of `line`, without a trailing slash.
+    pub fn url_in(line: &str) -> String {
+        line.split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("a URL in the line")
+            .trim_end_matches('/')
+            .to_owned()
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
