@@ -96,14 +96,9 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     assert_eq!(answer["match"], "same", "{answer:#}");
     let (_, issuer) = get(&format!("{base}/api/v1/issuer"));
     let issuer: Value = serde_json::from_str(&issuer).unwrap();
-    let hex = issuer["publicKeyHex"].as_str().unwrap();
-    let key: [u8; 32] = (0..32)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect::<Vec<_>>()
-        .try_into()
-        .unwrap();
+    let key = issuer["publicKeyHex"].as_str().unwrap();
     let (_, vkey) = get(&format!("{base}/api/v1/log/vkey"));
-    let verified = toolmark_api::check::verify_answer(&answer, &key, vkey.trim())
+    let verified = toolmark_api::check::verify_answer(&answer, key, vkey.trim())
         .expect("the answer verifies offline");
     assert_eq!(
         verified.entry.subject.target,

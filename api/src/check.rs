@@ -609,18 +609,28 @@ pub struct VerifiedAnswer {
 }
 
 /// Check a `/check` answer the way docs/api.md tells a client to, offline: the Ed25519
-/// signature (by `answer_key`, 32 bytes, published at `/api/v1/issuer`) over RFC 8785 of the
-/// answer without `signature`; the tlog-proof bundle against the log's verifier key
+/// signature (by the answer key, given as the 64 hex digits `/api/v1/issuer` publishes as
+/// `publicKeyHex`) over RFC 8785 of the answer without `signature`; the tlog-proof bundle against the log's verifier key
 /// `log_vkey`; that the bundle's entry is the answer's entry, canonical, and about the answer's
 /// target. Returns why not, in words, on the first failure.
 pub fn verify_answer(
     answer: &Value,
-    answer_key: &[u8; 32],
+    answer_key_hex: &str,
     log_vkey: &str,
 ) -> Result<VerifiedAnswer, String> {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let key = ed25519_dalek::VerifyingKey::from_bytes(answer_key)
-        .map_err(|e| format!("answer key: {e}"))?;
+    let bytes: Option<Vec<u8>> = (answer_key_hex.len() == 64)
+        .then(|| {
+            (0..32)
+                .map(|i| u8::from_str_radix(answer_key_hex.get(2 * i..2 * i + 2)?, 16).ok())
+                .collect()
+        })
+        .flatten();
+    let key: [u8; 32] = bytes
+        .and_then(|b| b.try_into().ok())
+        .ok_or("the answer key is not 64 hex digits")?;
+    let key =
+        ed25519_dalek::VerifyingKey::from_bytes(&key).map_err(|e| format!("answer key: {e}"))?;
     let mut unsigned = answer
         .as_object()
         .ok_or("the answer is not an object")?

@@ -41,15 +41,10 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
     // The issuer's key, as a client fetches it once.
     let (_, _, issuer) = get(&p.state, "/api/v1/issuer").await;
     let issuer: Value = serde_json::from_slice(&issuer).unwrap();
-    let key_hex = issuer["publicKeyHex"].as_str().unwrap();
-    let key: [u8; 32] = (0..32)
-        .map(|i| u8::from_str_radix(&key_hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect::<Vec<_>>()
-        .try_into()
-        .unwrap();
+    let key = issuer["publicKeyHex"].as_str().unwrap();
     let vkey = p.state.log.vkey();
     // Signature → inclusion proof → checkpoint note → entry (docs/api.md).
-    let verified = verify_answer(answer, &key, vkey).expect("the answer verifies");
+    let verified = verify_answer(answer, key, vkey).expect("the answer verifies");
     assert_eq!(
         verified.checkpoint.size,
         answer["log"]["treeSize"].as_u64().unwrap()
@@ -62,7 +57,7 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
     forged["note"] = json!("forged");
     if forged != *answer {
         assert!(
-            verify_answer(&forged, &key, vkey)
+            verify_answer(&forged, key, vkey)
                 .unwrap_err()
                 .contains("signature")
         );
@@ -77,10 +72,15 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
     let last = tampered.len() - 3;
     tampered[last] ^= 1;
     assert!(verify_tlog_proof(&parsed, &tampered, vkey).is_err());
-    // Another log's key does not verify the proof.
+    // A malformed key is refused; another log's key does not verify the proof.
+    assert!(
+        verify_answer(answer, &key[..62], vkey)
+            .unwrap_err()
+            .contains("hex")
+    );
     let other = toolmark_log::note::LogKey::generate("other.example/log").unwrap();
     assert!(
-        verify_answer(answer, &key, &other.vkey())
+        verify_answer(answer, key, &other.vkey())
             .unwrap_err()
             .contains("proof")
     );
