@@ -59,15 +59,26 @@ async fn blocking<T: Send + 'static>(
 }
 
 async fn checkpoint(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    let note = blocking(move || {
-        state
+    let (note, published) = blocking(move || {
+        // When the log last published (a batch or a heartbeat re-signing the same tree): the
+        // note has no time of its own, so this is how a client sees the log is alive.
+        let published = std::fs::metadata(state.log.public_dir().join("checkpoint"))
+            .and_then(|m| m.modified())
+            .ok();
+        let note = state
             .log
             .file("checkpoint")
             .map_err(ApiError::internal)?
-            .ok_or_else(|| ApiError::NotFound("no checkpoint published".into()))
+            .ok_or_else(|| ApiError::NotFound("no checkpoint published".into()))?;
+        Ok((note, published))
     })
     .await?;
-    Ok(with(note, "text/plain; charset=utf-8", MUTABLE))
+    let mut r = with(note, "text/plain; charset=utf-8", MUTABLE);
+    if let Some(v) = published.and_then(|t| HeaderValue::from_str(&httpdate::fmt_http_date(t)).ok())
+    {
+        r.headers_mut().insert(header::LAST_MODIFIED, v);
+    }
+    Ok(r)
 }
 
 async fn tile(

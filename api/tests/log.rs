@@ -45,6 +45,15 @@ async fn served_tiles_are_a_verifiable_log() {
             .unwrap()
             .starts_with("toolmark.test/log\n10\n")
     );
+    // When it was published (a heartbeat moves it without changing the note).
+    let published = httpdate::parse_http_date(headers["last-modified"].to_str().unwrap()).unwrap();
+    let mtime = std::fs::metadata(p.state.log.public_dir().join("checkpoint"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let secs =
+        |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert_eq!(secs(published), secs(mtime));
     // Ten entries: the only tiles are partial.
     let (status, headers, _) = get(&p.state, "/tile/0/000.p/10").await;
     assert_eq!(status, StatusCode::OK);
