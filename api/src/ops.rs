@@ -145,6 +145,25 @@ fn checkpoint_age(state: &AppState) -> Option<u64> {
         .map(|d| d.as_secs())
 }
 
+/// The schedules' latest runs, from `DATA/schedules.sqlite` (written by `toolmark run`); none
+/// when the data directory has no schedules (a bare `toolmark serve` over `toolmark crawl`'s
+/// data).
+fn jobs(state: &AppState) -> Result<Vec<toolmark_schedules::JobState>, String> {
+    let path = state
+        .data
+        .join(toolmark_schedules::store::DEFAULT_FILE_NAME);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    toolmark_schedules::LeaseStore::open(&path)
+        .and_then(|s| s.jobs())
+        .map_err(|e| e.to_string())
+}
+
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
     let body = tokio::task::spawn_blocking(move || {
         let cp = state.checkpoint();
@@ -152,6 +171,24 @@ async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError
         let last = index.last_run().ok().flatten();
         let indexed = index.log_size_indexed().ok();
         let ok = cp.is_ok();
+        let jobs = jobs(&state);
+        let job_states: serde_json::Map<String, serde_json::Value> = jobs
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(|j| {
+                (
+                    j.job.clone(),
+                    json!({
+                        "lastStatus": j.last.status.as_str(),
+                        "lastStartedAt": rfc3339(j.last.started_at),
+                        "lastFinishedAt": j.last.finished_at.map(rfc3339),
+                        "lastDetail": j.last.detail,
+                        "lastSuccessAt": j.last_success.map(rfc3339),
+                    }),
+                )
+            })
+            .collect();
         json!({
             "ok": ok,
             "service": "toolmark",
@@ -164,6 +201,8 @@ async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError
                 "id": r.id, "startedAt": r.started_at, "finishedAt": r.finished_at,
                 "status": r.status,
             })),
+            "jobs": job_states,
+            "jobsError": jobs.err(),
             "error": cp.err().map(|e| e.to_string()),
         })
     })
@@ -219,6 +258,20 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
         for row in rows {
             let (class, n) = row.map_err(ApiError::internal)?;
             let _ = writeln!(out, "toolmark_changes_total{{class=\"{}\"}} {n}", escape_label(&class));
+        }
+        let jobs = jobs(&state).unwrap_or_default();
+        let _ = writeln!(out, "# HELP toolmark_job_last_success_timestamp_seconds When each job's latest successful run started (Unix seconds).");
+        let _ = writeln!(out, "# TYPE toolmark_job_last_success_timestamp_seconds gauge");
+        for j in &jobs {
+            if let Some(t) = j.last_success {
+                let _ = writeln!(out, "toolmark_job_last_success_timestamp_seconds{{job=\"{}\"}} {}", escape_label(&j.job), t.timestamp());
+            }
+        }
+        let _ = writeln!(out, "# HELP toolmark_job_last_run_ok 1 when each job's latest run succeeded, 0 when it failed, was interrupted or stopped, or is running.");
+        let _ = writeln!(out, "# TYPE toolmark_job_last_run_ok gauge");
+        for j in &jobs {
+            let ok = u8::from(j.last.status == toolmark_schedules::RunStatus::Ok);
+            let _ = writeln!(out, "toolmark_job_last_run_ok{{job=\"{}\"}} {ok}", escape_label(&j.job));
         }
         let _ = writeln!(out, "# HELP toolmark_http_requests_total Requests served, by route and status.");
         let _ = writeln!(out, "# TYPE toolmark_http_requests_total counter");

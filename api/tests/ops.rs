@@ -46,6 +46,49 @@ async fn health_and_metrics() {
         text.contains("toolmark_http_requests_total{route=\"/checkpoint\",status=\"200\"} 1"),
         "{text}"
     );
+    assert!(
+        !text.contains("toolmark_job_last_run_ok{"),
+        "no schedules yet: {text}"
+    );
+
+    // With the schedules' history (`toolmark run`): each job's latest run and success.
+    use toolmark_schedules::{Acquire, LeaseStore, RunStart, RunStatus};
+    let store = LeaseStore::open(p.state.data.join("schedules.sqlite")).unwrap();
+    let at = |s: i64| chrono::DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
+    let lease = std::time::Duration::from_secs(60);
+    for (job, started, status) in [
+        ("crawl", 0, RunStatus::Ok),
+        ("crawl", 100, RunStatus::Failed),
+        ("heartbeat", 200, RunStatus::Ok),
+    ] {
+        let start = RunStart {
+            attempt: 1,
+            scheduled_for: at(started),
+        };
+        let Acquire::Acquired { run_id } = store
+            .try_acquire(job, "test", at(started), lease, start)
+            .unwrap()
+        else {
+            panic!("lease")
+        };
+        store
+            .finish(job, "test", run_id, at(started + 5), status, "detail")
+            .unwrap();
+    }
+    let (_, _, body) = get(&p.state, "/health").await;
+    let h: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(h["jobs"]["crawl"]["lastStatus"], "failed", "{h}");
+    assert_eq!(h["jobs"]["crawl"]["lastSuccessAt"], "2025-11-24T16:00:00Z");
+    assert_eq!(h["jobs"]["heartbeat"]["lastStatus"], "ok");
+    let (_, _, body) = get(&p.state, "/metrics").await;
+    let text = String::from_utf8(body).unwrap();
+    for line in [
+        "toolmark_job_last_success_timestamp_seconds{job=\"crawl\"} 1764000000\n",
+        "toolmark_job_last_run_ok{job=\"crawl\"} 0\n",
+        "toolmark_job_last_run_ok{job=\"heartbeat\"} 1\n",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
 }
 
 #[tokio::test]

@@ -60,7 +60,7 @@ pub use scheduler::{
     DEFAULT_LEASE, DEFAULT_RETRY, Event, JobContext, JobError, JobFn, JobSpec, Retry, RunSummary,
     Scheduler, StopHandle, StopSignal, job_fn, parse_cron, stop_pair,
 };
-pub use store::{Acquire, LeaseStore, RunRecord, RunStart, RunStatus};
+pub use store::{Acquire, JobState, LeaseStore, RunRecord, RunStart, RunStatus};
 
 /// Everything that can go wrong in this crate (a job's own failure is a [`JobError`]).
 #[derive(Debug, thiserror::Error)]

@@ -112,6 +112,16 @@ pub struct RunRecord {
     pub detail: Option<String>,
 }
 
+/// One job's latest run and latest success (for health checks and metrics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobState {
+    pub job: String,
+    /// The latest run (any status).
+    pub last: RunRecord,
+    /// When its latest `ok` run started, if any.
+    pub last_success: Option<DateTime<Utc>>,
+}
+
 /// What the run row inserted on acquisition says about the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunStart {
@@ -324,6 +334,27 @@ impl LeaseStore {
         s.map(time).transpose()
     }
 
+    /// Every job that ever ran: its latest run and latest success, by job name.
+    pub fn jobs(&self) -> Result<Vec<JobState>, ScheduleError> {
+        let names: Vec<String> = {
+            let conn = self.conn();
+            let mut q = conn.prepare("SELECT DISTINCT job FROM runs ORDER BY job")?;
+            q.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
+        };
+        let mut out = Vec::with_capacity(names.len());
+        for job in names {
+            let Some(last) = self.runs(&job, 1)?.into_iter().next() else {
+                continue;
+            };
+            out.push(JobState {
+                last_success: self.last_success(&job)?,
+                job,
+                last,
+            });
+        }
+        Ok(out)
+    }
+
     /// `job`'s latest `limit` runs, newest first.
     pub fn runs(&self, job: &str, limit: usize) -> Result<Vec<RunRecord>, ScheduleError> {
         let conn = self.conn();
@@ -498,5 +529,19 @@ mod tests {
         assert_eq!(runs[0].status, RunStatus::Failed);
         assert_eq!(runs[0].detail.as_deref(), Some("boom"));
         assert_eq!(runs[0].finished_at, Some(t(11)));
+        assert_eq!(s.last_success_finished("j").unwrap(), Some(t(1)));
+        // Per job: the latest run (failed here) and the latest success.
+        let jobs = s.jobs().unwrap();
+        let summary: Vec<_> = jobs
+            .iter()
+            .map(|j| (j.job.as_str(), j.last.status, j.last_success))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("j", RunStatus::Failed, Some(t(0))),
+                ("k", RunStatus::Ok, Some(t(20)))
+            ]
+        );
     }
 }
