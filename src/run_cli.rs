@@ -82,13 +82,22 @@ async fn service(config: Config) -> Result<()> {
     scheduler.add(crawl, crawl_job(&config, writer.clone()))?;
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
+    let crons = [
+        ("crawl", &config.schedules.crawl),
+        ("heartbeat", &config.schedules.heartbeat),
+    ];
     for (job, at, due) in scheduler.next_runs()? {
+        let cron = crons
+            .iter()
+            .find(|(name, _)| *name == job)
+            .map_or("", |(_, c)| c.as_str());
+        let at = at.format("%Y-%m-%dT%H:%M:%SZ");
         if due {
             tracing::info!(
-                "job {job}: catching up now (no successful run within its interval), then at {at}"
+                "job {job} ({cron}): runs now, catching up (no successful run within its interval)"
             );
         } else {
-            tracing::info!("job {job}: next run at {at}");
+            tracing::info!("job {job} ({cron}): next run at {at}");
         }
     }
 
