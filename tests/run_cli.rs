@@ -318,3 +318,37 @@ fn the_heartbeat_re_signs_the_checkpoint() {
     verify_log(&data);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn two_services_over_one_data_directory_crawl_once() {
+    let world = World::start(8, Duration::from_millis(100));
+    let dir = tmp("two");
+    let config = world.config(&dir, "0 * * * *");
+    let data = dir.join("data");
+    // The first creates the log and starts its catch-up crawl; the second finds the crawl's
+    // lease held, waits, and once the first has succeeded does not crawl again.
+    let mut first = start_service(&config);
+    first.wait_for("job started job=\"crawl\"", deadline());
+    let mut second = start_service(&config);
+    second.wait_for("serving http://", deadline());
+    second.wait_for(
+        "job skipped: another holder has its lease job=\"crawl\"",
+        deadline(),
+    );
+    // It looks again when the first's lease lapses (renewed while the crawl runs), and once
+    // the crawl has succeeded it plans only its next fire time.
+    while !second
+        .wait_for("job next run job=\"crawl\"", deadline())
+        .contains(" 03:00:00 UTC")
+    {}
+    assert!(crawl_runs(&data).iter().any(|s| s == "ok"));
+    for service in [&mut first, &mut second] {
+        service.signal("-TERM");
+        assert!(service.exit(deadline()).success());
+    }
+    assert_eq!(crawl_runs(&data), ["ok"], "one crawl, by one process");
+    assert_eq!(world.observed(), 8, "each endpoint observed once");
+    assert_eq!(log_size(&data), 8);
+    verify_log(&data);
+    let _ = std::fs::remove_dir_all(&dir);
+}
