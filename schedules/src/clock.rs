@@ -25,8 +25,9 @@ pub trait Clock: Send + Sync + 'static {
 /// The longest single timer [`SystemClock::sleep_until`] sets before it looks at the wall
 /// clock again. Tokio's timers run on a monotonic clock, which does not follow a wall-clock
 /// step (NTP correction, manual change) and, on some systems, stops while the machine is
-/// suspended; re-checking every minute bounds how late a fire time can be after either.
-pub const SYSTEM_SLEEP_SLICE: Duration = Duration::from_secs(60);
+/// suspended; re-checking every second bounds how late a fire time, or a lease renewal
+/// (every third of a lease, which can be as short as 3 s), can be after either.
+pub const SYSTEM_SLEEP_SLICE: Duration = Duration::from_secs(1);
 
 /// The real clock: [`Utc::now`] and tokio timers.
 #[derive(Debug, Clone, Copy, Default)]

@@ -23,10 +23,10 @@
 //! `0 3 * * *` means the same as `0 0 3 * * *`, daily at 03:00 UTC.
 //!
 //! # Rules
-//! - **Catch-up.** When [`Scheduler::run`] starts, a job that never succeeded, or whose last
-//!   successful run *started* ([`LeaseStore::last_success`]) longer ago than its interval
-//!   (the gap between its next two fire times), runs at once: once, however many fire
-//!   times were missed. Otherwise it waits for its next fire time.
+//! - **Catch-up.** When [`Scheduler::run`] starts, a job that never succeeded, or for which
+//!   a fire time has passed since its last successful run *started*
+//!   ([`LeaseStore::last_success`]), runs at once: once, however many fire times were
+//!   missed. Otherwise it waits for its next fire time.
 //! - **Schedule.** Then it runs at each fire time. Fire times that pass while a run is going
 //!   collapse: the next run is the first fire time after the run ends.
 //! - **One run at a time, across processes.** Before each run the scheduler takes the job's
@@ -39,6 +39,13 @@
 //!   every lease/3; if a renewal finds it lost, the job's [`StopSignal`] is given and an
 //!   error logged. A holder that dies leaves its lease to expire; the next holder to take it
 //!   marks the dead run `interrupted`.
+//! - **Served is served.** A first attempt is not run when a run of the job (by any holder)
+//!   succeeded at or after its planned time ([`Acquire::AlreadyServed`], checked in the same
+//!   transaction that takes the lease): two processes never both serve one fire time.
+//! - **Store trouble.** The store runs on the scheduler's own thread (not tokio's blocking
+//!   pool, which a busy API can fill). If taking a lease fails (the file locked past the busy
+//!   timeout), that is retried like a failed run; a run's end is recorded with a few retries;
+//!   a holder whose renewals keep failing stops its job before its lease can lapse.
 //! - **Retries.** A failed run (`Err`, or a panic in the job, which is caught) is recorded
 //!   `failed` and retried after `first`, `2*first`, `4*first`… (capped at `max`, at most
 //!   `attempts` retries). A retry never delays or replaces the next fire time: one that

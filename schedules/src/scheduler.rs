@@ -131,12 +131,14 @@ impl JobSpec {
         Some(b - a)
     }
 
-    /// Whether the job must run at start: it never succeeded, or its last success is older
-    /// than its interval.
+    /// Whether the job must run at start: it never succeeded, or a fire time has passed since
+    /// its last success started (however many: it runs once). Measured against the schedule
+    /// itself, not a fixed interval, so a late success does not hide the next missed fire
+    /// time and a weekday-only job does not catch up on a Saturday.
     pub fn catch_up_due(&self, last_success: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
         match last_success {
             None => true,
-            Some(t) => self.interval(now).is_some_and(|iv| now - t > iv),
+            Some(t) => self.next_fire_after(t).is_some_and(|fire| fire <= now),
         }
     }
 
@@ -318,8 +320,13 @@ impl RunSummary {
     }
 }
 
+/// A call the store thread runs.
+type StoreCall = Box<dyn FnOnce(&LeaseStore) + Send>;
+
 struct Inner {
     store: Arc<LeaseStore>,
+    /// Calls for the store thread (it ends when this sender is dropped).
+    calls: Mutex<std::sync::mpsc::Sender<StoreCall>>,
     clock: Arc<dyn Clock>,
     holder: String,
     subscribers: Mutex<Vec<mpsc::UnboundedSender<Event>>>,
@@ -369,16 +376,28 @@ impl Inner {
         subs.retain(|s| s.send(ev.clone()).is_ok());
     }
 
-    /// Runs a store call on the blocking pool: SQLite may wait up to the busy timeout.
+    /// Runs a store call on the scheduler's own thread (SQLite may wait up to the busy
+    /// timeout): not on tokio's blocking pool, which the API and DNS lookups share and can
+    /// fill, and a lease renewal must not queue behind them.
     async fn store<T, F>(&self, f: F) -> Result<T, ScheduleError>
     where
         T: Send + 'static,
         F: FnOnce(&LeaseStore) -> Result<T, ScheduleError> + Send + 'static,
     {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(&store))
-            .await
-            .unwrap_or_else(|e| Err(ScheduleError::Internal(format!("store call failed: {e}"))))
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let call: StoreCall = Box::new(move |store| {
+            let _ = tx.send(f(store));
+        });
+        let sent = self
+            .calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .send(call);
+        if sent.is_err() {
+            return Err(ScheduleError::Internal("the store thread is gone".into()));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err(ScheduleError::Internal("the store call panicked".into())))
     }
 }
 
@@ -407,6 +426,11 @@ impl Plan {
     }
 }
 
+/// Tries at recording a run's end before giving up (the next holder then marks it
+/// interrupted), and the wait between them.
+const FINISH_ATTEMPTS: u32 = 5;
+const FINISH_RETRY: Duration = Duration::from_secs(2);
+
 /// How long after another holder's lease expires the scheduler looks again (so a renewal
 /// landing exactly at the expiry is seen).
 const RECHECK_SLACK: Duration = Duration::from_secs(1);
@@ -430,9 +454,21 @@ impl Scheduler {
     /// A scheduler taking leases as `holder`, which must be unique among the processes that
     /// share the store (e.g. `hostname:pid`).
     pub fn new(store: Arc<LeaseStore>, clock: Arc<dyn Clock>, holder: String) -> Self {
+        let (calls, queue) = std::sync::mpsc::channel::<StoreCall>();
+        let on_thread = store.clone();
+        // If the thread cannot start, every store call reports that the thread is gone.
+        let _ = std::thread::Builder::new()
+            .name("schedules-store".into())
+            .spawn(move || {
+                for call in queue {
+                    // A panicking call drops its reply sender; the caller sees the error.
+                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| call(&on_thread)));
+                }
+            });
         Self {
             inner: Inner {
                 store,
+                calls: Mutex::new(calls),
                 clock,
                 holder,
                 subscribers: Mutex::new(Vec::new()),
@@ -617,15 +653,40 @@ async fn job_loop(
                 };
                 continue;
             }
+            Ok(Acquire::AlreadyServed { finished_at }) => {
+                // Another holder's run succeeded after this plan's fire time: it is served.
+                info!(job = name, %finished_at, "job already served by another holder's run");
+                plan = spec.next_fire_after(now).map(Plan::fire);
+                continue;
+            }
             Err(e) => {
+                // The store is unavailable (e.g. locked past the busy timeout): retried with
+                // back-off like a failed run, never past the next fire time.
                 inner.emit(Event::StoreError {
                     job: name.clone(),
                     message: e.to_string(),
                 });
-                plan = spec.next_fire_after(now).map(Plan::fire);
+                plan = retry_or_next(&inner, &spec, p, now);
                 continue;
             }
         };
+        if *shutdown.borrow() {
+            // The signal came while the lease was being taken: give it back unrun.
+            let (job, holder, end) = (name.clone(), inner.holder.clone(), inner.clock.now());
+            let _ = inner
+                .store(move |s| {
+                    s.finish(
+                        &job,
+                        &holder,
+                        run_id,
+                        end,
+                        RunStatus::Stopped,
+                        "not started: the scheduler is shutting down",
+                    )
+                })
+                .await;
+            return tally;
+        }
 
         tally.started += 1;
         inner.emit(Event::Started {
@@ -645,20 +706,32 @@ async fn job_loop(
             Ok(d) => d.clone(),
             Err(m) => m.clone(),
         };
-        let (job, holder) = (name.clone(), inner.holder.clone());
-        match inner
-            .store(move |s| s.finish(&job, &holder, run_id, end, status, &detail))
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => warn!(
-                job = name,
-                run_id, "the run's lease had been lost before it finished"
-            ),
-            Err(e) => inner.emit(Event::StoreError {
-                job: name.clone(),
-                message: e.to_string(),
-            }),
+        // The run's record (and the lease's release) matters: a run left `running` would
+        // later read as interrupted and cause a needless catch-up. Retried a few times.
+        for attempt in 1..=FINISH_ATTEMPTS {
+            let (job, holder, detail) = (name.clone(), inner.holder.clone(), detail.clone());
+            match inner
+                .store(move |s| s.finish(&job, &holder, run_id, end, status, &detail))
+                .await
+            {
+                Ok(true) => break,
+                Ok(false) => {
+                    warn!(
+                        job = name,
+                        run_id, "the run's lease had been lost before it finished"
+                    );
+                    break;
+                }
+                Err(e) => {
+                    inner.emit(Event::StoreError {
+                        job: name.clone(),
+                        message: format!("recording the run's end (try {attempt}): {e}"),
+                    });
+                    if attempt < FINISH_ATTEMPTS {
+                        tokio::time::sleep(FINISH_RETRY).await;
+                    }
+                }
+            }
         }
         inner.emit(Event::Finished {
             job: name.clone(),
@@ -671,34 +744,47 @@ async fn job_loop(
             return tally;
         }
 
-        let next_fire = spec.next_fire_after(end);
-        plan = next_fire.map(Plan::fire);
-        if status == RunStatus::Failed && p.attempt <= spec.retry.attempts {
-            let delay = chrono::Duration::from_std(spec.retry.delay(p.attempt))
-                .unwrap_or(chrono::Duration::MAX);
-            let at = end.checked_add_signed(delay);
-            match (at, next_fire) {
-                (Some(at), next) if next.is_none_or(|n| at < n) => {
-                    let attempt = p.attempt + 1;
-                    inner.emit(Event::RetryScheduled {
-                        job: name.clone(),
-                        at,
-                        attempt,
-                    });
-                    plan = Some(Plan {
-                        at,
-                        attempt,
-                        after_held: None,
-                    });
-                }
-                (at, Some(next_fire)) => inner.emit(Event::RetryDropped {
-                    job: name.clone(),
-                    would_be: at.unwrap_or(DateTime::<Utc>::MAX_UTC),
-                    next_fire,
-                }),
-                (_, None) => {}
-            }
+        plan = if status == RunStatus::Failed {
+            retry_or_next(&inner, &spec, p, end)
+        } else {
+            spec.next_fire_after(end).map(Plan::fire)
+        };
+    }
+}
+
+/// After a failed attempt `p` that ended at `end`: its retry with back-off, unless retries are
+/// used up or the retry would come at or after the next fire time (then that fire time).
+fn retry_or_next(inner: &Inner, spec: &JobSpec, p: Plan, end: DateTime<Utc>) -> Option<Plan> {
+    let next_fire = spec.next_fire_after(end);
+    if p.attempt > spec.retry.attempts {
+        return next_fire.map(Plan::fire);
+    }
+    let delay =
+        chrono::Duration::from_std(spec.retry.delay(p.attempt)).unwrap_or(chrono::Duration::MAX);
+    let at = end.checked_add_signed(delay);
+    match (at, next_fire) {
+        (Some(at), next) if next.is_none_or(|n| at < n) => {
+            let attempt = p.attempt + 1;
+            inner.emit(Event::RetryScheduled {
+                job: spec.name.clone(),
+                at,
+                attempt,
+            });
+            Some(Plan {
+                at,
+                attempt,
+                after_held: p.after_held,
+            })
         }
+        (at, Some(next_fire)) => {
+            inner.emit(Event::RetryDropped {
+                job: spec.name.clone(),
+                would_be: at.unwrap_or(DateTime::<Utc>::MAX_UTC),
+                next_fire,
+            });
+            Some(Plan::fire(next_fire))
+        }
+        (_, None) => None,
     }
 }
 
@@ -731,6 +817,10 @@ async fn run_once(
     let mut handle = tokio::spawn(fut);
     let renew_every = spec.renew_every();
     let mut next_renew = inner.clock.now() + renew_every;
+    // The lease runs out `spec.lease` after the last renewal that reached the store; if
+    // renewals keep failing, the holder must assume another may take it by then.
+    let lease_span = chrono::Duration::from_std(spec.lease).unwrap_or(chrono::Duration::MAX);
+    let mut renewed_at = inner.clock.now();
     let mut lease_lost = false;
     let mut stop_reason: Option<&'static str> = None;
     let joined = loop {
@@ -740,14 +830,21 @@ async fn run_once(
                 let now = inner.clock.now();
                 let (job, holder, lease) = (spec.name.clone(), inner.holder.clone(), spec.lease);
                 match inner.store(move |s| s.renew(&job, &holder, run_id, now, lease)).await {
-                    Ok(true) => {}
+                    Ok(true) => renewed_at = now,
                     Ok(false) => {
                         error!(job = spec.name, run_id, "lease lost while running; stopping the job");
                         lease_lost = true;
                         stop_reason.get_or_insert("its lease was lost");
                         stop_handle.stop();
                     }
-                    // Retried at the next renewal; the lease has slack for a few misses.
+                    // Retried at the next renewal; the lease has slack for a few misses, but
+                    // not past its end: then it may already be another holder's.
+                    Err(e) if inner.clock.now() >= renewed_at + lease_span - renew_every => {
+                        error!(job = spec.name, run_id, "lease renewals failing ({e}); the lease may lapse, stopping the job");
+                        lease_lost = true;
+                        stop_reason.get_or_insert("its lease could not be renewed");
+                        stop_handle.stop();
+                    }
                     Err(e) => warn!(job = spec.name, run_id, "lease renewal failed: {e}"),
                 }
                 next_renew = inner.clock.now() + renew_every;
@@ -791,6 +888,27 @@ mod tests {
         assert_eq!(a.next_fire_after(t), b.next_fire_after(t));
         assert_eq!(a.interval(t), Some(chrono::Duration::days(1)));
         assert!(JobSpec::new("c", "@daily").is_ok());
+    }
+
+    #[test]
+    fn catch_up_follows_the_schedule_not_a_fixed_interval() {
+        let at = |d: u32, h: u32, m: u32| {
+            chrono::NaiveDate::from_ymd_opt(2026, 3, d)
+                .unwrap()
+                .and_hms_opt(h, m, 0)
+                .unwrap()
+                .and_utc()
+        };
+        let daily = JobSpec::new("crawl", "0 3 * * *").unwrap();
+        assert!(daily.catch_up_due(None, at(2, 12, 0)), "never succeeded");
+        // A retry succeeded late (03:41); down over the next 03:00: that fire was missed,
+        // although less than a day has passed.
+        assert!(daily.catch_up_due(Some(at(2, 3, 41)), at(3, 3, 20)));
+        assert!(!daily.catch_up_due(Some(at(2, 3, 41)), at(3, 2, 59)));
+        // Weekdays only (2026-03-06 is a Friday): nothing is missed over the weekend.
+        let weekdays = JobSpec::new("crawl", "0 3 * * Mon-Fri").unwrap();
+        assert!(!weekdays.catch_up_due(Some(at(6, 3, 0)), at(7, 10, 0)));
+        assert!(weekdays.catch_up_due(Some(at(6, 3, 0)), at(9, 3, 1)));
     }
 
     #[test]

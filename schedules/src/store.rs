@@ -139,6 +139,9 @@ pub enum Acquire {
         holder: String,
         expires_at: DateTime<Utc>,
     },
+    /// A first attempt whose planned time a run already served: a run of the job succeeded
+    /// (ended `ok`) at or after it. Nothing was inserted.
+    AlreadyServed { finished_at: DateTime<Utc> },
 }
 
 /// The leases and run history of all jobs, on one SQLite connection.
@@ -210,25 +213,38 @@ impl LeaseStore {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        if let Some((old_holder, old_run, expires_at)) = current {
-            if expires_at > secs(now) {
+        if let Some((old_holder, _, expires_at)) = &current {
+            if *expires_at > secs(now) {
                 return Ok(Acquire::Held {
-                    holder: old_holder,
-                    expires_at: time(expires_at)?,
+                    holder: old_holder.clone(),
+                    expires_at: time(*expires_at)?,
                 });
             }
-            if let Some(old_run) = old_run {
-                let detail = format!(
-                    "interrupted: the lease of {old_holder:?} expired at {} while this run was \
-                     still running (the holder died or stalled); taken over by {holder:?}",
-                    time(expires_at)?.to_rfc3339()
-                );
-                tx.execute(
-                    "UPDATE runs SET status = 'interrupted', finished_at = ?2, detail = ?3
-                     WHERE id = ?1 AND status = 'running'",
-                    params![old_run, secs(now), detail],
-                )?;
+        }
+        if start.attempt == 1 {
+            let served: Option<i64> = tx.query_row(
+                "SELECT MAX(finished_at) FROM runs
+                 WHERE job = ?1 AND status = 'ok' AND finished_at >= ?2",
+                params![job, secs(start.scheduled_for)],
+                |r| r.get(0),
+            )?;
+            if let Some(finished_at) = served {
+                return Ok(Acquire::AlreadyServed {
+                    finished_at: time(finished_at)?,
+                });
             }
+        }
+        if let Some((old_holder, Some(old_run), expires_at)) = current {
+            let detail = format!(
+                "interrupted: the lease of {old_holder:?} expired at {} while this run was \
+                 still running (the holder died or stalled); taken over by {holder:?}",
+                time(expires_at)?.to_rfc3339()
+            );
+            tx.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = ?2, detail = ?3
+                 WHERE id = ?1 AND status = 'running'",
+                params![old_run, secs(now), detail],
+            )?;
         }
         tx.execute(
             "INSERT INTO runs (job, holder, attempt, scheduled_for, started_at, status)
@@ -543,5 +559,19 @@ mod tests {
                 ("k", RunStatus::Ok, Some(t(20)))
             ]
         );
+        // A first attempt planned at or before an ok run's end was served by that run (another
+        // holder's, typically); a retry, or a later plan, is not.
+        assert_eq!(
+            s.try_acquire("k", "h2", t(30), TTL, start(t(21))).unwrap(),
+            Acquire::AlreadyServed { finished_at: t(21) }
+        );
+        let retry = RunStart {
+            attempt: 2,
+            scheduled_for: t(21),
+        };
+        assert!(matches!(
+            s.try_acquire("k", "h2", t(30), TTL, retry).unwrap(),
+            Acquire::Acquired { .. }
+        ));
     }
 }

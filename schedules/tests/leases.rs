@@ -404,10 +404,11 @@ fn two_processes_never_run_the_job_at_once() {
     assert_eq!(runs.len(), iv.len());
     assert!(runs.iter().all(|r| r.status == RunStatus::Ok), "{runs:?}");
     assert_eq!(store.lease(JOB).unwrap(), None);
-    // And the store itself: a third party can take the lease at once.
+    // And the store itself: a third party can take the lease at once (for a time no run has
+    // served yet).
     let start = RunStart {
         attempt: 1,
-        scheduled_for: SystemClock.now(),
+        scheduled_for: SystemClock.now() + chrono::Duration::seconds(60),
     };
     assert!(matches!(
         store

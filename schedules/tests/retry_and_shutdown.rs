@@ -369,12 +369,13 @@ async fn shutdown_stops_running_jobs_waits_for_them_and_releases_the_leases() {
 
     assert_eq!(store.runs(JOB, 1).unwrap()[0].status, RunStatus::Stopped);
     assert_eq!(store.runs("heartbeat", 1).unwrap()[0].status, RunStatus::Ok);
-    // Another holder, on its own connection, can take both leases at once.
+    // Another holder, on its own connection, can take both leases at once (for its next
+    // hour: the heartbeat's run just served t0).
     let other = LeaseStore::open(&path).unwrap();
     for job in [JOB, "heartbeat"] {
         let start = RunStart {
             attempt: 1,
-            scheduled_for: t0,
+            scheduled_for: t0 + mins(60),
         };
         assert!(matches!(
             other
