@@ -98,7 +98,11 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     let issuer: Value = serde_json::from_str(&issuer).unwrap();
     let key = issuer["publicKeyHex"].as_str().unwrap();
     let (_, vkey) = get(&format!("{base}/api/v1/log/vkey"));
-    let verified = toolmark_api::check::verify_answer(&answer, key, vkey.trim())
+    let sent =
+        toolmark_toolset::ToolSet::parse(tools_of("server-memory.json").to_string().as_bytes())
+            .unwrap();
+    let compared = toolmark_toolset::full::digest(&sent).to_string();
+    let verified = toolmark_api::check::verify_answer(&answer, key, vkey.trim(), Some(&compared))
         .expect("the answer verifies offline");
     assert_eq!(
         verified.entry.subject.target,

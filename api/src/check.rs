@@ -610,16 +610,21 @@ pub struct VerifiedAnswer {
 
 /// Check a `/check` answer the way docs/api.md tells a client to, offline: the Ed25519
 /// signature (by the answer key, given as the 64 hex digits `/api/v1/issuer` publishes as
-/// `publicKeyHex`) over RFC 8785 of the answer without `signature`; the tlog-proof bundle against the log's verifier key
-/// `log_vkey`; that the bundle's entry is the answer's entry, canonical, and about the answer's
-/// target. Returns why not, in words, on the first failure.
+/// `publicKeyHex`) over RFC 8785 of the answer without `signature`; the tlog-proof bundle
+/// against the log's verifier key `log_vkey`; that the bundle's entry is the answer's entry,
+/// canonical, a successful observation (`status` `ok`) of the answer's target; for `same`,
+/// that its digests are the answer's `observed` ones; and, when the client passes the digest
+/// it `compared` (MTL/1 or full), that a `same` or `previously-observed` entry carries it.
+/// Returns why not, in words, on the first failure.
 pub fn verify_answer(
     answer: &Value,
     answer_key_hex: &str,
     log_vkey: &str,
+    compared: Option<&str>,
 ) -> Result<VerifiedAnswer, String> {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let bytes: Option<Vec<u8>> = (answer_key_hex.len() == 64)
+    let hex = answer_key_hex.len() == 64 && answer_key_hex.bytes().all(|b| b.is_ascii_hexdigit());
+    let bytes: Option<Vec<u8>> = hex
         .then(|| {
             (0..32)
                 .map(|i| u8::from_str_radix(answer_key_hex.get(2 * i..2 * i + 2)?, 16).ok())
@@ -664,6 +669,30 @@ pub fn verify_answer(
     let entry = Entry::decode(entry_bytes).map_err(|e| format!("entry: {e}"))?;
     if answer["target"]["id"].as_str() != Some(entry.subject.id().as_str()) {
         return Err("the entry is about another target".into());
+    }
+    if entry.status != "ok" {
+        return Err(format!(
+            "the entry is not a successful observation (status {})",
+            entry.status
+        ));
+    }
+    let verdict = answer["match"].as_str().unwrap_or("");
+    if verdict == "same" {
+        let observed = &answer["observed"];
+        for (member, digest) in [
+            ("fullDigest", entry.full.as_deref()),
+            ("toolSetDigest", entry.mtl1.as_deref()),
+        ] {
+            if observed[member].as_str() != digest {
+                return Err(format!("observed.{member} is not the entry's"));
+            }
+        }
+    }
+    if let Some(d) = compared {
+        let carries = entry.full.as_deref() == Some(d) || entry.mtl1.as_deref() == Some(d);
+        if matches!(verdict, "same" | "previously-observed") && !carries {
+            return Err("the entry does not carry the digest that was compared".into());
+        }
     }
     Ok(VerifiedAnswer {
         entry,

@@ -37,14 +37,28 @@ async fn refused(p: &Populated, body: Vec<u8>) -> (StatusCode, String) {
 
 /// What a client does with an answer: check the signature with the issuer key, then the proof
 /// bundle against the log's key, then that the entry is the one the answer talks about.
-async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
+/// The full digest a client computes from the tools it sends (toolset, not the server).
+fn full_of(tools: &Value) -> String {
+    let set = toolmark_toolset::ToolSet::parse(tools.to_string().as_bytes()).unwrap();
+    toolmark_toolset::full::digest(&set).to_string()
+}
+
+/// `compared`: the digest the client computed and sent (or computed from the tools it sent).
+async fn verify_as_a_client(p: &Populated, answer: &Value, compared: &str) -> Entry {
     // The issuer's key, as a client fetches it once.
     let (_, _, issuer) = get(&p.state, "/api/v1/issuer").await;
     let issuer: Value = serde_json::from_slice(&issuer).unwrap();
     let key = issuer["publicKeyHex"].as_str().unwrap();
     let vkey = p.state.log.vkey();
     // Signature → inclusion proof → checkpoint note → entry (docs/api.md).
-    let verified = verify_answer(answer, key, vkey).expect("the answer verifies");
+    let verified = verify_answer(answer, key, vkey, Some(compared)).expect("the answer verifies");
+    // Another digest than the one compared does not verify a same/previously-observed answer.
+    let other_digest = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+    assert!(
+        verify_answer(answer, key, vkey, Some(other_digest))
+            .unwrap_err()
+            .contains("digest")
+    );
     assert_eq!(
         verified.checkpoint.size,
         answer["log"]["treeSize"].as_u64().unwrap()
@@ -57,7 +71,7 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
     forged["note"] = json!("forged");
     if forged != *answer {
         assert!(
-            verify_answer(&forged, key, vkey)
+            verify_answer(&forged, key, vkey, None)
                 .unwrap_err()
                 .contains("signature")
         );
@@ -74,13 +88,13 @@ async fn verify_as_a_client(p: &Populated, answer: &Value) -> Entry {
     assert!(verify_tlog_proof(&parsed, &tampered, vkey).is_err());
     // A malformed key is refused; another log's key does not verify the proof.
     assert!(
-        verify_answer(answer, &key[..62], vkey)
+        verify_answer(answer, &key[..62], vkey, None)
             .unwrap_err()
             .contains("hex")
     );
     let other = toolmark_log::note::LogKey::generate("other.example/log").unwrap();
     assert!(
-        verify_answer(answer, key, &other.vkey())
+        verify_answer(answer, key, &other.vkey(), None)
             .unwrap_err()
             .contains("proof")
     );
@@ -97,7 +111,7 @@ async fn same_with_a_proof_that_verifies() {
     assert_eq!(a["query"]["comparedBy"], "toolmark/1");
     assert_eq!(a["target"]["name"], "io.example/memory");
     assert_eq!(a["observed"]["observations"], 2);
-    let entry = verify_as_a_client(&p, &a).await;
+    let entry = verify_as_a_client(&p, &a, &full_of(&tools)).await;
     assert_eq!(entry.full.as_deref(), a["query"]["fullDigest"].as_str());
     assert_eq!(
         entry.observed_at,
@@ -113,7 +127,7 @@ async fn same_with_a_proof_that_verifies() {
     .await;
     assert_eq!(b["match"], "same");
     assert_eq!(b["query"]["comparedBy"], "MTL/1");
-    verify_as_a_client(&p, &b).await;
+    verify_as_a_client(&p, &b, mtl1).await;
     // By name only.
     let c = check(
         &p,
@@ -131,7 +145,7 @@ async fn previously_observed_and_different() {
     let a = check(&p, json!({"endpoint": FILES_URL, "tools": old})).await;
     assert_eq!(a["match"], "previously-observed", "{a:#}");
     assert_eq!(a["seenBefore"]["observations"], 1);
-    let entry = verify_as_a_client(&p, &a).await;
+    let entry = verify_as_a_client(&p, &a, &full_of(&old)).await;
     assert!(entry.observed_at.as_str() < a["observed"]["lastObserved"].as_str().unwrap());
     // MTL/1 cannot see the flipped annotation: by MTL/1 the old set is the current one.
     let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap();
