@@ -155,6 +155,9 @@ pub struct RunArgs {
     /// Cron expression of the checkpoint heartbeat.
     #[arg(long, env = "TOOLMARK_HEARTBEAT_SCHEDULE")]
     pub heartbeat_schedule: Option<String>,
+    /// A job's lease on its lock, in seconds.
+    #[arg(long, env = "TOOLMARK_LEASE_SECONDS")]
+    pub lease_seconds: Option<u64>,
     /// Observe only the first N servers (0: all).
     #[arg(long, env = "TOOLMARK_CRAWL_LIMIT")]
     pub crawl_limit: Option<usize>,
@@ -167,6 +170,13 @@ pub struct RunArgs {
     /// Registry requests per second.
     #[arg(long, env = "TOOLMARK_REGISTRY_RATE")]
     pub registry_rate: Option<f64>,
+    /// Registry requests that may go back to back.
+    #[arg(long, env = "TOOLMARK_REGISTRY_BURST")]
+    pub registry_burst: Option<u32>,
+    /// NAME=IP answered without DNS (repeat, or comma-separated in the variable); replaces
+    /// the file's list.
+    #[arg(long = "resolve", env = "TOOLMARK_RESOLVE", value_delimiter = ',')]
+    pub resolve: Vec<String>,
     /// Allow http:// and private addresses (true/false).
     #[arg(long, env = "TOOLMARK_ALLOW_PRIVATE")]
     pub allow_private: Option<bool>,
@@ -237,6 +247,11 @@ impl Config {
         self.crawl.per_host = a.per_host.unwrap_or(self.crawl.per_host);
         self.crawl.concurrency = a.concurrency.unwrap_or(self.crawl.concurrency);
         self.crawl.registry_rate = a.registry_rate.unwrap_or(self.crawl.registry_rate);
+        self.crawl.registry_burst = a.registry_burst.unwrap_or(self.crawl.registry_burst);
+        self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
+        if !a.resolve.is_empty() {
+            self.crawl.resolve.clone_from(&a.resolve);
+        }
         self.crawl.allow_private = a.allow_private.unwrap_or(self.crawl.allow_private);
         self.crawl.no_dns = a.no_dns.unwrap_or(self.crawl.no_dns);
         Ok(())

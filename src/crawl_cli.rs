@@ -245,7 +245,17 @@ pub fn crawl_once(
     let mut config = HarvestConfig::new(opts.registry.trim_end_matches('/'), mode.clone());
     config.rate = opts.registry_rate;
     tracing::info!(registry = %opts.registry, "harvesting the registry");
-    let (harvest, harvest_error) = runtime.block_on(harvest::harvest_partial(&http, &config));
+    // The harvest can take minutes at the registry's pace; a stop ends it (nothing is written
+    // yet, so nothing is lost).
+    let harvested = runtime.block_on(async {
+        tokio::select! {
+            h = harvest::harvest_partial(&http, &config) => Some(h),
+            () = stopped(&stop) => None,
+        }
+    });
+    let Some((harvest, harvest_error)) = harvested else {
+        bail!("interrupted during the registry harvest: nothing was observed");
+    };
     if let Some(e) = &harvest_error {
         if harvest.records.is_empty() {
             bail!("registry harvest failed: {e}");
@@ -408,6 +418,16 @@ pub fn crawl_once(
         changes: lines.iter().filter(|l| l.change_id.is_some()).count(),
     })
 }
+
+/// Resolves once `flag` is set (polled: the crawler's stop is a plain flag).
+async fn stopped(flag: &AtomicBool) {
+    while !flag.load(Ordering::Relaxed) {
+        tokio::time::sleep(STOP_POLL).await;
+    }
+}
+
+/// How often a harvest checks the stop flag: a shutdown waits at most this long for it.
+const STOP_POLL: Duration = Duration::from_millis(200);
 
 /// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target
 /// report is several megabytes and need not exist in memory as one JSON value.

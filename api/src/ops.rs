@@ -160,6 +160,18 @@ fn jobs(state: &AppState) -> Result<Vec<toolmark_schedules::JobState>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Longest job detail `/health` shows: enough for a failure's reason; the full text is in the
+/// service's logs and `schedules.sqlite`.
+const MAX_JOB_DETAIL: usize = 300;
+
+/// `text` cut to at most `max` characters (with an ellipsis when cut).
+fn cap(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
 fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -183,7 +195,7 @@ async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError
                         "lastStatus": j.last.status.as_str(),
                         "lastStartedAt": rfc3339(j.last.started_at),
                         "lastFinishedAt": j.last.finished_at.map(rfc3339),
-                        "lastDetail": j.last.detail,
+                        "lastDetail": j.last.detail.as_deref().map(|d| cap(d, MAX_JOB_DETAIL)),
                         "lastSuccessAt": j.last_success.map(rfc3339),
                     }),
                 )
@@ -267,11 +279,19 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
                 let _ = writeln!(out, "toolmark_job_last_success_timestamp_seconds{{job=\"{}\"}} {}", escape_label(&j.job), t.timestamp());
             }
         }
-        let _ = writeln!(out, "# HELP toolmark_job_last_run_ok 1 when each job's latest run succeeded, 0 when it failed, was interrupted or stopped, or is running.");
+        let _ = writeln!(out, "# HELP toolmark_job_last_run_ok 1 when each job's latest finished run succeeded, 0 when it failed, was interrupted or stopped.");
         let _ = writeln!(out, "# TYPE toolmark_job_last_run_ok gauge");
         for j in &jobs {
-            let ok = u8::from(j.last.status == toolmark_schedules::RunStatus::Ok);
-            let _ = writeln!(out, "toolmark_job_last_run_ok{{job=\"{}\"}} {ok}", escape_label(&j.job));
+            if let Some(last) = &j.last_finished {
+                let ok = u8::from(last.status == toolmark_schedules::RunStatus::Ok);
+                let _ = writeln!(out, "toolmark_job_last_run_ok{{job=\"{}\"}} {ok}", escape_label(&j.job));
+            }
+        }
+        let _ = writeln!(out, "# HELP toolmark_job_running 1 while a run of the job is in progress.");
+        let _ = writeln!(out, "# TYPE toolmark_job_running gauge");
+        for j in &jobs {
+            let running = u8::from(j.last.status == toolmark_schedules::RunStatus::Running);
+            let _ = writeln!(out, "toolmark_job_running{{job=\"{}\"}} {running}", escape_label(&j.job));
         }
         let _ = writeln!(out, "# HELP toolmark_http_requests_total Requests served, by route and status.");
         let _ = writeln!(out, "# TYPE toolmark_http_requests_total counter");

@@ -86,6 +86,7 @@ async fn health_and_metrics() {
         "toolmark_job_last_success_timestamp_seconds{job=\"crawl\"} 1764000000\n",
         "toolmark_job_last_run_ok{job=\"crawl\"} 0\n",
         "toolmark_job_last_run_ok{job=\"heartbeat\"} 1\n",
+        "toolmark_job_running{job=\"crawl\"} 0\n",
     ] {
         assert!(text.contains(line), "{line} in {text}");
     }

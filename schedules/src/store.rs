@@ -118,6 +118,8 @@ pub struct JobState {
     pub job: String,
     /// The latest run (any status).
     pub last: RunRecord,
+    /// The latest run that ended (not `running`), among the last few.
+    pub last_finished: Option<RunRecord>,
     /// When its latest `ok` run started, if any.
     pub last_success: Option<DateTime<Utc>>,
 }
@@ -359,11 +361,15 @@ impl LeaseStore {
         };
         let mut out = Vec::with_capacity(names.len());
         for job in names {
-            let Some(last) = self.runs(&job, 1)?.into_iter().next() else {
+            // At most one run is `running` at a time, plus perhaps a dead holder's not yet
+            // marked interrupted: the latest ended run is among the latest three.
+            let recent = self.runs(&job, 3)?;
+            let Some(last) = recent.first().cloned() else {
                 continue;
             };
             out.push(JobState {
                 last_success: self.last_success(&job)?,
+                last_finished: recent.into_iter().find(|r| r.status != RunStatus::Running),
                 job,
                 last,
             });
