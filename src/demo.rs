@@ -460,6 +460,21 @@ pub fn run(args: DemoArgs) -> Result<()> {
 }
 
 async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
+    // Signals are handled from the start: a stop during startup ends the demo cleanly (the
+    // stand-ins, the replica and server-everything are stopped as they are dropped).
+    let stop = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let watcher = {
+        let stop = stop.clone();
+        let stop_tx = stop_tx.clone();
+        tokio::spawn(async move {
+            crate::serve_cli::terminated().await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = stop_tx.send(true);
+        })
+    };
+    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+
     // The registry's two days, and the real tool sets.
     let days = [Day::load(DAYS[0].1)?, Day::load(DAYS[1].1)?];
     let sets: Vec<Vec<String>> = TOOL_SETS
@@ -529,7 +544,10 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     let bound = listener.local_addr()?;
     let base = format!("http://{bound}");
     let state = crate::serve_cli::open_state(data, &base, 0)?;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if stopped() {
+        println!("toolmark demo: stopped during startup");
+        return Ok(());
+    }
     let mut server = tokio::spawn(crate::serve_cli::serve(listener, state, {
         let mut rx = stop_rx.clone();
         async move {
@@ -549,16 +567,6 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         }
     );
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let stop = stop.clone();
-        let stop_tx = stop_tx.clone();
-        tokio::spawn(async move {
-            crate::serve_cli::terminated().await;
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let _ = stop_tx.send(true);
-        })
-    };
     let options = CrawlOptions {
         registry: registry.url(),
         data: data.to_owned(),
@@ -662,7 +670,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     }
     .await;
     match crawled {
-        Err(e) if stop.load(std::sync::atomic::Ordering::Relaxed) => {
+        Err(e) if stopped() => {
             println!("  stopped before the crawls ended ({e:#})");
         }
         Err(e) => {
