@@ -44,8 +44,18 @@ async fn service(config: Config) -> Result<()> {
     // every run). An existing log is not opened for writing here: another process's crawl may
     // hold it, and that is fine for serving.
     let data = &config.data;
-    if !data.join("log/private/log.key").exists() {
-        tokio::task::block_in_place(|| crate::crawl_cli::open_data(data, &config.origin))?;
+    let key = data.join("log/private/log.key");
+    if !key.exists() {
+        let created =
+            tokio::task::block_in_place(|| crate::crawl_cli::open_data(data, &config.origin));
+        // Two services started at once over a new directory: one creates the log, the other
+        // finds it created (or locked) and goes on.
+        if let Err(e) = created {
+            if !key.exists() {
+                return Err(e);
+            }
+            tracing::info!("the log was created by another process meanwhile ({e:#})");
+        }
     }
     let vkey_path = data.join("log/public/vkey");
     let vkey = std::fs::read_to_string(&vkey_path)
