@@ -466,3 +466,42 @@ async fn a_lost_lease_stops_the_running_job() {
             .contains("lease had been lost")
     );
 }
+
+/// The store locked past its busy timeout (an operator's `sqlite3` session holding a write
+/// transaction) when a run is due: the attempt is retried with back-off, not skipped until
+/// the next fire time.
+#[tokio::test]
+async fn a_locked_store_is_retried_not_skipped_to_the_next_fire_time() {
+    let t0 = t(2026, 3, 1, 12, 0, 30);
+    let clock = Arc::new(ManualClock::new(t0));
+    let path = temp_db("locked");
+    let store = Arc::new(LeaseStore::open(&path).unwrap());
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut s = Scheduler::new(store.clone(), clock.clone(), "a".into());
+    let retry = Retry {
+        first: Duration::from_secs(60),
+        max: Duration::from_secs(3600),
+        attempts: 3,
+    };
+    s.add(hourly(retry), job_fn(|_| async { Ok("ran".to_owned()) }))
+        .unwrap();
+    let mut r = start(s);
+    // The catch-up at t0 cannot take the lease (the store waits its busy timeout, then errs).
+    loop {
+        match next_event(&mut r.ev).await {
+            Event::NextRun { .. } => {}
+            Event::StoreError { .. } => break,
+            e => panic!("expected a store error, got {e:?}"),
+        }
+    }
+    blocker.execute_batch("COMMIT").unwrap();
+    let r1 = t0 + mins(1);
+    assert_eq!(
+        expect_retry_runs(&mut r, &clock, r1, 2).await,
+        (RunStatus::Ok, Ok("ran".into()))
+    );
+    r.stop.send(()).unwrap();
+    r.task.await.unwrap();
+    assert_eq!(store.runs(JOB, 10).unwrap().len(), 1);
+}
