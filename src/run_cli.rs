@@ -72,7 +72,7 @@ async fn service(config: Config) -> Result<()> {
         "data {} — log verifier key {} (signing key {}), answer key {}",
         data.display(),
         vkey.trim(),
-        data.join("log/private/log.key").display(),
+        key.display(),
         data.join("api/answer.key").display()
     );
     tracing::info!("registry {}", config.registry);
@@ -104,7 +104,7 @@ async fn service(config: Config) -> Result<()> {
         let at = at.format("%Y-%m-%dT%H:%M:%SZ");
         if due {
             tracing::info!(
-                "job {job} ({cron}): runs now, catching up (no successful run within its interval)"
+                "job {job} ({cron}): runs now, catching up (never succeeded, or a scheduled time passed since its last success)"
             );
         } else {
             tracing::info!("job {job} ({cron}): next run at {at}");

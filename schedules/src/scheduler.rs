@@ -123,14 +123,6 @@ impl JobSpec {
         self.schedule.after(&t).next()
     }
 
-    /// The schedule's interval as seen from `now`: the gap between its next two fire times.
-    pub fn interval(&self, now: DateTime<Utc>) -> Option<chrono::Duration> {
-        let mut it = self.schedule.after(&now);
-        let a = it.next()?;
-        let b = it.next()?;
-        Some(b - a)
-    }
-
     /// Whether the job must run at start: it never succeeded, or a fire time has passed since
     /// its last success started (however many: it runs once). Measured against the schedule
     /// itself, not a fixed interval, so a late success does not hide the next missed fire
@@ -886,7 +878,11 @@ mod tests {
         let b = JobSpec::new("b", "0 0 3 * * *").unwrap();
         let t = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         assert_eq!(a.next_fire_after(t), b.next_fire_after(t));
-        assert_eq!(a.interval(t), Some(chrono::Duration::days(1)));
+        let first = a.next_fire_after(t).unwrap();
+        assert_eq!(
+            a.next_fire_after(first),
+            Some(first + chrono::Duration::days(1))
+        );
         assert!(JobSpec::new("c", "@daily").is_ok());
     }
 

@@ -323,8 +323,8 @@ impl LeaseStore {
     }
 
     /// The `started_at` of `job`'s latest `ok` run. The start, not the end or the planned
-    /// time, because what a run saw is at least as fresh as its start; catch-up compares this
-    /// to the schedule's interval.
+    /// time, because what a run saw is at least as fresh as its start; catch-up asks whether a
+    /// fire time has passed since it.
     pub fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
         self.latest_ok(job, "started_at")
     }
