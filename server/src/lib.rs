@@ -6,7 +6,14 @@
 
 #![deny(missing_docs)]
 
+pub mod conn;
+pub mod limits;
+pub mod serve;
+
 use std::net::{IpAddr, Ipv6Addr};
+
+pub use limits::{FileLimit, Limits, connection_cap, raise_file_limit};
+pub use serve::{ServeError, Stats, serve};
 
 /// The unit one client is counted as, for connection caps and rate limits: an IPv4 address
 /// itself; an IPv6 address by its /64 (one subscriber's prefix: anyone given a /64 can use
@@ -48,6 +55,9 @@ mod tests {
     #[test]
     fn ipv4_mapped_ipv6_counts_as_ipv4() {
         let mapped: IpAddr = "::ffff:198.51.100.4".parse().unwrap();
-        assert_eq!(client_key(mapped), "198.51.100.4".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            client_key(mapped),
+            "198.51.100.4".parse::<IpAddr>().unwrap()
+        );
     }
 }

@@ -1,0 +1,183 @@
+//! Every limit the connection layer puts on what one client can cost, with the reason for its
+//! value. docs/operations.md ("Limits") lists them; `toolmark run` makes each configurable.
+
+use std::time::Duration;
+
+/// Time a client has to send a request's headers, counted from the moment the connection is
+/// ready for a request: from accepting it (its first request) and, on HTTP/1.1, from the end of
+/// the previous response — so this is also HTTP/1.1's keep-alive idle timeout. Real clients send
+/// their headers in one packet; 10 s tolerates a slow mobile link and closes a slowloris.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest a request may take from its headers to its response's headers: reading the body
+/// (the deadline on uploads) and the handler's work. `/check` and `/sensitive` bodies are at
+/// most 2 MiB, which a 1 Mbit/s client sends in 17 s; answers take milliseconds. Past it: 408
+/// with a JSON error.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Longest gap between two pieces of a request body. A client that starts an upload and stops
+/// holds its share of the body budget; after this much silence the body fails (a 400) and the
+/// budget is released, well before [`REQUEST_TIMEOUT`].
+pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest a response write may make no progress (the client stopped reading). The connection
+/// is then closed and what it held (the response, its buffers) freed. 30 s outlasts a real
+/// client's pauses (a phone switching networks) while bounding how long a non-reading client
+/// pins memory.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Longest a connection may move no bytes in either direction before it is closed: an HTTP/2
+/// connection with no streams, or any connection that went quiet in a way the other timeouts
+/// do not see. Browsers keep idle HTTP/2 connections for minutes, but reopening one costs a
+/// round trip; a held socket costs a file descriptor.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections open at once from one client ([`crate::client_key`]: an IPv4 address or an
+/// IPv6 /64). A browser opens at most 6 per origin over HTTP/1.1 (1 over HTTP/2) and WARDEN's
+/// scanner 4; 64 leaves room for a NAT'd office while no single client can take a sizeable
+/// share of [`MAX_CONNECTIONS`]. Over it, a new connection is closed at once.
+pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
+
+/// Connections open at once overall, at most; the actual cap is also kept
+/// [`RESERVED_FILES`] below the process's open-file limit ([`connection_cap`]). Over it, a new
+/// connection is closed at once (so the listener keeps draining its backlog).
+pub const MAX_CONNECTIONS: usize = 16_384;
+
+/// File descriptors kept free for everything but client connections: the crawl's sockets
+/// (up to 256 observations in flight, `toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS`),
+/// SQLite connections and their WAL files, the log's files, blob reads, standard streams.
+pub const RESERVED_FILES: u64 = 512;
+
+/// HTTP/2 streams one connection may have open at once. A browser loading the desk needs a
+/// handful, a scanner 4 (hyper's default is 200, which let one connection hold 100 stalled
+/// uploads).
+pub const MAX_CONCURRENT_STREAMS: u32 = 32;
+
+/// Largest HTTP/2 header list accepted (HTTP/1.1 is bounded by hyper's read buffer, 400 KiB):
+/// real requests carry under 2 KiB of headers.
+pub const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
+
+/// Request-body bytes all requests together may hold at once. Each request reserves its
+/// `Content-Length` (or [`MAX_REQUEST_BODY`] when it has none) before its body is read; when
+/// the budget cannot cover it, the request gets 503 with `Retry-After` at once. 64 MiB is 32
+/// full-size `/check` bodies in flight — far more than real traffic — and bounds what stalled
+/// uploads can pin, however many connections send them.
+pub const REQUEST_BODY_BUDGET: usize = 64 * 1024 * 1024;
+
+/// What a request without a `Content-Length` (chunked) reserves of the budget: the largest body
+/// any route accepts (`/check` and `/sensitive`: 2 MiB). A request whose `Content-Length` is
+/// larger reserves nothing: its route refuses it (413) without reading it.
+pub const MAX_REQUEST_BODY: usize = 2 * 1024 * 1024;
+
+/// `Retry-After` seconds on a 503 for a full body budget: uploads in flight finish or hit
+/// [`BODY_IDLE_TIMEOUT`] within seconds.
+pub const BUSY_RETRY_AFTER_SECONDS: u64 = 5;
+
+/// Time graceful shutdown waits for connections to finish their requests before dropping them.
+/// systemd's default stop timeout is 90 s and the crawl needs part of it to commit; answers take
+/// milliseconds, so 10 s only cuts off clients that would have kept the process alive forever.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The connection layer's limits (every field defaults to the constant of the same name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// [`HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// [`REQUEST_TIMEOUT`].
+    pub request_timeout: Duration,
+    /// [`BODY_IDLE_TIMEOUT`].
+    pub body_idle_timeout: Duration,
+    /// [`WRITE_TIMEOUT`].
+    pub write_timeout: Duration,
+    /// [`IDLE_TIMEOUT`].
+    pub idle_timeout: Duration,
+    /// [`MAX_CONNECTIONS`] (further capped by [`connection_cap`]).
+    pub max_connections: usize,
+    /// [`MAX_CONNECTIONS_PER_CLIENT`].
+    pub max_connections_per_client: usize,
+    /// [`MAX_CONCURRENT_STREAMS`].
+    pub max_concurrent_streams: u32,
+    /// [`REQUEST_BODY_BUDGET`].
+    pub request_body_budget: usize,
+    /// [`MAX_REQUEST_BODY`].
+    pub max_request_body: usize,
+    /// [`SHUTDOWN_DEADLINE`].
+    pub shutdown_deadline: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
+            body_idle_timeout: BODY_IDLE_TIMEOUT,
+            write_timeout: WRITE_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+            max_connections_per_client: MAX_CONNECTIONS_PER_CLIENT,
+            max_concurrent_streams: MAX_CONCURRENT_STREAMS,
+            request_body_budget: REQUEST_BODY_BUDGET,
+            max_request_body: MAX_REQUEST_BODY,
+            shutdown_deadline: SHUTDOWN_DEADLINE,
+        }
+    }
+}
+
+/// The process's open-file limit: what it was at start and what it is after [`raise_file_limit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileLimit {
+    /// The soft limit found at start (`None`: unlimited).
+    pub was: Option<u64>,
+    /// The soft limit now.
+    pub soft: Option<u64>,
+    /// The hard limit (the most the soft limit can be raised to without privileges).
+    pub hard: Option<u64>,
+}
+
+/// Raise the soft open-file limit to the hard limit (a process may always do so), so the
+/// connection cap is not set by a distribution's conservative default of 1,024. Returns what
+/// the limits are; a refusal leaves the soft limit as it was.
+pub fn raise_file_limit() -> FileLimit {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let before = getrlimit(Resource::Nofile);
+    let mut now = before;
+    if before.current != before.maximum {
+        let raised = Rlimit {
+            current: before.maximum,
+            maximum: before.maximum,
+        };
+        if setrlimit(Resource::Nofile, raised).is_ok() {
+            now = getrlimit(Resource::Nofile);
+        }
+    }
+    FileLimit {
+        was: before.current,
+        soft: now.current,
+        hard: now.maximum,
+    }
+}
+
+/// The connection cap for `limits` under the open-file limit `soft`: `limits.max_connections`,
+/// but at most `soft - RESERVED_FILES` (at least 1), so client connections can never take the
+/// descriptors SQLite, the log and the crawl need.
+pub fn connection_cap(limits: &Limits, soft: Option<u64>) -> usize {
+    let room = soft.map_or(u64::MAX, |s| s.saturating_sub(RESERVED_FILES).max(1));
+    limits
+        .max_connections
+        .min(usize::try_from(room).unwrap_or(usize::MAX))
+        .max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_leaves_reserved_files_below_the_soft_limit() {
+        let limits = Limits::default();
+        assert_eq!(connection_cap(&limits, Some(1024)), 1024 - 512);
+        assert_eq!(connection_cap(&limits, Some(1_048_576)), MAX_CONNECTIONS);
+        assert_eq!(connection_cap(&limits, None), MAX_CONNECTIONS);
+        assert_eq!(connection_cap(&limits, Some(100)), 1);
+    }
+}

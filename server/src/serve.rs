@@ -1,0 +1,308 @@
+//! The accept loop and the request layers: connections admitted under their caps, served by
+//! hyper (HTTP/1.1 and HTTP/2, detected per connection) with the timeouts of [`Limits`], every
+//! request under a deadline and a shared budget for body bytes, and graceful shutdown with a
+//! deadline.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body::Body as _;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+use crate::conn::{Activity, Admission, Refusal, Watched};
+use crate::limits::Limits;
+
+/// Pause after an accept error that is about the process, not the peer (out of file
+/// descriptors or memory): retrying at once would spin a core while nothing can change.
+pub const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
+
+/// Counts of what the connection layer refused or cut, since it started.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Connections closed at accept: their client held its share.
+    pub refused_per_client: AtomicU64,
+    /// Connections closed at accept: the server held its cap.
+    pub refused_total: AtomicU64,
+    /// Connections closed for sending no request within the header timeout, or moving no
+    /// bytes for the idle timeout.
+    pub idle_closed: AtomicU64,
+    /// Requests refused with 503 because the body budget was spent.
+    pub body_budget_refused: AtomicU64,
+    /// Requests answered 408 at the request deadline.
+    pub request_timeouts: AtomicU64,
+    /// Connections still open when the shutdown deadline passed (dropped).
+    pub dropped_at_shutdown: AtomicU64,
+}
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The listener failed in a way that is not about one connection.
+    #[error("accepting connections: {0}")]
+    Accept(std::io::Error),
+}
+
+/// A JSON error body in the API's shape (`{"error", "detail"}`, the code being the status's
+/// reason in kebab case), for what this layer answers itself.
+fn json_error(status: StatusCode, detail: &str) -> Response {
+    let code = status
+        .canonical_reason()
+        .unwrap_or("error")
+        .to_ascii_lowercase()
+        .replace(' ', "-");
+    let body = serde_json::json!({ "error": code, "detail": detail });
+    (status, axum::Json(body)).into_response()
+}
+
+struct Budget {
+    bytes: Semaphore,
+    max_body: usize,
+    stats: Arc<Stats>,
+}
+
+/// What a request reserves of the body budget: nothing for an empty body or one its route will
+/// refuse unread (declared larger than any route accepts), its declared length otherwise, and
+/// the largest accepted body when the length is unknown (chunked).
+fn reservation(request: &Request, max_body: usize) -> usize {
+    let body = request.body();
+    if body.is_end_stream() {
+        return 0;
+    }
+    match body.size_hint().exact() {
+        Some(n) if n > max_body as u64 => 0,
+        Some(n) => n as usize,
+        None => max_body,
+    }
+}
+
+async fn body_budget(State(budget): State<Arc<Budget>>, request: Request, next: Next) -> Response {
+    let need = reservation(&request, budget.max_body);
+    if need == 0 {
+        return next.run(request).await;
+    }
+    let permits = u32::try_from(need).unwrap_or(u32::MAX);
+    let Ok(held) = budget.bytes.try_acquire_many(permits) else {
+        budget
+            .stats
+            .body_budget_refused
+            .fetch_add(1, Ordering::Relaxed);
+        let mut r = json_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many request bodies are in flight; retry shortly",
+        );
+        r.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(crate::limits::BUSY_RETRY_AFTER_SECONDS),
+        );
+        return r;
+    };
+    // Held until the handler is done with the body (it is buffered inside the handler).
+    let response = next.run(request).await;
+    drop(held);
+    response
+}
+
+async fn deadline(
+    State((limit, stats)): State<(Duration, Arc<Stats>)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            stats.request_timeouts.fetch_add(1, Ordering::Relaxed);
+            json_error(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the request was not complete within {} s",
+                    limit.as_secs_f64()
+                ),
+            )
+        }
+    }
+}
+
+/// `router` under the request layers: the deadline, the body budget, the body idle timeout.
+pub fn layered(router: Router, limits: &Limits, stats: Arc<Stats>) -> Router {
+    let budget = Arc::new(Budget {
+        bytes: Semaphore::new(limits.request_body_budget.min(Semaphore::MAX_PERMITS)),
+        max_body: limits.max_request_body,
+        stats: stats.clone(),
+    });
+    router
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            limits.body_idle_timeout,
+        ))
+        .layer(axum::middleware::from_fn_with_state(budget, body_budget))
+        .layer(axum::middleware::from_fn_with_state(
+            (limits.request_timeout, stats),
+            deadline,
+        ))
+}
+
+/// Resolves when a connection has sent no request within the header timeout (of its
+/// acceptance) or moved no bytes for the idle timeout.
+async fn watchdog(activity: Arc<Activity>, header: Duration, idle: Duration) {
+    loop {
+        let idle_at = activity.last() + idle;
+        let due = if activity.requests() == 0 {
+            idle_at.min(activity.accepted() + header)
+        } else {
+            idle_at
+        };
+        if Instant::now() >= due {
+            return;
+        }
+        tokio::time::sleep_until(due).await;
+    }
+}
+
+fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true);
+    b.http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .max_header_list_size(crate::limits::MAX_HEADER_LIST_BYTES);
+    b
+}
+
+/// Is this accept error about the process (descriptors, memory) rather than one peer?
+fn process_starved(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(code) if code == rustix::io::Errno::MFILE.raw_os_error()
+            || code == rustix::io::Errno::NFILE.raw_os_error()
+            || code == rustix::io::Errno::NOBUFS.raw_os_error()
+            || code == rustix::io::Errno::NOMEM.raw_os_error()
+    )
+}
+
+/// Serve `router` on `listener` until `shutdown` resolves; then stop accepting, let open
+/// connections finish their requests (HTTP/2 gets GOAWAY, idle HTTP/1.1 is closed) for at most
+/// `limits.shutdown_deadline`, and drop what is left. Requests see the peer as
+/// `ConnectInfo<SocketAddr>`.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    stats: Arc<Stats>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let app = layered(router, &limits, stats.clone());
+    let admission = Admission::new(limits.max_connections, limits.max_connections_per_client);
+    let builder = builder(&limits);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut connections = JoinSet::new();
+    let mut starved_logged: Option<Instant> = None;
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) if process_starved(&e) => {
+                if starved_logged.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+                    tracing::warn!("accept: {e} ({} connections open)", admission.open());
+                    starved_logged = Some(Instant::now());
+                }
+                tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                continue;
+            }
+            // Errors about one connection (reset before accept, …).
+            Err(e) if e.kind() != std::io::ErrorKind::InvalidInput => continue,
+            Err(e) => return Err(ServeError::Accept(e)),
+        };
+        let admitted = match admission.admit(crate::client_key(peer.ip())) {
+            Ok(a) => a,
+            Err(refusal) => {
+                let counter = match refusal {
+                    Refusal::PerClient => &stats.refused_per_client,
+                    Refusal::Total => &stats.refused_total,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                drop(stream);
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let activity = Activity::new();
+        let service = {
+            let app = app.clone();
+            let activity = activity.clone();
+            hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                activity.request();
+                request
+                    .extensions_mut()
+                    .insert(ConnectInfo::<SocketAddr>(peer));
+                let app = app.clone();
+                async move {
+                    Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|e| match e {}))
+                }
+            })
+        };
+        let io = TokioIo::new(Watched::new(stream, activity.clone(), limits.write_timeout));
+        let conn = builder.serve_connection(io, service).into_owned();
+        let conn = graceful.watch(conn);
+        let (header, idle) = (limits.header_read_timeout, limits.idle_timeout);
+        let stats = stats.clone();
+        connections.spawn(async move {
+            let _admitted = admitted;
+            tokio::select! {
+                _ = conn => {}
+                () = watchdog(activity, header, idle) => {
+                    stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+    }
+    drop(listener);
+    let open = connections.len();
+    if open > 0 {
+        tracing::info!(
+            "shutting down: {open} connections finishing (at most {} s)",
+            limits.shutdown_deadline.as_secs_f64()
+        );
+    }
+    let drained = async {
+        graceful.shutdown().await;
+        while connections.join_next().await.is_some() {}
+    };
+    if tokio::time::timeout(limits.shutdown_deadline, drained)
+        .await
+        .is_err()
+    {
+        let left = connections.len();
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+        stats
+            .dropped_at_shutdown
+            .fetch_add(left as u64, Ordering::Relaxed);
+        tracing::warn!(
+            "shutdown deadline of {} s passed: {left} connections dropped",
+            limits.shutdown_deadline.as_secs_f64()
+        );
+    }
+    Ok(())
+}
