@@ -293,6 +293,7 @@ pub async fn serve(
         .await
         .is_err()
     {
+        while connections.try_join_next().is_some() {}
         let left = connections.len();
         connections.abort_all();
         while connections.join_next().await.is_some() {}

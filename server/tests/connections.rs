@@ -1,0 +1,373 @@
+//! The connection layer against misbehaving clients on loopback: each test starts
+//! `toolmark_server::serve` with small limits over a tiny router and plays one hostile client.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::routing::{get, post};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use toolmark_server::{Limits, Stats};
+
+struct Running {
+    addr: SocketAddr,
+    stats: Arc<Stats>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    async fn stop(mut self) -> Duration {
+        let started = Instant::now();
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(30), self.task)
+            .await
+            .expect("serve returns")
+            .unwrap();
+        started.elapsed()
+    }
+}
+
+/// Responses a non-reading client is sent, dropped once the connection is closed.
+static LIVE_BODIES: AtomicUsize = AtomicUsize::new(0);
+
+struct Counted(Option<Bytes>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        LIVE_BODIES.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// 64 MiB, streamed in 1 MiB chunks; counted while alive.
+fn big_body() -> Body {
+    LIVE_BODIES.fetch_add(1, Ordering::SeqCst);
+    let chunk = Bytes::from(vec![b'x'; 1024 * 1024]);
+    let counted = Counted(Some(chunk));
+    let stream = futures_util::stream::unfold((counted, 0), |(c, n)| async move {
+        if n == 64 {
+            return None;
+        }
+        let chunk = c.0.clone().unwrap();
+        Some((Ok::<_, std::io::Error>(chunk), (c, n + 1)))
+    });
+    Body::from_stream(stream)
+}
+
+fn router() -> Router {
+    Router::new()
+        .route("/health", get(|| async { "ok" }))
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                "late"
+            }),
+        )
+        .route("/big", get(|| async { big_body() }))
+        .route(
+            "/upload",
+            post(|body: Bytes| async move { format!("{}", body.len()) }),
+        )
+}
+
+fn small_limits() -> Limits {
+    Limits {
+        header_read_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(2),
+        body_idle_timeout: Duration::from_secs(1),
+        write_timeout: Duration::from_secs(1),
+        idle_timeout: Duration::from_secs(3),
+        max_connections: 100,
+        max_connections_per_client: 8,
+        max_concurrent_streams: 4,
+        request_body_budget: 4 * 1024 * 1024,
+        max_request_body: 2 * 1024 * 1024,
+        shutdown_deadline: Duration::from_secs(2),
+    }
+}
+
+async fn start(limits: Limits) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stats = Arc::new(Stats::default());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let s = stats.clone();
+    let task = tokio::spawn(async move {
+        toolmark_server::serve(listener, router(), limits, s, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    Running {
+        addr,
+        stats,
+        stop: Some(tx),
+        task,
+    }
+}
+
+/// A connection to `addr` from the loopback address `from` (127.0.0.0/8 is all local).
+async fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// Send a whole HTTP/1.1 request and read the response head and body (Connection: close).
+async fn request(from: [u8; 4], addr: SocketAddr, text: &str) -> String {
+    let mut s = connect_from(from, addr).await;
+    s.write_all(text.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out))
+        .await
+        .expect("an answer")
+        .unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+const HEALTH: &str = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+/// Reads until the peer closes (Ok(bytes)) or `within` passes (Err).
+async fn closed_within(s: &mut TcpStream, within: Duration) -> Result<usize, ()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut n = 0;
+    tokio::time::timeout(within, async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return n,
+                Ok(k) => n += k,
+            }
+        }
+    })
+    .await
+    .map_err(|_| ())
+}
+
+#[tokio::test]
+async fn a_client_over_its_connection_share_is_refused_and_others_are_served() {
+    let server = start(small_limits()).await;
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let mut s = connect_from([127, 0, 0, 1], server.addr).await;
+        s.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        held.push(s);
+    }
+    // The ninth from the same address is closed at once, without an answer.
+    let mut ninth = connect_from([127, 0, 0, 1], server.addr).await;
+    let _ = ninth.write_all(HEALTH.as_bytes()).await;
+    assert_eq!(
+        closed_within(&mut ninth, Duration::from_secs(5)).await,
+        Ok(0)
+    );
+    assert!(server.stats.refused_per_client.load(Ordering::Relaxed) >= 1);
+    // Another address is served meanwhile.
+    let answer = request([127, 0, 0, 2], server.addr, HEALTH).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn half_sent_headers_are_cut_at_the_header_timeout() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 0, 1], server.addr).await;
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let started = Instant::now();
+    closed_within(&mut s, Duration::from_secs(10))
+        .await
+        .expect("closed");
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_nothing_is_closed_at_the_header_timeout() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 0, 1], server.addr).await;
+    closed_within(&mut s, Duration::from_secs(10))
+        .await
+        .expect("closed");
+    assert_eq!(server.stats.idle_closed.load(Ordering::Relaxed), 1);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 0, 1], server.addr).await;
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let n = closed_within(&mut s, Duration::from_secs(10))
+        .await
+        .expect("closed");
+    assert!(n > 0, "the answer came first");
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    server.stop().await;
+}
+
+/// An upload of 2 MiB − 40 bytes that stalls: two of them spend the 4 MiB budget; a third
+/// body gets 503 with Retry-After at once; a body-less request is still served; the stalled
+/// bodies time out and give the budget back.
+#[tokio::test]
+async fn stalled_uploads_spend_the_budget_then_get_503_until_they_time_out() {
+    let server = start(small_limits()).await;
+    let head = "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n";
+    let mut stalled = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect_from([127, 0, 0, 3], server.addr).await;
+        s.write_all(head.as_bytes()).await.unwrap();
+        s.write_all(&vec![b'a'; 2 * 1024 * 1024 - 40])
+            .await
+            .unwrap();
+        stalled.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let third = request(
+        [127, 0, 0, 4],
+        server.addr,
+        &format!("{head}{}", "a".repeat(10)),
+    )
+    .await;
+    assert!(third.starts_with("HTTP/1.1 503"), "{third}");
+    assert!(
+        third.to_ascii_lowercase().contains("retry-after: 5"),
+        "{third}"
+    );
+    assert!(
+        third.contains("\"error\":\"service-unavailable\""),
+        "{third}"
+    );
+    assert!(
+        request([127, 0, 0, 4], server.addr, HEALTH)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // The stalled bodies fail at the body idle timeout (1 s here) and release the budget.
+    for s in &mut stalled {
+        closed_within(s, Duration::from_secs(10))
+            .await
+            .expect("closed");
+    }
+    let small =
+        "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc";
+    let answer = request([127, 0, 0, 4], server.addr, small).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.ends_with("\r\n\r\n3"),
+        "{answer}"
+    );
+    assert!(server.stats.body_budget_refused.load(Ordering::Relaxed) >= 1);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_request_past_its_deadline_gets_a_json_408() {
+    let server = start(small_limits()).await;
+    let answer = request(
+        [127, 0, 0, 1],
+        server.addr,
+        "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"error\":\"request-timeout\""), "{answer}");
+    server.stop().await;
+}
+
+/// A client that asks for a large response and never reads is cut off after the write timeout,
+/// and the response it was being sent is dropped (its memory freed).
+#[tokio::test]
+async fn a_client_that_does_not_read_is_cut_off_and_its_response_freed() {
+    let server = start(small_limits()).await;
+    let before = LIVE_BODIES.load(Ordering::SeqCst);
+    let mut s = connect_from([127, 0, 0, 5], server.addr).await;
+    s.write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    // Never read; the socket buffers fill, the server's writes stall.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(LIVE_BODIES.load(Ordering::SeqCst), before + 1);
+    while LIVE_BODIES.load(Ordering::SeqCst) > before {
+        assert!(Instant::now() < deadline, "the response is still held");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(s);
+    server.stop().await;
+}
+
+/// HTTP/2 (prior knowledge, h2c): the server announces its stream cap, and a client that
+/// opens more streams than it has waits for the server instead of getting them.
+#[tokio::test]
+async fn http2_connections_get_the_configured_stream_cap() {
+    let server = start(small_limits()).await;
+    let tcp = connect_from([127, 0, 0, 6], server.addr).await;
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let mut uploads = Vec::new();
+    for _ in 0..4 {
+        let request = axum::http::Request::post("http://x/upload")
+            .header("content-length", "100")
+            .body(())
+            .unwrap();
+        let (response, send) = client.send_request(request, false).unwrap();
+        uploads.push((response, send));
+        client = client.ready().await.unwrap();
+    }
+    // A fifth stream is not served while four are open: it waits (the client saw the
+    // server's SETTINGS) or is refused (it went out before them).
+    let request = axum::http::Request::get("http://x/health")
+        .body(())
+        .unwrap();
+    let (fifth, _) = client.send_request(request, true).unwrap();
+    match tokio::time::timeout(Duration::from_millis(500), fifth).await {
+        Err(_) => {}
+        Ok(Err(e)) => assert_eq!(e.reason(), Some(h2::Reason::REFUSED_STREAM), "{e}"),
+        Ok(Ok(response)) => panic!("a fifth concurrent stream was served: {response:?}"),
+    }
+    server.stop().await;
+}
+
+/// Shutdown waits for a request in flight at most the deadline, then drops it and returns;
+/// idle keep-alive connections do not hold it up at all.
+#[tokio::test]
+async fn shutdown_drops_what_is_left_at_its_deadline() {
+    let mut limits = small_limits();
+    limits.request_timeout = Duration::from_secs(120);
+    let server = start(limits).await;
+    let mut idle = connect_from([127, 0, 0, 7], server.addr).await;
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut busy = connect_from([127, 0, 0, 8], server.addr).await;
+    busy.write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stats = server.stats.clone();
+    let took = server.stop().await;
+    assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
+    assert!(
+        took >= Duration::from_millis(1900),
+        "shutdown took {took:?}"
+    );
+    assert_eq!(stats.dropped_at_shutdown.load(Ordering::Relaxed), 1);
+    assert!(
+        closed_within(&mut busy, Duration::from_secs(5))
+            .await
+            .is_ok()
+    );
+    assert!(
+        closed_within(&mut idle, Duration::from_secs(5))
+            .await
+            .is_ok()
+    );
+}
