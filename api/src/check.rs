@@ -135,6 +135,7 @@ fn digest_string(name: &str, v: &Json) -> Result<String, ApiError> {
 fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
     let text = std::str::from_utf8(body).map_err(|_| bad("the body is not UTF-8"))?;
     let members = tjson::parse_members(text, "tools").map_err(|e| bad(format!("the body: {e}")))?;
+    crate::servers::refuse_duplicate_members(text, &members)?;
     let mut q = Query::default();
     for m in &members {
         let Some(name) = m.name.as_str() else {
@@ -325,8 +326,12 @@ fn json_response(bytes: Bytes) -> Response {
     response
 }
 
-async fn check(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Response, ApiError> {
+async fn check(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
     use sha2::Digest;
+    let body = crate::servers::body_or_error(body, MAX_BODY_BYTES)?;
     let q = parse_query(&body)?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
     let epoch = (

@@ -31,7 +31,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 use toolmark_index::IndexError;
-use toolmark_index::document::Document;
 use toolmark_index::index::{ChangeRow, ObservationRow, ServerRow, TargetRow};
 
 use crate::AppState;
@@ -246,7 +245,8 @@ fn render(status: StatusCode, page: Page) -> Response {
     r
 }
 
-fn error_page(status: StatusCode, message: &str) -> Response {
+/// The desk's error page for `status`, saying `message` (escaped).
+pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
     let title = status.canonical_reason().unwrap_or("Error");
     render(
         status,
@@ -595,53 +595,11 @@ async fn servers_page(
 // ---------------------------------------------------------------------------------------------
 // `/s/{id}`: one target.
 
-/// A tool of the current set: name and description.
-struct ToolLine {
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-}
-
-/// The current tools of a target, from the stored document of its newest `ok` observation.
-fn current_tools(state: &AppState, t: &TargetRow) -> Result<Option<Vec<ToolLine>>, String> {
-    let Some(raw) = &t.current_raw else {
-        return Ok(None);
-    };
-    let sri: toolmark_toolset::Sri = raw
-        .parse()
-        .map_err(|_| format!("{raw} is not a content address"))?;
-    let bytes = state
-        .blobs
-        .get(&sri)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("the document {raw} is not stored"))?;
-    let doc = Document::decode(&bytes).map_err(|e| e.to_string())?;
-    let set = doc
-        .tool_set()
-        .ok_or_else(|| "the stored document holds no readable tool set".to_owned())?;
-    Ok(Some(
-        set.tools
-            .iter()
-            .map(|tool| ToolLine {
-                name: tool
-                    .name()
-                    .map_or_else(|| "(no name)".to_owned(), str::to_owned),
-                title: tool
-                    .get("title")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_owned),
-                description: tool.description().map(str::to_owned),
-            })
-            .collect(),
-    ))
-}
-
 struct TargetData {
     target: TargetRow,
     server: Option<ServerRow>,
     observations: Vec<ObservationRow>,
     changes: Vec<ChangeRow>,
-    tools: Result<Option<Vec<ToolLine>>, String>,
 }
 
 fn load_target(
@@ -666,13 +624,11 @@ fn load_target(
             .collect();
         (target, server, observations, changes)
     };
-    let tools = current_tools(state, &target);
     Ok(Some(TargetData {
         target,
         server,
         observations,
         changes,
-        tools,
     }))
 }
 
@@ -695,11 +651,17 @@ async fn target_page(
         Some(_) => Some(int_param(&params, "before", 0, 1, u64::MAX >> 1)?),
     };
     let id2 = id.clone();
-    let data = blocking(move || load_target(&state, &id2, before)).await?;
+    let st = state.clone();
+    let data = blocking(move || load_target(&st, &id2, before)).await?;
     let Some(d) = data else {
         return Err(not_found(&format!("No target {id} is known.")));
     };
     let t = &d.target;
+    // The current tools, read and verified once per document (`documents::ToolSetCache`).
+    let tools = state.tool_sets.current(&state, t).await.map_err(|e| {
+        eprintln!("toolmark desk: current tools of {}: {e}", t.id);
+        e.to_string()
+    });
     let mut b = String::new();
     let _ = writeln!(
         b,
@@ -777,7 +739,7 @@ async fn target_page(
 
     // Current tools.
     b.push_str("<section aria-labelledby=\"tools-h\">\n<h2 id=\"tools-h\">Current tools</h2>\n");
-    match &d.tools {
+    match &tools {
         Ok(None) => b.push_str("<p>No tool set has been read from this target.</p>\n"),
         Err(e) => {
             let _ = writeln!(
@@ -786,15 +748,22 @@ async fn target_page(
                 esc(e)
             );
         }
-        Ok(Some(tools)) if tools.is_empty() => b.push_str("<p>The tool set is empty.</p>\n"),
-        Ok(Some(tools)) => {
-            let _ = writeln!(
-                b,
-                "<p>{} tools, from the observation recorded in entry {}.</p>\n<dl class=\"tools\" id=\"tools\">",
-                tools.len(),
-                t.last_ok_entry.map_or("—".into(), entry_link)
-            );
-            for tool in tools {
+        Ok(Some(c)) => {
+            let href = esc(&crate::documents::document_path(&c.document));
+            if c.count == 0 {
+                b.push_str("<p>The tool set is empty.</p>\n");
+            } else {
+                let _ = writeln!(
+                    b,
+                    "<p>{} tools, from the observation recorded in entry {}.</p>",
+                    c.count,
+                    t.last_ok_entry.map_or("—".into(), entry_link)
+                );
+            }
+            if !c.inline.is_empty() {
+                b.push_str("<dl class=\"tools\" id=\"tools\">\n");
+            }
+            for tool in &c.inline {
                 let title = tool
                     .title
                     .as_deref()
@@ -803,14 +772,33 @@ async fn target_page(
                 let _ = writeln!(
                     b,
                     "<div><dt><code>{}</code>{title}</dt><dd>{}</dd></div>",
-                    esc(&tool.name),
+                    esc(tool.name.as_deref().unwrap_or("(no name)")),
                     tool.description.as_deref().map_or(
                         "<span class=\"muted\">(no description)</span>".into(),
                         |s| { format!("<span class=\"description\">{}</span>", esc(s)) }
                     )
                 );
             }
-            b.push_str("</dl>\n");
+            if !c.inline.is_empty() {
+                b.push_str("</dl>\n");
+            }
+            if c.omitted() > 0 {
+                let _ = writeln!(
+                    b,
+                    "<p id=\"tools-omitted\">{} more tools ({} bytes of tool definitions in all) \
+                     are not shown here: <a href=\"{href}\">the whole observation document</a>.</p>",
+                    c.omitted(),
+                    c.tool_bytes
+                );
+            }
+            let _ = writeln!(
+                b,
+                "<p><a href=\"{href}\" id=\"document-link\">Observation document</a> \
+                 ({} bytes, <code class=\"digest\">{}</code>): every byte the server sent, \
+                 whose SHA-256 is the log entry's <code>raw</code>.</p>",
+                c.document_bytes,
+                esc(&c.document.to_string())
+            );
         }
     }
     b.push_str("</section>\n");

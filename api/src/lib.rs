@@ -8,6 +8,8 @@
 //! - [`servers`]: servers, targets, timelines, changes, sensitive-tool globs.
 //! - [`feeds`]: change feeds in Atom (`/feed.xml`), RSS 2.0 (`/feed.rss`) and JSON Feed
 //!   (`/feed.json`), global or per server (`watch=`).
+//! - [`documents`]: stored observation documents by content address
+//!   (`/api/v1/documents/{sri}`), and the bounded cache of what pages show of tool sets.
 //! - [`desk`]: the web desk (plain HTML, in-browser verification of checkpoints and proofs).
 //!
 //! It only reads: the log through [`toolmark_log::reader::Reader`] (never the writer's lock),
@@ -18,6 +20,7 @@
 
 pub mod check;
 pub mod desk;
+pub mod documents;
 pub mod error;
 pub mod feeds;
 pub mod logroutes;
@@ -53,6 +56,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(feeds::routes())
         .merge(desk::routes())
         .merge(ops::routes())
+        .merge(documents::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             ops::count_requests,
@@ -61,6 +65,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             state.clone(),
             ops::limit_checks,
         ))
+        .layer(axum::middleware::from_fn(error::uniform_errors))
         .layer(cors)
         .with_state(state)
 }

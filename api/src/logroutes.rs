@@ -11,10 +11,10 @@
 //! - `GET /api/v1/lookup/{id}`: the latest entry of a target (16-hex id) as a
 //!   `c2sp.org/tlog-proof@v1` bundle (`text/plain`), checkable offline.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -22,6 +22,7 @@ use axum::routing::get;
 use serde_json::json;
 use toolmark_log::tiles::{self, ParsedPath};
 
+use crate::servers::Params;
 use crate::{ApiError, AppState};
 
 /// Cache lifetime of immutable files (full tiles and bundles): a year, the longest browsers
@@ -117,11 +118,14 @@ async fn vkey(State(state): State<Arc<AppState>>) -> Response {
     )
 }
 
-fn number(q: &HashMap<String, String>, name: &str) -> Result<u64, ApiError> {
-    q.get(name)
-        .ok_or_else(|| ApiError::BadRequest(format!("missing {name}")))?
-        .parse()
-        .map_err(|_| ApiError::BadRequest(format!("{name} must be a non-negative integer")))
+/// A log index or size, parsed as strictly as every other integer parameter
+/// ([`Params::integer`]: one value, digits only, no sign, no leading zero).
+fn number(q: &Params, name: &str) -> Result<Option<u64>, ApiError> {
+    Ok(q.integer(name)?.map(|n| n.unsigned_abs()))
+}
+
+fn required(q: &Params, name: &str) -> Result<u64, ApiError> {
+    Ok(q.required_integer(name)?.unsigned_abs())
 }
 
 /// A proof or entry outside the published tree does not exist (yet): 404, as for any resource
@@ -135,14 +139,13 @@ fn out_of_range(e: toolmark_log::reader::ReadError) -> ApiError {
 
 async fn inclusion(
     State(state): State<Arc<AppState>>,
-    Query(q): Query<HashMap<String, String>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let index = number(&q, "index")?;
+    let q = Params::new(query)?;
+    let index = required(&q, "index")?;
+    let size = number(&q, "size")?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
-    let size = match q.get("size") {
-        Some(_) => number(&q, "size")?,
-        None => at.checkpoint.size,
-    };
+    let size = size.unwrap_or(at.checkpoint.size);
     let body = blocking(move || {
         let proof = state
             .log
@@ -161,14 +164,13 @@ async fn inclusion(
 
 async fn consistency(
     State(state): State<Arc<AppState>>,
-    Query(q): Query<HashMap<String, String>>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let old = number(&q, "old")?;
+    let q = Params::new(query)?;
+    let old = required(&q, "old")?;
+    let new = number(&q, "new")?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
-    let new = match q.get("new") {
-        Some(_) => number(&q, "new")?,
-        None => at.checkpoint.size,
-    };
+    let new = new.unwrap_or(at.checkpoint.size);
     let body = blocking(move || {
         let proof = state
             .log

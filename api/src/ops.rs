@@ -1,5 +1,5 @@
 //! Operations: `/health`, `/metrics` (Prometheus text), `/api/openapi.json`, CORS for public
-//! reads, and the per-client rate limit on `/check`.
+//! reads, and the per-client rate limits on `/check` and `/sensitive`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -26,6 +26,16 @@ pub const CHECKS_PER_MINUTE: f64 = 60.0;
 /// servers at once).
 pub const CHECK_BURST: f64 = 30.0;
 
+/// `POST /api/v1/sensitive` requests a client may make per minute, sustained. Each may cost up
+/// to [`crate::servers::MAX_MATCH_WORK`] glob steps (about a tenth of a second of one core), so
+/// half of `/check`'s rate: one client can take at most a twentieth of a core, while a policy
+/// tool asks once per server it configures.
+pub const SENSITIVE_PER_MINUTE: f64 = 30.0;
+
+/// `/sensitive` requests a client may burst above the sustained rate (a policy checked against
+/// a whole configuration at once); a burst costs at most about a second of one core.
+pub const SENSITIVE_BURST: f64 = 10.0;
+
 /// Clients tracked by the rate limiter at most; past this, idle (full) buckets are dropped, and
 /// if none is idle the new client shares one overflow bucket. Bounds the limiter's memory
 /// (about 64 bytes per client) against a flood of spoofed sources.
@@ -34,7 +44,7 @@ pub const MAX_TRACKED_CLIENTS: usize = 100_000;
 /// The OpenAPI 3.1 description of every route, kept in sync with the router by a test.
 pub const OPENAPI: &str = include_str!("openapi.json");
 
-/// A token bucket per client address.
+/// A token bucket per client: per IPv4 address, per IPv6 /64 (`toolmark_server::client_key`).
 pub struct RateLimiter {
     buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
     per_second: f64,
@@ -59,6 +69,11 @@ impl RateLimiter {
         }
     }
 
+    /// `/sensitive`'s default limiter: [`SENSITIVE_PER_MINUTE`], bursts of [`SENSITIVE_BURST`].
+    pub fn sensitive() -> RateLimiter {
+        RateLimiter::new(SENSITIVE_PER_MINUTE / 60.0, SENSITIVE_BURST)
+    }
+
     /// A limiter that never refuses (an operator limiting in a reverse proxy, benchmarks).
     pub fn unlimited() -> RateLimiter {
         RateLimiter {
@@ -67,11 +82,30 @@ impl RateLimiter {
         }
     }
 
-    /// Take a token for `client`; `Err(seconds until one is available)` when it has none.
-    pub fn take(&self, client: IpAddr) -> Result<(), f64> {
+    /// The sustained rate, in requests a minute (as configured).
+    pub fn per_minute(&self) -> f64 {
+        // Rounded to hundredths so `n / 60 * 60` reads back as `n`.
+        (self.per_second * 6000.0).round() / 100.0
+    }
+
+    /// The burst allowed above the sustained rate.
+    pub fn burst(&self) -> f64 {
+        self.burst
+    }
+
+    /// Whether this limiter never refuses.
+    pub fn is_unlimited(&self) -> bool {
+        self.unlimited
+    }
+
+    /// Take a token for the client at `peer` (keyed by `toolmark_server::client_key`: one
+    /// bucket per IPv4 address or IPv6 /64); `Err(seconds until one is available)` when it has
+    /// none.
+    pub fn take(&self, peer: IpAddr) -> Result<(), f64> {
         if self.unlimited {
             return Ok(());
         }
+        let client = toolmark_server::client_key(peer);
         let now = Instant::now();
         let mut buckets = self
             .buckets
@@ -104,6 +138,7 @@ impl RateLimiter {
 pub struct Metrics {
     requests: Mutex<HashMap<(String, u16), u64>>,
     checks_limited: AtomicU64,
+    sensitive_limited: AtomicU64,
 }
 
 impl Metrics {
@@ -317,6 +352,13 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
             "toolmark_checks_rate_limited_total {}",
             state.metrics.checks_limited.load(Ordering::Relaxed)
         );
+        let _ = writeln!(out, "# HELP toolmark_sensitive_rate_limited_total /sensitive requests refused by the rate limit.");
+        let _ = writeln!(out, "# TYPE toolmark_sensitive_rate_limited_total counter");
+        let _ = writeln!(
+            out,
+            "toolmark_sensitive_rate_limited_total {}",
+            state.metrics.sensitive_limited.load(Ordering::Relaxed)
+        );
         Ok(out)
     })
     .await
@@ -346,29 +388,41 @@ pub async fn count_requests(
     response
 }
 
-/// The rate limit on `POST /api/v1/check`, keyed by the connection's peer address (behind a
-/// reverse proxy every client shares the proxy's bucket: put the limit in the proxy then).
+/// The rate limits on `POST /api/v1/check` ([`AppState::limiter`]) and `POST
+/// /api/v1/sensitive` ([`AppState::sensitive_limiter`]), keyed by the connection's peer address
+/// as `toolmark_server::client_key` groups it (behind a reverse proxy every client shares the
+/// proxy's bucket: put the limit in the proxy then). The 429 says the configured rate.
 pub async fn limit_checks(
     State(state): State<Arc<AppState>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if request.method() == Method::POST && request.uri().path() == "/api/v1/check" {
+    let limited = match request.uri().path() {
+        "/api/v1/check" => Some((&state.limiter, &state.metrics.checks_limited, "checks")),
+        "/api/v1/sensitive" => Some((
+            &state.sensitive_limiter,
+            &state.metrics.sensitive_limited,
+            "sensitive-tool requests",
+        )),
+        _ => None,
+    };
+    if let (Some((limiter, counter, what)), true) = (limited, request.method() == Method::POST) {
         let peer = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
             .map(|c| c.0.ip())
             .unwrap_or(IpAddr::from([127u8, 0, 0, 1]));
-        if let Err(wait) = state.limiter.take(peer) {
-            state.metrics.checks_limited.fetch_add(1, Ordering::Relaxed);
+        if let Err(wait) = limiter.take(peer) {
+            counter.fetch_add(1, Ordering::Relaxed);
+            let retry = wait.ceil().max(1.0) as u64;
             let mut r = ApiError::TooManyRequests(format!(
-                "at most {CHECKS_PER_MINUTE} checks a minute per client; retry in {:.0} s",
-                wait.ceil()
+                "at most {} {what} a minute per client (bursts of {}); retry in {retry} s",
+                limiter.per_minute(),
+                limiter.burst()
             ))
             .into_response();
-            if let Ok(v) = HeaderValue::from_str(&format!("{}", wait.ceil().max(1.0) as u64)) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry));
             return r;
         }
     }

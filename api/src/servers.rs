@@ -29,10 +29,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rusqlite::types::Value as Sql;
 use serde_json::{Map, Value, json};
-use toolmark_index::Document;
 use toolmark_index::index::{ChangeRow, Index, TargetRow};
 use toolmark_toolset::json::{self as tjson, Json};
-use toolmark_toolset::{Shape, Sri, Tool, ToolSet, classify, full, sensitive};
+use toolmark_toolset::{Shape, Tool, ToolSet, classify, sensitive};
 
 use crate::{ApiError, AppState};
 
@@ -89,10 +88,13 @@ pub const MAX_PATTERNS: usize = 100;
 pub const MAX_PATTERN_CHARS: usize = 200;
 
 /// Most glob steps one request may cost: (characters of every distinct tool name, qualified
-/// when a server is named) × (characters of every pattern), the worst case of the linear glob
-/// matcher. About a tenth of a second of one core; a real policy against a 5,000-tool set
-/// costs a hundredth of it, while the other limits alone would allow seconds.
-pub const MAX_MATCH_WORK: u64 = 200_000_000;
+/// when a server is named) × (characters of every pattern), both counted *after* case folding
+/// (what the matcher compares: U+0130 folds to two characters), the worst case of the linear
+/// glob matcher. Measured at about 1 ns a step (release build, this project's 2-core machine:
+/// 2 × 10⁸ steps took 0.20 s), so about a tenth of a second of one core; a real policy (a dozen
+/// globs) against a 5,000-tool set costs a fifth of it, while the other limits alone would
+/// allow seconds.
+pub const MAX_MATCH_WORK: u64 = 100_000_000;
 
 /// The change classes, as stored and as accepted by `class=`.
 pub const CLASSES: [&str; 3] = ["benign", "unsure", "dangerous"];
@@ -169,16 +171,28 @@ impl Params {
             .collect()
     }
 
-    /// A non-negative integer (digits only, at most `i64::MAX`).
+    /// A non-negative integer: decimal digits only (no sign), no leading zero, at most
+    /// `i64::MAX`.
     pub(crate) fn integer(&self, name: &str) -> Result<Option<i64>, ApiError> {
         let Some(v) = self.one(name)? else {
             return Ok(None);
         };
-        let ok = !v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit());
+        let ok = !v.is_empty()
+            && v.len() <= 19
+            && v.bytes().all(|b| b.is_ascii_digit())
+            && (v == "0" || !v.starts_with('0'));
         match v.parse::<i64>() {
             Ok(n) if ok => Ok(Some(n)),
-            _ => Err(bad(format!("{name} must be a non-negative integer"))),
+            _ => Err(bad(format!(
+                "{name} must be a non-negative integer (decimal digits, no sign, no leading zero)"
+            ))),
         }
+    }
+
+    /// A parameter that must be given, as [`Params::integer`].
+    pub(crate) fn required_integer(&self, name: &str) -> Result<i64, ApiError> {
+        self.integer(name)?
+            .ok_or_else(|| bad(format!("missing {name}")))
     }
 
     /// `limit`: [`DEFAULT_LIMIT`] when absent, else 1–[`MAX_LIMIT`].
@@ -402,33 +416,6 @@ async fn list_servers(
     Ok(axum::Json(body).into_response())
 }
 
-/// The target's current tool set, read from the document of its last `ok` entry and checked
-/// against the full digest the index (and the log entry) recorded.
-fn current_tool_set(state: &AppState, t: &TargetRow) -> Result<Option<ToolSet>, ApiError> {
-    let (Some(raw), Some(full_digest)) = (&t.current_raw, &t.current_full) else {
-        return Ok(None);
-    };
-    let sri: Sri = raw
-        .parse()
-        .map_err(|_| ApiError::internal(format!("target {}: raw {raw:?} is no digest", t.id)))?;
-    let bytes = state
-        .blobs
-        .get(&sri)
-        .map_err(ApiError::internal)?
-        .ok_or_else(|| ApiError::internal(format!("blob {raw} of target {} is missing", t.id)))?;
-    let doc = Document::decode(&bytes).map_err(ApiError::internal)?;
-    let set = doc
-        .tool_set()
-        .ok_or_else(|| ApiError::internal(format!("document {raw} holds no tool set")))?;
-    let digest = full::digest(&set).to_string();
-    if digest != *full_digest {
-        return Err(ApiError::internal(format!(
-            "document {raw} has full digest {digest}, the index says {full_digest}"
-        )));
-    }
-    Ok(Some(set))
-}
-
 fn target_or_404(index: &Index, id: &str) -> Result<TargetRow, ApiError> {
     index
         .target(id)?
@@ -440,9 +427,11 @@ async fn server_detail(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
-    let (body, tools) = blocking(move || {
+    let st = state.clone();
+    let (target, mut body) = blocking(move || {
+        let state = st;
         let base = &state.base_url;
-        let (target, mut out) = {
+        let (target, out) = {
             let index = state.index.get();
             let target = target_or_404(&index, &id)?;
             let summary = target_summary(&index, base, &id)?
@@ -501,25 +490,53 @@ async fn server_detail(
             out.insert("changes".into(), Value::Array(changes));
             (target, out)
         };
-        let set = current_tool_set(&state, &target)?;
-        out.insert(
-            "toolsEntry".into(),
-            json!(set.as_ref().and(target.last_ok_entry)),
-        );
-        let tools = set.map(|s| s.tools.into_iter().map(|t| t.raw).collect::<Vec<_>>());
-        Ok((out, tools))
+        Ok((target, out))
     })
     .await?;
+    let current = state.tool_sets.current(&state, &target).await?;
+    let base = &state.base_url;
+    body.insert(
+        "toolsEntry".into(),
+        json!(current.as_ref().and(target.last_ok_entry)),
+    );
+    body.insert("toolCount".into(), json!(current.as_ref().map(|c| c.count)));
+    body.insert(
+        "toolsShown".into(),
+        json!(current.as_ref().map(|c| c.inline.len())),
+    );
+    body.insert(
+        "toolsOmitted".into(),
+        json!(current.as_ref().map(|c| c.omitted())),
+    );
+    body.insert(
+        "toolsBytes".into(),
+        json!(current.as_ref().map(|c| c.tool_bytes)),
+    );
+    body.insert(
+        "document".into(),
+        current.as_ref().map_or(Value::Null, |c| {
+            json!({
+                "sri": c.document.to_string(),
+                "bytes": c.document_bytes,
+                "url": format!("{base}{}", crate::documents::document_path(&c.document)),
+            })
+        }),
+    );
     // The tool entries go in as the server sent them (every byte kept, numbers as written),
     // which serde_json's values cannot hold: splice their raw texts into the object.
     let mut text = serde_json::to_string(&Value::Object(body)).map_err(ApiError::internal)?;
     text.pop(); // the closing brace of a non-empty object
     text.push_str(",\"tools\":");
-    match tools {
+    match &current {
         None => text.push_str("null"),
-        Some(raws) => {
+        Some(c) => {
             text.push('[');
-            text.push_str(&raws.join(","));
+            for (i, t) in c.inline.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(&t.raw);
+            }
             text.push(']');
         }
     }
@@ -907,30 +924,142 @@ fn check_patterns(patterns: &[String]) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Refuse a request whose worst-case matching cost exceeds [`MAX_MATCH_WORK`].
-fn check_work(set: &ToolSet, patterns: &[String], server: Option<&str>) -> Result<(), ApiError> {
-    let pattern_chars: u64 = patterns.iter().map(|p| p.chars().count() as u64 + 1).sum();
-    let qualifier = server.map_or(0, |s| s.chars().count() as u64 + 1);
+/// Characters of `s` after the matcher's case folding (Unicode lowercase).
+fn folded_chars(s: &str) -> u64 {
+    s.chars().map(|c| c.to_lowercase().count() as u64).sum()
+}
+
+/// The worst-case glob steps of matching `patterns` against the distinct names of `set`, as
+/// the matcher does it: each unqualified pattern against each folded name, each qualified one
+/// (holding `/`) against each folded `server/name` when a server is named; a step per pair of
+/// characters, plus one per pattern and name.
+pub fn match_work(set: &ToolSet, patterns: &[String], server: Option<&str>) -> u64 {
+    let (mut bare_patterns, mut qualified_patterns) = (0u64, 0u64);
+    for p in patterns {
+        let n = folded_chars(p) + 1;
+        if p.contains('/') {
+            qualified_patterns += n;
+        } else {
+            bare_patterns += n;
+        }
+    }
+    let qualifier = server.map(|s| folded_chars(s) + 1);
     let mut seen = std::collections::HashSet::new();
-    let name_chars: u64 = set
-        .tools
-        .iter()
-        .filter_map(Tool::name)
-        .filter(|n| seen.insert(*n))
-        .map(|n| n.chars().count() as u64 + 1 + qualifier)
-        .sum();
-    if name_chars.saturating_mul(pattern_chars) > MAX_MATCH_WORK {
+    let (mut bare_names, mut qualified_names) = (0u64, 0u64);
+    for n in set.tools.iter().filter_map(Tool::name) {
+        if seen.insert(n) {
+            let chars = folded_chars(n) + 1;
+            bare_names += chars;
+            if let Some(q) = qualifier {
+                qualified_names += chars + q;
+            }
+        }
+    }
+    bare_names
+        .saturating_mul(bare_patterns)
+        .saturating_add(qualified_names.saturating_mul(qualified_patterns))
+}
+
+/// Refuse a request whose worst-case matching cost ([`match_work`]) exceeds
+/// [`MAX_MATCH_WORK`].
+fn check_work(set: &ToolSet, patterns: &[String], server: Option<&str>) -> Result<(), ApiError> {
+    let work = match_work(set, patterns, server);
+    if work > MAX_MATCH_WORK {
         return Err(bad(format!(
-            "too much matching: tool-name characters × pattern characters exceeds \
-             {MAX_MATCH_WORK}; send fewer or shorter patterns"
+            "too much matching: tool-name characters × pattern characters (after case folding) \
+             is {work}, above {MAX_MATCH_WORK}; send fewer or shorter patterns or names"
         )));
     }
     Ok(())
 }
 
+/// Member names in a JSON text (already checked to be JSON): the strings followed by `:`.
+/// Only strings are skipped over; the grammar was checked by the strict reader.
+fn member_names(text: &str) -> usize {
+    let s = text.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < s.len() {
+        if s[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        while i < s.len() && s[i] != b'"' {
+            i += if s[i] == b'\\' { 2 } else { 1 };
+        }
+        i += 1;
+        while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r') {
+            i += 1;
+        }
+        if s.get(i) == Some(&b':') {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Members of every object in `v`, as the strict reader kept them (a repeated name once).
+fn kept_members(v: &Json) -> usize {
+    match v {
+        Json::Object(m) => m.len() + m.iter().map(|(_, v)| kept_members(v)).sum::<usize>(),
+        Json::Array(a) => a.iter().map(kept_members).sum(),
+        _ => 0,
+    }
+}
+
+/// Refuse a body in which any object, at any depth, repeats a member name (the crawler's
+/// rule: first-wins and last-wins readers would see different tools). The strict reader keeps
+/// one of a repeated name, so a body repeats one exactly when it has more member names than
+/// the parsed objects kept. `members` are the body's, as `parse_members` read them.
+pub(crate) fn refuse_duplicate_members(
+    text: &str,
+    members: &[tjson::Member<'_>],
+) -> Result<(), ApiError> {
+    let kept = members.len()
+        + members
+            .iter()
+            .map(|m| kept_members(&m.value))
+            .sum::<usize>();
+    if member_names(text) == kept {
+        return Ok(());
+    }
+    for m in members {
+        if let Json::Array(values) = &m.value {
+            for (i, (value, raw)) in values.iter().zip(&m.raw_elements).enumerate() {
+                if member_names(raw) != kept_members(value) {
+                    return Err(bad(format!(
+                        "\"{}\"[{i}] repeats a member name in an object; such a definition \
+                         reads differently in first-wins and last-wins clients",
+                        m.name
+                    )));
+                }
+            }
+        }
+    }
+    Err(bad(
+        "the body repeats a member name in an object; first-wins and last-wins readers \
+         would disagree",
+    ))
+}
+
+/// The request body, or the JSON error for one over `limit` bytes (413) or unreadable (400).
+pub(crate) fn body_or_error(
+    body: Result<Bytes, BytesRejection>,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
+    body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(format!("the body is larger than {limit} bytes"))
+        } else {
+            bad(format!("the body: {e}"))
+        }
+    })
+}
+
 fn parse_sensitive(body: &[u8]) -> Result<SensitiveRequest, ApiError> {
     let text = std::str::from_utf8(body).map_err(|_| bad("the body is not UTF-8"))?;
     let members = tjson::parse_members(text, "tools").map_err(|e| bad(format!("the body: {e}")))?;
+    refuse_duplicate_members(text, &members)?;
     let mut tools = None;
     let mut patterns = None;
     let mut server = None;
@@ -1012,15 +1141,7 @@ fn parse_sensitive(body: &[u8]) -> Result<SensitiveRequest, ApiError> {
 }
 
 async fn post_sensitive(body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
-    let body = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::TooLarge(format!(
-                "the body is larger than {MAX_SENSITIVE_BODY_BYTES} bytes"
-            ))
-        } else {
-            bad(format!("the body: {e}"))
-        }
-    })?;
+    let body = body_or_error(body, MAX_SENSITIVE_BODY_BYTES)?;
     let split = blocking(move || {
         let req = parse_sensitive(&body)?;
         check_work(&req.set, &req.patterns, req.server.as_deref())?;
@@ -1043,13 +1164,22 @@ async fn server_sensitive(
     let p = Params::new(query)?;
     let patterns: Vec<String> = p.all("pattern").into_iter().map(str::to_owned).collect();
     check_patterns(&patterns)?;
-    let body = blocking(move || {
-        let target = target_or_404(&state.index.get(), &id)?;
-        let set = current_tool_set(&state, &target)?.ok_or_else(|| {
-            ApiError::NotFound(format!("toolmark has observed no tool set of server {id}"))
+    let st = state.clone();
+    let target = blocking(move || target_or_404(&st.index.get(), &id)).await?;
+    let current = state
+        .tool_sets
+        .current(&state, &target)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "toolmark has observed no tool set of server {}",
+                target.id
+            ))
         })?;
-        check_work(&set, &patterns, Some(&target.server))?;
-        let split = sensitive::classify_sensitive(&set, &patterns, Some(&target.server));
+    let body = blocking(move || {
+        let set = &current.names;
+        check_work(set, &patterns, Some(&target.server))?;
+        let split = sensitive::classify_sensitive(set, &patterns, Some(&target.server));
         Ok(json!({
             "id": target.id,
             "name": target.server,

@@ -65,8 +65,17 @@ pub struct AppState {
     pub base_url: String,
     /// Where the data lives.
     pub data: PathBuf,
-    /// The per-client limit on `/check`.
+    /// The per-client limit on `/check` (default [`crate::ops::CHECKS_PER_MINUTE`], bursts of
+    /// [`crate::ops::CHECK_BURST`]).
     pub limiter: crate::ops::RateLimiter,
+    /// The per-client limit on `POST /api/v1/sensitive` (default
+    /// [`crate::ops::SENSITIVE_PER_MINUTE`], bursts of [`crate::ops::SENSITIVE_BURST`]).
+    pub sensitive_limiter: crate::ops::RateLimiter,
+    /// What server pages show of current tool sets, read once per document (default budgets
+    /// [`crate::documents::DEFAULT_TOOL_SET_CACHE_BYTES`] and
+    /// [`crate::documents::DEFAULT_INLINE_TOOL_BYTES`]; replace with
+    /// `ToolSetCache::new(cache_bytes, inline_bytes)`).
+    pub tool_sets: crate::documents::ToolSetCache,
     /// Request counters for `/metrics`.
     pub metrics: crate::ops::Metrics,
     /// Signed `/check` answers of the current second.
@@ -200,6 +209,8 @@ impl AppState {
             base_url: base_url.trim_end_matches('/').to_owned(),
             data: data.to_owned(),
             limiter: crate::ops::RateLimiter::default(),
+            sensitive_limiter: crate::ops::RateLimiter::sensitive(),
+            tool_sets: crate::documents::ToolSetCache::default(),
             metrics: crate::ops::Metrics::default(),
             checkpoint: Mutex::new(None),
             answers: crate::check::AnswerCache::default(),

@@ -28,9 +28,10 @@ async fn openapi_conformance_under_schemathesis() {
     };
     let p = support::populated("schemathesis");
     let mut state = toolmark_api::AppState::open(&p.dir, support::BASE).unwrap();
-    // Generated requests come from one address far faster than the /check limit allows; the
-    // limit itself is tested in ops.rs.
+    // Generated requests come from one address far faster than the /check and /sensitive
+    // limits allow; the limits themselves are tested in ops.rs.
     state.limiter = toolmark_api::ops::RateLimiter::unlimited();
+    state.sensitive_limiter = toolmark_api::ops::RateLimiter::unlimited();
     let app = toolmark_api::router(Arc::new(state));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

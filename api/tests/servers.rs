@@ -600,7 +600,8 @@ async fn post(state: &Arc<AppState>, body: Vec<u8>) -> (StatusCode, Value) {
 
 #[tokio::test]
 async fn sensitive_globs_split_the_tools() {
-    let p = populated("sensitive");
+    let mut p = populated("sensitive");
+    without_rate_limits(&mut p);
     let tools = tools_of(&page(FILES_SET));
     let (status, v) = post(
         &p.state,
@@ -685,7 +686,8 @@ async fn sensitive_globs_split_the_tools() {
 
 #[tokio::test]
 async fn sensitive_refuses_bad_bodies() {
-    let p = populated("sensitive-bad");
+    let mut p = populated("sensitive-bad");
+    without_rate_limits(&mut p);
     let tools = tools_of(&page(FILES_SET));
     let many_tools: Vec<Value> = (0..5_001)
         .map(|i| json!({"name": format!("t{i}")}))

@@ -100,6 +100,14 @@ pub fn populated(tag: &str) -> Populated {
     }
 }
 
+/// Lift the per-client rate limits, for tests that send many requests from one address (the
+/// limits themselves are tested in ops.rs).
+pub fn without_rate_limits(p: &mut Populated) {
+    let state = Arc::get_mut(&mut p.state).expect("the state is not shared yet");
+    state.limiter = toolmark_api::ops::RateLimiter::unlimited();
+    state.sensitive_limiter = toolmark_api::ops::RateLimiter::unlimited();
+}
+
 /// The tools array of a corpus set, as a client would send it in `/check`.
 pub fn tools_of(page: &str) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(page).unwrap();

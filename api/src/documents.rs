@@ -1,0 +1,465 @@
+//! Stored observation documents: the bounded cache of what pages show of a target's current
+//! tool set ([`ToolSetCache`]), and `GET /api/v1/documents/{sri}`, which streams a document
+//! from the blob store by its content address.
+//!
+//! A tool set may be as large as the crawler's cap (16 MiB). Reading, verifying and parsing it
+//! costs several times its size in memory and a good part of a second, so it is done once per
+//! content address (the document's `raw` SRI, which the blob store verifies, with the tool
+//! set's full digest checked against the index once), by one request however many ask at the
+//! same time, and what is kept is only what pages show: the first tools up to
+//! [`DEFAULT_INLINE_TOOL_BYTES`], every tool name (for the sensitive-tool globs), the count and
+//! the sizes. The whole document is served by content address, streamed in
+//! [`STREAM_CHUNK_BYTES`] chunks and verified as it goes, with immutable caching.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use toolmark_index::Document;
+use toolmark_index::blobs::Blobs;
+use toolmark_index::index::TargetRow;
+use toolmark_toolset::json::Json;
+use toolmark_toolset::{Shape, Sri, Tool, ToolSet, full};
+
+use crate::{ApiError, AppState};
+
+/// Bytes the tool-set cache may hold (its entries' estimated sizes): a few hundred ordinary
+/// servers' pages, or four cap-sized sets' names and first tools, while staying a small part of
+/// the service's memory. Past it the least recently used entries are dropped.
+pub const DEFAULT_TOOL_SET_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Most entries the tool-set cache holds, whatever their size: bounds the scan that picks the
+/// least recently used one.
+pub const MAX_CACHED_TOOL_SETS: usize = 4_096;
+
+/// Bytes of tool text (the tools as the server sent them) shown inline on a server's JSON and
+/// desk page; the tools beyond are given as a count and a link to the document. Real servers'
+/// whole sets fit (a hundred tools with schemas is about 200 KB); a cap-sized set would make a
+/// 16 MB page.
+pub const DEFAULT_INLINE_TOOL_BYTES: usize = 256 * 1024;
+
+/// Tool sets read and parsed at once (distinct documents; one document is read once however
+/// many ask). A cap-sized set costs ~100 MiB while it is parsed; the machine has two cores.
+pub const MAX_CONCURRENT_LOADS: usize = 2;
+
+/// Bytes read from a blob file per chunk of a streamed document: what one response holds in
+/// memory on our side (plus one chunk held back until the digest is checked).
+pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Estimated bytes of bookkeeping per tool kept in an entry (the name's and the inline tool's
+/// allocations and vectors).
+const PER_TOOL_OVERHEAD: usize = 96;
+
+/// A tool of the current set shown inline.
+#[derive(Debug)]
+pub struct InlineTool {
+    /// The tool's JSON text exactly as the server sent it.
+    pub raw: Box<str>,
+    /// Its `name`, when a string.
+    pub name: Option<Box<str>>,
+    /// Its `title`, when a string.
+    pub title: Option<Box<str>>,
+    /// Its `description`, when a string.
+    pub description: Option<Box<str>>,
+}
+
+/// What pages need of a target's current tool set, read and verified once.
+#[derive(Debug)]
+pub struct CurrentTools {
+    /// The stored document's content address (the log entry's `raw`).
+    pub document: Sri,
+    /// The document's size in bytes.
+    pub document_bytes: u64,
+    /// The tool set's `toolmark/1` full digest, as checked against the index.
+    pub full: String,
+    /// Tools in the set.
+    pub count: usize,
+    /// Bytes of all the tools' texts.
+    pub tool_bytes: u64,
+    /// The first tools, within the inline budget.
+    pub inline: Vec<InlineTool>,
+    /// Every tool with a string name, as a set of `{"name"}` entries (what the sensitive-tool
+    /// globs read).
+    pub names: ToolSet,
+    /// Estimated bytes this entry holds.
+    pub cost: usize,
+}
+
+impl CurrentTools {
+    /// Tools not shown inline.
+    pub fn omitted(&self) -> usize {
+        self.count - self.inline.len()
+    }
+}
+
+type Loaded = Result<Arc<CurrentTools>, String>;
+type Slot = Arc<tokio::sync::OnceCell<Loaded>>;
+
+struct CacheEntry {
+    slot: Slot,
+    /// 0 while loading.
+    cost: usize,
+    used: u64,
+}
+
+#[derive(Default)]
+struct CacheState {
+    entries: HashMap<Sri, CacheEntry>,
+    bytes: usize,
+    tick: u64,
+}
+
+/// The bounded, single-flight cache of [`CurrentTools`] by document address.
+pub struct ToolSetCache {
+    budget: usize,
+    inline_budget: usize,
+    state: Mutex<CacheState>,
+    loading: tokio::sync::Semaphore,
+    loads: AtomicU64,
+}
+
+impl Default for ToolSetCache {
+    fn default() -> Self {
+        ToolSetCache::new(DEFAULT_TOOL_SET_CACHE_BYTES, DEFAULT_INLINE_TOOL_BYTES)
+    }
+}
+
+impl ToolSetCache {
+    /// A cache holding at most `budget` bytes of entries, each showing tools up to
+    /// `inline_budget` bytes of text.
+    pub fn new(budget: usize, inline_budget: usize) -> ToolSetCache {
+        ToolSetCache {
+            budget,
+            inline_budget,
+            state: Mutex::new(CacheState::default()),
+            loading: tokio::sync::Semaphore::new(MAX_CONCURRENT_LOADS),
+            loads: AtomicU64::new(0),
+        }
+    }
+
+    /// Documents read and parsed so far (each cache miss that did the work).
+    pub fn loads(&self) -> u64 {
+        self.loads.load(Ordering::Relaxed)
+    }
+
+    /// The byte budget.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The inline budget.
+    pub fn inline_budget(&self) -> usize {
+        self.inline_budget
+    }
+
+    /// Bytes the entries hold now (estimated).
+    pub fn held_bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The current tool set of `target` (`None` when toolmark never read one), loaded on a
+    /// miss by one caller while the others wait for it.
+    pub async fn current(
+        &self,
+        state: &Arc<AppState>,
+        target: &TargetRow,
+    ) -> Result<Option<Arc<CurrentTools>>, ApiError> {
+        let (Some(raw), Some(expected)) = (&target.current_raw, &target.current_full) else {
+            return Ok(None);
+        };
+        let sri: Sri = raw.parse().map_err(|_| {
+            ApiError::internal(format!("target {}: raw {raw:?} is no digest", target.id))
+        })?;
+        let slot = {
+            let mut c = self.lock();
+            c.tick += 1;
+            let tick = c.tick;
+            let entry = c.entries.entry(sri).or_insert_with(|| CacheEntry {
+                slot: Slot::default(),
+                cost: 0,
+                used: tick,
+            });
+            entry.used = tick;
+            entry.slot.clone()
+        };
+        let loaded = slot
+            .get_or_init(|| async {
+                let _permit = self.loading.acquire().await;
+                self.loads.fetch_add(1, Ordering::Relaxed);
+                let state = state.clone();
+                let expected = expected.clone();
+                let inline = self.inline_budget;
+                let r =
+                    tokio::task::spawn_blocking(move || load(&state.blobs, sri, &expected, inline))
+                        .await
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| r)
+                        .map(Arc::new);
+                self.settle(sri, &r);
+                r
+            })
+            .await
+            .clone();
+        let tools = loaded.map_err(ApiError::Internal)?;
+        if tools.full != *expected {
+            return Err(ApiError::internal(format!(
+                "document {raw} has full digest {}, the index says {expected}",
+                tools.full
+            )));
+        }
+        Ok(Some(tools))
+    }
+
+    /// After a load: keep the entry within the budget (dropping the least recently used
+    /// ones), or drop it when it failed or alone exceeds the budget.
+    fn settle(&self, sri: Sri, loaded: &Loaded) {
+        let mut c = self.lock();
+        let cost = match loaded {
+            Ok(t) if t.cost <= self.budget => t.cost,
+            _ => {
+                c.entries.remove(&sri);
+                return;
+            }
+        };
+        if let Some(e) = c.entries.get_mut(&sri) {
+            e.cost = cost;
+        }
+        c.bytes += cost;
+        while c.bytes > self.budget || c.entries.len() > MAX_CACHED_TOOL_SETS {
+            let victim = c
+                .entries
+                .iter()
+                .filter(|(k, e)| e.cost > 0 && **k != sri)
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| *k);
+            let Some(victim) = victim else { break };
+            if let Some(e) = c.entries.remove(&victim) {
+                c.bytes -= e.cost;
+            }
+        }
+    }
+}
+
+/// Read the document `sri` (verified by the blob store), assemble its tool set, check its full
+/// digest is `expected`, and keep what pages show.
+fn load(
+    blobs: &Blobs,
+    sri: Sri,
+    expected: &str,
+    inline_budget: usize,
+) -> Result<CurrentTools, String> {
+    let bytes = blobs
+        .get(&sri)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("the document {sri} is not stored"))?;
+    let document_bytes = bytes.len() as u64;
+    let doc = Document::decode(&bytes).map_err(|e| format!("the document {sri}: {e}"))?;
+    drop(bytes);
+    let set = doc
+        .tool_set()
+        .ok_or_else(|| format!("the document {sri} holds no readable tool set"))?;
+    drop(doc);
+    let digest = full::digest(&set).to_string();
+    if digest != expected {
+        return Err(format!(
+            "the document {sri} has full digest {digest}, the index says {expected}"
+        ));
+    }
+    let mut inline = Vec::new();
+    let mut shown = 0usize;
+    let mut open = true;
+    let mut tool_bytes = 0u64;
+    let mut names = Vec::new();
+    let mut cost = 0usize;
+    let text = |t: &Tool, key: &str| t.get(key).and_then(Json::as_str).map(Box::<str>::from);
+    for tool in &set.tools {
+        tool_bytes += tool.raw.len() as u64;
+        if let Some(n) = tool.name() {
+            cost += n.len() + PER_TOOL_OVERHEAD;
+            names.push(Tool {
+                value: Json::Object(vec![("name".into(), Json::String(n.into()))]),
+                raw: Box::from(""),
+            });
+        }
+        if open && shown + tool.raw.len() <= inline_budget {
+            shown += tool.raw.len();
+            let t = InlineTool {
+                raw: tool.raw.clone(),
+                name: tool.name().map(Box::from),
+                title: text(tool, "title"),
+                description: tool.description().map(Box::from),
+            };
+            cost += t.raw.len()
+                + t.name.as_ref().map_or(0, |s| s.len())
+                + t.title.as_ref().map_or(0, |s| s.len())
+                + t.description.as_ref().map_or(0, |s| s.len())
+                + PER_TOOL_OVERHEAD;
+            inline.push(t);
+        } else {
+            // Tools are shown in order: once one does not fit, none after it is shown.
+            open = false;
+        }
+    }
+    Ok(CurrentTools {
+        document: sri,
+        document_bytes,
+        full: digest,
+        count: set.tools.len(),
+        tool_bytes,
+        inline,
+        names: ToolSet {
+            tools: names,
+            shape: Shape::Object,
+            next_cursor: None,
+        },
+        cost: cost + std::mem::size_of::<CurrentTools>(),
+    })
+}
+
+/// The path segment of a document's URL: its SRI with `+`, `/` and `=` percent-encoded.
+pub fn document_path(sri: &Sri) -> String {
+    let s = sri.to_string();
+    let mut out = String::with_capacity(s.len() + 12);
+    for c in s.chars() {
+        match c {
+            '+' => out.push_str("%2B"),
+            '/' => out.push_str("%2F"),
+            '=' => out.push_str("%3D"),
+            c => out.push(c),
+        }
+    }
+    format!("/api/v1/documents/{out}")
+}
+
+/// The routes of this module.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/api/v1/documents/{sri}", get(document))
+}
+
+/// `GET /api/v1/documents/{sri}`: the stored observation document with that content address,
+/// streamed from its file; the bytes are hashed as they go and the body ends in an error (the
+/// connection is cut before the last chunk) when they are not the address's.
+async fn document(
+    State(state): State<Arc<AppState>>,
+    Path(sri): Path<String>,
+) -> Result<Response, ApiError> {
+    let sri: Sri = sri.parse().map_err(|_| {
+        ApiError::BadRequest(
+            "a document address is sha256- and 43 base64 characters and = \
+             (percent-encode + / = in the path)"
+                .into(),
+        )
+    })?;
+    let path = state.blobs.path_of(&sri);
+    let file = match tokio::fs::File::open(&path).await {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ApiError::NotFound(format!("no document {sri} is stored")));
+        }
+        Err(e) => return Err(ApiError::internal(format!("{}: {e}", path.display()))),
+    };
+    let len = file
+        .metadata()
+        .await
+        .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?
+        .len();
+    let body = Body::from_stream(verified_stream(file, sri, path));
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(crate::logroutes::IMMUTABLE),
+    );
+    if let Ok(v) = HeaderValue::from_str(&format!("\"{sri}\"")) {
+        h.insert(header::ETAG, v);
+    }
+    Ok(r)
+}
+
+/// A document being streamed: the file, the running digest and the chunk held back until the
+/// next one (or the end, where the digest is checked) is read.
+struct Streaming {
+    file: tokio::fs::File,
+    hasher: Option<toolmark_toolset::sri::SriHasher>,
+    held: Option<Bytes>,
+    expected: Sri,
+    path: PathBuf,
+}
+
+/// The file's bytes in chunks; the last chunk is only sent once the whole file hashed to
+/// `expected`, otherwise the stream ends in an error (logged), so a client never receives a
+/// complete response that is not the document.
+fn verified_stream(
+    file: tokio::fs::File,
+    expected: Sri,
+    path: PathBuf,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    use tokio::io::AsyncReadExt;
+    let start = Streaming {
+        file,
+        hasher: Some(Sri::hasher()),
+        held: None,
+        expected,
+        path,
+    };
+    futures_util::stream::unfold(Some(start), |st| async move {
+        let mut st = st?;
+        loop {
+            let mut buf = vec![0u8; STREAM_CHUNK_BYTES];
+            match st.file.read(&mut buf).await {
+                Ok(0) => {
+                    let found = st.hasher.take().map(|h| h.finish());
+                    if found == Some(st.expected) {
+                        return st.held.take().map(|b| (Ok(b), None));
+                    }
+                    eprintln!(
+                        "toolmark api: stored document {} does not match its address (read {}); \
+                         its response was cut",
+                        st.path.display(),
+                        found.map_or_else(|| "?".into(), |f| f.to_string())
+                    );
+                    return Some((
+                        Err(std::io::Error::other(
+                            "the stored document does not match its address",
+                        )),
+                        None,
+                    ));
+                }
+                Ok(n) => {
+                    buf.truncate(n);
+                    if let Some(h) = st.hasher.as_mut() {
+                        h.update(&buf);
+                    }
+                    if let Some(previous) = st.held.replace(Bytes::from(buf)) {
+                        return Some((Ok(previous), Some(st)));
+                    }
+                }
+                Err(e) => {
+                    eprintln!(
+                        "toolmark api: reading stored document {}: {e}; its response was cut",
+                        st.path.display()
+                    );
+                    return Some((Err(e), None));
+                }
+            }
+        }
+    })
+}
