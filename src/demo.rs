@@ -548,7 +548,8 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         println!("toolmark demo: stopped during startup");
         return Ok(());
     }
-    let mut server = tokio::spawn(crate::serve_cli::serve(listener, state, {
+    let limits = toolmark_server::Limits::default();
+    let mut server = tokio::spawn(crate::serve_cli::serve(listener, state, limits, {
         let mut rx = stop_rx.clone();
         async move {
             let _ = rx.wait_for(|s| *s).await;

@@ -28,6 +28,9 @@ pub struct ServeArgs {
     /// limits); bursts of half as many.
     #[arg(long, default_value_t = toolmark_api::ops::CHECKS_PER_MINUTE as u32)]
     pub check_rate: u32,
+    /// What one client may cost (defaults: docs/operations.md, "Limits").
+    #[command(flatten)]
+    pub http: crate::config::HttpArgs,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -36,6 +39,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| format!("http://{}", args.listen));
     let state = open_state(&args.data, &base, args.check_rate)?;
+    let mut http = crate::config::Http::default();
+    http.apply(&args.http);
+    http.validate()?;
     let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = bind(args.listen).await?;
@@ -44,7 +50,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             args.data.display(),
             listener.local_addr()?
         );
-        serve(listener, state, terminated()).await
+        serve(listener, state, http.limits(), terminated()).await
     })
 }
 
@@ -77,20 +83,31 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener> {
         .with_context(|| format!("listening on {addr}"))
 }
 
-/// Serve the router until `shutdown` completes, then finish the requests in flight.
+/// Serve the router until `shutdown` completes, then let the requests in flight finish for at
+/// most the shutdown deadline. Raises the open-file limit first and logs the connection caps.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: toolmark_api::AppState,
+    mut limits: toolmark_server::Limits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
+    let files = toolmark_server::raise_file_limit();
+    limits.max_connections = toolmark_server::connection_cap(&limits, files.soft);
+    let shown = |n: Option<u64>| n.map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
+    tracing::info!(
+        "connections: at most {} ({} per client address, IPv6 per /64; {} HTTP/2 streams each); open-file limit {} (was {}, hard {})",
+        limits.max_connections,
+        limits.max_connections_per_client,
+        limits.max_concurrent_streams,
+        shown(files.soft),
+        shown(files.was),
+        shown(files.hard),
+    );
     let app = toolmark_api::router(Arc::new(state));
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
-    .context("serving")
+    let stats = Arc::new(toolmark_server::Stats::default());
+    toolmark_server::serve(listener, app, limits, stats, shutdown)
+        .await
+        .context("serving")
 }
 
 /// Resolves at the first SIGTERM or SIGINT (Ctrl-C).
