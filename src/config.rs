@@ -140,7 +140,10 @@ impl Http {
             ),
             ("http.write_timeout_seconds", self.write_timeout_seconds),
             ("http.idle_timeout_seconds", self.idle_timeout_seconds),
-            ("http.request_body_budget_mib", self.request_body_budget_mib as u64),
+            (
+                "http.request_body_budget_mib",
+                self.request_body_budget_mib as u64,
+            ),
         ];
         for (key, v) in at_least_one {
             if v == 0 {

@@ -130,8 +130,7 @@ async fn service(config: Config) -> Result<()> {
         }
     };
     let schedules = tokio::spawn(scheduler.run(stopped()));
-    let served =
-        crate::serve_cli::serve(listener, state, config.http.limits(), stopped()).await;
+    let served = crate::serve_cli::serve(listener, state, config.http.limits(), stopped()).await;
     let summary = schedules.await.context("the scheduler task")?;
     tracing::info!("stopped: {summary:?}");
     served
