@@ -10,6 +10,9 @@
 //! [`READ_IDLE_TIMEOUT`]: crate::limits::READ_IDLE_TIMEOUT
 
 use std::io::Write;
+use std::sync::Arc;
+
+use crate::budget::{BODY_COPIES, Meter};
 
 use crate::limits::{MAX_COMPRESSION_RATIO, RATIO_FLOOR, READ_IDLE_TIMEOUT};
 
@@ -32,6 +35,10 @@ pub enum BodyError {
     /// The connection failed mid-body.
     #[error("body read failed: {0}")]
     Network(String),
+    /// The observation's memory grant could not cover the next bytes without waiting (see
+    /// [`crate::budget`]): the observation stops and runs again once the budget has room.
+    #[error("waiting for the memory budget")]
+    Budget,
 }
 
 /// The error [`Capped`] returns at its cap (told apart from corrupt data by type, not text).
@@ -85,6 +92,7 @@ pub struct Body {
     compressed: u64,
     decompressed: u64,
     done: bool,
+    meter: Option<Arc<Meter>>,
 }
 
 impl Body {
@@ -122,7 +130,23 @@ impl Body {
             compressed: 0,
             decompressed: 0,
             done: false,
+            meter: None,
         })
+    }
+
+    /// Charge every decompressed byte, [`BODY_COPIES`] times, to `meter` as it arrives.
+    pub(crate) fn metered(mut self, meter: Arc<Meter>) -> Body {
+        self.meter = Some(meter);
+        self
+    }
+
+    fn charge(&self, bytes: usize) -> Result<(), BodyError> {
+        match &self.meter {
+            Some(m) => m
+                .charge(bytes.saturating_mul(BODY_COPIES))
+                .map_err(|_| BodyError::Budget),
+            None => Ok(()),
+        }
     }
 
     /// The next decompressed bytes; `None` at the end of the body. May return an empty vector
@@ -139,10 +163,13 @@ impl Body {
         };
         let Some(chunk) = chunk else {
             self.done = true;
-            return self.finish().map(Some);
+            let out = self.finish()?;
+            self.charge(out.len())?;
+            return Ok(Some(out));
         };
         self.compressed += chunk.len() as u64;
         let out = self.feed(&chunk)?;
+        self.charge(out.len())?;
         self.decompressed += out.len() as u64;
         if self.decompressed > RATIO_FLOOR
             && self.decompressed > self.compressed.saturating_mul(MAX_COMPRESSION_RATIO)

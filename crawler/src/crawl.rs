@@ -10,6 +10,11 @@
 //! last starts first, which keeps the wall time close to the schedule's lower bound (see
 //! `docs/benchmarks.md`).
 //!
+//! The per-host limit also applies per resolved address ([`AddressGate`]): once the SSRF guard
+//! has resolved a target, its observation waits until each address it may dial has fewer than
+//! `per_host` observations. All observations share [`ClientConfig::budget`]; each one's grant
+//! is kept until `on_outcome` has taken its pages (see [`crate::budget`]).
+//!
 //! Every observation runs in its own task under [`crate::mcp::observe`]'s deadline; a panic in
 //! one (there should be none) is reported as that target's `protocol` failure and never
 //! disturbs another. Skipped targets and packages are passed through without a connection.
@@ -21,6 +26,7 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
+use crate::budget::{AddressGate, Grant};
 use crate::mcp::{self, ClientConfig};
 use crate::observe::{Observation, Status, Transport};
 use crate::registry::{Target, TargetKind};
@@ -113,7 +119,9 @@ pub async fn crawl(
         q.sort_by_key(|(e, _)| *e);
     }
     let mut in_flight: HashMap<String, usize> = HashMap::new();
-    let mut tasks: JoinSet<(String, Target, Observation)> = JoinSet::new();
+    let mut tasks: JoinSet<(String, Target, Observation, Option<Grant>)> = JoinSet::new();
+    // The per-host limit again, per resolved address: many names for one address share it.
+    let addresses = Arc::new(AddressGate::new(config.per_host));
     let mut abandoned = 0;
     loop {
         let stopping = config.stop.load(Ordering::Relaxed);
@@ -136,6 +144,7 @@ pub async fn crawl(
             };
             *in_flight.entry(host.clone()).or_default() += 1;
             let client = config.client.clone();
+            let gate = addresses.clone();
             let hint = match &target.kind {
                 TargetKind::Remote { url, .. } => config.hints.get(url).and_then(|h| h.transport),
                 TargetKind::Package { .. } => None,
@@ -148,15 +157,15 @@ pub async fn crawl(
                 // The observation runs in its own task so a panic (a bug of ours) becomes this
                 // target's failure instead of losing the target.
                 let inner = tokio::spawn(async move {
-                    mcp::observe_with_hint(&client, &url, &transport, hint).await
+                    mcp::observe_gated(&client, &url, &transport, hint, Some(&gate)).await
                 });
-                let observation = inner.await.unwrap_or_else(|e| {
+                let (observation, grant) = inner.await.unwrap_or_else(|e| {
                     let mut failed = Observation::start();
                     failed.status = Status::Protocol;
                     failed.detail = format!("internal: observation task failed: {e}");
-                    failed
+                    (failed, None)
                 });
-                (host, target, observation)
+                (host, target, observation, grant)
             });
         }
         if stopping {
@@ -167,7 +176,7 @@ pub async fn crawl(
             break;
         };
         match done {
-            Ok((host, target, observation)) => {
+            Ok((host, target, observation, grant)) => {
                 if let Some(n) = in_flight.get_mut(&host) {
                     *n = n.saturating_sub(1);
                 }
@@ -175,6 +184,8 @@ pub async fn crawl(
                     target,
                     observation: Some(observation),
                 });
+                // The pages were accounted to this grant until the callback was done with them.
+                drop(grant);
             }
             Err(e) => {
                 // Only a cancelled outer task gets here (the runtime shutting down).
@@ -185,10 +196,15 @@ pub async fn crawl(
     abandoned
 }
 
-/// The politeness key of a URL: its host, lower-cased (without port or userinfo).
+/// The politeness key of a URL: its host, lower-cased, without port, userinfo or a root dot
+/// (`name.example.` is the host `name.example`).
 pub fn host_key(url: &str) -> String {
     match url::Url::parse(url) {
-        Ok(u) => u.host_str().unwrap_or("").to_ascii_lowercase(),
+        Ok(u) => u
+            .host_str()
+            .unwrap_or("")
+            .trim_end_matches('.')
+            .to_ascii_lowercase(),
         Err(_) => url.to_ascii_lowercase(),
     }
 }
@@ -248,5 +264,6 @@ mod tests {
         assert_eq!(host_key("https://A.example.com:8443/mcp"), "a.example.com");
         assert_eq!(host_key("http://127.0.0.2:80/x"), "127.0.0.2");
         assert_eq!(host_key("https://[::1]/"), "[::1]");
+        assert_eq!(host_key("https://Name.Example./mcp"), "name.example");
     }
 }

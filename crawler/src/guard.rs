@@ -131,7 +131,8 @@ pub async fn check(
     policy: Policy,
     resolver: &dyn Resolve,
 ) -> Result<Pinned, GuardError> {
-    let url = url::Url::parse(raw).map_err(|e| GuardError::BadUrl(e.to_string()))?;
+    let mut url = url::Url::parse(raw).map_err(|e| GuardError::BadUrl(e.to_string()))?;
+    strip_root_dot(&mut url)?;
     match url.scheme() {
         "https" => {}
         "http" if policy.allow_private => {}
@@ -151,10 +152,6 @@ pub async fn check(
         Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![IpAddr::V4(ip)]),
         Some(url::Host::Ipv6(ip)) => (format!("[{ip}]"), vec![IpAddr::V6(ip)]),
         Some(url::Host::Domain(name)) => {
-            let name = name.trim_end_matches('.');
-            if name.is_empty() {
-                return Err(GuardError::BadUrl("empty host".into()));
-            }
             let ips = resolver
                 .lookup(name)
                 .await
@@ -183,6 +180,26 @@ pub async fn check(
     addrs.sort_by_key(|a| a.is_ipv6());
     addrs.dedup();
     Ok(Pinned { url, host, addrs })
+}
+
+/// Drop the root label's dot from a domain host (`name.example.` → `name.example`), so a fully
+/// qualified name is observed exactly like the same name without the dot: one lookup of the
+/// name as the resolver tables know it, and the pinned client (whose only resolution is for the
+/// pinned host) asks for that same name. `Host` and TLS SNI then carry the name without the
+/// dot, as RFC 6066 requires for SNI.
+pub fn strip_root_dot(url: &mut url::Url) -> Result<(), GuardError> {
+    let Some(url::Host::Domain(name)) = url.host() else {
+        return Ok(());
+    };
+    if !name.ends_with('.') {
+        return Ok(());
+    }
+    let bare = name.trim_end_matches('.').to_owned();
+    if bare.is_empty() {
+        return Err(GuardError::BadUrl("empty host".into()));
+    }
+    url.set_host(Some(&bare))
+        .map_err(|e| GuardError::BadUrl(e.to_string()))
 }
 
 /// Why `ip` may not be dialled under `policy`, or `None` when it may.
@@ -407,6 +424,14 @@ mod tests {
         // IDNA: the name is looked up in its ASCII form.
         let idn = check("https://bücher.example/", STRICT, &r).await.unwrap();
         assert_eq!(idn.host, "xn--bcher-kva.example");
+        // A fully qualified name (root dot) is the same host: looked up and pinned without the
+        // dot, and the URL the client dials carries the name the pin is for.
+        let fqdn = check("https://public.example./mcp", STRICT, &r)
+            .await
+            .unwrap();
+        assert_eq!(fqdn.host, "public.example");
+        assert_eq!(fqdn.url.as_str(), "https://public.example/mcp");
+        assert_eq!(fqdn.addrs, ok.addrs);
 
         let err = |u: &'static str, p: Policy| {
             let r = &r;

@@ -10,7 +10,8 @@
 //!   the connection to the checked address.
 //! - [`mcp`]: a read-only MCP client (2026-07-28 stateless, streamable HTTP, legacy HTTP+SSE)
 //!   that keeps every response's raw JSON; [`sse`] and [`jsonrpc`] are its parsers.
-//! - [`crawl`]: observe many targets at once with per-host politeness and one deadline each.
+//! - [`crawl`]: observe many targets at once with per-host and per-address politeness and one
+//!   deadline each, under one memory [`budget`] shared by every observation in flight.
 //!
 //! Every limit is a named constant in [`limits`]; every outcome is an [`observe::Status`].
 //!
@@ -21,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod body;
+pub mod budget;
 pub mod crawl;
 pub mod guard;
 pub mod harvest;

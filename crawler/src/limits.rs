@@ -40,6 +40,12 @@ pub const MAX_SSE_EVENT: usize = MAX_RESPONSE_BYTES;
 /// exchange and stops a stream of empty or unrelated events.
 pub const MAX_SSE_EVENTS: usize = 1_000;
 
+/// Most replies one observation sends to server→client requests (`ping`, or -32601 for
+/// anything else). A real server pings once in a while; a JSON-RPC batch of 20,000 `ping`s in
+/// one SSE event must not become 20,000 POSTs. Requests past the cap go unanswered and the
+/// observation goes on waiting for its own answer.
+pub const MAX_REPLIES: usize = 32;
+
 /// Time to establish a TCP connection (and TLS handshake): a healthy host answers within a
 /// second; 10 s tolerates a slow network without letting dead hosts hold a worker.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -86,6 +92,18 @@ pub const MAX_PROTOCOL_VERSION: usize = 40;
 
 /// Longest excerpt of an unusable body (an HTML error page, a JSON-RPC error) kept in a detail.
 pub const MAX_DETAIL_EXCERPT: usize = 300;
+
+/// Bytes all observations in flight may hold at once (pages, bodies being read, parse trees),
+/// across the whole crawl: see [`crate::budget`]. A cap-sized set (two 7.7 MiB pages) is
+/// charged about 47 MiB, so 192 MiB runs four such observations at once while thousands of
+/// ordinary ones (charged well under [`OBSERVATION_GRANT`]) run beside them, and keeps the
+/// crawler near 300 MiB however many hosts serve cap-sized sets.
+pub const MEMORY_BUDGET: usize = 192 * 1024 * 1024;
+
+/// What each observation is granted from [`MEMORY_BUDGET`] when it starts. The largest real
+/// tool set (0.10 MB) is charged under 0.5 MiB; 1 MiB covers every real server without asking
+/// again, and 256 observations × 1 MiB leave most of the budget for the few large ones.
+pub const OBSERVATION_GRANT: usize = 1024 * 1024;
 
 /// The most addresses one host name may resolve to; more is a sign of a broken or hostile DNS
 /// answer and every one would have to be checked.

@@ -43,6 +43,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::body::{Body, BodyError};
+use crate::budget::{self as budget, AddressGate, Budget, Grant, Hold, Meter};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
 use crate::jsonrpc::{self, Id, Message};
 use crate::limits;
@@ -76,6 +77,10 @@ pub struct Limits {
     pub max_pages: usize,
     /// See [`limits::MAX_SSE_EVENTS`].
     pub max_sse_events: usize,
+    /// See [`limits::MAX_REPLIES`].
+    pub max_replies: usize,
+    /// See [`limits::OBSERVATION_GRANT`].
+    pub grant: usize,
 }
 
 impl Default for Limits {
@@ -89,6 +94,8 @@ impl Default for Limits {
             max_tools: limits::MAX_TOOLS,
             max_pages: limits::MAX_PAGES,
             max_sse_events: limits::MAX_SSE_EVENTS,
+            max_replies: limits::MAX_REPLIES,
+            grant: limits::OBSERVATION_GRANT,
         }
     }
 }
@@ -104,6 +111,9 @@ pub struct ClientConfig {
     pub limits: Limits,
     /// The `User-Agent` sent.
     pub user_agent: String,
+    /// The memory budget every observation made with this configuration (and its clones)
+    /// shares; [`Budget::default`] is [`limits::MEMORY_BUDGET`]. See [`crate::budget`].
+    pub budget: Budget,
 }
 
 impl Default for ClientConfig {
@@ -116,6 +126,7 @@ impl Default for ClientConfig {
                 "toolmark/{} (transparency-log crawler; read-only: initialize + tools/list)",
                 crate::observe::CLIENT_VERSION
             ),
+            budget: Budget::default(),
         }
     }
 }
@@ -135,40 +146,43 @@ pub async fn observe_with_hint(
     declared_transport: &str,
     hint: Option<Transport>,
 ) -> Observation {
-    let mut obs = Observation::start();
-    let started = Instant::now();
-    let deadline = config.limits.deadline;
-    if tokio::time::timeout(
-        deadline,
-        run(config, url, declared_transport, hint, &mut obs),
-    )
-    .await
-    .is_err()
-    {
-        obs.status = Status::Timeout;
-        obs.detail = format!(
-            "observation deadline of {} s passed",
-            deadline.as_secs_f64()
-        );
-    }
-    if matches!(obs.status, Status::TooLarge) {
-        // What was read is not a tool set anyone can use, and may be huge: keep the numbers only.
-        obs.pages.clear();
-    }
-    obs.elapsed = started.elapsed();
-    obs
+    observe_gated(config, url, declared_transport, hint, None)
+        .await
+        .0
 }
 
-async fn run(
+/// Runs of one observation at most: the first under [`Limits::grant`], a second under a grant
+/// for what the caps can need, a last one under the whole budget (see [`crate::budget`]).
+const RUNS: usize = 3;
+
+/// [`observe_with_hint`] behind `gate` (the crawl's per-address limit), returning the budget
+/// grant the observation's pages are accounted to (the caller drops it when done with them).
+///
+/// Waiting for the address or for budget happens before the deadline starts, and a run
+/// restarted for budget gets a fresh deadline; [`Observation::elapsed`] counts the runs only.
+pub(crate) async fn observe_gated(
     config: &ClientConfig,
     url: &str,
     declared: &str,
     hint: Option<Transport>,
-    obs: &mut Observation,
-) {
-    let pinned = match guard::check(url, config.policy, config.resolver.as_ref()).await {
-        Ok(p) => p,
-        Err(e) => {
+    gate: Option<&AddressGate>,
+) -> (Observation, Option<Grant>) {
+    let deadline = config.limits.deadline;
+    let mut obs = Observation::start();
+    let checked = Instant::now();
+    let pinned = tokio::time::timeout(
+        deadline,
+        guard::check(url, config.policy, config.resolver.as_ref()),
+    )
+    .await;
+    let pinned = match pinned {
+        Err(_) => {
+            obs.status = Status::Timeout;
+            obs.detail = format!("dns: no answer within {} s", deadline.as_secs_f64());
+            obs.elapsed = checked.elapsed();
+            return (obs, None);
+        }
+        Ok(Err(e)) => {
             obs.status = match e {
                 GuardError::Blocked { .. } => Status::BlockedAddress,
                 GuardError::Dns(_) => Status::Dns,
@@ -177,11 +191,83 @@ async fn run(
                 }
             };
             obs.detail = e.to_string();
-            return;
+            obs.elapsed = checked.elapsed();
+            return (obs, None);
         }
+        Ok(Ok(p)) => p,
     };
-    obs.address = pinned.addrs.first().copied();
-    let http = match build_client(config, &pinned) {
+    let mut spent = checked.elapsed();
+    let _addresses = match gate {
+        Some(g) => Some(g.enter(&pinned.addrs).await),
+        None => None,
+    };
+    let mut want = config.limits.grant;
+    let mut run_no = 0;
+    loop {
+        run_no += 1;
+        let grant = config.budget.acquire(want).await;
+        let meter = Arc::new(Meter::new(grant));
+        obs = Observation::start();
+        obs.address = pinned.addrs.first().copied();
+        let started = Instant::now();
+        if tokio::time::timeout(
+            deadline,
+            run(config, &pinned, declared, hint, &mut obs, &meter),
+        )
+        .await
+        .is_err()
+        {
+            obs.status = Status::Timeout;
+            obs.detail = format!(
+                "observation deadline of {} s passed",
+                deadline.as_secs_f64()
+            );
+        }
+        spent += started.elapsed();
+        let starved = meter.starved();
+        let grant = meter.take_grant();
+        match starved {
+            Some(wanted) if run_no < RUNS => {
+                // Return everything, then wait for enough, holding nothing (see crate::budget).
+                drop(grant);
+                drop(obs.pages.drain(..));
+                want = if run_no + 1 < RUNS {
+                    wanted.saturating_mul(2).max(cap_need(&config.limits))
+                } else {
+                    config.budget.bytes()
+                };
+            }
+            _ => {
+                if matches!(obs.status, Status::TooLarge) {
+                    // What was read is not a tool set anyone can use, and may be huge: keep the
+                    // numbers only.
+                    obs.pages.clear();
+                }
+                obs.elapsed = spent;
+                return (obs, grant);
+            }
+        }
+    }
+}
+
+/// What the budget charges an honest observation at its caps: every page up to
+/// [`Limits::max_toolset`] and one more response kept ([`budget::BODY_COPIES`] each), plus the
+/// parse of the largest response (its copies; trees of real tool sets add little beyond them).
+fn cap_need(limits: &Limits) -> usize {
+    (limits.max_toolset + limits.max_response)
+        .saturating_mul(budget::BODY_COPIES)
+        .saturating_add(limits.max_response.saturating_mul(budget::PARSE_COPIES))
+}
+
+async fn run(
+    config: &ClientConfig,
+    pinned: &Pinned,
+    declared: &str,
+    hint: Option<Transport>,
+    obs: &mut Observation,
+    meter: &Arc<Meter>,
+) {
+    let http = match build_client(config, pinned) {
         Ok(c) => c,
         Err(e) => {
             obs.status = Status::Protocol;
@@ -213,6 +299,8 @@ async fn run(
         url: pinned.url.clone(),
         obs,
         next_id: 1,
+        replies: 0,
+        meter: meter.clone(),
     };
     let mut fallen: Vec<(Transport, Status, String)> = Vec::new();
     for &transport in &order {
@@ -335,6 +423,10 @@ struct Session<'a> {
     url: url::Url,
     obs: &'a mut Observation,
     next_id: u64,
+    /// Replies sent to server→client requests so far (at most [`Limits::max_replies`]).
+    replies: usize,
+    /// This run's account against the memory budget.
+    meter: Arc<Meter>,
 }
 
 /// Headers of one POST beyond the fixed ones.
@@ -378,6 +470,13 @@ impl Session<'_> {
         &self.config.limits
     }
 
+    /// Charge the parse of `text` ([`budget::parse_estimate`]) until the hold is dropped.
+    fn hold_parse(&self, text: &[u8]) -> Result<Hold, Stop> {
+        self.meter
+            .hold(budget::parse_estimate(text))
+            .map_err(|_| budget_stop())
+    }
+
     // ---- 2026-07-28 stateless ----
 
     async fn stateless(&mut self) -> Result<(), Stop> {
@@ -405,12 +504,15 @@ impl Session<'_> {
                 ));
             }
         };
+        let parse = self.hold_parse(result.as_bytes())?;
         let parsed: Value = serde_json::from_str(&result)
             .map_err(|e| protocol(format!("server/discover result: {e}")))?;
         let supports = parsed
             .get("supportedVersions")
             .and_then(Value::as_array)
             .is_some_and(|v| v.iter().any(|s| s.as_str() == Some(STATELESS_VERSION)));
+        drop(parsed);
+        drop(parse);
         if !supports {
             return Err(Stop::Fallback(
                 Status::Protocol,
@@ -477,6 +579,7 @@ impl Session<'_> {
                 });
             }
         };
+        let parse = self.hold_parse(result.as_bytes())?;
         let parsed: Value = serde_json::from_str(&result)
             .map_err(|e| protocol(format!("initialize result: {e}")))?;
         let version = parsed
@@ -489,6 +592,8 @@ impl Session<'_> {
             ));
         }
         let version = version.to_owned();
+        drop(parsed);
+        drop(parse);
         self.obs.initialize = Some(result);
         self.obs.protocol_version = Some(version.clone());
         Ok(version)
@@ -500,7 +605,7 @@ impl Session<'_> {
             .send_post(url, body, extra, "notifications/initialized")
             .await?;
         // Drain a little of whatever came back so the connection can be reused; ignore content.
-        if let Ok(b) = Body::new(response, 64 * 1024) {
+        if let Ok(b) = Body::new(response, 64 * 1024).map(|b| b.metered(self.meter.clone())) {
             let _ = tokio::time::timeout(Duration::from_secs(1), b.read_all()).await;
         }
         Ok(())
@@ -542,7 +647,7 @@ impl Session<'_> {
         self.obs.sse_responses = true;
         let max_stream = self.limits().max_toolset + self.limits().max_response;
         let (tx, mut rx) = mpsc::channel::<Result<Event, Stop>>(2);
-        let reader = tokio::spawn(read_stream(response, max_stream, tx));
+        let reader = tokio::spawn(read_stream(response, max_stream, tx, self.meter.clone()));
         let _abort = AbortOnDrop(reader);
         let mut events = 0usize;
         // The first event with data must be `endpoint`.
@@ -559,9 +664,18 @@ impl Session<'_> {
                 break event.data;
             }
         };
-        let endpoint = url
+        let mut endpoint = url
             .join(endpoint.trim())
             .map_err(|e| protocol(format!("endpoint event {endpoint:?}: {e}")))?;
+        if !endpoint.username().is_empty() || endpoint.password().is_some() {
+            // reqwest would turn userinfo into `Authorization: Basic`: the crawler never sends
+            // credentials, whoever supplies them.
+            return Err(protocol(
+                "endpoint event carries userinfo (credentials are never sent)",
+            ));
+        }
+        guard::strip_root_dot(&mut endpoint)
+            .map_err(|e| protocol(format!("endpoint event: {e}")))?;
         if endpoint.origin() != url.origin() {
             return Err(protocol(format!(
                 "endpoint {endpoint} is not on the stream's origin"
@@ -599,7 +713,7 @@ impl Session<'_> {
         if let Some(stop) = self.bad_status(&response, what) {
             return Err(stop);
         }
-        if let Ok(b) = Body::new(response, 64 * 1024) {
+        if let Ok(b) = Body::new(response, 64 * 1024).map(|b| b.metered(self.meter.clone())) {
             let _ = tokio::time::timeout(Duration::from_secs(1), b.read_all()).await;
         }
         Ok(())
@@ -670,6 +784,7 @@ impl Session<'_> {
                 )));
             }
         };
+        let _parse = self.hold_parse(result.as_bytes())?;
         let set = toolmark_toolset::ToolSet::parse(result.as_bytes())
             .map_err(|e| protocol(format!("tools/list result: {e}")))?;
         *tools += set.tools.len();
@@ -764,7 +879,9 @@ impl Session<'_> {
             let detail = match stop {
                 Stop::Final(_, d) | Stop::Fallback(_, d) => d,
             };
-            let excerpt = match Body::new(response, limits::MAX_DETAIL_EXCERPT * 16) {
+            let excerpt = match Body::new(response, limits::MAX_DETAIL_EXCERPT * 16)
+                .map(|b| b.metered(self.meter.clone()))
+            {
                 Ok(b) => match tokio::time::timeout(Duration::from_secs(2), b.read_all()).await {
                     Ok(Ok(bytes)) => excerpt(&bytes),
                     _ => String::new(),
@@ -798,10 +915,12 @@ impl Session<'_> {
         }
         let bytes = Body::new(response, self.limits().max_response)
             .map_err(body_stop)?
+            .metered(self.meter.clone())
             .read_all()
             .await
             .map_err(body_stop)?;
         self.obs.bytes += bytes.len() as u64;
+        let _parse = self.hold_parse(&bytes)?;
         let messages = jsonrpc::parse(&bytes).map_err(|e| protocol(format!("{what}: {e}")))?;
         match jsonrpc::find_answer(&messages, id) {
             Some(m) => Ok((to_answer(m), headers)),
@@ -821,7 +940,9 @@ impl Session<'_> {
         what: &str,
     ) -> Result<Answer, Stop> {
         let max = self.limits().max_response;
-        let mut body = Body::new(response, max).map_err(body_stop)?;
+        let mut body = Body::new(response, max)
+            .map_err(body_stop)?
+            .metered(self.meter.clone());
         let mut parser = SseParser::new(
             limits::MAX_SSE_LINE.min(max),
             limits::MAX_SSE_EVENT.min(max),
@@ -848,10 +969,14 @@ impl Session<'_> {
                 if event.data.is_empty() {
                     continue;
                 }
+                let _parse = self.hold_parse(event.data.as_bytes())?;
                 let messages = jsonrpc::parse(event.data.as_bytes())
                     .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
                 for m in &messages {
                     if let Message::Request { id: rid, method } = m {
+                        if !self.may_reply() {
+                            break;
+                        }
                         self.reply(url, rid, method, extra).await;
                     }
                 }
@@ -865,6 +990,17 @@ impl Session<'_> {
                 )));
             }
         }
+    }
+
+    /// Whether one more server→client request may be answered, counting it: after
+    /// [`Limits::max_replies`] the rest go unanswered and the observation carries on waiting
+    /// for its own answer (a server that insists on answers ends it by its own timeout, or ours).
+    fn may_reply(&mut self) -> bool {
+        if self.replies >= self.limits().max_replies {
+            return false;
+        }
+        self.replies += 1;
+        true
     }
 
     /// Answer a server→client request (best effort, bounded; the outcome does not matter).
@@ -955,11 +1091,15 @@ impl StreamAnswers {
             if event.data.is_empty() || event.event != "message" {
                 continue;
             }
+            let _parse = session.hold_parse(event.data.as_bytes())?;
             let messages = jsonrpc::parse(event.data.as_bytes())
                 .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
             session.obs.bytes += event.data.len() as u64;
             for m in &messages {
                 if let Message::Request { id: rid, method } = m {
+                    if !session.may_reply() {
+                        break;
+                    }
                     let body = jsonrpc::reply_to(rid, method);
                     let _ = session
                         .send_post(endpoint, body, &Extra::default(), "reply")
@@ -978,9 +1118,10 @@ async fn read_stream(
     response: reqwest::Response,
     max: usize,
     tx: mpsc::Sender<Result<Event, Stop>>,
+    meter: Arc<Meter>,
 ) {
     let mut body = match Body::new(response, max) {
-        Ok(b) => b,
+        Ok(b) => b.metered(meter),
         Err(e) => {
             let _ = tx.send(Err(body_stop(e))).await;
             return;
@@ -1123,9 +1264,16 @@ fn send_error(e: &reqwest::Error, what: &str) -> Stop {
     )
 }
 
+/// The stop of a run whose grant could not grow without waiting: the observation runs again
+/// once the budget has room (this status is never the outcome of a finished observation but
+/// the last run's, which holds the whole budget and is never refused).
+fn budget_stop() -> Stop {
+    fin(Status::TooLarge, BodyError::Budget.to_string())
+}
+
 fn body_stop(e: BodyError) -> Stop {
     let status = match e {
-        BodyError::TooLarge(_) | BodyError::Ratio(..) => Status::TooLarge,
+        BodyError::TooLarge(_) | BodyError::Ratio(..) | BodyError::Budget => Status::TooLarge,
         BodyError::Timeout => Status::Timeout,
         BodyError::Encoding(_) => Status::Protocol,
         BodyError::Network(_) => Status::Connect,

@@ -1,0 +1,402 @@
+//! One memory budget shared by every observation in flight, and the per-address limit.
+//!
+//! ## The byte budget
+//!
+//! A [`Budget`] is a count of bytes (a fair tokio semaphore, counted in KiB). Every observation
+//! holds a grant from it while it runs and charges against that grant, before the memory is
+//! used, what it is about to hold:
+//!
+//! - every decompressed body byte, [`BODY_COPIES`] times (the buffer it is read into, and the
+//!   copy kept as a page or an event), for the whole observation: pages are kept to the end;
+//! - before each JSON parse, [`parse_estimate`] of the text (the parse tree and the result
+//!   copy), released when the parse is dropped.
+//!
+//! A grant starts at [`crate::limits::OBSERVATION_GRANT`]: enough for every real tool set seen,
+//! so a typical observation never asks again. When a charge passes its grant the observation
+//! tries to grow it **without waiting**. If the budget cannot give that at once, the run is
+//! abandoned: everything it held is dropped and its grant returned, it waits — holding nothing
+//! of the budget, and with no timer running — for a grant as large as the per-observation caps
+//! can need (or twice what it wanted, if more), and runs again from the start with a fresh
+//! deadline. Should that run still not fit, the third and last run waits for the whole budget
+//! and then runs alone; an observation holding the whole budget is never refused (its own caps
+//! bound it).
+//!
+//! This cannot deadlock: an observation only ever *waits* for budget while holding none, and
+//! one holding budget never waits for budget, only tries. The semaphore is fair, so a large
+//! waiter is served before later small ones and cannot starve. An observation waits; it is not
+//! failed for lack of budget (timers start only once the grant is held). A set over the
+//! per-observation caps ends `too-large` exactly as without the budget.
+//!
+//! The grant is kept by [`crate::crawl::crawl`] until its `on_outcome` callback returns, since
+//! the pages live in the observation handed to it.
+//!
+//! ## The per-address limit
+//!
+//! The crawl's per-host limit is keyed by host name; many names can point at one address. An
+//! [`AddressGate`] applies the same limit per resolved address: after the SSRF guard resolves a
+//! target, its observation takes one permit for every address it may dial (in address order, so
+//! two observations never each hold what the other waits for) before it takes budget.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Copies of each decompressed body byte an observation is charged for: the buffer it is read
+/// into (whose capacity may reach twice its length while it grows; the cumulative charge covers
+/// that, since a body is dropped once parsed) and the page or event text kept from it.
+pub const BODY_COPIES: usize = 2;
+
+/// Bytes charged per structural token (`{`, `[`, `,` or `:` outside strings) of a JSON text
+/// about to be parsed. Measured with a counting allocator on 4–8 MiB pages: the tool-set and
+/// JSON-RPC parsers' trees cost 2.2× the text for tools with 4 KB descriptions, 9.4× for dense
+/// objects (`"k":{}`) and 21× for dense number arrays (`1,1,1`): 42 bytes per token before
+/// allocator overhead, so 64 is an upper bound.
+pub const BYTES_PER_TOKEN: usize = 64;
+
+/// Text copies charged per parse besides the tree: the strings decoded out of it and the result
+/// text taken from it.
+pub const PARSE_COPIES: usize = 2;
+
+/// The unit the semaphore counts in (tokio grants at most `u32::MAX` permits at once).
+const UNIT: usize = 1024;
+
+fn units(bytes: usize) -> usize {
+    bytes.div_ceil(UNIT)
+}
+
+/// What parsing `text` is charged: [`PARSE_COPIES`] times its length plus [`BYTES_PER_TOKEN`]
+/// for every structural token outside strings. One linear scan, no allocation.
+pub fn parse_estimate(text: &[u8]) -> usize {
+    let mut tokens = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' | b',' | b':' => tokens += 1,
+                _ => {}
+            }
+        }
+    }
+    text.len()
+        .saturating_mul(PARSE_COPIES)
+        .saturating_add(tokens.saturating_mul(BYTES_PER_TOKEN))
+}
+
+/// The memory budget observations share; clones share it. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    semaphore: Arc<Semaphore>,
+    /// Total, in units.
+    total: usize,
+}
+
+impl Budget {
+    /// A budget of `bytes` (at least one KiB, at most what a semaphore can count).
+    pub fn new(bytes: usize) -> Budget {
+        let total = units(bytes).clamp(1, Semaphore::MAX_PERMITS);
+        Budget {
+            semaphore: Arc::new(Semaphore::new(total)),
+            total,
+        }
+    }
+
+    /// The budget's size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.total * UNIT
+    }
+
+    /// Bytes not granted to anyone right now.
+    pub fn available(&self) -> usize {
+        self.semaphore.available_permits() * UNIT
+    }
+
+    /// Wait for a grant of `bytes` (clamped to the whole budget).
+    pub(crate) async fn acquire(&self, bytes: usize) -> Grant {
+        let want = units(bytes).clamp(1, self.total);
+        let permit = acquire_units(&self.semaphore, want).await;
+        Grant {
+            budget: self.clone(),
+            permit: Some(permit),
+            units: want,
+        }
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new(crate::limits::MEMORY_BUDGET)
+    }
+}
+
+async fn acquire_units(semaphore: &Arc<Semaphore>, n: usize) -> OwnedSemaphorePermit {
+    // `n` never exceeds the total, which fits the semaphore; it can exceed u32 only for a
+    // budget above 4 TiB, where taking u32::MAX units is the same as all of them in practice.
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
+    semaphore
+        .clone()
+        .acquire_many_owned(n)
+        .await
+        .expect("the budget's semaphore is never closed")
+}
+
+/// Budget held by one observation; returned when dropped.
+#[derive(Debug)]
+pub struct Grant {
+    budget: Budget,
+    permit: Option<OwnedSemaphorePermit>,
+    units: usize,
+}
+
+impl Grant {
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.units * UNIT
+    }
+
+    /// Whether this grant is the whole budget (then it is never refused more).
+    fn whole(&self) -> bool {
+        self.units >= self.budget.total
+    }
+
+    /// Grow to cover `need` bytes if the budget has that free right now; never waits. A grant
+    /// that is the whole budget always "grows": it runs alone and its caps bound it.
+    fn try_grow(&mut self, need: usize) -> bool {
+        let need = units(need);
+        if need <= self.units || self.whole() {
+            return true;
+        }
+        let room = self.budget.total - self.units;
+        // Ask a quarter more than needed, so a body growing chunk by chunk asks rarely.
+        let ask = (need - self.units + need / 4).min(room);
+        let min = (need - self.units).min(room);
+        for n in [ask, min] {
+            let Ok(n32) = u32::try_from(n) else { continue };
+            if let Ok(more) = self.budget.semaphore.clone().try_acquire_many_owned(n32) {
+                match &mut self.permit {
+                    Some(p) => p.merge(more),
+                    None => self.permit = Some(more),
+                }
+                self.units += n;
+                return need <= self.units || self.whole();
+            }
+        }
+        false
+    }
+}
+
+/// One run's account: what it holds against its grant.
+#[derive(Debug)]
+pub(crate) struct Meter {
+    state: Mutex<MeterState>,
+}
+
+#[derive(Debug)]
+struct MeterState {
+    grant: Option<Grant>,
+    /// Bytes charged and not released.
+    used: usize,
+    /// The most charged at once, when a charge could not be granted.
+    starved: Option<usize>,
+}
+
+/// A charge could not be covered without waiting: the run must stop and start again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Starved;
+
+impl Meter {
+    pub(crate) fn new(grant: Grant) -> Meter {
+        Meter {
+            state: Mutex::new(MeterState {
+                grant: Some(grant),
+                used: 0,
+                starved: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MeterState> {
+        // A panic while holding this lock leaves plain numbers behind: still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Charge `bytes` for the rest of the run.
+    pub(crate) fn charge(&self, bytes: usize) -> Result<(), Starved> {
+        let mut s = self.lock();
+        if s.starved.is_some() {
+            return Err(Starved);
+        }
+        let used = s.used.saturating_add(bytes);
+        let granted = match &mut s.grant {
+            Some(g) => g.try_grow(used),
+            None => false,
+        };
+        if granted {
+            s.used = used;
+            Ok(())
+        } else {
+            s.starved = Some(used);
+            Err(Starved)
+        }
+    }
+
+    /// Charge `bytes` until the returned hold is dropped.
+    pub(crate) fn hold(self: &Arc<Self>, bytes: usize) -> Result<Hold, Starved> {
+        self.charge(bytes)?;
+        Ok(Hold {
+            meter: self.clone(),
+            bytes,
+        })
+    }
+
+    fn release(&self, bytes: usize) {
+        let mut s = self.lock();
+        s.used = s.used.saturating_sub(bytes);
+    }
+
+    /// What a run that starved wanted (`None` when it never did).
+    pub(crate) fn starved(&self) -> Option<usize> {
+        self.lock().starved
+    }
+
+    /// Take the grant out (the run is over; a late charge by a task still winding down fails).
+    pub(crate) fn take_grant(&self) -> Option<Grant> {
+        let mut s = self.lock();
+        let used = s.used;
+        s.starved.get_or_insert(used);
+        s.grant.take()
+    }
+}
+
+/// A charge released when dropped.
+#[derive(Debug)]
+pub(crate) struct Hold {
+    meter: Arc<Meter>,
+    bytes: usize,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.meter.release(self.bytes);
+    }
+}
+
+/// The per-address limit of a crawl: at most `limit` observations dial one address at a time.
+#[derive(Debug)]
+pub struct AddressGate {
+    limit: usize,
+    slots: Mutex<HashMap<IpAddr, Arc<Semaphore>>>,
+}
+
+/// Permits held for every address an observation may dial.
+#[derive(Debug)]
+pub struct AddressPermits {
+    _permits: Vec<OwnedSemaphorePermit>,
+}
+
+impl AddressGate {
+    /// A gate letting `limit` (at least 1) observations at each address.
+    pub fn new(limit: usize) -> AddressGate {
+        AddressGate {
+            limit: limit.max(1),
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Wait for a permit on every address of `addrs`, taken in address order.
+    pub async fn enter(&self, addrs: &[SocketAddr]) -> AddressPermits {
+        let mut ips: Vec<IpAddr> = addrs.iter().map(|a| a.ip()).collect();
+        ips.sort();
+        ips.dedup();
+        let mut permits = Vec::with_capacity(ips.len());
+        for ip in ips {
+            let slot = {
+                let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+                slots
+                    .entry(ip)
+                    .or_insert_with(|| Arc::new(Semaphore::new(self.limit)))
+                    .clone()
+            };
+            permits.push(
+                slot.acquire_owned()
+                    .await
+                    .expect("address semaphores are never closed"),
+            );
+        }
+        AddressPermits { _permits: permits }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_count_tokens_outside_strings() {
+        assert_eq!(parse_estimate(b"1"), 2);
+        assert_eq!(parse_estimate(b"[1,2]"), 10 + 2 * BYTES_PER_TOKEN);
+        // Structural characters inside strings, escaped quotes included, are text.
+        assert_eq!(parse_estimate(br#""{[,:\"]}""#), 20);
+    }
+
+    #[tokio::test]
+    async fn a_grant_grows_only_while_the_budget_has_room() {
+        let budget = Budget::new(10 * UNIT);
+        let meter = Meter::new(budget.acquire(2 * UNIT).await);
+        meter.charge(UNIT).unwrap();
+        meter.charge(5 * UNIT).unwrap();
+        assert!(budget.available() <= 4 * UNIT);
+        // Someone else takes what is left: the next growth fails at once, without waiting.
+        let other = budget.acquire(budget.available()).await;
+        assert_eq!(meter.charge(4 * UNIT), Err(Starved));
+        assert_eq!(meter.starved(), Some(10 * UNIT));
+        assert_eq!(meter.charge(1), Err(Starved), "a starved run stays starved");
+        drop(meter.take_grant());
+        drop(other);
+        assert_eq!(budget.available(), 10 * UNIT);
+    }
+
+    #[tokio::test]
+    async fn holds_are_released_and_the_whole_budget_is_never_refused() {
+        let budget = Budget::new(4 * UNIT);
+        let meter = Arc::new(Meter::new(budget.acquire(100 * UNIT).await));
+        assert_eq!(
+            budget.available(),
+            0,
+            "a grant is clamped to the whole budget"
+        );
+        {
+            let _h = meter.hold(50 * UNIT).unwrap();
+        }
+        meter.charge(3 * UNIT).unwrap();
+        assert_eq!(meter.lock().used, 3 * UNIT);
+    }
+
+    #[tokio::test]
+    async fn the_address_gate_limits_each_address() {
+        let gate = AddressGate::new(2);
+        let a: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let b: SocketAddr = "127.0.0.2:80".parse().unwrap();
+        let _one = gate.enter(&[a]).await;
+        let _two = gate.enter(&[a, b]).await;
+        // A third for `a` must wait (polled once, it is not ready); `b` alone still has room.
+        let only_a = [a];
+        tokio::select! {
+            biased;
+            _ = gate.enter(&only_a) => panic!("a third observation entered one address"),
+            _ = std::future::ready(()) => {}
+        }
+        let _b = gate.enter(&[b]).await;
+    }
+}
