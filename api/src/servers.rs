@@ -1008,13 +1008,22 @@ fn kept_members(v: &Json) -> usize {
 }
 
 /// Refuse a body in which any object, at any depth, repeats a member name (the crawler's
-/// rule: first-wins and last-wins readers would see different tools). The strict reader keeps
-/// one of a repeated name, so a body repeats one exactly when it has more member names than
-/// the parsed objects kept. `members` are the body's, as `parse_members` read them.
+/// rule: first-wins and last-wins readers would see different tools). `members` are the
+/// body's, as `parse_members` read them (every top-level member, repeats included); below the
+/// top level the strict reader keeps one value of a repeated name, so the body repeats one
+/// there exactly when its text has more member names than the parsed objects kept.
 pub(crate) fn refuse_duplicate_members(
     text: &str,
     members: &[tjson::Member<'_>],
 ) -> Result<(), ApiError> {
+    let mut top = std::collections::HashSet::new();
+    if let Some(m) = members.iter().find(|m| !top.insert(&m.name)) {
+        return Err(bad(format!(
+            "the body repeats the member name \"{}\"",
+            m.name
+        )));
+    }
+    // Below the top level the reader kept one value per name.
     let kept = members.len()
         + members
             .iter()

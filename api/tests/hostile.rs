@@ -1,0 +1,568 @@
+//! The API under hostile clients (issue 11, the route part): JSON errors on every API route,
+//! duplicate member names refused, large tool sets read once and shown bounded, documents
+//! served by content address (streamed, verified), the costly routes bounded and rate-limited,
+//! strict proof parameters, clients keyed per IPv4 address and IPv6 /64.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, StatusCode, header};
+use serde_json::{Value, json};
+use support::index_support::{Env, day, day_str, ok, records};
+use support::*;
+use toolmark_api::AppState;
+use toolmark_api::ops::RateLimiter;
+
+const BIG_URL: &str = "https://big.example.com/mcp";
+const BIG_NAME: &str = "io.example/big";
+
+/// Tools in the big set, and bytes of description each: 2,000 × ~2 KiB, a 4 MiB page.
+const BIG_TOOLS: usize = 2_000;
+const BIG_DESCRIPTION: usize = 2_000;
+
+/// The big set's `tools/list` page.
+fn big_page() -> String {
+    let tools: Vec<Value> = (0..BIG_TOOLS)
+        .map(|i| {
+            json!({
+                "name": format!("tool_{i:05}"),
+                "description": format!("tool {i}: {}", "lorem ipsum ".repeat(BIG_DESCRIPTION / 12)),
+                "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+            })
+        })
+        .collect();
+    json!({ "tools": tools }).to_string()
+}
+
+/// A data directory whose one server's current tool set is [`big_page`].
+fn big(tag: &str) -> (Env, Arc<AppState>) {
+    let mut env = Env::new(&format!("api-hostile-big-{tag}"));
+    let recs = records(json!([{
+        "name": BIG_NAME, "description": "a server with a large tool set", "version": "1.0.0",
+        "remotes": [{"type": "streamable-http", "url": BIG_URL}],
+    }]));
+    let page = big_page();
+    assert!(page.len() > 4_000_000, "{}", page.len());
+    env.run(&day_str(0, 0), &recs, &[], |_| {
+        Some(ok(day(0, 60), vec![page.clone()]))
+    });
+    let state = AppState::open(&env.dir, BASE).unwrap();
+    (env, Arc::new(state))
+}
+
+fn target_id(state: &AppState, url: &str) -> String {
+    state.index.get().find_target_by_key(url).unwrap()[0]
+        .id
+        .clone()
+}
+
+fn json_body(body: &[u8]) -> Value {
+    serde_json::from_slice(body)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(body)))
+}
+
+fn assert_json_error(headers: &axum::http::HeaderMap, body: &[u8], code: &str) -> Value {
+    assert_eq!(headers["content-type"], "application/json");
+    let v = json_body(body);
+    assert_eq!(v["error"], code, "{v}");
+    assert!(v["detail"].as_str().is_some_and(|d| !d.is_empty()), "{v}");
+    v
+}
+
+/// A request from `peer` (as `axum::serve` with connect info would give it).
+fn from_peer(mut request: Request<Body>, peer: &str) -> Request<Body> {
+    let addr: SocketAddr = peer.parse().unwrap();
+    request.extensions_mut().insert(ConnectInfo(addr));
+    request
+}
+
+fn post(path: &str, body: Vec<u8>) -> Request<Body> {
+    Request::post(path)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON errors
+
+#[tokio::test]
+async fn check_over_2_mib_is_a_json_413() {
+    let p = populated("hostile-413");
+    let mut body = br#"{"endpoint":"https://memory.example.com/mcp","pad":""#.to_vec();
+    let pad = toolmark_api::check::MAX_BODY_BYTES + 1 - body.len() - 2;
+    body.extend(std::iter::repeat_n(b'x', pad));
+    body.extend(b"\"}");
+    assert_eq!(body.len(), 2 * 1024 * 1024 + 1);
+    let (status, headers, body) = post_json(&p.state, "/api/v1/check", body).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let v = assert_json_error(&headers, &body, "payload-too-large");
+    assert!(v["detail"].as_str().unwrap().contains("2097152"), "{v}");
+}
+
+#[tokio::test]
+async fn check_with_bad_json_is_a_json_400() {
+    let p = populated("hostile-400");
+    let (status, headers, body) =
+        post_json(&p.state, "/api/v1/check", b"{\"endpoint\":".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_json_error(&headers, &body, "bad-request");
+}
+
+#[tokio::test]
+async fn unknown_api_route_is_a_json_404() {
+    let p = populated("hostile-404");
+    for path in [
+        "/api/v1/nothing",
+        "/api/v2/servers",
+        "/api/v1/servers/0123456789abcdef/x",
+    ] {
+        let (status, headers, body) = get(&p.state, path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_json_error(&headers, &body, "not-found");
+    }
+}
+
+#[tokio::test]
+async fn wrong_method_is_a_json_405_with_allow() {
+    let p = populated("hostile-405");
+    let (status, headers, body) = get(&p.state, "/api/v1/check").await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_json_error(&headers, &body, "method-not-allowed");
+    assert!(
+        headers[header::ALLOW].to_str().unwrap().contains("POST"),
+        "{headers:?}"
+    );
+    let (status, headers, body) = post_json(&p.state, "/api/v1/servers", b"{}".to_vec()).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_json_error(&headers, &body, "method-not-allowed");
+}
+
+#[tokio::test]
+async fn bad_query_string_on_desk_is_an_html_page() {
+    let p = populated("hostile-desk");
+    // axum's own rejection (a query string that does not decode) and an unknown path.
+    for path in ["/changes?limit=%ff%fe", "/no/such/page"] {
+        let (status, headers, body) = get(&p.state, path).await;
+        assert!(status.is_client_error(), "{path}: {status}");
+        assert_eq!(
+            headers["content-type"], "text/html; charset=utf-8",
+            "{path}"
+        );
+        assert!(headers.contains_key("content-security-policy"), "{path}");
+        let html = String::from_utf8(body).unwrap();
+        assert!(html.contains("<main"), "{path}: {html}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Duplicate member names
+
+#[tokio::test]
+async fn check_refuses_duplicate_member_names() {
+    let p = populated("hostile-dup-check");
+    for body in [
+        // The issue's tool: last-wins reads it as read_file, first-wins as delete_all.
+        r#"{"endpoint":"https://memory.example.com/mcp","tools":[{"name":"delete_all","name":"read_file"}]}"#,
+        // Deeper, spelled differently ("\u0074ype" is "type").
+        r#"{"endpoint":"https://memory.example.com/mcp","tools":[{"name":"a","inputSchema":{"type":"object","\u0074ype":"string"}}]}"#,
+        // At the top level.
+        r#"{"endpoint":"https://memory.example.com/mcp","endpoint":"https://files.example.com/mcp"}"#,
+    ] {
+        let (status, headers, answer) =
+            post_json(&p.state, "/api/v1/check", body.as_bytes().to_vec()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let v = assert_json_error(&headers, &answer, "bad-request");
+        let detail = v["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("repeats") && detail.contains("member name"),
+            "{v}"
+        );
+    }
+    // The same names in different objects are fine.
+    let fine = r#"{"endpoint":"https://memory.example.com/mcp","tools":[{"name":"a"},{"name":"b","x":{"name":"c"}}]}"#;
+    let (status, _, _) = post_json(&p.state, "/api/v1/check", fine.as_bytes().to_vec()).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn sensitive_refuses_duplicate_member_names() {
+    let p = populated("hostile-dup-sensitive");
+    let body = r#"{"tools":[{"name":"x"},{"name":"delete_all","name":"read_file"}],"patterns":["delete*"]}"#;
+    let (status, headers, answer) =
+        post_json(&p.state, "/api/v1/sensitive", body.as_bytes().to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let v = assert_json_error(&headers, &answer, "bad-request");
+    assert!(
+        v["detail"].as_str().unwrap().contains("\"tools\"[1]"),
+        "{v}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Large tool sets
+
+/// Largest `/api/v1/servers/{id}` body for the big set: the inline budget plus the summary,
+/// timeline and links.
+const MAX_DETAIL_BODY: usize = toolmark_api::documents::DEFAULT_INLINE_TOOL_BYTES + 64 * 1024;
+
+#[tokio::test]
+async fn big_set_server_json_is_bounded_with_count_and_document_link() {
+    let (_env, state) = big("json");
+    let id = target_id(&state, BIG_URL);
+    let (status, _, body) = get(&state, &format!("/api/v1/servers/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.len() < MAX_DETAIL_BODY, "{} bytes", body.len());
+    let v = json_body(&body);
+    assert_eq!(v["toolCount"], BIG_TOOLS);
+    let shown = v["tools"].as_array().unwrap().len();
+    assert!(shown > 0 && shown < BIG_TOOLS, "{shown}");
+    assert_eq!(v["toolsShown"], shown);
+    assert_eq!(v["toolsOmitted"], BIG_TOOLS - shown);
+    assert_eq!(v["tools"][0]["name"], "tool_00000", "in the server's order");
+    let raw = state
+        .index
+        .get()
+        .target(&id)
+        .unwrap()
+        .unwrap()
+        .current_raw
+        .unwrap();
+    assert_eq!(v["document"]["sri"], raw);
+    let url = v["document"]["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{BASE}/api/v1/documents/sha256-")),
+        "{url}"
+    );
+    assert!(
+        !url[BASE.len() + "/api/v1/documents/".len()..].contains('/'),
+        "{url}"
+    );
+}
+
+#[tokio::test]
+async fn big_set_desk_page_is_bounded_with_count_and_document_link() {
+    let (_env, state) = big("desk");
+    let id = target_id(&state, BIG_URL);
+    let (status, _, body) = get(&state, &format!("/s/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    // Names and descriptions of the inline tools, escaped, and the page around them.
+    assert!(body.len() < 2 * MAX_DETAIL_BODY, "{} bytes", body.len());
+    let html = String::from_utf8(body).unwrap();
+    assert!(
+        html.contains(&format!("{BIG_TOOLS} tools, from the observation")),
+        "count"
+    );
+    assert!(
+        html.contains("id=\"tools-omitted\""),
+        "omitted tools are counted"
+    );
+    let raw = state
+        .index
+        .get()
+        .target(&id)
+        .unwrap()
+        .unwrap()
+        .current_raw
+        .unwrap();
+    let sri: toolmark_toolset::Sri = raw.parse().unwrap();
+    let link = toolmark_api::documents::document_path(&sri);
+    assert!(html.contains(&format!("href=\"{link}\"")), "document link");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_parses_a_big_set_once_for_32_concurrent_requests() {
+    let (_env, state) = big("once");
+    let id = target_id(&state, BIG_URL);
+    let mut tasks = Vec::new();
+    for i in 0..32 {
+        let state = state.clone();
+        let path = if i % 2 == 0 {
+            format!("/api/v1/servers/{id}")
+        } else {
+            format!("/s/{id}")
+        };
+        tasks.push(tokio::spawn(async move { get(&state, &path).await.0 }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), StatusCode::OK);
+    }
+    assert_eq!(state.tool_sets.loads(), 1, "one read and parse for all 32");
+    let (status, _, _) = get(
+        &state,
+        &format!("/api/v1/servers/{id}/sensitive?pattern=tool_0*"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        state.tool_sets.loads(),
+        1,
+        "the sensitive globs read the cached names"
+    );
+    let held = state.tool_sets.held_bytes();
+    assert!(held > 0 && held <= state.tool_sets.budget(), "{held}");
+}
+
+#[tokio::test]
+async fn cache_keeps_nothing_over_its_budget() {
+    let mut p = populated("hostile-budget");
+    Arc::get_mut(&mut p.state).unwrap().tool_sets =
+        toolmark_api::documents::ToolSetCache::new(1, 1024);
+    let id = target_id(&p.state, MEMORY_URL);
+    for _ in 0..2 {
+        assert_eq!(
+            get(&p.state, &format!("/api/v1/servers/{id}")).await.0,
+            StatusCode::OK
+        );
+    }
+    assert_eq!(p.state.tool_sets.held_bytes(), 0);
+    assert_eq!(
+        p.state.tool_sets.loads(),
+        2,
+        "an entry over the budget is not kept"
+    );
+}
+
+#[tokio::test]
+async fn document_route_serves_the_blob_bytes_with_immutable_caching() {
+    let (_env, state) = big("doc");
+    let id = target_id(&state, BIG_URL);
+    let raw = state
+        .index
+        .get()
+        .target(&id)
+        .unwrap()
+        .unwrap()
+        .current_raw
+        .unwrap();
+    let sri: toolmark_toolset::Sri = raw.parse().unwrap();
+    let stored = std::fs::read(state.blobs.path_of(&sri)).unwrap();
+    assert!(stored.len() > 4 * toolmark_api::documents::STREAM_CHUNK_BYTES);
+    let (status, headers, body) = get(&state, &toolmark_api::documents::document_path(&sri)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        headers["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["content-length"], stored.len().to_string().as_str());
+    assert!(body == stored, "exactly the stored bytes");
+    assert_eq!(
+        toolmark_toolset::Sri::of(&body),
+        sri,
+        "the address verifies"
+    );
+}
+
+#[tokio::test]
+async fn document_route_unknown_is_404() {
+    let p = populated("hostile-doc-404");
+    let sri = toolmark_toolset::Sri::of(b"never stored");
+    let (status, headers, body) =
+        get(&p.state, &toolmark_api::documents::document_path(&sri)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_json_error(&headers, &body, "not-found");
+}
+
+#[tokio::test]
+async fn document_route_malformed_sri_is_400() {
+    let p = populated("hostile-doc-400");
+    let good = toolmark_toolset::Sri::of(b"x").to_string();
+    for bad in [
+        "sha256-abc".to_owned(),
+        good.replace("sha256-", "sha384-"),
+        good.trim_end_matches('=').to_owned(),
+        format!("{good}="),
+        good.replace('+', "-").replace('/', "_"),
+    ] {
+        let path = format!(
+            "/api/v1/documents/{}",
+            bad.replace('/', "%2F").replace('+', "%2B")
+        );
+        let (status, headers, body) = get(&p.state, &path).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        assert_json_error(&headers, &body, "bad-request");
+    }
+}
+
+#[tokio::test]
+async fn corrupted_document_aborts_the_stream() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let p = populated("hostile-corrupt");
+    let id = target_id(&p.state, MEMORY_URL);
+    let raw = p
+        .state
+        .index
+        .get()
+        .target(&id)
+        .unwrap()
+        .unwrap()
+        .current_raw
+        .unwrap();
+    let sri: toolmark_toolset::Sri = raw.parse().unwrap();
+    let path = p.state.blobs.path_of(&sri);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&path, perms).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let response = toolmark_api::router(p.state.clone())
+        .oneshot(
+            Request::get(toolmark_api::documents::document_path(&sri))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "the headers go before the bytes"
+    );
+    let read = response.into_body().collect().await;
+    assert!(
+        read.is_err(),
+        "the body ends in an error, not in the corrupted bytes"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Costly routes and query strings
+
+#[tokio::test]
+async fn proof_query_strings_are_strict() {
+    let p = populated("hostile-strict");
+    assert_eq!(
+        get(&p.state, "/api/v1/proof/inclusion?index=7").await.0,
+        StatusCode::OK
+    );
+    for path in [
+        "/api/v1/proof/inclusion?index=%2B7",
+        "/api/v1/proof/inclusion?index=0&index=7",
+        "/api/v1/proof/inclusion?index=0007",
+        "/api/v1/proof/inclusion?index=-1",
+        "/api/v1/proof/inclusion?index=7&size=010",
+        "/api/v1/proof/inclusion?index=%ff",
+        "/api/v1/proof/consistency?old=01",
+        "/api/v1/proof/consistency?old=1&old=2",
+        "/api/v1/proof/consistency?old=1&new=+9",
+    ] {
+        let (status, headers, body) = get(&p.state, path).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}");
+        assert_json_error(&headers, &body, "bad-request");
+    }
+}
+
+#[tokio::test]
+async fn sensitive_is_rate_limited_with_retry_after() {
+    let p = populated("hostile-sensitive-limit");
+    let body = br#"{"tools":[{"name":"delete_all"}],"patterns":["delete*"]}"#.to_vec();
+    let burst = toolmark_api::ops::SENSITIVE_BURST as usize;
+    for _ in 0..burst {
+        let (status, _, _) = post_json(&p.state, "/api/v1/sensitive", body.clone()).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, headers, answer) = post_json(&p.state, "/api/v1/sensitive", body).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(
+        headers["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            >= 1
+    );
+    let v = assert_json_error(&headers, &answer, "too-many-requests");
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .contains("at most 30 sensitive-tool requests a minute"),
+        "{v}"
+    );
+    let (_, _, metrics) = get(&p.state, "/metrics").await;
+    assert!(
+        String::from_utf8(metrics)
+            .unwrap()
+            .contains("toolmark_sensitive_rate_limited_total 1")
+    );
+}
+
+#[tokio::test]
+async fn sensitive_work_bound_counts_after_case_folding() {
+    let mut p = populated("hostile-fold");
+    without_rate_limits(&mut p);
+    // U+0130 folds to two characters ("i" and a combining dot): counted before folding this
+    // request is under the bound, the matcher's real work is four times it.
+    let name = "\u{130}".repeat(4_900);
+    let pattern = format!("*{}x", "\u{130}".repeat(198));
+    assert_eq!(
+        pattern.chars().count(),
+        toolmark_api::servers::MAX_PATTERN_CHARS
+    );
+    let raw_work = (name.chars().count() as u64 + 1) * 100 * (pattern.chars().count() as u64 + 1);
+    assert!(
+        raw_work <= toolmark_api::servers::MAX_MATCH_WORK,
+        "{raw_work}"
+    );
+    let body = serde_json::to_vec(&json!({
+        "tools": [{"name": name}], "patterns": vec![pattern; 100],
+    }))
+    .unwrap();
+    let (status, headers, answer) = post_json(&p.state, "/api/v1/sensitive", body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let v = assert_json_error(&headers, &answer, "bad-request");
+    assert!(
+        v["detail"].as_str().unwrap().contains("too much matching"),
+        "{v}"
+    );
+    assert!(
+        v["detail"].as_str().unwrap().contains("after case folding"),
+        "{v}"
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_text_names_the_configured_rate() {
+    let mut p = populated("hostile-rate-text");
+    Arc::get_mut(&mut p.state).unwrap().limiter = RateLimiter::new(10.0 / 60.0, 1.0);
+    let body = json!({"endpoint": MEMORY_URL}).to_string().into_bytes();
+    assert_eq!(
+        post_json(&p.state, "/api/v1/check", body.clone()).await.0,
+        StatusCode::OK
+    );
+    let (status, headers, answer) = post_json(&p.state, "/api/v1/check", body).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    let v = assert_json_error(&headers, &answer, "too-many-requests");
+    let detail = v["detail"].as_str().unwrap();
+    assert!(detail.contains("at most 10 checks a minute"), "{detail}");
+    assert!(!detail.contains("60"), "{detail}");
+}
+
+#[tokio::test]
+async fn ipv6_clients_in_one_slash_64_share_a_bucket() {
+    let mut p = populated("hostile-ipv6");
+    Arc::get_mut(&mut p.state).unwrap().limiter = RateLimiter::new(1.0 / 60.0, 1.0);
+    let body = json!({"endpoint": MEMORY_URL}).to_string().into_bytes();
+    let check = |peer: &str| from_peer(post("/api/v1/check", body.clone()), peer);
+    let (first, _, _) = send(&p.state, check("[2001:db8:1:2::1]:40000")).await;
+    assert_eq!(first, StatusCode::OK);
+    let (same_64, _, _) = send(&p.state, check("[2001:db8:1:2:ffff:ffff:ffff:fffe]:40001")).await;
+    assert_eq!(
+        same_64,
+        StatusCode::TOO_MANY_REQUESTS,
+        "another address of the same /64"
+    );
+    let (other_64, _, _) = send(&p.state, check("[2001:db8:1:3::1]:40002")).await;
+    assert_eq!(other_64, StatusCode::OK, "the next /64 is another client");
+    let (v4, _, _) = send(&p.state, check("192.0.2.1:40003")).await;
+    assert_eq!(v4, StatusCode::OK);
+}
