@@ -28,9 +28,10 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Longest a connection may move no bytes in either direction before it is closed: an HTTP/2
 /// connection with no streams, or any connection that went quiet in a way the other timeouts
-/// do not see. Browsers keep idle HTTP/2 connections for minutes, but reopening one costs a
-/// round trip; a held socket costs a file descriptor.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// do not see. Longer than [`REQUEST_TIMEOUT`], so a request being worked on is never idle.
+/// Browsers keep idle HTTP/2 connections for minutes, but reopening one costs a round trip; a
+/// held socket costs a file descriptor.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Connections open at once from one client ([`crate::client_key`]: an IPv4 address or an
 /// IPv6 /64). A browser opens at most 6 per origin over HTTP/1.1 (1 over HTTP/2) and WARDEN's
@@ -63,6 +64,15 @@ pub const MAX_HEADER_LIST_BYTES: u32 = 16 * 1024;
 /// full-size `/check` bodies in flight — far more than real traffic — and bounds what stalled
 /// uploads can pin, however many connections send them.
 pub const REQUEST_BODY_BUDGET: usize = 64 * 1024 * 1024;
+
+/// Bodies up to this size (a typical `/check` body: one server's tools, 1–100 KiB) draw first
+/// from a pool of their own, [`SMALL_BODY_POOL`] of the budget, so stalled large uploads cannot
+/// keep ordinary checks out.
+pub const SMALL_BODY: usize = 128 * 1024;
+
+/// The part of [`REQUEST_BODY_BUDGET`] only bodies of at most [`SMALL_BODY`] may use (an
+/// eighth: 8 MiB, 64 small bodies at once even when large uploads hold the rest).
+pub const SMALL_BODY_POOL_SHARE: usize = 8;
 
 /// What a request without a `Content-Length` (chunked) reserves of the budget: the largest body
 /// any route accepts (`/check` and `/sensitive`: 2 MiB). A request whose `Content-Length` is

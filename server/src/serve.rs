@@ -70,7 +70,10 @@ fn json_error(status: StatusCode, detail: &str) -> Response {
 }
 
 struct Budget {
-    bytes: Semaphore,
+    /// For any body.
+    shared: Semaphore,
+    /// Only for bodies of at most [`crate::limits::SMALL_BODY`] (tried first by them).
+    small: Semaphore,
     max_body: usize,
     stats: Arc<Stats>,
 }
@@ -96,7 +99,15 @@ async fn body_budget(State(budget): State<Arc<Budget>>, request: Request, next: 
         return next.run(request).await;
     }
     let permits = u32::try_from(need).unwrap_or(u32::MAX);
-    let Ok(held) = budget.bytes.try_acquire_many(permits) else {
+    let held = if need <= crate::limits::SMALL_BODY {
+        budget
+            .small
+            .try_acquire_many(permits)
+            .or_else(|_| budget.shared.try_acquire_many(permits))
+    } else {
+        budget.shared.try_acquire_many(permits)
+    };
+    let Ok(held) = held else {
         budget
             .stats
             .body_budget_refused
@@ -139,8 +150,11 @@ async fn deadline(
 
 /// `router` under the request layers: the deadline, the body budget, the body idle timeout.
 pub fn layered(router: Router, limits: &Limits, stats: Arc<Stats>) -> Router {
+    let total = limits.request_body_budget.min(Semaphore::MAX_PERMITS);
+    let small = total / crate::limits::SMALL_BODY_POOL_SHARE;
     let budget = Arc::new(Budget {
-        bytes: Semaphore::new(limits.request_body_budget.min(Semaphore::MAX_PERMITS)),
+        shared: Semaphore::new(total - small),
+        small: Semaphore::new(small),
         max_body: limits.max_request_body,
         stats: stats.clone(),
     });

@@ -155,7 +155,7 @@ struct HostState {
     latencies: Vec<Duration>,
     tool_sets: Arc<Vec<Bytes>>,
     /// Tool sets set later by [`Fleet::set_tool_set`], by fleet-wide endpoint number.
-    overrides: Arc<RwLock<HashMap<usize, Bytes>>>,
+    overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     counters: Arc<Counters>,
 }
 
@@ -165,7 +165,7 @@ pub struct Fleet {
     per_host: usize,
     addrs: Vec<SocketAddr>,
     latencies: Vec<Duration>,
-    overrides: Arc<RwLock<HashMap<usize, Bytes>>>,
+    overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     counters: Arc<Counters>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
@@ -379,11 +379,19 @@ impl Fleet {
     /// `tools_list_result` (the JSON text of a `tools/list` result) instead of its spec's tool
     /// set: a server changing its tools between two crawls. Out-of-range numbers are ignored.
     pub fn set_tool_set(&self, endpoint: usize, tools_list_result: String) {
-        if endpoint < self.addrs.len() * self.per_host {
+        self.set_pages(endpoint, vec![tools_list_result]);
+    }
+
+    /// From now on endpoint `endpoint` serves its tools in `pages` (the JSON texts of
+    /// `tools/list` results): the first without a cursor, page `n` for the cursor `"p<n>"`.
+    /// Each page names its successor itself (`"nextCursor": "p1"` …); an unknown cursor gets
+    /// the first page.
+    pub fn set_pages(&self, endpoint: usize, pages: Vec<String>) {
+        if endpoint < self.addrs.len() * self.per_host && !pages.is_empty() {
             self.overrides
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(endpoint, Bytes::from(tools_list_result));
+                .insert(endpoint, pages.into_iter().map(Bytes::from).collect());
         }
     }
 
@@ -835,12 +843,17 @@ async fn answer(
         }
         ("tools/list", Some(id)) => {
             counters.tools_list.fetch_add(1, Ordering::Relaxed);
+            let page = message
+                .pointer("/params/cursor")
+                .and_then(Value::as_str)
+                .and_then(|c| c.strip_prefix('p')?.parse::<usize>().ok())
+                .unwrap_or(0);
             let set = host
                 .overrides
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .get(&index)
-                .cloned()
+                .and_then(|pages| pages.get(page).or(pages.first()).cloned())
                 .unwrap_or_else(|| host.tool_sets[index % host.tool_sets.len()].clone());
             let id = id.to_string();
             let mut out = Vec::with_capacity(set.len() + id.len() + 40);
