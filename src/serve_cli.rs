@@ -34,21 +34,22 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let base = args
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{}", args.listen));
-    let state = open_state(&args.data, &base, args.check_rate)?;
     let mut http = crate::config::Http::default();
     http.apply(&args.http);
     http.validate()?;
     let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = bind(args.listen).await?;
+        let bound = listener.local_addr()?;
+        // The bound address, not the asked one: `--listen 127.0.0.1:0` gets a real port.
+        let base = args
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"));
+        let state = open_state(&args.data, &base, args.check_rate)?;
         tracing::info!(
-            "toolmark serving {} on http://{} (public base {base})",
+            "toolmark serving {} on http://{bound} (public base {base})",
             args.data.display(),
-            listener.local_addr()?
         );
         serve(listener, state, http.limits(), terminated()).await
     })

@@ -1,0 +1,401 @@
+//! The service under hostile load, end to end: a real `toolmark serve` process over a data
+//! directory that a real `toolmark crawl` filled (one endpoint serving two 7.7 MiB pages, one
+//! serving a small set), attacked on loopback as issue #11's probes did. Memory is the server
+//! process's own (`/proc/<pid>/status`); the figures are printed (`figure:` lines) and recorded
+//! in docs/benchmarks.md ("service under hostile load").
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{Stream, Watched};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use toolmark_standins::fleet::{Fleet, FleetSpec};
+use toolmark_standins::registry::RegistryStandIn;
+
+/// Bound on every wait (each normally takes seconds).
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// The small tool set (endpoint 1), sent back in `/check`.
+const SMALL_SET: &str = r#"{"tools":[{"name":"echo","description":"Echo the input.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}]}"#;
+
+/// Tools per big page and the description length that make a page about 7.7 MiB.
+const BIG_PAGE_TOOLS: usize = 2_000;
+const BIG_DESCRIPTION: usize = 4_000;
+
+fn toolmark() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    for (var, _) in std::env::vars() {
+        if var.starts_with("TOOLMARK_") {
+            c.env_remove(var);
+        }
+    }
+    c
+}
+
+/// One page of the big set: tools `page*N..` with long descriptions, naming the next page.
+fn big_page(page: usize, last: bool) -> String {
+    let description =
+        "Reads the file at the given path and returns its contents. ".repeat(BIG_DESCRIPTION / 60);
+    let tools: Vec<String> = (0..BIG_PAGE_TOOLS)
+        .map(|i| {
+            format!(
+                r#"{{"name":"tool_{page}_{i}","description":"{description}","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string"}}}}}}}}"#
+            )
+        })
+        .collect();
+    let next = if last {
+        String::new()
+    } else {
+        format!(r#","nextCursor":"p{}""#, page + 1)
+    };
+    format!(r#"{{"tools":[{}]{next}}}"#, tools.join(","))
+}
+
+/// The data directory every test serves: crawled once per test binary.
+struct World {
+    data: PathBuf,
+    /// The big set's endpoint and the small one's.
+    big: String,
+    small: String,
+}
+
+fn world() -> &'static World {
+    static WORLD: OnceLock<World> = OnceLock::new();
+    WORLD.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("toolmark-hostile-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("data");
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let (fleet, registry) = runtime.block_on(async {
+            let fleet = Fleet::start(FleetSpec {
+                hosts: 1,
+                endpoints_per_host: 2,
+                latency: (Duration::ZERO, Duration::ZERO),
+                seed: 1,
+                tool_sets: vec![SMALL_SET.into()],
+            })
+            .await
+            .unwrap();
+            fleet.set_pages(0, vec![big_page(0, false), big_page(1, true)]);
+            let registry = RegistryStandIn::start(fleet.registry_items(1))
+                .await
+                .unwrap();
+            (fleet, registry)
+        });
+        let urls = fleet.urls();
+        let o = toolmark()
+            .args(["crawl", "--allow-private", "--no-dns", "--registry"])
+            .arg(registry.url())
+            .arg("--data")
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "crawl: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        runtime.block_on(async {
+            fleet.shutdown(Duration::from_secs(1)).await;
+            registry.shutdown().await;
+        });
+        World {
+            data,
+            big: urls[0].clone(),
+            small: urls[1].clone(),
+        }
+    })
+}
+
+/// A running `toolmark serve` (under `nofile` as both open-file limits when given).
+struct Server {
+    watched: Watched,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(data: &Path, nofile: Option<u64>, extra: &[&str]) -> Server {
+        let mut command = match nofile {
+            Some(n) => {
+                let mut c = Command::new("prlimit");
+                c.arg(format!("--nofile={n}:{n}"))
+                    .arg(env!("CARGO_BIN_EXE_toolmark"));
+                c
+            }
+            None => toolmark(),
+        };
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra);
+        let mut watched = Watched::spawn(command, Stream::Stderr, "toolmark serve");
+        let line = watched.wait_for("toolmark serving", Instant::now() + PATIENCE);
+        let url = Watched::url_in(&line);
+        let addr = url.trim_start_matches("http://").parse().unwrap();
+        watched.wait_for("connections: at most", Instant::now() + PATIENCE);
+        Server { watched, addr }
+    }
+
+    fn pid(&self) -> u32 {
+        self.watched.child.id()
+    }
+
+    /// (VmRSS, VmHWM) in MiB.
+    fn memory(&self) -> (f64, f64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kib = |key: &str| -> f64 {
+            status
+                .lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<f64>().ok())
+                .unwrap()
+        };
+        (kib("VmRSS:") / 1024.0, kib("VmHWM:") / 1024.0)
+    }
+}
+
+async fn connect_from(from: [u8; 4], addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::from((from, 0)))?;
+    socket.connect(addr).await
+}
+
+/// One HTTP/1.1 exchange on a new connection (`Connection: close`): status line and body.
+async fn exchange(from: [u8; 4], addr: SocketAddr, request: &[u8]) -> (String, String) {
+    let mut s = connect_from(from, addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(PATIENCE, s.read_to_end(&mut out))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (
+        head.lines().next().unwrap_or("").to_owned(),
+        body.to_owned(),
+    )
+}
+
+fn get(path: &str) -> Vec<u8> {
+    format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").into_bytes()
+}
+
+fn post(path: &str, body: &str) -> Vec<u8> {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
+    let i = ((sorted_ms.len() as f64 - 1.0) * p).round() as usize;
+    sorted_ms[i]
+}
+
+/// 2,000 idle or half-open connections from one address, with both open-file limits at 1,024:
+/// the server keeps 512 descriptors free and admits 64 per client, so `/health` from another
+/// address answers throughout with a small p99, and accept never runs out of descriptors.
+#[test]
+fn an_idle_flood_from_one_address_leaves_health_answering() {
+    let w = world();
+    let _ = toolmark_server::raise_file_limit(); // this test process holds 2,000+ sockets
+    let mut server = Server::start(&w.data, Some(1024), &[]);
+    assert!(
+        server
+            .watched
+            .seen
+            .iter()
+            .any(|l| l.contains("connections: at most 512 (64 per client")),
+        "{:#?}",
+        server.watched.seen
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let addr = server.addr;
+    let (latencies, held) = runtime.block_on(async move {
+        let mut flood = Vec::new();
+        for i in 0..2_000 {
+            let Ok(mut s) = connect_from([127, 0, 0, 1], addr).await else {
+                continue;
+            };
+            if i % 2 == 1 {
+                let _ = s.write_all(b"GET / HTTP/1.1\r\n").await;
+            }
+            flood.push(s);
+        }
+        let mut latencies = Vec::new();
+        for _ in 0..200 {
+            let started = Instant::now();
+            let (status, body) = exchange([127, 0, 0, 2], addr, &get("/health")).await;
+            latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+            assert!(status.contains(" 200 "), "{status} {body}");
+        }
+        (latencies, flood.len())
+    });
+    let mut sorted = latencies.clone();
+    sorted.sort_by(f64::total_cmp);
+    let (p50, p99) = (percentile(&sorted, 0.5), percentile(&sorted, 0.99));
+    let (rss, hwm) = server.memory();
+    println!(
+        "figure: idle flood: {held} connections from 127.0.0.1, /health from 127.0.0.2: p50 {p50:.1} ms, p99 {p99:.1} ms, max {:.1} ms; server RSS {rss:.0} MiB (peak {hwm:.0})",
+        sorted[sorted.len() - 1]
+    );
+    assert!(p99 <= 50.0, "p99 {p99:.1} ms");
+    server.watched.signal("-TERM");
+    assert!(server.watched.exit(Instant::now() + PATIENCE).success());
+    assert!(
+        !server
+            .watched
+            .seen
+            .iter()
+            .any(|l| l.contains("Too many open files")),
+        "{:#?}",
+        server.watched.seen
+    );
+}
+
+/// 200 connections each declaring a 2 MiB `/sensitive` body and stalling 40 bytes short, plus
+/// one h2c connection opening 100 such streams: the body budget (64 MiB, an eighth kept for
+/// small bodies) and the stream cap (32) keep the server's memory bounded, the uploads over
+/// budget get 503 with `Retry-After`, and `/check` answers `same` meanwhile.
+#[test]
+fn stalled_uploads_and_h2_streams_keep_the_server_small() {
+    let w = world();
+    let _ = toolmark_server::raise_file_limit();
+    let server = Server::start(&w.data, None, &[]);
+    let (rss0, _) = server.memory();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let addr = server.addr;
+    let small = w.small.clone();
+    let (refused, check) = runtime.block_on(async move {
+        let head = "POST /api/v1/sensitive HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n\r\n";
+        let chunk = vec![b' '; 2 * 1024 * 1024 - 40];
+        let mut stalled = Vec::new();
+        for i in 0..200u8 {
+            let mut s = connect_from([127, 0, 1, 1 + i % 8], addr).await.unwrap();
+            s.write_all(head.as_bytes()).await.unwrap();
+            // A refused upload is answered (and closed) before all of it is sent.
+            let _ = s.write_all(&chunk).await;
+            stalled.push(s);
+        }
+        // One HTTP/2 connection, 100 streams, each the same stalled upload.
+        let tcp = connect_from([127, 0, 2, 1], addr).await.unwrap();
+        let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(connection);
+        let mut streams = Vec::new();
+        let mut client = client;
+        for _ in 0..100 {
+            client = match tokio::time::timeout(Duration::from_secs(2), client.ready()).await {
+                Ok(Ok(c)) => c,
+                _ => break,
+            };
+            let request = axum::http::Request::post(format!("http://{addr}/api/v1/sensitive"))
+                .header("content-type", "application/json")
+                .header("content-length", "2097152")
+                .body(())
+                .unwrap();
+            let Ok((response, mut send)) = client.send_request(request, false) else {
+                break;
+            };
+            let _ = send.send_data(chunk.clone().into(), false);
+            streams.push((response, send));
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        // What the stalled h1 uploads were told: 503s arrive at once; the rest wait.
+        let mut refused = 0;
+        for s in &mut stalled {
+            let mut buf = [0u8; 512];
+            if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(20), s.read(&mut buf)).await {
+                let text = String::from_utf8_lossy(&buf[..n]);
+                if text.starts_with("HTTP/1.1 503") {
+                    assert!(text.to_ascii_lowercase().contains("retry-after:"), "{text}");
+                    refused += 1;
+                }
+            }
+        }
+        let body = format!(r#"{{"endpoint":"{small}","tools":{}}}"#, &SMALL_SET[9..SMALL_SET.len() - 1]);
+        let check = exchange([127, 0, 3, 1], addr, &post("/api/v1/check", &body)).await;
+        (refused, (check, stalled, streams))
+    });
+    let ((status, body), _stalled, _streams) = check;
+    let (rss, hwm) = server.memory();
+    println!(
+        "figure: stalled uploads: 200 h1 × 2 MiB − 40 B and 100 h2 streams: {refused} h1 uploads refused 503; server RSS {rss0:.0} → {rss:.0} MiB (peak {hwm:.0})"
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert!(body.contains(r#""match":"same""#), "{body}");
+    assert!(refused >= 150, "only {refused} uploads refused");
+    assert!(hwm <= 256.0, "peak RSS {hwm:.0} MiB");
+}
+
+/// SIGTERM while clients hold connections (idle keep-alive, and one upload that stalls with
+/// long request timeouts so only the shutdown deadline ends it): the process exits 0 within
+/// the deadline (3 s here) and the log still verifies.
+#[test]
+fn sigterm_with_clients_connected_exits_within_the_deadline() {
+    let w = world();
+    let mut server = Server::start(
+        &w.data,
+        None,
+        &[
+            "--shutdown-deadline",
+            "3",
+            "--body-idle-timeout",
+            "120",
+            "--request-timeout",
+            "120",
+        ],
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let addr = server.addr;
+    let _held = runtime.block_on(async move {
+        let mut held = Vec::new();
+        for i in 0..20u8 {
+            let mut s = connect_from([127, 0, 4, 1 + i], addr).await.unwrap();
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n").await.unwrap();
+            held.push(s);
+        }
+        let mut upload = connect_from([127, 0, 4, 100], addr).await.unwrap();
+        upload
+            .write_all(b"POST /api/v1/check HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n{\"tools\":")
+            .await
+            .unwrap();
+        held.push(upload);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        held
+    });
+    let started = Instant::now();
+    server.watched.signal("-TERM");
+    let status = server.watched.exit(Instant::now() + PATIENCE);
+    let took = started.elapsed();
+    println!(
+        "figure: SIGTERM with 21 clients connected: exit after {:.2} s (deadline 3 s)",
+        took.as_secs_f64()
+    );
+    assert!(status.success(), "{status:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(
+        server
+            .watched
+            .seen
+            .iter()
+            .any(|l| l.contains("connections dropped")),
+        "{:#?}",
+        server.watched.seen
+    );
+    let o = toolmark()
+        .args(["log", "verify"])
+        .arg(w.data.join("log"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
