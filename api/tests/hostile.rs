@@ -328,6 +328,37 @@ async fn cache_keeps_nothing_over_its_budget() {
 }
 
 #[tokio::test]
+async fn cache_drops_the_least_recently_used_past_its_budget() {
+    let mut p = populated("hostile-lru");
+    let (memory, files) = (
+        target_id(&p.state, MEMORY_URL),
+        target_id(&p.state, FILES_URL),
+    );
+    let detail = |id: &str| format!("/api/v1/servers/{id}");
+    // Each entry's size, from a cache that keeps both.
+    get(&p.state, &detail(&memory)).await;
+    let one = p.state.tool_sets.held_bytes();
+    get(&p.state, &detail(&files)).await;
+    let both = p.state.tool_sets.held_bytes();
+    assert_eq!(p.state.tool_sets.loads(), 2);
+    let budget = one.max(both - one);
+    assert!(budget < both);
+    Arc::get_mut(&mut p.state).unwrap().tool_sets =
+        toolmark_api::documents::ToolSetCache::new(budget, 256 * 1024);
+    for (id, loads) in [
+        (&memory, 1),
+        (&memory, 1),
+        (&files, 2),
+        (&files, 2),
+        (&memory, 3),
+    ] {
+        assert_eq!(get(&p.state, &detail(id)).await.0, StatusCode::OK);
+        assert_eq!(p.state.tool_sets.loads(), loads, "{id}");
+        assert!(p.state.tool_sets.held_bytes() <= budget);
+    }
+}
+
+#[tokio::test]
 async fn document_route_serves_the_blob_bytes_with_immutable_caching() {
     let (_env, state) = big("doc");
     let id = target_id(&state, BIG_URL);
