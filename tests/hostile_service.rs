@@ -399,3 +399,119 @@ fn sigterm_with_clients_connected_exits_within_the_deadline() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The target id of `endpoint`, from `/api/v1/servers`.
+async fn target_id(addr: SocketAddr, endpoint: &str) -> String {
+    let (status, body) = exchange([127, 0, 5, 1], addr, &get("/api/v1/servers?limit=200")).await;
+    assert!(status.contains(" 200 "), "{status} {body}");
+    let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+    list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["endpoint"] == endpoint)
+        .and_then(|s| s["id"].as_str())
+        .unwrap_or_else(|| panic!("no {endpoint} in {body}"))
+        .to_owned()
+}
+
+/// A target whose current set is two 7.7 MiB pages (4,000 tools, 16 MB): 32 concurrent readers
+/// of `/api/v1/servers/{id}`, 32 of `/s/{id}`, 32 of the whole document and 64 clients that
+/// ask for the document or the detail and never read. The set is parsed once (bounded cache),
+/// the detail answers stay small (a count and a link), the document is streamed, and the
+/// non-reading clients are cut off at the write timeout (3 s here), after which memory comes
+/// back near where it started.
+#[test]
+fn readers_of_a_huge_tool_set_keep_the_server_small() {
+    let w = world();
+    let _ = toolmark_server::raise_file_limit();
+    let server = Server::start(&w.data, None, &["--write-timeout", "3"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let addr = server.addr;
+    let big = w.big.clone();
+    let id = runtime.block_on(target_id(addr, &big));
+    let (rss_start, _) = server.memory();
+    // The first reader parses the set (once: the cache keeps what pages need); the baseline is
+    // the server with its cache warm.
+    let detail_path = format!("/api/v1/servers/{id}");
+    let (status, first) = runtime.block_on(exchange([127, 0, 5, 1], addr, &get(&detail_path)));
+    assert!(status.contains(" 200 "), "{status}");
+    let (rss0, hwm0) = server.memory();
+    let started = Instant::now();
+    let (detail, document_bytes, non_readers) = runtime.block_on(async {
+        let parsed: serde_json::Value = serde_json::from_str(&first).unwrap();
+        let document = parsed["document"]["url"].as_str().unwrap().to_owned();
+        let document = document[document.find("/api/").unwrap()..].to_owned();
+        let mut readers = tokio::task::JoinSet::new();
+        for i in 0..96u8 {
+            let path = match i % 3 {
+                0 => detail_path.clone(),
+                1 => format!("/s/{id}"),
+                _ => document.clone(),
+            };
+            readers.spawn(async move {
+                let (status, body) = exchange([127, 0, 6, 1 + i % 32], addr, &get(&path)).await;
+                assert!(status.contains(" 200 "), "{path}: {status}");
+                (i % 3, body.len())
+            });
+        }
+        let mut non_readers = Vec::new();
+        for i in 0..64u8 {
+            let path = if i % 2 == 0 { &document } else { &detail_path };
+            let mut s = connect_from([127, 0, 7, 1 + i % 16], addr).await.unwrap();
+            s.write_all(&get(path)).await.unwrap();
+            non_readers.push(s);
+        }
+        let mut sizes = [0usize; 3];
+        while let Some(done) = readers.join_next().await {
+            let (kind, len) = done.unwrap();
+            sizes[kind as usize] = sizes[kind as usize].max(len);
+        }
+        (sizes, first.len(), non_readers)
+    });
+    let (rss_loaded, hwm) = server.memory();
+    // Past the write timeout, the non-reading clients have been dropped.
+    std::thread::sleep(
+        Duration::from_secs(5).saturating_sub(started.elapsed()) + Duration::from_secs(2),
+    );
+    let (rss_after, _) = server.memory();
+    let cut_off = runtime.block_on(async {
+        let mut cut = 0;
+        for mut s in non_readers {
+            let mut sink = vec![0u8; 1 << 20];
+            // Drain what the kernel buffered; a cut-off connection then ends (or resets).
+            let ended = tokio::time::timeout(Duration::from_secs(5), async {
+                loop {
+                    match s.read(&mut sink).await {
+                        Ok(0) | Err(_) => return true,
+                        Ok(_) => {}
+                    }
+                }
+            })
+            .await
+            .unwrap_or(false);
+            cut += usize::from(ended);
+        }
+        cut
+    });
+    println!(
+        "figure: huge tool set (16 MB, 4,000 tools): detail {} B, desk page {} B, document {} B; server RSS {rss_start:.0} MiB, {rss0:.0} MiB after the one parse (peak {hwm0:.0}); 96 readers + 64 non-readers: {rss_loaded:.0} MiB (peak {hwm:.0}), {rss_after:.0} MiB after the write timeout; {cut_off}/64 non-readers cut off",
+        detail[0], detail[1], detail[2]
+    );
+    assert!(
+        document_bytes < 1024 * 1024,
+        "detail of {document_bytes} bytes"
+    );
+    assert!(
+        detail[0] < 1024 * 1024 && detail[1] < 1024 * 1024,
+        "{detail:?}"
+    );
+    assert!(detail[2] > 16_000_000, "{detail:?}");
+    assert!(hwm <= 300.0, "peak RSS {hwm:.0} MiB");
+    assert!(
+        rss_after <= rss0 + 50.0,
+        "RSS {rss_after:.0} MiB after, {rss0:.0} before"
+    );
+    // The document readers' connections were written past the kernel's buffers and stalled.
+    assert!(cut_off >= 32, "only {cut_off} non-readers were cut off");
+}
