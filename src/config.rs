@@ -39,6 +39,10 @@ pub struct Config {
     pub registry: String,
     /// `/check` requests per minute per client address (0: unlimited).
     pub check_rate: u32,
+    /// `/sensitive` requests per minute per client address (0: unlimited).
+    pub sensitive_rate: u32,
+    /// MiB the cache of current tool sets (what server pages show) may hold.
+    pub tool_set_cache_mib: usize,
     /// When jobs run.
     pub schedules: Schedules,
     /// How the crawl runs.
@@ -254,6 +258,9 @@ impl Default for Config {
             origin: crate::log_cli::DEFAULT_ORIGIN.to_owned(),
             registry: OFFICIAL_REGISTRY.to_owned(),
             check_rate: toolmark_api::ops::CHECKS_PER_MINUTE as u32,
+            sensitive_rate: toolmark_api::ops::SENSITIVE_PER_MINUTE as u32,
+            tool_set_cache_mib: toolmark_api::documents::DEFAULT_TOOL_SET_CACHE_BYTES
+                / (1024 * 1024),
             schedules: Schedules::default(),
             crawl: Crawl::default(),
             http: Http::default(),
@@ -315,6 +322,12 @@ pub struct RunArgs {
     /// `/check` requests per minute per client (0: unlimited).
     #[arg(long, env = "TOOLMARK_CHECK_RATE")]
     pub check_rate: Option<u32>,
+    /// `/sensitive` requests per minute per client (0: unlimited).
+    #[arg(long, env = "TOOLMARK_SENSITIVE_RATE")]
+    pub sensitive_rate: Option<u32>,
+    /// MiB of the tool-set cache.
+    #[arg(long, env = "TOOLMARK_TOOL_SET_CACHE_MIB")]
+    pub tool_set_cache_mib: Option<usize>,
     /// Cron expression of the crawl.
     #[arg(long, env = "TOOLMARK_CRAWL_SCHEDULE")]
     pub crawl_schedule: Option<String>,
@@ -412,6 +425,8 @@ impl Config {
             }
         }
         self.check_rate = a.check_rate.unwrap_or(self.check_rate);
+        self.sensitive_rate = a.sensitive_rate.unwrap_or(self.sensitive_rate);
+        self.tool_set_cache_mib = a.tool_set_cache_mib.unwrap_or(self.tool_set_cache_mib);
         self.crawl.limit = a.crawl_limit.unwrap_or(self.crawl.limit);
         self.crawl.per_host = a.per_host.unwrap_or(self.crawl.per_host);
         self.crawl.concurrency = a.concurrency.unwrap_or(self.crawl.concurrency);
@@ -485,6 +500,15 @@ impl Config {
             format!("http://{bound}")
         } else {
             self.base_url.trim_end_matches('/').to_owned()
+        }
+    }
+
+    /// The API's rate limits and cache.
+    pub fn api_options(&self) -> crate::serve_cli::ApiOptions {
+        crate::serve_cli::ApiOptions {
+            check_rate: self.check_rate,
+            sensitive_rate: self.sensitive_rate,
+            tool_set_cache_mib: self.tool_set_cache_mib,
         }
     }
 

@@ -543,7 +543,8 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     };
     let bound = listener.local_addr()?;
     let base = format!("http://{bound}");
-    let state = crate::serve_cli::open_state(data, &base, 0)?;
+    let state =
+        crate::serve_cli::open_state(data, &base, &crate::serve_cli::ApiOptions::unlimited())?;
     if stopped() {
         println!("toolmark demo: stopped during startup");
         return Ok(());

@@ -63,7 +63,7 @@ async fn service(config: Config) -> Result<()> {
     let listener = crate::serve_cli::bind(config.listen).await?;
     let bound = listener.local_addr()?;
     let base = config.public_base(bound);
-    let state = crate::serve_cli::open_state(data, &base, config.check_rate)?;
+    let state = crate::serve_cli::open_state(data, &base, &config.api_options())?;
     tracing::info!(
         "toolmark {} serving http://{bound}/ (public base {base})",
         env!("CARGO_PKG_VERSION")

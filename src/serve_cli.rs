@@ -28,6 +28,13 @@ pub struct ServeArgs {
     /// limits); bursts of half as many.
     #[arg(long, default_value_t = toolmark_api::ops::CHECKS_PER_MINUTE as u32)]
     pub check_rate: u32,
+    /// `/sensitive` requests per minute per client address (0: no limit); bursts of a third
+    /// as many.
+    #[arg(long, default_value_t = toolmark_api::ops::SENSITIVE_PER_MINUTE as u32)]
+    pub sensitive_rate: u32,
+    /// MiB the cache of current tool sets (what server pages show) may hold.
+    #[arg(long, default_value_t = toolmark_api::documents::DEFAULT_TOOL_SET_CACHE_BYTES / (1024 * 1024))]
+    pub tool_set_cache_mib: usize,
     /// What one client may cost (defaults: docs/operations.md, "Limits").
     #[command(flatten)]
     pub http: crate::config::HttpArgs,
@@ -46,7 +53,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .base_url
             .clone()
             .unwrap_or_else(|| format!("http://{bound}"));
-        let state = open_state(&args.data, &base, args.check_rate)?;
+        let api = ApiOptions {
+            check_rate: args.check_rate,
+            sensitive_rate: args.sensitive_rate,
+            tool_set_cache_mib: args.tool_set_cache_mib,
+        };
+        let state = open_state(&args.data, &base, &api)?;
         tracing::info!(
             "toolmark serving {} on http://{bound} (public base {base})",
             args.data.display(),
@@ -64,16 +76,50 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// The API's state over `data` (which must hold a log), with the `/check` rate limit.
-pub fn open_state(data: &Path, base: &str, check_rate: u32) -> Result<toolmark_api::AppState> {
+/// What the API's state is opened with (each 0 rate: unlimited).
+#[derive(Debug, Clone, Copy)]
+pub struct ApiOptions {
+    /// `/check` requests per minute per client; bursts of half as many.
+    pub check_rate: u32,
+    /// `/sensitive` requests per minute per client; bursts of a third as many.
+    pub sensitive_rate: u32,
+    /// MiB the tool-set cache may hold.
+    pub tool_set_cache_mib: usize,
+}
+
+impl ApiOptions {
+    /// No rate limits (the demo: one local user), the default cache.
+    pub fn unlimited() -> ApiOptions {
+        ApiOptions {
+            check_rate: 0,
+            sensitive_rate: 0,
+            tool_set_cache_mib: toolmark_api::documents::DEFAULT_TOOL_SET_CACHE_BYTES
+                / (1024 * 1024),
+        }
+    }
+}
+
+/// A per-minute rate as a limiter (0: unlimited), bursts of `1 / burst_divisor` of it.
+fn limiter(per_minute: u32, burst_divisor: f64) -> toolmark_api::ops::RateLimiter {
+    match per_minute {
+        0 => toolmark_api::ops::RateLimiter::unlimited(),
+        n => toolmark_api::ops::RateLimiter::new(
+            f64::from(n) / 60.0,
+            (f64::from(n) / burst_divisor).max(1.0),
+        ),
+    }
+}
+
+/// The API's state over `data` (which must hold a log), with its rate limits and cache.
+pub fn open_state(data: &Path, base: &str, api: &ApiOptions) -> Result<toolmark_api::AppState> {
     let mut state = toolmark_api::AppState::open(data, base)
         .with_context(|| format!("opening {}", data.display()))?;
-    state.limiter = match check_rate {
-        0 => toolmark_api::ops::RateLimiter::unlimited(),
-        n => {
-            toolmark_api::ops::RateLimiter::new(f64::from(n) / 60.0, (f64::from(n) / 2.0).max(1.0))
-        }
-    };
+    state.limiter = limiter(api.check_rate, 2.0);
+    state.sensitive_limiter = limiter(api.sensitive_rate, 3.0);
+    state.tool_sets = toolmark_api::documents::ToolSetCache::new(
+        api.tool_set_cache_mib * 1024 * 1024,
+        toolmark_api::documents::DEFAULT_INLINE_TOOL_BYTES,
+    );
     Ok(state)
 }
 
