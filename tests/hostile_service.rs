@@ -515,3 +515,43 @@ fn readers_of_a_huge_tool_set_keep_the_server_small() {
     // The document readers' connections were written past the kernel's buffers and stalled.
     assert!(cut_off >= 32, "only {cut_off} non-readers were cut off");
 }
+
+/// The request-level rows over a real socket: an oversized `/check` body is a JSON 413,
+/// loose proof query strings are 400, repeated member names are 400, and the 429 states the
+/// rate the server was started with.
+#[test]
+fn hostile_requests_get_json_errors_over_the_wire() {
+    let w = world();
+    let server = Server::start(&w.data, None, &["--check-rate", "6"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let addr = server.addr;
+    runtime.block_on(async move {
+        let huge = format!(r#"{{"tools":"{}"}}"#, "a".repeat(2 * 1024 * 1024));
+        let (status, body) = exchange([127, 0, 8, 1], addr, &post("/api/v1/check", &huge)).await;
+        assert!(status.contains(" 413 "), "{status}");
+        assert!(body.contains(r#""error":"payload-too-large""#), "{body}");
+        for query in ["index=%2B7", "index=0&index=1", "index=0001"] {
+            let (status, body) = exchange(
+                [127, 0, 8, 2],
+                addr,
+                &get(&format!("/api/v1/proof/inclusion?{query}")),
+            )
+            .await;
+            assert!(status.contains(" 400 "), "{query}: {status} {body}");
+            assert!(body.contains(r#""error":"bad-request""#), "{query}: {body}");
+        }
+        let twice =
+            r#"{"tools":[{"name":"delete_all","name":"read_file"}],"patterns":["delete_*"]}"#;
+        let (status, body) =
+            exchange([127, 0, 8, 3], addr, &post("/api/v1/sensitive", twice)).await;
+        assert!(status.contains(" 400 "), "{status} {body}");
+        // Burst of 3 for 6 a minute; the fourth is refused, naming the configured rate.
+        let check = format!(r#"{{"endpoint":"{}","tools":[]}}"#, "https://x.example/mcp");
+        let mut last = (String::new(), String::new());
+        for _ in 0..4 {
+            last = exchange([127, 0, 8, 4], addr, &post("/api/v1/check", &check)).await;
+        }
+        assert!(last.0.contains(" 429 "), "{last:?}");
+        assert!(last.1.contains('6') && !last.1.contains("60 "), "{last:?}");
+    });
+}
