@@ -329,3 +329,63 @@ async fn transport_hints_are_tried_first() {
         ]
     );
 }
+
+/// A JSON-RPC batch of 20,000 `ping` requests in one SSE event: the crawler answers at most
+/// `MAX_REPLIES` of them (counted at the server), ignores the rest, and still reads the answer
+/// that follows — the observation completes `ok`.
+#[tokio::test]
+async fn a_ping_batch_gets_at_most_max_replies_answers() {
+    let server = Hostile::start(Behaviour::PingBatch).await;
+    let obs = mcp::observe(&config(), &server.url(), "streamable-http").await;
+    assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+    assert_eq!(obs.digests().unwrap().tools, 2);
+    let replies = server.replies.load(Ordering::SeqCst);
+    assert_eq!(replies, toolmark_crawler::limits::MAX_REPLIES);
+    assert!(replies < support::hostile::PINGS);
+}
+
+/// An HTTP+SSE `endpoint` event naming the same origin with `user:pw@`: refused as `protocol`
+/// before anything is POSTed there, and no request ever carries an `Authorization` header.
+#[tokio::test]
+async fn an_endpoint_with_userinfo_is_refused_and_no_credentials_are_sent() {
+    let server = Hostile::start(Behaviour::UserinfoEndpoint).await;
+    let obs = mcp::observe(&config(), &server.url(), "sse").await;
+    assert_eq!(obs.status, Status::Protocol, "{}", obs.detail);
+    assert!(obs.detail.contains("userinfo"), "{}", obs.detail);
+    assert_eq!(
+        obs.attempts.len(),
+        1,
+        "the refusal is final: {:?}",
+        obs.attempts
+    );
+    assert_eq!(server.authorized.load(Ordering::SeqCst), 0);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1, "only the GET");
+}
+
+/// `name.example.` (a fully qualified name) is the host `name.example`: with a resolver
+/// override for `name.example` both spellings are observed `ok` with the same tool set.
+#[tokio::test]
+async fn a_trailing_dot_host_is_observed_like_the_host() {
+    let server = Hostile::start(Behaviour::Good).await;
+    let mut c = config();
+    c.resolver = Arc::new(StaticResolver(HashMap::from([(
+        "name.example".to_owned(),
+        vec!["127.0.0.1".parse().unwrap()],
+    )])));
+    let dotted = mcp::observe(
+        &c,
+        &format!("http://name.example.:{}/mcp", server.port),
+        "streamable-http",
+    )
+    .await;
+    assert_eq!(dotted.status, Status::Ok, "{}", dotted.detail);
+    let plain = mcp::observe(
+        &c,
+        &format!("http://name.example:{}/mcp", server.port),
+        "streamable-http",
+    )
+    .await;
+    assert_eq!(plain.status, Status::Ok, "{}", plain.detail);
+    assert_eq!(dotted.digests(), plain.digests());
+    assert_eq!(dotted.address, plain.address);
+}

@@ -72,13 +72,25 @@ pub enum Behaviour {
     AcceptedNoAnswer,
     /// Closes every connection as soon as the request arrives.
     CloseImmediately,
+    /// tools/list: an SSE response whose first event is a JSON-RPC batch of 20,000 `ping`
+    /// requests, then the answer.
+    PingBatch,
+    /// HTTP+SSE only: the `endpoint` event names the same host with `user:pw@` userinfo.
+    UserinfoEndpoint,
 }
+
+/// `ping` requests in [`Behaviour::PingBatch`]'s batch.
+pub const PINGS: usize = 20_000;
 
 /// A running hostile server.
 pub struct Hostile {
     pub port: u16,
     /// Requests seen (all connections).
     pub requests: Arc<AtomicUsize>,
+    /// Requests that carried an `Authorization` header.
+    pub authorized: Arc<AtomicUsize>,
+    /// JSON-RPC responses the client POSTed (its replies to server→client requests).
+    pub replies: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -93,21 +105,29 @@ impl Hostile {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(AtomicUsize::new(0));
-        let count = requests.clone();
+        let authorized = Arc::new(AtomicUsize::new(0));
+        let replies = Arc::new(AtomicUsize::new(0));
+        let counts = Counts {
+            requests: requests.clone(),
+            authorized: authorized.clone(),
+            replies: replies.clone(),
+        };
         let task = tokio::spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                let count = count.clone();
+                let counts = counts.clone();
                 tokio::spawn(async move {
-                    let _ = serve(socket, behaviour, count).await;
+                    let _ = serve(socket, behaviour, counts).await;
                 });
             }
         });
         Hostile {
             port,
             requests,
+            authorized,
+            replies,
             task,
         }
     }
@@ -117,15 +137,21 @@ impl Hostile {
     }
 }
 
-struct Request {
-    method: String,
-    rpc_method: String,
-    rpc_id: serde_json::Value,
-    has_meta_version: bool,
-    mcp_method_header: Option<String>,
+pub struct Request {
+    pub method: String,
+    pub rpc_method: String,
+    pub rpc_id: serde_json::Value,
+    pub has_meta_version: bool,
+    pub mcp_method_header: Option<String>,
+    /// The request carried an `Authorization` header.
+    pub authorization: bool,
+    /// `params.cursor`, when given.
+    pub cursor: Option<String>,
+    /// The body is a JSON-RPC response (the client answering a server→client request).
+    pub is_reply: bool,
 }
 
-async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Request>> {
+pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Request>> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
@@ -146,6 +172,7 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Request>
         .to_owned();
     let mut length = 0usize;
     let mut mcp_method_header = None;
+    let mut authorization = false;
     for line in lines {
         if let Some((k, v)) = line.split_once(':') {
             let k = k.trim().to_ascii_lowercase();
@@ -153,6 +180,8 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Request>
                 length = v.trim().parse().unwrap_or(0);
             } else if k == "mcp-method" {
                 mcp_method_header = Some(v.trim().to_owned());
+            } else if k == "authorization" {
+                authorization = true;
             }
         }
     }
@@ -166,10 +195,14 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Request>
         has_meta_version: json["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
             .is_string(),
         mcp_method_header,
+        authorization,
+        cursor: json["params"]["cursor"].as_str().map(str::to_owned),
+        is_reply: json.get("method").is_none()
+            && (json.get("result").is_some() || json.get("error").is_some()),
     }))
 }
 
-fn head(status: &str, headers: &[(&str, String)]) -> Vec<u8> {
+pub fn head(status: &str, headers: &[(&str, String)]) -> Vec<u8> {
     let mut out = format!("HTTP/1.1 {status}\r\n");
     for (k, v) in headers {
         out.push_str(&format!("{k}: {v}\r\n"));
@@ -178,7 +211,7 @@ fn head(status: &str, headers: &[(&str, String)]) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn json_response(status: &str, extra: &[(&str, String)], body: &[u8]) -> Vec<u8> {
+pub fn json_response(status: &str, extra: &[(&str, String)], body: &[u8]) -> Vec<u8> {
     let mut headers = vec![
         ("Content-Type", "application/json".to_owned()),
         ("Content-Length", body.len().to_string()),
@@ -189,13 +222,13 @@ fn json_response(status: &str, extra: &[(&str, String)], body: &[u8]) -> Vec<u8>
     out
 }
 
-fn result(id: &serde_json::Value, result: &str) -> Vec<u8> {
+pub fn result(id: &serde_json::Value, result: &str) -> Vec<u8> {
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}").into_bytes()
 }
 
 const TWO_TOOLS: &str = r#"{"tools":[{"name":"a","description":"first","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}"#;
 
-fn init_result(id: &serde_json::Value) -> Vec<u8> {
+pub fn init_result(id: &serde_json::Value) -> Vec<u8> {
     result(
         id,
         r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"0"}}"#,
@@ -237,14 +270,23 @@ async fn chunked(
     Ok(())
 }
 
-async fn serve(
-    mut socket: TcpStream,
-    behaviour: Behaviour,
-    count: Arc<AtomicUsize>,
-) -> std::io::Result<()> {
+#[derive(Clone)]
+struct Counts {
+    requests: Arc<AtomicUsize>,
+    authorized: Arc<AtomicUsize>,
+    replies: Arc<AtomicUsize>,
+}
+
+async fn serve(mut socket: TcpStream, behaviour: Behaviour, counts: Counts) -> std::io::Result<()> {
     use Behaviour::*;
     while let Some(req) = read_request(&mut socket).await? {
-        let n = count.fetch_add(1, Ordering::SeqCst);
+        let n = counts.requests.fetch_add(1, Ordering::SeqCst);
+        if req.authorization {
+            counts.authorized.fetch_add(1, Ordering::SeqCst);
+        }
+        if req.is_reply {
+            counts.replies.fetch_add(1, Ordering::SeqCst);
+        }
         let id = req.rpc_id.clone();
         if behaviour == CloseImmediately {
             return Ok(());
@@ -273,6 +315,18 @@ async fn serve(
             out.extend_from_slice(body);
             socket.write_all(&out).await?;
             continue;
+        }
+        if req.method == "GET" && behaviour == UserinfoEndpoint {
+            let port = socket.local_addr()?.port();
+            let endpoint =
+                format!("event: endpoint\ndata: http://user:pw@127.0.0.1:{port}/messages\n\n");
+            return chunked(&mut socket, "200 OK", "text/event-stream", |i| match i {
+                0 => Some((endpoint.clone().into_bytes(), Duration::ZERO)),
+                // Keep-alives until the client goes away (a write then fails), at most 30 s.
+                i if i < 600 => Some((b": keep-alive\n\n".to_vec(), Duration::from_millis(50))),
+                _ => None,
+            })
+            .await;
         }
         if req.method == "GET" {
             // No HTTP+SSE transport here.
@@ -572,6 +626,23 @@ async fn tools_list(
             socket
                 .write_all(&head("202 Accepted", &[("Content-Length", "0".into())]))
                 .await
+        }
+        PingBatch => {
+            let pings: Vec<String> = (0..PINGS)
+                .map(|i| format!(r#"{{"jsonrpc":"2.0","id":"ping-{i}","method":"ping"}}"#))
+                .collect();
+            let batch = format!("event: message\ndata: [{}]\n\n", pings.join(","));
+            let answer = format!(
+                "event: message\ndata: {}\n\n",
+                String::from_utf8_lossy(&result(id, TWO_TOOLS))
+            );
+            let parts = [batch, answer];
+            chunked(socket, "200 OK", "text/event-stream", |i| {
+                parts
+                    .get(i)
+                    .map(|p| (p.clone().into_bytes(), Duration::ZERO))
+            })
+            .await
         }
         _ => {
             socket

@@ -1,6 +1,7 @@
 //! Shared helpers for the crawler's integration tests: starting real MCP servers on loopback.
 #![allow(dead_code)]
 
+pub mod big;
 pub mod hostile;
 
 use std::net::TcpListener;
