@@ -237,6 +237,8 @@ pub struct Crawl {
     pub per_host: usize,
     /// Observations in flight overall.
     pub concurrency: usize,
+    /// MiB the observations in flight may hold together.
+    pub memory_budget_mib: usize,
     /// Registry requests per second (the official registry asks for 1).
     pub registry_rate: f64,
     /// Registry requests that may go back to back.
@@ -286,6 +288,7 @@ impl Default for Crawl {
             limit: 0,
             per_host: c.per_host,
             concurrency: c.concurrency,
+            memory_budget_mib: crate::crawl_cli::DEFAULT_MEMORY_BUDGET_MIB,
             registry_rate: r.per_second,
             registry_burst: r.burst,
             allow_private: false,
@@ -346,6 +349,9 @@ pub struct RunArgs {
     /// Observations in flight overall.
     #[arg(long, env = "TOOLMARK_CRAWL_CONCURRENCY")]
     pub concurrency: Option<usize>,
+    /// MiB the crawl's observations may hold together.
+    #[arg(long, env = "TOOLMARK_CRAWL_MEMORY_BUDGET_MIB")]
+    pub memory_budget_mib: Option<usize>,
     /// Registry requests per second.
     #[arg(long, env = "TOOLMARK_REGISTRY_RATE")]
     pub registry_rate: Option<f64>,
@@ -430,6 +436,7 @@ impl Config {
         self.crawl.limit = a.crawl_limit.unwrap_or(self.crawl.limit);
         self.crawl.per_host = a.per_host.unwrap_or(self.crawl.per_host);
         self.crawl.concurrency = a.concurrency.unwrap_or(self.crawl.concurrency);
+        self.crawl.memory_budget_mib = a.memory_budget_mib.unwrap_or(self.crawl.memory_budget_mib);
         self.crawl.registry_rate = a.registry_rate.unwrap_or(self.crawl.registry_rate);
         self.crawl.registry_burst = a.registry_burst.unwrap_or(self.crawl.registry_burst);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
@@ -473,6 +480,13 @@ impl Config {
         }
         if self.crawl.per_host == 0 || self.crawl.concurrency == 0 {
             bail!("crawl.per_host and crawl.concurrency must be at least 1");
+        }
+        // A cap-sized set is charged about 47 MiB; a smaller budget could not cover one.
+        if self.crawl.memory_budget_mib < 64 {
+            bail!(
+                "crawl.memory_budget_mib must be at least 64 (a cap-sized tool set is charged about 47 MiB), not {}",
+                self.crawl.memory_budget_mib
+            );
         }
         if !(self.crawl.registry_rate.is_finite() && self.crawl.registry_rate > 0.0) {
             bail!(
@@ -529,6 +543,7 @@ impl Config {
             },
             per_host: self.crawl.per_host,
             concurrency: self.crawl.concurrency,
+            memory_budget_mib: self.crawl.memory_budget_mib,
             report: None,
             progress: false,
         }

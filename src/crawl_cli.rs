@@ -134,6 +134,10 @@ fn resolver(
     })
 }
 
+/// The crawl's memory budget, in MiB (`toolmark_crawler::limits::MEMORY_BUDGET`).
+pub const DEFAULT_MEMORY_BUDGET_MIB: usize =
+    toolmark_crawler::limits::MEMORY_BUDGET / (1024 * 1024);
+
 /// Everything one crawl run needs, from `toolmark crawl`'s flags or `toolmark run`'s config.
 #[derive(Debug, Clone)]
 pub struct CrawlOptions {
@@ -159,6 +163,8 @@ pub struct CrawlOptions {
     pub per_host: usize,
     /// Observations in flight overall.
     pub concurrency: usize,
+    /// MiB the observations in flight may hold together (pages and parse copies).
+    pub memory_budget_mib: usize,
     /// Write the JSON report here.
     pub report: Option<PathBuf>,
     /// Show a progress bar on the terminal.
@@ -180,6 +186,7 @@ impl From<CrawlArgs> for CrawlOptions {
             registry_rate: Rate::REGISTRY,
             per_host: defaults.per_host,
             concurrency: defaults.concurrency,
+            memory_budget_mib: DEFAULT_MEMORY_BUDGET_MIB,
             report: args.report,
             progress: true,
         }
@@ -320,6 +327,8 @@ pub fn crawl_once(
     };
     crawl_config.client.policy.allow_private = opts.allow_private;
     crawl_config.client.resolver = resolver(&opts.resolve, opts.no_dns)?;
+    crawl_config.client.budget =
+        toolmark_crawler::budget::Budget::new(opts.memory_budget_mib * 1024 * 1024);
     let progress = if opts.progress {
         indicatif::ProgressBar::new(dialable as u64)
     } else {

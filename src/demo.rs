@@ -581,6 +581,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         registry_rate: REPLICA_RATE,
         per_host: toolmark_crawler::limits::PER_HOST_CONCURRENCY,
         concurrency: toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS,
+        memory_budget_mib: crate::crawl_cli::DEFAULT_MEMORY_BUDGET_MIB,
         report: None,
         progress: false,
     };
