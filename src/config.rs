@@ -69,7 +69,7 @@ pub struct Http {
     pub body_idle_timeout_seconds: u64,
     /// Seconds a response write may make no progress before the connection is closed.
     pub write_timeout_seconds: u64,
-    /// Seconds a connection may move no bytes at all before it is closed.
+    /// Seconds a connection may ask for nothing while nothing is being sent to it.
     pub idle_timeout_seconds: u64,
     /// MiB of request bodies all requests may hold at once (over it: 503 + Retry-After).
     pub request_body_budget_mib: usize,
@@ -154,8 +154,12 @@ impl Http {
                 bail!("{key} must be at least 1");
             }
         }
-        if self.request_body_budget_mib > 4095 {
-            bail!("http.request_body_budget_mib must be at most 4095");
+        // Below 3 MiB the large-body pool could not hold one 2 MiB body.
+        if !(3..=4095).contains(&self.request_body_budget_mib) {
+            bail!(
+                "http.request_body_budget_mib must be 3 to 4095, not {}",
+                self.request_body_budget_mib
+            );
         }
         Ok(())
     }

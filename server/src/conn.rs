@@ -94,14 +94,20 @@ impl Drop for Admitted {
     }
 }
 
-/// When a connection's bytes last moved, shared between its socket and its watchdog.
+/// What a connection's watchdog looks at: when it was accepted, when its last request arrived
+/// or a response made progress, and the responses still being sent with their last progress.
+/// Client bytes alone (an HTTP/2 PING, a window update) are not activity: a client that keeps
+/// a connection busy without asking for anything is idle.
 #[derive(Debug)]
 pub struct Activity {
     start: Instant,
-    /// Milliseconds after `start` at which bytes last moved.
+    /// Milliseconds after `start` of the last request or response progress.
     last_ms: AtomicU64,
     /// Requests whose headers arrived on this connection.
     requests: AtomicU64,
+    /// Responses being sent: id → milliseconds after `start` of their last progress.
+    responses: Mutex<HashMap<u64, u64>>,
+    next_response: AtomicU64,
 }
 
 impl Activity {
@@ -111,17 +117,34 @@ impl Activity {
             start: Instant::now(),
             last_ms: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            responses: Mutex::new(HashMap::new()),
+            next_response: AtomicU64::new(0),
         })
     }
 
-    fn touch(&self) {
-        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_ms.fetch_max(ms, Ordering::Relaxed);
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// When bytes last moved (the accept time if none did).
+    fn at(&self, ms: u64) -> Instant {
+        self.start + Duration::from_millis(ms)
+    }
+
+    fn touch(&self) -> u64 {
+        let ms = self.now_ms();
+        self.last_ms.fetch_max(ms, Ordering::Relaxed);
+        ms
+    }
+
+    fn responses(&self) -> std::sync::MutexGuard<'_, HashMap<u64, u64>> {
+        self.responses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The last request or response progress (the accept time if none).
     pub fn last(&self) -> Instant {
-        self.start + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+        self.at(self.last_ms.load(Ordering::Relaxed))
     }
 
     /// When the connection was accepted.
@@ -132,30 +155,139 @@ impl Activity {
     /// Count a request whose headers arrived.
     pub fn request(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        self.touch();
     }
 
     /// Requests whose headers arrived so far.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
+
+    /// The least recent progress of the responses still being sent, if any.
+    pub fn oldest_response_progress(&self) -> Option<Instant> {
+        self.responses().values().min().map(|ms| self.at(*ms))
+    }
+
+    fn open_response(&self) -> u64 {
+        let id = self.next_response.fetch_add(1, Ordering::Relaxed);
+        let ms = self.touch();
+        self.responses().insert(id, ms);
+        id
+    }
+
+    fn response_progress(&self, id: u64) {
+        let ms = self.touch();
+        if let Some(at) = self.responses().get_mut(&id) {
+            *at = ms;
+        }
+    }
+
+    fn close_response(&self, id: u64) {
+        self.touch();
+        self.responses().remove(&id);
+    }
 }
 
-/// A socket that records activity and fails a write pending without progress for
-/// `write_timeout` with [`io::ErrorKind::TimedOut`] (which ends the connection, freeing the
-/// response it was writing).
+/// Largest piece of a response body handed to hyper at once. Smaller pieces make a stalled
+/// response visible: HTTP/2 flow control can leave a stream unable to send without the socket
+/// ever blocking, and hyper then stops taking pieces from the body ([`Tracked`] sees that).
+pub const RESPONSE_PIECE: usize = 16 * 1024;
+
+/// A response body that reports its progress to the connection's [`Activity`] and hands its
+/// data to hyper in pieces of at most [`RESPONSE_PIECE`] bytes (zero-copy splits).
+pub struct Tracked {
+    inner: axum::body::Body,
+    rest: Option<axum::body::Bytes>,
+    activity: Arc<Activity>,
+    id: u64,
+}
+
+impl Tracked {
+    /// Track `inner` on `activity`'s connection.
+    pub fn new(inner: axum::body::Body, activity: Arc<Activity>) -> Tracked {
+        let id = activity.open_response();
+        Tracked {
+            inner,
+            rest: None,
+            activity,
+            id,
+        }
+    }
+
+    fn piece(&mut self, mut data: axum::body::Bytes) -> axum::body::Bytes {
+        if data.len() > RESPONSE_PIECE {
+            let first = data.split_to(RESPONSE_PIECE);
+            self.rest = Some(data);
+            first
+        } else {
+            data
+        }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.activity.close_response(self.id);
+    }
+}
+
+impl http_body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        if let Some(rest) = this.rest.take() {
+            let piece = this.piece(rest);
+            this.activity.response_progress(this.id);
+            return Poll::Ready(Some(Ok(http_body::Frame::data(piece))));
+        }
+        match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+            Some(Ok(frame)) => {
+                this.activity.response_progress(this.id);
+                match frame.into_data() {
+                    Ok(data) => Poll::Ready(Some(Ok(http_body::Frame::data(this.piece(data))))),
+                    Err(frame) => Poll::Ready(Some(Ok(frame))),
+                }
+            }
+            other => Poll::Ready(other),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        let mut hint = self.inner.size_hint();
+        if let Some(rest) = &self.rest {
+            let extra = rest.len() as u64;
+            hint.set_lower(hint.lower() + extra);
+            if let Some(upper) = hint.upper() {
+                hint.set_upper(upper + extra);
+            }
+        }
+        hint
+    }
+}
+
+/// A socket that fails a write pending without progress for `write_timeout` with
+/// [`io::ErrorKind::TimedOut`] (which ends the connection, freeing the response it was
+/// writing).
 pub struct Watched<S> {
     inner: S,
-    activity: Arc<Activity>,
     write_timeout: Duration,
     stalled: Option<Pin<Box<Sleep>>>,
 }
 
 impl<S> Watched<S> {
     /// Wrap `inner`.
-    pub fn new(inner: S, activity: Arc<Activity>, write_timeout: Duration) -> Watched<S> {
+    pub fn new(inner: S, write_timeout: Duration) -> Watched<S> {
         Watched {
             inner,
-            activity,
             write_timeout,
             stalled: None,
         }
@@ -171,9 +303,6 @@ impl<S> Watched<S> {
         match result {
             Poll::Ready(r) => {
                 self.stalled = None;
-                if r.is_ok() {
-                    self.activity.touch();
-                }
                 Poll::Ready(r)
             }
             Poll::Pending => {
@@ -197,13 +326,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let r = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.activity.touch();
-        }
-        r
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
     }
 }
 
@@ -278,7 +401,7 @@ mod tests {
     async fn a_stalled_write_fails_after_the_write_timeout() {
         use tokio::io::AsyncWriteExt;
         let (client, _server_side_kept_unread) = tokio::io::duplex(1024);
-        let mut w = Watched::new(client, Activity::new(), Duration::from_secs(30));
+        let mut w = Watched::new(client, Duration::from_secs(30));
         let started = Instant::now();
         let err = w.write_all(&vec![0u8; 64 * 1024]).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);

@@ -20,15 +20,16 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// budget is released, well before [`REQUEST_TIMEOUT`].
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Longest a response write may make no progress (the client stopped reading). The connection
-/// is then closed and what it held (the response, its buffers) freed. 30 s outlasts a real
-/// client's pauses (a phone switching networks) while bounding how long a non-reading client
-/// pins memory.
+/// Longest a response may make no progress: its socket write is blocked (the client stopped
+/// reading) or, on HTTP/2, hyper takes no more of its body (the client grants no flow-control
+/// window). The connection is then closed and what it held (the response, its buffers) freed.
+/// 30 s outlasts a real client's pauses (a phone switching networks) while bounding how long a
+/// non-reading client pins memory.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Longest a connection may move no bytes in either direction before it is closed: an HTTP/2
-/// connection with no streams, or any connection that went quiet in a way the other timeouts
-/// do not see. Longer than [`REQUEST_TIMEOUT`], so a request being worked on is never idle.
+/// Longest a connection may go without a new request while no response is being sent, before
+/// it is closed: an HTTP/2 connection with no streams, whatever PINGs or window updates the
+/// client sends. Longer than [`REQUEST_TIMEOUT`], so a request being worked on is never idle.
 /// Browsers keep idle HTTP/2 connections for minutes, but reopening one costs a round trip; a
 /// held socket costs a file descriptor.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -74,9 +75,14 @@ pub const SMALL_BODY: usize = 128 * 1024;
 /// eighth: 8 MiB, 64 small bodies at once even when large uploads hold the rest).
 pub const SMALL_BODY_POOL_SHARE: usize = 8;
 
-/// What a request without a `Content-Length` (chunked) reserves of the budget: the largest body
-/// any route accepts (`/check` and `/sensitive`: 2 MiB). A request whose `Content-Length` is
-/// larger reserves nothing: its route refuses it (413) without reading it.
+/// The share of each pool one client ([`crate::client_key`]) may hold at once: an eighth, so
+/// one address cannot spend the budget for everyone (7 MiB of large bodies, three full-size
+/// ones, and 1 MiB of small ones, eight at once, by default).
+pub const PER_CLIENT_BODY_SHARE: usize = 8;
+
+/// The largest request body any route accepts (`/check` and `/sensitive`: 2 MiB), and what a
+/// request without a `Content-Length` (chunked) reserves of the budget. A request whose
+/// `Content-Length` is larger is refused with 413 before its body is read.
 pub const MAX_REQUEST_BODY: usize = 2 * 1024 * 1024;
 
 /// `Retry-After` seconds on a 503 for a full body budget: uploads in flight finish or hit

@@ -24,7 +24,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use crate::conn::{Activity, Admission, Refusal, Watched};
+use crate::conn::{Activity, Admission, Refusal, Tracked, Watched};
 use crate::limits::Limits;
 
 /// Pause after an accept error that is about the process, not the peer (out of file
@@ -38,9 +38,11 @@ pub struct Stats {
     pub refused_per_client: AtomicU64,
     /// Connections closed at accept: the server held its cap.
     pub refused_total: AtomicU64,
-    /// Connections closed for sending no request within the header timeout, or moving no
-    /// bytes for the idle timeout.
+    /// Connections closed for sending no request within the header timeout, or asking for
+    /// nothing and being sent nothing for the idle timeout.
     pub idle_closed: AtomicU64,
+    /// Connections closed because a response made no progress for the write timeout.
+    pub stalled_closed: AtomicU64,
     /// Requests refused with 503 because the body budget was spent.
     pub body_budget_refused: AtomicU64,
     /// Requests answered 408 at the request deadline.
@@ -74,40 +76,117 @@ struct Budget {
     shared: Semaphore,
     /// Only for bodies of at most [`crate::limits::SMALL_BODY`] (tried first by them).
     small: Semaphore,
+    /// What each client holds of each pool: (small, shared).
+    held: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, (usize, usize)>>,
+    /// The most one client may hold of each pool: (small, shared).
+    per_client: (usize, usize),
     max_body: usize,
     stats: Arc<Stats>,
 }
 
-/// What a request reserves of the body budget: nothing for an empty body or one its route will
-/// refuse unread (declared larger than any route accepts), its declared length otherwise, and
-/// the largest accepted body when the length is unknown (chunked).
-fn reservation(request: &Request, max_body: usize) -> usize {
+/// What a request reserves of the body budget: nothing for an empty body, its declared length
+/// otherwise, and the largest accepted body when the length is unknown (chunked). `Err` for a
+/// declared length over the largest accepted body.
+fn reservation(request: &Request, max_body: usize) -> Result<usize, u64> {
     let body = request.body();
     if body.is_end_stream() {
-        return 0;
+        return Ok(0);
     }
     match body.size_hint().exact() {
-        Some(n) if n > max_body as u64 => 0,
-        Some(n) => n as usize,
-        None => max_body,
+        Some(n) if n > max_body as u64 => Err(n),
+        Some(n) => Ok(n as usize),
+        None => Ok(max_body),
+    }
+}
+
+/// A client's place in the body budget; dropping it gives the bytes back.
+struct Reserved<'a> {
+    budget: &'a Budget,
+    client: std::net::IpAddr,
+    small: bool,
+    bytes: usize,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        let mut held = self
+            .budget
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(h) = held.get_mut(&self.client) {
+            let pool = if self.small { &mut h.0 } else { &mut h.1 };
+            *pool -= self.bytes;
+            if *h == (0, 0) {
+                held.remove(&self.client);
+            }
+        }
+    }
+}
+
+impl Budget {
+    /// Reserve `bytes` for `client`: small bodies from the small pool first, then the shared
+    /// one; each within the client's share.
+    fn reserve(&self, client: std::net::IpAddr, bytes: usize) -> Option<Reserved<'_>> {
+        let permits = u32::try_from(bytes).ok()?;
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let h = held.entry(client).or_default();
+        let small_first = bytes <= crate::limits::SMALL_BODY;
+        for small in [true, false] {
+            if small && !small_first {
+                continue;
+            }
+            let (pool, mine, share) = if small {
+                (&self.small, &mut h.0, self.per_client.0)
+            } else {
+                (&self.shared, &mut h.1, self.per_client.1)
+            };
+            if *mine + bytes > share {
+                continue;
+            }
+            if let Ok(permit) = pool.try_acquire_many(permits) {
+                *mine += bytes;
+                return Some(Reserved {
+                    budget: self,
+                    client,
+                    small,
+                    bytes,
+                    _permit: permit,
+                });
+            }
+        }
+        if *h == (0, 0) {
+            held.remove(&client);
+        }
+        None
     }
 }
 
 async fn body_budget(State(budget): State<Arc<Budget>>, request: Request, next: Next) -> Response {
-    let need = reservation(&request, budget.max_body);
-    if need == 0 {
-        return next.run(request).await;
-    }
-    let permits = u32::try_from(need).unwrap_or(u32::MAX);
-    let held = if need <= crate::limits::SMALL_BODY {
-        budget
-            .small
-            .try_acquire_many(permits)
-            .or_else(|_| budget.shared.try_acquire_many(permits))
-    } else {
-        budget.shared.try_acquire_many(permits)
+    let need = match reservation(&request, budget.max_body) {
+        Ok(0) => return next.run(request).await,
+        Ok(n) => n,
+        Err(declared) => {
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!(
+                    "the body is declared as {declared} bytes; the most any route accepts is {}",
+                    budget.max_body
+                ),
+            );
+        }
     };
-    let Ok(held) = held else {
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(std::net::IpAddr::from([0u8, 0, 0, 0]), |c| {
+            crate::client_key(c.0.ip())
+        });
+    let Some(held) = budget.reserve(client, need) else {
         budget
             .stats
             .body_budget_refused
@@ -152,9 +231,16 @@ async fn deadline(
 pub fn layered(router: Router, limits: &Limits, stats: Arc<Stats>) -> Router {
     let total = limits.request_body_budget.min(Semaphore::MAX_PERMITS);
     let small = total / crate::limits::SMALL_BODY_POOL_SHARE;
+    let share = crate::limits::PER_CLIENT_BODY_SHARE;
     let budget = Arc::new(Budget {
         shared: Semaphore::new(total - small),
         small: Semaphore::new(small),
+        held: std::sync::Mutex::default(),
+        // Each at least one body of the largest size it takes, or no body could ever pass.
+        per_client: (
+            (small / share).max(crate::limits::SMALL_BODY),
+            ((total - small) / share).max(limits.max_request_body),
+        ),
         max_body: limits.max_request_body,
         stats: stats.clone(),
     });
@@ -169,18 +255,47 @@ pub fn layered(router: Router, limits: &Limits, stats: Arc<Stats>) -> Router {
         ))
 }
 
-/// Resolves when a connection has sent no request within the header timeout (of its
-/// acceptance) or moved no bytes for the idle timeout.
-async fn watchdog(activity: Arc<Activity>, header: Duration, idle: Duration) {
+/// Why a connection's watchdog closed it.
+enum Closed {
+    /// No request within the header timeout of its acceptance, or nothing asked and nothing
+    /// sent for the idle timeout.
+    Idle,
+    /// A response made no progress for the write timeout (the client stopped reading, or an
+    /// HTTP/2 client stopped granting window).
+    Stalled,
+}
+
+/// Longest the watchdog sleeps between looks (new responses can move its next due time
+/// earlier).
+const WATCHDOG_TICK: Duration = Duration::from_secs(1);
+
+/// Resolves when the connection should be closed (see [`Closed`]).
+async fn watchdog(activity: Arc<Activity>, limits: Limits) -> Closed {
     loop {
-        let idle_at = activity.last() + idle;
-        let due = if activity.requests() == 0 {
-            idle_at.min(activity.accepted() + header)
-        } else {
-            idle_at
-        };
-        if Instant::now() >= due {
-            return;
+        let now = Instant::now();
+        let mut due = now + WATCHDOG_TICK;
+        if activity.requests() == 0 {
+            let first = activity.accepted() + limits.header_read_timeout;
+            if now >= first {
+                return Closed::Idle;
+            }
+            due = due.min(first);
+        }
+        match activity.oldest_response_progress() {
+            Some(progress) => {
+                let stalled = progress + limits.write_timeout;
+                if now >= stalled {
+                    return Closed::Stalled;
+                }
+                due = due.min(stalled);
+            }
+            None => {
+                let idle = activity.last() + limits.idle_timeout;
+                if now >= idle {
+                    return Closed::Idle;
+                }
+                due = due.min(idle);
+            }
         }
         tokio::time::sleep_until(due).await;
     }
@@ -271,22 +386,30 @@ pub async fn serve(
                     .extensions_mut()
                     .insert(ConnectInfo::<SocketAddr>(peer));
                 let app = app.clone();
+                let activity = activity.clone();
                 async move {
-                    Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|e| match e {}))
+                    let response = app.oneshot(request).await.unwrap_or_else(|e| match e {});
+                    Ok::<_, Infallible>(
+                        response.map(|body| axum::body::Body::new(Tracked::new(body, activity))),
+                    )
                 }
             })
         };
-        let io = TokioIo::new(Watched::new(stream, activity.clone(), limits.write_timeout));
+        let io = TokioIo::new(Watched::new(stream, limits.write_timeout));
         let conn = builder.serve_connection(io, service).into_owned();
         let conn = graceful.watch(conn);
-        let (header, idle) = (limits.header_read_timeout, limits.idle_timeout);
+        let watch = watchdog(activity, limits.clone());
         let stats = stats.clone();
         connections.spawn(async move {
             let _admitted = admitted;
             tokio::select! {
                 _ = conn => {}
-                () = watchdog(activity, header, idle) => {
-                    stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                closed = watch => {
+                    let counter = match closed {
+                        Closed::Idle => &stats.idle_closed,
+                        Closed::Stalled => &stats.stalled_closed,
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
                 }
             }
         });

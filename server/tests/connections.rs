@@ -32,22 +32,24 @@ impl Running {
     }
 }
 
-/// Responses a non-reading client is sent, dropped once the connection is closed.
+/// Responses of `/big` (HTTP/1.1 test) and `/big2` (HTTP/2 test) alive: dropped once their
+/// connection is closed.
 static LIVE_BODIES: AtomicUsize = AtomicUsize::new(0);
+static LIVE_H2_BODIES: AtomicUsize = AtomicUsize::new(0);
 
-struct Counted(Option<Bytes>);
+struct Counted(Option<Bytes>, &'static AtomicUsize);
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        LIVE_BODIES.fetch_sub(1, Ordering::SeqCst);
+        self.1.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// 64 MiB, streamed in 1 MiB chunks; counted while alive.
-fn big_body() -> Body {
-    LIVE_BODIES.fetch_add(1, Ordering::SeqCst);
+/// 64 MiB, streamed in 1 MiB chunks; counted in `live` while alive.
+fn big_body(live: &'static AtomicUsize) -> Body {
+    live.fetch_add(1, Ordering::SeqCst);
     let chunk = Bytes::from(vec![b'x'; 1024 * 1024]);
-    let counted = Counted(Some(chunk));
+    let counted = Counted(Some(chunk), live);
     let stream = futures_util::stream::unfold((counted, 0), |(c, n)| async move {
         if n == 64 {
             return None;
@@ -68,7 +70,8 @@ fn router() -> Router {
                 "late"
             }),
         )
-        .route("/big", get(|| async { big_body() }))
+        .route("/big", get(|| async { big_body(&LIVE_BODIES) }))
+        .route("/big2", get(|| async { big_body(&LIVE_H2_BODIES) }))
         .route(
             "/upload",
             post(|body: Bytes| async move { format!("{}", body.len()) }),
@@ -219,7 +222,9 @@ async fn an_idle_keep_alive_connection_is_closed() {
 /// stalled body fails at the body idle timeout and gives the budget back.
 #[tokio::test]
 async fn stalled_uploads_spend_the_budget_then_get_503_until_they_time_out() {
-    let server = start(small_limits()).await;
+    let mut limits = small_limits();
+    limits.body_idle_timeout = Duration::from_secs(3);
+    let server = start(limits).await;
     let head = "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n";
     let mut stalled = connect_from([127, 0, 0, 3], server.addr).await;
     stalled.write_all(head.as_bytes()).await.unwrap();
@@ -250,7 +255,7 @@ async fn stalled_uploads_spend_the_budget_then_get_503_until_they_time_out() {
             .await
             .starts_with("HTTP/1.1 200")
     );
-    // The stalled body fails at the body idle timeout (1 s here) and releases the budget.
+    // The stalled body fails at the body idle timeout (3 s here) and releases the budget.
     closed_within(&mut stalled, Duration::from_secs(10))
         .await
         .expect("closed");
@@ -265,6 +270,49 @@ async fn stalled_uploads_spend_the_budget_then_get_503_until_they_time_out() {
         "{answer}"
     );
     assert_eq!(server.stats.body_budget_refused.load(Ordering::Relaxed), 1);
+    server.stop().await;
+}
+
+/// A body declared larger than any route accepts is refused with a JSON 413 before it is read
+/// (it would otherwise be read up to the route's limit without a reservation).
+#[tokio::test]
+async fn a_body_declared_over_the_largest_accepted_is_413_at_once() {
+    let server = start(small_limits()).await;
+    let head =
+        "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2097153\r\nConnection: close\r\n\r\n";
+    let answer = request([127, 0, 0, 9], server.addr, head).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer.contains("\"error\":\"payload-too-large\""),
+        "{answer}"
+    );
+    server.stop().await;
+}
+
+/// One client may hold an eighth of the large-body pool (at least one full body): its second
+/// stalled upload gets 503 while another client's upload still goes through.
+#[tokio::test]
+async fn one_client_cannot_spend_the_whole_body_budget() {
+    let mut limits = small_limits();
+    limits.request_body_budget = 32 * 1024 * 1024;
+    limits.body_idle_timeout = Duration::from_secs(30);
+    limits.request_timeout = Duration::from_secs(30);
+    let server = start(limits).await;
+    let head = "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n";
+    let mut first = connect_from([127, 0, 0, 10], server.addr).await;
+    first.write_all(head.as_bytes()).await.unwrap();
+    first.write_all(&[b'a'; 1000]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = request([127, 0, 0, 10], server.addr, &format!("{head}aaaa")).await;
+    assert!(second.starts_with("HTTP/1.1 503"), "{second}");
+    let other = format!(
+        "{}{}",
+        head.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"),
+        "a".repeat(2 * 1024 * 1024)
+    );
+    let answer = request([127, 0, 0, 11], server.addr, &other).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(first);
     server.stop().await;
 }
 
@@ -294,8 +342,10 @@ async fn a_client_that_does_not_read_is_cut_off_and_its_response_freed() {
         .unwrap();
     // Never read; the socket buffers fill, the server's writes stall.
     let deadline = Instant::now() + Duration::from_secs(15);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(LIVE_BODIES.load(Ordering::SeqCst), before + 1);
+    while LIVE_BODIES.load(Ordering::SeqCst) == before {
+        assert!(Instant::now() < deadline, "the response never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     while LIVE_BODIES.load(Ordering::SeqCst) > before {
         assert!(Instant::now() < deadline, "the response is still held");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -329,11 +379,72 @@ async fn http2_connections_get_the_configured_stream_cap() {
         .body(())
         .unwrap();
     let (fifth, _) = client.send_request(request, true).unwrap();
-    match tokio::time::timeout(Duration::from_millis(500), fifth).await {
-        Err(_) => {}
+    let mut fifth = Box::pin(fifth);
+    match tokio::time::timeout(Duration::from_millis(500), &mut fifth).await {
+        Err(_) => {
+            // It was waiting for a stream: once one upload ends, it is served.
+            let (response, mut send) = uploads.remove(0);
+            send.send_data(Bytes::from(vec![b'a'; 100]), true).unwrap();
+            assert_eq!(response.await.unwrap().status(), 200);
+            let served = tokio::time::timeout(Duration::from_secs(10), fifth).await;
+            assert_eq!(
+                served
+                    .expect("served once a stream is free")
+                    .unwrap()
+                    .status(),
+                200
+            );
+        }
         Ok(Err(e)) => assert_eq!(e.reason(), Some(h2::Reason::REFUSED_STREAM), "{e}"),
         Ok(Ok(response)) => panic!("a fifth concurrent stream was served: {response:?}"),
     }
+    server.stop().await;
+}
+
+/// An HTTP/2 client that grants a 1 KiB window, never reads, and keeps the connection lively
+/// with PINGs: its responses make no progress, so the connection is closed after the write
+/// timeout and the responses are freed (the socket itself never blocks, so only response
+/// progress can tell).
+#[tokio::test]
+async fn an_http2_client_that_grants_no_window_is_cut_off() {
+    let server = start(small_limits()).await;
+    let tcp = connect_from([127, 0, 0, 12], server.addr).await;
+    let (client, mut connection) = h2::client::Builder::new()
+        .initial_window_size(1024)
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    let mut pings = connection.ping_pong().unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let mut responses = Vec::new();
+    for _ in 0..3 {
+        let request = axum::http::Request::get("http://x/big2").body(()).unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        responses.push(response);
+        client = client.ready().await.unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while LIVE_H2_BODIES.load(Ordering::SeqCst) < 3 {
+        assert!(Instant::now() < deadline, "the responses never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // PING every 200 ms: client bytes, but no request and no progress.
+    let pinger = tokio::spawn(async move {
+        while pings.ping(h2::Ping::opaque()).await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    while LIVE_H2_BODIES.load(Ordering::SeqCst) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled responses are still held"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(server.stats.stalled_closed.load(Ordering::Relaxed), 1);
+    pinger.abort();
+    drop(responses);
     server.stop().await;
 }
 
