@@ -35,8 +35,18 @@ pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
 const RECORD_BATCH: usize = 256;
 
 /// Longest an outcome waits for its batch to fill before it is recorded anyway, so a slow
-/// crawl still commits steadily.
+/// crawl still commits steadily. It also bounds how long the crawler's memory budget waits for
+/// a batch: every outcome carries the budget grant its pages are accounted to, dropped once its
+/// batch is recorded, and the recorder's wait for more outcomes is `recv_timeout`, so a batch
+/// is recorded this long after its first outcome whatever the crawler does (the crawler never
+/// waits for the recorder: the channel is unbounded). No cycle, so no deadlock.
 const RECORD_LATENCY: Duration = Duration::from_secs(5);
+
+/// A batch is recorded at once when the budget grants its outcomes carry reach this fraction
+/// (1/4) of the crawl's memory budget, so observations waiting for budget held by pages in a
+/// batch wait for one append, not for [`RECORD_LATENCY`]. Ordinary outcomes hold a few KiB
+/// (their pages), so batches of small sets still fill to [`RECORD_BATCH`].
+const RECORD_HELD_SHARE: usize = 4;
 
 #[derive(Args)]
 pub struct CrawlArgs {
@@ -344,7 +354,8 @@ pub fn crawl_once(
     let crawl_clock = Instant::now();
     let (tx, rx) = mpsc::channel::<Outcome>();
     let (lines, abandoned, record_error) = std::thread::scope(|scope| {
-        let writer = scope.spawn(move || record_all(&mut recorder, run_id, rx));
+        let held_limit = crawl_config.client.budget.bytes() / RECORD_HELD_SHARE;
+        let writer = scope.spawn(move || record_all(&mut recorder, run_id, rx, held_limit));
         let abandoned = runtime.block_on(crawl::crawl(&crawl_config, targets, |outcome| {
             if outcome.observation.is_some() {
                 progress.inc(1);
@@ -462,14 +473,21 @@ fn write_report(path: &Path, summary: &serde_json::Value, lines: &[Recorded]) ->
 }
 
 /// Record outcomes as they arrive, in batches; stops at the first recording error (the crawl
-/// keeps running but nothing more is acknowledged).
+/// keeps running but nothing more is acknowledged; later outcomes and their grants are dropped
+/// on arrival). A batch is recorded when it has [`RECORD_BATCH`] outcomes, when its first is
+/// [`RECORD_LATENCY`] old, or when the budget grants it holds reach `held_limit` bytes; the
+/// grants are dropped (returned to the crawler's budget) once it is recorded.
 fn record_all(
     recorder: &mut Recorder<'_>,
     run: i64,
     rx: mpsc::Receiver<Outcome>,
+    held_limit: usize,
 ) -> (Vec<Recorded>, Option<anyhow::Error>) {
     let mut lines = Vec::new();
     let mut batch: Vec<TargetOutcome> = Vec::new();
+    // The budget the batch's pages are accounted to, and its size in bytes.
+    let mut grants: Vec<toolmark_crawler::budget::Grant> = Vec::new();
+    let mut held = 0usize;
     let mut oldest: Option<Instant> = None;
     loop {
         let wait = oldest.map_or(RECORD_LATENCY, |t| {
@@ -483,10 +501,19 @@ fn record_all(
                 target: outcome.target,
                 observation: outcome.observation,
             });
+            if let Some(grant) = outcome.grant {
+                held = held.saturating_add(grant.bytes());
+                grants.push(grant);
+            }
         }
         let due = oldest.is_some_and(|t| t.elapsed() >= RECORD_LATENCY);
-        if !batch.is_empty() && (batch.len() >= RECORD_BATCH || due || closed) {
-            match recorder.record(run, std::mem::take(&mut batch)) {
+        let heavy = held >= held_limit;
+        if !batch.is_empty() && (batch.len() >= RECORD_BATCH || due || heavy || closed) {
+            let recorded = recorder.record(run, std::mem::take(&mut batch));
+            // The pages are written (or the run failed): their budget goes back to the crawl.
+            grants.clear();
+            held = 0;
+            match recorded {
                 Ok(done) => lines.extend(done),
                 Err(e) => return (lines, Some(e.into())),
             }

@@ -27,8 +27,12 @@
 //! failed for lack of budget (timers start only once the grant is held). A set over the
 //! per-observation caps ends `too-large` exactly as without the budget.
 //!
-//! The grant is kept by [`crate::crawl::crawl`] until its `on_outcome` callback returns, since
-//! the pages live in the observation handed to it.
+//! When an observation ends, its grant is shrunk to what its pages hold ([`Grant::shrink_to`])
+//! and handed, with the pages, to the crawl's consumer in [`crate::crawl::Outcome::grant`]: the
+//! pages stay accounted until the consumer drops the grant (after recording them), so outcomes
+//! waiting in a consumer's batch are inside the budget too. A consumer must drop it within a
+//! bounded time whatever the crawl does (the binary's recorder flushes by latency and by
+//! held bytes), or observations waiting for budget wait for it.
 //!
 //! ## The per-address limit
 //!
@@ -163,6 +167,24 @@ impl Grant {
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.units * UNIT
+    }
+
+    /// Give back all but what `bytes` needs (rounded up to the budget's unit); never grows.
+    /// A finished observation keeps only what its pages hold, so observations waiting in a
+    /// consumer's batch hold no more of the budget than their pages use.
+    pub fn shrink_to(&mut self, bytes: usize) {
+        let keep = units(bytes).min(self.units);
+        let Some(permit) = &mut self.permit else {
+            return;
+        };
+        if keep == 0 {
+            self.permit = None;
+        } else if let Some(extra) = permit.split(self.units - keep) {
+            drop(extra);
+        } else {
+            return;
+        }
+        self.units = keep;
     }
 
     /// Whether this grant is the whole budget (then it is never refused more).

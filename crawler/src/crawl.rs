@@ -12,8 +12,9 @@
 //!
 //! The per-host limit also applies per resolved address ([`AddressGate`]): once the SSRF guard
 //! has resolved a target, its observation waits until each address it may dial has fewer than
-//! `per_host` observations. All observations share [`ClientConfig::budget`]; each one's grant
-//! is kept until `on_outcome` has taken its pages (see [`crate::budget`]).
+//! `per_host` observations. All observations share [`ClientConfig::budget`]; each one's grant,
+//! shrunk to what its pages hold, goes with them to `on_outcome` in [`Outcome::grant`] (see
+//! [`crate::budget`]).
 //!
 //! Every observation runs in its own task under [`crate::mcp::observe`]'s deadline; a panic in
 //! one (there should be none) is reported as that target's `protocol` failure and never
@@ -72,12 +73,17 @@ impl Default for CrawlConfig {
 }
 
 /// What happened to one target.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Outcome {
     /// The target.
     pub target: Target,
     /// The observation, for a dialled remote; `None` for skipped targets and packages.
     pub observation: Option<Observation>,
+    /// The share of [`ClientConfig::budget`] the observation's pages are accounted to (shrunk
+    /// to what they hold); it returns to the budget when dropped. Keep it as long as the pages
+    /// are kept (a consumer batching outcomes drops it once the batch is recorded), and drop it
+    /// within a bounded time: observations waiting for budget may be waiting for it.
+    pub grant: Option<Grant>,
 }
 
 /// Observe every dialable remote of `targets`; `on_outcome` is called once per target as soon
@@ -112,6 +118,7 @@ pub async fn crawl(
             _ => on_outcome(Outcome {
                 target,
                 observation: None,
+                grant: None,
             }),
         }
     }
@@ -180,12 +187,12 @@ pub async fn crawl(
                 if let Some(n) = in_flight.get_mut(&host) {
                     *n = n.saturating_sub(1);
                 }
+                // The pages stay accounted to the grant for as long as the consumer keeps it.
                 on_outcome(Outcome {
                     target,
                     observation: Some(observation),
+                    grant,
                 });
-                // The pages were accounted to this grant until the callback was done with them.
-                drop(grant);
             }
             Err(e) => {
                 // Only a cancelled outer task gets here (the runtime shutting down).

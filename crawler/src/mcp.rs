@@ -244,10 +244,26 @@ pub(crate) async fn observe_gated(
                     obs.pages.clear();
                 }
                 obs.elapsed = spent;
+                // What the caller is handed holds only the pages (and the initialize result);
+                // the buffers and parses of the run are gone.
+                let mut grant = grant;
+                if let Some(g) = &mut grant {
+                    g.shrink_to(held_bytes(&obs));
+                }
                 return (obs, grant);
             }
         }
     }
+}
+
+/// Heap bytes a finished observation still holds of what remotes sent: its pages and its
+/// `initialize` result, by capacity.
+pub(crate) fn held_bytes(obs: &Observation) -> usize {
+    obs.pages
+        .iter()
+        .map(String::capacity)
+        .sum::<usize>()
+        .saturating_add(obs.initialize.as_ref().map_or(0, String::capacity))
 }
 
 /// What the budget charges an honest observation at its caps: every page up to

@@ -1,4 +1,5 @@
-//! The crawl's politeness holds per resolved address, not only per host name.
+//! The crawl's limits: politeness per resolved address, not only per host name; the memory
+//! budget covering outcomes a consumer keeps.
 
 mod support;
 
@@ -9,7 +10,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use support::big::{Big, Spec};
-use toolmark_crawler::crawl::{self, CrawlConfig};
+use toolmark_crawler::budget::Budget;
+use toolmark_crawler::crawl::{self, CrawlConfig, Outcome};
 use toolmark_crawler::guard::StaticResolver;
 use toolmark_crawler::observe::Status;
 use toolmark_crawler::registry::{Target, TargetKind};
@@ -69,4 +71,134 @@ async fn many_names_for_one_address_share_the_per_host_limit() {
         NAMES,
         "one page each"
     );
+}
+
+/// Hosts of the batching-consumer test, each on its own address (127.0.3.x).
+const BATCH_HOSTS: usize = 12;
+
+/// Outcomes the test's consumer keeps before dropping them, like the binary's `RECORD_BATCH`.
+const CONSUMER_BATCH: usize = 4;
+
+/// Longest the test's consumer keeps an outcome, like the binary's `RECORD_LATENCY`.
+const CONSUMER_LATENCY: Duration = Duration::from_millis(300);
+
+/// A consumer that keeps outcomes in a batch on another thread, as `toolmark crawl`'s recorder
+/// does, and drops them in batches of four or after 300 ms: every page it keeps is covered by
+/// the grant its outcome carries, and those grants are budget granted out (so pages waiting in
+/// a batch are inside the budget), the crawl completes while batches hold part of the budget
+/// (the consumer's latency frees it), and the whole budget is back once all is dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outcomes_kept_by_a_batching_consumer_stay_inside_the_budget() {
+    let spec = Spec {
+        page_bytes: 1024 * 1024,
+        pages: 2,
+        chunk: 256 * 1024,
+        pause: Duration::ZERO,
+        delay: Duration::ZERO,
+    };
+    let mut servers = Vec::new();
+    for i in 0..BATCH_HOSTS {
+        let ip = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 3, 1 + i as u8));
+        servers.push(Big::start(ip, spec).await);
+    }
+    let targets: Vec<Target> = servers
+        .iter()
+        .map(|s| Target {
+            server: "io.example/big".into(),
+            version: "1".into(),
+            kind: TargetKind::Remote {
+                transport: "streamable-http".into(),
+                url: s.url(),
+            },
+            skip: None,
+        })
+        .collect();
+    // Caps scaled down with the pages (a cap-sized run needs 16 MiB) and a first grant that
+    // fits one set, so a few observations run at once in the 32 MiB budget while four kept
+    // outcomes (2 MiB of pages each) hold a quarter of it.
+    let budget = Budget::new(32 * 1024 * 1024);
+    let mut config = CrawlConfig::default();
+    config.client.policy.allow_private = true;
+    config.client.limits.max_toolset = 4 * 1024 * 1024;
+    config.client.limits.max_response = 2 * 1024 * 1024;
+    config.client.limits.grant = 8 * 1024 * 1024;
+    config.client.budget = budget.clone();
+
+    let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
+    let watched = budget.clone();
+    let consumer = std::thread::spawn(move || {
+        let mut batch: Vec<Outcome> = Vec::new();
+        let mut oldest: Option<std::time::Instant> = None;
+        let mut statuses = Vec::new();
+        let mut most_kept = 0usize;
+        loop {
+            let wait = oldest.map_or(CONSUMER_LATENCY, |t| {
+                CONSUMER_LATENCY.saturating_sub(t.elapsed())
+            });
+            let received = rx.recv_timeout(wait);
+            let closed = matches!(
+                received,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+            );
+            if let Ok(outcome) = received {
+                let obs = outcome
+                    .observation
+                    .as_ref()
+                    .expect("every target is dialled");
+                statuses.push((obs.status.clone(), obs.detail.clone()));
+                oldest.get_or_insert_with(std::time::Instant::now);
+                batch.push(outcome);
+                let kept: usize = batch.iter().map(page_bytes).sum();
+                let carried: usize = batch
+                    .iter()
+                    .map(|o| o.grant.as_ref().map_or(0, |g| g.bytes()))
+                    .sum();
+                let granted = watched.bytes() - watched.available();
+                assert!(
+                    kept <= carried,
+                    "{kept} bytes of pages kept, {carried} granted"
+                );
+                assert!(
+                    carried <= granted,
+                    "{carried} carried, {granted} granted out"
+                );
+                for o in &batch {
+                    let g = o.grant.as_ref().map_or(0, |g| g.bytes());
+                    assert!(page_bytes(o) <= g, "pages {} > grant {g}", page_bytes(o));
+                }
+                most_kept = most_kept.max(kept);
+            }
+            let due = oldest.is_some_and(|t| t.elapsed() >= CONSUMER_LATENCY);
+            if batch.len() >= CONSUMER_BATCH || due || closed {
+                batch.clear();
+                oldest = None;
+            }
+            if closed {
+                return (statuses, most_kept);
+            }
+        }
+    });
+    let abandoned = crawl::crawl(&config, targets, |outcome| {
+        tx.send(outcome).expect("the consumer runs to the end");
+    })
+    .await;
+    drop(tx);
+    let (statuses, most_kept) = consumer.join().expect("the consumer's checks hold");
+    assert_eq!(abandoned, 0);
+    assert_eq!(statuses.len(), BATCH_HOSTS);
+    let not_ok: Vec<_> = statuses.iter().filter(|(s, _)| *s != Status::Ok).collect();
+    assert!(not_ok.is_empty(), "{not_ok:?}");
+    assert!(
+        most_kept >= 2 * 2 * spec.page_bytes,
+        "the consumer kept at most {most_kept} bytes at once: the batch was never exercised"
+    );
+    assert_eq!(budget.available(), budget.bytes(), "every grant came back");
+}
+
+/// Heap bytes of the pages an outcome carries.
+fn page_bytes(outcome: &Outcome) -> usize {
+    outcome
+        .observation
+        .as_ref()
+        .map_or(0, |o| o.pages.iter().map(String::capacity).sum())
 }
