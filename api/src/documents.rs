@@ -53,6 +53,15 @@ pub const MAX_CONCURRENT_LOADS: usize = 2;
 /// memory on our side (plus one chunk held back until the digest is checked).
 pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 
+/// Documents streamed at once (each holds its blob file open and one chunk in memory). 64
+/// whole documents in flight is far beyond real use (a client fetches one when a page links
+/// to it); the file descriptors stay within the connection layer's reserve
+/// (`toolmark_server::limits::RESERVED_FILES`). Past it: 503 with `Retry-After`.
+pub const MAX_DOCUMENT_STREAMS: usize = 64;
+
+/// `Retry-After` seconds when [`MAX_DOCUMENT_STREAMS`] are in flight.
+pub const DOCUMENT_RETRY_AFTER_SECONDS: u64 = 5;
+
 /// Estimated bytes of bookkeeping per tool kept in an entry (the name's and the inline tool's
 /// allocations and vectors).
 const PER_TOOL_OVERHEAD: usize = 96;
@@ -100,7 +109,10 @@ impl CurrentTools {
 }
 
 type Loaded = Result<Arc<CurrentTools>, String>;
-type Slot = Arc<tokio::sync::OnceCell<Loaded>>;
+/// A load in progress or done: a task of its own (so a waiter that is cancelled — a reset
+/// stream, a closed connection, the request deadline — neither cancels nor repeats it), shared
+/// by every waiter.
+type Slot = futures_util::future::Shared<futures_util::future::BoxFuture<'static, Loaded>>;
 
 struct CacheEntry {
     slot: Slot,
@@ -188,31 +200,14 @@ impl ToolSetCache {
             c.tick += 1;
             let tick = c.tick;
             let entry = c.entries.entry(sri).or_insert_with(|| CacheEntry {
-                slot: Slot::default(),
+                slot: spawn_load(state.clone(), sri, expected.clone()),
                 cost: 0,
                 used: tick,
             });
             entry.used = tick;
             entry.slot.clone()
         };
-        let loaded = slot
-            .get_or_init(|| async {
-                let _permit = self.loading.acquire().await;
-                self.loads.fetch_add(1, Ordering::Relaxed);
-                let state = state.clone();
-                let expected = expected.clone();
-                let inline = self.inline_budget;
-                let r =
-                    tokio::task::spawn_blocking(move || load(&state.blobs, sri, &expected, inline))
-                        .await
-                        .map_err(|e| e.to_string())
-                        .and_then(|r| r)
-                        .map(Arc::new);
-                self.settle(sri, &r);
-                r
-            })
-            .await
-            .clone();
+        let loaded = slot.await;
         let tools = loaded.map_err(ApiError::Internal)?;
         if tools.full != *expected {
             return Err(ApiError::internal(format!(
@@ -221,6 +216,25 @@ impl ToolSetCache {
             )));
         }
         Ok(Some(tools))
+    }
+
+    /// Read and parse `sri` once, at most [`MAX_CONCURRENT_LOADS`] documents at a time.
+    async fn load_once(&self, state: &Arc<AppState>, sri: Sri, expected: String) -> Loaded {
+        let _permit = self
+            .loading
+            .acquire()
+            .await
+            .map_err(|e| format!("loading {sri}: {e}"))?;
+        self.loads.fetch_add(1, Ordering::Relaxed);
+        let blobs = state.blobs.clone();
+        let inline = self.inline_budget;
+        let r = tokio::task::spawn_blocking(move || load(&blobs, sri, &expected, inline))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+            .map(Arc::new);
+        self.settle(sri, &r);
+        r
     }
 
     /// After a load: keep the entry within the budget (dropping the least recently used
@@ -251,6 +265,16 @@ impl ToolSetCache {
             }
         }
     }
+}
+
+/// Start loading `sri` in a task of its own; the returned future is its result, for every
+/// waiter.
+fn spawn_load(state: Arc<AppState>, sri: Sri, expected: String) -> Slot {
+    use futures_util::FutureExt;
+    let task = tokio::spawn(async move { state.tool_sets.load_once(&state, sri, expected).await });
+    async move { task.await.map_err(|e| format!("loading {sri}: {e}"))? }
+        .boxed()
+        .shared()
 }
 
 /// Read the document `sri` (verified by the blob store), assemble its tool set, check its full
@@ -363,6 +387,17 @@ async fn document(
                 .into(),
         )
     })?;
+    let Ok(permit) = state.document_streams.clone().try_acquire_owned() else {
+        let mut r = ApiError::Unavailable(format!(
+            "{MAX_DOCUMENT_STREAMS} documents are being sent; retry shortly"
+        ))
+        .into_response();
+        r.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(DOCUMENT_RETRY_AFTER_SECONDS),
+        );
+        return Ok(r);
+    };
     let path = state.blobs.path_of(&sri);
     let file = match tokio::fs::File::open(&path).await {
         Ok(f) => f,
@@ -376,7 +411,7 @@ async fn document(
         .await
         .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?
         .len();
-    let body = Body::from_stream(verified_stream(file, sri, path));
+    let body = Body::from_stream(verified_stream(file, sri, path, permit));
     let mut r = body.into_response();
     let h = r.headers_mut();
     h.insert(
@@ -398,6 +433,8 @@ async fn document(
 /// next one (or the end, where the digest is checked) is read.
 struct Streaming {
     file: tokio::fs::File,
+    /// A place among [`MAX_DOCUMENT_STREAMS`], held until the stream ends or is dropped.
+    _permit: tokio::sync::OwnedSemaphorePermit,
     hasher: Option<toolmark_toolset::sri::SriHasher>,
     held: Option<Bytes>,
     expected: Sri,
@@ -411,10 +448,12 @@ fn verified_stream(
     file: tokio::fs::File,
     expected: Sri,
     path: PathBuf,
+    permit: tokio::sync::OwnedSemaphorePermit,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
     use tokio::io::AsyncReadExt;
     let start = Streaming {
         file,
+        _permit: permit,
         hasher: Some(Sri::hasher()),
         held: None,
         expected,

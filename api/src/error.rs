@@ -23,6 +23,9 @@ pub enum ApiError {
     /// The client exceeded its rate limit.
     #[error("{0}")]
     TooManyRequests(String),
+    /// The service is busy (a bounded resource is in use); retry later.
+    #[error("{0}")]
+    Unavailable(String),
     /// Our side failed (storage, a missing tile…); the detail is logged, not shown.
     #[error("internal error: {0}")]
     Internal(String),
@@ -36,6 +39,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -388,8 +388,8 @@ pub async fn count_requests(
     response
 }
 
-/// The rate limits on `POST /api/v1/check` ([`AppState::limiter`]) and `POST
-/// /api/v1/sensitive` ([`AppState::sensitive_limiter`]), keyed by the connection's peer address
+/// The rate limits on `POST /api/v1/check` ([`AppState::limiter`]) and on `POST
+/// /api/v1/sensitive` and `GET /api/v1/servers/{id}/sensitive` ([`AppState::sensitive_limiter`]), keyed by the connection's peer address
 /// as `toolmark_server::client_key` groups it (behind a reverse proxy every client shares the
 /// proxy's bucket: put the limit in the proxy then). The 429 says the configured rate.
 pub async fn limit_checks(
@@ -397,16 +397,28 @@ pub async fn limit_checks(
     request: Request,
     next: Next,
 ) -> Response {
-    let limited = match request.uri().path() {
-        "/api/v1/check" => Some((&state.limiter, &state.metrics.checks_limited, "checks")),
-        "/api/v1/sensitive" => Some((
+    let path = request.uri().path();
+    let post = request.method() == Method::POST;
+    // `GET /api/v1/servers/{id}/sensitive` matches globs over a stored set: the same work as
+    // `POST /api/v1/sensitive`, so the same limiter.
+    let sensitive_get = request.method() == Method::GET
+        && path.starts_with("/api/v1/servers/")
+        && path.ends_with("/sensitive");
+    let limited = match path {
+        "/api/v1/check" if post => Some((&state.limiter, &state.metrics.checks_limited, "checks")),
+        "/api/v1/sensitive" if post => Some((
+            &state.sensitive_limiter,
+            &state.metrics.sensitive_limited,
+            "sensitive-tool requests",
+        )),
+        _ if sensitive_get => Some((
             &state.sensitive_limiter,
             &state.metrics.sensitive_limited,
             "sensitive-tool requests",
         )),
         _ => None,
     };
-    if let (Some((limiter, counter, what)), true) = (limited, request.method() == Method::POST) {
+    if let Some((limiter, counter, what)) = limited {
         let peer = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()

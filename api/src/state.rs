@@ -76,6 +76,8 @@ pub struct AppState {
     /// [`crate::documents::DEFAULT_INLINE_TOOL_BYTES`]; replace with
     /// `ToolSetCache::new(cache_bytes, inline_bytes)`).
     pub tool_sets: crate::documents::ToolSetCache,
+    /// Places for documents being streamed ([`crate::documents::MAX_DOCUMENT_STREAMS`]).
+    pub document_streams: Arc<tokio::sync::Semaphore>,
     /// Request counters for `/metrics`.
     pub metrics: crate::ops::Metrics,
     /// Signed `/check` answers of the current second.
@@ -211,6 +213,9 @@ impl AppState {
             limiter: crate::ops::RateLimiter::default(),
             sensitive_limiter: crate::ops::RateLimiter::sensitive(),
             tool_sets: crate::documents::ToolSetCache::default(),
+            document_streams: Arc::new(tokio::sync::Semaphore::new(
+                crate::documents::MAX_DOCUMENT_STREAMS,
+            )),
             metrics: crate::ops::Metrics::default(),
             checkpoint: Mutex::new(None),
             answers: crate::check::AnswerCache::default(),

@@ -7,6 +7,7 @@ mod support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -307,6 +308,25 @@ async fn cache_parses_a_big_set_once_for_32_concurrent_requests() {
     assert!(held > 0 && held <= state.tool_sets.budget(), "{held}");
 }
 
+/// Requests cancelled while the set loads (a reset stream, a closed connection, the request
+/// deadline) neither cancel the load nor start another: 16 requests dropped a millisecond in,
+/// then one that waits, make one load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_requests_neither_cancel_nor_repeat_a_load() {
+    let (_env, state) = big("cancelled");
+    let id = target_id(&state, BIG_URL);
+    let path = format!("/api/v1/servers/{id}");
+    for _ in 0..16 {
+        let cancelled = tokio::time::timeout(Duration::from_millis(1), get(&state, &path)).await;
+        assert!(
+            cancelled.is_err(),
+            "the load of a big set finished within 1 ms"
+        );
+    }
+    assert_eq!(get(&state, &path).await.0, StatusCode::OK);
+    assert_eq!(state.tool_sets.loads(), 1);
+}
+
 #[tokio::test]
 async fn cache_keeps_nothing_over_its_budget() {
     let mut p = populated("hostile-budget");
@@ -387,6 +407,35 @@ async fn document_route_serves_the_blob_bytes_with_immutable_caching() {
         sri,
         "the address verifies"
     );
+}
+
+/// Documents streamed at once are capped: a response nobody reads holds its place, the next
+/// request gets 503 with `Retry-After`, and dropping the first frees the place.
+#[tokio::test]
+async fn document_streams_are_capped() {
+    use tower::ServiceExt;
+    let (_env, mut state) = big("doc-cap");
+    Arc::get_mut(&mut state).unwrap().document_streams = Arc::new(tokio::sync::Semaphore::new(1));
+    let id = target_id(&state, BIG_URL);
+    let raw = state
+        .index
+        .get()
+        .target(&id)
+        .unwrap()
+        .unwrap()
+        .current_raw
+        .unwrap();
+    let path = toolmark_api::documents::document_path(&raw.parse().unwrap());
+    let app = toolmark_api::router(state.clone());
+    let request = || Request::get(&path).body(Body::empty()).unwrap();
+    let unread = app.clone().oneshot(request()).await.unwrap();
+    assert_eq!(unread.status(), StatusCode::OK);
+    let (status, headers, answer) = get(&state, &path).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(headers["retry-after"], "5");
+    assert_json_error(&headers, &answer, "service-unavailable");
+    drop(unread);
+    assert_eq!(get(&state, &path).await.0, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -525,6 +574,20 @@ async fn sensitive_is_rate_limited_with_retry_after() {
             .unwrap()
             .contains("toolmark_sensitive_rate_limited_total 1")
     );
+}
+
+/// `GET /api/v1/servers/{id}/sensitive` does the same matching work and shares the limiter.
+#[tokio::test]
+async fn server_sensitive_globs_share_the_sensitive_rate_limit() {
+    let p = populated("hostile-server-sensitive-limit");
+    let id = target_id(&p.state, MEMORY_URL);
+    let path = format!("/api/v1/servers/{id}/sensitive?pattern=read_*");
+    for _ in 0..toolmark_api::ops::SENSITIVE_BURST as usize {
+        assert_eq!(get(&p.state, &path).await.0, StatusCode::OK);
+    }
+    let (status, headers, answer) = get(&p.state, &path).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_json_error(&headers, &answer, "too-many-requests");
 }
 
 #[tokio::test]

@@ -46,8 +46,11 @@ pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
 pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// File descriptors kept free for everything but client connections: the crawl's sockets
-/// (up to 256 observations in flight, `toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS`),
-/// SQLite connections and their WAL files, the log's files, blob reads, standard streams.
+/// (up to 256 observations in flight, `toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS`;
+/// an HTTP+SSE observation holds two while it runs), streamed documents (64,
+/// `toolmark_api::documents::MAX_DOCUMENT_STREAMS`), SQLite connections and their WAL files,
+/// the log's files, blob reads, standard streams. Under a hard limit as low as 1,024 the
+/// operator should lower the crawl's concurrency too.
 pub const RESERVED_FILES: u64 = 512;
 
 /// HTTP/2 streams one connection may have open at once. A browser loading the desk needs a
