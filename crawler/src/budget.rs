@@ -37,12 +37,18 @@
 //! ## The per-address limit
 //!
 //! The crawl's per-host limit is keyed by host name; many names can point at one address. An
-//! [`AddressGate`] applies the same limit per resolved address: after the SSRF guard resolves a
-//! target, its observation takes one permit for every address it may dial (in address order, so
-//! two observations never each hold what the other waits for) before it takes budget.
+//! [`AddressGate`] applies the same limit per resolved address ([`address_key`]: IPv4 per
+//! address, IPv6 per /64): after the SSRF guard resolves a target, its observation joins every
+//! address it may dial and waits for a permit at each (in key order, so two observations never
+//! each hold what the other waits for) before it takes budget. At most
+//! [`crate::limits::MAX_WAITING_PER_ADDRESS`] may wait at one address beyond those running;
+//! [`AddressGate::join`] refuses more at once ([`Busy`]) and the crawl sets such a target aside
+//! until the address has room, so waiters never fill the crawl's global slots. Waits for an
+//! address or for budget end early, the observation abandoned, when the crawl's stop flag is set.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -314,49 +320,167 @@ impl Drop for Hold {
     }
 }
 
-/// The per-address limit of a crawl: at most `limit` observations dial one address at a time.
+/// The key an address is limited under: an IPv4 address as itself, an IPv6 address by its /64
+/// (the usual allocation to one machine or one site, so a server cannot be reached by more
+/// observations at once by spreading names over its subnet), an IPv4-mapped IPv6 address as
+/// the IPv4 address it maps. The same keying as the API's per-client limits.
+pub fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
+/// The per-address limit of a crawl: at most `limit` observations dial one address (key:
+/// [`address_key`]) at a time, and at most `waiting` more wait for it.
 #[derive(Debug)]
 pub struct AddressGate {
     limit: usize,
-    slots: Mutex<HashMap<IpAddr, Arc<Semaphore>>>,
+    waiting: usize,
+    slots: Mutex<HashMap<IpAddr, Slot>>,
 }
 
-/// Permits held for every address an observation may dial.
 #[derive(Debug)]
-pub struct AddressPermits {
-    _permits: Vec<OwnedSemaphorePermit>,
+struct Slot {
+    semaphore: Arc<Semaphore>,
+    /// Observations holding or waiting for a permit here.
+    occupants: usize,
+}
+
+/// [`AddressGate::join`] refused: this address key has as many observations running and
+/// waiting as it may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy(pub IpAddr);
+
+/// One observation's place at every address it may dial: it counts as an occupant of each
+/// from [`AddressGate::join`] until dropped, and holds their permits after [`Place::wait`].
+#[derive(Debug)]
+pub struct Place {
+    gate: Arc<AddressGate>,
+    /// Address keys, in order (permits are taken in this order).
+    keys: Vec<IpAddr>,
+    permits: Vec<OwnedSemaphorePermit>,
 }
 
 impl AddressGate {
-    /// A gate letting `limit` (at least 1) observations at each address.
-    pub fn new(limit: usize) -> AddressGate {
+    /// A gate letting `limit` (at least 1) observations at each address, and `waiting` more
+    /// wait there.
+    pub fn new(limit: usize, waiting: usize) -> AddressGate {
         AddressGate {
             limit: limit.max(1),
+            waiting,
             slots: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Wait for a permit on every address of `addrs`, taken in address order.
-    pub async fn enter(&self, addrs: &[SocketAddr]) -> AddressPermits {
-        let mut ips: Vec<IpAddr> = addrs.iter().map(|a| a.ip()).collect();
-        ips.sort();
-        ips.dedup();
-        let mut permits = Vec::with_capacity(ips.len());
-        for ip in ips {
-            let slot = {
-                let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-                slots
-                    .entry(ip)
-                    .or_insert_with(|| Arc::new(Semaphore::new(self.limit)))
-                    .clone()
-            };
-            permits.push(
-                slot.acquire_owned()
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Slot>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Observations running plus waiting an address key may have.
+    pub fn capacity(&self) -> usize {
+        self.limit.saturating_add(self.waiting)
+    }
+
+    /// Observations running at or waiting for `key` now.
+    pub fn occupants(&self, key: IpAddr) -> usize {
+        self.lock().get(&key).map_or(0, |s| s.occupants)
+    }
+
+    /// Take a place at every address of `addrs` (by [`address_key`]), or refuse at once, with
+    /// the first key that is full, when any has [`AddressGate::capacity`] occupants already.
+    /// Never waits.
+    pub fn join(self: &Arc<Self>, addrs: &[SocketAddr]) -> Result<Place, Busy> {
+        let mut keys: Vec<IpAddr> = addrs.iter().map(|a| address_key(a.ip())).collect();
+        keys.sort();
+        keys.dedup();
+        let mut slots = self.lock();
+        if let Some(full) = keys
+            .iter()
+            .find(|k| slots.get(k).is_some_and(|s| s.occupants >= self.capacity()))
+        {
+            return Err(Busy(*full));
+        }
+        for key in &keys {
+            slots
+                .entry(*key)
+                .or_insert_with(|| Slot {
+                    semaphore: Arc::new(Semaphore::new(self.limit)),
+                    occupants: 0,
+                })
+                .occupants += 1;
+        }
+        Ok(Place {
+            gate: self.clone(),
+            keys,
+            permits: Vec::new(),
+        })
+    }
+}
+
+impl Place {
+    /// Wait for a permit at every address, in key order (so two observations never each hold
+    /// what the other waits for). Cancel-safe: permits taken so far are kept, and dropping the
+    /// place returns them.
+    pub async fn wait(&mut self) {
+        while self.permits.len() < self.keys.len() {
+            let key = self.keys[self.permits.len()];
+            let semaphore = self
+                .gate
+                .lock()
+                .get(&key)
+                .map(|s| s.semaphore.clone())
+                .expect("a place's slots live as long as it");
+            self.permits.push(
+                semaphore
+                    .acquire_owned()
                     .await
                     .expect("address semaphores are never closed"),
             );
         }
-        AddressPermits { _permits: permits }
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.permits.clear();
+        let mut slots = self.gate.lock();
+        for key in &self.keys {
+            if let Some(slot) = slots.get_mut(key) {
+                slot.occupants = slot.occupants.saturating_sub(1);
+                if slot.occupants == 0 {
+                    // Nobody holds or waits for its permits: forget the address.
+                    slots.remove(key);
+                }
+            }
+        }
+    }
+}
+
+/// `fut`'s output, or `None` if `stop` is set first (looked at every
+/// [`crate::limits::STOP_POLL`]). Without a flag, `fut`'s output.
+pub(crate) async fn unless_stopped<T>(
+    fut: impl std::future::Future<Output = T>,
+    stop: Option<&AtomicBool>,
+) -> Option<T> {
+    let Some(stop) = stop else {
+        return Some(fut.await);
+    };
+    let stopped = async {
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(crate::limits::STOP_POLL).await;
+        }
+    };
+    tokio::select! {
+        biased;
+        out = fut => Some(out),
+        () = stopped => None,
     }
 }
 
@@ -407,18 +531,39 @@ mod tests {
 
     #[tokio::test]
     async fn the_address_gate_limits_each_address() {
-        let gate = AddressGate::new(2);
+        let gate = Arc::new(AddressGate::new(2, 1));
         let a: SocketAddr = "127.0.0.1:80".parse().unwrap();
         let b: SocketAddr = "127.0.0.2:80".parse().unwrap();
-        let _one = gate.enter(&[a]).await;
-        let _two = gate.enter(&[a, b]).await;
+        let mut one = gate.join(&[a]).unwrap();
+        one.wait().await;
+        let mut two = gate.join(&[a, b]).unwrap();
+        two.wait().await;
         // A third for `a` must wait (polled once, it is not ready); `b` alone still has room.
-        let only_a = [a];
+        let mut third = gate.join(&[a]).unwrap();
         tokio::select! {
             biased;
-            _ = gate.enter(&only_a) => panic!("a third observation entered one address"),
+            _ = third.wait() => panic!("a third observation entered one address"),
             _ = std::future::ready(()) => {}
         }
-        let _b = gate.enter(&[b]).await;
+        assert_eq!(gate.occupants(a.ip()), 3);
+        // Two running and one waiting fill `a`: a fourth is refused at once, naming it.
+        assert_eq!(gate.join(&[b, a]).unwrap_err(), Busy(a.ip()));
+        let mut at_b = gate.join(&[b]).unwrap();
+        at_b.wait().await;
+        drop(one);
+        third.wait().await;
+        drop((two, third, at_b));
+        assert_eq!(gate.occupants(a.ip()), 0);
+        assert!(gate.lock().is_empty(), "idle addresses are forgotten");
+    }
+
+    #[test]
+    fn address_keys_are_ipv4_addresses_and_ipv6_slash_64s() {
+        let key = |s: &str| address_key(s.parse().unwrap()).to_string();
+        assert_eq!(key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("2001:db8:1:2:aa:bb:cc:dd"), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"));
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
+        assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
     }
 }

@@ -12,7 +12,10 @@
 //!
 //! The per-host limit also applies per resolved address ([`AddressGate`]): once the SSRF guard
 //! has resolved a target, its observation waits until each address it may dial has fewer than
-//! `per_host` observations. All observations share [`ClientConfig::budget`]; each one's grant,
+//! `per_host` observations. At most [`CrawlConfig::waiting_per_address`] wait at one address;
+//! a target finding its address full is set aside without a slot and put back on its host's
+//! queue when the address has room, so many names on one shared address cannot take every
+//! global slot. Waits end when [`CrawlConfig::stop`] is set (the target counts as abandoned). All observations share [`ClientConfig::budget`]; each one's grant,
 //! shrunk to what its pages hold, goes with them to `on_outcome` in [`Outcome::grant`] (see
 //! [`crate::budget`]).
 //!
@@ -21,6 +24,7 @@
 //! disturbs another. Skipped targets and packages are passed through without a connection.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -28,7 +32,8 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use crate::budget::{AddressGate, Grant};
-use crate::mcp::{self, ClientConfig};
+use crate::guard;
+use crate::mcp::{self, ClientConfig, Gated};
 use crate::observe::{Observation, Status, Transport};
 use crate::registry::{Target, TargetKind};
 
@@ -41,7 +46,12 @@ pub struct CrawlConfig {
     pub per_host: usize,
     /// Observations in flight overall ([`crate::limits::MAX_CONCURRENT_OBSERVATIONS`]).
     pub concurrency: usize,
-    /// Set to stop taking new targets; observations in flight finish (graceful shutdown).
+    /// Observations that may wait at one busy address beyond the `per_host` running there
+    /// ([`crate::limits::MAX_WAITING_PER_ADDRESS`]); more are set aside without a slot.
+    pub waiting_per_address: usize,
+    /// Set to stop taking new targets; observations running finish (graceful shutdown), those
+    /// still waiting for DNS, their address or budget give up within
+    /// [`crate::limits::STOP_POLL`] and count as abandoned.
     pub stop: Arc<AtomicBool>,
     /// What earlier crawls learned about remotes, by URL.
     pub hints: Arc<HashMap<String, Hint>>,
@@ -66,6 +76,7 @@ impl Default for CrawlConfig {
             client: ClientConfig::default(),
             per_host: crate::limits::PER_HOST_CONCURRENCY,
             concurrency: crate::limits::MAX_CONCURRENT_OBSERVATIONS,
+            waiting_per_address: crate::limits::MAX_WAITING_PER_ADDRESS,
             stop: Arc::new(AtomicBool::new(false)),
             hints: Arc::new(HashMap::new()),
         }
@@ -86,9 +97,28 @@ pub struct Outcome {
     pub grant: Option<Grant>,
 }
 
+/// A target queued on its host: its expected duration, the target, and the address key it was
+/// set aside for if it was (see [`crawl`]).
+type Queued = (Duration, Target, Option<IpAddr>);
+
+/// How one observation task ended.
+enum Finished {
+    Observed(Target, Box<Observation>, Option<Grant>),
+    /// Set aside: an address it resolved to was full.
+    Busy(Target, IpAddr),
+    /// The stop flag was set while it waited.
+    Abandoned,
+}
+
 /// Observe every dialable remote of `targets`; `on_outcome` is called once per target as soon
 /// as it is done (skipped targets and packages first). Returns how many targets were left
-/// unobserved because [`CrawlConfig::stop`] was set.
+/// unobserved because [`CrawlConfig::stop`] was set: never started, set aside, or given up
+/// while waiting for DNS, their address or budget (such a target gets no `on_outcome` call).
+///
+/// A target whose address already has [`CrawlConfig::waiting_per_address`] observations
+/// waiting beyond those running is set aside, holding no slot, and put back on its host's queue
+/// (in its longest-first place) when an observation returns and the address has room, so one
+/// busy address never takes more than `per_host + waiting_per_address` global slots.
 pub async fn crawl(
     config: &CrawlConfig,
     targets: Vec<Target>,
@@ -106,13 +136,13 @@ pub async fn crawl(
             TargetKind::Package { .. } => Duration::ZERO,
         }
     };
-    let mut queues: HashMap<String, (Vec<(Duration, Target)>, Duration)> = HashMap::new();
+    let mut queues: HashMap<String, (Vec<Queued>, Duration)> = HashMap::new();
     for target in targets {
         match (&target.kind, &target.skip) {
             (TargetKind::Remote { url, .. }, None) => {
                 let e = expected(&target);
                 let q = queues.entry(host_key(url)).or_default();
-                q.0.push((e, target));
+                q.0.push((e, target, None));
                 q.1 += e;
             }
             _ => on_outcome(Outcome {
@@ -123,12 +153,18 @@ pub async fn crawl(
         }
     }
     for (q, _) in queues.values_mut() {
-        q.sort_by_key(|(e, _)| *e);
+        q.sort_by_key(|(e, ..)| *e);
     }
     let mut in_flight: HashMap<String, usize> = HashMap::new();
-    let mut tasks: JoinSet<(String, Target, Observation, Option<Grant>)> = JoinSet::new();
+    let mut tasks: JoinSet<(String, Option<IpAddr>, Finished)> = JoinSet::new();
     // The per-host limit again, per resolved address: many names for one address share it.
-    let addresses = Arc::new(AddressGate::new(config.per_host));
+    let addresses = Arc::new(AddressGate::new(
+        config.per_host,
+        config.waiting_per_address,
+    ));
+    // Targets set aside by address key, and how many put back from each are not yet done.
+    let mut parked: HashMap<IpAddr, Vec<(Duration, Target)>> = HashMap::new();
+    let mut returning: HashMap<IpAddr, usize> = HashMap::new();
     let mut abandoned = 0;
     loop {
         let stopping = config.stop.load(Ordering::Relaxed);
@@ -142,16 +178,17 @@ pub async fn crawl(
                 .max_by(|a, b| (a.1).1.cmp(&(b.1).1).then_with(|| b.0.cmp(a.0)))
                 .map(|(h, _)| h.clone());
             let Some(host) = next else { break };
-            let Some(target) = queues.get_mut(&host).and_then(|(q, left)| {
-                let (e, target) = q.pop()?;
+            let Some((target, from)) = queues.get_mut(&host).and_then(|(q, left)| {
+                let (e, target, from) = q.pop()?;
                 *left = left.saturating_sub(e);
-                Some(target)
+                Some((target, from))
             }) else {
                 break;
             };
             *in_flight.entry(host.clone()).or_default() += 1;
             let client = config.client.clone();
             let gate = addresses.clone();
+            let stop = config.stop.clone();
             let hint = match &target.kind {
                 TargetKind::Remote { url, .. } => config.hints.get(url).and_then(|h| h.transport),
                 TargetKind::Package { .. } => None,
@@ -164,35 +201,64 @@ pub async fn crawl(
                 // The observation runs in its own task so a panic (a bug of ours) becomes this
                 // target's failure instead of losing the target.
                 let inner = tokio::spawn(async move {
-                    mcp::observe_gated(&client, &url, &transport, hint, Some(&gate)).await
+                    mcp::observe_gated(&client, &url, &transport, hint, Some(&gate), Some(&stop))
+                        .await
                 });
-                let (observation, grant) = inner.await.unwrap_or_else(|e| {
-                    let mut failed = Observation::start();
-                    failed.status = Status::Protocol;
-                    failed.detail = format!("internal: observation task failed: {e}");
-                    (failed, None)
-                });
-                (host, target, observation, grant)
+                let finished = match inner.await {
+                    Ok(Gated::Done(observation, grant)) => {
+                        Finished::Observed(target, observation, grant)
+                    }
+                    Ok(Gated::Busy(key)) => Finished::Busy(target, key),
+                    Ok(Gated::Abandoned) => Finished::Abandoned,
+                    Err(e) => {
+                        let mut failed = Observation::start();
+                        failed.status = Status::Protocol;
+                        failed.detail = format!("internal: observation task failed: {e}");
+                        Finished::Observed(target, Box::new(failed), None)
+                    }
+                };
+                (host, from, finished)
             });
         }
         if stopping {
             abandoned += queues.values().map(|(q, _)| q.len()).sum::<usize>();
+            abandoned += parked.values().map(Vec::len).sum::<usize>();
             queues.clear();
+            parked.clear();
         }
         let Some(done) = tasks.join_next().await else {
-            break;
+            if parked.is_empty() {
+                break;
+            }
+            // Nothing runs, so every address has room: put targets back and go on.
+            unpark(&mut parked, &mut queues, &mut returning, &addresses);
+            continue;
         };
         match done {
-            Ok((host, target, observation, grant)) => {
+            Ok((host, from, finished)) => {
                 if let Some(n) = in_flight.get_mut(&host) {
                     *n = n.saturating_sub(1);
                 }
-                // The pages stay accounted to the grant for as long as the consumer keeps it.
-                on_outcome(Outcome {
-                    target,
-                    observation: Some(observation),
-                    grant,
-                });
+                if let Some(key) = from
+                    && let Some(n) = returning.get_mut(&key)
+                {
+                    *n = n.saturating_sub(1);
+                }
+                match finished {
+                    // The pages stay accounted to the grant for as long as the consumer keeps it.
+                    Finished::Observed(target, observation, grant) => on_outcome(Outcome {
+                        target,
+                        observation: Some(*observation),
+                        grant,
+                    }),
+                    Finished::Busy(target, key) => {
+                        let e = expected(&target);
+                        parked.entry(key).or_default().push((e, target));
+                    }
+                    Finished::Abandoned => abandoned += 1,
+                }
+                // Whatever ended, an address may have room now.
+                unpark(&mut parked, &mut queues, &mut returning, &addresses);
             }
             Err(e) => {
                 // Only a cancelled outer task gets here (the runtime shutting down).
@@ -203,15 +269,50 @@ pub async fn crawl(
     abandoned
 }
 
+/// Put targets set aside back on their hosts' queues, longest expected first, as many per
+/// address key as it has room for: its capacity less its occupants and the targets already put
+/// back and not yet done.
+fn unpark(
+    parked: &mut HashMap<IpAddr, Vec<(Duration, Target)>>,
+    queues: &mut HashMap<String, (Vec<Queued>, Duration)>,
+    returning: &mut HashMap<IpAddr, usize>,
+    gate: &AddressGate,
+) {
+    parked.retain(|key, waiting| {
+        let pending = returning.get(key).copied().unwrap_or(0);
+        let room = gate
+            .capacity()
+            .saturating_sub(gate.occupants(*key))
+            .saturating_sub(pending);
+        for _ in 0..room {
+            let Some(longest) = (0..waiting.len()).max_by_key(|&i| waiting[i].0) else {
+                break;
+            };
+            let (e, target) = waiting.swap_remove(longest);
+            let host = match &target.kind {
+                TargetKind::Remote { url, .. } => host_key(url),
+                TargetKind::Package { .. } => unreachable!("only remotes are queued"),
+            };
+            let (q, left) = queues.entry(host).or_default();
+            let at = q.partition_point(|(x, ..)| *x <= e);
+            q.insert(at, (e, target, Some(*key)));
+            *left += e;
+            *returning.entry(*key).or_default() += 1;
+        }
+        !waiting.is_empty()
+    });
+    returning.retain(|_, n| *n > 0);
+}
+
 /// The politeness key of a URL: its host, lower-cased, without port, userinfo or a root dot
-/// (`name.example.` is the host `name.example`).
+/// (`name.example.` is the host `name.example`, as [`guard::strip_root_dot`] pins it).
 pub fn host_key(url: &str) -> String {
     match url::Url::parse(url) {
-        Ok(u) => u
-            .host_str()
-            .unwrap_or("")
-            .trim_end_matches('.')
-            .to_ascii_lowercase(),
+        Ok(mut u) => {
+            // A host of dots only stays as it is (the guard refuses it as a bad URL).
+            let _ = guard::strip_root_dot(&mut u);
+            u.host_str().unwrap_or("").to_ascii_lowercase()
+        }
         Err(_) => url.to_ascii_lowercase(),
     }
 }

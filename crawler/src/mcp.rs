@@ -35,6 +35,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
@@ -43,7 +44,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::body::{Body, BodyError};
-use crate::budget::{self as budget, AddressGate, Budget, Grant, Hold, Meter};
+use crate::budget::{self as budget, AddressGate, Budget, Busy, Grant, Hold, Meter};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
 use crate::jsonrpc::{self, Id, Message};
 use crate::limits;
@@ -146,9 +147,23 @@ pub async fn observe_with_hint(
     declared_transport: &str,
     hint: Option<Transport>,
 ) -> Observation {
-    observe_gated(config, url, declared_transport, hint, None)
-        .await
-        .0
+    match observe_gated(config, url, declared_transport, hint, None, None).await {
+        Gated::Done(obs, _) => *obs,
+        // Without a gate nothing is ever busy, and without a stop flag nothing is abandoned.
+        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop flag"),
+    }
+}
+
+/// How [`observe_gated`] ended.
+#[derive(Debug)]
+pub(crate) enum Gated {
+    /// Observed; the grant the pages are accounted to (shrunk to what they hold).
+    Done(Box<Observation>, Option<Grant>),
+    /// An address this target resolved to was full ([`AddressGate::join`]): nothing was dialled.
+    Busy(std::net::IpAddr),
+    /// The stop flag was set while it waited (for DNS, its address or budget): nothing of it is
+    /// kept, and it is not an observation.
+    Abandoned,
 }
 
 /// Runs of one observation at most: the first under [`Limits::grant`], a second under a grant
@@ -160,27 +175,36 @@ const RUNS: usize = 3;
 ///
 /// Waiting for the address or for budget happens before the deadline starts, and a run
 /// restarted for budget gets a fresh deadline; [`Observation::elapsed`] counts the runs only.
+/// Every wait (DNS, the address, budget) ends as [`Gated::Abandoned`] once `stop` is set; a
+/// run under way is not interrupted (it ends by its deadline).
 pub(crate) async fn observe_gated(
     config: &ClientConfig,
     url: &str,
     declared: &str,
     hint: Option<Transport>,
-    gate: Option<&AddressGate>,
-) -> (Observation, Option<Grant>) {
+    gate: Option<&Arc<AddressGate>>,
+    stop: Option<&AtomicBool>,
+) -> Gated {
     let deadline = config.limits.deadline;
     let mut obs = Observation::start();
     let checked = Instant::now();
-    let pinned = tokio::time::timeout(
-        deadline,
-        guard::check(url, config.policy, config.resolver.as_ref()),
+    let pinned = budget::unless_stopped(
+        tokio::time::timeout(
+            deadline,
+            guard::check(url, config.policy, config.resolver.as_ref()),
+        ),
+        stop,
     )
     .await;
+    let Some(pinned) = pinned else {
+        return Gated::Abandoned;
+    };
     let pinned = match pinned {
         Err(_) => {
             obs.status = Status::Timeout;
             obs.detail = format!("dns: no answer within {} s", deadline.as_secs_f64());
             obs.elapsed = checked.elapsed();
-            return (obs, None);
+            return Gated::Done(Box::new(obs), None);
         }
         Ok(Err(e)) => {
             obs.status = match e {
@@ -192,20 +216,30 @@ pub(crate) async fn observe_gated(
             };
             obs.detail = e.to_string();
             obs.elapsed = checked.elapsed();
-            return (obs, None);
+            return Gated::Done(Box::new(obs), None);
         }
         Ok(Ok(p)) => p,
     };
     let mut spent = checked.elapsed();
-    let _addresses = match gate {
-        Some(g) => Some(g.enter(&pinned.addrs).await),
-        None => None,
-    };
+    // Held to the end: the observation occupies its addresses while it runs.
+    let mut _place = None;
+    if let Some(g) = gate {
+        let mut place = match g.join(&pinned.addrs) {
+            Ok(p) => p,
+            Err(Busy(key)) => return Gated::Busy(key),
+        };
+        if budget::unless_stopped(place.wait(), stop).await.is_none() {
+            return Gated::Abandoned;
+        }
+        _place = Some(place);
+    }
     let mut want = config.limits.grant;
     let mut run_no = 0;
     loop {
         run_no += 1;
-        let grant = config.budget.acquire(want).await;
+        let Some(grant) = budget::unless_stopped(config.budget.acquire(want), stop).await else {
+            return Gated::Abandoned;
+        };
         let meter = Arc::new(Meter::new(grant));
         obs = Observation::start();
         obs.address = pinned.addrs.first().copied();
@@ -250,7 +284,7 @@ pub(crate) async fn observe_gated(
                 if let Some(g) = &mut grant {
                     g.shrink_to(held_bytes(&obs));
                 }
-                return (obs, grant);
+                return Gated::Done(Box::new(obs), grant);
             }
         }
     }

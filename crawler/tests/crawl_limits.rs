@@ -202,3 +202,189 @@ fn page_bytes(outcome: &Outcome) -> usize {
         .as_ref()
         .map_or(0, |o| o.pages.iter().map(String::capacity).sum())
 }
+
+/// Remote targets for `names`, each `http://NAME:port/mcp`.
+fn named_targets(names: &[String], port: u16) -> Vec<Target> {
+    names
+        .iter()
+        .map(|n| Target {
+            server: format!("io.example/{n}"),
+            version: "1".into(),
+            kind: TargetKind::Remote {
+                transport: "streamable-http".into(),
+                url: format!("http://{n}:{port}/mcp"),
+            },
+            skip: None,
+        })
+        .collect()
+}
+
+/// A small, fast-answering page for the scheduling tests.
+fn small(delay: Duration) -> Spec {
+    Spec {
+        page_bytes: 4 * 1024,
+        pages: 1,
+        chunk: 4 * 1024,
+        pause: Duration::ZERO,
+        delay,
+    }
+}
+
+/// 48 names on one slow address, listed first, and 8 hosts on addresses of their own, with 8
+/// global slots: the shared address takes at most `per_host + waiting_per_address` of them, so
+/// the other hosts are all observed while the shared address has most of its names to go
+/// (before, its waiters filled every slot and the other hosts came last).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_waiting_on_one_address_do_not_take_every_slot() {
+    const SHARED: usize = 48;
+    const OTHERS: usize = 8;
+    let shared_ip: IpAddr = "127.0.4.1".parse().unwrap();
+    let shared = Big::start(shared_ip, small(Duration::from_millis(20))).await;
+    let mut others = Vec::new();
+    for i in 0..OTHERS {
+        let ip = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 4, 10 + i as u8));
+        others.push(Big::start(ip, small(Duration::ZERO)).await);
+    }
+    // Names sort so the shared ones are scheduled first (ties go to the smaller name).
+    let mut table: HashMap<String, Vec<IpAddr>> = HashMap::new();
+    let shared_names: Vec<String> = (0..SHARED).map(|i| format!("a{i:02}.example")).collect();
+    for n in &shared_names {
+        table.insert(n.clone(), vec![shared_ip]);
+    }
+    let mut targets = named_targets(&shared_names, shared.addr.port());
+    for (i, s) in others.iter().enumerate() {
+        let name = format!("z{i}.example");
+        table.insert(name.clone(), vec![s.addr.ip()]);
+        targets.extend(named_targets(&[name], s.addr.port()));
+    }
+    let mut config = CrawlConfig::default();
+    config.client.policy.allow_private = true;
+    config.client.resolver = Arc::new(StaticResolver(table));
+    config.concurrency = 8;
+    // The order outcomes arrive in: true for the shared address.
+    let mut order = Vec::new();
+    let abandoned = crawl::crawl(&config, targets, |outcome| {
+        let obs = outcome.observation.expect("dialled");
+        assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+        let url = match &outcome.target.kind {
+            TargetKind::Remote { url, .. } => url.clone(),
+            TargetKind::Package { .. } => unreachable!(),
+        };
+        order.push(url.contains("//a"));
+    })
+    .await;
+    assert_eq!(abandoned, 0);
+    assert_eq!(order.len(), SHARED + OTHERS);
+    let shared_before_last_other = order
+        .iter()
+        .rposition(|s| !s)
+        .map(|last| order[..last].iter().filter(|s| **s).count())
+        .unwrap();
+    eprintln!(
+        "{shared_before_last_other} of {SHARED} shared names done before the last other host"
+    );
+    assert!(
+        shared_before_last_other < SHARED / 2,
+        "{shared_before_last_other} of {SHARED} shared-address names finished before the last other host"
+    );
+    let max = shared.stats.max_in_flight.load(Ordering::SeqCst);
+    assert!(
+        max <= config.per_host,
+        "{max} at once at the shared address"
+    );
+}
+
+/// Six names on one address whose server answers slowly, and the stop flag set once it has
+/// its first request: the two running finish and are delivered, the two waiting for the
+/// address and the two set aside are abandoned (no outcome, counted), and none of them dials.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_abandons_observations_waiting_for_their_address() {
+    let ip: IpAddr = "127.0.5.1".parse().unwrap();
+    let server = Big::start(ip, small(Duration::from_millis(400))).await;
+    let names: Vec<String> = (0..6).map(|i| format!("s{i}.example")).collect();
+    let table = names.iter().map(|n| (n.clone(), vec![ip])).collect();
+    let mut config = CrawlConfig::default();
+    config.client.policy.allow_private = true;
+    config.client.resolver = Arc::new(StaticResolver(table));
+    let stop = config.stop.clone();
+    let stats = server.stats.clone();
+    let stopper = tokio::spawn(async move {
+        // Bounded: the server sees a request within seconds or the test fails below.
+        for _ in 0..500 {
+            if stats.requests.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let mut observed = 0;
+    let abandoned = crawl::crawl(&config, named_targets(&names, server.addr.port()), |o| {
+        let obs = o.observation.expect("dialled");
+        assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+        observed += 1;
+    })
+    .await;
+    stopper.await.unwrap();
+    assert_eq!(observed, 2);
+    assert_eq!(abandoned, 4);
+    assert_eq!(server.stats.tools_list.load(Ordering::SeqCst), 2);
+}
+
+/// Two hosts and a budget one observation takes whole: the second waits for budget, and when
+/// the stop flag is set it gives up and is counted as abandoned, while the first finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_abandons_observations_waiting_for_budget() {
+    let a = Big::start(
+        "127.0.6.1".parse().unwrap(),
+        small(Duration::from_millis(400)),
+    )
+    .await;
+    let b = Big::start(
+        "127.0.6.2".parse().unwrap(),
+        small(Duration::from_millis(400)),
+    )
+    .await;
+    let mut config = CrawlConfig::default();
+    config.client.policy.allow_private = true;
+    config.client.budget = Budget::new(1024 * 1024);
+    config.client.limits.grant = 1024 * 1024;
+    let targets = [&a, &b]
+        .iter()
+        .map(|s| Target {
+            server: "io.example/b".into(),
+            version: "1".into(),
+            kind: TargetKind::Remote {
+                transport: "streamable-http".into(),
+                url: s.url(),
+            },
+            skip: None,
+        })
+        .collect();
+    let stop = config.stop.clone();
+    let (sa, sb) = (a.stats.clone(), b.stats.clone());
+    let stopper = tokio::spawn(async move {
+        for _ in 0..500 {
+            if sa.requests.load(Ordering::SeqCst) + sb.requests.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let mut observed = 0;
+    let abandoned = crawl::crawl(&config, targets, |o| {
+        let obs = o.observation.expect("dialled");
+        assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+        observed += 1;
+    })
+    .await;
+    stopper.await.unwrap();
+    assert_eq!((observed, abandoned), (1, 1));
+    let dialled = a.stats.requests.load(Ordering::SeqCst) > 0;
+    assert_ne!(
+        dialled,
+        b.stats.requests.load(Ordering::SeqCst) > 0,
+        "exactly one dialled"
+    );
+}
