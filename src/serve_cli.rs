@@ -150,8 +150,11 @@ pub async fn serve(
         shown(files.was),
         shown(files.hard),
     );
-    let app = toolmark_api::router(Arc::new(state));
     let stats = Arc::new(toolmark_server::Stats::default());
+    let mut state = state;
+    let counters = stats.clone();
+    state.extra_metrics = Some(Arc::new(move || counters.prometheus()));
+    let app = toolmark_api::router(Arc::new(state));
     toolmark_server::serve(listener, app, limits, stats, shutdown)
         .await
         .context("serving")

@@ -249,6 +249,17 @@ fn an_idle_flood_from_one_address_leaves_health_answering() {
             latencies.push(started.elapsed().as_secs_f64() * 1000.0);
             assert!(status.contains(" 200 "), "{status} {body}");
         }
+        // The refusals show in /metrics.
+        let (_, metrics) = exchange([127, 0, 0, 2], addr, &get("/metrics")).await;
+        let refused: u64 = metrics
+            .lines()
+            .find(|l| {
+                l.starts_with("toolmark_http_connections_refused_total{reason=\"per_client\"}")
+            })
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no refusal counter in {metrics}"));
+        assert!(refused >= 1_900, "{refused} refused");
         (latencies, flood.len())
     });
     let mut sorted = latencies.clone();

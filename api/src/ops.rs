@@ -359,6 +359,9 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
             "toolmark_sensitive_rate_limited_total {}",
             state.metrics.sensitive_limited.load(Ordering::Relaxed)
         );
+        if let Some(more) = &state.extra_metrics {
+            out.push_str(&more());
+        }
         Ok(out)
     })
     .await

@@ -80,6 +80,9 @@ pub struct AppState {
     pub document_streams: Arc<tokio::sync::Semaphore>,
     /// Request counters for `/metrics`.
     pub metrics: crate::ops::Metrics,
+    /// More Prometheus text appended to `/metrics` (the connection layer's counters, which
+    /// the process serving this router keeps).
+    pub extra_metrics: Option<Arc<dyn Fn() -> String + Send + Sync>>,
     /// Signed `/check` answers of the current second.
     pub answers: crate::check::AnswerCache,
     /// The last verified checkpoint and the file identity it was read from.
@@ -217,6 +220,7 @@ impl AppState {
                 crate::documents::MAX_DOCUMENT_STREAMS,
             )),
             metrics: crate::ops::Metrics::default(),
+            extra_metrics: None,
             checkpoint: Mutex::new(None),
             answers: crate::check::AnswerCache::default(),
         })

@@ -49,6 +49,80 @@ pub struct Stats {
     pub request_timeouts: AtomicU64,
     /// Connections still open when the shutdown deadline passed (dropped).
     pub dropped_at_shutdown: AtomicU64,
+    /// Connections open now.
+    pub open: AtomicU64,
+}
+
+impl Stats {
+    /// The counters as Prometheus text (for `/metrics`).
+    pub fn prometheus(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "# HELP toolmark_http_connections_open Client connections open now."
+        );
+        let _ = writeln!(out, "# TYPE toolmark_http_connections_open gauge");
+        let _ = writeln!(out, "toolmark_http_connections_open {}", load(&self.open));
+        let _ = writeln!(
+            out,
+            "# HELP toolmark_http_connections_refused_total Connections closed at accept: their client held its share (per_client) or the server its cap (total)."
+        );
+        let _ = writeln!(
+            out,
+            "# TYPE toolmark_http_connections_refused_total counter"
+        );
+        let _ = writeln!(
+            out,
+            "toolmark_http_connections_refused_total{{reason=\"per_client\"}} {}",
+            load(&self.refused_per_client)
+        );
+        let _ = writeln!(
+            out,
+            "toolmark_http_connections_refused_total{{reason=\"total\"}} {}",
+            load(&self.refused_total)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP toolmark_http_connections_closed_total Connections closed by a timeout: idle (no request) or stalled (a response made no progress)."
+        );
+        let _ = writeln!(out, "# TYPE toolmark_http_connections_closed_total counter");
+        let _ = writeln!(
+            out,
+            "toolmark_http_connections_closed_total{{reason=\"idle\"}} {}",
+            load(&self.idle_closed)
+        );
+        let _ = writeln!(
+            out,
+            "toolmark_http_connections_closed_total{{reason=\"stalled\"}} {}",
+            load(&self.stalled_closed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP toolmark_http_body_budget_refused_total Requests answered 503 because the request-body budget was spent."
+        );
+        let _ = writeln!(
+            out,
+            "# TYPE toolmark_http_body_budget_refused_total counter"
+        );
+        let _ = writeln!(
+            out,
+            "toolmark_http_body_budget_refused_total {}",
+            load(&self.body_budget_refused)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP toolmark_http_request_timeouts_total Requests answered 408 at the request deadline."
+        );
+        let _ = writeln!(out, "# TYPE toolmark_http_request_timeouts_total counter");
+        let _ = writeln!(
+            out,
+            "toolmark_http_request_timeouts_total {}",
+            load(&self.request_timeouts)
+        );
+        out
+    }
 }
 
 /// Why serving stopped with an error.
@@ -314,6 +388,15 @@ fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
     b
 }
 
+/// Counts a connection in [`Stats::open`] until dropped (however its task ends).
+struct Open<'a>(&'a AtomicU64);
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Is this accept error about the process (descriptors, memory) rather than one peer?
 fn process_starved(e: &std::io::Error) -> bool {
     matches!(
@@ -400,8 +483,10 @@ pub async fn serve(
         let conn = graceful.watch(conn);
         let watch = watchdog(activity, limits.clone());
         let stats = stats.clone();
+        stats.open.fetch_add(1, Ordering::Relaxed);
         connections.spawn(async move {
             let _admitted = admitted;
+            let _open = Open(&stats.open);
             tokio::select! {
                 _ = conn => {}
                 closed = watch => {
