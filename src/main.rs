@@ -73,7 +73,7 @@ enum Command {
     /// The whole service in one process: the API, feeds and desk, and the schedules (the daily
     /// registry crawl, the hourly checkpoint heartbeat). Configured by a TOML file, environment
     /// variables and flags (docs/operations.md).
-    Run(config::RunArgs),
+    Run(Box<config::RunArgs>),
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),
@@ -99,7 +99,7 @@ fn main() -> ExitCode {
         Command::Log { command } => log_cli::run(command),
         Command::Crawl(args) => crawl_cli::run(args).map(|()| true),
         Command::Serve(args) => serve_cli::run(args).map(|()| true),
-        Command::Run(args) => run_cli::run(args),
+        Command::Run(args) => run_cli::run(*args),
         Command::Demo(args) => demo::run(args).map(|()| true),
         Command::Sensitive {
             file,
