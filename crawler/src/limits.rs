@@ -113,9 +113,11 @@ pub const MAX_DETAIL_EXCERPT: usize = 300;
 pub const MEMORY_BUDGET: usize = 192 * 1024 * 1024;
 
 /// What each observation is granted from [`MEMORY_BUDGET`] when it starts. The largest real
-/// tool set (0.10 MB) is charged under 0.5 MiB; 1 MiB covers every real server without asking
-/// again, and 256 observations × 1 MiB leave most of the budget for the few large ones.
-pub const OBSERVATION_GRANT: usize = 1024 * 1024;
+/// tool set (0.10 MB) is charged under 0.5 MiB, so 512 KiB covers every real server without
+/// asking again (a larger one grows its grant without waiting while the budget has room), and
+/// [`MAX_CONCURRENT_OBSERVATIONS`] × 512 KiB = 128 MiB leaves a third of the budget for the
+/// few large ones: the global slots, not the budget, bound an ordinary crawl's concurrency.
+pub const OBSERVATION_GRANT: usize = 512 * 1024;
 
 /// The most addresses one host name may resolve to; more is a sign of a broken or hostile DNS
 /// answer and every one would have to be checked.
