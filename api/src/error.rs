@@ -64,21 +64,9 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The `error` code of a status: its reason phrase in lowercase, words joined by `-`
-/// (`bad-request`, `not-found`, `payload-too-large`, `method-not-allowed`…).
-pub fn error_code(status: StatusCode) -> String {
-    status
-        .canonical_reason()
-        .unwrap_or("error")
-        .to_ascii_lowercase()
-        .replace(' ', "-")
-}
-
-/// A JSON error response: `status` and `{"error": error_code(status), "detail": detail}`.
-pub fn json_error(status: StatusCode, detail: &str) -> Response {
-    let body = serde_json::json!({ "error": error_code(status), "detail": detail });
-    (status, axum::Json(body)).into_response()
-}
+/// The JSON error shape is the connection layer's, so a refusal looks the same whichever
+/// layer made it.
+pub use toolmark_server::{error_code, json_error};
 
 /// Longest text of a framework rejection read back to become the `detail` of a JSON error
 /// (axum's rejection texts are one sentence; anything longer is not one of them).

@@ -15,6 +15,24 @@ use std::net::{IpAddr, Ipv6Addr};
 pub use limits::{FileLimit, Limits, connection_cap, raise_file_limit};
 pub use serve::{ServeError, Stats, serve};
 
+/// The `error` code of a status in toolmark's JSON errors: its reason phrase in lowercase,
+/// words joined by `-` (`bad-request`, `payload-too-large`, `service-unavailable`…).
+pub fn error_code(status: axum::http::StatusCode) -> String {
+    status
+        .canonical_reason()
+        .unwrap_or("error")
+        .to_ascii_lowercase()
+        .replace(' ', "-")
+}
+
+/// toolmark's JSON error response, the one shape every refusal has (the connection layer's and
+/// the API's): `status` and `{"error": error_code(status), "detail": detail}`.
+pub fn json_error(status: axum::http::StatusCode, detail: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body = serde_json::json!({ "error": error_code(status), "detail": detail });
+    (status, axum::Json(body)).into_response()
+}
+
 /// The unit one client is counted as, for connection caps and rate limits: an IPv4 address
 /// itself; an IPv6 address by its /64 (one subscriber's prefix: anyone given a /64 can use
 /// 2^64 addresses, so a per-/128 key would give them unlimited buckets). IPv4-mapped IPv6

@@ -14,7 +14,7 @@ use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http_body::Body as _;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use tower::ServiceExt;
 
 use crate::conn::{Activity, Admission, Refusal, Tracked, Watched};
+use crate::json_error;
 use crate::limits::Limits;
 
 /// Pause after an accept error that is about the process, not the peer (out of file
@@ -131,18 +132,6 @@ pub enum ServeError {
     /// The listener failed in a way that is not about one connection.
     #[error("accepting connections: {0}")]
     Accept(std::io::Error),
-}
-
-/// A JSON error body in the API's shape (`{"error", "detail"}`, the code being the status's
-/// reason in kebab case), for what this layer answers itself.
-fn json_error(status: StatusCode, detail: &str) -> Response {
-    let code = status
-        .canonical_reason()
-        .unwrap_or("error")
-        .to_ascii_lowercase()
-        .replace(' ', "-");
-    let body = serde_json::json!({ "error": code, "detail": detail });
-    (status, axum::Json(body)).into_response()
 }
 
 struct Budget {
