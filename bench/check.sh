@@ -32,6 +32,7 @@
 # Environment: OUT (default target/bench-check/<UTC time>), ROUNDS (2), DURATION (20s), WARMUP
 # (5s), CONNECTIONS (64), THREADS (2), BODIES ("digest tools distinct"), HISTOR_PYTHON (default:
 # scripts/histor-venv's interpreter), SKIP_BUILD=1 to use the binaries in target/release,
+# TOOLMARK_BIN=PATH to measure another toolmark binary (an earlier commit's, for a before/after),
 # QUIET_MAX (600: seconds to wait for an idle machine before each body's three runs; 0: don't).
 # SINGLE=0 skips the one-connection pass.
 # Raw output (wrk, answers, server logs, CPU seconds, load) stays in OUT; the tables are printed
@@ -63,7 +64,10 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
 fi
 # Private copies: target/release is shared, and another build may replace it during the run.
 mkdir -p "$out/bin"
-cp "$root/target/release/toolmark" "$root/target/release/standin-fleet" "$out/bin/"
+# TOOLMARK_BIN: another toolmark binary to measure (e.g. an earlier commit's build), with the
+# same fleet, bodies and peers.
+cp "${TOOLMARK_BIN:-$root/target/release/toolmark}" "$out/bin/toolmark"
+cp "$root/target/release/standin-fleet" "$out/bin/"
 toolmark="$out/bin/toolmark"
 fleet_bin="$out/bin/standin-fleet"
 histor_python="${HISTOR_PYTHON:-$(scripts/histor-venv)}"
