@@ -144,7 +144,6 @@ struct Budget {
     /// The most one client may hold of each pool: (small, shared).
     per_client: (usize, usize),
     max_body: usize,
-    stats: Arc<Stats>,
 }
 
 /// What a request reserves of the body budget: nothing for an empty body, its declared length
@@ -229,9 +228,20 @@ impl Budget {
     }
 }
 
-async fn body_budget(State(budget): State<Arc<Budget>>, request: Request, next: Next) -> Response {
+/// What every request passes before its route: the body budget and the request deadline.
+struct Guard {
+    budget: Budget,
+    request_timeout: Duration,
+    stats: Arc<Stats>,
+}
+
+/// Take the request's share of the body budget (or refuse it: 413 for a declared body over
+/// the largest accepted, 503 when the budget is spent), then run it under the request
+/// deadline (408 past it). One middleware for both: each layer costs a clone and a boxed
+/// future per request.
+async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let budget = &g.budget;
     let need = match reservation(&request, budget.max_body) {
-        Ok(0) => return next.run(request).await,
         Ok(n) => n,
         Err(declared) => {
             return json_error(
@@ -243,79 +253,88 @@ async fn body_budget(State(budget): State<Arc<Budget>>, request: Request, next: 
             );
         }
     };
-    let client = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(std::net::IpAddr::from([0u8, 0, 0, 0]), |c| {
-            crate::client_key(c.0.ip())
-        });
-    let Some(held) = budget.reserve(client, need) else {
-        budget
-            .stats
-            .body_budget_refused
-            .fetch_add(1, Ordering::Relaxed);
-        let mut r = json_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many request bodies are in flight; retry shortly",
-        );
-        r.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(crate::limits::BUSY_RETRY_AFTER_SECONDS),
-        );
-        return r;
+    let held = if need == 0 {
+        None
+    } else {
+        let client = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(std::net::IpAddr::from([0u8, 0, 0, 0]), |c| {
+                crate::client_key(c.0.ip())
+            });
+        let Some(held) = budget.reserve(client, need) else {
+            g.stats.body_budget_refused.fetch_add(1, Ordering::Relaxed);
+            let mut r = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many request bodies are in flight; retry shortly",
+            );
+            r.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(crate::limits::BUSY_RETRY_AFTER_SECONDS),
+            );
+            return r;
+        };
+        Some(held)
     };
-    // Held until the handler is done with the body (it is buffered inside the handler).
-    let response = next.run(request).await;
-    drop(held);
-    response
-}
-
-async fn deadline(
-    State((limit, stats)): State<(Duration, Arc<Stats>)>,
-    request: Request,
-    next: Next,
-) -> Response {
-    match tokio::time::timeout(limit, next.run(request)).await {
+    // The reservation is held until the handler is done with the body (it is buffered
+    // inside the handler).
+    let response = match tokio::time::timeout(g.request_timeout, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
-            stats.request_timeouts.fetch_add(1, Ordering::Relaxed);
+            g.stats.request_timeouts.fetch_add(1, Ordering::Relaxed);
             json_error(
                 StatusCode::REQUEST_TIMEOUT,
                 &format!(
                     "the request was not complete within {} s",
-                    limit.as_secs_f64()
+                    g.request_timeout.as_secs_f64()
                 ),
             )
         }
-    }
+    };
+    drop(held);
+    response
 }
 
-/// `router` under the request layers: the deadline, the body budget, the body idle timeout.
-pub fn layered(router: Router, limits: &Limits, stats: Arc<Stats>) -> Router {
+/// `router` under the request layers (the body budget and deadline, the body idle timeout),
+/// as one service around the whole router rather than around each route: a middleware clones
+/// what it wraps per request, and a router is one `Arc` where a route is its chain of layers.
+pub fn layered(
+    router: Router,
+    limits: &Limits,
+    stats: Arc<Stats>,
+) -> impl tower::Service<
+    hyper::Request<hyper::body::Incoming>,
+    Response = Response,
+    Error = Infallible,
+    Future: Send,
+> + Clone
++ Send
++ 'static {
     let total = limits.request_body_budget.min(Semaphore::MAX_PERMITS);
     let small = total / crate::limits::SMALL_BODY_POOL_SHARE;
     let share = crate::limits::PER_CLIENT_BODY_SHARE;
-    let budget = Arc::new(Budget {
-        shared: Semaphore::new(total - small),
-        small: Semaphore::new(small),
-        held: std::sync::Mutex::default(),
-        // Each at least one body of the largest size it takes, or no body could ever pass.
-        per_client: (
-            (small / share).max(crate::limits::SMALL_BODY),
-            ((total - small) / share).max(limits.max_request_body),
-        ),
-        max_body: limits.max_request_body,
-        stats: stats.clone(),
+    let guard_state = Arc::new(Guard {
+        budget: Budget {
+            shared: Semaphore::new(total - small),
+            small: Semaphore::new(small),
+            held: std::sync::Mutex::default(),
+            // Each at least one body of the largest size it takes, or no body could pass.
+            per_client: (
+                (small / share).max(crate::limits::SMALL_BODY),
+                ((total - small) / share).max(limits.max_request_body),
+            ),
+            max_body: limits.max_request_body,
+        },
+        request_timeout: limits.request_timeout,
+        stats,
     });
-    router
+    tower::ServiceBuilder::new()
+        .map_request(|r: hyper::Request<hyper::body::Incoming>| r.map(axum::body::Body::new))
+        .layer(axum::middleware::from_fn_with_state(guard_state, guard))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             limits.body_idle_timeout,
         ))
-        .layer(axum::middleware::from_fn_with_state(budget, body_budget))
-        .layer(axum::middleware::from_fn_with_state(
-            (limits.request_timeout, stats),
-            deadline,
-        ))
+        .service(router)
 }
 
 /// Why a connection's watchdog closed it.
@@ -461,9 +480,16 @@ pub async fn serve(
                 let activity = activity.clone();
                 async move {
                     let response = app.oneshot(request).await.unwrap_or_else(|e| match e {});
-                    Ok::<_, Infallible>(
-                        response.map(|body| axum::body::Body::new(Tracked::new(body, activity))),
-                    )
+                    // Small answers of known size go out in one write; larger or streamed ones
+                    // are tracked so a stalled one is seen (`conn::Tracked`).
+                    let small = http_body::Body::size_hint(response.body())
+                        .exact()
+                        .is_some_and(|n| n <= crate::conn::RESPONSE_PIECE as u64);
+                    Ok::<_, Infallible>(if small {
+                        response
+                    } else {
+                        response.map(|body| axum::body::Body::new(Tracked::new(body, activity)))
+                    })
                 }
             })
         };
