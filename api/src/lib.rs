@@ -68,7 +68,10 @@ pub fn router(state: Arc<AppState>) -> Router {
     let outer = tower::ServiceBuilder::new()
         .layer(cors)
         .layer(axum::middleware::from_fn(error::uniform_errors))
-        .layer(axum::middleware::from_fn_with_state(state, ops::limit_checks))
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            ops::limit_checks,
+        ))
         .service(routes);
     Router::new().fallback_service(outer)
 }
