@@ -191,6 +191,8 @@ impl Activity {
 /// Largest piece of a response body handed to hyper at once. Smaller pieces make a stalled
 /// response visible: HTTP/2 flow control can leave a stream unable to send without the socket
 /// ever blocking, and hyper then stops taking pieces from the body ([`Tracked`] sees that).
+/// Responses of known size up to this are not tracked: they go out in one write, and one
+/// stalled costs at most this much.
 pub const RESPONSE_PIECE: usize = 16 * 1024;
 
 /// A response body that reports its progress to the connection's [`Activity`] and hands its
