@@ -54,74 +54,64 @@ pub struct Stats {
     pub open: AtomicU64,
 }
 
+/// One Prometheus metric: name (after `toolmark_http_`), type, help, (labels, value) samples.
+type Metric<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, u64)>);
+
 impl Stats {
     /// The counters as Prometheus text (for `/metrics`).
     pub fn prometheus(&self) -> String {
         use std::fmt::Write;
-        let mut out = String::new();
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "# HELP toolmark_http_connections_open Client connections open now."
-        );
-        let _ = writeln!(out, "# TYPE toolmark_http_connections_open gauge");
-        let _ = writeln!(out, "toolmark_http_connections_open {}", load(&self.open));
-        let _ = writeln!(
-            out,
-            "# HELP toolmark_http_connections_refused_total Connections closed at accept: their client held its share (per_client) or the server its cap (total)."
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE toolmark_http_connections_refused_total counter"
-        );
-        let _ = writeln!(
-            out,
-            "toolmark_http_connections_refused_total{{reason=\"per_client\"}} {}",
-            load(&self.refused_per_client)
-        );
-        let _ = writeln!(
-            out,
-            "toolmark_http_connections_refused_total{{reason=\"total\"}} {}",
-            load(&self.refused_total)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP toolmark_http_connections_closed_total Connections closed by a timeout: idle (no request) or stalled (a response made no progress)."
-        );
-        let _ = writeln!(out, "# TYPE toolmark_http_connections_closed_total counter");
-        let _ = writeln!(
-            out,
-            "toolmark_http_connections_closed_total{{reason=\"idle\"}} {}",
-            load(&self.idle_closed)
-        );
-        let _ = writeln!(
-            out,
-            "toolmark_http_connections_closed_total{{reason=\"stalled\"}} {}",
-            load(&self.stalled_closed)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP toolmark_http_body_budget_refused_total Requests answered 503 because the request-body budget was spent."
-        );
-        let _ = writeln!(
-            out,
-            "# TYPE toolmark_http_body_budget_refused_total counter"
-        );
-        let _ = writeln!(
-            out,
-            "toolmark_http_body_budget_refused_total {}",
-            load(&self.body_budget_refused)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP toolmark_http_request_timeouts_total Requests answered 408 at the request deadline."
-        );
-        let _ = writeln!(out, "# TYPE toolmark_http_request_timeouts_total counter");
-        let _ = writeln!(
-            out,
-            "toolmark_http_request_timeouts_total {}",
-            load(&self.request_timeouts)
-        );
+        let metrics: [Metric; 5] = [
+            (
+                "connections_open",
+                "gauge",
+                "Client connections open now.",
+                vec![("", load(&self.open))],
+            ),
+            (
+                "connections_refused_total",
+                "counter",
+                "Connections closed at accept: their client held its share (per_client) or the server its cap (total).",
+                vec![
+                    ("reason=\"per_client\"", load(&self.refused_per_client)),
+                    ("reason=\"total\"", load(&self.refused_total)),
+                ],
+            ),
+            (
+                "connections_closed_total",
+                "counter",
+                "Connections closed by a timeout: idle (no request) or stalled (a response made no progress).",
+                vec![
+                    ("reason=\"idle\"", load(&self.idle_closed)),
+                    ("reason=\"stalled\"", load(&self.stalled_closed)),
+                ],
+            ),
+            (
+                "body_budget_refused_total",
+                "counter",
+                "Requests answered 503 because the request-body budget was spent.",
+                vec![("", load(&self.body_budget_refused))],
+            ),
+            (
+                "request_timeouts_total",
+                "counter",
+                "Requests answered 408 at the request deadline.",
+                vec![("", load(&self.request_timeouts))],
+            ),
+        ];
+        let mut out = String::new();
+        for (name, kind, help, values) in metrics {
+            let _ = writeln!(out, "# HELP toolmark_http_{name} {help}");
+            let _ = writeln!(out, "# TYPE toolmark_http_{name} {kind}");
+            for (labels, value) in values {
+                if labels.is_empty() {
+                    let _ = writeln!(out, "toolmark_http_{name} {value}");
+                } else {
+                    let _ = writeln!(out, "toolmark_http_{name}{{{labels}}} {value}");
+                }
+            }
+        }
         out
     }
 }
