@@ -53,6 +53,12 @@ pub const MAX_CONCURRENT_LOADS: usize = 2;
 /// memory on our side (plus one chunk held back until the digest is checked).
 pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 
+/// Documents waiting to be read and parsed, at most (beyond the [`MAX_CONCURRENT_LOADS`] being
+/// parsed). A load runs on even when the request that asked for it gives up, so without a
+/// bound one client could queue thousands; past it, a page whose set is not cached gets 503
+/// with `Retry-After` (cached sets are still served).
+pub const MAX_QUEUED_LOADS: usize = 16;
+
 /// Documents streamed at once (each holds its blob file open and one chunk in memory). 64
 /// whole documents in flight is far beyond real use (a client fetches one when a page links
 /// to it); the file descriptors stay within the connection layer's reserve
@@ -135,6 +141,8 @@ pub struct ToolSetCache {
     state: Mutex<CacheState>,
     loading: tokio::sync::Semaphore,
     loads: AtomicU64,
+    /// Loads started and not finished (queued or being parsed).
+    pending: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for ToolSetCache {
@@ -153,6 +161,7 @@ impl ToolSetCache {
             state: Mutex::new(CacheState::default()),
             loading: tokio::sync::Semaphore::new(MAX_CONCURRENT_LOADS),
             loads: AtomicU64::new(0),
+            pending: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -199,11 +208,25 @@ impl ToolSetCache {
             let mut c = self.lock();
             c.tick += 1;
             let tick = c.tick;
-            let entry = c.entries.entry(sri).or_insert_with(|| CacheEntry {
-                slot: spawn_load(state.clone(), sri, expected.clone()),
-                cost: 0,
-                used: tick,
-            });
+            let full =
+                self.pending.load(Ordering::Relaxed) >= MAX_QUEUED_LOADS + MAX_CONCURRENT_LOADS;
+            let entry = match c.entries.entry(sri) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(_) if full => {
+                    return Err(ApiError::Unavailable(format!(
+                        "{} tool sets are being read; retry shortly",
+                        MAX_QUEUED_LOADS + MAX_CONCURRENT_LOADS
+                    )));
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    self.pending.fetch_add(1, Ordering::Relaxed);
+                    e.insert(CacheEntry {
+                        slot: spawn_load(state.clone(), sri, expected.clone()),
+                        cost: 0,
+                        used: tick,
+                    })
+                }
+            };
             entry.used = tick;
             entry.slot.clone()
         };
@@ -220,19 +243,30 @@ impl ToolSetCache {
 
     /// Read and parse `sri` once, at most [`MAX_CONCURRENT_LOADS`] documents at a time.
     async fn load_once(&self, state: &Arc<AppState>, sri: Sri, expected: String) -> Loaded {
-        let _permit = self
-            .loading
-            .acquire()
-            .await
-            .map_err(|e| format!("loading {sri}: {e}"))?;
-        self.loads.fetch_add(1, Ordering::Relaxed);
-        let blobs = state.blobs.clone();
-        let inline = self.inline_budget;
-        let r = tokio::task::spawn_blocking(move || load(&blobs, sri, &expected, inline))
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r)
-            .map(Arc::new);
+        /// Counts the load in `pending` until it ends, however it ends.
+        struct Pending<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Pending<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let _pending = Pending(&self.pending);
+        let r = async {
+            let _permit = self
+                .loading
+                .acquire()
+                .await
+                .map_err(|e| format!("loading {sri}: {e}"))?;
+            self.loads.fetch_add(1, Ordering::Relaxed);
+            let blobs = state.blobs.clone();
+            let inline = self.inline_budget;
+            tokio::task::spawn_blocking(move || load(&blobs, sri, &expected, inline))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r)
+                .map(Arc::new)
+        }
+        .await;
         self.settle(sri, &r);
         r
     }

@@ -404,7 +404,7 @@ pub async fn limit_checks(
     let post = request.method() == Method::POST;
     // `GET /api/v1/servers/{id}/sensitive` matches globs over a stored set: the same work as
     // `POST /api/v1/sensitive`, so the same limiter.
-    let sensitive_get = request.method() == Method::GET
+    let sensitive_get = (request.method() == Method::GET || request.method() == Method::HEAD)
         && path.starts_with("/api/v1/servers/")
         && path.ends_with("/sensitive");
     let limited = match path {

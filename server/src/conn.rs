@@ -105,6 +105,10 @@ pub struct Activity {
     last_ms: AtomicU64,
     /// Requests whose headers arrived on this connection.
     requests: AtomicU64,
+    /// Requests whose response headers are not out yet (a handler is working on them).
+    in_flight: AtomicU64,
+    /// Whether the socket has a write pending (hyper is flushing what a response left).
+    writing: std::sync::atomic::AtomicBool,
     /// Responses being sent: id → milliseconds after `start` of their last progress.
     responses: Mutex<HashMap<u64, u64>>,
     next_response: AtomicU64,
@@ -117,6 +121,8 @@ impl Activity {
             start: Instant::now(),
             last_ms: AtomicU64::new(0),
             requests: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            writing: std::sync::atomic::AtomicBool::new(false),
             responses: Mutex::new(HashMap::new()),
             next_response: AtomicU64::new(0),
         })
@@ -152,10 +158,24 @@ impl Activity {
         self.start
     }
 
-    /// Count a request whose headers arrived.
+    /// Count a request whose headers arrived (in flight until [`Activity::answered`]).
     pub fn request(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.touch();
+    }
+
+    /// A request's response headers are out.
+    pub fn answered(&self) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.touch();
+    }
+
+    /// Whether something is going on that the idle rule must not cut: a request a handler is
+    /// working on (the request deadline bounds it), or a socket write hyper is still
+    /// flushing (the write timeout bounds it).
+    pub fn busy(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) > 0 || self.writing.load(Ordering::Relaxed)
     }
 
     /// Requests whose headers arrived so far.
@@ -264,14 +284,17 @@ impl http_body::Body for Tracked {
     }
 
     fn size_hint(&self) -> http_body::SizeHint {
-        let mut hint = self.inner.size_hint();
-        if let Some(rest) = &self.rest {
-            let extra = rest.len() as u64;
-            hint.set_lower(hint.lower() + extra);
-            if let Some(upper) = hint.upper() {
-                hint.set_upper(upper + extra);
-            }
+        let inner = self.inner.size_hint();
+        let Some(rest) = &self.rest else {
+            return inner;
+        };
+        // The upper bound first: a lower bound may never exceed it.
+        let extra = rest.len() as u64;
+        let mut hint = http_body::SizeHint::new();
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + extra);
         }
+        hint.set_lower(inner.lower() + extra);
         hint
     }
 }
@@ -281,15 +304,17 @@ impl http_body::Body for Tracked {
 /// writing).
 pub struct Watched<S> {
     inner: S,
+    activity: Arc<Activity>,
     write_timeout: Duration,
     stalled: Option<Pin<Box<Sleep>>>,
 }
 
 impl<S> Watched<S> {
-    /// Wrap `inner`.
-    pub fn new(inner: S, write_timeout: Duration) -> Watched<S> {
+    /// Wrap `inner`; `activity` learns whether a write is pending.
+    pub fn new(inner: S, activity: Arc<Activity>, write_timeout: Duration) -> Watched<S> {
         Watched {
             inner,
+            activity,
             write_timeout,
             stalled: None,
         }
@@ -304,10 +329,13 @@ impl<S> Watched<S> {
     ) -> Poll<io::Result<T>> {
         match result {
             Poll::Ready(r) => {
-                self.stalled = None;
+                if self.stalled.take().is_some() {
+                    self.activity.writing.store(false, Ordering::Relaxed);
+                }
                 Poll::Ready(r)
             }
             Poll::Pending => {
+                self.activity.writing.store(true, Ordering::Relaxed);
                 let timeout = self.write_timeout;
                 let timer = self
                     .stalled
@@ -398,12 +426,32 @@ mod tests {
         assert_eq!(a.open(), 2);
     }
 
+    /// A body split into pieces reports a consistent size at every step (a lower bound never
+    /// above the upper one).
+    #[test]
+    fn a_split_body_reports_its_remaining_size() {
+        use http_body::Body as _;
+        let data = axum::body::Bytes::from(vec![b'x'; RESPONSE_PIECE * 2 + 10]);
+        let mut body = Tracked::new(axum::body::Body::from(data), Activity::new());
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut left = (RESPONSE_PIECE * 2 + 10) as u64;
+        assert_eq!(body.size_hint().exact(), Some(left));
+        while let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) {
+            left -= frame.into_data().unwrap().len() as u64;
+            let hint = body.size_hint();
+            assert!(hint.lower() <= hint.upper().unwrap_or(u64::MAX));
+            assert_eq!(hint.exact(), Some(left));
+        }
+        assert_eq!(left, 0);
+    }
+
     /// A write the peer never reads fails once the write timeout passes without progress.
     #[tokio::test(start_paused = true)]
     async fn a_stalled_write_fails_after_the_write_timeout() {
         use tokio::io::AsyncWriteExt;
         let (client, _server_side_kept_unread) = tokio::io::duplex(1024);
-        let mut w = Watched::new(client, Duration::from_secs(30));
+        let mut w = Watched::new(client, Activity::new(), Duration::from_secs(30));
         let started = Instant::now();
         let err = w.write_all(&vec![0u8; 64 * 1024]).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);

@@ -157,11 +157,14 @@ struct Reserved<'a> {
     client: std::net::IpAddr,
     small: bool,
     bytes: usize,
-    _permit: tokio::sync::SemaphorePermit<'a>,
+    permit: Option<tokio::sync::SemaphorePermit<'a>>,
 }
 
 impl Drop for Reserved<'_> {
     fn drop(&mut self) {
+        // The bytes go back to the pool before the client's count drops, so a concurrent
+        // reservation never sees the count free and the pool still taken.
+        drop(self.permit.take());
         let mut held = self
             .budget
             .held
@@ -207,7 +210,7 @@ impl Budget {
                     client,
                     small,
                     bytes,
-                    _permit: permit,
+                    permit: Some(permit),
                 });
             }
         }
@@ -216,6 +219,17 @@ impl Budget {
         }
         None
     }
+}
+
+/// The guard's own refusals are readable by any origin, like the API's answers (public, no
+/// credentials): a browser must see the JSON error and `Retry-After`.
+fn refusal(status: StatusCode, detail: &str) -> Response {
+    let mut r = json_error(status, detail);
+    r.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    r
 }
 
 /// What every request passes before its route: the body budget and the request deadline.
@@ -234,7 +248,7 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
     let need = match reservation(&request, budget.max_body) {
         Ok(n) => n,
         Err(declared) => {
-            return json_error(
+            return refusal(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!(
                     "the body is declared as {declared} bytes; the most any route accepts is {}",
@@ -254,7 +268,7 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
             });
         let Some(held) = budget.reserve(client, need) else {
             g.stats.body_budget_refused.fetch_add(1, Ordering::Relaxed);
-            let mut r = json_error(
+            let mut r = refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too many request bodies are in flight; retry shortly",
             );
@@ -272,7 +286,7 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
         Ok(response) => response,
         Err(_) => {
             g.stats.request_timeouts.fetch_add(1, Ordering::Relaxed);
-            json_error(
+            refusal(
                 StatusCode::REQUEST_TIMEOUT,
                 &format!(
                     "the request was not complete within {} s",
@@ -361,6 +375,7 @@ async fn watchdog(activity: Arc<Activity>, limits: Limits) -> Closed {
                 }
                 due = due.min(stalled);
             }
+            None if activity.busy() => {}
             None => {
                 let idle = activity.last() + limits.idle_timeout;
                 if now >= idle {
@@ -470,6 +485,7 @@ pub async fn serve(
                 let activity = activity.clone();
                 async move {
                     let response = app.oneshot(request).await.unwrap_or_else(|e| match e {});
+                    activity.answered();
                     // Small answers of known size go out in one write; larger or streamed ones
                     // are tracked so a stalled one is seen (`conn::Tracked`).
                     let small = http_body::Body::size_hint(response.body())
@@ -483,7 +499,7 @@ pub async fn serve(
                 }
             })
         };
-        let io = TokioIo::new(Watched::new(stream, limits.write_timeout));
+        let io = TokioIo::new(Watched::new(stream, activity.clone(), limits.write_timeout));
         let conn = builder.serve_connection(io, service).into_owned();
         let conn = graceful.watch(conn);
         let watch = watchdog(activity, limits.clone());

@@ -70,6 +70,13 @@ fn router() -> Router {
                 "late"
             }),
         )
+        .route(
+            "/two-seconds",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                "done"
+            }),
+        )
         .route("/big", get(|| async { big_body(&LIVE_BODIES) }))
         .route("/big2", get(|| async { big_body(&LIVE_H2_BODIES) }))
         .route(
@@ -313,6 +320,23 @@ async fn one_client_cannot_spend_the_whole_body_budget() {
     let answer = request([127, 0, 0, 11], server.addr, &other).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     drop(first);
+    server.stop().await;
+}
+
+/// A request a handler works on longer than the idle timeout is not idle: it is answered.
+#[tokio::test]
+async fn a_slow_handler_is_not_cut_by_the_idle_rule() {
+    let mut limits = small_limits();
+    limits.idle_timeout = Duration::from_millis(500);
+    limits.request_timeout = Duration::from_secs(10);
+    let server = start(limits).await;
+    let answer = request(
+        [127, 0, 0, 13],
+        server.addr,
+        "GET /two-seconds HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("done"), "{answer}");
     server.stop().await;
 }
 
