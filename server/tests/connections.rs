@@ -336,7 +336,10 @@ async fn a_slow_handler_is_not_cut_by_the_idle_rule() {
         "GET /two-seconds HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     )
     .await;
-    assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("done"), "{answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.ends_with("done"),
+        "{answer}"
+    );
     server.stop().await;
 }
 
