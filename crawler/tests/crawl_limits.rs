@@ -39,14 +39,11 @@ async fn many_names_for_one_address_share_the_per_host_limit() {
     let table = names.iter().map(|n| (n.clone(), vec![ip])).collect();
     let targets: Vec<Target> = names
         .iter()
-        .map(|n| Target {
-            server: format!("io.example/{n}"),
-            version: "1".into(),
-            kind: TargetKind::Remote {
-                transport: "streamable-http".into(),
-                url: format!("http://{n}:{}/mcp", server.addr.port()),
-            },
-            skip: None,
+        .map(|n| {
+            support::streamable_target(
+                format!("io.example/{n}"),
+                format!("http://{n}:{}/mcp", server.addr.port()),
+            )
         })
         .collect();
     let mut config = CrawlConfig::default();
@@ -103,15 +100,7 @@ async fn outcomes_kept_by_a_batching_consumer_stay_inside_the_budget() {
     }
     let targets: Vec<Target> = servers
         .iter()
-        .map(|s| Target {
-            server: "io.example/big".into(),
-            version: "1".into(),
-            kind: TargetKind::Remote {
-                transport: "streamable-http".into(),
-                url: s.url(),
-            },
-            skip: None,
-        })
+        .map(|s| support::streamable_target("io.example/big", s.url()))
         .collect();
     // Caps scaled down with the pages (a cap-sized run needs 16 MiB) and a first grant that
     // fits one set, so a few observations run at once in the 32 MiB budget while four kept
@@ -207,14 +196,8 @@ fn page_bytes(outcome: &Outcome) -> usize {
 fn named_targets(names: &[String], port: u16) -> Vec<Target> {
     names
         .iter()
-        .map(|n| Target {
-            server: format!("io.example/{n}"),
-            version: "1".into(),
-            kind: TargetKind::Remote {
-                transport: "streamable-http".into(),
-                url: format!("http://{n}:{port}/mcp"),
-            },
-            skip: None,
+        .map(|n| {
+            support::streamable_target(format!("io.example/{n}"), format!("http://{n}:{port}/mcp"))
         })
         .collect()
 }
@@ -351,15 +334,7 @@ async fn stop_abandons_observations_waiting_for_budget() {
     config.client.limits.grant = 1024 * 1024;
     let targets = [&a, &b]
         .iter()
-        .map(|s| Target {
-            server: "io.example/b".into(),
-            version: "1".into(),
-            kind: TargetKind::Remote {
-                transport: "streamable-http".into(),
-                url: s.url(),
-            },
-            skip: None,
-        })
+        .map(|s| support::streamable_target("io.example/b", s.url()))
         .collect();
     let stop = config.stop.clone();
     let (sa, sb) = (a.stats.clone(), b.stats.clone());

@@ -10,7 +10,7 @@ use support::big::{Big, Spec, tools_per_page};
 use toolmark_crawler::budget::Budget;
 use toolmark_crawler::crawl::{self, CrawlConfig};
 use toolmark_crawler::observe::Status;
-use toolmark_crawler::registry::{Target, TargetKind};
+use toolmark_crawler::registry::Target;
 
 /// Hosts in the crawl, each on its own loopback address (so the per-address limit does not
 /// serialize them).
@@ -57,15 +57,7 @@ async fn crawl_big_hosts(budget: Budget) -> Run {
     }
     let targets: Vec<Target> = servers
         .iter()
-        .map(|s| Target {
-            server: "io.example/big".into(),
-            version: "1".into(),
-            kind: TargetKind::Remote {
-                transport: "streamable-http".into(),
-                url: s.url(),
-            },
-            skip: None,
-        })
+        .map(|s| support::streamable_target("io.example/big", s.url()))
         .collect();
     let mut config = CrawlConfig::default();
     config.client.policy.allow_private = true;

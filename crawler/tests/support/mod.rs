@@ -9,6 +9,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A dialable streamable-HTTP remote of registry server `server` at `url`.
+pub fn streamable_target(
+    server: impl Into<String>,
+    url: String,
+) -> toolmark_crawler::registry::Target {
+    toolmark_crawler::registry::Target {
+        server: server.into(),
+        version: "1".into(),
+        kind: toolmark_crawler::registry::TargetKind::Remote {
+            transport: "streamable-http".into(),
+            url,
+        },
+        skip: None,
+    }
+}
+
 /// How long a real server may take to start listening (node cold start is ~1 s here).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
