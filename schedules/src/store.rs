@@ -176,17 +176,36 @@ impl LeaseStore {
             path: path.display().to_string(),
             source,
         };
-        let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // SQLite answers a journal-mode switch or a schema change that races another
+        // connection's (processes started together on a fresh file) with SQLITE_BUSY at once,
+        // without calling the busy handler; such an open is retried until BUSY_TIMEOUT.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match Self::connect(path) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(open_err(e)),
+                Ok(conn) => {
+                    return Ok(Self {
+                        conn: Mutex::new(conn),
+                    });
+                }
+            }
+        }
+    }
+
+    fn connect(path: &Path) -> rusqlite::Result<Connection> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL lets readers (e.g. `runs` for a status page) proceed while a holder writes.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(open_err)?;
-        conn.execute_batch(SCHEMA).map_err(open_err)?;
-        Ok(Self {
-            conn: Mutex::new(conn),
-        })
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(conn)
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {

@@ -418,3 +418,26 @@ fn two_processes_never_run_the_job_at_once() {
     ));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Processes started together all open a fresh store at once; SQLite refuses a journal-mode
+/// switch or schema creation that races another connection's with `SQLITE_BUSY` without
+/// waiting, and opening must not fail because of that.
+#[test]
+fn many_connections_opening_a_fresh_store_at_once_all_succeed() {
+    for round in 0..20 {
+        let path = temp_db(&format!("open-race-{round}"));
+        let barrier = Arc::new(std::sync::Barrier::new(8));
+        let opens: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    LeaseStore::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for open in opens {
+            open.join().unwrap().unwrap();
+        }
+    }
+}
