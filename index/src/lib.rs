@@ -29,10 +29,11 @@
 #![deny(missing_docs)]
 
 pub mod blobs;
-pub mod document;
 pub mod index;
 pub mod record;
-pub mod time;
+
+// The observation document and the log's time format belong to the observation model.
+pub use toolmark_observation::{document, time};
 
 pub use blobs::{BlobError, Blobs};
 pub use document::{Document, DocumentError};

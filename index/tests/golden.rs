@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::*;
-use toolmark_crawler::observe::{Attempt, Observation, Status, Transport};
+use toolmark_observation::observe::{Attempt, Observation, Status, Transport};
 use toolmark_toolset::Sri;
 
 const FIXTURE: &str = concat!(
@@ -21,7 +21,7 @@ const FIXTURE: &str = concat!(
     "/tests/fixtures/golden-crawl.json"
 );
 
-fn registry() -> Vec<toolmark_crawler::registry::Record> {
+fn registry() -> Vec<toolmark_observation::registry::Record> {
     records(json!([
         {"name": "io.example/alpha", "version": "1.0.0", "title": "Alpha",
          "remotes": [{"type": "streamable-http", "url": "https://alpha.example.com/mcp"}],
