@@ -21,8 +21,6 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -32,7 +30,8 @@ use toolmark_standins::fleet::{Fleet, FleetSpec};
 use toolmark_standins::registry::RegistryStandIn;
 use toolmark_toolset::ToolSet;
 
-use crate::crawl_cli::{CrawlOptions, CrawlSummary};
+use toolmark_index::DataDir;
+use toolmark_ingest::{CrawlOptions, CrawlRun, RunSummary, Stop};
 
 /// The registry's two days, as mirrored (demo/SOURCES.md).
 const DAYS: [(&str, &[u8]); 2] = [
@@ -462,18 +461,15 @@ pub fn run(args: DemoArgs) -> Result<()> {
 async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     // Signals are handled from the start: a stop during startup ends the demo cleanly (the
     // stand-ins, the replica and server-everything are stopped as they are dropped).
-    let stop = Arc::new(AtomicBool::new(false));
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stop = Stop::new();
     let watcher = {
         let stop = stop.clone();
-        let stop_tx = stop_tx.clone();
         tokio::spawn(async move {
             crate::serve_cli::terminated().await;
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let _ = stop_tx.send(true);
+            stop.cancel();
         })
     };
-    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let stopped = || stop.is_cancelled();
 
     // The registry's two days, and the real tool sets.
     let days = [Day::load(DAYS[0].1)?, Day::load(DAYS[1].1)?];
@@ -532,7 +528,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
 
     // The log and index, then the desk.
     let origin = crate::log_cli::DEFAULT_ORIGIN;
-    drop(crate::crawl_cli::open_data(data, origin)?);
+    drop(DataDir::new(data).open_writer(origin)?);
     let listener = match crate::serve_cli::bind(args.listen).await {
         Ok(l) => l,
         Err(e) if args.listen.to_string() == DEFAULT_LISTEN => {
@@ -550,12 +546,12 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         return Ok(());
     }
     let limits = toolmark_server::Limits::default();
-    let mut server = tokio::spawn(crate::serve_cli::serve(listener, state, limits, {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    }));
+    let mut server = tokio::spawn(crate::serve_cli::serve(
+        listener,
+        state,
+        limits,
+        stop.clone().cancelled_owned(),
+    ));
     println!("toolmark demo: the desk is at {base}/ (crawls follow; Ctrl-C stops)");
     println!(
         "  data {}  registry replica {}  {} stand-in MCP servers{}",
@@ -570,32 +566,24 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     );
 
     let options = CrawlOptions {
-        registry: registry.url(),
-        data: data.to_owned(),
-        origin: origin.to_owned(),
         allow_private: true,
-        limit: None,
-        since: None,
-        resolve: Vec::new(),
         no_dns: true,
-        registry_rate: REPLICA_RATE,
-        per_host: toolmark_crawler::limits::PER_HOST_CONCURRENCY,
-        concurrency: toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS,
-        memory_budget_mib: crate::crawl_cli::DEFAULT_MEMORY_BUDGET_MIB,
-        report: None,
-        progress: false,
+        registry_rate: REPLICA_RATE.per_second,
+        registry_burst: REPLICA_RATE.burst,
+        ..CrawlOptions::default()
     };
+    let registry_url = registry.url();
 
     // The two days. A signal during a crawl ends it early (what it observed is recorded)
     // and the demo shuts down cleanly.
     let crawled: Result<()> = async {
         // Crawl day one.
-        let first = crawl(&options, stop.clone()).await?;
+        let first = crawl(data, origin, &registry_url, &options, &stop).await?;
         println!(
             "  day 1 ({}) crawled in {:.1} s: {} targets, {} log entries",
             DAYS[0].0,
             clock.elapsed().as_secs_f64(),
-            first.targets,
+            first.lines.len(),
             first.appended
         );
 
@@ -645,7 +633,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             second_items.push(e.item(new));
         }
         registry.set_items(second_items);
-        let second = crawl(&options, stop.clone()).await?;
+        let second = crawl(data, origin, &registry_url, &options, &stop).await?;
         std::fs::write(
             data.join("demo.json"),
             serde_json::to_vec_pretty(&json!({
@@ -663,9 +651,9 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             "  day 2 ({}) crawled in {:.1} s: {} targets, {} log entries, {} tool-set changes: {base}/changes",
             DAYS[1].0,
             clock.elapsed().as_secs_f64(),
-            second.targets,
+            second.lines.len(),
             second.appended,
-            second.changes
+            second.changes()
         );
         println!("  ready: check a tool set at {base}/check, verify the log at {base}/log");
 
@@ -677,7 +665,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             println!("  stopped before the crawls ended ({e:#})");
         }
         Err(e) => {
-            let _ = stop_tx.send(true);
+            stop.cancel();
             let _ = (&mut server).await;
             fleet.shutdown(Duration::from_secs(2)).await;
             registry.shutdown().await;
@@ -696,12 +684,28 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
 }
 
 /// One crawl of the demo's replica, off the async workers.
-async fn crawl(options: &CrawlOptions, stop: Arc<AtomicBool>) -> Result<CrawlSummary> {
-    let options = options.clone();
+async fn crawl(
+    data: &Path,
+    origin: &str,
+    registry: &str,
+    options: &CrawlOptions,
+    stop: &Stop,
+) -> Result<RunSummary> {
+    let (data, origin, registry) = (DataDir::new(data), origin.to_owned(), registry.to_owned());
+    let (options, stop) = (options.clone(), stop.clone());
     let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || crate::crawl_cli::crawl_once(&handle, &options, stop))
-        .await
-        .context("the crawl task")?
+    tokio::task::spawn_blocking(move || {
+        let run = CrawlRun {
+            data: &data,
+            origin: &origin,
+            registry: &registry,
+            since: None,
+            options: &options,
+        };
+        crate::crawl_cli::crawl_once(&handle, &run, &stop)
+    })
+    .await
+    .context("the crawl task")?
 }
 
 #[cfg(test)]
