@@ -144,14 +144,8 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
         let writer = writer.clone();
         Box::pin(async move {
             let _writing = writer.lock().await;
-            let stop = Stop::new();
-            let follow = {
-                let stop = stop.clone();
-                tokio::spawn(async move {
-                    ctx.stop.stopped().await;
-                    stop.cancel();
-                })
-            };
+            // The job's stop signal is the crawl's: shutdown or a lost lease stops it.
+            let stop: Stop = ctx.stop.clone();
             let handle = tokio::runtime::Handle::current();
             let summary = tokio::task::spawn_blocking(move || {
                 let data = DataDir::new(&config.data);
@@ -165,7 +159,6 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
                 crate::crawl_cli::crawl_once(&handle, &run, &stop)
             })
             .await;
-            follow.abort();
             let summary = summary
                 .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
                 .map_err(|e| JobError::new(format!("{e:#}")))?;
