@@ -20,7 +20,6 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -32,6 +31,7 @@ use toolmark_toolset::ToolSet;
 
 use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlOptions, CrawlRun, RunSummary, Stop};
+use toolmark_sandbox::local::LoopbackServer;
 
 /// The registry's two days, as mirrored (demo/SOURCES.md).
 const DAYS: [(&str, &[u8]); 2] = [
@@ -297,11 +297,12 @@ fn rewrite(items: &mut [Value], fleet_urls: &std::collections::BTreeMap<String, 
     }
 }
 
-/// The real server-everything, one version at a time on one port.
+/// The real server-everything, one version at a time on one port (run by the sandbox crate,
+/// the only one that spawns processes).
 struct Everything {
     dir: PathBuf,
     port: u16,
-    child: Option<Child>,
+    running: Option<LoopbackServer>,
     versions: Vec<&'static str>,
 }
 
@@ -312,20 +313,11 @@ impl Everything {
             .into_iter()
             .filter(|v| Everything::script(dir, v).is_file())
             .collect();
-        let node = Command::new("node")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .ok()?
-            .port();
-        (node && !versions.is_empty()).then(|| Everything {
+        let port = toolmark_sandbox::local::free_port().ok()?;
+        (toolmark_sandbox::local::available("node") && !versions.is_empty()).then(|| Everything {
             dir: dir.to_owned(),
             port,
-            child: None,
+            running: None,
             versions,
         })
     }
@@ -350,40 +342,19 @@ impl Everything {
 
     /// Stop what runs and start `version`, waiting until it listens.
     fn start(&mut self, version: &str) -> Result<()> {
-        self.stop();
-        let child = Command::new("node")
-            .arg(Everything::script(&self.dir, version))
-            .arg("streamableHttp")
-            .env("PORT", self.port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting server-everything")?;
-        self.child = Some(child);
-        let started = Instant::now();
-        while started.elapsed() < EVERYTHING_START {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        self.stop();
-        bail!("server-everything {version} did not listen within {EVERYTHING_START:?}")
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        // The port is free again once the old process is gone.
-        let started = Instant::now();
-        while started.elapsed() < EVERYTHING_START
-            && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // The old process is gone and its port free before the new one starts.
+        drop(self.running.take());
+        let script = Everything::script(&self.dir, version);
+        let server = LoopbackServer::start(
+            "node",
+            [script.as_os_str(), "streamableHttp".as_ref()],
+            &[("PORT", self.port.to_string())],
+            self.port,
+            EVERYTHING_START,
+        )
+        .with_context(|| format!("server-everything {version}"))?;
+        self.running = Some(server);
+        Ok(())
     }
 
     /// The registry item listing it at `version`.
@@ -405,12 +376,6 @@ impl Everything {
                 }
             }
         })
-    }
-}
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
