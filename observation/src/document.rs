@@ -6,7 +6,7 @@
 //! What this module does not do: store the document (the index's blob store does) or decide anything
 //! from it.
 
-use crate::observe::{AuthChallenge, Observation, Status};
+use crate::observe::{AuthChallenge, Observation};
 use serde::{Deserialize, Serialize};
 use toolmark_toolset::ToolSet;
 use toolmark_toolset::canon::{self, Numbers};
@@ -63,43 +63,6 @@ pub struct DocAttempt {
     pub detail: String,
 }
 
-/// An auth challenge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DocAuth {
-    /// 401, or 403 with a challenge.
-    pub http_status: u16,
-    /// The request that got it.
-    pub method: String,
-    /// The raw `WWW-Authenticate` header.
-    pub www_authenticate: Option<String>,
-    /// Its scheme.
-    pub scheme: Option<String>,
-    /// RFC 9728 `resource_metadata`.
-    pub resource_metadata: Option<String>,
-    /// RFC 6750 `scope`.
-    pub scope: Option<String>,
-    /// RFC 6750 `error`.
-    pub error: Option<String>,
-    /// `realm`.
-    pub realm: Option<String>,
-}
-
-impl From<&AuthChallenge> for DocAuth {
-    fn from(a: &AuthChallenge) -> Self {
-        DocAuth {
-            http_status: a.http_status,
-            method: a.method.clone(),
-            www_authenticate: a.www_authenticate.clone(),
-            scheme: a.scheme.clone(),
-            resource_metadata: a.resource_metadata.clone(),
-            scope: a.scope.clone(),
-            error: a.error.clone(),
-            realm: a.realm.clone(),
-        }
-    }
-}
-
 /// An observation document; see the module documentation for the format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -139,7 +102,7 @@ pub struct Document {
     /// Raw `tools/list` result texts.
     pub pages: Vec<String>,
     /// The auth challenge.
-    pub auth: Option<DocAuth>,
+    pub auth: Option<AuthChallenge>,
 }
 
 impl Document {
@@ -174,7 +137,7 @@ impl Document {
             address: obs.address.map(|a| a.to_string()),
             initialize: obs.initialize.clone(),
             pages: obs.pages.clone(),
-            auth: obs.auth.as_ref().map(DocAuth::from),
+            auth: obs.auth.clone(),
         }
     }
 
@@ -199,19 +162,14 @@ impl Document {
     /// The tool set, assembled from `pages` exactly as the crawler assembles it for its digests;
     /// `None` when there are no pages or one does not parse.
     pub fn tool_set(&self) -> Option<ToolSet> {
-        let obs = Observation {
-            status: Status::Ok,
-            pages: self.pages.clone(),
-            ..Observation::start()
-        };
-        obs.tool_set()
+        crate::observe::assemble(&self.pages)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{Attempt, Transport};
+    use crate::observe::{Attempt, Status, Transport};
     use std::time::{Duration, UNIX_EPOCH};
 
     fn observation() -> Observation {

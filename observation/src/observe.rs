@@ -124,8 +124,10 @@ impl Transport {
     }
 }
 
-/// What a server said when it asked for credentials.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a server said when it asked for credentials; stored as is in the observation document
+/// (`auth`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AuthChallenge {
     /// The HTTP status (401, or 403 with a challenge).
     pub http_status: u16,
@@ -218,22 +220,7 @@ impl Observation {
     /// Each page is a `tools/list` result; the assembled document is `{"tools":[…]}` holding
     /// every page's entries byte for byte, so both digests see exactly what was served.
     pub fn tool_set(&self) -> Option<ToolSet> {
-        if self.pages.is_empty() {
-            return None;
-        }
-        let mut doc = String::from("{\"tools\":[");
-        let mut first = true;
-        for page in &self.pages {
-            let set = ToolSet::parse(page.as_bytes()).ok()?;
-            for tool in &set.tools {
-                if !std::mem::take(&mut first) {
-                    doc.push(',');
-                }
-                doc.push_str(&tool.raw);
-            }
-        }
-        doc.push_str("]}");
-        ToolSet::parse(doc.as_bytes()).ok()
+        assemble(&self.pages)
     }
 
     /// The digests of a completely read tool set (`ok` only): MTL/1 (or its error code), the
@@ -251,6 +238,28 @@ impl Observation {
             tools: set.tools.len(),
         })
     }
+}
+
+/// The tool set of `pages` (each a `tools/list` result), when there is any page and every page
+/// parses: the document `{"tools":[…]}` holding every page's entries byte for byte, so both
+/// digests see exactly what was served.
+pub fn assemble(pages: &[String]) -> Option<ToolSet> {
+    if pages.is_empty() {
+        return None;
+    }
+    let mut doc = String::from("{\"tools\":[");
+    let mut first = true;
+    for page in pages {
+        let set = ToolSet::parse(page.as_bytes()).ok()?;
+        for tool in &set.tools {
+            if !std::mem::take(&mut first) {
+                doc.push(',');
+            }
+            doc.push_str(&tool.raw);
+        }
+    }
+    doc.push_str("]}");
+    ToolSet::parse(doc.as_bytes()).ok()
 }
 
 /// The digests of one observed tool set.
