@@ -231,10 +231,7 @@ impl<'a> Session<'a> {
     }
 
     /// `server/discover`; the `_meta` every later request carries.
-    async fn discover<T: Transport>(
-        &mut self,
-        t: &mut T,
-    ) -> Result<Value, SessionError<T::Error>> {
+    async fn discover<T: Transport>(&mut self, t: &mut T) -> Result<Value, SessionError<T::Error>> {
         let meta = json!({
             "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
             "io.modelcontextprotocol/clientCapabilities": self.identity.capabilities,

@@ -64,7 +64,9 @@ pub trait Transport {
     /// The next message body the server sent since the last request, while its answer is
     /// awaited. When nothing more will come (the body or stream ended without the answer, or
     /// the transport's own limits were reached) it says so as an error.
-    fn receive(&mut self) -> impl Future<Output = Result<Incoming<Self::Charge>, Self::Error>> + Send;
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Result<Incoming<Self::Charge>, Self::Error>> + Send;
 
     /// Send the notification `method` (its whole JSON-RPC message in `body`); no answer is
     /// read.
