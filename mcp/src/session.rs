@@ -115,7 +115,7 @@ impl Continuation {
 }
 
 /// Why a session ended without a complete listing.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Failure<E> {
     /// The transport ended it (an HTTP status, a timeout, a closed stream, a size cap…).
     #[error("{0}")]
@@ -138,7 +138,7 @@ pub enum Failure<E> {
 }
 
 /// How a session ended when it did not end with a complete listing.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{failure}")]
 pub struct SessionError<E> {
     /// Why.
@@ -472,5 +472,43 @@ fn to_answer(m: &Message) -> Answer {
             code: i64::MIN,
             message: "not a response".into(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn continuation(result: &str) -> Result<Continuation, NotACursor> {
+        Continuation::of(&ToolSet::parse(result.as_bytes()).unwrap())
+    }
+
+    #[test]
+    fn a_page_without_a_usable_cursor_is_the_last() {
+        for last in [
+            r#"{"tools":[]}"#,
+            r#"{"tools":[],"nextCursor":null}"#,
+            r#"{"tools":[],"nextCursor":""}"#,
+        ] {
+            assert_eq!(continuation(last), Ok(Continuation::Last), "{last}");
+        }
+    }
+
+    #[test]
+    fn a_string_cursor_asks_for_another_page() {
+        assert_eq!(
+            continuation(r#"{"tools":[],"nextCursor":"p 2"}"#),
+            Ok(Continuation::Next("p 2".into()))
+        );
+    }
+
+    #[test]
+    fn a_cursor_that_is_not_a_string_is_refused() {
+        for bad in [
+            r#"{"tools":[],"nextCursor":2}"#,
+            r#"{"tools":[],"nextCursor":{}}"#,
+        ] {
+            assert_eq!(continuation(bad), Err(NotACursor), "{bad}");
+        }
     }
 }
