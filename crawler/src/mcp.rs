@@ -1,6 +1,16 @@
 //! A read-only MCP client: `tools/list` from one remote, over whichever transport answers,
 //! keeping every response's raw JSON and ending in a named [`Status`] whatever the server does.
 //!
+//! This module is the HTTP half of it: the SSRF-checked, budgeted HTTP client, the transports
+//! (streamable HTTP with and without a session, 2026-07-28 stateless, HTTP+SSE) as
+//! implementations of [`toolmark_mcp::Transport`], the negotiation order, and the mapping of
+//! every outcome to a [`Status`]. The session itself — the handshake, `tools/list` paging under
+//! the named limits, answer matching by id, replies to server requests, what a complete listing
+//! is — is [`toolmark_mcp::Session`], which a stdio transport shares. A transport's own
+//! outcomes (an HTTP status, an auth challenge, a timeout, a size cap) pass through the session
+//! untouched; the session's failures map to `protocol`, `too-large` and `partial`, and its "not
+//! spoken" answers fall through to the next transport.
+//!
 //! ## Negotiation order
 //!
 //! For a remote the registry lists as `streamable-http`:
@@ -396,10 +406,8 @@ async fn run(
                     let handshake = Handshake::Initialize(SSE_VERSION);
                     session.list_tools(&mut stream, handshake).await
                 }
-                Err(stop) => Err(SessionError {
-                    failure: Failure::Transport(stop),
-                    established: false,
-                }),
+                // The stream never opened: the session did not start.
+                Err(stop) => Err(SessionError::transport(stop)),
             },
         }
         .map_err(Stop::from_session);
@@ -561,6 +569,18 @@ impl Http<'_> {
         self.meter
             .hold(budget::parse_estimate(text))
             .map_err(|_| budget_stop())
+    }
+
+    /// The messages of one SSE event's data, charged to the budget while they live.
+    fn event_messages(&self, data: &str, what: &str) -> Result<Incoming<Hold>, Stop> {
+        let charge = self.hold_parse(data.as_bytes())?;
+        let messages = jsonrpc::parse(data.as_bytes())
+            .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
+        Ok(Incoming {
+            messages,
+            delivery: Delivery::Stream,
+            charge,
+        })
     }
 
     async fn send_post(
@@ -908,14 +928,7 @@ impl Post<'_, '_> {
                 if event.data.is_empty() {
                     continue;
                 }
-                let charge = self.http.hold_parse(event.data.as_bytes())?;
-                let messages = jsonrpc::parse(event.data.as_bytes())
-                    .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
-                return Ok(Incoming {
-                    messages,
-                    delivery: Delivery::Stream,
-                    charge,
-                });
+                return self.http.event_messages(&event.data, what);
             }
             if events.ended {
                 return Err(protocol(format!(
@@ -1066,15 +1079,9 @@ impl toolmark_mcp::Transport for SseSession<'_, '_> {
             if event.data.is_empty() || event.event != "message" {
                 continue;
             }
-            let charge = self.http.hold_parse(event.data.as_bytes())?;
-            let messages = jsonrpc::parse(event.data.as_bytes())
-                .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
+            let incoming = self.http.event_messages(&event.data, what)?;
             self.http.obs.bytes += event.data.len() as u64;
-            return Ok(Incoming {
-                messages,
-                delivery: Delivery::Stream,
-                charge,
-            });
+            return Ok(incoming);
         }
     }
 

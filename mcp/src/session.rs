@@ -150,6 +150,12 @@ pub struct SessionError<E> {
 }
 
 impl<E> SessionError<E> {
+    /// The transport's own outcome `e`, before any handshake was accepted (a caller's
+    /// transport that failed to open, say, reported like one that failed within a session).
+    pub fn transport(e: E) -> Self {
+        SessionError::before(Failure::Transport(e))
+    }
+
     fn before(failure: Failure<E>) -> Self {
         SessionError {
             failure,
