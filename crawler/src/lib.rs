@@ -9,7 +9,9 @@
 //! - [`guard`]: the SSRF guard — resolve a host once, require every address to be global, pin
 //!   the connection to the checked address.
 //! - [`mcp`]: a read-only MCP client (2026-07-28 stateless, streamable HTTP, legacy HTTP+SSE)
-//!   that keeps every response's raw JSON; [`sse`] and [`jsonrpc`] are its parsers.
+//!   that keeps every response's raw JSON: the HTTP transports of the session core in
+//!   `toolmark_mcp` (which owns the handshake, `tools/list` paging, answer matching and the
+//!   JSON-RPC reader); [`sse`] is the event-stream parser they read with.
 //! - [`crawl`]: observe many targets at once with per-host and per-address politeness and one
 //!   deadline each, under one memory [`budget`] shared by every observation in flight.
 //!
@@ -32,7 +34,6 @@ pub mod budget;
 pub mod crawl;
 pub mod guard;
 pub mod harvest;
-pub mod jsonrpc;
 pub mod limits;
 pub mod mcp;
 pub mod remote_log;

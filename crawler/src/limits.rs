@@ -7,22 +7,18 @@
 
 use std::time::Duration;
 
+/// The limits of the MCP session itself (pages, tools, tool-set bytes, replies, protocol
+/// version, detail excerpts) belong to the transport-independent session core in
+/// `toolmark-mcp`; they are re-exported here so every limit the crawler runs under is named in
+/// one module.
+pub use toolmark_mcp::limits::{
+    MAX_DETAIL_EXCERPT, MAX_PAGES, MAX_PROTOCOL_VERSION, MAX_REPLIES, MAX_TOOLS, MAX_TOOLSET_BYTES,
+};
+
 /// Most bytes one HTTP response may decompress to. The largest real tool set in the corpus
 /// (okta, 108 tools) is 0.10 MB; HISTOR allows 4 MiB. 8 MiB leaves room for servers with
 /// hundreds of richly documented tools and still bounds one response.
 pub const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
-
-/// Most bytes all `tools/list` pages of one observation may add up to. HISTOR stops at 3 MiB;
-/// 16 MiB is four times the largest plausible set and twice one response.
-pub const MAX_TOOLSET_BYTES: usize = 16 * 1024 * 1024;
-
-/// Most tools in one observation. The spec sets no limit; HISTOR stops at 5,000; the largest
-/// real server seen lists 108. A set that reaches the cap ends as `too-large`.
-pub const MAX_TOOLS: usize = 5_000;
-
-/// Most `tools/list` pages followed. Real servers send one page; a server that keeps handing
-/// out fresh cursors ends as `partial` here.
-pub const MAX_PAGES: usize = 50;
 
 /// Deepest JSON nesting accepted in any response; the same as the tool-set parser's
 /// (`toolmark_toolset::json`), which in turn matches serde_json's default recursion limit.
@@ -39,12 +35,6 @@ pub const MAX_SSE_EVENT: usize = MAX_RESPONSE_BYTES;
 /// progress and server→client requests before the answer; a thousand is far beyond any real
 /// exchange and stops a stream of empty or unrelated events.
 pub const MAX_SSE_EVENTS: usize = 1_000;
-
-/// Most replies one observation sends to server→client requests (`ping`, or -32601 for
-/// anything else). A real server pings once in a while; a JSON-RPC batch of 20,000 `ping`s in
-/// one SSE event must not become 20,000 POSTs. Requests past the cap go unanswered and the
-/// observation goes on waiting for its own answer.
-pub const MAX_REPLIES: usize = 32;
 
 /// Time to establish a TCP connection (and TLS handshake): a healthy host answers within a
 /// second; 10 s tolerates a slow network without letting dead hosts hold a worker.
@@ -98,12 +88,6 @@ pub const MAX_SESSION_ID: usize = 256;
 /// Longest `WWW-Authenticate` challenge kept, and longest `Location` kept in a `redirect`
 /// detail: a few kilobytes tell everything a reader needs.
 pub const MAX_HEADER_KEPT: usize = 4 * 1024;
-
-/// Longest `protocolVersion` accepted from a server (dates are 10 characters; HISTOR: 40).
-pub const MAX_PROTOCOL_VERSION: usize = 40;
-
-/// Longest excerpt of an unusable body (an HTML error page, a JSON-RPC error) kept in a detail.
-pub const MAX_DETAIL_EXCERPT: usize = 300;
 
 /// Bytes all observations in flight may hold at once (pages, bodies being read, parse trees),
 /// across the whole crawl: see [`crate::budget`]. A cap-sized set (two 7.7 MiB pages) is

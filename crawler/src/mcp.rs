@@ -1,6 +1,16 @@
 //! A read-only MCP client: `tools/list` from one remote, over whichever transport answers,
 //! keeping every response's raw JSON and ending in a named [`Status`] whatever the server does.
 //!
+//! This module is the HTTP half of it: the SSRF-checked, budgeted HTTP client, the transports
+//! (streamable HTTP with and without a session, 2026-07-28 stateless, HTTP+SSE) as
+//! implementations of [`toolmark_mcp::Transport`], the negotiation order, and the mapping of
+//! every outcome to a [`Status`]. The session itself — the handshake, `tools/list` paging under
+//! the named limits, answer matching by id, replies to server requests, what a complete listing
+//! is — is [`toolmark_mcp::Session`], which a stdio transport shares. A transport's own
+//! outcomes (an HTTP status, an auth challenge, a timeout, a size cap) pass through the session
+//! untouched; the session's failures map to `protocol`, `too-large` and `partial`, and its "not
+//! spoken" answers fall through to the next transport.
+//!
 //! ## Negotiation order
 //!
 //! For a remote the registry lists as `streamable-http`:
@@ -33,26 +43,26 @@
 //! followed. Only `initialize`, `notifications/initialized`, `server/discover` and `tools/list`
 //! are ever sent; no tool is ever called.
 
-use std::collections::HashSet;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use toolmark_mcp::jsonrpc;
+use toolmark_mcp::{Delivery, Failure, Handshake, Identity, Incoming, Listing, SessionError};
 
 use crate::body::{Body, BodyError};
 use crate::budget::{self as budget, AddressGate, Budget, Busy, Grant, Hold, Meter};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
-use crate::jsonrpc::{self, Id, Message};
 use crate::limits;
 use crate::observe::{Attempt, AuthChallenge, Observation, Status, Transport};
 use crate::sse::{Event, SseParser};
 
 /// The protocol version of the stateless era.
-pub const STATELESS_VERSION: &str = "2026-07-28";
+pub use toolmark_mcp::STATELESS_VERSION;
 /// The newest session-era version asked for in `initialize`.
 pub const SESSION_VERSION: &str = "2025-11-25";
 /// The version of the HTTP+SSE transport.
@@ -82,6 +92,18 @@ pub struct Limits {
     pub max_replies: usize,
     /// See [`limits::OBSERVATION_GRANT`].
     pub grant: usize,
+}
+
+impl Limits {
+    /// The limits of the session core ([`toolmark_mcp::Limits`]) among these.
+    pub fn session(&self) -> toolmark_mcp::Limits {
+        toolmark_mcp::Limits {
+            max_toolset: self.max_toolset,
+            max_tools: self.max_tools,
+            max_pages: self.max_pages,
+            max_replies: self.max_replies,
+        }
+    }
 }
 
 impl Default for Limits {
@@ -243,10 +265,21 @@ pub(crate) async fn observe_gated(
         let meter = Arc::new(Meter::new(grant));
         obs = Observation::start();
         obs.address = pinned.addrs.first().copied();
+        // What the session reads is kept outside the run, so a run cut off by the deadline
+        // still leaves the pages it had read.
+        let mut listing = Listing::default();
         let started = Instant::now();
         if tokio::time::timeout(
             deadline,
-            run(config, &pinned, declared, hint, &mut obs, &meter),
+            run(
+                config,
+                &pinned,
+                declared,
+                hint,
+                &mut obs,
+                &mut listing,
+                &meter,
+            ),
         )
         .await
         .is_err()
@@ -257,6 +290,9 @@ pub(crate) async fn observe_gated(
                 deadline.as_secs_f64()
             );
         }
+        obs.initialize = listing.initialize;
+        obs.protocol_version = listing.protocol_version;
+        obs.pages = listing.pages;
         spent += started.elapsed();
         let starved = meter.starved();
         let grant = meter.take_grant();
@@ -315,9 +351,10 @@ async fn run(
     declared: &str,
     hint: Option<Transport>,
     obs: &mut Observation,
+    listing: &mut Listing,
     meter: &Arc<Meter>,
 ) {
-    let http = match build_client(config, pinned) {
+    let client = match build_client(config, pinned) {
         Ok(c) => c,
         Err(e) => {
             obs.status = Status::Protocol;
@@ -343,37 +380,51 @@ async fn run(
     } else {
         Transport::StreamableHttp
     };
-    let mut session = Session {
-        http: &http,
+    let mut http = Http {
+        client: &client,
         config,
         url: pinned.url.clone(),
         obs,
-        next_id: 1,
-        replies: 0,
         meter: meter.clone(),
     };
+    // One session core for the whole run: replies to server requests count across transports.
+    let mut session = toolmark_mcp::Session::new(config.limits.session(), identity(), listing);
     let mut fallen: Vec<(Transport, Status, String)> = Vec::new();
     for &transport in &order {
-        session.next_id = 1;
         let result = match transport {
-            Transport::Stateless => session.stateless().await,
-            Transport::StreamableHttp => session.streamable().await,
-            Transport::Sse => session.sse().await,
-        };
+            Transport::Stateless => {
+                let mut post = Post::new(&mut http, true);
+                session.list_tools(&mut post, Handshake::Discover).await
+            }
+            Transport::StreamableHttp => {
+                let mut post = Post::new(&mut http, false);
+                let handshake = Handshake::Initialize(SESSION_VERSION);
+                session.list_tools(&mut post, handshake).await
+            }
+            Transport::Sse => match open_sse(&mut http).await {
+                Ok(mut stream) => {
+                    let handshake = Handshake::Initialize(SSE_VERSION);
+                    session.list_tools(&mut stream, handshake).await
+                }
+                // The stream never opened: the session did not start.
+                Err(stop) => Err(SessionError::transport(stop)),
+            },
+        }
+        .map_err(Stop::from_session);
         let (status, detail, fall) = match result {
             Ok(()) => (Status::Ok, String::new(), false),
             Err(Stop::Final(s, d)) => (s, d, false),
             Err(Stop::Fallback(s, d)) => (s, d, true),
         };
-        session.obs.attempts.push(Attempt {
+        http.obs.attempts.push(Attempt {
             transport,
             status: status.clone(),
             detail: detail.clone(),
         });
         if !fall {
-            session.obs.transport = Some(transport);
-            session.obs.status = status;
-            session.obs.detail = detail;
+            http.obs.transport = Some(transport);
+            http.obs.status = status;
+            http.obs.detail = detail;
             return;
         }
         fallen.push((transport, status, detail));
@@ -385,9 +436,17 @@ async fn run(
         .or(fallen.last())
         .cloned()
         .unwrap_or((declared_kind, Status::Protocol, "no transport tried".into()));
-    session.obs.transport = Some(t);
-    session.obs.status = s;
-    session.obs.detail = format!("no transport answered; {}: {d}", t.as_str());
+    http.obs.transport = Some(t);
+    http.obs.status = s;
+    http.obs.detail = format!("no transport answered; {}: {d}", t.as_str());
+}
+
+/// Who the crawler says it is, in every handshake.
+fn identity() -> Identity {
+    Identity {
+        client_info: crate::observe::client_info(),
+        capabilities: crate::observe::client_capabilities(),
+    }
 }
 
 /// The TLS configuration every observation's client shares: rustls with the platform's
@@ -435,6 +494,7 @@ fn build_client(config: &ClientConfig, pinned: &Pinned) -> Result<reqwest::Clien
 }
 
 /// How an attempt ended when it did not end with a tool set.
+#[derive(Debug)]
 enum Stop {
     /// The outcome of this observation.
     Final(Status, String),
@@ -456,6 +516,20 @@ impl Stop {
             Stop::Final(s, d) | Stop::Fallback(s, d) => Stop::Final(s, d),
         }
     }
+
+    /// The stop for how the session core ended: a transport's own stop as it reported it, the
+    /// session's failures under their statuses, and nothing falling through once the server
+    /// had accepted the handshake.
+    fn from_session(e: SessionError<Stop>) -> Stop {
+        let stop = match e.failure {
+            Failure::Transport(stop) => stop,
+            Failure::NotSpoken(d) => Stop::Fallback(Status::Protocol, d),
+            Failure::Protocol(d) => protocol(d),
+            Failure::TooLarge(d) => fin(Status::TooLarge, d),
+            Failure::Partial(d) => fin(Status::Partial, d),
+        };
+        if e.established { stop.settled() } else { stop }
+    }
 }
 
 fn fin(status: Status, detail: impl Into<String>) -> Stop {
@@ -466,15 +540,13 @@ fn protocol(detail: impl Into<String>) -> Stop {
     Stop::Final(Status::Protocol, detail.into())
 }
 
-/// One observation's connection state.
-struct Session<'a> {
-    http: &'a reqwest::Client,
+/// What every HTTP transport of one run shares: the client, the remote, the observation's
+/// counters (requests, bytes, SSE, session, auth) and the run's account against the budget.
+struct Http<'a> {
+    client: &'a reqwest::Client,
     config: &'a ClientConfig,
     url: url::Url,
     obs: &'a mut Observation,
-    next_id: u64,
-    /// Replies sent to server→client requests so far (at most [`Limits::max_replies`]).
-    replies: usize,
     /// This run's account against the memory budget.
     meter: Arc<Meter>,
 }
@@ -487,35 +559,7 @@ struct Extra {
     method: Option<&'static str>,
 }
 
-/// How requests reach the server and answers come back.
-enum Via {
-    /// Each request is a POST whose response carries the answer (streamable HTTP, stateless).
-    Post {
-        url: url::Url,
-        extra: Extra,
-        /// The 2026-07-28 request `_meta`, added to every request's params.
-        meta: Option<Value>,
-    },
-    /// Requests are POSTed to the endpoint; answers arrive on the GET stream (HTTP+SSE).
-    Stream {
-        endpoint: url::Url,
-        answers: StreamAnswers,
-    },
-}
-
-/// A JSON-RPC answer.
-enum Answer {
-    Result(String),
-    Error { code: i64, message: String },
-}
-
-impl Session<'_> {
-    fn id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
-    }
-
+impl Http<'_> {
     fn limits(&self) -> &Limits {
         &self.config.limits
     }
@@ -527,358 +571,16 @@ impl Session<'_> {
             .map_err(|_| budget_stop())
     }
 
-    // ---- 2026-07-28 stateless ----
-
-    async fn stateless(&mut self) -> Result<(), Stop> {
-        let meta = json!({
-            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": crate::observe::client_capabilities(),
-            "io.modelcontextprotocol/clientInfo": crate::observe::client_info(),
-        });
-        let extra = Extra {
-            protocol_version: Some(STATELESS_VERSION.into()),
-            method: Some("server/discover"),
-            ..Extra::default()
-        };
-        let id = self.id();
-        let body = jsonrpc::request(id, "server/discover", json!({ "_meta": meta }));
-        let (answer, _) = self
-            .post_rpc(&self.url.clone(), body, id, &extra, "server/discover")
-            .await?;
-        let result = match answer {
-            Answer::Result(r) => r,
-            Answer::Error { code, message } => {
-                return Err(Stop::Fallback(
-                    Status::Protocol,
-                    format!("server/discover: JSON-RPC error {code}: {message}"),
-                ));
-            }
-        };
-        let parse = self.hold_parse(result.as_bytes())?;
-        let parsed: Value = serde_json::from_str(&result)
-            .map_err(|e| protocol(format!("server/discover result: {e}")))?;
-        let supports = parsed
-            .get("supportedVersions")
-            .and_then(Value::as_array)
-            .is_some_and(|v| v.iter().any(|s| s.as_str() == Some(STATELESS_VERSION)));
-        drop(parsed);
-        drop(parse);
-        if !supports {
-            return Err(Stop::Fallback(
-                Status::Protocol,
-                "server/discover answered without supporting 2026-07-28".into(),
-            ));
-        }
-        self.obs.initialize = Some(result);
-        self.obs.protocol_version = Some(STATELESS_VERSION.into());
-        self.obs.session = false;
-        let mut via = Via::Post {
-            url: self.url.clone(),
-            extra: Extra {
-                method: Some("tools/list"),
-                ..extra
-            },
-            meta: Some(meta),
-        };
-        // The transport is established: nothing after this point falls through to another.
-        self.list_tools(&mut via).await.map_err(Stop::settled)
-    }
-
-    // ---- streamable HTTP, session era ----
-
-    async fn streamable(&mut self) -> Result<(), Stop> {
-        let id = self.id();
-        let body = jsonrpc::request(id, "initialize", initialize_params(SESSION_VERSION));
-        let url = self.url.clone();
-        let (answer, headers) = self
-            .post_rpc(&url, body, id, &Extra::default(), "initialize")
-            .await?;
-        let session_id = match headers.get("mcp-session-id") {
-            None => None,
-            Some(v) => Some(session_id(v)?),
-        };
-        let version = self.accept_initialize(answer)?;
-        self.obs.session = session_id.is_some();
-        let extra = Extra {
-            session_id,
-            protocol_version: header_version(&version),
-            method: None,
-        };
-        // The notification's answer does not matter (202, 200, even an error): HISTOR and the
-        // SDKs proceed either way, and some servers answer it oddly.
-        self.post_notification(&url, &extra).await?;
-        let mut via = Via::Post {
-            url,
-            extra,
-            meta: None,
-        };
-        // The transport is established: nothing after this point falls through to another.
-        self.list_tools(&mut via).await.map_err(Stop::settled)
-    }
-
-    /// Check an `initialize` answer, keep it, and return the negotiated version.
-    fn accept_initialize(&mut self, answer: Answer) -> Result<String, Stop> {
-        let result = match answer {
-            Answer::Result(r) => r,
-            Answer::Error { code, message } => {
-                let detail = format!("initialize: JSON-RPC error {code}: {message}");
-                return Err(if code == -32601 {
-                    Stop::Fallback(Status::Protocol, detail)
-                } else {
-                    protocol(detail)
-                });
-            }
-        };
-        let parse = self.hold_parse(result.as_bytes())?;
-        let parsed: Value = serde_json::from_str(&result)
-            .map_err(|e| protocol(format!("initialize result: {e}")))?;
-        let version = parsed
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| protocol("initialize result has no protocolVersion"))?;
-        if version.is_empty() || version.len() > limits::MAX_PROTOCOL_VERSION {
-            return Err(protocol(
-                "initialize result has an unusable protocolVersion",
-            ));
-        }
-        let version = version.to_owned();
-        drop(parsed);
-        drop(parse);
-        self.obs.initialize = Some(result);
-        self.obs.protocol_version = Some(version.clone());
-        Ok(version)
-    }
-
-    async fn post_notification(&mut self, url: &url::Url, extra: &Extra) -> Result<(), Stop> {
-        let body = jsonrpc::notification("notifications/initialized", None);
-        let response = self
-            .send_post(url, body, extra, "notifications/initialized")
-            .await?;
-        // Drain a little of whatever came back so the connection can be reused; ignore content.
-        if let Ok(b) = Body::new(response, 64 * 1024).map(|b| b.metered(self.meter.clone())) {
-            let _ = tokio::time::timeout(Duration::from_secs(1), b.read_all()).await;
-        }
-        Ok(())
-    }
-
-    // ---- HTTP+SSE (2024-11-05) ----
-
-    async fn sse(&mut self) -> Result<(), Stop> {
-        let url = self.url.clone();
-        self.obs.requests += 1;
-        let response = self
-            .http
-            .get(url.clone())
-            .header(header::ACCEPT, "text/event-stream")
-            .timeout(self.limits().deadline)
-            .send()
-            .await
-            .map_err(|e| send_error(&e, "GET sse"))?;
-        let status = response.status();
-        if let Some(stop) = self.bad_status(&response, "GET sse") {
-            // Auth and redirects are answers about the server; any other error status means
-            // this server does not offer the stream (the last transport tried anyway).
-            let about_server = status.is_redirection() || matches!(status.as_u16(), 401 | 403);
-            return Err(if about_server {
-                stop
-            } else {
-                stop.into_fallback()
-            });
-        }
-        if !is_content_type(&response, "text/event-stream") {
-            return Err(Stop::Fallback(
-                Status::Protocol,
-                format!(
-                    "GET sse: content type {:?}, not an event stream",
-                    content_type(&response)
-                ),
-            ));
-        }
-        self.obs.sse_responses = true;
-        let max_stream = self.limits().max_toolset + self.limits().max_response;
-        let (tx, mut rx) = mpsc::channel::<Result<Event, Stop>>(2);
-        let reader = tokio::spawn(read_stream(response, max_stream, tx, self.meter.clone()));
-        let _abort = AbortOnDrop(reader);
-        let mut events = 0usize;
-        // The first event with data must be `endpoint`.
-        let endpoint = loop {
-            let Some(item) = rx.recv().await else {
-                return Err(protocol("sse stream ended before the endpoint event"));
-            };
-            let event = item?;
-            events += 1;
-            if events > self.limits().max_sse_events {
-                return Err(protocol("no endpoint event within the event limit"));
-            }
-            if event.event == "endpoint" {
-                break event.data;
-            }
-        };
-        let mut endpoint = url
-            .join(endpoint.trim())
-            .map_err(|e| protocol(format!("endpoint event {endpoint:?}: {e}")))?;
-        if !endpoint.username().is_empty() || endpoint.password().is_some() {
-            // reqwest would turn userinfo into `Authorization: Basic`: the crawler never sends
-            // credentials, whoever supplies them.
-            return Err(protocol(
-                "endpoint event carries userinfo (credentials are never sent)",
-            ));
-        }
-        guard::strip_root_dot(&mut endpoint)
-            .map_err(|e| protocol(format!("endpoint event: {e}")))?;
-        if endpoint.origin() != url.origin() {
-            return Err(protocol(format!(
-                "endpoint {endpoint} is not on the stream's origin"
-            )));
-        }
-        self.obs.session = true;
-        let mut via = Via::Stream {
-            endpoint: endpoint.clone(),
-            answers: StreamAnswers {
-                rx,
-                events,
-                max_events: self.limits().max_sse_events,
-            },
-        };
-        let answer = self
-            .call(&mut via, "initialize", initialize_params(SSE_VERSION))
-            .await?;
-        self.accept_initialize(answer)?;
-        let note = jsonrpc::notification("notifications/initialized", None);
-        self.post_accepted(&endpoint, note, "notifications/initialized")
-            .await?;
-        // The transport is established: nothing after this point falls through to another.
-        self.list_tools(&mut via).await.map_err(Stop::settled)
-    }
-
-    /// POST a message to an HTTP+SSE endpoint: the answer comes on the stream, so only a 2xx
-    /// matters here.
-    async fn post_accepted(
-        &mut self,
-        url: &url::Url,
-        body: Vec<u8>,
-        what: &str,
-    ) -> Result<(), Stop> {
-        let response = self.send_post(url, body, &Extra::default(), what).await?;
-        if let Some(stop) = self.bad_status(&response, what) {
-            return Err(stop);
-        }
-        if let Ok(b) = Body::new(response, 64 * 1024).map(|b| b.metered(self.meter.clone())) {
-            let _ = tokio::time::timeout(Duration::from_secs(1), b.read_all()).await;
-        }
-        Ok(())
-    }
-
-    // ---- shared ----
-
-    /// Send one request over `via` and wait for its answer.
-    async fn call(
-        &mut self,
-        via: &mut Via,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Answer, Stop> {
-        let id = self.id();
-        match via {
-            Via::Post { url, extra, meta } => {
-                let mut params = params;
-                if let Some(meta) = meta {
-                    params["_meta"] = meta.clone();
-                }
-                let body = jsonrpc::request(id, method, params);
-                let (url, extra) = (url.clone(), extra.clone());
-                self.post_rpc(&url, body, id, &extra, method)
-                    .await
-                    .map(|(a, _)| a)
-            }
-            Via::Stream { endpoint, answers } => {
-                let body = jsonrpc::request(id, method, params);
-                let endpoint = endpoint.clone();
-                self.post_accepted(&endpoint, body, method).await?;
-                answers.answer(self, &endpoint, id, method).await
-            }
-        }
-    }
-
-    /// Read every `tools/list` page.
-    async fn list_tools(&mut self, via: &mut Via) -> Result<(), Stop> {
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        let mut tools = 0usize;
-        let mut bytes = 0usize;
-        loop {
-            let params = cursor
-                .as_ref()
-                .map_or(json!({}), |c| json!({ "cursor": c }));
-            let answer = self.call(via, "tools/list", params).await?;
-            match self.take_page(answer, &mut seen, &mut tools, &mut bytes)? {
-                Some(next) => cursor = Some(next),
-                None => return Ok(()),
-            }
-        }
-    }
-
-    /// Keep one `tools/list` answer; the next cursor when there is one to follow.
-    fn take_page(
-        &mut self,
-        answer: Answer,
-        seen: &mut HashSet<String>,
-        tools: &mut usize,
-        bytes: &mut usize,
-    ) -> Result<Option<String>, Stop> {
-        let result = match answer {
-            Answer::Result(r) => r,
-            Answer::Error { code, message } => {
-                return Err(protocol(format!(
-                    "tools/list: JSON-RPC error {code}: {message}"
-                )));
-            }
-        };
-        let _parse = self.hold_parse(result.as_bytes())?;
-        let set = toolmark_toolset::ToolSet::parse(result.as_bytes())
-            .map_err(|e| protocol(format!("tools/list result: {e}")))?;
-        *tools += set.tools.len();
-        *bytes += result.len();
-        if *tools > self.limits().max_tools {
-            return Err(fin(
-                Status::TooLarge,
-                format!("more than {} tools", self.limits().max_tools),
-            ));
-        }
-        if *bytes > self.limits().max_toolset {
-            return Err(fin(
-                Status::TooLarge,
-                format!("tool set larger than {} bytes", self.limits().max_toolset),
-            ));
-        }
-        let next = match &set.next_cursor {
-            None | Some(toolmark_toolset::json::Json::Null) => None,
-            Some(c) => match c.as_str() {
-                Some("") => None,
-                Some(s) => Some(s.to_owned()),
-                None => return Err(protocol("tools/list nextCursor is not a string")),
-            },
-        };
-        self.obs.pages.push(result);
-        let Some(next) = next else {
-            return Ok(None);
-        };
-        if !seen.insert(next.clone()) {
-            return Err(fin(
-                Status::Partial,
-                format!(
-                    "tools/list cursor repeated after {} pages",
-                    self.obs.pages.len()
-                ),
-            ));
-        }
-        if self.obs.pages.len() >= self.limits().max_pages {
-            return Err(fin(
-                Status::Partial,
-                format!("more than {} tools/list pages", self.limits().max_pages),
-            ));
-        }
-        Ok(Some(next))
+    /// The messages of one SSE event's data, charged to the budget while they live.
+    fn event_messages(&self, data: &str, what: &str) -> Result<Incoming<Hold>, Stop> {
+        let charge = self.hold_parse(data.as_bytes())?;
+        let messages = jsonrpc::parse(data.as_bytes())
+            .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
+        Ok(Incoming {
+            messages,
+            delivery: Delivery::Stream,
+            charge,
+        })
     }
 
     async fn send_post(
@@ -889,7 +591,7 @@ impl Session<'_> {
         what: &str,
     ) -> Result<reqwest::Response, Stop> {
         let mut request = self
-            .http
+            .client
             .request(Method::POST, url.clone())
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream")
@@ -908,161 +610,27 @@ impl Session<'_> {
         request.send().await.map_err(|e| send_error(&e, what))
     }
 
-    /// POST a request and read its answer from a JSON body or an SSE stream.
-    async fn post_rpc(
+    /// Read a little of whatever came back so the connection can be reused; ignore content.
+    async fn drain(&self, response: reqwest::Response) {
+        if let Ok(b) = Body::new(response, 64 * 1024).map(|b| b.metered(self.meter.clone())) {
+            let _ = tokio::time::timeout(Duration::from_secs(1), b.read_all()).await;
+        }
+    }
+
+    /// POST a message to an HTTP+SSE endpoint: the answer comes on the stream, so only a 2xx
+    /// matters here.
+    async fn post_accepted(
         &mut self,
         url: &url::Url,
         body: Vec<u8>,
-        id: u64,
-        extra: &Extra,
         what: &str,
-    ) -> Result<(Answer, HeaderMap), Stop> {
-        let response = self.send_post(url, body, extra, what).await?;
-        let status = response.status();
+    ) -> Result<(), Stop> {
+        let response = self.send_post(url, body, &Extra::default(), what).await?;
         if let Some(stop) = self.bad_status(&response, what) {
-            // A non-2xx with a JSON-RPC error body is still an answer we can judge.
-            let fallback =
-                matches!(status.as_u16(), 400 | 404 | 405 | 406 | 415) || status.is_server_error();
-            if !fallback {
-                return Err(stop);
-            }
-            let detail = match stop {
-                Stop::Final(_, d) | Stop::Fallback(_, d) => d,
-            };
-            let excerpt = match Body::new(response, limits::MAX_DETAIL_EXCERPT * 16)
-                .map(|b| b.metered(self.meter.clone()))
-            {
-                Ok(b) => match tokio::time::timeout(Duration::from_secs(2), b.read_all()).await {
-                    Ok(Ok(bytes)) => excerpt(&bytes),
-                    _ => String::new(),
-                },
-                Err(_) => String::new(),
-            };
-            let detail = if excerpt.is_empty() {
-                detail
-            } else {
-                format!("{detail}: {excerpt}")
-            };
-            return Err(Stop::Fallback(Status::Http(status.as_u16()), detail));
+            return Err(stop);
         }
-        if status == StatusCode::ACCEPTED {
-            return Err(protocol(format!("{what}: 202 Accepted with no answer")));
-        }
-        let headers = response.headers().clone();
-        if is_content_type(&response, "text/event-stream") {
-            self.obs.sse_responses = true;
-            let answer = self
-                .answer_from_stream(url, response, id, extra, what)
-                .await?;
-            return Ok((answer, headers));
-        }
-        if !is_content_type(&response, "application/json") {
-            let ct = content_type(&response);
-            return Err(Stop::Fallback(
-                Status::Protocol,
-                format!("{what}: content type {ct:?} is neither JSON nor an event stream"),
-            ));
-        }
-        let bytes = Body::new(response, self.limits().max_response)
-            .map_err(body_stop)?
-            .metered(self.meter.clone())
-            .read_all()
-            .await
-            .map_err(body_stop)?;
-        self.obs.bytes += bytes.len() as u64;
-        let _parse = self.hold_parse(&bytes)?;
-        let messages = jsonrpc::parse(&bytes).map_err(|e| protocol(format!("{what}: {e}")))?;
-        match jsonrpc::find_answer(&messages, id) {
-            Some(m) => Ok((to_answer(m), headers)),
-            None => Err(protocol(format!(
-                "{what}: no answer for id {id} in the response"
-            ))),
-        }
-    }
-
-    /// Read an SSE response until the answer to `id`, answering server requests on the way.
-    async fn answer_from_stream(
-        &mut self,
-        url: &url::Url,
-        response: reqwest::Response,
-        id: u64,
-        extra: &Extra,
-        what: &str,
-    ) -> Result<Answer, Stop> {
-        let max = self.limits().max_response;
-        let mut body = Body::new(response, max)
-            .map_err(body_stop)?
-            .metered(self.meter.clone());
-        let mut parser = SseParser::new(
-            limits::MAX_SSE_LINE.min(max),
-            limits::MAX_SSE_EVENT.min(max),
-        );
-        let mut events = Vec::new();
-        let mut seen = 0usize;
-        loop {
-            let chunk = body.next().await.map_err(body_stop)?;
-            match &chunk {
-                Some(bytes) => {
-                    self.obs.bytes += bytes.len() as u64;
-                    parser.push(bytes, &mut events).map_err(sse_stop)?;
-                }
-                None => parser.finish(&mut events).map_err(sse_stop)?,
-            }
-            for event in events.drain(..) {
-                seen += 1;
-                if seen > self.limits().max_sse_events {
-                    return Err(protocol(format!(
-                        "{what}: no answer within {} events",
-                        self.limits().max_sse_events
-                    )));
-                }
-                if event.data.is_empty() {
-                    continue;
-                }
-                let _parse = self.hold_parse(event.data.as_bytes())?;
-                let messages = jsonrpc::parse(event.data.as_bytes())
-                    .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
-                for m in &messages {
-                    if let Message::Request { id: rid, method } = m {
-                        if !self.may_reply() {
-                            break;
-                        }
-                        self.reply(url, rid, method, extra).await;
-                    }
-                }
-                if let Some(m) = jsonrpc::find_answer(&messages, id) {
-                    return Ok(to_answer(m));
-                }
-            }
-            if chunk.is_none() {
-                return Err(protocol(format!(
-                    "{what}: event stream ended without an answer to id {id}"
-                )));
-            }
-        }
-    }
-
-    /// Whether one more server→client request may be answered, counting it: after
-    /// [`Limits::max_replies`] the rest go unanswered and the observation carries on waiting
-    /// for its own answer (a server that insists on answers ends it by its own timeout, or ours).
-    fn may_reply(&mut self) -> bool {
-        if self.replies >= self.limits().max_replies {
-            return false;
-        }
-        self.replies += 1;
-        true
-    }
-
-    /// Answer a server→client request (best effort, bounded; the outcome does not matter).
-    async fn reply(&mut self, url: &url::Url, id: &Id, method: &str, extra: &Extra) {
-        let body = jsonrpc::reply_to(id, method);
-        let extra = Extra {
-            method: None,
-            ..extra.clone()
-        };
-        if let Ok(r) = self.send_post(url, body, &extra, "reply").await {
-            drop(r);
-        }
+        self.drain(response).await;
+        Ok(())
     }
 
     /// The stop for a non-2xx response (`None` for 2xx), recording an auth challenge.
@@ -1109,21 +677,391 @@ impl Session<'_> {
     }
 }
 
-/// Answers read from an HTTP+SSE stream by the reader task.
-struct StreamAnswers {
-    rx: mpsc::Receiver<Result<Event, Stop>>,
-    events: usize,
-    max_events: usize,
+// ---- streamable HTTP (2025-03-26 … 2025-11-25) and 2026-07-28 stateless ----
+
+/// Streamable HTTP: each request is a POST whose response carries the answer, as one JSON body
+/// or an SSE stream. With `stateless` (2026-07-28) every request names its method in
+/// `Mcp-Method` and the protocol version is sent from the first request on; otherwise the
+/// `Mcp-Session-Id` issued with the `initialize` response and the negotiated version go with
+/// every later request.
+struct Post<'h, 'a> {
+    http: &'h mut Http<'a>,
+    url: url::Url,
+    stateless: bool,
+    /// Headers for every message sent from now on (besides `Mcp-Method`).
+    extra: Extra,
+    /// The request sent last: its id and method.
+    current: (u64, &'static str),
+    /// Where its answer is read from.
+    pending: Pending,
+    /// The `Mcp-Session-Id` header of the response to the request sent last.
+    issued: Option<HeaderValue>,
+    /// That header, checked, once the handshake was answered.
+    session_id: Option<String>,
 }
 
-impl StreamAnswers {
-    async fn answer(
+/// The response to the request a [`Post`] sent last.
+enum Pending {
+    /// Read to its end (or no request sent).
+    Done,
+    /// A JSON body not read yet.
+    Json(reqwest::Response),
+    /// An event stream, read event by event.
+    Events(Box<Events>),
+}
+
+/// An SSE response being read.
+struct Events {
+    body: Body,
+    parser: SseParser,
+    /// Parsed and not yet delivered.
+    queue: VecDeque<Event>,
+    /// Events taken from the stream so far.
+    seen: usize,
+    /// The body ended.
+    ended: bool,
+}
+
+impl<'h, 'a> Post<'h, 'a> {
+    fn new(http: &'h mut Http<'a>, stateless: bool) -> Self {
+        let extra = Extra {
+            protocol_version: stateless.then(|| STATELESS_VERSION.to_owned()),
+            ..Extra::default()
+        };
+        Post {
+            url: http.url.clone(),
+            http,
+            stateless,
+            extra,
+            current: (0, ""),
+            pending: Pending::Done,
+            issued: None,
+            session_id: None,
+        }
+    }
+
+    /// A non-2xx answer to a POSTed request: statuses that say "not this transport" fall
+    /// through, with an excerpt of a body that explains; auth, redirects and the rest are final.
+    async fn refused(&mut self, response: reqwest::Response, stop: Stop) -> Stop {
+        let status = response.status();
+        // A non-2xx with a JSON-RPC error body is still an answer we can judge.
+        let fallback =
+            matches!(status.as_u16(), 400 | 404 | 405 | 406 | 415) || status.is_server_error();
+        if !fallback {
+            return stop;
+        }
+        let detail = match stop {
+            Stop::Final(_, d) | Stop::Fallback(_, d) => d,
+        };
+        let excerpt = match Body::new(response, limits::MAX_DETAIL_EXCERPT * 16)
+            .map(|b| b.metered(self.http.meter.clone()))
+        {
+            Ok(b) => match tokio::time::timeout(Duration::from_secs(2), b.read_all()).await {
+                Ok(Ok(bytes)) => excerpt(&bytes),
+                _ => String::new(),
+            },
+            Err(_) => String::new(),
+        };
+        let detail = if excerpt.is_empty() {
+            detail
+        } else {
+            format!("{detail}: {excerpt}")
+        };
+        Stop::Fallback(Status::Http(status.as_u16()), detail)
+    }
+}
+
+impl toolmark_mcp::Transport for Post<'_, '_> {
+    type Error = Stop;
+    type Charge = Hold;
+
+    async fn send_request(
         &mut self,
-        session: &mut Session<'_>,
-        endpoint: &url::Url,
+        id: u64,
+        method: &'static str,
+        body: Vec<u8>,
+    ) -> Result<(), Stop> {
+        self.current = (id, method);
+        self.pending = Pending::Done;
+        self.issued = None;
+        let extra = Extra {
+            method: self.stateless.then_some(method),
+            ..self.extra.clone()
+        };
+        let url = self.url.clone();
+        let response = self.http.send_post(&url, body, &extra, method).await?;
+        let status = response.status();
+        if let Some(stop) = self.http.bad_status(&response, method) {
+            return Err(self.refused(response, stop).await);
+        }
+        if status == StatusCode::ACCEPTED {
+            return Err(protocol(format!("{method}: 202 Accepted with no answer")));
+        }
+        self.issued = response.headers().get("mcp-session-id").cloned();
+        if is_content_type(&response, "text/event-stream") {
+            self.http.obs.sse_responses = true;
+            let max = self.http.limits().max_response;
+            let body = Body::new(response, max)
+                .map_err(body_stop)?
+                .metered(self.http.meter.clone());
+            let parser = SseParser::new(
+                limits::MAX_SSE_LINE.min(max),
+                limits::MAX_SSE_EVENT.min(max),
+            );
+            self.pending = Pending::Events(Box::new(Events {
+                body,
+                parser,
+                queue: VecDeque::new(),
+                seen: 0,
+                ended: false,
+            }));
+            return Ok(());
+        }
+        if !is_content_type(&response, "application/json") {
+            let ct = content_type(&response);
+            return Err(Stop::Fallback(
+                Status::Protocol,
+                format!("{method}: content type {ct:?} is neither JSON nor an event stream"),
+            ));
+        }
+        self.pending = Pending::Json(response);
+        Ok(())
+    }
+
+    async fn receive(&mut self) -> Result<Incoming<Hold>, Stop> {
+        let (id, what) = self.current;
+        match std::mem::replace(&mut self.pending, Pending::Done) {
+            Pending::Done => Err(protocol(format!(
+                "{what}: no answer for id {id} in the response"
+            ))),
+            Pending::Json(response) => {
+                let bytes = Body::new(response, self.http.limits().max_response)
+                    .map_err(body_stop)?
+                    .metered(self.http.meter.clone())
+                    .read_all()
+                    .await
+                    .map_err(body_stop)?;
+                self.http.obs.bytes += bytes.len() as u64;
+                let charge = self.http.hold_parse(&bytes)?;
+                let messages =
+                    jsonrpc::parse(&bytes).map_err(|e| protocol(format!("{what}: {e}")))?;
+                Ok(Incoming {
+                    messages,
+                    delivery: Delivery::Body,
+                    charge,
+                })
+            }
+            Pending::Events(mut events) => {
+                let incoming = self.next_event(&mut events, id, what).await;
+                self.pending = Pending::Events(events);
+                incoming
+            }
+        }
+    }
+
+    async fn send_notification(&mut self, method: &'static str, body: Vec<u8>) -> Result<(), Stop> {
+        let url = self.url.clone();
+        let extra = self.extra.clone();
+        let response = self.http.send_post(&url, body, &extra, method).await?;
+        self.http.drain(response).await;
+        Ok(())
+    }
+
+    async fn send_reply(&mut self, body: Vec<u8>) {
+        let url = self.url.clone();
+        let extra = Extra {
+            method: None,
+            ..self.extra.clone()
+        };
+        if let Ok(r) = self.http.send_post(&url, body, &extra, "reply").await {
+            drop(r);
+        }
+    }
+
+    fn charge(&mut self, text: &[u8]) -> Result<Hold, Stop> {
+        self.http.hold_parse(text)
+    }
+
+    fn handshake_answered(&mut self) -> Result<(), Stop> {
+        if self.stateless {
+            return Ok(());
+        }
+        self.session_id = match self.issued.take() {
+            None => None,
+            Some(v) => Some(session_id(&v)?),
+        };
+        Ok(())
+    }
+
+    fn established(&mut self, version: &str) {
+        if self.stateless {
+            self.http.obs.session = false;
+            return;
+        }
+        self.extra = Extra {
+            session_id: self.session_id.take(),
+            protocol_version: header_version(version),
+            method: None,
+        };
+        self.http.obs.session = self.extra.session_id.is_some();
+    }
+}
+
+impl Post<'_, '_> {
+    /// The next event with data on an SSE response, as messages.
+    async fn next_event(
+        &mut self,
+        events: &mut Events,
         id: u64,
         what: &str,
-    ) -> Result<Answer, Stop> {
+    ) -> Result<Incoming<Hold>, Stop> {
+        let mut parsed = Vec::new();
+        loop {
+            while let Some(event) = events.queue.pop_front() {
+                events.seen += 1;
+                let max_events = self.http.limits().max_sse_events;
+                if events.seen > max_events {
+                    return Err(protocol(format!(
+                        "{what}: no answer within {max_events} events"
+                    )));
+                }
+                if event.data.is_empty() {
+                    continue;
+                }
+                return self.http.event_messages(&event.data, what);
+            }
+            if events.ended {
+                return Err(protocol(format!(
+                    "{what}: event stream ended without an answer to id {id}"
+                )));
+            }
+            match events.body.next().await.map_err(body_stop)? {
+                Some(bytes) => {
+                    self.http.obs.bytes += bytes.len() as u64;
+                    events.parser.push(&bytes, &mut parsed).map_err(sse_stop)?;
+                }
+                None => {
+                    events.ended = true;
+                    events.parser.finish(&mut parsed).map_err(sse_stop)?;
+                }
+            }
+            events.queue.extend(parsed.drain(..));
+        }
+    }
+}
+
+// ---- HTTP+SSE (2024-11-05) ----
+
+/// HTTP+SSE: requests are POSTed to the endpoint the stream named; answers arrive on the GET
+/// stream, read by a task of its own.
+struct SseSession<'h, 'a> {
+    http: &'h mut Http<'a>,
+    endpoint: url::Url,
+    rx: mpsc::Receiver<Result<Event, Stop>>,
+    /// Events taken from the stream so far (the endpoint event's wait included).
+    events: usize,
+    /// The request sent last: its id and method.
+    current: (u64, &'static str),
+    /// Ends the reader task when the session is done.
+    _reader: AbortOnDrop,
+}
+
+/// Open the HTTP+SSE stream and wait for its `endpoint` event.
+async fn open_sse<'h, 'a>(http: &'h mut Http<'a>) -> Result<SseSession<'h, 'a>, Stop> {
+    let url = http.url.clone();
+    http.obs.requests += 1;
+    let response = http
+        .client
+        .get(url.clone())
+        .header(header::ACCEPT, "text/event-stream")
+        .timeout(http.limits().deadline)
+        .send()
+        .await
+        .map_err(|e| send_error(&e, "GET sse"))?;
+    let status = response.status();
+    if let Some(stop) = http.bad_status(&response, "GET sse") {
+        // Auth and redirects are answers about the server; any other error status means
+        // this server does not offer the stream (the last transport tried anyway).
+        let about_server = status.is_redirection() || matches!(status.as_u16(), 401 | 403);
+        return Err(if about_server {
+            stop
+        } else {
+            stop.into_fallback()
+        });
+    }
+    if !is_content_type(&response, "text/event-stream") {
+        return Err(Stop::Fallback(
+            Status::Protocol,
+            format!(
+                "GET sse: content type {:?}, not an event stream",
+                content_type(&response)
+            ),
+        ));
+    }
+    http.obs.sse_responses = true;
+    let max_stream = http.limits().max_toolset + http.limits().max_response;
+    let (tx, mut rx) = mpsc::channel::<Result<Event, Stop>>(2);
+    let reader = tokio::spawn(read_stream(response, max_stream, tx, http.meter.clone()));
+    let reader = AbortOnDrop(reader);
+    let mut events = 0usize;
+    // The first event with data must be `endpoint`.
+    let endpoint = loop {
+        let Some(item) = rx.recv().await else {
+            return Err(protocol("sse stream ended before the endpoint event"));
+        };
+        let event = item?;
+        events += 1;
+        if events > http.limits().max_sse_events {
+            return Err(protocol("no endpoint event within the event limit"));
+        }
+        if event.event == "endpoint" {
+            break event.data;
+        }
+    };
+    let mut endpoint = url
+        .join(endpoint.trim())
+        .map_err(|e| protocol(format!("endpoint event {endpoint:?}: {e}")))?;
+    if !endpoint.username().is_empty() || endpoint.password().is_some() {
+        // reqwest would turn userinfo into `Authorization: Basic`: the crawler never sends
+        // credentials, whoever supplies them.
+        return Err(protocol(
+            "endpoint event carries userinfo (credentials are never sent)",
+        ));
+    }
+    guard::strip_root_dot(&mut endpoint).map_err(|e| protocol(format!("endpoint event: {e}")))?;
+    if endpoint.origin() != url.origin() {
+        return Err(protocol(format!(
+            "endpoint {endpoint} is not on the stream's origin"
+        )));
+    }
+    http.obs.session = true;
+    Ok(SseSession {
+        http,
+        endpoint,
+        rx,
+        events,
+        current: (0, ""),
+        _reader: reader,
+    })
+}
+
+impl toolmark_mcp::Transport for SseSession<'_, '_> {
+    type Error = Stop;
+    type Charge = Hold;
+
+    async fn send_request(
+        &mut self,
+        id: u64,
+        method: &'static str,
+        body: Vec<u8>,
+    ) -> Result<(), Stop> {
+        self.current = (id, method);
+        let endpoint = self.endpoint.clone();
+        self.http.post_accepted(&endpoint, body, method).await
+    }
+
+    async fn receive(&mut self) -> Result<Incoming<Hold>, Stop> {
+        let (id, what) = self.current;
         loop {
             let Some(item) = self.rx.recv().await else {
                 return Err(protocol(format!(
@@ -1132,34 +1070,36 @@ impl StreamAnswers {
             };
             let event = item?;
             self.events += 1;
-            if self.events > self.max_events {
+            let max_events = self.http.limits().max_sse_events;
+            if self.events > max_events {
                 return Err(protocol(format!(
-                    "{what}: no answer within {} events",
-                    self.max_events
+                    "{what}: no answer within {max_events} events"
                 )));
             }
             if event.data.is_empty() || event.event != "message" {
                 continue;
             }
-            let _parse = session.hold_parse(event.data.as_bytes())?;
-            let messages = jsonrpc::parse(event.data.as_bytes())
-                .map_err(|e| protocol(format!("{what}: sse event: {e}")))?;
-            session.obs.bytes += event.data.len() as u64;
-            for m in &messages {
-                if let Message::Request { id: rid, method } = m {
-                    if !session.may_reply() {
-                        break;
-                    }
-                    let body = jsonrpc::reply_to(rid, method);
-                    let _ = session
-                        .send_post(endpoint, body, &Extra::default(), "reply")
-                        .await;
-                }
-            }
-            if let Some(m) = jsonrpc::find_answer(&messages, id) {
-                return Ok(to_answer(m));
-            }
+            let incoming = self.http.event_messages(&event.data, what)?;
+            self.http.obs.bytes += event.data.len() as u64;
+            return Ok(incoming);
         }
+    }
+
+    async fn send_notification(&mut self, method: &'static str, body: Vec<u8>) -> Result<(), Stop> {
+        let endpoint = self.endpoint.clone();
+        self.http.post_accepted(&endpoint, body, method).await
+    }
+
+    async fn send_reply(&mut self, body: Vec<u8>) {
+        let endpoint = self.endpoint.clone();
+        let _ = self
+            .http
+            .send_post(&endpoint, body, &Extra::default(), "reply")
+            .await;
+    }
+
+    fn charge(&mut self, text: &[u8]) -> Result<Hold, Stop> {
+        self.http.hold_parse(text)
     }
 }
 
@@ -1219,14 +1159,6 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn initialize_params(version: &str) -> Value {
-    json!({
-        "protocolVersion": version,
-        "capabilities": crate::observe::client_capabilities(),
-        "clientInfo": crate::observe::client_info(),
-    })
-}
-
 /// The `MCP-Protocol-Version` header for later requests: the negotiated version when it looks
 /// like a spec version (`YYYY-MM-DD`), else none (the server then assumes 2025-03-26).
 fn header_version(v: &str) -> Option<String> {
@@ -1258,20 +1190,6 @@ fn session_id(v: &HeaderValue) -> Result<String, Stop> {
         ));
     }
     Ok(String::from_utf8_lossy(b).into_owned())
-}
-
-fn to_answer(m: &Message) -> Answer {
-    match m {
-        Message::Response { result, .. } => Answer::Result(result.clone()),
-        Message::ErrorResponse { code, message, .. } => Answer::Error {
-            code: *code,
-            message: message.clone(),
-        },
-        _ => Answer::Error {
-            code: i64::MIN,
-            message: "not a response".into(),
-        },
-    }
 }
 
 fn content_type(response: &reqwest::Response) -> String {

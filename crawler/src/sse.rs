@@ -24,7 +24,7 @@
 //! last event id and reconnection time in force are carried by every [`Event`]), no lossy
 //! decoding (the standard replaces invalid UTF-8 with U+FFFD; a crawler recording raw responses
 //! refuses such a stream with [`SseError::NotUtf8`] instead), and no interpretation of the data
-//! (see [`crate::jsonrpc`]). An event not ended by a blank line when the stream ends is
+//! (see [`toolmark_mcp::jsonrpc`]). An event not ended by a blank line when the stream ends is
 //! discarded, as the standard says.
 
 /// The UTF-8 encoding of U+FEFF, skipped once at the start of a stream.

@@ -2,8 +2,8 @@
 //! exact text of a part of the input, and error excerpts stay within their cap.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use toolmark_crawler::jsonrpc::{self, Message};
-use toolmark_crawler::limits::MAX_DETAIL_EXCERPT;
+use toolmark_mcp::jsonrpc::{self, Message};
+use toolmark_mcp::limits::MAX_DETAIL_EXCERPT;
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)

@@ -8,12 +8,12 @@
 //!   digests), an error response (bounded excerpts), a server→client request or a
 //!   notification.
 //! - It reads with [`toolmark_toolset::json`], not serde_json: the same strict RFC 8259 grammar
-//!   and nesting cap ([`crate::limits::MAX_JSON_DEPTH`]) as the tool-set parser, no recursion
+//!   and nesting cap ([`toolmark_toolset::json::MAX_DEPTH`]) as the tool-set parser, no recursion
 //!   past the cap, and nothing allocated beyond a small multiple of the input.
 //! - It refuses a message that repeats a member name in any object at any depth
 //!   ([`RpcError::DuplicateMember`], with the JSON-pointer path of the first repetition): such a
-//!   tool definition reads differently in first-wins and last-wins clients, so the crawler
-//!   records it as a protocol failure rather than pick one reading.
+//!   tool definition reads differently in first-wins and last-wins clients, so a session ends
+//!   on it as a protocol failure rather than pick one reading.
 //! - [`request`], [`notification`] and [`reply_to`] build what the client sends; [`find_answer`]
 //!   picks the answer to one of its requests out of what a server sent.
 //!
