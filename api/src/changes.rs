@@ -48,7 +48,9 @@ pub enum ChangeError {
     },
     /// Only one of the diff and the classification is stored (the index writes both or
     /// neither).
-    #[error("change {id}: a diff is stored without a classification, or a classification without a diff")]
+    #[error(
+        "change {id}: a diff is stored without a classification, or a classification without a diff"
+    )]
     Incomplete {
         /// The change id.
         id: i64,

@@ -27,7 +27,10 @@ async fn a_change_is_served_with_its_stored_diff_and_classification() {
     let served: Value = serde_json::from_slice(&body).unwrap();
     let stored = |text: &Option<String>| serde_json::from_str::<Value>(text.as_deref().unwrap());
     assert_eq!(served["diff"], stored(&row.diff).unwrap());
-    assert_eq!(served["classification"], stored(&row.classification).unwrap());
+    assert_eq!(
+        served["classification"],
+        stored(&row.classification).unwrap()
+    );
 }
 
 #[tokio::test]
@@ -61,7 +64,10 @@ async fn a_malformed_stored_change_is_an_error_on_every_surface() {
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{path}");
         assert_eq!(headers[header::CONTENT_TYPE], "application/json", "{path}");
         let error: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(error["detail"], "internal error (logged)", "{path}: {error}");
+        assert_eq!(
+            error["detail"], "internal error (logged)",
+            "{path}: {error}"
+        );
     }
     for path in [
         format!("/changes/{cid}"),

@@ -142,16 +142,7 @@ pub fn word_diff(old: &str, new: &str) -> Vec<WordEdit> {
 
 /// What kind of outside address.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "camelCase")]
 pub enum AddressKind {
@@ -171,15 +162,7 @@ pub enum AddressKind {
 /// lowercased (a host without its trailing dot), IP literals in their standard form, URLs with
 /// a lowercased scheme and host and the rest as written.
 #[derive(
-    Debug,
-    Clone,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Address {
