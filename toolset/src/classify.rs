@@ -1237,10 +1237,7 @@ mod tests {
         let classes: BTreeSet<Class> = c.signals.iter().map(|s| s.class).collect();
         assert_eq!(classes.len(), 3, "{c:?}");
         assert!(c.signals.iter().any(|s| s.tool.is_none()), "{c:?}");
-        let text = serde_json::to_string(&c).unwrap();
-        let back: Classification = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, c);
-        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        crate::diff::tests::assert_reads_back(&c);
     }
 
     #[test]

@@ -807,7 +807,7 @@ pub fn diff(old: &ToolSet, new: &ToolSet) -> Diff {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::text::EditOp;
     use serde_json::{Value, json};
@@ -1178,9 +1178,17 @@ mod tests {
             "{d:?}"
         );
         assert!(!d.new_addresses.is_empty() && d.unmatched_changed, "{d:?}");
-        let text = serde_json::to_string(&d).unwrap();
-        let back: Diff = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, d);
+        assert_reads_back(&d);
+    }
+
+    /// `v`'s JSON reads back as `v`, and writes the same text again.
+    pub(crate) fn assert_reads_back<T>(v: &T)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let text = serde_json::to_string(v).unwrap();
+        let back: T = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, v);
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
     }
 

@@ -11,7 +11,7 @@ use toolmark_toolset::classify::{Class, Classification};
 use toolmark_toolset::diff::{DescriptionDiff, Diff, MemberChange, SchemaDiff, ToolDiff};
 use toolmark_toolset::text::{EditOp, WordEdit};
 
-use super::layout::{Nav, Page, class_badge, counts, digest, entry_link, fact, render, time};
+use super::layout::{Nav, Page, class_badge, counts, digest, entry_link, fact, head, render, time};
 use super::{Fail, Html, blocking, data, internal, not_found};
 use crate::AppState;
 use crate::changes::{ChangeView, rule_meaning};
@@ -88,17 +88,7 @@ fn signals(cl: &Classification) -> Markup {
             div class="scroll" {
                 table class="list" id="signals" {
                     caption class="visually-hidden" { "Signals: every rule that fired" }
-                    thead {
-                        tr {
-                            th scope="col" { "Class" }
-                            th scope="col" { "Rule" }
-                            th scope="col" { "Tool" }
-                            th scope="col" { "Where" }
-                            th scope="col" { "Old" }
-                            th scope="col" { "New" }
-                            th scope="col" { "Detail" }
-                        }
-                    }
+                    (head(&["Class", "Rule", "Tool", "Where", "Old", "New", "Detail"], &[]))
                     tbody {
                         @for sig in &cl.signals {
                             tr class={ "signal-" (sig.class.as_str()) } {
@@ -227,7 +217,7 @@ fn member_changes(caption: &str, members: &[MemberChange]) -> Markup {
         @if !members.is_empty() {
             table class="list" {
                 caption { (caption) }
-                thead { tr { th scope="col" { "Member" } th scope="col" { "Old" } th scope="col" { "New" } } }
+                (head(&["Member", "Old", "New"], &[]))
                 tbody {
                     @for m in members {
                         tr {
@@ -247,7 +237,7 @@ fn schema_changes(caption: &str, schema: &SchemaDiff) -> Markup {
     html! {
         table class="list" {
             caption { (caption) }
-            thead { tr { th scope="col" { "Path" } th scope="col" { "Old" } th scope="col" { "New" } } }
+            (head(&["Path", "Old", "New"], &[]))
             tbody {
                 @for c in &schema.changes {
                     tr {
@@ -289,7 +279,7 @@ fn tool_diff(t: &ToolDiff, class: Option<Class>) -> Markup {
             @if let Some(a) = &t.annotations {
                 table class="list" {
                     caption { "Hints (effective values)" }
-                    thead { tr { th scope="col" { "Hint" } th scope="col" { "Old" } th scope="col" { "New" } } }
+                    (head(&["Hint", "Old", "New"], &[]))
                     tbody {
                         @for h in &a.hints {
                             @let changed = h.old != h.new;

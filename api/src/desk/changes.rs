@@ -7,7 +7,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use maud::html;
 
-use super::layout::{Nav, Page, class_badge, counts, render, time};
+use super::layout::{Nav, Page, class_badge, counts, head, render, time};
 use super::{CLASSES, DEFAULT_LIMIT, Html, bad_request, blocking, data, int_param, limit_param};
 use crate::AppState;
 use crate::changes::ChangeView;
@@ -68,16 +68,7 @@ pub(super) async fn page(
             div class="scroll" {
                 table class="list" id="changes" {
                     caption class="visually-hidden" { "Changes, newest first" }
-                    thead {
-                        tr {
-                            th scope="col" { "Change" }
-                            th scope="col" { "Observed" }
-                            th scope="col" { "Server" }
-                            th scope="col" { "Endpoint" }
-                            th scope="col" { "Class" }
-                            th scope="col" { "Tools" }
-                        }
-                    }
+                    (head(&["Change", "Observed", "Server", "Endpoint", "Class", "Tools"], &[]))
                     tbody {
                         @for c in &rows {
                             tr {

@@ -7,7 +7,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use maud::html;
 
-use super::layout::{Nav, Page, count, render, status_badge, time, url_param};
+use super::layout::{Nav, Page, count, head, render, status_badge, time, url_param};
 use super::{DEFAULT_LIMIT, Html, STATES, bad_request, blocking, data, int_param, limit_param};
 use crate::AppState;
 
@@ -75,16 +75,7 @@ pub(super) async fn page(
             div class="scroll" {
                 table class="list" id="servers" {
                     caption class="visually-hidden" { "Targets" }
-                    thead {
-                        tr {
-                            th scope="col" { "Server" }
-                            th scope="col" { "Endpoint" }
-                            th scope="col" { "Last status" }
-                            th scope="col" class="num" { "Tools" }
-                            th scope="col" { "Last observed" }
-                            th scope="col" class="num" { "Changes" }
-                        }
-                    }
+                    (head(&["Server", "Endpoint", "Last status", "Tools", "Last observed", "Changes"], &["Tools", "Changes"]))
                     tbody {
                         @for r in &rows {
                             tr {

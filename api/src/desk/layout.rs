@@ -136,6 +136,19 @@ pub(super) fn url_param(s: &str) -> String {
     out
 }
 
+/// A table's header row: a `th scope="col"` per column, those named in `numeric` aligned right.
+pub(super) fn head(columns: &[&str], numeric: &[&str]) -> Markup {
+    html! {
+        thead {
+            tr {
+                @for c in columns {
+                    th scope="col" class=[numeric.contains(c).then_some("num")] { (c) }
+                }
+            }
+        }
+    }
+}
+
 /// A term and its value in a `<dl class="facts">`.
 pub(super) fn fact(term: &str, value: Markup) -> Markup {
     html! { div { dt { (term) } dd { (value) } } }

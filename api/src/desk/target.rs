@@ -9,7 +9,7 @@ use maud::{Markup, html};
 use toolmark_index::index::{ObservationRow, TargetRow};
 
 use super::layout::{
-    Nav, Page, class_badge, count, counts, digest, entry_link, entry_or_dash, fact, render,
+    Nav, Page, class_badge, count, counts, digest, entry_link, entry_or_dash, fact, head, render,
     status_badge, time,
 };
 use super::{Html, TIMELINE_ROWS, blocking, data, int_param, not_found};
@@ -73,15 +73,7 @@ pub(super) async fn page(
                 div class="scroll" {
                     table class="list" id="target-changes" {
                         caption class="visually-hidden" { "Changes of this target" }
-                        thead {
-                            tr {
-                                th scope="col" { "Change" }
-                                th scope="col" { "Observed" }
-                                th scope="col" { "Class" }
-                                th scope="col" { "Tools" }
-                                th scope="col" { "Entries" }
-                            }
-                        }
+                        (head(&["Change", "Observed", "Class", "Tools", "Entries"], &[]))
                         tbody {
                             @for c in &changes {
                                 tr {
@@ -204,16 +196,7 @@ fn timeline(t: &TargetRow, observations: &[ObservationRow], paged: bool) -> Mark
                 div class="scroll" {
                     table class="list" id="timeline" {
                         caption class="visually-hidden" { "Observations, newest first" }
-                        thead {
-                            tr {
-                                th scope="col" { "Entry" }
-                                th scope="col" { "Observed" }
-                                th scope="col" { "Status" }
-                                th scope="col" { "Detail" }
-                                th scope="col" class="num" { "Tools" }
-                                th scope="col" { "Digests" }
-                            }
-                        }
+                        (head(&["Entry", "Observed", "Status", "Detail", "Tools", "Digests"], &["Tools"]))
                         tbody {
                             @for o in observations {
                                 tr {
