@@ -28,11 +28,11 @@
 //! format allows ([`NOT_LOGGED`]).
 
 use serde::Serialize;
-use toolmark_crawler::observe::Observation;
-use toolmark_crawler::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
 use toolmark_log::Log;
 use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Subject};
 use toolmark_log::store::{FileStore, Storage};
+use toolmark_observation::observe::Observation;
+use toolmark_observation::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
 use toolmark_toolset::Sri;
 
 use rusqlite::{OptionalExtension, Transaction, params};
@@ -300,7 +300,9 @@ impl<'a, S: Storage> Recorder<'a, S> {
         for record in &input.records {
             upsert_server(&tx, record, at)?;
             let mut listed = Vec::new();
-            for target in toolmark_crawler::registry::targets_with(record, input.allow_cleartext) {
+            for target in
+                toolmark_observation::registry::targets_with(record, input.allow_cleartext)
+            {
                 listed.push(upsert_target(&tx, &target, at)?);
             }
             let known: Vec<String> = tx

@@ -27,4 +27,4 @@ pub mod tiles;
 pub mod verify;
 
 pub use merkle::{FormatError, Hash, ProofError};
-pub use sequencer::{Appended, Log, LogError};
+pub use sequencer::{Appended, KEY_FILE, Log, LogError};
