@@ -25,10 +25,11 @@
 //!   `ETag`.
 //!
 //! Every desk response carries a strict `Content-Security-Policy` (`default-src 'self'`, no
-//! inline script or style anywhere). What the pages read — the index (read-only connections
-//! from the pool), the blob store for current tools, the log reader for the checkpoint — is
-//! read in [`data`] and nowhere else. `docs/desk.md` describes the pages and the exact bytes
-//! the browser checks.
+//! inline script or style anywhere). What the pages read from the index (read-only
+//! connections from the pool) and the log reader (the checkpoint) is read in [`data`] and
+//! nowhere else; a target's current tools come through the shared cache
+//! ([`crate::documents::ToolSetCache`]). `docs/desk.md` describes the pages and the exact
+//! bytes the browser checks.
 
 mod assets;
 mod change;
