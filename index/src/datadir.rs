@@ -215,7 +215,8 @@ mod tests {
     use super::*;
 
     fn scratch(tag: &str) -> DataDir {
-        let dir = std::env::temp_dir().join(format!("toolmark-datadir-{tag}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("toolmark-datadir-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         DataDir::new(dir)
     }
@@ -225,12 +226,20 @@ mod tests {
         let data = scratch("create");
         let w = data.open_writer("toolmark.test/log").unwrap();
         assert_eq!(w.log.head().size, 0);
-        for path in [data.log_key(), data.log_vkey(), data.answer_key_path(), data.index_path()] {
+        for path in [
+            data.log_key(),
+            data.log_vkey(),
+            data.answer_key_path(),
+            data.index_path(),
+        ] {
             assert!(path.exists(), "{}", path.display());
         }
         assert!(data.blobs_dir().is_dir());
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(data.answer_key_path()).unwrap().permissions().mode();
+        let mode = std::fs::metadata(data.answer_key_path())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         drop(w);
         std::fs::remove_dir_all(data.root()).unwrap();

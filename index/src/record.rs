@@ -69,6 +69,22 @@ pub struct RunInput {
     pub allow_cleartext: bool,
 }
 
+impl RunInput {
+    /// The targets of one listed record, as this run lists them.
+    pub fn targets_of(&self, record: &Record) -> Vec<Target> {
+        toolmark_observation::registry::targets_with(record, self.allow_cleartext)
+    }
+
+    /// Every target of the run, in record order: what the observers are given and what
+    /// [`Recorder::begin_run`] lists.
+    pub fn targets(&self) -> Vec<Target> {
+        self.records
+            .iter()
+            .flat_map(|r| self.targets_of(r))
+            .collect()
+    }
+}
+
 /// One target and what observing it produced.
 #[derive(Debug, Clone)]
 pub struct TargetOutcome {
@@ -300,9 +316,7 @@ impl<'a, S: Storage> Recorder<'a, S> {
         for record in &input.records {
             upsert_server(&tx, record, at)?;
             let mut listed = Vec::new();
-            for target in
-                toolmark_observation::registry::targets_with(record, input.allow_cleartext)
-            {
+            for target in input.targets_of(record) {
                 listed.push(upsert_target(&tx, &target, at)?);
             }
             let known: Vec<String> = tx

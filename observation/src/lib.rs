@@ -19,6 +19,8 @@
 //! `cargo tree -p toolmark-observation` has no tokio, reqwest, hyper or rustls, and neither do the
 //! crates that read observations (`index`, `api`).
 
+#![deny(missing_docs)]
+
 pub mod document;
 pub mod observe;
 pub mod registry;
