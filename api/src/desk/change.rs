@@ -11,7 +11,9 @@ use toolmark_toolset::classify::{Class, Classification};
 use toolmark_toolset::diff::{DescriptionDiff, Diff, MemberChange, SchemaDiff, ToolDiff};
 use toolmark_toolset::text::{EditOp, WordEdit};
 
-use super::layout::{Nav, Page, class_badge, counts, digest, entry_link, fact, head, render, time};
+use super::layout::{
+    Nav, Page, class_badge, counts, digest, entry_link, fact, head, listing, render, time,
+};
 use super::{Fail, Html, blocking, data, internal, not_found};
 use crate::AppState;
 use crate::changes::{ChangeView, rule_meaning};
@@ -85,28 +87,22 @@ fn signals(cl: &Classification) -> Markup {
         @if cl.signals.is_empty() {
             p { "No rule fired." }
         } @else {
-            div class="scroll" {
-                table class="list" id="signals" {
-                    caption class="visually-hidden" { "Signals: every rule that fired" }
-                    (head(&["Class", "Rule", "Tool", "Where", "Old", "New", "Detail"], &[]))
-                    tbody {
-                        @for sig in &cl.signals {
-                            tr class={ "signal-" (sig.class.as_str()) } {
-                                td { (class_badge(sig.class)) }
-                                th scope="row" {
-                                    code { (sig.rule) } br;
-                                    span class="muted" { (rule_meaning(sig.rule)) }
-                                }
-                                td { (code(&sig.tool)) }
-                                td { (code(&sig.path)) }
-                                td { (code(&sig.old)) }
-                                td { (code(&sig.new)) }
-                                td { (sig.detail.as_deref().unwrap_or("")) }
-                            }
+            (listing("signals", "Signals: every rule that fired", &["Class", "Rule", "Tool", "Where", "Old", "New", "Detail"], &[], html! {
+                @for sig in &cl.signals {
+                    tr class={ "signal-" (sig.class.as_str()) } {
+                        td { (class_badge(sig.class)) }
+                        th scope="row" {
+                            code { (sig.rule) } br;
+                            span class="muted" { (rule_meaning(sig.rule)) }
                         }
+                        td { (code(&sig.tool)) }
+                        td { (code(&sig.path)) }
+                        td { (code(&sig.old)) }
+                        td { (code(&sig.new)) }
+                        td { (sig.detail.as_deref().unwrap_or("")) }
                     }
                 }
-            }
+            }))
             @if cl.signals_truncated > 0 {
                 p class="muted" { (cl.signals_truncated) " more signals not listed." }
             }

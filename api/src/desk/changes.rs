@@ -7,7 +7,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use maud::html;
 
-use super::layout::{Nav, Page, class_badge, counts, head, render, time};
+use super::layout::{Nav, Page, class_badge, counts, listing, render, time};
 use super::{CLASSES, DEFAULT_LIMIT, Html, bad_request, blocking, data, int_param, limit_param};
 use crate::AppState;
 use crate::changes::ChangeView;
@@ -65,24 +65,18 @@ pub(super) async fn page(
         @if rows.is_empty() {
             p id="result-count" { "No changes." }
         } @else {
-            div class="scroll" {
-                table class="list" id="changes" {
-                    caption class="visually-hidden" { "Changes, newest first" }
-                    (head(&["Change", "Observed", "Server", "Endpoint", "Class", "Tools"], &[]))
-                    tbody {
-                        @for c in &rows {
-                            tr {
-                                th scope="row" { a href={ "/changes/" (c.row.id) } { "Change " (c.row.id) } }
-                                td { (time(Some(&c.row.observed_at))) }
-                                td { a href={ "/s/" (c.row.target_id) } { (c.row.server) } }
-                                td class="endpoint" { (c.row.endpoint) }
-                                td { (class_badge(c.class)) }
-                                td { (counts(c)) }
-                            }
-                        }
+            (listing("changes", "Changes, newest first", &["Change", "Observed", "Server", "Endpoint", "Class", "Tools"], &[], html! {
+                @for c in &rows {
+                    tr {
+                        th scope="row" { a href={ "/changes/" (c.row.id) } { "Change " (c.row.id) } }
+                        td { (time(Some(&c.row.observed_at))) }
+                        td { a href={ "/s/" (c.row.target_id) } { (c.row.server) } }
+                        td class="endpoint" { (c.row.endpoint) }
+                        td { (class_badge(c.class)) }
+                        td { (counts(c)) }
                     }
                 }
-            }
+            }))
         }
         nav class="pager" aria-label="Pages" {
             @if before.is_some() {

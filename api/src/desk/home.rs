@@ -7,7 +7,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use maud::html;
 
-use super::layout::{Nav, Page, count, head, render, status_badge, time, url_param};
+use super::layout::{Nav, Page, count, listing, render, status_badge, time, url_param};
 use super::{DEFAULT_LIMIT, Html, STATES, bad_request, blocking, data, int_param, limit_param};
 use crate::AppState;
 
@@ -72,29 +72,23 @@ pub(super) async fn page(
         @if rows.is_empty() {
             p { "No targets match." }
         } @else {
-            div class="scroll" {
-                table class="list" id="servers" {
-                    caption class="visually-hidden" { "Targets" }
-                    (head(&["Server", "Endpoint", "Last status", "Tools", "Last observed", "Changes"], &["Tools", "Changes"]))
-                    tbody {
-                        @for r in &rows {
-                            tr {
-                                th scope="row" {
-                                    a href={ "/s/" (r.id) } { (r.server) }
-                                    @if r.delisted {
-                                        " " span class="badge neutral" { "delisted" }
-                                    }
-                                }
-                                td class="endpoint" { (r.target) }
-                                td { (status_badge(r.last_status.as_deref(), r.skip_reason.is_some())) }
-                                td class="num" { (count(r.tools)) }
-                                td { (time(r.last_observed_at.as_deref())) }
-                                td class="num" { (r.changes) }
+            (listing("servers", "Targets", &["Server", "Endpoint", "Last status", "Tools", "Last observed", "Changes"], &["Tools", "Changes"], html! {
+                @for r in &rows {
+                    tr {
+                        th scope="row" {
+                            a href={ "/s/" (r.id) } { (r.server) }
+                            @if r.delisted {
+                                " " span class="badge neutral" { "delisted" }
                             }
                         }
+                        td class="endpoint" { (r.target) }
+                        td { (status_badge(r.last_status.as_deref(), r.skip_reason.is_some())) }
+                        td class="num" { (count(r.tools)) }
+                        td { (time(r.last_observed_at.as_deref())) }
+                        td class="num" { (r.changes) }
                     }
                 }
-            }
+            }))
         }
         nav class="pager" aria-label="Pages" {
             @if offset > 0 {

@@ -149,6 +149,26 @@ pub(super) fn head(columns: &[&str], numeric: &[&str]) -> Markup {
     }
 }
 
+/// A listing: a scrolling `table class="list"` with id `id`, a caption for screen readers, the
+/// header row of `columns` ([`head`]) and `rows` as its body.
+pub(super) fn listing(
+    id: &str,
+    caption: &str,
+    columns: &[&str],
+    numeric: &[&str],
+    rows: Markup,
+) -> Markup {
+    html! {
+        div class="scroll" {
+            table class="list" id=(id) {
+                caption class="visually-hidden" { (caption) }
+                (head(columns, numeric))
+                tbody { (rows) }
+            }
+        }
+    }
+}
+
 /// A term and its value in a `<dl class="facts">`.
 pub(super) fn fact(term: &str, value: Markup) -> Markup {
     html! { div { dt { (term) } dd { (value) } } }

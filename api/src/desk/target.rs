@@ -9,8 +9,8 @@ use maud::{Markup, html};
 use toolmark_index::index::{ObservationRow, TargetRow};
 
 use super::layout::{
-    Nav, Page, class_badge, count, counts, digest, entry_link, entry_or_dash, fact, head, render,
-    status_badge, time,
+    Nav, Page, class_badge, count, counts, digest, entry_link, entry_or_dash, fact, listing,
+    render, status_badge, time,
 };
 use super::{Html, TIMELINE_ROWS, blocking, data, int_param, not_found};
 use crate::AppState;
@@ -70,23 +70,17 @@ pub(super) async fn page(
             @if changes.is_empty() {
                 p { "No change of the tool set has been recorded." }
             } @else {
-                div class="scroll" {
-                    table class="list" id="target-changes" {
-                        caption class="visually-hidden" { "Changes of this target" }
-                        (head(&["Change", "Observed", "Class", "Tools", "Entries"], &[]))
-                        tbody {
-                            @for c in &changes {
-                                tr {
-                                    th scope="row" { a href={ "/changes/" (c.row.id) } { "Change " (c.row.id) } }
-                                    td { (time(Some(&c.row.observed_at))) }
-                                    td { (class_badge(c.class)) }
-                                    td { (counts(c)) }
-                                    td { (entry_link(c.row.old_entry)) " → " (entry_link(c.row.new_entry)) }
-                                }
-                            }
+                (listing("target-changes", "Changes of this target", &["Change", "Observed", "Class", "Tools", "Entries"], &[], html! {
+                    @for c in &changes {
+                        tr {
+                            th scope="row" { a href={ "/changes/" (c.row.id) } { "Change " (c.row.id) } }
+                            td { (time(Some(&c.row.observed_at))) }
+                            td { (class_badge(c.class)) }
+                            td { (counts(c)) }
+                            td { (entry_link(c.row.old_entry)) " → " (entry_link(c.row.new_entry)) }
                         }
                     }
-                }
+                }))
             }
         }
         (timeline(t, &d.observations, before.is_some()))
@@ -193,36 +187,30 @@ fn timeline(t: &TargetRow, observations: &[ObservationRow], paged: bool) -> Mark
             @if observations.is_empty() {
                 p { "No observation has been logged." }
             } @else {
-                div class="scroll" {
-                    table class="list" id="timeline" {
-                        caption class="visually-hidden" { "Observations, newest first" }
-                        (head(&["Entry", "Observed", "Status", "Detail", "Tools", "Digests"], &["Tools"]))
-                        tbody {
-                            @for o in observations {
-                                tr {
-                                    th scope="row" { (entry_link(o.entry)) }
-                                    td { (time(Some(&o.observed_at))) }
-                                    td { (status_badge(Some(o.status.as_str()), t.skip_reason.as_deref() == Some(o.status.as_str()))) }
-                                    td {
-                                        (o.detail.as_deref().unwrap_or(""))
-                                        @if let Some(tr) = &o.transport { " " span class="muted" { (tr) } }
-                                    }
-                                    td class="num" { (count(o.tools)) }
-                                    td {
-                                        @if let Some(f) = &o.full {
-                                            span class="muted" { "full" } " " code class="digest" { (f) }
-                                        }
-                                        @if let Some(m) = &o.mtl1 {
-                                            br; span class="muted" { "MTL/1" } " " code class="digest" { (m) }
-                                        } @else if let Some(e) = &o.mtl1_error {
-                                            br; span class="muted" { "MTL/1 error" } " " (e)
-                                        }
-                                    }
+                (listing("timeline", "Observations, newest first", &["Entry", "Observed", "Status", "Detail", "Tools", "Digests"], &["Tools"], html! {
+                    @for o in observations {
+                        tr {
+                            th scope="row" { (entry_link(o.entry)) }
+                            td { (time(Some(&o.observed_at))) }
+                            td { (status_badge(Some(o.status.as_str()), t.skip_reason.as_deref() == Some(o.status.as_str()))) }
+                            td {
+                                (o.detail.as_deref().unwrap_or(""))
+                                @if let Some(tr) = &o.transport { " " span class="muted" { (tr) } }
+                            }
+                            td class="num" { (count(o.tools)) }
+                            td {
+                                @if let Some(f) = &o.full {
+                                    span class="muted" { "full" } " " code class="digest" { (f) }
+                                }
+                                @if let Some(m) = &o.mtl1 {
+                                    br; span class="muted" { "MTL/1" } " " code class="digest" { (m) }
+                                } @else if let Some(e) = &o.mtl1_error {
+                                    br; span class="muted" { "MTL/1 error" } " " (e)
                                 }
                             }
                         }
                     }
-                }
+                }))
                 nav class="pager" aria-label="Timeline pages" {
                     @if paged {
                         a href={ "/s/" (t.id) } { "Newest observations" }
