@@ -7,13 +7,18 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use maud::html;
 
-use super::layout::{Nav, Page, count, listing, render, status_badge, time, url_param};
+use super::layout::{Nav, Page, count, listing, render, status_badge, time};
 use super::{DEFAULT_LIMIT, Html, STATES, bad_request, blocking, data, int_param, limit_param};
 use crate::AppState;
+use crate::servers::encode_query_value;
 
 /// A page of the servers list with the same search and filter.
 fn servers_href(q: &str, filter: &str, limit: u32, offset: u64) -> String {
-    let mut href = format!("/?q={}&state={}", url_param(q), url_param(filter));
+    let mut href = format!(
+        "/?q={}&state={}",
+        encode_query_value(q),
+        encode_query_value(filter)
+    );
     if limit != DEFAULT_LIMIT {
         href.push_str(&format!("&limit={limit}"));
     }

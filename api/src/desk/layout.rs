@@ -122,20 +122,6 @@ pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
     )
 }
 
-/// Percent-encode a query parameter value (everything but unreserved characters).
-pub(super) fn url_param(s: &str) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
 /// A table's header row: a `th scope="col"` per column, those named in `numeric` aligned right.
 pub(super) fn head(columns: &[&str], numeric: &[&str]) -> Markup {
     html! {
