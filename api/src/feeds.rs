@@ -13,8 +13,11 @@
 //! page, `{base}/changes/{id}` (Atom `id`, RSS `guid isPermaLink="true"`, JSON Feed `id`), which
 //! never changes: change ids are assigned in log order and survive an index rebuild. Its time is
 //! the change's `observedAt`; the feed's `updated` is its newest item's time, or the last crawl's
-//! when the page is empty. Every string from a server is escaped, and characters XML 1.0 does
-//! not allow are dropped ([`xml_text`]).
+//! when the page is empty. Items are rendered from each change's
+//! [`ChangeView`](crate::changes::ChangeView); a stored change that does not parse fails the
+//! request (500, logged) rather than giving an item with empty fields. Every string from a
+//! server is escaped (the HTML of an item is a [`maud`] template, escaped again as XML text),
+//! and characters XML 1.0 does not allow are dropped ([`xml_text`]).
 
 use std::sync::Arc;
 
@@ -24,9 +27,12 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use maud::html;
 use serde_json::{Value, json};
 
-use crate::servers::{ChangeInfo, ChangeQuery, Params, blocking, query_changes, valid_id};
+use crate::changes::{ChangeView, SignalView};
+use crate::desk::layout::to_html;
+use crate::servers::{ChangeQuery, Params, blocking, change_json, query_changes, valid_id};
 use crate::{ApiError, AppState};
 
 /// Items per feed page: HISTOR's 50, enough for weeks of changes of a watched set; older ones
@@ -80,10 +86,6 @@ pub fn xml_text(s: &str) -> String {
     out
 }
 
-/// `s` escaped for HTML text (the same five characters; control characters are left to the
-/// XML layer, and JSON carries them escaped).
-use crate::desk::esc as html;
-
 /// What the query asked for.
 struct FeedQuery {
     watch: Option<Vec<String>>,
@@ -135,7 +137,7 @@ struct Page {
     /// changes page (with the class filter).
     home: String,
     updated: String,
-    items: Vec<ChangeInfo>,
+    items: Vec<ChangeView>,
     base: String,
 }
 
@@ -182,7 +184,7 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
     let items = rows
         .into_iter()
         .take(FEED_PAGE as usize)
-        .map(ChangeInfo::new)
+        .map(ChangeView::parse)
         .collect::<Result<Vec<_>, _>>()?;
     let next_url = match items.last() {
         Some(last) if more => Some(q.url(&base, path, Some(last.row.id))),
@@ -218,36 +220,48 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
 }
 
 /// The item title: `{server}: tool definitions changed ({class})`.
-fn item_title(c: &ChangeInfo) -> String {
+fn item_title(c: &ChangeView) -> String {
     format!(
         "{}: tool definitions changed ({})",
-        c.row.server, c.row.class
+        c.row.server,
+        c.class.as_str()
     )
 }
 
 /// At most [`ITEM_NAMES`] names, then "+N more" against the exact total.
-fn name_list(names: &[String], total: u64) -> (Vec<&str>, u64) {
-    let shown: Vec<&str> = names.iter().take(ITEM_NAMES).map(String::as_str).collect();
+fn name_list<'a>(names: impl Iterator<Item = &'a str>, total: u64) -> (Vec<&'a str>, u64) {
+    let shown: Vec<&str> = names.take(ITEM_NAMES).collect();
     let more = total.saturating_sub(shown.len() as u64);
     (shown, more)
 }
 
-fn signal_line(s: &Value) -> String {
-    let mut line = s["rule"].as_str().unwrap_or("?").to_owned();
-    if let Some(t) = s.get("tool").and_then(Value::as_str) {
+/// `rule (tool): meaning`.
+fn signal_line(s: &SignalView) -> String {
+    let mut line = s.signal.rule.to_owned();
+    if let Some(t) = &s.signal.tool {
         line.push_str(&format!(" ({t})"));
     }
-    if let Some(m) = s.get("message").and_then(Value::as_str) {
-        line.push_str(&format!(": {m}"));
-    }
+    line.push_str(&format!(": {}", s.message));
     line
 }
 
-fn lists(c: &ChangeInfo) -> [(&'static str, Vec<&str>, u64, u64); 3] {
+/// The signals an item shows, and how many more there are.
+fn shown_signals(c: &ChangeView) -> (Vec<String>, usize) {
+    let shown: Vec<String> = c
+        .signals()
+        .iter()
+        .take(ITEM_SIGNALS)
+        .map(|s| signal_line(&SignalView::new(s)))
+        .collect();
+    let more = c.signals_total().saturating_sub(shown.len());
+    (shown, more)
+}
+
+fn lists(c: &ChangeView) -> [(&'static str, Vec<&str>, u64, u64); 3] {
     let r = &c.row;
-    let (a, am) = name_list(&c.added, r.added);
-    let (d, dm) = name_list(&c.removed, r.removed);
-    let (m, mm) = name_list(&c.modified, r.modified);
+    let (a, am) = name_list(c.added().iter().map(String::as_str), r.added);
+    let (d, dm) = name_list(c.removed().iter().map(String::as_str), r.removed);
+    let (m, mm) = name_list(c.modified(), r.modified);
     [
         ("Added", a, am, r.added),
         ("Removed", d, dm, r.removed),
@@ -256,17 +270,15 @@ fn lists(c: &ChangeInfo) -> [(&'static str, Vec<&str>, u64, u64); 3] {
 }
 
 /// The item as plain text.
-fn item_text(c: &ChangeInfo) -> String {
+fn item_text(c: &ChangeView) -> String {
     let r = &c.row;
-    let mut out = format!("Endpoint: {}\nClass: {}\n", r.endpoint, r.class);
-    for s in c.signals.iter().take(ITEM_SIGNALS) {
-        out.push_str(&format!("  - {}\n", signal_line(s)));
+    let mut out = format!("Endpoint: {}\nClass: {}\n", r.endpoint, c.class.as_str());
+    let (signals, more_signals) = shown_signals(c);
+    for line in &signals {
+        out.push_str(&format!("  - {line}\n"));
     }
-    if c.signals_total > ITEM_SIGNALS.min(c.signals.len()) {
-        out.push_str(&format!(
-            "  +{} more signals\n",
-            c.signals_total - ITEM_SIGNALS.min(c.signals.len())
-        ));
+    if more_signals > 0 {
+        out.push_str(&format!("  +{more_signals} more signals\n"));
     }
     for (label, names, more, total) in lists(c) {
         out.push_str(&format!("{label} ({total})"));
@@ -279,7 +291,7 @@ fn item_text(c: &ChangeInfo) -> String {
         }
         out.push('\n');
     }
-    if r.diff.is_none() {
+    if c.analysis.is_none() {
         out.push_str("(no diff: a document of the change is not stored)\n");
     }
     out.push_str(&format!(
@@ -290,55 +302,38 @@ fn item_text(c: &ChangeInfo) -> String {
 }
 
 /// The item as HTML (escaped again by the XML writer for Atom and RSS).
-fn item_html(c: &ChangeInfo, base: &str) -> String {
+fn item_html(c: &ChangeView, base: &str) -> String {
     let r = &c.row;
-    let mut out = format!(
-        "<p>Endpoint: <code>{}</code></p><p>Class: <strong>{}</strong></p>",
-        html(&r.endpoint),
-        html(&r.class)
-    );
-    if !c.signals.is_empty() {
-        out.push_str("<ul>");
-        for s in c.signals.iter().take(ITEM_SIGNALS) {
-            out.push_str(&format!("<li>{}</li>", html(&signal_line(s))));
+    let (signals, more_signals) = shown_signals(c);
+    to_html(html! {
+        p { "Endpoint: " code { (r.endpoint) } }
+        p { "Class: " strong { (c.class.as_str()) } }
+        @if !signals.is_empty() {
+            ul {
+                @for line in &signals { li { (line) } }
+                @if more_signals > 0 { li { "+" (more_signals) " more signals" } }
+            }
         }
-        let shown = ITEM_SIGNALS.min(c.signals.len());
-        if c.signals_total > shown {
-            out.push_str(&format!(
-                "<li>+{} more signals</li>",
-                c.signals_total - shown
-            ));
+        @for (label, names, more, total) in lists(c) {
+            p {
+                (label) " (" (total) ")"
+                @if !names.is_empty() {
+                    ": "
+                    @for (i, n) in names.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        code { (n) }
+                    }
+                }
+                @if more > 0 { " +" (more) " more" }
+            }
         }
-        out.push_str("</ul>");
-    }
-    for (label, names, more, total) in lists(c) {
-        out.push_str(&format!("<p>{label} ({total})"));
-        if !names.is_empty() {
-            let coded: Vec<String> = names
-                .iter()
-                .map(|n| format!("<code>{}</code>", html(n)))
-                .collect();
-            out.push_str(": ");
-            out.push_str(&coded.join(", "));
+        p { "Full digest: " code { (r.old_full) } " → " code { (r.new_full) } }
+        p {
+            "Log entry " (r.new_entry) " (previous: " (r.old_entry) "). "
+            a href=(c.page(base)) { "The change" } " · "
+            a href={ (base) "/s/" (r.target_id) } { "the server" }
         }
-        if more > 0 {
-            out.push_str(&format!(" +{more} more"));
-        }
-        out.push_str("</p>");
-    }
-    out.push_str(&format!(
-        "<p>Full digest: <code>{}</code> → <code>{}</code></p>\
-         <p>Log entry {} (previous: {}). <a href=\"{}\">The change</a> · \
-         <a href=\"{}/s/{}\">the server</a></p>",
-        html(&r.old_full),
-        html(&r.new_full),
-        r.new_entry,
-        r.old_entry,
-        html(&c.page(base)),
-        html(base),
-        html(&r.target_id),
-    ));
-    out
+    })
 }
 
 fn respond(body: String, content_type: &'static str) -> Response {
@@ -399,7 +394,7 @@ async fn atom(
             x(&link),
             x(&page.base),
             x(&c.row.target_id),
-            x(&c.row.class),
+            x(c.class.as_str()),
             x(&item_text(c)),
             x(&item_html(c, &page.base)),
         ));
@@ -445,7 +440,7 @@ async fn rss(
             x(&link),
             x(&link),
             x(&rfc822(&c.row.observed_at)),
-            x(&c.row.class),
+            x(c.class.as_str()),
             x(&item_html(c, &page.base)),
         ));
     }
@@ -465,7 +460,7 @@ async fn json_feed(
         .map(|c| {
             let r = &c.row;
             let link = c.page(&page.base);
-            json!({
+            Ok(json!({
                 "id": link,
                 "url": link,
                 "title": item_title(c),
@@ -474,11 +469,11 @@ async fn json_feed(
                 "content_html": item_html(c, &page.base),
                 "date_published": r.observed_at,
                 "date_modified": r.observed_at,
-                "tags": [r.class],
-                "_toolmark": c.to_json(&page.base, false),
-            })
+                "tags": [c.class.as_str()],
+                "_toolmark": change_json(c, &page.base, false)?,
+            }))
         })
-        .collect();
+        .collect::<Result<_, ApiError>>()?;
     let mut feed = json!({
         "version": "https://jsonfeed.org/version/1.1",
         "title": page.title,

@@ -10,7 +10,10 @@
 //!   (`/feed.json`), global or per server (`watch=`).
 //! - [`documents`]: stored observation documents by content address
 //!   (`/api/v1/documents/{sri}`), and the bounded cache of what pages show of tool sets.
-//! - [`desk`]: the web desk (plain HTML, in-browser verification of checkpoints and proofs).
+//! - [`desk`]: the web desk (maud templates that escape by default, in-browser verification of
+//!   checkpoints and proofs).
+//! - [`changes`]: the one typed view of a stored change that the desk, the change endpoints
+//!   and the feeds render.
 //!
 //! It only reads: the log through [`toolmark_log::reader::Reader`] (never the writer's lock),
 //! the index through read-only SQLite connections, the blob store. It never dials out and never
@@ -18,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+pub mod changes;
 pub mod check;
 pub mod desk;
 pub mod documents;

@@ -31,8 +31,9 @@ use rusqlite::types::Value as Sql;
 use serde_json::{Map, Value, json};
 use toolmark_index::index::{ChangeRow, Index, TargetRow};
 use toolmark_toolset::json::{self as tjson, Json};
-use toolmark_toolset::{Shape, Tool, ToolSet, classify, sensitive};
+use toolmark_toolset::{Shape, Tool, ToolSet, sensitive};
 
+use crate::changes::{ChangeView, SignalView};
 use crate::{ApiError, AppState};
 
 /// Items per page of `/api/v1/servers` and `/api/v1/changes` when no `limit` is given
@@ -477,7 +478,7 @@ async fn server_detail(
                 },
             )?
             .into_iter()
-            .map(|row| ChangeInfo::new(row).map(|c| c.to_json(base, false)))
+            .map(|row| change_json(&ChangeView::parse(row)?, base, false))
             .collect::<Result<Vec<_>, _>>()?;
             let mut out = Map::new();
             out.insert("server".into(), summary);
@@ -641,156 +642,79 @@ pub(crate) fn query_changes(index: &Index, q: &ChangeQuery) -> Result<Vec<Change
     Ok(rows)
 }
 
-/// A change row with its stored diff and classification read.
-pub(crate) struct ChangeInfo {
-    /// The row.
-    pub row: ChangeRow,
-    /// Names the diff lists as added (at most the diff's own cap).
-    pub added: Vec<String>,
-    /// Names the diff lists as removed.
-    pub removed: Vec<String>,
-    /// Names of the modified tools the diff details.
-    pub modified: Vec<String>,
-    /// The classification's signals, each with a `message`.
-    pub signals: Vec<Value>,
-    /// How many signals fired (including ones the classification left out).
-    pub signals_total: usize,
-    diff: Option<Value>,
-    classification: Option<Value>,
-}
-
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-impl ChangeInfo {
-    /// Read the row's diff and classification (JSON written by the index).
-    pub(crate) fn new(row: ChangeRow) -> Result<ChangeInfo, ApiError> {
-        let parse = |text: &Option<String>| -> Result<Option<Value>, ApiError> {
-            text.as_deref()
-                .map(serde_json::from_str::<Value>)
-                .transpose()
-                .map_err(|e| ApiError::internal(format!("change {}: {e}", row.id)))
-        };
-        let diff = parse(&row.diff)?;
-        let classification = parse(&row.classification)?;
-        let added = strings(diff.as_ref().and_then(|d| d.get("added")));
-        let removed = strings(diff.as_ref().and_then(|d| d.get("removed")));
-        let modified = diff
-            .as_ref()
-            .and_then(|d| d.get("modified"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m.get("name").and_then(Value::as_str).map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut signals: Vec<Value> = classification
-            .as_ref()
-            .and_then(|c| c.get("signals"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for s in &mut signals {
-            let meaning = s
-                .get("rule")
-                .and_then(Value::as_str)
-                .and_then(|id| classify::RULES.iter().find(|r| r.id == id))
-                .map_or("A rule this version does not know.", |r| r.meaning);
-            if let Value::Object(m) = s {
-                m.insert("message".into(), json!(meaning));
-            }
-        }
-        let truncated = classification
-            .as_ref()
-            .and_then(|c| c.get("signalsTruncated"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let signals_total = signals.len() + usize::try_from(truncated).unwrap_or(usize::MAX);
-        Ok(ChangeInfo {
-            row,
-            added,
-            removed,
-            modified,
-            signals,
-            signals_total,
-            diff,
-            classification,
-        })
-    }
-
-    /// The change's desk page (also its feed item id).
-    pub(crate) fn page(&self, base: &str) -> String {
-        format!("{base}/changes/{}", self.row.id)
-    }
-
-    /// The change as JSON: capped lists when `whole` is false, else every name and signal and
-    /// the diff and classification.
-    pub(crate) fn to_json(&self, base: &str, whole: bool) -> Value {
-        let r = &self.row;
-        let names_cap = if whole { usize::MAX } else { MAX_LISTED_NAMES };
-        let signals_cap = if whole {
-            usize::MAX
-        } else {
-            MAX_LISTED_SIGNALS
-        };
-        let cap = |v: &[String]| v.iter().take(names_cap).cloned().collect::<Vec<_>>();
-        let names_truncated = [
-            (&self.added, r.added),
-            (&self.removed, r.removed),
-            (&self.modified, r.modified),
-        ]
+/// A change as the JSON endpoints (and the JSON Feed's `_toolmark`) give it: capped lists
+/// when `whole` is false, else every name and signal and the diff and classification.
+/// `docs/api.md` documents the shape.
+pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Value, ApiError> {
+    let r = &c.row;
+    let names_cap = if whole { usize::MAX } else { MAX_LISTED_NAMES };
+    let signals_cap = if whole {
+        usize::MAX
+    } else {
+        MAX_LISTED_SIGNALS
+    };
+    let added: Vec<&str> = c.added().iter().map(String::as_str).collect();
+    let removed: Vec<&str> = c.removed().iter().map(String::as_str).collect();
+    let modified: Vec<&str> = c.modified().collect();
+    let cap = |v: &[&str]| json!(v[..v.len().min(names_cap)]);
+    let names_truncated = [
+        (added.len(), r.added),
+        (removed.len(), r.removed),
+        (modified.len(), r.modified),
+    ]
+    .iter()
+    .any(|(listed, total)| (*listed).min(names_cap) as u64 != *total);
+    let signals: Vec<SignalView> = c
+        .signals()
         .iter()
-        .any(|(listed, total)| listed.len().min(names_cap) as u64 != *total);
-        let mut out = json!({
-            "id": r.id,
-            "targetId": r.target_id,
-            "server": r.server,
-            "endpoint": r.endpoint,
-            "observedAt": r.observed_at,
-            "oldEntry": r.old_entry,
-            "newEntry": r.new_entry,
-            "oldFull": r.old_full,
-            "newFull": r.new_full,
-            "oldMtl1": r.old_mtl1,
-            "newMtl1": r.new_mtl1,
-            "class": r.class,
-            "analysed": r.diff.is_some(),
-            "added": r.added,
-            "removed": r.removed,
-            "modified": r.modified,
-            "names": {
-                "added": cap(&self.added),
-                "removed": cap(&self.removed),
-                "modified": cap(&self.modified),
-            },
-            "namesTruncated": names_truncated,
-            "signals": self.signals.iter().take(signals_cap).collect::<Vec<_>>(),
-            "signalsTotal": self.signals_total,
-            "links": {
-                "change": self.page(base),
-                "server": format!("{base}/s/{}", r.target_id),
-                "api": format!("{base}/api/v1/changes/{}", r.id),
-            },
-        });
-        if whole {
-            if let Value::Object(m) = &mut out {
-                m.insert("diff".into(), self.diff.clone().unwrap_or(Value::Null));
-                m.insert(
-                    "classification".into(),
-                    self.classification.clone().unwrap_or(Value::Null),
-                );
-            }
+        .take(signals_cap)
+        .map(SignalView::new)
+        .collect();
+    let mut out = json!({
+        "id": r.id,
+        "targetId": r.target_id,
+        "server": r.server,
+        "endpoint": r.endpoint,
+        "observedAt": r.observed_at,
+        "oldEntry": r.old_entry,
+        "newEntry": r.new_entry,
+        "oldFull": r.old_full,
+        "newFull": r.new_full,
+        "oldMtl1": r.old_mtl1,
+        "newMtl1": r.new_mtl1,
+        "class": c.class,
+        "analysed": c.analysis.is_some(),
+        "added": r.added,
+        "removed": r.removed,
+        "modified": r.modified,
+        "names": {
+            "added": cap(&added),
+            "removed": cap(&removed),
+            "modified": cap(&modified),
+        },
+        "namesTruncated": names_truncated,
+        "signals": serde_json::to_value(&signals).map_err(ApiError::internal)?,
+        "signalsTotal": c.signals_total(),
+        "links": {
+            "change": c.page(base),
+            "server": format!("{base}/s/{}", r.target_id),
+            "api": format!("{base}/api/v1/changes/{}", r.id),
+        },
+    });
+    if whole {
+        let (diff, classification) = match &c.analysis {
+            None => (Value::Null, Value::Null),
+            Some(a) => (
+                serde_json::to_value(&a.diff).map_err(ApiError::internal)?,
+                serde_json::to_value(&a.classification).map_err(ApiError::internal)?,
+            ),
+        };
+        if let Value::Object(m) = &mut out {
+            m.insert("diff".into(), diff);
+            m.insert("classification".into(), classification);
         }
-        out
     }
+    Ok(out)
 }
 
 async fn list_changes(
@@ -832,7 +756,7 @@ async fn list_changes(
         let changes = rows
             .into_iter()
             .take(limit as usize)
-            .map(|row| ChangeInfo::new(row).map(|c| c.to_json(&state.base_url, false)))
+            .map(|row| change_json(&ChangeView::parse(row)?, &state.base_url, false))
             .collect::<Result<Vec<_>, _>>()?;
         let last = changes.last().and_then(|c| c["id"].as_i64());
         // Forwards, the cursor is where to resume (unchanged when nothing new came); backwards,
@@ -892,7 +816,7 @@ async fn change_detail(
             .get()
             .change(id)?
             .ok_or_else(|| ApiError::NotFound(format!("no change {id}")))?;
-        Ok(ChangeInfo::new(row)?.to_json(&state.base_url, true))
+        change_json(&ChangeView::parse(row)?, &state.base_url, true)
     })
     .await?;
     Ok(axum::Json(body).into_response())

@@ -214,7 +214,7 @@ async fn every_page_renders() {
     let log = page(s, "/log").await;
     let at = p.state.log.checkpoint().unwrap();
     let note = String::from_utf8(at.note.clone()).unwrap();
-    assert!(log.contains(&toolmark_api::desk::esc(&note)));
+    assert!(log.contains(&maud::html! { (note) }.into_string()));
     assert!(log.contains(p.state.log.vkey()));
     assert!(log.contains("<span id=\"tree-size\">10</span>"));
     assert!(log.contains(&format!(

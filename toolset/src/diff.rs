@@ -81,8 +81,8 @@ pub const HINTS: [(&str, bool); 4] = [
 /// occurrence of a name after its first, cannot be matched: such entries are only counted in
 /// [`Diff::unmatched_old`] and [`Diff::unmatched_new`], and [`Diff::unmatched_changed`] says
 /// whether the two sets' unmatched entries differ (compared as multisets of canonical values).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Diff {
     /// Names only in the new set, in UTF-16 order, at most [`MAX_LISTED_NAMES`].
     pub added: Vec<String>,
@@ -132,8 +132,8 @@ impl Diff {
 }
 
 /// How one tool present in both sets changed. A field is `None` (or empty) when it did not.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolDiff {
     /// The tool's name, cut to [`NAME_MAX_CHARS`].
     pub name: String,
@@ -154,11 +154,12 @@ pub struct ToolDiff {
 
 /// A description change. An absent description reads as empty text; one that is not a string
 /// reads as its compact JSON.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
-    rename_all_fields = "camelCase"
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
 )]
 pub enum DescriptionDiff {
     /// A word diff (`["=", text]`, `["-", text]`, `["+", text]` runs).
@@ -181,8 +182,8 @@ pub enum DescriptionDiff {
 }
 
 /// Changes of one schema, flattened to leaves.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SchemaDiff {
     /// At most [`MAX_PATH_CHANGES`] leaf changes, in document order (members in UTF-16 order).
     pub changes: Vec<PathChange>,
@@ -198,8 +199,8 @@ pub struct SchemaDiff {
 /// old index with no `new`, an added one at its new index with no `old` (so both may share a
 /// path). `old`/`new` are compact canonical JSON, absent when the leaf is absent on that side,
 /// cut to [`VALUE_MAX_CHARS`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PathChange {
     /// The leaf's normalized path, cut to [`PATH_MAX_CHARS`].
     pub path: String,
@@ -211,8 +212,8 @@ pub struct PathChange {
 
 /// Annotation changes: the four hints (always all four, so old and new can be read side by
 /// side) and every other changed annotation member.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnnotationsDiff {
     /// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`, in that order.
     pub hints: Vec<HintState>,
@@ -223,11 +224,14 @@ pub struct AnnotationsDiff {
 
 /// One hint's effective value on each side, and whether it was given explicitly (as a JSON
 /// boolean: any other value is ignored and the default applies).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HintState {
-    /// The hint's member name.
-    pub hint: &'static str,
+    /// The hint's member name (read back as the [`HINTS`] entry's; another name is refused).
+    // The path spelling keeps serde's derive from taking this for a `&str` borrowed from the
+    // input (which would make the type readable only from `'static` text).
+    #[serde(deserialize_with = "known_hint")]
+    pub hint: &'static std::primitive::str,
     /// The old effective value.
     pub old: bool,
     /// The new effective value.
@@ -240,8 +244,8 @@ pub struct HintState {
 
 /// A changed member: compact canonical JSON of each side (absent when absent), cut to
 /// [`VALUE_MAX_CHARS`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberChange {
     /// The member's name, cut to [`NAME_MAX_CHARS`] (empty for a non-object `annotations`
     /// reported whole).
@@ -250,6 +254,16 @@ pub struct MemberChange {
     pub old: Option<String>,
     /// The new value.
     pub new: Option<String>,
+}
+
+/// Reads a hint name back as the `&'static str` of its [`HINTS`] entry.
+fn known_hint<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let name = <String as serde::Deserialize>::deserialize(d)?;
+    HINTS
+        .iter()
+        .find(|(h, _)| *h == name)
+        .map(|(h, _)| *h)
+        .ok_or_else(|| serde::de::Error::custom(format_args!("unknown hint {name:?}")))
 }
 
 /// The RFC 8785 canonical bytes of `v` (ECMAScript numbers, which never fail).
@@ -793,7 +807,7 @@ pub fn diff(old: &ToolSet, new: &ToolSet) -> Diff {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::text::EditOp;
     use serde_json::{Value, json};
@@ -1115,5 +1129,84 @@ mod tests {
         push_key(&mut p, "a'b\\c\n\u{1}");
         push_index(&mut p, 3);
         assert_eq!(p, "$['a\\'b\\\\c\\n\\u0001'][3]");
+    }
+
+    /// Two sets that exercise every part of a diff: a word diff and snippets, schema paths
+    /// (input and output), hints and other annotation members, other members, added, removed
+    /// and unmatched entries, new addresses.
+    fn rich_pair() -> (ToolSet, ToolSet) {
+        let long = "word ".repeat(WORD_DIFF_MAX_CHARS / 5 + 1);
+        let old = set(json!([
+            weather(),
+            {"name": "gone"},
+            {"name": "long", "description": long, "outputSchema": {"type": "object"}},
+            {"name": "hinted", "annotations": {"readOnlyHint": true, "title": "a"}},
+            {"description": "no name"},
+        ]));
+        let new = set(json!([
+            {
+                "name": "get_weather",
+                "title": "Weather",
+                "description": "Get the forecast for a city from https://evil.example.net/x.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "number", "default": 3}},
+                    "required": ["city", "units"]
+                }
+            },
+            {"name": "new'one"},
+            {"name": "long", "description": format!("{long}changed"),
+             "outputSchema": {"type": "array"}, "_meta": {"k": [1]}},
+            {"name": "hinted", "annotations": {"destructiveHint": false, "title": "b"}},
+            {"description": "no name, changed"},
+        ]));
+        (old, new)
+    }
+
+    #[test]
+    fn a_diff_reads_back_from_its_json() {
+        let (old, new) = rich_pair();
+        let d = diff(&old, &new);
+        let description_kinds: Vec<_> = d.modified.iter().map(|t| &t.description).collect();
+        assert!(
+            description_kinds
+                .iter()
+                .any(|k| matches!(k, Some(DescriptionDiff::Words { .. })))
+                && description_kinds
+                    .iter()
+                    .any(|k| matches!(k, Some(DescriptionDiff::Snippets { .. }))),
+            "{d:?}"
+        );
+        assert!(!d.new_addresses.is_empty() && d.unmatched_changed, "{d:?}");
+        assert_reads_back(&d);
+    }
+
+    /// `v`'s JSON reads back as `v`, and writes the same text again.
+    pub(crate) fn assert_reads_back<T>(v: &T)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let text = serde_json::to_string(v).unwrap();
+        let back: T = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, v);
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+    }
+
+    #[test]
+    fn a_stored_diff_with_an_unknown_member_or_hint_is_refused() {
+        let (old, new) = rich_pair();
+        let mut v = serde_json::to_value(diff(&old, &new)).unwrap();
+        v["addedCount"] = json!(1);
+        assert!(serde_json::from_value::<Diff>(v.clone()).is_err());
+        v.as_object_mut().unwrap().remove("addedCount");
+        let hinted = v["modified"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|t| t["name"] == "hinted")
+            .unwrap();
+        hinted["annotations"]["hints"][0]["hint"] = json!("fastHint");
+        let e = serde_json::from_value::<Diff>(v).unwrap_err();
+        assert!(e.to_string().contains("unknown hint"), "{e}");
     }
 }

@@ -99,7 +99,7 @@ pub fn cap(s: &str, max: usize) -> String {
 }
 
 /// One operation of a word diff.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EditOp {
     /// Text in both.
     #[serde(rename = "=")]
@@ -113,7 +113,7 @@ pub enum EditOp {
 }
 
 /// One run of a word diff, serialised as `["=", "text"]` (HISTOR's form).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WordEdit(pub EditOp, pub String);
 
 /// A word diff of `old` to `new`: consecutive tokens with the same operation are merged, so the
@@ -141,7 +141,9 @@ pub fn word_diff(old: &str, new: &str) -> Vec<WordEdit> {
 }
 
 /// What kind of outside address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum AddressKind {
     /// A whole URL (`scheme://…`); its host is reported separately as well.
@@ -159,8 +161,10 @@ pub enum AddressKind {
 /// An outside address found in text, normalised for comparison: hosts and e-mail addresses
 /// lowercased (a host without its trailing dot), IP literals in their standard form, URLs with
 /// a lowercased scheme and host and the rest as written.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Address {
     /// What kind of address.
     pub kind: AddressKind,

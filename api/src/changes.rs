@@ -1,0 +1,199 @@
+//! One typed view of a stored change, read once at the edge and shown by every surface that
+//! renders changes: the desk's pages, the JSON change endpoints and the feeds.
+//!
+//! The index stores a change's diff and classification as the JSON of
+//! [`toolmark_toolset::diff::Diff`] and [`toolmark_toolset::classify::Classification`];
+//! [`ChangeView::parse`] reads them back into those types (and the class into
+//! [`Class`]). A record that does not parse is a [`ChangeError`], which every surface answers
+//! as an internal error (logged), never as a page or item with empty fields.
+
+use std::collections::HashMap;
+
+use toolmark_index::index::ChangeRow;
+use toolmark_toolset::classify::{self, Class, Classification, Signal};
+use toolmark_toolset::diff::Diff;
+
+use crate::ApiError;
+
+/// What a signal's `message` says when its rule is not one of [`classify::RULES`] (cannot
+/// happen for a record that parsed: the rule id is checked when it is read).
+pub const UNKNOWN_RULE: &str = "A rule this version does not know.";
+
+/// Why a stored change record cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// The stored class is not `benign`, `unsure` or `dangerous`.
+    #[error("change {id}: the stored class {class:?} is not benign, unsure or dangerous")]
+    Class {
+        /// The change id.
+        id: i64,
+        /// The class as stored.
+        class: String,
+    },
+    /// The stored diff is not the JSON of a [`Diff`].
+    #[error("change {id}: the stored diff does not parse: {source}")]
+    Diff {
+        /// The change id.
+        id: i64,
+        /// What the reader refused.
+        source: serde_json::Error,
+    },
+    /// The stored classification is not the JSON of a [`Classification`].
+    #[error("change {id}: the stored classification does not parse: {source}")]
+    Classification {
+        /// The change id.
+        id: i64,
+        /// What the reader refused.
+        source: serde_json::Error,
+    },
+    /// Only one of the diff and the classification is stored (the index writes both or
+    /// neither).
+    #[error(
+        "change {id}: a diff is stored without a classification, or a classification without a diff"
+    )]
+    Incomplete {
+        /// The change id.
+        id: i64,
+    },
+}
+
+impl From<ChangeError> for ApiError {
+    fn from(e: ChangeError) -> Self {
+        ApiError::internal(e)
+    }
+}
+
+/// What was worked out about a change whose two tool sets are both stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    /// The diff of the old set to the new one.
+    pub diff: Diff,
+    /// The verdict on it.
+    pub classification: Classification,
+}
+
+/// A change as every surface shows it: the indexed row, its class, and its analysis.
+#[derive(Debug, Clone)]
+pub struct ChangeView {
+    /// The row as indexed (ids, entries, digests, exact counts). Its `diff` and
+    /// `classification` texts are what [`ChangeView::analysis`] was read from.
+    pub row: ChangeRow,
+    /// The class (the row's `class`, read).
+    pub class: Class,
+    /// The diff and classification; `None` when a document of the change is not stored.
+    pub analysis: Option<Analysis>,
+}
+
+impl ChangeView {
+    /// Read a stored change: its class, diff and classification.
+    pub fn parse(row: ChangeRow) -> Result<ChangeView, ChangeError> {
+        let id = row.id;
+        let class = match row.class.as_str() {
+            "benign" => Class::Benign,
+            "unsure" => Class::Unsure,
+            "dangerous" => Class::Dangerous,
+            other => {
+                return Err(ChangeError::Class {
+                    id,
+                    class: other.to_owned(),
+                });
+            }
+        };
+        let analysis = match (row.diff.as_deref(), row.classification.as_deref()) {
+            (None, None) => None,
+            (Some(d), Some(c)) => Some(Analysis {
+                diff: serde_json::from_str(d).map_err(|source| ChangeError::Diff { id, source })?,
+                classification: serde_json::from_str(c)
+                    .map_err(|source| ChangeError::Classification { id, source })?,
+            }),
+            _ => return Err(ChangeError::Incomplete { id }),
+        };
+        Ok(ChangeView {
+            row,
+            class,
+            analysis,
+        })
+    }
+
+    /// The change's desk page under `base` (also its feed item id).
+    pub fn page(&self, base: &str) -> String {
+        format!("{base}/changes/{}", self.row.id)
+    }
+
+    /// The diff, when analysed.
+    pub fn diff(&self) -> Option<&Diff> {
+        self.analysis.as_ref().map(|a| &a.diff)
+    }
+
+    /// Names the diff lists as added (at most the diff's own cap; none when not analysed).
+    pub fn added(&self) -> &[String] {
+        self.diff().map_or(&[], |d| &d.added)
+    }
+
+    /// Names the diff lists as removed.
+    pub fn removed(&self) -> &[String] {
+        self.diff().map_or(&[], |d| &d.removed)
+    }
+
+    /// Names of the modified tools the diff details.
+    pub fn modified(&self) -> impl Iterator<Item = &str> {
+        self.diff()
+            .into_iter()
+            .flat_map(|d| &d.modified)
+            .map(|t| t.name.as_str())
+    }
+
+    /// The signals the classification lists (none when not analysed).
+    pub fn signals(&self) -> &[Signal] {
+        self.analysis
+            .as_ref()
+            .map_or(&[], |a| &a.classification.signals)
+    }
+
+    /// How many signals fired, including the ones the classification left out.
+    pub fn signals_total(&self) -> usize {
+        self.analysis.as_ref().map_or(0, |a| {
+            a.classification
+                .signals
+                .len()
+                .saturating_add(a.classification.signals_truncated)
+        })
+    }
+
+    /// The class of each tool the classification names.
+    pub fn tool_classes(&self) -> HashMap<&str, Class> {
+        self.analysis
+            .iter()
+            .flat_map(|a| &a.classification.tools)
+            .map(|t| (t.tool.as_str(), t.class))
+            .collect()
+    }
+}
+
+/// A signal with its rule's one-line meaning, as the JSON endpoints and feeds list it.
+#[derive(serde::Serialize)]
+pub struct SignalView<'a> {
+    /// The signal, as the classification stored it.
+    #[serde(flatten)]
+    pub signal: &'a Signal,
+    /// What the rule means ([`rule_meaning`]).
+    pub message: &'static str,
+}
+
+impl<'a> SignalView<'a> {
+    /// The signal with its meaning.
+    pub fn new(signal: &'a Signal) -> SignalView<'a> {
+        SignalView {
+            signal,
+            message: rule_meaning(signal.rule),
+        }
+    }
+}
+
+/// The one-line meaning of a rule id ([`classify::RULES`]), [`UNKNOWN_RULE`] for another id.
+pub fn rule_meaning(rule: &str) -> &'static str {
+    classify::RULES
+        .iter()
+        .find(|r| r.id == rule)
+        .map_or(UNKNOWN_RULE, |r| r.meaning)
+}

@@ -1,0 +1,295 @@
+//! `GET /changes/{id}`: one change — its class, every signal, the diff, digests and entries,
+//! all from its [`ChangeView`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use maud::{Markup, html};
+use toolmark_toolset::classify::{Class, Classification};
+use toolmark_toolset::diff::{DescriptionDiff, Diff, MemberChange, SchemaDiff, ToolDiff};
+use toolmark_toolset::text::{EditOp, WordEdit};
+
+use super::layout::{
+    Nav, Page, class_badge, counts, digest, entry_link, fact, head, listing, render, time,
+};
+use super::{Fail, Html, blocking, data, internal, not_found};
+use crate::AppState;
+use crate::changes::{ChangeView, rule_meaning};
+
+pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Html {
+    let Some(n_id) = id
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0 && !id.starts_with(['0', '+']))
+    else {
+        return Err(not_found(
+            "No such change: a change id is a positive integer.",
+        ));
+    };
+    let row = blocking(move || data::change(&state, n_id)).await?;
+    let Some(row) = row else {
+        return Err(not_found(&format!("No change {n_id} is known.")));
+    };
+    let c = ChangeView::parse(row)?;
+    let r = &c.row;
+    let cls = c.class.as_str();
+    let diff = match &c.analysis {
+        None => html! { p { "No diff was stored (one of the two documents is not stored)." } },
+        Some(a) => diff_section(&a.diff, &c.tool_classes())?,
+    };
+    let body = html! {
+        h1 {
+            "Change " (r.id) " "
+            span class={ "class-banner class-" (cls) } id="change-class" data-class=(cls) { (cls) }
+        }
+        p class="lead" {
+            a href={ "/s/" (r.target_id) } { (r.server) } " "
+            span class="endpoint" { (r.endpoint) } ", observed " (time(Some(&r.observed_at))) "."
+        }
+        dl class="facts" {
+            (fact("Tools", counts(&c)))
+            (fact("Entries", html! { (entry_link(r.old_entry)) " → " (entry_link(r.new_entry)) " (inclusion proofs)" }))
+            (fact("Full digest", html! { (digest(Some(&r.old_full))) " → " (digest(Some(&r.new_full))) }))
+            (fact("MTL/1 digest", html! { (digest(r.old_mtl1.as_deref())) " → " (digest(r.new_mtl1.as_deref())) }))
+        }
+        section aria-labelledby="signals-h" {
+            h2 id="signals-h" { "Classification" }
+            @match &c.analysis {
+                None => p {
+                    "No classification was stored (one of the two documents is not stored); the change is recorded as "
+                    strong { "unsure" } "."
+                },
+                Some(a) => (signals(&a.classification)),
+            }
+        }
+        section aria-labelledby="diff-h" {
+            h2 id="diff-h" { "Diff" }
+            (diff)
+        }
+    };
+    Ok(render(
+        StatusCode::OK,
+        Page {
+            title: format!("Change {} ({cls})", r.id),
+            nav: Nav::Changes,
+            scripts: &[],
+            body,
+        },
+    ))
+}
+
+/// Every signal the classification lists, with its rule's meaning.
+fn signals(cl: &Classification) -> Markup {
+    let code = |v: &Option<String>| html! { @if let Some(v) = v { code { (v) } } };
+    html! {
+        @if cl.signals.is_empty() {
+            p { "No rule fired." }
+        } @else {
+            (listing("signals", "Signals: every rule that fired", &["Class", "Rule", "Tool", "Where", "Old", "New", "Detail"], &[], html! {
+                @for sig in &cl.signals {
+                    tr class={ "signal-" (sig.class.as_str()) } {
+                        td { (class_badge(sig.class)) }
+                        th scope="row" {
+                            code { (sig.rule) } br;
+                            span class="muted" { (rule_meaning(sig.rule)) }
+                        }
+                        td { (code(&sig.tool)) }
+                        td { (code(&sig.path)) }
+                        td { (code(&sig.old)) }
+                        td { (code(&sig.new)) }
+                        td { (sig.detail.as_deref().unwrap_or("")) }
+                    }
+                }
+            }))
+            @if cl.signals_truncated > 0 {
+                p class="muted" { (cl.signals_truncated) " more signals not listed." }
+            }
+        }
+    }
+}
+
+/// The diff: counts, added and removed names, each modified tool, new addresses, unmatched
+/// entries.
+fn diff_section(d: &Diff, classes: &HashMap<&str, Class>) -> Result<Markup, Fail> {
+    let mut addresses = Vec::with_capacity(d.new_addresses.len());
+    for a in &d.new_addresses {
+        addresses.push((wire_name(a.kind)?, a.value.as_str()));
+    }
+    Ok(html! {
+        p {
+            (d.added_total) " added, " (d.removed_total) " removed, "
+            (d.modified_total) " modified, " (d.unchanged) " unchanged."
+        }
+        (name_list("Added tools", &d.added, d.added_total))
+        (name_list("Removed tools", &d.removed, d.removed_total))
+        @if !d.modified.is_empty() {
+            h3 { "Modified tools (" (d.modified_total) ")" }
+            @for t in &d.modified { (tool_diff(t, classes.get(t.name.as_str()).copied())) }
+        }
+        @if !addresses.is_empty() {
+            h3 { "New outside addresses (" (d.new_addresses_total) ")" }
+            ul class="names" {
+                @for (kind, value) in &addresses {
+                    li { span class="muted" { (kind) } " " code { (value) } }
+                }
+            }
+        }
+        @if d.unmatched_old > 0 || d.unmatched_new > 0 {
+            p {
+                "Entries without a unique name: " (d.unmatched_old) " before, " (d.unmatched_new) " after"
+                @if d.unmatched_changed { " (they differ)" }
+                "."
+            }
+        }
+        @if d.truncated {
+            p class="muted" { "Some lists in this diff were cut at their caps." }
+        }
+    })
+}
+
+/// The name a value has in the stored JSON (an address kind's `url`, `host`…).
+fn wire_name(v: impl serde::Serialize) -> Result<String, Fail> {
+    match serde_json::to_value(v).map_err(internal)? {
+        serde_json::Value::String(s) => Ok(s),
+        other => Err(internal(format!("{other} is not a name"))),
+    }
+}
+
+/// A list of tool names with its exact total.
+fn name_list(heading: &str, names: &[String], total: usize) -> Markup {
+    html! {
+        @if !names.is_empty() {
+            h3 { (heading) " (" (total) ")" }
+            ul class="names" {
+                @for name in names { li { code { (name) } } }
+            }
+            @if total > names.len() {
+                p class="muted" { (total - names.len()) " more not listed." }
+            }
+        }
+    }
+}
+
+/// A JSON text value (compact canonical JSON from the diff) shown readably: objects and
+/// arrays pretty-printed, anything else as written.
+fn json_value(v: Option<&str>) -> Markup {
+    let pretty = v
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .filter(|p| p.is_object() || p.is_array())
+        .and_then(|p| serde_json::to_string_pretty(&p).ok());
+    html! {
+        @match (v, pretty) {
+            (None, _) => span class="muted" { "(absent)" },
+            (Some(_), Some(p)) => pre class="json" { (p) },
+            (Some(text), None) => code { (text) },
+        }
+    }
+}
+
+/// A word diff, with hidden text saying what was removed and added.
+fn word_diff(ops: &[WordEdit]) -> Markup {
+    html! {
+        p class="words" {
+            @for WordEdit(op, text) in ops {
+                @match op {
+                    EditOp::Delete => del {
+                        span class="visually-hidden" { "[removed: " } (text) span class="visually-hidden" { "]" }
+                    },
+                    EditOp::Insert => ins {
+                        span class="visually-hidden" { "[added: " } (text) span class="visually-hidden" { "]" }
+                    },
+                    EditOp::Equal => (text),
+                }
+            }
+        }
+    }
+}
+
+/// Changed members (annotation members, or other top-level members of a tool).
+fn member_changes(caption: &str, members: &[MemberChange]) -> Markup {
+    html! {
+        @if !members.is_empty() {
+            table class="list" {
+                caption { (caption) }
+                (head(&["Member", "Old", "New"], &[]))
+                tbody {
+                    @for m in members {
+                        tr {
+                            th scope="row" { code { (m.member) } }
+                            td { (json_value(m.old.as_deref())) }
+                            td { (json_value(m.new.as_deref())) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A schema's leaf changes.
+fn schema_changes(caption: &str, schema: &SchemaDiff) -> Markup {
+    html! {
+        table class="list" {
+            caption { (caption) }
+            (head(&["Path", "Old", "New"], &[]))
+            tbody {
+                @for c in &schema.changes {
+                    tr {
+                        th scope="row" { code class="path" { (c.path) } }
+                        td { (json_value(c.old.as_deref())) }
+                        td { (json_value(c.new.as_deref())) }
+                    }
+                }
+            }
+        }
+        @if schema.truncated > 0 {
+            p class="muted" { (schema.truncated) " more path changes not listed." }
+        }
+    }
+}
+
+/// One modified tool: its class, description, schemas, hints, other members.
+fn tool_diff(t: &ToolDiff, class: Option<Class>) -> Markup {
+    html! {
+        article class="tool-diff" {
+            h4 { code { (t.name) } @if let Some(c) = class { " " (class_badge(c)) } }
+            @match &t.description {
+                Some(DescriptionDiff::Words { ops }) => {
+                    h5 { "Description" }
+                    (word_diff(ops))
+                }
+                Some(DescriptionDiff::Snippets { old, new, old_chars, new_chars }) => {
+                    h5 { "Description" }
+                    p { "Too long for a word diff (" (old_chars) " → " (new_chars) " characters); the beginnings:" }
+                    div class="sides" {
+                        div { h6 { "Old" } p class="description" { (old) } }
+                        div { h6 { "New" } p class="description" { (new) } }
+                    }
+                }
+                None => {}
+            }
+            @if let Some(s) = &t.input_schema { (schema_changes("inputSchema changes", s)) }
+            @if let Some(s) = &t.output_schema { (schema_changes("outputSchema changes", s)) }
+            @if let Some(a) = &t.annotations {
+                table class="list" {
+                    caption { "Hints (effective values)" }
+                    (head(&["Hint", "Old", "New"], &[]))
+                    tbody {
+                        @for h in &a.hints {
+                            @let changed = h.old != h.new;
+                            tr class=[changed.then_some("changed")] {
+                                th scope="row" { code { (h.hint) } @if changed { " " strong { "changed" } } }
+                                td { (h.old) @if !h.old_explicit { " " span class="muted" { "(default)" } } }
+                                td { (h.new) @if !h.new_explicit { " " span class="muted" { "(default)" } } }
+                            }
+                        }
+                    }
+                }
+                (member_changes("Other annotation changes", &a.members))
+            }
+            (member_changes("Other member changes", &t.members))
+        }
+    }
+}

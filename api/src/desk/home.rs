@@ -1,0 +1,116 @@
+//! `GET /`: the servers — search, state filter and a page of targets.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use maud::html;
+
+use super::layout::{Nav, Page, count, listing, render, status_badge, time};
+use super::{DEFAULT_LIMIT, Html, STATES, bad_request, blocking, data, int_param, limit_param};
+use crate::AppState;
+use crate::servers::encode_query_value;
+
+/// A page of the servers list with the same search and filter.
+fn servers_href(q: &str, filter: &str, limit: u32, offset: u64) -> String {
+    let mut href = format!(
+        "/?q={}&state={}",
+        encode_query_value(q),
+        encode_query_value(filter)
+    );
+    if limit != DEFAULT_LIMIT {
+        href.push_str(&format!("&limit={limit}"));
+    }
+    href.push_str(&format!("&offset={offset}"));
+    href
+}
+
+pub(super) async fn page(
+    State(state): State<Arc<AppState>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Html {
+    let q = params.get("q").cloned().unwrap_or_default();
+    if q.chars().count() > 200 {
+        return Err(bad_request("q must be at most 200 characters"));
+    }
+    let filter = match params.get("state").map(String::as_str) {
+        None | Some("") => "all".to_owned(),
+        Some(s) if STATES.iter().any(|(k, _)| *k == s) => s.to_owned(),
+        Some(_) => {
+            let names: Vec<&str> = STATES.iter().map(|(k, _)| *k).collect();
+            return Err(bad_request(&format!(
+                "state must be one of: {}",
+                names.join(", ")
+            )));
+        }
+    };
+    let limit = limit_param(&params)?;
+    let offset = int_param(&params, "offset", 0, 0, 10_000_000)?;
+    let (q2, f2) = (q.clone(), filter.clone());
+    let (total, rows) =
+        blocking(move || data::list_targets(&state, q2.trim(), &f2, limit, offset)).await?;
+
+    let first = if rows.is_empty() { 0 } else { offset + 1 };
+    let last = offset + rows.len() as u64;
+    let body = html! {
+        h1 { "Servers" }
+        form class="filters" method="get" action="/" role="search" {
+            div class="field" {
+                label for="q" { "Search names, endpoints and descriptions" }
+                input id="q" name="q" type="search" value=(q) maxlength="200";
+            }
+            div class="field" {
+                label for="state" { "State" }
+                select id="state" name="state" {
+                    @for (k, label) in STATES {
+                        option value=(k) selected[k == filter] { (label) }
+                    }
+                }
+            }
+            @if limit != DEFAULT_LIMIT {
+                input type="hidden" name="limit" value=(limit);
+            }
+            div class="field" { button type="submit" { "Show" } }
+        }
+        p class="summary" id="result-count" { (first) "–" (last) " of " (total) " targets" }
+        @if rows.is_empty() {
+            p { "No targets match." }
+        } @else {
+            (listing("servers", "Targets", &["Server", "Endpoint", "Last status", "Tools", "Last observed", "Changes"], &["Tools", "Changes"], html! {
+                @for r in &rows {
+                    tr {
+                        th scope="row" {
+                            a href={ "/s/" (r.id) } { (r.server) }
+                            @if r.delisted {
+                                " " span class="badge neutral" { "delisted" }
+                            }
+                        }
+                        td class="endpoint" { (r.target) }
+                        td { (status_badge(r.last_status.as_deref(), r.skip_reason.is_some())) }
+                        td class="num" { (count(r.tools)) }
+                        td { (time(r.last_observed_at.as_deref())) }
+                        td class="num" { (r.changes) }
+                    }
+                }
+            }))
+        }
+        nav class="pager" aria-label="Pages" {
+            @if offset > 0 {
+                a rel="prev" href=(servers_href(&q, &filter, limit, offset.saturating_sub(limit.into()))) { "← Previous" }
+            }
+            @if last < total {
+                a rel="next" href=(servers_href(&q, &filter, limit, last)) { "Next →" }
+            }
+        }
+    };
+    Ok(render(
+        StatusCode::OK,
+        Page {
+            title: "Servers".into(),
+            nav: Nav::Servers,
+            scripts: &[],
+            body,
+        },
+    ))
+}

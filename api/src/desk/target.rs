@@ -1,0 +1,227 @@
+//! `GET /s/{id}`: one target — summary, current tools, changes, timeline of observations.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use maud::{Markup, html};
+use toolmark_index::index::{ObservationRow, TargetRow};
+
+use super::layout::{
+    Nav, Page, class_badge, count, counts, digest, entry_link, entry_or_dash, fact, listing,
+    render, status_badge, time,
+};
+use super::{Html, TIMELINE_ROWS, blocking, data, int_param, not_found};
+use crate::AppState;
+use crate::changes::ChangeView;
+use crate::documents::{CurrentTools, document_path};
+use crate::logroutes::valid_id;
+
+pub(super) async fn page(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Html {
+    if !valid_id(&id) {
+        return Err(not_found(
+            "No such target: a target id is 16 lowercase hex digits.",
+        ));
+    }
+    let before = match params.get("before").map(String::as_str) {
+        None | Some("") => None,
+        Some(_) => Some(int_param(&params, "before", 0, 1, u64::MAX >> 1)?),
+    };
+    let id2 = id.clone();
+    let st = state.clone();
+    let data = blocking(move || data::load_target(&st, &id2, before)).await?;
+    let Some(d) = data else {
+        return Err(not_found(&format!("No target {id} is known.")));
+    };
+    let changes = d
+        .changes
+        .into_iter()
+        .map(ChangeView::parse)
+        .collect::<Result<Vec<_>, _>>()?;
+    let t = &d.target;
+    // The current tools, read and verified once per document (`documents::ToolSetCache`).
+    let tools = state.tool_sets.current(&state, t).await.map_err(|e| {
+        eprintln!("toolmark desk: current tools of {}: {e}", t.id);
+        e.to_string()
+    });
+    let body = html! {
+        h1 { span class="visually-hidden" { "Target: " } (t.server) }
+        p class="endpoint lead" { (t.target) }
+        @if let Some(s) = &d.server {
+            @if let Some(title) = &s.title { p { strong { (title) } } }
+            @if let Some(desc) = &s.description { p class="description" { (desc) } }
+        }
+        (summary(t, d.server.as_ref()))
+        section aria-labelledby="tools-h" {
+            h2 id="tools-h" { "Current tools" }
+            @match &tools {
+                Ok(None) => p { "No tool set has been read from this target." },
+                Err(e) => p class="error" { "The stored tool set could not be read: " (e) },
+                Ok(Some(c)) => (current_tools(t, c)),
+            }
+        }
+        section aria-labelledby="changes-h" {
+            h2 id="changes-h" { "Changes" }
+            @if changes.is_empty() {
+                p { "No change of the tool set has been recorded." }
+            } @else {
+                (listing("target-changes", "Changes of this target", &["Change", "Observed", "Class", "Tools", "Entries"], &[], html! {
+                    @for c in &changes {
+                        tr {
+                            th scope="row" { a href={ "/changes/" (c.row.id) } { "Change " (c.row.id) } }
+                            td { (time(Some(&c.row.observed_at))) }
+                            td { (class_badge(c.class)) }
+                            td { (counts(c)) }
+                            td { (entry_link(c.row.old_entry)) " → " (entry_link(c.row.new_entry)) }
+                        }
+                    }
+                }))
+            }
+        }
+        (timeline(t, &d.observations, before.is_some()))
+    };
+    Ok(render(
+        StatusCode::OK,
+        Page {
+            title: t.server.clone(),
+            nav: Nav::Servers,
+            scripts: &[],
+            body,
+        },
+    ))
+}
+
+/// The summary section: what the index and the registry say about the target.
+fn summary(t: &TargetRow, server: Option<&toolmark_index::index::ServerRow>) -> Markup {
+    html! {
+        section aria-labelledby="summary-h" {
+            h2 id="summary-h" { "Summary" }
+            dl class="facts" {
+                (fact("Target id", html! { code { (t.id) } }))
+                (fact("Kind", html! { (t.kind) }))
+                @if let Some(tr) = &t.declared_transport { (fact("Declared transport", html! { (tr) })) }
+                @if let Some(v) = &t.package_version { (fact("Package version", html! { (v) })) }
+                (fact("Last status", status_badge(t.last_status.as_deref(), t.skip_reason.is_some())))
+                @if let Some(detail) = t.last_detail.as_deref().filter(|d| !d.is_empty()) {
+                    (fact("Last detail", html! { (detail) }))
+                }
+                @if let Some(reason) = &t.skip_reason {
+                    (fact("Not dialled", html! {
+                        (reason)
+                        @if let Some(d) = &t.skip_detail { " (" (d) ")" }
+                    }))
+                }
+                (fact("Last observed", time(t.last_observed_at.as_deref())))
+                (fact("Tools", count(t.current_tools)))
+                (fact("Current full digest", digest(t.current_full.as_deref())))
+                (fact("Current MTL/1 digest", digest(t.current_mtl1.as_deref())))
+                (fact("First listed", time(t.first_listed.as_deref())))
+                @if let Some(at) = &t.delisted_at { (fact("Delisted", time(Some(at)))) }
+                @if let Some(s) = server {
+                    (fact("Registry", html! { "version " (s.version) " · " (s.status) }))
+                    @if let Some(u) = &s.repository_url { (fact("Repository", html! { (u) })) }
+                }
+            }
+            @if t.last_entry.is_some() {
+                p {
+                    a href={ "/log?target=" (t.id) } { "Verify its latest log entry in your browser" }
+                    " · "
+                    a href={ "/api/v1/lookup/" (t.id) } { "proof bundle (text)" }
+                }
+            }
+        }
+    }
+}
+
+/// The current tool set: the tools that fit inline, the count of the rest, the document.
+fn current_tools(t: &TargetRow, c: &CurrentTools) -> Markup {
+    let href = document_path(&c.document);
+    html! {
+        @if c.count == 0 {
+            p { "The tool set is empty." }
+        } @else {
+            p { (c.count) " tools, from the observation recorded in entry " (entry_or_dash(t.last_ok_entry)) "." }
+        }
+        @if !c.inline.is_empty() {
+            dl class="tools" id="tools" {
+                @for tool in &c.inline {
+                    div {
+                        dt {
+                            code { (tool.name.as_deref().unwrap_or("(no name)")) }
+                            @if let Some(title) = &tool.title { " " span class="muted" { "— " (title) } }
+                        }
+                        dd {
+                            @match &tool.description {
+                                Some(s) => span class="description" { (s) },
+                                None => span class="muted" { "(no description)" },
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if c.omitted() > 0 {
+            p id="tools-omitted" {
+                (c.omitted()) " more tools (" (c.tool_bytes) " bytes of tool definitions in all) are not shown here: "
+                a href=(href) { "the whole observation document" } "."
+            }
+        }
+        p {
+            a href=(href) id="document-link" { "Observation document" }
+            " (" (c.document_bytes) " bytes, " code class="digest" { (c.document.to_string()) }
+            "): every byte the server sent, whose SHA-256 is the log entry's " code { "raw" } "."
+        }
+    }
+}
+
+/// The timeline section: a page of observations, newest first, with its paging links.
+fn timeline(t: &TargetRow, observations: &[ObservationRow], paged: bool) -> Markup {
+    html! {
+        section aria-labelledby="timeline-h" {
+            h2 id="timeline-h" { "Timeline of observations" }
+            @if observations.is_empty() {
+                p { "No observation has been logged." }
+            } @else {
+                (listing("timeline", "Observations, newest first", &["Entry", "Observed", "Status", "Detail", "Tools", "Digests"], &["Tools"], html! {
+                    @for o in observations {
+                        tr {
+                            th scope="row" { (entry_link(o.entry)) }
+                            td { (time(Some(&o.observed_at))) }
+                            td { (status_badge(Some(o.status.as_str()), t.skip_reason.as_deref() == Some(o.status.as_str()))) }
+                            td {
+                                (o.detail.as_deref().unwrap_or(""))
+                                @if let Some(tr) = &o.transport { " " span class="muted" { (tr) } }
+                            }
+                            td class="num" { (count(o.tools)) }
+                            td {
+                                @if let Some(f) = &o.full {
+                                    span class="muted" { "full" } " " code class="digest" { (f) }
+                                }
+                                @if let Some(m) = &o.mtl1 {
+                                    br; span class="muted" { "MTL/1" } " " code class="digest" { (m) }
+                                } @else if let Some(e) = &o.mtl1_error {
+                                    br; span class="muted" { "MTL/1 error" } " " (e)
+                                }
+                            }
+                        }
+                    }
+                }))
+                nav class="pager" aria-label="Timeline pages" {
+                    @if paged {
+                        a href={ "/s/" (t.id) } { "Newest observations" }
+                    }
+                    @if observations.len() == TIMELINE_ROWS as usize {
+                        @if let Some(last) = observations.last() {
+                            a rel="next" href={ "/s/" (t.id) "?before=" (last.entry) } { "Older observations →" }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
