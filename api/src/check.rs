@@ -335,7 +335,7 @@ async fn check(
     let q = parse_query(&body)?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
     let epoch = (
-        toolmark_index::time::now(),
+        toolmark_index::time::utc((state.clock)()),
         at.checkpoint.size,
         at.checkpoint.root.0,
     );

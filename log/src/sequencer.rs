@@ -119,6 +119,12 @@ impl Log<FileStore> {
     /// Create a new log in `dir`: a fresh Ed25519 key (mode 0600, outside `public/`), the
     /// verifier key at `public/vkey`, and a signed checkpoint of the empty tree.
     pub fn init(dir: &Path, origin: &str) -> Result<Log<FileStore>, LogError> {
+        Self::init_with_key(dir, LogKey::generate(origin)?)
+    }
+
+    /// [`Log::init`] with a given key (its name is the log's origin): for tests that need the
+    /// same signed bytes on every run, and for keys generated elsewhere.
+    pub fn init_with_key(dir: &Path, key: LogKey) -> Result<Log<FileStore>, LogError> {
         let store = FileStore::open(dir)?;
         if store.head()?.is_some() || dir.join(KEY_FILE).exists() {
             return Err(LogError::Refused(format!(
@@ -126,9 +132,8 @@ impl Log<FileStore> {
                 dir.display()
             )));
         }
-        let key = LogKey::generate(origin)?;
         write_private_key(&dir.join(KEY_FILE), &key.to_skey())?;
-        store.set_meta("origin", origin)?;
+        store.set_meta("origin", key.name())?;
         store.set_meta("vkey", &key.vkey())?;
         // Published with the log, and beside it for operators (`toolmark log key`).
         for path in ["public/vkey", "vkey"] {
