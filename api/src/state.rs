@@ -164,14 +164,11 @@ pub fn answer_key(data: &Path) -> Result<ed25519_dalek::SigningKey, StateError> 
     let path = data.join(ANSWER_KEY_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let bytes: Vec<u8> = (0..text.trim().len())
-                .step_by(2)
-                .filter_map(|i| u8::from_str_radix(text.trim().get(i..i + 2)?, 16).ok())
-                .collect();
-            let seed: [u8; 32] = bytes.try_into().map_err(|_| StateError::Io {
-                path: path.clone(),
-                reason: "not a 64-hex-digit Ed25519 seed".into(),
-            })?;
+            let seed: [u8; 32] =
+                toolmark_toolset::hex::decode(text.trim()).map_err(|_| StateError::Io {
+                    path: path.clone(),
+                    reason: "not a 64-hex-digit Ed25519 seed".into(),
+                })?;
             Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -182,8 +179,7 @@ pub fn answer_key(data: &Path) -> Result<ed25519_dalek::SigningKey, StateError> 
             })?;
             let dir = path.parent().unwrap_or(data);
             std::fs::create_dir_all(dir).map_err(io(dir))?;
-            let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
-            write_private(&path, &hex)?;
+            write_private(&path, &toolmark_toolset::hex::encode(&seed))?;
             Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
         }
         Err(e) => Err(io(&path)(e)),

@@ -12,7 +12,7 @@
 //! marker next to the key), a head that differs from it at the same size, stored hashes that do
 //! not reproduce the head's root, and a key that is not the log's.
 
-use crate::entry::{Entry, EntryError};
+use crate::entry::{Entry, EntryError, TargetId};
 use crate::merkle::{self, Hash, HashReader, ProofError};
 use crate::note::{Checkpoint, LogKey};
 use crate::store::{FileStore, Head, Storage, StoreError};
@@ -309,13 +309,13 @@ impl<S: Storage> Log<S> {
             });
         }
         let old = self.head.size;
-        let mut last: HashMap<String, u64> = HashMap::new();
+        let mut last: HashMap<TargetId, u64> = HashMap::new();
         let mut encoded = Vec::with_capacity(entries.len());
         for (i, e) in entries.iter_mut().enumerate() {
             let id = e.subject.id();
             e.prev = match last.get(&id) {
                 Some(&p) => Some(p),
-                None => self.store.subject_last(&id)?,
+                None => self.store.subject_last(id.as_str())?,
             };
             let index = old + i as u64;
             last.insert(id, index);
@@ -324,7 +324,8 @@ impl<S: Storage> Log<S> {
                     .map_err(|source| LogError::Entry { index: i, source })?,
             );
         }
-        let result = self.append_encoded(&encoded, last.into_iter().collect());
+        let subjects = last.into_iter().map(|(id, i)| (id.to_string(), i));
+        let result = self.append_encoded(&encoded, subjects.collect());
         if matches!(result, Err(LogError::Store(_)) | Err(LogError::Proof(_))) {
             self.poisoned = true;
         }
