@@ -14,6 +14,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::crawl_cli::OFFICIAL_REGISTRY;
+use toolmark_ingest::{CrawlFlags, CrawlOptions};
 
 /// The file read when neither `--config` nor `TOOLMARK_CONFIG` names one (if it exists).
 pub const DEFAULT_CONFIG_FILE: &str = "toolmark.toml";
@@ -46,7 +47,7 @@ pub struct Config {
     /// When jobs run.
     pub schedules: Schedules,
     /// How the crawl runs.
-    pub crawl: Crawl,
+    pub crawl: CrawlOptions,
     /// What one HTTP client may cost (connections, timeouts, request bodies).
     pub http: Http,
 }
@@ -231,30 +232,6 @@ pub struct Schedules {
     pub lease_seconds: u64,
 }
 
-/// Crawl limits and network policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Crawl {
-    /// Observe only the first N servers by name (0: all).
-    pub limit: usize,
-    /// Observations in flight per host.
-    pub per_host: usize,
-    /// Observations in flight overall.
-    pub concurrency: usize,
-    /// MiB the observations in flight may hold together.
-    pub memory_budget_mib: usize,
-    /// Registry requests per second (the official registry asks for 1).
-    pub registry_rate: f64,
-    /// Registry requests that may go back to back.
-    pub registry_burst: u32,
-    /// Allow http:// and loopback/private addresses (tests and demos only).
-    pub allow_private: bool,
-    /// `NAME=ADDR` answered without DNS.
-    pub resolve: Vec<String>,
-    /// No DNS beyond `resolve`.
-    pub no_dns: bool,
-}
-
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -268,7 +245,7 @@ impl Default for Config {
             tool_set_cache_mib: toolmark_api::documents::DEFAULT_TOOL_SET_CACHE_BYTES
                 / (1024 * 1024),
             schedules: Schedules::default(),
-            crawl: Crawl::default(),
+            crawl: CrawlOptions::default(),
             http: Http::default(),
         }
     }
@@ -280,24 +257,6 @@ impl Default for Schedules {
             crawl: "0 3 * * *".to_owned(),
             heartbeat: "0 * * * *".to_owned(),
             lease_seconds: 120,
-        }
-    }
-}
-
-impl Default for Crawl {
-    fn default() -> Self {
-        let c = toolmark_crawler::crawl::CrawlConfig::default();
-        let r = toolmark_crawler::harvest::Rate::REGISTRY;
-        Crawl {
-            limit: 0,
-            per_host: c.per_host,
-            concurrency: c.concurrency,
-            memory_budget_mib: crate::crawl_cli::DEFAULT_MEMORY_BUDGET_MIB,
-            registry_rate: r.per_second,
-            registry_burst: r.burst,
-            allow_private: false,
-            resolve: Vec::new(),
-            no_dns: false,
         }
     }
 }
@@ -344,34 +303,9 @@ pub struct RunArgs {
     /// A job's lease on its lock, in seconds.
     #[arg(long, env = "TOOLMARK_LEASE_SECONDS")]
     pub lease_seconds: Option<u64>,
-    /// Observe only the first N servers (0: all).
-    #[arg(long, env = "TOOLMARK_CRAWL_LIMIT")]
-    pub crawl_limit: Option<usize>,
-    /// Observations in flight per host.
-    #[arg(long, env = "TOOLMARK_CRAWL_PER_HOST")]
-    pub per_host: Option<usize>,
-    /// Observations in flight overall.
-    #[arg(long, env = "TOOLMARK_CRAWL_CONCURRENCY")]
-    pub concurrency: Option<usize>,
-    /// MiB the crawl's observations may hold together.
-    #[arg(long, env = "TOOLMARK_CRAWL_MEMORY_BUDGET_MIB")]
-    pub memory_budget_mib: Option<usize>,
-    /// Registry requests per second.
-    #[arg(long, env = "TOOLMARK_REGISTRY_RATE")]
-    pub registry_rate: Option<f64>,
-    /// Registry requests that may go back to back.
-    #[arg(long, env = "TOOLMARK_REGISTRY_BURST")]
-    pub registry_burst: Option<u32>,
-    /// NAME=IP answered without DNS (repeat, or comma-separated in the variable); replaces
-    /// the file's list.
-    #[arg(long = "resolve", env = "TOOLMARK_RESOLVE", value_delimiter = ',')]
-    pub resolve: Vec<String>,
-    /// Allow http:// and private addresses (true/false).
-    #[arg(long, env = "TOOLMARK_ALLOW_PRIVATE")]
-    pub allow_private: Option<bool>,
-    /// Use no DNS beyond the config's `resolve` table (true/false).
-    #[arg(long, env = "TOOLMARK_NO_DNS")]
-    pub no_dns: Option<bool>,
+    /// The `[crawl]` knobs.
+    #[command(flatten)]
+    pub crawl: CrawlFlags,
     /// The `[http]` limits.
     #[command(flatten)]
     pub http: HttpArgs,
@@ -437,18 +371,8 @@ impl Config {
         self.check_rate = a.check_rate.unwrap_or(self.check_rate);
         self.sensitive_rate = a.sensitive_rate.unwrap_or(self.sensitive_rate);
         self.tool_set_cache_mib = a.tool_set_cache_mib.unwrap_or(self.tool_set_cache_mib);
-        self.crawl.limit = a.crawl_limit.unwrap_or(self.crawl.limit);
-        self.crawl.per_host = a.per_host.unwrap_or(self.crawl.per_host);
-        self.crawl.concurrency = a.concurrency.unwrap_or(self.crawl.concurrency);
-        self.crawl.memory_budget_mib = a.memory_budget_mib.unwrap_or(self.crawl.memory_budget_mib);
-        self.crawl.registry_rate = a.registry_rate.unwrap_or(self.crawl.registry_rate);
-        self.crawl.registry_burst = a.registry_burst.unwrap_or(self.crawl.registry_burst);
+        a.crawl.apply(&mut self.crawl);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
-        if !a.resolve.is_empty() {
-            self.crawl.resolve.clone_from(&a.resolve);
-        }
-        self.crawl.allow_private = a.allow_private.unwrap_or(self.crawl.allow_private);
-        self.crawl.no_dns = a.no_dns.unwrap_or(self.crawl.no_dns);
         self.http.apply(&a.http);
         Ok(())
     }
@@ -482,32 +406,8 @@ impl Config {
                 self.schedules.lease_seconds
             );
         }
-        if self.crawl.per_host == 0 || self.crawl.concurrency == 0 {
-            bail!("crawl.per_host and crawl.concurrency must be at least 1");
-        }
-        // A cap-sized set is charged about 47 MiB; a smaller budget could not cover one.
-        if self.crawl.memory_budget_mib < 64 {
-            bail!(
-                "crawl.memory_budget_mib must be at least 64 (a cap-sized tool set is charged about 47 MiB), not {}",
-                self.crawl.memory_budget_mib
-            );
-        }
-        if !(self.crawl.registry_rate.is_finite() && self.crawl.registry_rate > 0.0) {
-            bail!(
-                "crawl.registry_rate must be a positive number of requests per second, not {}",
-                self.crawl.registry_rate
-            );
-        }
-        if self.crawl.registry_burst == 0 {
-            bail!("crawl.registry_burst must be at least 1");
-        }
-        for entry in &self.crawl.resolve {
-            let ok = entry
-                .split_once('=')
-                .is_some_and(|(_, addr)| addr.parse::<std::net::IpAddr>().is_ok());
-            if !ok {
-                bail!("crawl.resolve entry {entry:?} is not NAME=IP");
-            }
+        if let Some(problem) = self.crawl.problem() {
+            bail!("{problem}");
         }
         self.http.validate()
     }
@@ -527,29 +427,6 @@ impl Config {
             check_rate: self.check_rate,
             sensitive_rate: self.sensitive_rate,
             tool_set_cache_mib: self.tool_set_cache_mib,
-        }
-    }
-
-    /// The crawl options one scheduled crawl runs with.
-    pub fn crawl_options(&self) -> crate::crawl_cli::CrawlOptions {
-        crate::crawl_cli::CrawlOptions {
-            registry: self.registry.clone(),
-            data: self.data.clone(),
-            origin: self.origin.clone(),
-            allow_private: self.crawl.allow_private,
-            limit: (self.crawl.limit > 0).then_some(self.crawl.limit),
-            since: None,
-            resolve: self.crawl.resolve.clone(),
-            no_dns: self.crawl.no_dns,
-            registry_rate: toolmark_crawler::harvest::Rate {
-                per_second: self.crawl.registry_rate,
-                burst: self.crawl.registry_burst,
-            },
-            per_host: self.crawl.per_host,
-            concurrency: self.crawl.concurrency,
-            memory_budget_mib: self.crawl.memory_budget_mib,
-            report: None,
-            progress: false,
         }
     }
 

@@ -20,9 +20,6 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -32,7 +29,9 @@ use toolmark_standins::fleet::{Fleet, FleetSpec};
 use toolmark_standins::registry::RegistryStandIn;
 use toolmark_toolset::ToolSet;
 
-use crate::crawl_cli::{CrawlOptions, CrawlSummary};
+use toolmark_index::DataDir;
+use toolmark_ingest::{CrawlOptions, CrawlRun, RunSummary, Stop};
+use toolmark_sandbox::local::LoopbackServer;
 
 /// The registry's two days, as mirrored (demo/SOURCES.md).
 const DAYS: [(&str, &[u8]); 2] = [
@@ -298,11 +297,12 @@ fn rewrite(items: &mut [Value], fleet_urls: &std::collections::BTreeMap<String, 
     }
 }
 
-/// The real server-everything, one version at a time on one port.
+/// The real server-everything, one version at a time on one port (run by the sandbox crate,
+/// the only one that spawns processes).
 struct Everything {
     dir: PathBuf,
     port: u16,
-    child: Option<Child>,
+    running: Option<LoopbackServer>,
     versions: Vec<&'static str>,
 }
 
@@ -313,20 +313,11 @@ impl Everything {
             .into_iter()
             .filter(|v| Everything::script(dir, v).is_file())
             .collect();
-        let node = Command::new("node")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .ok()?
-            .port();
-        (node && !versions.is_empty()).then(|| Everything {
+        let port = toolmark_sandbox::local::free_port().ok()?;
+        (toolmark_sandbox::local::available("node") && !versions.is_empty()).then(|| Everything {
             dir: dir.to_owned(),
             port,
-            child: None,
+            running: None,
             versions,
         })
     }
@@ -351,40 +342,19 @@ impl Everything {
 
     /// Stop what runs and start `version`, waiting until it listens.
     fn start(&mut self, version: &str) -> Result<()> {
-        self.stop();
-        let child = Command::new("node")
-            .arg(Everything::script(&self.dir, version))
-            .arg("streamableHttp")
-            .env("PORT", self.port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting server-everything")?;
-        self.child = Some(child);
-        let started = Instant::now();
-        while started.elapsed() < EVERYTHING_START {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        self.stop();
-        bail!("server-everything {version} did not listen within {EVERYTHING_START:?}")
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        // The port is free again once the old process is gone.
-        let started = Instant::now();
-        while started.elapsed() < EVERYTHING_START
-            && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // The old process is gone and its port free before the new one starts.
+        drop(self.running.take());
+        let script = Everything::script(&self.dir, version);
+        let server = LoopbackServer::start(
+            "node",
+            [script.as_os_str(), "streamableHttp".as_ref()],
+            &[("PORT", self.port.to_string())],
+            self.port,
+            EVERYTHING_START,
+        )
+        .with_context(|| format!("server-everything {version}"))?;
+        self.running = Some(server);
+        Ok(())
     }
 
     /// The registry item listing it at `version`.
@@ -406,12 +376,6 @@ impl Everything {
                 }
             }
         })
-    }
-}
-
-impl Drop for Everything {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
@@ -462,18 +426,15 @@ pub fn run(args: DemoArgs) -> Result<()> {
 async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     // Signals are handled from the start: a stop during startup ends the demo cleanly (the
     // stand-ins, the replica and server-everything are stopped as they are dropped).
-    let stop = Arc::new(AtomicBool::new(false));
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stop = Stop::new();
     let watcher = {
         let stop = stop.clone();
-        let stop_tx = stop_tx.clone();
         tokio::spawn(async move {
             crate::serve_cli::terminated().await;
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let _ = stop_tx.send(true);
+            stop.cancel();
         })
     };
-    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+    let stopped = || stop.is_cancelled();
 
     // The registry's two days, and the real tool sets.
     let days = [Day::load(DAYS[0].1)?, Day::load(DAYS[1].1)?];
@@ -532,7 +493,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
 
     // The log and index, then the desk.
     let origin = crate::log_cli::DEFAULT_ORIGIN;
-    drop(crate::crawl_cli::open_data(data, origin)?);
+    drop(DataDir::new(data).open_writer(origin)?);
     let listener = match crate::serve_cli::bind(args.listen).await {
         Ok(l) => l,
         Err(e) if args.listen.to_string() == DEFAULT_LISTEN => {
@@ -550,12 +511,12 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
         return Ok(());
     }
     let limits = toolmark_server::Limits::default();
-    let mut server = tokio::spawn(crate::serve_cli::serve(listener, state, limits, {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    }));
+    let mut server = tokio::spawn(crate::serve_cli::serve(
+        listener,
+        state,
+        limits,
+        stop.clone().cancelled_owned(),
+    ));
     println!("toolmark demo: the desk is at {base}/ (crawls follow; Ctrl-C stops)");
     println!(
         "  data {}  registry replica {}  {} stand-in MCP servers{}",
@@ -570,32 +531,24 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
     );
 
     let options = CrawlOptions {
-        registry: registry.url(),
-        data: data.to_owned(),
-        origin: origin.to_owned(),
         allow_private: true,
-        limit: None,
-        since: None,
-        resolve: Vec::new(),
         no_dns: true,
-        registry_rate: REPLICA_RATE,
-        per_host: toolmark_crawler::limits::PER_HOST_CONCURRENCY,
-        concurrency: toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS,
-        memory_budget_mib: crate::crawl_cli::DEFAULT_MEMORY_BUDGET_MIB,
-        report: None,
-        progress: false,
+        registry_rate: REPLICA_RATE.per_second,
+        registry_burst: REPLICA_RATE.burst,
+        ..CrawlOptions::default()
     };
+    let registry_url = registry.url();
 
     // The two days. A signal during a crawl ends it early (what it observed is recorded)
     // and the demo shuts down cleanly.
     let crawled: Result<()> = async {
         // Crawl day one.
-        let first = crawl(&options, stop.clone()).await?;
+        let first = crawl(data, origin, &registry_url, &options, &stop).await?;
         println!(
             "  day 1 ({}) crawled in {:.1} s: {} targets, {} log entries",
             DAYS[0].0,
             clock.elapsed().as_secs_f64(),
-            first.targets,
+            first.lines.len(),
             first.appended
         );
 
@@ -645,7 +598,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             second_items.push(e.item(new));
         }
         registry.set_items(second_items);
-        let second = crawl(&options, stop.clone()).await?;
+        let second = crawl(data, origin, &registry_url, &options, &stop).await?;
         std::fs::write(
             data.join("demo.json"),
             serde_json::to_vec_pretty(&json!({
@@ -663,9 +616,9 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             "  day 2 ({}) crawled in {:.1} s: {} targets, {} log entries, {} tool-set changes: {base}/changes",
             DAYS[1].0,
             clock.elapsed().as_secs_f64(),
-            second.targets,
+            second.lines.len(),
             second.appended,
-            second.changes
+            second.changes()
         );
         println!("  ready: check a tool set at {base}/check, verify the log at {base}/log");
 
@@ -677,7 +630,7 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
             println!("  stopped before the crawls ended ({e:#})");
         }
         Err(e) => {
-            let _ = stop_tx.send(true);
+            stop.cancel();
             let _ = (&mut server).await;
             fleet.shutdown(Duration::from_secs(2)).await;
             registry.shutdown().await;
@@ -696,12 +649,28 @@ async fn demo(args: &DemoArgs, data: &Path, clock: Instant) -> Result<()> {
 }
 
 /// One crawl of the demo's replica, off the async workers.
-async fn crawl(options: &CrawlOptions, stop: Arc<AtomicBool>) -> Result<CrawlSummary> {
-    let options = options.clone();
+async fn crawl(
+    data: &Path,
+    origin: &str,
+    registry: &str,
+    options: &CrawlOptions,
+    stop: &Stop,
+) -> Result<RunSummary> {
+    let (data, origin, registry) = (DataDir::new(data), origin.to_owned(), registry.to_owned());
+    let (options, stop) = (options.clone(), stop.clone());
     let handle = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || crate::crawl_cli::crawl_once(&handle, &options, stop))
-        .await
-        .context("the crawl task")?
+    tokio::task::spawn_blocking(move || {
+        let run = CrawlRun {
+            data: &data,
+            origin: &origin,
+            registry: &registry,
+            since: None,
+            options: &options,
+        };
+        crate::crawl_cli::crawl_once(&handle, &run, &stop)
+    })
+    .await
+    .context("the crawl task")?
 }
 
 #[cfg(test)]

@@ -8,13 +8,15 @@
 //! committed is safe, the batch in progress is not acknowledged and the next run closes it.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use toolmark_schedules::{
     Clock, JobContext, JobError, JobFn, JobSpec, LeaseStore, Scheduler, SystemClock,
 };
+
+use toolmark_index::DataDir;
+use toolmark_ingest::{CrawlRun, Stop};
 
 use crate::config::{Config, RunArgs};
 
@@ -44,20 +46,20 @@ async fn service(config: Config) -> Result<()> {
     // every run). An existing log is not opened for writing here: another process's crawl may
     // hold it, and that is fine for serving.
     let data = &config.data;
-    let key = data.join("log/private/log.key");
+    let dir = DataDir::new(data);
+    let key = dir.log_key();
     if !key.exists() {
-        let created =
-            tokio::task::block_in_place(|| crate::crawl_cli::open_data(data, &config.origin));
+        let created = tokio::task::block_in_place(|| dir.open_writer(&config.origin).map(drop));
         // Two services started at once over a new directory: one creates the log, the other
         // finds it created (or locked) and goes on.
         if let Err(e) = created {
             if !key.exists() {
-                return Err(e);
+                return Err(e.into());
             }
             tracing::info!("the log was created by another process meanwhile ({e:#})");
         }
     }
-    let vkey_path = data.join("log/public/vkey");
+    let vkey_path = dir.log_vkey();
     let vkey = std::fs::read_to_string(&vkey_path)
         .with_context(|| format!("reading {}", vkey_path.display()))?;
     let listener = crate::serve_cli::bind(config.listen).await?;
@@ -73,15 +75,13 @@ async fn service(config: Config) -> Result<()> {
         data.display(),
         vkey.trim(),
         key.display(),
-        data.join("api/answer.key").display()
+        dir.answer_key_path().display()
     );
     tracing::info!("registry {}", config.registry);
 
     // The schedules.
-    let store = Arc::new(
-        LeaseStore::open(data.join(toolmark_schedules::store::DEFAULT_FILE_NAME))
-            .context("opening the schedules database")?,
-    );
+    let store =
+        Arc::new(LeaseStore::open(dir.schedules_path()).context("opening the schedules database")?);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let holder = format!("{}:{}", host.trim(), std::process::id());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -138,24 +138,37 @@ async fn service(config: Config) -> Result<()> {
 
 /// The registry crawl as a job.
 fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
-    let options = config.crawl_options();
+    let config = Arc::new(config.clone());
     Arc::new(move |ctx: JobContext| {
-        let options = options.clone();
+        let config = config.clone();
         let writer = writer.clone();
         Box::pin(async move {
             let _writing = writer.lock().await;
-            let stop = Arc::new(AtomicBool::new(false));
-            ctx.stop.watch_flag(stop.clone());
+            // The job's stop signal is the crawl's: shutdown or a lost lease stops it.
+            let stop: Stop = ctx.stop.clone();
             let handle = tokio::runtime::Handle::current();
             let summary = tokio::task::spawn_blocking(move || {
-                crate::crawl_cli::crawl_once(&handle, &options, stop)
+                let data = DataDir::new(&config.data);
+                let run = CrawlRun {
+                    data: &data,
+                    origin: &config.origin,
+                    registry: &config.registry,
+                    since: None,
+                    options: &config.crawl,
+                };
+                crate::crawl_cli::crawl_once(&handle, &run, &stop)
             })
-            .await
-            .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
-            .map_err(|e| JobError::new(format!("{e:#}")))?;
+            .await;
+            let summary = summary
+                .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
+                .map_err(|e| JobError::new(format!("{e:#}")))?;
             Ok(format!(
                 "run {}: {} targets, {} entries appended, {} changes, log size {}",
-                summary.run, summary.targets, summary.appended, summary.changes, summary.log_size
+                summary.report.run,
+                summary.lines.len(),
+                summary.appended,
+                summary.changes(),
+                summary.report.log_size
             ))
         })
     })
@@ -163,7 +176,7 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
 
 /// Re-sign the current checkpoint (its publication time is the log's heartbeat).
 fn heartbeat_job(config: &Config, writer: LogWriter) -> JobFn {
-    let dir = config.data.join("log");
+    let dir = DataDir::new(&config.data).log_dir();
     Arc::new(move |_ctx: JobContext| {
         let dir = dir.clone();
         let writer = writer.clone();

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use toolmark_index::DataDir;
 use toolmark_index::blobs::Blobs;
 use toolmark_index::index::Index;
 use toolmark_log::reader::{Reader, Signed};
@@ -147,10 +148,10 @@ pub enum StateError {
     /// The blob store could not be opened.
     #[error("blobs: {0}")]
     Blobs(#[from] toolmark_index::BlobError),
+    /// The answer key could not be read or created.
+    #[error("{0}")]
+    Data(#[from] toolmark_index::DataError),
 }
-
-/// Where the answer-signing key lives under the data directory (hex seed, mode 0600).
-pub const ANSWER_KEY_FILE: &str = "api/answer.key";
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
     move |e| StateError::Io {
@@ -159,57 +160,17 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
     }
 }
 
-/// The answer-signing key of `data`, created (from the OS's randomness) on first use.
-pub fn answer_key(data: &Path) -> Result<ed25519_dalek::SigningKey, StateError> {
-    let path = data.join(ANSWER_KEY_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let seed: [u8; 32] =
-                toolmark_toolset::hex::decode(text.trim()).map_err(|_| StateError::Io {
-                    path: path.clone(),
-                    reason: "not a 64-hex-digit Ed25519 seed".into(),
-                })?;
-            Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut seed = [0u8; 32];
-            getrandom::fill(&mut seed).map_err(|e| StateError::Io {
-                path: path.clone(),
-                reason: format!("no randomness: {e}"),
-            })?;
-            let dir = path.parent().unwrap_or(data);
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-            write_private(&path, &toolmark_toolset::hex::encode(&seed))?;
-            Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
-        }
-        Err(e) => Err(io(&path)(e)),
-    }
-}
-
-fn write_private(path: &Path, text: &str) -> Result<(), StateError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(io(path))?;
-    f.write_all(text.as_bytes()).map_err(io(path))?;
-    f.sync_all().map_err(io(path))
-}
-
 impl AppState {
     /// Open what `toolmark crawl` (or `run`) keeps under `data`.
     pub fn open(data: &Path, base_url: &str) -> Result<AppState, StateError> {
-        let log_dir = data.join("log");
-        let vkey_path = log_dir.join("public/vkey");
+        let dir = DataDir::new(data);
+        let vkey_path = dir.log_vkey();
         let vkey = std::fs::read_to_string(&vkey_path).map_err(io(&vkey_path))?;
         Ok(AppState {
-            log: Reader::new(&log_dir.join("public"), &vkey),
-            index: IndexPool::open(&data.join("index.sqlite"), pool_size())?,
-            blobs: Blobs::open(&data.join("blobs"))?,
-            answer_key: answer_key(data)?,
+            log: Reader::new(&dir.log_public(), &vkey),
+            index: IndexPool::open(&dir.index_path(), pool_size())?,
+            blobs: Blobs::open(&dir.blobs_dir())?,
+            answer_key: dir.answer_key()?,
             base_url: base_url.trim_end_matches('/').to_owned(),
             data: data.to_owned(),
             limiter: crate::ops::RateLimiter::default(),

@@ -19,7 +19,7 @@ use support::{
     BASE, FILES_URL, FLAKY_URL, KEYED_URL, LOCKED_URL, MEMORY_URL, post_json, server, tools_of,
 };
 use toolmark_api::AppState;
-use toolmark_crawler::observe::Status;
+use toolmark_observation::observe::Status;
 use toolmark_toolset::{ToolSet, full, mtl1};
 
 const GOLDEN: &str = "tests/fixtures/check-golden.json";
@@ -91,7 +91,7 @@ fn fixture() -> (Env, Arc<AppState>) {
         });
     }
     // The answer key, as `AppState::open` reads it (a hex seed).
-    let answer_key = env.dir.join(toolmark_api::state::ANSWER_KEY_FILE);
+    let answer_key = toolmark_index::DataDir::new(&env.dir).answer_key_path();
     std::fs::create_dir_all(answer_key.parent().unwrap()).unwrap();
     std::fs::write(&answer_key, "22".repeat(32)).unwrap();
     let mut state = AppState::open(&env.dir, BASE).unwrap();

@@ -278,6 +278,16 @@ pub enum HarvestError {
     },
 }
 
+/// The HTTP client a harvest should use: no redirects followed, no default headers, rustls.
+/// Everything outside the crawler that reads a registry or a remote log builds its client
+/// here, so the redirect policy is decided once.
+pub fn registry_client() -> Result<reqwest::Client, HarvestError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| HarvestError::Config(format!("building the registry client: {e}")))
+}
+
 /// Harvest the registry at `config.base_url`. Any failure is an error and no partial data is
 /// returned; see [`harvest_partial`] for what was read before a failure.
 ///

@@ -21,6 +21,10 @@
 
 #![deny(missing_docs)]
 
+// The observation model and the registry parser live in the network-free
+// `toolmark-observation` crate; re-exported so the crawler's paths stay short.
+pub use toolmark_observation::{observe, registry};
+
 pub mod body;
 pub mod budget;
 pub mod crawl;
@@ -29,8 +33,6 @@ pub mod harvest;
 pub mod jsonrpc;
 pub mod limits;
 pub mod mcp;
-pub mod observe;
-pub mod registry;
 pub mod sse;
 
 /// An error and its sources on one line (`a: b: c`), for details.

@@ -2,7 +2,7 @@
 //! either dialable or with a reason), and choosing the latest record per name is total.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use toolmark_crawler::registry;
+use toolmark_observation::registry;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(page) = registry::parse_page(data) {

@@ -2,6 +2,8 @@
 //! into log entries, blobs, index rows and change records.
 //!
 //! What it does:
+//! - [`datadir`]: the data directory's layout, the one place that knows it, and opening
+//!   it for writing (creating the log and both keys).
 //! - [`blobs`]: a content-addressed store (`<dir>/sha256/<2 hex>/<64 hex>`), written atomically
 //!   and durably, verified on every read: a corrupted blob is an error, never data.
 //! - [`document`]: the observation document (`toolmark-observation/1`), the blob a log entry's
@@ -29,12 +31,15 @@
 #![deny(missing_docs)]
 
 pub mod blobs;
-pub mod document;
+pub mod datadir;
 pub mod index;
 pub mod record;
-pub mod time;
+
+// The observation document and the log's time format belong to the observation model.
+pub use toolmark_observation::{document, time};
 
 pub use blobs::{BlobError, Blobs};
+pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
 pub use index::{Index, IndexError};
 pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};

@@ -28,11 +28,11 @@
 //! format allows ([`NOT_LOGGED`]).
 
 use serde::Serialize;
-use toolmark_crawler::observe::Observation;
-use toolmark_crawler::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
 use toolmark_log::Log;
 use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Status, Subject};
 use toolmark_log::store::{FileStore, Storage};
+use toolmark_observation::observe::Observation;
+use toolmark_observation::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
 use toolmark_toolset::Sri;
 
 use rusqlite::{OptionalExtension, Transaction, params};
@@ -67,6 +67,22 @@ pub struct RunInput {
     /// Whether `http://` remotes are crawled (`--allow-private`: tests and demos), so they are
     /// listed as dialable targets rather than skipped as `cleartext-url`.
     pub allow_cleartext: bool,
+}
+
+impl RunInput {
+    /// The targets of one listed record, as this run lists them.
+    pub fn targets_of(&self, record: &Record) -> Vec<Target> {
+        toolmark_observation::registry::targets_with(record, self.allow_cleartext)
+    }
+
+    /// Every target of the run, in record order: what the observers are given and what
+    /// [`Recorder::begin_run`] lists.
+    pub fn targets(&self) -> Vec<Target> {
+        self.records
+            .iter()
+            .flat_map(|r| self.targets_of(r))
+            .collect()
+    }
 }
 
 /// One target and what observing it produced.
@@ -301,7 +317,7 @@ impl<'a, S: Storage> Recorder<'a, S> {
         for record in &input.records {
             upsert_server(&tx, record, at)?;
             let mut listed = Vec::new();
-            for target in toolmark_crawler::registry::targets_with(record, input.allow_cleartext) {
+            for target in input.targets_of(record) {
                 listed.push(upsert_target(&tx, &target, at)?);
             }
             let known: Vec<String> = tx

@@ -4,12 +4,12 @@ mod support;
 
 use serde_json::json;
 use support::*;
-use toolmark_crawler::observe::{Observation, Status};
-use toolmark_crawler::registry::Record;
 use toolmark_index::document::{DocTarget, Document};
 use toolmark_index::record::{NOT_LOGGED, NOT_OBSERVED};
 use toolmark_index::{BlobError, IndexError, RunInput, RunStatus, TargetOutcome};
 use toolmark_log::entry::{self, Entry, Subject};
+use toolmark_observation::observe::{Observation, Status};
+use toolmark_observation::registry::Record;
 use toolmark_toolset::Sri;
 
 const ALPHA: &str = "https://alpha.example.com/mcp";
@@ -409,7 +409,7 @@ fn a_failure_between_two_equal_tool_sets_is_not_a_change_but_a_revert_is() {
 fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started: &str) {
     let mut entries = Vec::new();
     for o in outcomes {
-        let toolmark_crawler::registry::TargetKind::Remote { url, transport } = &o.target.kind
+        let toolmark_observation::registry::TargetKind::Remote { url, transport } = &o.target.kind
         else {
             continue;
         };

@@ -34,4 +34,4 @@ pub mod verify;
 
 pub use merkle::{FormatError, Hash, ProofError};
 #[cfg(feature = "store")]
-pub use sequencer::{Appended, Log, LogError};
+pub use sequencer::{Appended, KEY_FILE, Log, LogError};

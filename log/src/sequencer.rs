@@ -113,7 +113,8 @@ impl<S: Storage> HashReader for Stored<'_, S> {
     }
 }
 
-const KEY_FILE: &str = "private/log.key";
+/// Where a log directory keeps its signing key (mode 0600, outside `public/`).
+pub const KEY_FILE: &str = "private/log.key";
 
 impl Log<FileStore> {
     /// Create a new log in `dir`: a fresh Ed25519 key (mode 0600, outside `public/`), the

@@ -1,6 +1,15 @@
-//! The package sandbox (not built yet).
+//! The only crate that spawns processes.
 //!
-//! The only crate that will spawn processes: running npm and PyPI MCP servers inside gVisor
-//! (`runsc`) to list their tools, with decoys and traps, and parsing what the trace shows.
+//! What it does today:
+//! - [`local`]: run a trusted MCP server (the demo's real `server-everything`) as a child
+//!   process on a loopback port, wait until it listens, and kill it when dropped. It is not a
+//!   sandbox: it is only for software this project installs itself.
 //!
-//! Today it contains no code.
+//! What it will do (issue #14): run npm and PyPI MCP servers inside gVisor (`runsc`) to list
+//! their tools, with decoys and traps, and parse what the trace shows.
+//!
+//! What it never does: talk to the log or the index, or decide what a tool set is.
+
+#![deny(missing_docs)]
+
+pub mod local;

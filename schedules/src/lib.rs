@@ -36,7 +36,7 @@
 //!   once the lease is free, the job runs unless a run succeeded after the skipped fire time
 //!   (the other holder served it, or the fire time collapsed into its run). So a holder that
 //!   dies is replaced one lease later, not a day later. While running, the lease is renewed
-//!   every lease/3; if a renewal finds it lost, the job's [`StopSignal`] is given and an
+//!   every lease/3; if a renewal finds it lost, the job's [`StopSignal`] is cancelled and an
 //!   error logged. A holder that dies leaves its lease to expire; the next holder to take it
 //!   marks the dead run `interrupted`.
 //! - **Served is served.** A first attempt is not run when a run of the job (by any holder)
@@ -65,7 +65,7 @@ pub mod store;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use scheduler::{
     DEFAULT_LEASE, DEFAULT_RETRY, Event, JobContext, JobError, JobFn, JobSpec, Retry, RunSummary,
-    Scheduler, StopHandle, StopSignal, job_fn, parse_cron, stop_pair,
+    Scheduler, StopSignal, job_fn, parse_cron,
 };
 pub use store::{Acquire, JobState, LeaseStore, RunRecord, RunStart, RunStatus};
 

@@ -5,13 +5,13 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
 use crate::ScheduleError;
@@ -167,63 +167,10 @@ impl From<&str> for JobError {
     }
 }
 
-/// The side of a stop signal that sends it.
-#[derive(Debug)]
-pub struct StopHandle {
-    tx: watch::Sender<bool>,
-}
-
-impl StopHandle {
-    /// Signals stop to every clone of the paired [`StopSignal`]. Idempotent.
-    pub fn stop(&self) {
-        self.tx.send_replace(true);
-    }
-}
-
-/// Tells a running job to stop early (shutdown, or its lease was lost). Cloneable.
-#[derive(Debug, Clone)]
-pub struct StopSignal {
-    rx: watch::Receiver<bool>,
-}
-
-/// A new stop signal and the handle that triggers it.
-pub fn stop_pair() -> (StopHandle, StopSignal) {
-    let (tx, rx) = watch::channel(false);
-    (StopHandle { tx }, StopSignal { rx })
-}
-
-impl StopSignal {
-    /// A signal that is never given.
-    pub fn never() -> Self {
-        let (tx, rx) = watch::channel(false);
-        drop(tx);
-        Self { rx }
-    }
-
-    pub fn is_stopped(&self) -> bool {
-        *self.rx.borrow()
-    }
-
-    /// Completes when stop is signalled; never, if the handle is dropped without signalling.
-    pub async fn stopped(&self) {
-        let mut rx = self.rx.clone();
-        if rx.wait_for(|s| *s).await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Spawns a task that sets `flag` when stop is signalled (for code that polls an
-    /// `Arc<AtomicBool>`, like the crawler). The task ends without touching the flag if the
-    /// handle is dropped unsignalled. Must be called inside a tokio runtime.
-    pub fn watch_flag(&self, flag: Arc<AtomicBool>) -> JoinHandle<()> {
-        let mut rx = self.rx.clone();
-        tokio::spawn(async move {
-            if rx.wait_for(|s| *s).await.is_ok() {
-                flag.store(true, Ordering::SeqCst);
-            }
-        })
-    }
-}
+/// Tells a running job to stop early (shutdown, or its lease was lost): tokio-util's
+/// cancellation token, the one stop signal the crawl, the service and the demo share. Cloneable;
+/// a job may hand it (or a child token) straight to the ingest pipeline.
+pub type StopSignal = tokio_util::sync::CancellationToken;
 
 /// What a job body is given.
 #[derive(Debug, Clone)]
@@ -790,7 +737,8 @@ async fn run_once(
     p: Plan,
     shutdown: &mut watch::Receiver<bool>,
 ) -> (RunStatus, Result<String, String>) {
-    let (stop_handle, stop) = stop_pair();
+    let stop = StopSignal::new();
+    let stop_handle = stop.clone();
     let ctx = JobContext {
         job: spec.name.clone(),
         attempt: p.attempt,
@@ -827,7 +775,7 @@ async fn run_once(
                         error!(job = spec.name, run_id, "lease lost while running; stopping the job");
                         lease_lost = true;
                         stop_reason.get_or_insert("its lease was lost");
-                        stop_handle.stop();
+                        stop_handle.cancel();
                     }
                     // Retried at the next renewal; the lease has slack for a few misses, but
                     // not past its end: then it may already be another holder's.
@@ -835,7 +783,7 @@ async fn run_once(
                         error!(job = spec.name, run_id, "lease renewals failing ({e}); the lease may lapse, stopping the job");
                         lease_lost = true;
                         stop_reason.get_or_insert("its lease could not be renewed");
-                        stop_handle.stop();
+                        stop_handle.cancel();
                     }
                     Err(e) => warn!(job = spec.name, run_id, "lease renewal failed: {e}"),
                 }
@@ -844,7 +792,7 @@ async fn run_once(
             () = wait_shutdown(shutdown), if stop_reason.is_none() => {
                 info!(job = spec.name, run_id, "asking the running job to stop");
                 stop_reason = Some("the scheduler is shutting down");
-                stop_handle.stop();
+                stop_handle.cancel();
             }
         }
     };
@@ -916,25 +864,5 @@ mod tests {
         };
         let d: Vec<u64> = (1..=4).map(|k| r.delay(k).as_secs()).collect();
         assert_eq!(d, [10, 20, 35, 35]);
-    }
-
-    #[tokio::test]
-    async fn watch_flag_sets_the_flag_on_stop_and_not_otherwise() {
-        let (h, s) = stop_pair();
-        let flag = Arc::new(AtomicBool::new(false));
-        let task = s.watch_flag(flag.clone());
-        assert!(!s.is_stopped());
-        h.stop();
-        task.await.unwrap();
-        assert!(flag.load(Ordering::SeqCst));
-        assert!(s.is_stopped());
-        s.stopped().await;
-
-        let (h, s) = stop_pair();
-        let flag = Arc::new(AtomicBool::new(false));
-        let task = s.watch_flag(flag.clone());
-        drop(h);
-        task.await.unwrap();
-        assert!(!flag.load(Ordering::SeqCst));
     }
 }

@@ -295,14 +295,14 @@ async fn shutdown_stops_running_jobs_waits_for_them_and_releases_the_leases() {
     let mut s = Scheduler::new(store.clone(), clock.clone(), "a".into());
     let flag = Arc::new(AtomicBool::new(false));
     let f = flag.clone();
-    // Job 1 bridges stop to an AtomicBool (as the crawler takes it) and gives up with Err.
+    // Job 1 sets a flag when told to stop and gives up with Err.
     s.add(
         hourly(Retry::default()),
         job_fn(move |ctx| {
             let f = f.clone();
             async move {
-                let bridge = ctx.stop.watch_flag(f.clone());
-                bridge.await.unwrap();
+                ctx.stop.cancelled().await;
+                f.store(true, Ordering::SeqCst);
                 assert!(f.load(Ordering::SeqCst));
                 Err(JobError::new("interrupted after committing 2 items"))
             }
@@ -313,7 +313,7 @@ async fn shutdown_stops_running_jobs_waits_for_them_and_releases_the_leases() {
     s.add(
         JobSpec::new("heartbeat", "0 */5 * * * *").unwrap(),
         job_fn(|ctx| async move {
-            ctx.stop.stopped().await;
+            ctx.stop.cancelled().await;
             Ok("checkpoint written".to_owned())
         }),
     )
@@ -420,7 +420,7 @@ async fn a_lost_lease_stops_the_running_job() {
     s.add(
         hourly(Retry::NONE).with_lease(lease),
         job_fn(|ctx| async move {
-            ctx.stop.stopped().await;
+            ctx.stop.cancelled().await;
             Err(JobError::new("gave up"))
         }),
     )

@@ -24,11 +24,15 @@ pub const MAX_DEPTH: usize = 128;
 /// A JSON value as it was sent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// The number's token exactly as written (already checked against the JSON grammar).
     Number(Box<str>),
+    /// A string.
     String(Str),
+    /// An array, in order.
     Array(Vec<Json>),
     /// Members in the order first sent; a repeated name keeps its last value.
     Object(Vec<(Str, Json)>),
@@ -37,6 +41,7 @@ pub enum Json {
 /// A JSON string: UTF-8 text, or, only when it holds an unpaired surrogate, UTF-16 code units.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Str {
+    /// Valid UTF-8 text.
     Text(Box<str>),
     /// Holds at least one unpaired surrogate, so it cannot be UTF-8.
     Units(Box<[u16]>),
@@ -128,6 +133,7 @@ impl Json {
         }
     }
 
+    /// The text of a string value that is valid UTF-8.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Json::String(s) => s.as_str(),
@@ -135,6 +141,7 @@ impl Json {
         }
     }
 
+    /// The members of an object value.
     pub fn as_object(&self) -> Option<&[(Str, Json)]> {
         match self {
             Json::Object(m) => Some(m),
@@ -142,6 +149,7 @@ impl Json {
         }
     }
 
+    /// The elements of an array value.
     pub fn as_array(&self) -> Option<&[Json]> {
         match self {
             Json::Array(a) => Some(a),
@@ -166,7 +174,9 @@ impl Json {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid JSON at byte {offset}: {reason}")]
 pub struct JsonError {
+    /// Byte offset of the error in the input.
     pub offset: usize,
+    /// What was expected or refused there.
     pub reason: &'static str,
 }
 
@@ -206,8 +216,11 @@ pub fn parse_array_with_raw(text: &str) -> Result<Vec<(Json, &str)>, JsonError> 
 /// A member of a top-level object, with the byte range of its value's source text.
 #[derive(Debug)]
 pub struct Member<'a> {
+    /// The member name.
     pub name: Str,
+    /// The parsed value.
     pub value: Json,
+    /// The byte range of the value's source text.
     pub span: std::ops::Range<usize>,
     /// When the member is the one asked to capture and is an array: the source text of each
     /// element, in order (empty otherwise).

@@ -20,6 +20,8 @@
 //! It does not fetch tool sets (the `crawler` crate does), store or sign anything (the `log`
 //! crate does) or decide what to tell a client (the `api` crate does).
 
+#![deny(missing_docs)]
+
 pub mod canon;
 pub mod classify;
 pub mod diff;

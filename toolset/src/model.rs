@@ -20,6 +20,7 @@ pub enum Shape {
 /// decides what that means, and the full digest covers it either way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
+    /// The entry, parsed.
     pub value: Json,
     /// The entry's JSON text as it appeared in the document (nothing a server sent is lost).
     pub raw: Box<str>,
@@ -47,6 +48,7 @@ impl Tool {
 pub struct ToolSet {
     /// The entries in the order the server sent them.
     pub tools: Vec<Tool>,
+    /// Which accepted document shape it came in.
     pub shape: Shape,
     /// `nextCursor` of a `tools/list` result, when present: a set that still has one was not
     /// drained, and a caller must not digest it as complete.
@@ -57,10 +59,13 @@ pub struct ToolSet {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     #[error("not UTF-8 text (invalid byte at {0})")]
+    /// The byte offset of the first invalid UTF-8 byte.
     NotUtf8(usize),
     #[error(transparent)]
+    /// Not strict JSON.
     Json(#[from] JsonError),
     #[error("not a tool set: {0}")]
+    /// JSON, but none of the accepted tool-set shapes.
     NotAToolSet(&'static str),
 }
 

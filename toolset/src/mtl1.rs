@@ -31,6 +31,7 @@ pub enum MtlCode {
 }
 
 impl MtlCode {
+    /// The code as HISTOR spells it (`MTL-SUBJ-001`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             MtlCode::Subj001 => "MTL-SUBJ-001",
@@ -51,7 +52,9 @@ impl fmt::Display for MtlCode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {detail}")]
 pub struct MtlError {
+    /// Which rule refused it.
     pub code: MtlCode,
+    /// Why, for a human.
     pub detail: String,
 }
 
@@ -241,6 +244,7 @@ pub struct SubjectInfo {
     pub transport: Option<String>,
     /// `npm:<name>` / `pypi:<name>`.
     pub package: Option<String>,
+    /// The remote endpoint URL, for a remote subject.
     pub endpoint: Option<String>,
 }
 
@@ -255,6 +259,7 @@ pub struct Subject {
     pub urn: String,
     /// Absent when the set is not digestible (`MTL-NUM-001`, kept in `hazard`).
     pub tool_set_digest: Option<Sri>,
+    /// Why the set is not digestible under MTL/1, when it is not.
     pub hazard: Option<MtlError>,
 }
 

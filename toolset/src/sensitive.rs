@@ -14,7 +14,9 @@ use crate::model::ToolSet;
 /// The result: tool names in the order the server sent them, each once.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Split {
+    /// Names matched by a sensitive glob.
     pub sensitive: Vec<String>,
+    /// Every other name.
     pub safe: Vec<String>,
 }
 

@@ -31,10 +31,12 @@ impl Sri {
 pub struct SriHasher(Sha256);
 
 impl SriHasher {
+    /// Feed more bytes.
     pub fn update(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
     }
 
+    /// The digest of everything fed.
     pub fn finish(self) -> Sri {
         Sri(self.0.finalize().into())
     }

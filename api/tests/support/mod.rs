@@ -21,7 +21,7 @@ use index_support::{
     filesystem_rug_pull, ok, records,
 };
 use toolmark_api::AppState;
-use toolmark_crawler::observe::Status;
+use toolmark_observation::observe::Status;
 
 pub const BASE: &str = "https://toolmark.test";
 pub const FILES_URL: &str = "https://files.example.com/mcp";

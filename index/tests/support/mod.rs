@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use toolmark_crawler::observe::{AuthChallenge, Observation, Status, Transport};
-use toolmark_crawler::registry::{Record, TargetKind};
 use toolmark_index::{Blobs, Index, Recorded, Recorder, RunInput, TargetOutcome};
 use toolmark_log::Log;
 use toolmark_log::entry::Entry;
+use toolmark_observation::observe::{AuthChallenge, Observation, Status, Transport};
+use toolmark_observation::registry::{Record, TargetKind};
 
 /// A log, a blob store and an index in one scratch directory.
 pub struct Env {
@@ -86,7 +86,7 @@ pub fn outcomes(
 ) -> Vec<TargetOutcome> {
     records
         .iter()
-        .flat_map(toolmark_crawler::registry::targets)
+        .flat_map(toolmark_observation::registry::targets)
         .map(|target| {
             let observation = match (&target.kind, &target.skip) {
                 (TargetKind::Remote { url, .. }, None) => observe(url),
@@ -117,7 +117,7 @@ pub fn records(servers: serde_json::Value) -> Vec<Record> {
         })
         .collect();
     let page = serde_json::json!({"servers": items, "metadata": {"count": items.len()}});
-    let page = toolmark_crawler::registry::parse_page(page.to_string().as_bytes()).unwrap();
+    let page = toolmark_observation::registry::parse_page(page.to_string().as_bytes()).unwrap();
     assert!(page.rejected.is_empty(), "{:?}", page.rejected);
     page.servers
 }

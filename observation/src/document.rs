@@ -3,11 +3,11 @@
 //!
 //! The format, member by member, is documented in `docs/observation-format.md`.
 //!
-//! What this module does not do: store the document (see [`crate::blobs`]) or decide anything
+//! What this module does not do: store the document (the index's blob store does) or decide anything
 //! from it.
 
+use crate::observe::{AuthChallenge, Observation, Status};
 use serde::{Deserialize, Serialize};
-use toolmark_crawler::observe::{AuthChallenge, Observation, Status};
 use toolmark_toolset::ToolSet;
 use toolmark_toolset::canon::{self, Numbers};
 
@@ -149,8 +149,8 @@ impl Document {
             v: FORMAT.to_owned(),
             target,
             client: DocClient {
-                client_info: toolmark_crawler::observe::client_info(),
-                capabilities: toolmark_crawler::observe::client_capabilities(),
+                client_info: crate::observe::client_info(),
+                capabilities: crate::observe::client_capabilities(),
             },
             started_at: crate::time::utc(obs.started),
             elapsed_ms: u64::try_from(obs.elapsed.as_millis()).unwrap_or(u64::MAX),
@@ -211,8 +211,8 @@ impl Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::{Attempt, Transport};
     use std::time::{Duration, UNIX_EPOCH};
-    use toolmark_crawler::observe::{Attempt, Transport};
 
     fn observation() -> Observation {
         Observation {

@@ -131,7 +131,7 @@ pub struct AuthChallenge {
     pub http_status: u16,
     /// Which request got it (`initialize`, `tools/list`, `server/discover`, `GET sse`).
     pub method: String,
-    /// The raw `WWW-Authenticate` header, at most [`crate::limits::MAX_HEADER_KEPT`] bytes.
+    /// The raw `WWW-Authenticate` header, at most the crawler's `limits::MAX_HEADER_KEPT` bytes.
     pub www_authenticate: Option<String>,
     /// Its auth scheme (`Bearer`, …).
     pub scheme: Option<String>,

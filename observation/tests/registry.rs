@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use toolmark_crawler::registry::{
+use toolmark_observation::registry::{
     self, Ecosystem, MAX_HEADERS_PER_REMOTE, MAX_ITEMS_PER_PAGE, Page, Record, RegistryError,
     SkipReason, Status, TargetKind, latest_per_name, parse_page, parse_snapshot, targets,
 };

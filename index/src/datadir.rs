@@ -1,0 +1,264 @@
+//! The data directory: the one place that knows what lives where under `DATA/`.
+//!
+//! ```text
+//! DATA/log/                 the verifiable log (toolmark-log FileStore)
+//! DATA/log/public/          the C2SP tlog-tiles directory the API serves
+//! DATA/log/private/log.key  the log's signing key (mode 0600)
+//! DATA/blobs/               content-addressed observation documents
+//! DATA/index.sqlite         the queryable index
+//! DATA/schedules.sqlite     the schedules' leases and run history (`toolmark run`)
+//! DATA/api/answer.key       the key that signs `/check` answers (hex seed, mode 0600)
+//! ```
+//!
+//! [`DataDir::open_writer`] creates what is missing (the log with its key, the answer key, the
+//! blob store, the index) and brings the index up to the log; readers (the API) open the paths
+//! read-only and create nothing but the answer key.
+
+use std::path::{Path, PathBuf};
+
+use toolmark_log::Log;
+
+use crate::{BlobError, Blobs, Index, IndexError};
+
+/// The log directory under the data directory.
+pub const LOG_DIR: &str = "log";
+/// The blob store under the data directory.
+pub const BLOBS_DIR: &str = "blobs";
+/// The index file under the data directory.
+pub const INDEX_FILE: &str = "index.sqlite";
+/// The schedules' store under the data directory.
+pub const SCHEDULES_FILE: &str = "schedules.sqlite";
+/// The answer-signing key under the data directory (hex seed, mode 0600).
+pub const ANSWER_KEY_FILE: &str = "api/answer.key";
+
+/// Why a data directory could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// A file or directory could not be read or written.
+    #[error("{path}: {reason}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The log could not be created or opened.
+    #[error("the log in {path}: {source}")]
+    Log {
+        /// The log directory.
+        path: PathBuf,
+        /// Why.
+        source: toolmark_log::LogError,
+    },
+    /// The blob store could not be opened.
+    #[error("the blob store: {0}")]
+    Blobs(#[from] BlobError),
+    /// The index could not be opened or brought up to the log.
+    #[error("the index: {0}")]
+    Index(#[from] IndexError),
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> DataError + '_ {
+    move |e| DataError::Io {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+/// A data directory (see the module documentation for its layout).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+/// The writable parts of a data directory: what one crawl (or the heartbeat) writes to.
+pub struct Writer {
+    /// The log, held with its single-writer lock.
+    pub log: Log,
+    /// The blob store.
+    pub blobs: Blobs,
+    /// The index, caught up with the log.
+    pub index: Index,
+}
+
+impl DataDir {
+    /// The data directory at `root` (nothing is touched yet).
+    pub fn new(root: impl Into<PathBuf>) -> DataDir {
+        DataDir { root: root.into() }
+    }
+
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `DATA/log`.
+    pub fn log_dir(&self) -> PathBuf {
+        self.root.join(LOG_DIR)
+    }
+
+    /// `DATA/log/public`, the directory readers verify and the API serves.
+    pub fn log_public(&self) -> PathBuf {
+        self.log_dir().join("public")
+    }
+
+    /// `DATA/log/public/vkey`, the log's verifier key.
+    pub fn log_vkey(&self) -> PathBuf {
+        self.log_public().join("vkey")
+    }
+
+    /// `DATA/log/private/log.key`, the log's signing key.
+    pub fn log_key(&self) -> PathBuf {
+        self.log_dir().join(toolmark_log::KEY_FILE)
+    }
+
+    /// `DATA/blobs`.
+    pub fn blobs_dir(&self) -> PathBuf {
+        self.root.join(BLOBS_DIR)
+    }
+
+    /// `DATA/index.sqlite`.
+    pub fn index_path(&self) -> PathBuf {
+        self.root.join(INDEX_FILE)
+    }
+
+    /// `DATA/schedules.sqlite`.
+    pub fn schedules_path(&self) -> PathBuf {
+        self.root.join(SCHEDULES_FILE)
+    }
+
+    /// `DATA/api/answer.key`.
+    pub fn answer_key_path(&self) -> PathBuf {
+        self.root.join(ANSWER_KEY_FILE)
+    }
+
+    /// Whether the log exists (its signing key does).
+    pub fn has_log(&self) -> bool {
+        self.log_key().exists()
+    }
+
+    /// Opens the log (created with `origin` when it does not exist yet), the blob store and
+    /// the index, and brings the index up to the log. Creates the answer key too, so a data
+    /// directory a crawl made is complete for `serve`.
+    pub fn open_writer(&self, origin: &str) -> Result<Writer, DataError> {
+        let log_dir = self.log_dir();
+        std::fs::create_dir_all(&log_dir).map_err(io(&log_dir))?;
+        let log = if self.has_log() {
+            Log::open(&log_dir)
+        } else {
+            Log::init(&log_dir, origin)
+        }
+        .map_err(|source| DataError::Log {
+            path: log_dir.clone(),
+            source,
+        })?;
+        self.answer_key()?;
+        let blobs = Blobs::open(&self.blobs_dir())?;
+        let mut index = Index::open(&self.index_path())?;
+        index.catch_up(&log, &blobs)?;
+        Ok(Writer { log, blobs, index })
+    }
+
+    /// The answer-signing key, created (from the OS's randomness) on first use.
+    pub fn answer_key(&self) -> Result<ed25519_dalek::SigningKey, DataError> {
+        let path = self.answer_key_path();
+        let not_a_seed = || DataError::Io {
+            path: path.clone(),
+            reason: "not a 64-hex-digit Ed25519 seed".into(),
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let seed: [u8; 32] =
+                    toolmark_toolset::hex::decode(text.trim()).map_err(|_| not_a_seed())?;
+                Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut seed = [0u8; 32];
+                getrandom::fill(&mut seed).map_err(|e| DataError::Io {
+                    path: path.clone(),
+                    reason: format!("no randomness: {e}"),
+                })?;
+                let dir = path.parent().unwrap_or(&self.root);
+                std::fs::create_dir_all(dir).map_err(io(dir))?;
+                write_private(&path, &toolmark_toolset::hex::encode(&seed))?;
+                Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
+            }
+            Err(e) => Err(io(&path)(e)),
+        }
+    }
+}
+
+/// Writes a new file readable by its owner only; refuses to overwrite one.
+fn write_private(path: &Path, text: &str) -> Result<(), DataError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io(path))?;
+    f.write_all(text.as_bytes()).map_err(io(path))?;
+    f.sync_all().map_err(io(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> DataDir {
+        let dir =
+            std::env::temp_dir().join(format!("toolmark-datadir-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        DataDir::new(dir)
+    }
+
+    #[test]
+    fn open_writer_creates_the_log_both_keys_the_blobs_and_the_index() {
+        let data = scratch("create");
+        let w = data.open_writer("toolmark.test/log").unwrap();
+        assert_eq!(w.log.head().size, 0);
+        for path in [
+            data.log_key(),
+            data.log_vkey(),
+            data.answer_key_path(),
+            data.index_path(),
+        ] {
+            assert!(path.exists(), "{}", path.display());
+        }
+        assert!(data.blobs_dir().is_dir());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.answer_key_path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        drop(w);
+        std::fs::remove_dir_all(data.root()).unwrap();
+    }
+
+    #[test]
+    fn a_reopened_data_directory_keeps_its_keys() {
+        let data = scratch("reopen");
+        let vkey = {
+            let w = data.open_writer("toolmark.test/log").unwrap();
+            w.log.vkey().to_owned()
+        };
+        let answer = data.answer_key().unwrap().to_bytes();
+        let w = data.open_writer("another.origin/ignored").unwrap();
+        assert_eq!(w.log.vkey(), vkey);
+        assert_eq!(data.answer_key().unwrap().to_bytes(), answer);
+        drop(w);
+        std::fs::remove_dir_all(data.root()).unwrap();
+    }
+
+    #[test]
+    fn an_answer_key_that_is_not_a_seed_is_refused() {
+        let data = scratch("bad-key");
+        std::fs::create_dir_all(data.answer_key_path().parent().unwrap()).unwrap();
+        std::fs::write(data.answer_key_path(), "zz".repeat(32)).unwrap();
+        let err = data.answer_key().unwrap_err().to_string();
+        assert!(err.contains("not a 64-hex-digit Ed25519 seed"), "{err}");
+        std::fs::remove_dir_all(data.root()).unwrap();
+    }
+}

@@ -1,0 +1,36 @@
+//! The ingest pipeline: one run over a data directory — harvest the registry, list its
+//! targets, observe them, and record every outcome (blobs, log entries, index rows, changes) in
+//! batches, then close the run with a typed report.
+//!
+//! What it does:
+//! - [`options`]: [`CrawlOptions`], the crawl's knobs (the `[crawl]` section of the service's
+//!   configuration, serde), and [`CrawlFlags`], the same knobs as flags and environment
+//!   variables (clap, flattened into `toolmark crawl` and `toolmark run`), applied over them.
+//! - [`pipeline`]: [`run_crawl`] — one crawl run; [`record_stream`], the batching recorder any
+//!   observer feeds (the crawler today; the package sweep will call it with its own source).
+//! - [`report`]: [`RunReport`], what a run did, stored with the run in the index and written
+//!   by `toolmark crawl --report`.
+//! - [`Stop`] (tokio-util's `CancellationToken`): the one way a run is told to stop early; what
+//!   was observed is recorded, nothing is lost.
+//!
+//! What it never does: parse flags for a binary of its own, install signal handlers, print to
+//! the terminal (it reports progress through [`Progress`] and logs with `tracing`), or dial
+//! anything itself (the crawler does, behind its SSRF guard).
+
+#![deny(missing_docs)]
+
+pub mod options;
+pub mod pipeline;
+pub mod report;
+
+pub use options::{CrawlFlags, CrawlOptions};
+pub use pipeline::{
+    CrawlRun, IngestError, Progress, RECORD_BATCH, RECORD_HELD_SHARE, RECORD_LATENCY, RunSummary,
+    record_stream, run_crawl,
+};
+pub use report::{HarvestReport, RunReport};
+
+/// The one stop signal of a run: cancel it (a signal handler, the scheduler's shutdown, a lost
+/// lease) and the run takes no new targets, lets the observations in flight finish, records
+/// everything observed and closes the run as failed.
+pub type Stop = tokio_util::sync::CancellationToken;

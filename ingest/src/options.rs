@@ -1,0 +1,204 @@
+//! The crawl's knobs, defined once: [`CrawlOptions`] is what a run uses (and the `[crawl]`
+//! section of `toolmark run`'s TOML), [`CrawlFlags`] the same knobs as flags with environment
+//! variables, applied over a file's values or the defaults.
+
+use serde::{Deserialize, Serialize};
+use toolmark_crawler::crawl::CrawlConfig;
+use toolmark_crawler::harvest::Rate;
+
+/// The crawl's memory budget, in MiB (`toolmark_crawler::limits::MEMORY_BUDGET`).
+pub const DEFAULT_MEMORY_BUDGET_MIB: usize =
+    toolmark_crawler::limits::MEMORY_BUDGET / (1024 * 1024);
+
+/// Crawl limits and network policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrawlOptions {
+    /// Observe only the first N servers by name (0: all).
+    pub limit: usize,
+    /// Observations in flight per host.
+    pub per_host: usize,
+    /// Observations in flight overall.
+    pub concurrency: usize,
+    /// MiB the observations in flight may hold together.
+    pub memory_budget_mib: usize,
+    /// Registry requests per second (the official registry asks for 1).
+    pub registry_rate: f64,
+    /// Registry requests that may go back to back.
+    pub registry_burst: u32,
+    /// Allow http:// and loopback/private addresses (tests and demos only).
+    pub allow_private: bool,
+    /// `NAME=ADDR` answered without DNS.
+    pub resolve: Vec<String>,
+    /// No DNS beyond `resolve`.
+    pub no_dns: bool,
+}
+
+impl Default for CrawlOptions {
+    fn default() -> Self {
+        let c = CrawlConfig::default();
+        CrawlOptions {
+            limit: 0,
+            per_host: c.per_host,
+            concurrency: c.concurrency,
+            memory_budget_mib: DEFAULT_MEMORY_BUDGET_MIB,
+            registry_rate: Rate::REGISTRY.per_second,
+            registry_burst: Rate::REGISTRY.burst,
+            allow_private: false,
+            resolve: Vec::new(),
+            no_dns: false,
+        }
+    }
+}
+
+impl CrawlOptions {
+    /// The registry's pacing.
+    pub fn rate(&self) -> Rate {
+        Rate {
+            per_second: self.registry_rate,
+            burst: self.registry_burst,
+        }
+    }
+
+    /// Why these options cannot work (each message names the key), if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        if self.per_host == 0 || self.concurrency == 0 {
+            return Some("crawl.per_host and crawl.concurrency must be at least 1".into());
+        }
+        if self.memory_budget_mib < 64 {
+            return Some(format!(
+                "crawl.memory_budget_mib must be at least 64 (a cap-sized tool set is charged about 47 MiB), not {}",
+                self.memory_budget_mib
+            ));
+        }
+        if !(self.registry_rate.is_finite() && self.registry_rate > 0.0) {
+            return Some(format!(
+                "crawl.registry_rate must be a positive number of requests per second, not {}",
+                self.registry_rate
+            ));
+        }
+        if self.registry_burst == 0 {
+            return Some("crawl.registry_burst must be at least 1".into());
+        }
+        self.resolve.iter().find_map(|entry| {
+            let ok = entry
+                .split_once('=')
+                .is_some_and(|(_, ip)| ip.parse::<std::net::IpAddr>().is_ok());
+            (!ok).then(|| format!("crawl.resolve entry {entry:?} is not NAME=IP"))
+        })
+    }
+}
+
+/// The crawl's knobs as flags, each also read from its environment variable (a flag wins);
+/// shared by `toolmark crawl` and `toolmark run` (`#[command(flatten)]`).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct CrawlFlags {
+    /// Observe only the first N servers by name (0: all).
+    #[arg(
+        long = "crawl-limit",
+        visible_alias = "limit",
+        env = "TOOLMARK_CRAWL_LIMIT"
+    )]
+    pub limit: Option<usize>,
+    /// Observations in flight per host.
+    #[arg(long, env = "TOOLMARK_CRAWL_PER_HOST")]
+    pub per_host: Option<usize>,
+    /// Observations in flight overall.
+    #[arg(long, env = "TOOLMARK_CRAWL_CONCURRENCY")]
+    pub concurrency: Option<usize>,
+    /// MiB the crawl's observations may hold together.
+    #[arg(long, env = "TOOLMARK_CRAWL_MEMORY_BUDGET_MIB")]
+    pub memory_budget_mib: Option<usize>,
+    /// Registry requests per second.
+    #[arg(long, env = "TOOLMARK_REGISTRY_RATE")]
+    pub registry_rate: Option<f64>,
+    /// Registry requests that may go back to back.
+    #[arg(long, env = "TOOLMARK_REGISTRY_BURST")]
+    pub registry_burst: Option<u32>,
+    /// NAME=IP answered without DNS (repeat, or comma-separated in the variable); replaces
+    /// the file's list. With --no-dns these are the only names that resolve; otherwise they
+    /// are answered first and the system resolver handles the rest. The SSRF guard checks
+    /// these addresses like any other.
+    #[arg(
+        long = "resolve",
+        value_name = "NAME=ADDR",
+        env = "TOOLMARK_RESOLVE",
+        value_delimiter = ','
+    )]
+    pub resolve: Vec<String>,
+    /// Allow http:// and loopback/private addresses (tests and demos only); `--allow-private`
+    /// alone means true.
+    #[arg(long, env = "TOOLMARK_ALLOW_PRIVATE", num_args = 0..=1, default_missing_value = "true")]
+    pub allow_private: Option<bool>,
+    /// Use no DNS beyond the `resolve` table (offline machines, where every outside lookup
+    /// would only time out); `--no-dns` alone means true.
+    #[arg(long, env = "TOOLMARK_NO_DNS", num_args = 0..=1, default_missing_value = "true")]
+    pub no_dns: Option<bool>,
+}
+
+impl CrawlFlags {
+    /// `options` with every flag (or variable) that is set applied over it.
+    pub fn apply(&self, options: &mut CrawlOptions) {
+        let o = options;
+        o.limit = self.limit.unwrap_or(o.limit);
+        o.per_host = self.per_host.unwrap_or(o.per_host);
+        o.concurrency = self.concurrency.unwrap_or(o.concurrency);
+        o.memory_budget_mib = self.memory_budget_mib.unwrap_or(o.memory_budget_mib);
+        o.registry_rate = self.registry_rate.unwrap_or(o.registry_rate);
+        o.registry_burst = self.registry_burst.unwrap_or(o.registry_burst);
+        if !self.resolve.is_empty() {
+            o.resolve.clone_from(&self.resolve);
+        }
+        o.allow_private = self.allow_private.unwrap_or(o.allow_private);
+        o.no_dns = self.no_dns.unwrap_or(o.no_dns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flags: CrawlFlags,
+    }
+
+    fn applied(args: &[&str]) -> CrawlOptions {
+        let cli = Cli::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap();
+        let mut o = CrawlOptions::default();
+        cli.flags.apply(&mut o);
+        o
+    }
+
+    #[test]
+    fn bare_switches_mean_true_and_values_are_accepted_too() {
+        let o = applied(&["--allow-private", "--no-dns"]);
+        assert!(o.allow_private && o.no_dns);
+        let o = applied(&["--allow-private", "false", "--no-dns=true"]);
+        assert!(!o.allow_private && o.no_dns);
+    }
+
+    #[test]
+    fn limit_has_both_names_and_unset_flags_keep_the_base() {
+        assert_eq!(applied(&["--limit", "3"]).limit, 3);
+        assert_eq!(applied(&["--crawl-limit", "4"]).limit, 4);
+        assert_eq!(applied(&[]), CrawlOptions::default());
+    }
+
+    #[test]
+    fn problems_name_the_key() {
+        let bad = |f: fn(&mut CrawlOptions)| {
+            let mut o = CrawlOptions::default();
+            f(&mut o);
+            o.problem().unwrap()
+        };
+        assert!(bad(|o| o.per_host = 0).contains("crawl.per_host"));
+        assert!(bad(|o| o.memory_budget_mib = 10).contains("crawl.memory_budget_mib"));
+        assert!(bad(|o| o.registry_rate = f64::NAN).contains("crawl.registry_rate"));
+        assert!(bad(|o| o.registry_burst = 0).contains("crawl.registry_burst"));
+        assert!(bad(|o| o.resolve = vec!["x=nope".into()]).contains("crawl.resolve"));
+        assert_eq!(CrawlOptions::default().problem(), None);
+    }
+}
