@@ -26,6 +26,14 @@ fn answers() -> Vec<(String, String)> {
     answers
 }
 
+/// The answer of the case `name`, and the fixture's keys.
+fn answer_named(name: &str) -> (Value, String, String) {
+    let (_, body) = answers().into_iter().find(|(n, _)| n == name).unwrap();
+    let value: Value = serde_json::from_str(&body).unwrap();
+    let (key, vkey) = keys(&value);
+    (value, key, vkey)
+}
+
 /// The fixture's keys, as a client would have fetched them from `/api/v1/issuer` and
 /// `/api/v1/log/vkey` (every answer of the fixture carries the same ones).
 fn keys(answer: &Value) -> (String, String) {
@@ -73,12 +81,7 @@ fn proved_answers_verify_and_the_others_have_no_proof() {
 
 #[test]
 fn the_compared_digest_must_be_the_entrys() {
-    let (_, body) = answers()
-        .into_iter()
-        .find(|(name, _)| name == "same-by-full-digest")
-        .unwrap();
-    let value: Value = serde_json::from_str(&body).unwrap();
-    let (key, vkey) = keys(&value);
+    let (value, key, vkey) = answer_named("same-by-full-digest");
     let sent: Sri = value["query"]["fullDigest"]
         .as_str()
         .unwrap()
@@ -96,12 +99,7 @@ fn the_compared_digest_must_be_the_entrys() {
 
 #[test]
 fn a_changed_answer_or_a_wrong_key_does_not_verify() {
-    let (_, body) = answers()
-        .into_iter()
-        .find(|(name, _)| name == "previously-observed-by-tools")
-        .unwrap();
-    let value: Value = serde_json::from_str(&body).unwrap();
-    let (key, vkey) = keys(&value);
+    let (value, key, vkey) = answer_named("previously-observed-by-tools");
     let mut forged = value.clone();
     forged["match"] = "same".into();
     assert!(matches!(

@@ -73,12 +73,6 @@ impl std::fmt::Display for TargetId {
     }
 }
 
-impl PartialEq<str> for TargetId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
 impl PartialEq<&str> for TargetId {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other
@@ -137,12 +131,6 @@ impl Status {
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl PartialEq<str> for Status {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
     }
 }
 
