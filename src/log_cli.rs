@@ -5,9 +5,10 @@ use clap::Subcommand;
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use toolmark_log::entry::{Entry, Subject};
+use toolmark_log::entry::{Entry, EntryError, MtlResult, Status, Subject};
 use toolmark_log::verify::{self, AuditState, DirSource, Source};
 use toolmark_log::{Log, sequencer};
+use toolmark_toolset::Sri;
 
 /// The origin a log gets when `init` is not told one.
 pub const DEFAULT_ORIGIN: &str = "toolmark.localhost/log";
@@ -52,11 +53,11 @@ struct EntryLine {
     observed_at: String,
     status: String,
     detail: Option<String>,
-    mtl1: Option<String>,
+    mtl1: Option<Sri>,
     mtl1_error: Option<String>,
-    full: Option<String>,
+    full: Option<Sri>,
     tools: Option<u64>,
-    raw: Option<String>,
+    raw: Option<Sri>,
 }
 
 #[derive(Deserialize)]
@@ -67,24 +68,25 @@ struct SubjectLine {
     package: Option<String>,
 }
 
-impl From<EntryLine> for Entry {
-    fn from(l: EntryLine) -> Entry {
-        Entry {
+impl TryFrom<EntryLine> for Entry {
+    type Error = EntryError;
+
+    fn try_from(l: EntryLine) -> Result<Entry, EntryError> {
+        Ok(Entry {
             subject: Subject {
                 server: l.subject.server,
                 target: l.subject.target,
                 package: l.subject.package,
             },
             observed_at: l.observed_at,
-            status: l.status,
+            status: Status::new(l.status)?,
             detail: l.detail,
-            mtl1: l.mtl1,
-            mtl1_error: l.mtl1_error,
+            mtl1: MtlResult::from_members(l.mtl1, l.mtl1_error)?,
             full: l.full,
             tools: l.tools,
             raw: l.raw,
             prev: None,
-        }
+        })
     }
 }
 
@@ -126,7 +128,7 @@ fn append(dir: &Path) -> Result<bool> {
         }
         let e: EntryLine =
             serde_json::from_str(&line).with_context(|| format!("stdin line {}", n + 1))?;
-        batch.push(Entry::from(e));
+        batch.push(Entry::try_from(e).with_context(|| format!("stdin line {}", n + 1))?);
         if batch.len() == sequencer::MAX_BATCH {
             report(log.append(std::mem::take(&mut batch))?);
         }

@@ -103,8 +103,8 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     let sent =
         toolmark_toolset::ToolSet::parse(tools_of("server-memory.json").to_string().as_bytes())
             .unwrap();
-    let compared = toolmark_toolset::full::digest(&sent).to_string();
-    let verified = toolmark_api::check::verify_answer(&answer, key, vkey.trim(), Some(&compared))
+    let compared = toolmark_toolset::full::digest(&sent);
+    let verified = toolmark_client::verify_answer(&answer, key, vkey.trim(), Some(&compared))
         .expect("the answer verifies offline");
     assert_eq!(
         verified.entry.subject.target,

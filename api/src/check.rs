@@ -17,6 +17,13 @@
 //!
 //! The whole answer is signed: Ed25519 over the RFC 8785 bytes of the answer without its
 //! `signature` member, with the key published at `/api/v1/issuer` (not the log key).
+//!
+//! A request goes: parse the body into typed values ([`Sri`] digests, checked subjects) →
+//! read what the decision rests on (the target from the index, its latest successful entry from
+//! the log, and only when that one does not match, the earlier entries the index locates) →
+//! [`decide`], a pure function of those facts → assemble the wire [`Answer`] (the type
+//! `toolmark-client` reads back) → sign. Clients verify answers with
+//! `toolmark_client::verify_answer`.
 
 use std::sync::Arc;
 
@@ -28,11 +35,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine;
 use ed25519_dalek::Signer;
-use serde_json::{Map, Value, json};
+use serde_json::json;
+pub use toolmark_client::ANSWER_TYPE;
+use toolmark_client::answer::{
+    self as wire, Answer, ComparedBy, DigestError, LogState, Match, Observed, SeenBefore,
+};
 use toolmark_index::index::TargetRow;
-use toolmark_log::entry::Entry;
+use toolmark_log::entry::{Entry, TargetId};
 use toolmark_toolset::json::{self as tjson, Json};
-use toolmark_toolset::{Sri, ToolSet, full, mtl1};
+use toolmark_toolset::{Sri, ToolSet, full, hex, mtl1};
 
 use crate::{ApiError, AppState};
 
@@ -50,10 +61,6 @@ pub const MAX_SUBJECT_CHARS: usize = 2_000;
 /// has 3,650; each is read from its bundle and checked).
 pub const MAX_PREVIOUS_ENTRIES: usize = 4_000;
 
-/// The answer's `type`: inside the signed bytes, so an answer cannot be replayed as anything
-/// else the key signs.
-pub const ANSWER_TYPE: &str = "toolmark.check/v1";
-
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -69,7 +76,7 @@ async fn issuer(State(state): State<Arc<AppState>>) -> Response {
     let public = state.answer_key.verifying_key().to_bytes();
     axum::Json(json!({
         "name": "toolmark",
-        "publicKeyHex": hex(&public),
+        "publicKeyHex": hex::encode(&public),
         "publicKeyBase64": base64::engine::general_purpose::STANDARD.encode(public),
         "alg": "Ed25519",
         "keyId": key_id(&state),
@@ -80,26 +87,23 @@ async fn issuer(State(state): State<Arc<AppState>>) -> Response {
     .into_response()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// A short, stable name for the answer key: the first 16 hex digits of SHA-256(public key).
 fn key_id(state: &AppState) -> String {
     use sha2::Digest;
     let d = sha2::Sha256::digest(state.answer_key.verifying_key().to_bytes());
-    hex(&d[..8])
+    hex::encode(&d[..8])
 }
 
-/// What the client asked.
+/// What the client asked, every value parsed into its type.
 #[derive(Default)]
 struct Query {
     endpoint: Option<String>,
     package: Option<String>,
     name: Option<String>,
+    /// The raw text of each element of `tools`, as sent.
     tools: Option<Vec<String>>,
-    tool_set_digest: Option<String>,
-    full_digest: Option<String>,
+    tool_set_digest: Option<Sri>,
+    full_digest: Option<Sri>,
 }
 
 fn bad(msg: impl Into<String>) -> ApiError {
@@ -118,18 +122,16 @@ fn subject_string(name: &str, v: &Json) -> Result<String, ApiError> {
     Ok(s.to_owned())
 }
 
-fn digest_string(name: &str, v: &Json) -> Result<String, ApiError> {
+/// HISTOR's digest form, `^sha256-[A-Za-z0-9+/]{43}=$`, canonical ([`Sri`]'s rules).
+fn digest(name: &str, v: &Json) -> Result<Sri, ApiError> {
     let Some(s) = v.as_str() else {
         return Err(bad(format!("\"{name}\" must be a string")));
     };
-    let valid =
-        s.len() == 51 && s.starts_with("sha256-") && s.ends_with('=') && s.parse::<Sri>().is_ok();
-    if !valid {
-        return Err(bad(format!(
+    s.parse().map_err(|_| {
+        bad(format!(
             "\"{name}\" must match ^sha256-[A-Za-z0-9+/]{{43}}=$"
-        )));
-    }
-    Ok(s.to_owned())
+        ))
+    })
 }
 
 fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
@@ -145,8 +147,8 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
             "endpoint" => q.endpoint = Some(subject_string(name, &m.value)?),
             "package" => q.package = Some(subject_string(name, &m.value)?),
             "name" => q.name = Some(subject_string(name, &m.value)?),
-            "toolSetDigest" => q.tool_set_digest = Some(digest_string(name, &m.value)?),
-            "fullDigest" => q.full_digest = Some(digest_string(name, &m.value)?),
+            "toolSetDigest" => q.tool_set_digest = Some(digest(name, &m.value)?),
+            "fullDigest" => q.full_digest = Some(digest(name, &m.value)?),
             "tools" => {
                 if !matches!(m.value, Json::Array(_)) {
                     return Err(bad("\"tools\" must be an array"));
@@ -172,11 +174,25 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
 
 /// The digests of the client's set, and how it is compared.
 struct Client {
-    mtl1: Option<String>,
-    mtl1_error: Option<(String, String)>,
-    full: Option<String>,
-    /// Compare on the full digest (tools or fullDigest sent) rather than MTL/1.
-    by_full: bool,
+    /// The MTL/1 digest sent or computed from `tools`, or why the tools sent have none.
+    mtl1: Option<Result<Sri, DigestError>>,
+    /// The full digest sent or computed from `tools`.
+    full: Option<Sri>,
+    by: ComparedBy,
+}
+
+impl Client {
+    fn mtl1_digest(&self) -> Option<&Sri> {
+        self.mtl1.as_ref().and_then(|r| r.as_ref().ok())
+    }
+
+    /// The digest compared: the full one or the MTL/1 one, as [`Client::by`] says.
+    fn compared(&self) -> Option<&Sri> {
+        match self.by {
+            ComparedBy::Full => self.full.as_ref(),
+            ComparedBy::Mtl1 => self.mtl1_digest(),
+        }
+    }
 }
 
 fn client_digests(q: &Query) -> Client {
@@ -184,31 +200,32 @@ fn client_digests(q: &Query) -> Client {
         let doc = format!("{{\"tools\":[{}]}}", tools.join(","));
         // The elements were parsed already, so the document parses.
         return match ToolSet::parse(doc.as_bytes()) {
-            Ok(set) => {
-                let (mtl1, mtl1_error) = match mtl1::tool_set_digest(&set) {
-                    Ok(d) => (Some(d.to_string()), None),
-                    Err(e) => (None, Some((e.code.as_str().to_owned(), e.detail))),
-                };
-                Client {
-                    mtl1,
-                    mtl1_error,
-                    full: Some(full::digest(&set).to_string()),
-                    by_full: true,
-                }
-            }
+            Ok(set) => Client {
+                mtl1: Some(mtl1::tool_set_digest(&set).map_err(|e| DigestError {
+                    code: e.code.as_str().to_owned(),
+                    detail: e.detail,
+                })),
+                full: Some(full::digest(&set)),
+                by: ComparedBy::Full,
+            },
             Err(e) => Client {
-                mtl1: None,
-                mtl1_error: Some(("PARSE".into(), e.to_string())),
+                mtl1: Some(Err(DigestError {
+                    code: "PARSE".into(),
+                    detail: e.to_string(),
+                })),
                 full: None,
-                by_full: true,
+                by: ComparedBy::Full,
             },
         };
     }
     Client {
-        mtl1: q.tool_set_digest.clone(),
-        mtl1_error: None,
-        full: q.full_digest.clone(),
-        by_full: q.full_digest.is_some(),
+        mtl1: q.tool_set_digest.map(Ok),
+        full: q.full_digest,
+        by: if q.full_digest.is_some() {
+            ComparedBy::Full
+        } else {
+            ComparedBy::Mtl1
+        },
     }
 }
 
@@ -255,14 +272,183 @@ fn read_entry(
 
 /// Whether the logged entry holds the client's digest (the comparison the answer rests on).
 fn entry_matches(entry: &Entry, client: &Client) -> bool {
-    if entry.status != "ok" {
+    if !entry.status.is_ok() {
         return false;
     }
-    if client.by_full {
-        client.full.is_some() && entry.full == client.full
-    } else {
-        client.mtl1.is_some() && entry.mtl1 == client.mtl1
+    match client.by {
+        ComparedBy::Full => client.full.is_some() && entry.full == client.full,
+        ComparedBy::Mtl1 => {
+            client.mtl1_digest().is_some() && entry.mtl1_digest() == client.mtl1_digest()
+        }
     }
+}
+
+/// The target a question matched, with its id parsed.
+struct Found<'a> {
+    row: &'a TargetRow,
+    id: TargetId,
+}
+
+/// What a decision rests on, all of it read before deciding.
+struct Facts<'a> {
+    client: &'a Client,
+    /// Whether `tools` were sent (rather than digests).
+    sent_tools: bool,
+    /// The target the question matched.
+    target: Option<&'a Found<'a>>,
+    /// The entry of the target's latest successful observation, when it has one.
+    current: Option<&'a Backing>,
+    /// Entries of the target the index located with the compared digest (at most
+    /// [`MAX_PREVIOUS_ENTRIES`], all inside the checkpoint). Read only when deciding without them
+    /// gives [`Match::Different`], the one verdict they can change.
+    earlier: &'a [Backing],
+}
+
+/// What the answer says.
+struct Decision<'a> {
+    verdict: Match,
+    /// Why, clause by clause (the answer's `note` joins them with "; ").
+    note: Vec<String>,
+    /// The entry a `same` or `previously-observed` answer proves.
+    backing: Option<&'a Backing>,
+    /// For `previously-observed`: when the set was seen.
+    seen_before: Option<SeenBefore>,
+}
+
+impl<'a> Decision<'a> {
+    fn unproved(verdict: Match, note: Vec<String>) -> Decision<'a> {
+        Decision {
+            verdict,
+            note,
+            backing: None,
+            seen_before: None,
+        }
+    }
+}
+
+/// The verdict and its reasons, from the facts alone (no I/O).
+fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
+    let Some(found) = facts.target else {
+        return Decision::unproved(
+            Match::NotListed,
+            vec!["toolmark lists no server at this endpoint, package or name".into()],
+        );
+    };
+    let t = found.row;
+    let mut note = Vec::new();
+    if let Some(delisted) = &t.delisted_at {
+        note.push(format!(
+            "the server was delisted from the registry on {delisted}"
+        ));
+    }
+    if let Some(status) = t.last_status.as_deref().filter(|s| *s != "ok") {
+        if t.current_full.is_some() {
+            note.push(format!(
+                "the latest observation ended as {status}; the comparison is with the last successful one"
+            ));
+        }
+    }
+    let Some(current) = facts.current else {
+        note.insert(
+            0,
+            format!(
+                "toolmark lists this target but has never read its tool set ({})",
+                t.skip_reason
+                    .as_deref()
+                    .or(t.last_status.as_deref())
+                    .unwrap_or("not yet observed")
+            ),
+        );
+        return Decision::unproved(Match::NotObserved, note);
+    };
+    if facts.client.compared().is_none() {
+        let (verdict, why) = if facts.sent_tools {
+            (Match::Undigestible, "the tools sent could not be digested")
+        } else {
+            (
+                Match::NoDigest,
+                "send tools, toolSetDigest or fullDigest to compare",
+            )
+        };
+        note.insert(0, why.into());
+        return Decision::unproved(verdict, note);
+    }
+    if facts.client.by == ComparedBy::Mtl1 && current.entry.mtl1_digest().is_none() {
+        note.insert(
+            0,
+            format!(
+                "the observed tool set has no MTL/1 digest ({}); send tools or fullDigest to compare by the full digest",
+                current.entry.mtl1_error().unwrap_or("?")
+            ),
+        );
+        return Decision::unproved(Match::Undigestible, note);
+    }
+    if entry_matches(&current.entry, facts.client) {
+        note.insert(
+            0,
+            "the tool set equals toolmark's latest successful observation".into(),
+        );
+        return Decision {
+            verdict: Match::Same,
+            note,
+            backing: Some(current),
+            seen_before: None,
+        };
+    }
+    // Earlier entries with this digest, located by the index, decided by the log.
+    let mut matched: Vec<&Backing> = facts
+        .earlier
+        .iter()
+        .filter(|b| b.entry.subject.id() == found.id && entry_matches(&b.entry, facts.client))
+        .collect();
+    matched.sort_by_key(|b| b.index);
+    let (Some(first), Some(last)) = (matched.first(), matched.last()) else {
+        note.insert(
+            0,
+            "toolmark never observed this tool set at this target".into(),
+        );
+        return Decision::unproved(Match::Different, note);
+    };
+    note.insert(
+        0,
+        "the tool set is not the latest observed one but toolmark observed it before".into(),
+    );
+    Decision {
+        verdict: Match::PreviouslyObserved,
+        seen_before: Some(SeenBefore {
+            first_seen: first.entry.observed_at.clone(),
+            last_seen: last.entry.observed_at.clone(),
+            observations: matched.len() as u64,
+        }),
+        backing: Some(last),
+        note,
+    }
+}
+
+/// The entries of `target` the index locates with the compared digest, read from the log.
+fn read_earlier(
+    state: &AppState,
+    at: &toolmark_log::reader::Signed,
+    client: &Client,
+    target: &Found<'_>,
+) -> Result<Vec<Backing>, ApiError> {
+    let Some(compared) = client.compared() else {
+        return Ok(Vec::new());
+    };
+    let candidates = {
+        let index = state.index.get();
+        let digest = compared.to_string();
+        match client.by {
+            ComparedBy::Full => index.entries_with_full(&target.row.id, &digest)?,
+            ComparedBy::Mtl1 => index.entries_with_mtl1(&target.row.id, &digest)?,
+        }
+    };
+    candidates
+        .into_iter()
+        .take(MAX_PREVIOUS_ENTRIES)
+        .filter(|&i| i < at.checkpoint.size)
+        .map(|i| read_entry(state, at, i))
+        .collect()
 }
 
 /// Most answers kept by [`AnswerCache`]: one second's worth of distinct questions (about 3 KB
@@ -335,7 +521,7 @@ async fn check(
     let q = parse_query(&body)?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
     let epoch = (
-        toolmark_index::time::now(),
+        toolmark_index::time::utc((state.clock)()),
         at.checkpoint.size,
         at.checkpoint.root.0,
     );
@@ -359,367 +545,128 @@ async fn check(
     Ok(json_response(bytes))
 }
 
+/// Read the facts, decide, and assemble the (unsigned) answer.
 fn answer(
     state: &AppState,
     q: &Query,
     at: &toolmark_log::reader::Signed,
     checked_at: &str,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<Answer, ApiError> {
     let client = client_digests(q);
-    let target = find_target(state, q)?;
-
-    let mut query = Map::new();
-    for (k, v) in [
-        ("endpoint", &q.endpoint),
-        ("package", &q.package),
-        ("name", &q.name),
-    ] {
-        if let Some(v) = v {
-            query.insert(k.into(), json!(v));
-        }
-    }
-    if let Some(d) = &client.mtl1 {
-        query.insert("toolSetDigest".into(), json!(d));
-    }
-    if let Some(d) = &client.full {
-        query.insert("fullDigest".into(), json!(d));
-    }
-    if let Some((code, detail)) = &client.mtl1_error {
-        query.insert(
-            "digestError".into(),
-            json!({"code": code, "detail": detail}),
-        );
-    }
-    query.insert(
-        "comparedBy".into(),
-        json!(if client.by_full {
-            "toolmark/1"
-        } else {
-            "MTL/1"
+    let row = find_target(state, q)?;
+    let found = match &row {
+        Some(row) => Some(Found {
+            row,
+            id: row.id.parse().map_err(ApiError::internal)?,
         }),
-    );
+        None => None,
+    };
+    let current = match found.as_ref().and_then(|f| f.row.last_ok_entry) {
+        Some(i) => Some(read_entry(state, at, i)?),
+        None => None,
+    };
+    let mut facts = Facts {
+        client: &client,
+        sent_tools: q.tools.is_some(),
+        target: found.as_ref(),
+        current: current.as_ref(),
+        earlier: &[],
+    };
+    let earlier;
+    if let (Match::Different, Some(f)) = (decide(&facts).verdict, &found) {
+        earlier = read_earlier(state, at, &client, f)?;
+        facts.earlier = &earlier;
+    }
+    let decision = decide(&facts);
 
-    let mut out = Map::new();
-    out.insert("type".into(), json!(ANSWER_TYPE));
-    out.insert("checkedAt".into(), json!(checked_at));
-    out.insert(
-        "issuer".into(),
-        json!(format!("{}/api/v1/issuer", state.base_url)),
-    );
-    out.insert("query".into(), Value::Object(query));
+    let observed = match (&found, &current) {
+        (Some(f), Some(current)) => Some(observed(state, f, &current.entry)?),
+        _ => None,
+    };
+    let proof = match decision.backing {
+        Some(b) => Some(wire::Proof {
+            entry: String::from_utf8_lossy(&b.bytes).into_owned(),
+            entry_index: b.index,
+            tlog_proof: state
+                .log
+                .tlog_proof(b.index, at)
+                .map_err(ApiError::internal)?,
+        }),
+        None => None,
+    };
     let cp = &at.checkpoint;
-    out.insert(
-        "log".into(),
-        json!({
-            "origin": cp.origin,
-            "treeSize": cp.size,
-            "rootHash": cp.root.to_base64(),
-            "checkpoint": String::from_utf8_lossy(&at.note),
-            "vkey": state.log.vkey(),
-        }),
-    );
-
-    let Some(t) = target else {
-        out.insert("match".into(), json!("not-listed"));
-        out.insert(
-            "note".into(),
-            json!("toolmark lists no server at this endpoint, package or name"),
-        );
-        return Ok(out);
-    };
-    let (ok_count, first_ok, changes) = state.index.get().target_counts(&t.id)?;
-    let page = format!("{}/s/{}", state.base_url, t.id);
-    out.insert(
-        "target".into(),
-        json!({
-            "id": t.id,
-            "name": t.server,
-            "endpoint": t.target,
-            "page": page,
-            "lastStatus": t.last_status,
-            "lastObserved": t.last_observed_at,
-            "listed": t.delisted_at.is_none(),
-            "skipReason": t.skip_reason,
-        }),
-    );
-
-    let mut note = Vec::new();
-    if t.delisted_at.is_some() {
-        note.push(format!(
-            "the server was delisted from the registry on {}",
-            t.delisted_at.as_deref().unwrap_or("?")
-        ));
-    }
-    if t.last_status.as_deref().is_some_and(|s| s != "ok") && t.current_full.is_some() {
-        note.push(format!(
-            "the latest observation ended as {}; the comparison is with the last successful one",
-            t.last_status.as_deref().unwrap_or("?")
-        ));
-    }
-
-    let Some(current_entry) = t.last_ok_entry else {
-        out.insert("match".into(), json!("not-observed"));
-        note.insert(
-            0,
-            format!(
-                "toolmark lists this target but has never read its tool set ({})",
-                t.skip_reason
-                    .clone()
-                    .or(t.last_status.clone())
-                    .unwrap_or_else(|| "not yet observed".into())
-            ),
-        );
-        out.insert("note".into(), json!(note.join("; ")));
-        return Ok(out);
-    };
-    let current = read_entry(state, at, current_entry)?;
-    let mut observed = Map::new();
-    for (k, v) in [
-        ("toolSetDigest", json!(current.entry.mtl1)),
-        ("toolSetDigestError", json!(current.entry.mtl1_error)),
-        ("fullDigest", json!(current.entry.full)),
-        ("toolCount", json!(current.entry.tools)),
-        ("lastObserved", json!(current.entry.observed_at)),
-        ("firstObserved", json!(first_ok)),
-        ("observations", json!(ok_count)),
-        ("changes", json!(changes)),
-    ] {
-        if !v.is_null() {
-            observed.insert(k.into(), v);
-        }
-    }
-    out.insert("observed".into(), Value::Object(observed));
-
-    let compared = if client.by_full {
-        &client.full
-    } else {
-        &client.mtl1
-    };
-    if compared.is_none() {
-        let (m, n) = if q.tools.is_some() {
-            ("undigestible", "the tools sent could not be digested")
-        } else {
-            (
-                "no-digest",
-                "send tools, toolSetDigest or fullDigest to compare",
-            )
-        };
-        out.insert("match".into(), json!(m));
-        note.insert(0, n.into());
-        out.insert("note".into(), json!(note.join("; ")));
-        return Ok(out);
-    }
-    if !client.by_full && current.entry.mtl1.is_none() {
-        out.insert("match".into(), json!("undigestible"));
-        note.insert(
-            0,
-            format!(
-                "the observed tool set has no MTL/1 digest ({}); send tools or fullDigest to compare by the full digest",
-                current.entry.mtl1_error.as_deref().unwrap_or("?")
-            ),
-        );
-        out.insert("note".into(), json!(note.join("; ")));
-        return Ok(out);
-    }
-
-    let backing = if entry_matches(&current.entry, &client) {
-        out.insert("match".into(), json!("same"));
-        note.insert(
-            0,
-            "the tool set equals toolmark's latest successful observation".into(),
-        );
-        Some(current)
-    } else {
-        // Earlier entries with this digest, located by the index, decided by the log.
-        let candidates = {
-            let index = state.index.get();
-            if client.by_full {
-                index.entries_with_full(&t.id, compared.as_deref().unwrap_or(""))?
-            } else {
-                index.entries_with_mtl1(&t.id, compared.as_deref().unwrap_or(""))?
-            }
-        };
-        let mut matched: Vec<Backing> = Vec::new();
-        for i in candidates.into_iter().take(MAX_PREVIOUS_ENTRIES) {
-            if i >= at.checkpoint.size {
-                continue;
-            }
-            let b = read_entry(state, at, i)?;
-            let same_subject = b.entry.subject.id() == t.id;
-            if same_subject && entry_matches(&b.entry, &client) {
-                matched.push(b);
-            }
-        }
-        matched.sort_by_key(|b| b.index);
-        if let (Some(first), Some(last)) = (matched.first(), matched.last()) {
-            out.insert("match".into(), json!("previously-observed"));
-            out.insert(
-                "seenBefore".into(),
-                json!({
-                    "first_seen": first.entry.observed_at,
-                    "last_seen": last.entry.observed_at,
-                    "observations": matched.len(),
-                }),
-            );
-            note.insert(
-                0,
-                "the tool set is not the latest observed one but toolmark observed it before"
-                    .into(),
-            );
-            matched.pop()
-        } else {
-            out.insert("match".into(), json!("different"));
-            note.insert(
-                0,
-                "toolmark never observed this tool set at this target".into(),
-            );
-            None
-        }
-    };
-    if let Some(b) = backing {
-        let bundle = state
-            .log
-            .tlog_proof(b.index, at)
-            .map_err(ApiError::internal)?;
-        out.insert(
-            "proof".into(),
-            json!({
-                "entryIndex": b.index,
-                "entry": String::from_utf8_lossy(&b.bytes),
-                "tlogProof": bundle,
-            }),
-        );
-    }
-    out.insert("note".into(), json!(note.join("; ")));
-    Ok(out)
-}
-
-/// RFC 8785 bytes of a JSON value (answers hold only strings, integers, booleans and null).
-pub fn canonical(value: &Value) -> Result<Vec<u8>, ApiError> {
-    let text = serde_json::to_string(value).map_err(ApiError::internal)?;
-    let parsed = tjson::parse(&text).map_err(ApiError::internal)?;
-    toolmark_toolset::canon::to_vec(&parsed, toolmark_toolset::canon::Numbers::Ecmascript)
-        .map_err(ApiError::internal)
-}
-
-/// What a client learns from an answer that verifies: the proved log entry and the checkpoint.
-#[derive(Debug, Clone)]
-pub struct VerifiedAnswer {
-    /// The log entry the answer rests on (canonical, decoded).
-    pub entry: Entry,
-    /// Its index in the log.
-    pub index: u64,
-    /// The checkpoint it is proved in (signature checked against the log's key).
-    pub checkpoint: toolmark_log::note::Checkpoint,
-}
-
-/// Check a `/check` answer the way docs/api.md tells a client to, offline: the Ed25519
-/// signature (by the answer key, given as the 64 hex digits `/api/v1/issuer` publishes as
-/// `publicKeyHex`) over RFC 8785 of the answer without `signature`; the tlog-proof bundle
-/// against the log's verifier key `log_vkey`; that the bundle's entry is the answer's entry,
-/// canonical, a successful observation (`status` `ok`) of the answer's target; for `same`,
-/// that its digests are the answer's `observed` ones; and, when the client passes the digest
-/// it `compared` (MTL/1 or full), that a `same` or `previously-observed` entry carries it.
-/// Returns why not, in words, on the first failure.
-pub fn verify_answer(
-    answer: &Value,
-    answer_key_hex: &str,
-    log_vkey: &str,
-    compared: Option<&str>,
-) -> Result<VerifiedAnswer, String> {
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let hex = answer_key_hex.len() == 64 && answer_key_hex.bytes().all(|b| b.is_ascii_hexdigit());
-    let bytes: Option<Vec<u8>> = hex
-        .then(|| {
-            (0..32)
-                .map(|i| u8::from_str_radix(answer_key_hex.get(2 * i..2 * i + 2)?, 16).ok())
-                .collect()
-        })
-        .flatten();
-    let key: [u8; 32] = bytes
-        .and_then(|b| b.try_into().ok())
-        .ok_or("the answer key is not 64 hex digits")?;
-    let key =
-        ed25519_dalek::VerifyingKey::from_bytes(&key).map_err(|e| format!("answer key: {e}"))?;
-    let mut unsigned = answer
-        .as_object()
-        .ok_or("the answer is not an object")?
-        .clone();
-    let signature = unsigned.remove("signature").ok_or("no signature")?;
-    let sig = signature["value"]
-        .as_str()
-        .and_then(|v| URL_SAFE_NO_PAD.decode(v).ok())
-        .ok_or("signature.value is not base64url")?;
-    let sig = ed25519_dalek::Signature::from_slice(&sig).map_err(|e| format!("signature: {e}"))?;
-    let bytes = canonical(&Value::Object(unsigned)).map_err(|e| format!("{e:?}"))?;
-    key.verify_strict(&bytes, &sig)
-        .map_err(|_| "the signature does not verify".to_owned())?;
-    let bundle = answer["proof"]["tlogProof"]
-        .as_str()
-        .ok_or("no proof.tlogProof")?;
-    let entry_bytes = answer["proof"]["entry"]
-        .as_str()
-        .ok_or("no proof.entry")?
-        .as_bytes();
-    let parsed =
-        toolmark_log::proof::decode_tlog_proof(bundle).map_err(|e| format!("proof bundle: {e}"))?;
-    if parsed.extra.as_deref() != Some(entry_bytes) {
-        return Err("the bundle's entry is not the answer's entry".into());
-    }
-    let checkpoint = toolmark_log::proof::verify_tlog_proof(&parsed, entry_bytes, log_vkey)
-        .map_err(|e| format!("inclusion proof: {e}"))?;
-    if answer["proof"]["entryIndex"].as_u64() != Some(parsed.index) {
-        return Err("proof.entryIndex is not the bundle's index".into());
-    }
-    let entry = Entry::decode(entry_bytes).map_err(|e| format!("entry: {e}"))?;
-    if answer["target"]["id"].as_str() != Some(entry.subject.id().as_str()) {
-        return Err("the entry is about another target".into());
-    }
-    if entry.status != "ok" {
-        return Err(format!(
-            "the entry is not a successful observation (status {})",
-            entry.status
-        ));
-    }
-    let verdict = answer["match"].as_str().unwrap_or("");
-    if verdict == "same" {
-        let observed = &answer["observed"];
-        for (member, digest) in [
-            ("fullDigest", entry.full.as_deref()),
-            ("toolSetDigest", entry.mtl1.as_deref()),
-        ] {
-            if observed[member].as_str() != digest {
-                return Err(format!("observed.{member} is not the entry's"));
-            }
-        }
-    }
-    if let Some(d) = compared {
-        let carries = entry.full.as_deref() == Some(d) || entry.mtl1.as_deref() == Some(d);
-        if matches!(verdict, "same" | "previously-observed") && !carries {
-            return Err("the entry does not carry the digest that was compared".into());
-        }
-    }
-    Ok(VerifiedAnswer {
-        entry,
-        index: parsed.index,
-        checkpoint,
+    Ok(Answer {
+        checked_at: checked_at.to_owned(),
+        issuer: format!("{}/api/v1/issuer", state.base_url),
+        log: LogState {
+            checkpoint: String::from_utf8_lossy(&at.note).into_owned(),
+            origin: cp.origin.clone(),
+            root_hash: cp.root.to_base64(),
+            tree_size: cp.size,
+            vkey: state.log.vkey().to_owned(),
+        },
+        verdict: decision.verdict,
+        note: decision.note.join("; "),
+        observed,
+        proof,
+        query: wire::Query {
+            compared_by: client.by,
+            digest_error: client.mtl1.clone().and_then(Result::err),
+            endpoint: q.endpoint.clone(),
+            full_digest: client.full,
+            name: q.name.clone(),
+            package: q.package.clone(),
+            tool_set_digest: client.mtl1_digest().copied(),
+        },
+        seen_before: decision.seen_before,
+        signature: None,
+        target: found.as_ref().map(|f| target(state, f)),
+        kind: ANSWER_TYPE.to_owned(),
     })
 }
 
-fn sign(state: &AppState, mut answer: Map<String, Value>) -> Result<Value, ApiError> {
-    answer.remove("signature");
-    let bytes = canonical(&Value::Object(answer.clone()))?;
+/// The answer's `target`.
+fn target(state: &AppState, found: &Found<'_>) -> wire::Target {
+    let t = found.row;
+    wire::Target {
+        endpoint: t.target.clone(),
+        id: found.id.clone(),
+        last_observed: t.last_observed_at.clone(),
+        last_status: t.last_status.clone(),
+        listed: t.delisted_at.is_none(),
+        name: t.server.clone(),
+        page: format!("{}/s/{}", state.base_url, t.id),
+        skip_reason: t.skip_reason.clone(),
+    }
+}
+
+/// The answer's `observed`: the latest successful entry, and the target's counts.
+fn observed(state: &AppState, found: &Found<'_>, current: &Entry) -> Result<Observed, ApiError> {
+    let (ok_count, first_ok, changes) = state.index.get().target_counts(&found.row.id)?;
+    Ok(Observed {
+        changes,
+        first_observed: first_ok,
+        full_digest: current.full,
+        last_observed: current.observed_at.clone(),
+        observations: ok_count,
+        tool_count: current.tools,
+        tool_set_digest: current.mtl1_digest().copied(),
+        tool_set_digest_error: current.mtl1_error().map(str::to_owned),
+    })
+}
+
+/// The answer with its `signature`: Ed25519 by the answer key over RFC 8785 of the rest.
+fn sign(state: &AppState, mut answer: Answer) -> Result<Answer, ApiError> {
+    answer.signature = None;
+    let bytes = toolmark_client::canonical(&answer).map_err(ApiError::internal)?;
     let signature = state.answer_key.sign(&bytes);
-    answer.insert(
-        "signature".into(),
-        json!({
-            "alg": "Ed25519",
-            "keyId": key_id(state),
-            "publicKeyHex": hex(&state.answer_key.verifying_key().to_bytes()),
-            "value": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature.to_bytes()),
-        }),
-    );
-    Ok(Value::Object(answer))
+    answer.signature = Some(wire::Signature {
+        alg: "Ed25519".into(),
+        key_id: key_id(state),
+        public_key_hex: hex::encode(&state.answer_key.verifying_key().to_bytes()),
+        value: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature.to_bytes()),
+    });
+    Ok(answer)
 }
 
 #[cfg(test)]

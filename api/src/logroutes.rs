@@ -187,9 +187,9 @@ async fn consistency(
     Ok(with(axum::Json(body), "application/json", MUTABLE))
 }
 
-/// A target id: 16 lowercase hex digits.
+/// Whether `id` is a target id (16 lowercase hex digits, [`toolmark_log::entry::TargetId`]).
 pub fn valid_id(id: &str) -> bool {
-    id.len() == 16 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    id.parse::<toolmark_log::entry::TargetId>().is_ok()
 }
 
 async fn lookup(

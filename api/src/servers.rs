@@ -127,10 +127,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(ApiError::internal)?
 }
 
-/// A target id: 16 lowercase hex digits.
-pub(crate) fn valid_id(id: &str) -> bool {
-    id.len() == 16 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
+pub(crate) use crate::logroutes::valid_id;
 
 fn check_id(id: &str) -> Result<(), ApiError> {
     if valid_id(id) {

@@ -86,6 +86,9 @@ pub struct AppState {
     pub extra_metrics: Option<Arc<dyn Fn() -> String + Send + Sync>>,
     /// Signed `/check` answers of the current second.
     pub answers: crate::check::AnswerCache,
+    /// The clock `/check` answers are dated by (`checkedAt`): [`std::time::SystemTime::now`]
+    /// unless a test fixes it.
+    pub clock: fn() -> std::time::SystemTime,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
 }
@@ -180,6 +183,7 @@ impl AppState {
             extra_metrics: None,
             checkpoint: Mutex::new(None),
             answers: crate::check::AnswerCache::default(),
+            clock: std::time::SystemTime::now,
         })
     }
 }

@@ -5,7 +5,8 @@
 #![no_main]
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use toolmark_log::entry::{Entry, Subject, valid_time};
+use toolmark_log::entry::{Entry, MtlResult, Status, Subject, valid_time};
+use toolmark_toolset::Sri;
 use toolmark_toolset::canon::{self, Numbers};
 use toolmark_toolset::json;
 
@@ -33,16 +34,23 @@ fn assert_canonical(bytes: &[u8]) {
     assert_eq!(canonical, bytes, "{}", String::from_utf8_lossy(bytes));
 }
 
-/// An entry whose digests are valid SRI strings and whose time is valid often enough to encode.
+/// An entry whose digests are valid SRI digests, whose status is a name and whose time is valid
+/// often enough to encode.
 fn build(u: &mut Unstructured) -> Result<Entry> {
-    let sri = |u: &mut Unstructured| -> Result<Option<String>> {
+    let sri = |u: &mut Unstructured| -> Result<Option<Sri>> {
         Ok(match u.int_in_range(0..=2u8)? {
             0 => None,
-            1 => Some("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into()),
-            _ => Some(u.arbitrary()?),
+            1 => Some(Sri::of(b"")),
+            _ => Some(Sri(u.arbitrary()?)),
         })
     };
     let t: String = u.arbitrary()?;
+    let status: String = u.arbitrary()?;
+    let mtl1 = match u.int_in_range(0..=2u8)? {
+        0 => None,
+        1 => sri(u)?.map(MtlResult::Digest),
+        _ => Some(MtlResult::Error(u.arbitrary()?)),
+    };
     Ok(Entry {
         subject: Subject {
             server: u.arbitrary()?,
@@ -54,10 +62,9 @@ fn build(u: &mut Unstructured) -> Result<Entry> {
         } else {
             "2026-11-30T14:00:00Z".into()
         },
-        status: u.arbitrary()?,
+        status: Status::new(status).unwrap_or_else(|_| Status::ok()),
         detail: u.arbitrary()?,
-        mtl1: sri(u)?,
-        mtl1_error: u.arbitrary()?,
+        mtl1,
         full: sri(u)?,
         tools: u.arbitrary()?,
         raw: sri(u)?,

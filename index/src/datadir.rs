@@ -168,15 +168,8 @@ impl DataDir {
         };
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let text = text.trim();
-                if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    return Err(not_a_seed());
-                }
-                let mut seed = [0u8; 32];
-                for (i, byte) in seed.iter_mut().enumerate() {
-                    *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16)
-                        .map_err(|_| not_a_seed())?;
-                }
+                let seed: [u8; 32] =
+                    toolmark_toolset::hex::decode(text.trim()).map_err(|_| not_a_seed())?;
                 Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -187,8 +180,7 @@ impl DataDir {
                 })?;
                 let dir = path.parent().unwrap_or(&self.root);
                 std::fs::create_dir_all(dir).map_err(io(dir))?;
-                let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
-                write_private(&path, &hex)?;
+                write_private(&path, &toolmark_toolset::hex::encode(&seed))?;
                 Ok(ed25519_dalek::SigningKey::from_bytes(&seed))
             }
             Err(e) => Err(io(&path)(e)),

@@ -1011,7 +1011,7 @@ fn load_document(
     if let Some(e) = entry {
         if doc.target.server != e.subject.server
             || doc.target.endpoint != e.subject.target
-            || doc.status != e.status
+            || doc.status != e.status.as_str()
         {
             return Err(IndexError::Inconsistent(format!(
                 "entry {index} and its document {raw} describe different observations"
@@ -1084,8 +1084,14 @@ fn index_entry(
             })
             .optional()?);
     }
-    let target_id = entry.subject.id();
-    let doc = match &entry.raw {
+    let target_id = entry.subject.id().to_string();
+    // The entry's digests as the index stores them (SRI text).
+    let (full, mtl1, raw) = (
+        entry.full.map(|d| d.to_string()),
+        entry.mtl1_digest().map(Sri::to_string),
+        entry.raw.map(|d| d.to_string()),
+    );
+    let doc = match &raw {
         Some(raw) => Some(load_document(blobs, raw, index, Some(entry))?),
         None => None,
     };
@@ -1099,13 +1105,13 @@ fn index_entry(
         target_id,
         run,
         entry.observed_at,
-        entry.status,
+        entry.status.as_str(),
         entry.detail,
-        entry.mtl1,
-        entry.mtl1_error,
-        entry.full,
+        mtl1,
+        entry.mtl1_error(),
+        full,
         entry.tools.map(int).transpose()?,
-        entry.raw,
+        raw,
         doc.as_ref().and_then(|d| d.transport.clone()),
         doc.as_ref().and_then(|d| d.protocol_version.clone()),
         doc.as_ref().map(|d| int(d.elapsed_ms)).transpose()?,
@@ -1164,13 +1170,13 @@ fn index_entry(
         )?
         .execute(params![
             target_id,
-            entry.status,
+            entry.status.as_str(),
             entry.detail,
             at,
             entry.observed_at
         ])?;
     }
-    let (Some(full), true) = (&entry.full, entry.status == "ok") else {
+    let (Some(full), true) = (&full, entry.status.is_ok()) else {
         return Ok(None);
     };
     if state.last_ok_entry.is_some_and(|l| l >= index) {
@@ -1195,8 +1201,8 @@ fn index_entry(
         target_id,
         at,
         full,
-        entry.mtl1,
-        entry.raw,
+        mtl1,
+        raw,
         entry.tools.map(int).transpose()?
     ])?;
     Ok(change)
@@ -1208,7 +1214,8 @@ fn insert_change(
     (index, entry, doc): (u64, &Entry, Option<&Document>),
     (old_entry, old_full, state): (u64, &str, &TargetState),
 ) -> Result<i64, IndexError> {
-    let new_full = entry.full.as_deref().unwrap_or_default();
+    let new_full = entry.full.map(|d| d.to_string()).unwrap_or_default();
+    let new_full = new_full.as_str();
     let analysed = match (&state.current_raw, doc) {
         (Some(old_raw), Some(doc)) => {
             let old_doc = load_document(blobs, old_raw, old_entry, None)?;
@@ -1240,7 +1247,7 @@ fn insert_change(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?
     .execute(params![
-        entry.subject.id(),
+        entry.subject.id().as_str(),
         entry.subject.server,
         entry.subject.target,
         entry.observed_at,
@@ -1249,7 +1256,7 @@ fn insert_change(
         old_full,
         new_full,
         state.current_mtl1,
-        entry.mtl1,
+        entry.mtl1_digest().map(Sri::to_string),
         class,
         int(added)?,
         int(removed)?,

@@ -29,7 +29,7 @@
 
 use serde::Serialize;
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Subject};
+use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Status, Subject};
 use toolmark_log::store::{FileStore, Storage};
 use toolmark_observation::observe::Observation;
 use toolmark_observation::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
@@ -198,6 +198,7 @@ pub fn target_id(target: &Target) -> String {
         package: None,
     }
     .id()
+    .to_string()
 }
 
 fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<String, IndexError> {
@@ -414,50 +415,52 @@ impl<'a, S: Storage> Recorder<'a, S> {
                 )
                 .encode()
                 .map_err(IndexError::Encode)?;
-                let entry = Entry {
+                let entry = Status::new(line.status.clone()).map(|status| Entry {
                     subject,
                     observed_at: crate::time::utc(obs.started),
-                    status: line.status.clone(),
+                    status,
                     detail: (!line.detail.is_empty()).then(|| line.detail.clone()),
-                    mtl1: line.mtl1.clone(),
-                    mtl1_error: line.mtl1_error.clone(),
-                    full: line.full.clone(),
+                    mtl1: digests.as_ref().map(|d| d.mtl1.clone().into()),
+                    full: digests.as_ref().map(|d| d.full),
                     tools: line.tools,
-                    raw: Some(Sri::of(&doc).to_string()),
+                    raw: Some(Sri::of(&doc)),
                     prev: None,
-                };
+                });
                 (entry, Some(doc))
             } else if let Some(skip) = &target.skip {
                 line.status = skip.as_str().to_owned();
                 line.detail = skip_detail(skip).unwrap_or_default();
-                let entry = Entry {
+                let entry = Status::new(line.status.clone()).map(|status| Entry {
                     subject,
                     observed_at: started.clone(),
-                    status: line.status.clone(),
+                    status,
                     detail: skip_detail(skip),
                     mtl1: None,
-                    mtl1_error: None,
                     full: None,
                     tools: None,
                     raw: None,
                     prev: None,
-                };
+                });
                 (entry, None)
             } else {
                 line.status = NOT_OBSERVED.to_owned();
                 results.push(line);
                 continue;
             };
-            if let Err(e) = entry.encode() {
-                line.detail = cap_detail(&format!("{}: not logged: {e}", line.status));
-                line.status = NOT_LOGGED.to_owned();
-                line.mtl1 = None;
-                line.mtl1_error = None;
-                line.full = None;
-                line.tools = None;
-                results.push(line);
-                continue;
-            }
+            // A status that is no name, or an entry the format refuses, is not logged.
+            let entry = match entry.and_then(|e| e.encode().map(|_| e)) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    line.detail = cap_detail(&format!("{}: not logged: {e}", line.status));
+                    line.status = NOT_LOGGED.to_owned();
+                    line.mtl1 = None;
+                    line.mtl1_error = None;
+                    line.full = None;
+                    line.tools = None;
+                    results.push(line);
+                    continue;
+                }
+            };
             if let Some(doc) = document {
                 self.blobs.put_deferred(&doc)?;
             }

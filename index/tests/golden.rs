@@ -14,7 +14,6 @@ use std::time::Duration;
 use serde_json::json;
 use support::*;
 use toolmark_observation::observe::{Attempt, Observation, Status, Transport};
-use toolmark_toolset::Sri;
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -115,10 +114,9 @@ fn crawl() -> serde_json::Value {
         .collect();
     let mut documents = BTreeMap::new();
     for e in env.entries() {
-        if let Some(raw) = e.raw.as_deref() {
-            let sri: Sri = raw.parse().unwrap();
+        if let Some(sri) = e.raw {
             let bytes = env.blobs.get(&sri).unwrap().unwrap();
-            documents.insert(raw.to_owned(), String::from_utf8(bytes).unwrap());
+            documents.insert(sri.to_string(), String::from_utf8(bytes).unwrap());
         }
     }
     json!({

@@ -7,7 +7,7 @@ use support::*;
 use toolmark_index::document::{DocTarget, Document};
 use toolmark_index::record::{NOT_LOGGED, NOT_OBSERVED};
 use toolmark_index::{BlobError, IndexError, RunInput, RunStatus, TargetOutcome};
-use toolmark_log::entry::{Entry, Subject};
+use toolmark_log::entry::{self, Entry, Subject};
 use toolmark_observation::observe::{Observation, Status};
 use toolmark_observation::registry::Record;
 use toolmark_toolset::Sri;
@@ -61,10 +61,16 @@ fn id(server: &str, target: &str) -> String {
         package: None,
     }
     .id()
+    .to_string()
+}
+
+/// A digest as the index stores it.
+fn text(d: Option<Sri>) -> Option<String> {
+    d.map(|d| d.to_string())
 }
 
 fn document(env: &Env, entry: &Entry) -> Document {
-    let sri: Sri = entry.raw.as_deref().unwrap().parse().unwrap();
+    let sri: Sri = entry.raw.unwrap();
     Document::decode(&env.blobs.get(&sri).unwrap().unwrap()).unwrap()
 }
 
@@ -95,11 +101,8 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
     let alpha = &entries[0];
     let obs = first_day(ALPHA).unwrap();
     let d = obs.digests().unwrap();
-    assert_eq!(alpha.full.as_deref(), Some(d.full.to_string().as_str()));
-    assert_eq!(
-        alpha.mtl1.as_deref(),
-        Some(d.mtl1.as_ref().unwrap().to_string().as_str())
-    );
+    assert_eq!(alpha.full, Some(d.full));
+    assert_eq!(alpha.mtl1_digest(), Some(d.mtl1.as_ref().unwrap()));
     assert_eq!(alpha.tools, Some(14));
     assert_eq!(alpha.observed_at, day_str(0, 10));
     assert_eq!(alpha.detail, None);
@@ -148,8 +151,8 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
     let row = env.index.observation(0).unwrap().unwrap();
     assert_eq!(row.target_id, id("io.example/alpha", ALPHA));
     assert_eq!(row.run_id, Some(run));
-    assert_eq!(row.full, alpha.full);
-    assert_eq!(row.raw, alpha.raw);
+    assert_eq!(row.full, text(alpha.full));
+    assert_eq!(row.raw, text(alpha.raw));
     assert_eq!(row.transport.as_deref(), Some("streamable-http"));
     assert_eq!(row.protocol_version.as_deref(), Some("2025-06-18"));
     assert_eq!(row.elapsed_ms, Some(420));
@@ -159,7 +162,7 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         .unwrap()
         .unwrap();
     assert_eq!(t.last_ok_entry, Some(0));
-    assert_eq!(t.current_full, alpha.full);
+    assert_eq!(t.current_full, text(alpha.full));
     assert_eq!(t.current_tools, Some(14));
     assert_eq!(t.first_listed.as_deref(), Some(day_str(0, 0).as_str()));
     let t = env
@@ -277,8 +280,8 @@ fn a_changed_tool_set_is_one_change_linked_by_prev() {
         ("io.example/alpha", ALPHA)
     );
     assert_eq!((c.old_entry, c.new_entry), (0, 5));
-    assert_eq!(c.old_full.as_str(), entries[0].full.as_deref().unwrap());
-    assert_eq!(c.new_full.as_str(), entries[5].full.as_deref().unwrap());
+    assert_eq!(c.old_full, entries[0].full.unwrap().to_string());
+    assert_eq!(c.new_full, entries[5].full.unwrap().to_string());
     assert_eq!(c.observed_at, day_str(1, 10));
     assert_eq!(c.class, "dangerous");
     assert_eq!((c.added, c.removed, c.modified), (0, 0, 1));
@@ -325,7 +328,7 @@ fn a_changed_tool_set_is_one_change_linked_by_prev() {
     let alpha = id("io.example/alpha", ALPHA);
     assert_eq!(
         env.index
-            .entries_with_full(&alpha, entries[0].full.as_deref().unwrap())
+            .entries_with_full(&alpha, &entries[0].full.unwrap().to_string())
             .unwrap(),
         [0]
     );
@@ -334,13 +337,13 @@ fn a_changed_tool_set_is_one_change_linked_by_prev() {
     assert_eq!(entries[0].mtl1, entries[5].mtl1);
     assert_eq!(
         env.index
-            .entries_with_mtl1(&alpha, entries[5].mtl1.as_deref().unwrap())
+            .entries_with_mtl1(&alpha, &entries[5].mtl1_digest().unwrap().to_string())
             .unwrap(),
         [0, 5]
     );
     let found = env.index.find_target_by_endpoint(ALPHA).unwrap();
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].current_full, entries[5].full);
+    assert_eq!(found[0].current_full, text(entries[5].full));
     let obs = env.index.observations_of(&alpha, 10, None).unwrap();
     assert_eq!(obs.iter().map(|o| o.entry).collect::<Vec<_>>(), [5, 0]);
     assert_eq!(obs[0].prev, Some(0));
@@ -430,25 +433,21 @@ fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started:
                 Entry {
                     subject,
                     observed_at: toolmark_index::time::utc(obs.started),
-                    status: obs.status.name(),
+                    status: entry::Status::new(obs.status.name()).unwrap(),
                     detail: (!obs.detail.is_empty()).then(|| obs.detail.clone()),
-                    mtl1: d
-                        .as_ref()
-                        .and_then(|d| d.mtl1.as_ref().ok().map(|s| s.to_string())),
-                    mtl1_error: d.as_ref().and_then(|d| d.mtl1.clone().err()),
-                    full: d.as_ref().map(|d| d.full.to_string()),
+                    mtl1: d.as_ref().map(|d| d.mtl1.clone().into()),
+                    full: d.as_ref().map(|d| d.full),
                     tools: d.as_ref().map(|d| d.tools as u64),
-                    raw: Some(sri.to_string()),
+                    raw: Some(sri),
                     prev: None,
                 }
             }
             (None, Some(skip)) => Entry {
                 subject,
                 observed_at: started.into(),
-                status: skip.as_str().into(),
+                status: entry::Status::new(skip.as_str()).unwrap(),
                 detail: toolmark_index::record::skip_detail(skip),
                 mtl1: None,
-                mtl1_error: None,
                 full: None,
                 tools: None,
                 raw: None,
@@ -485,9 +484,9 @@ fn catch_up_indexes_what_a_crash_left_behind() {
         let row = env.index.observation(i).unwrap().unwrap();
         let e = &entries[i as usize];
         assert_eq!(row.run_id, None);
-        assert_eq!(row.status, e.status);
-        assert_eq!(row.full, e.full);
-        assert_eq!(row.raw, e.raw);
+        assert_eq!(row.status, e.status.as_str());
+        assert_eq!(row.full, text(e.full));
+        assert_eq!(row.raw, text(e.raw));
         assert_eq!(row.prev, Some(i - 5));
     }
     let changes = env.index.changes(0, 100, None, None).unwrap();
@@ -588,7 +587,7 @@ fn blob_corruption_is_detected_and_repairable() {
     let recs = registry();
     env.run(&day_str(0, 0), &recs, &[], first_day);
     let alpha = env.entries()[0].clone();
-    let sri: Sri = alpha.raw.as_deref().unwrap().parse().unwrap();
+    let sri: Sri = alpha.raw.unwrap();
     let path = env.blobs.path_of(&sri);
     let original = std::fs::read(&path).unwrap();
     let mut bad = original.clone();

@@ -15,7 +15,7 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, Subject};
+use toolmark_log::entry::{Entry, MtlResult, Status, Subject};
 
 fn entry(i: u64) -> Entry {
     Entry {
@@ -25,13 +25,24 @@ fn entry(i: u64) -> Entry {
             package: None,
         },
         observed_at: "2026-11-30T14:00:00Z".into(),
-        status: "ok".into(),
+        status: Status::ok(),
         detail: None,
-        mtl1: Some("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=".into()),
-        mtl1_error: None,
-        full: Some("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=".into()),
+        mtl1: Some(MtlResult::Digest(
+            "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c="
+                .parse()
+                .unwrap(),
+        )),
+        full: Some(
+            "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c="
+                .parse()
+                .unwrap(),
+        ),
         tools: Some(i % 40),
-        raw: Some("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into()),
+        raw: Some(
+            "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+                .parse()
+                .unwrap(),
+        ),
         prev: None,
     }
 }

@@ -10,8 +10,8 @@
 //! that subject and can tell when one was left out.
 
 use sha2::{Digest, Sha256};
-use toolmark_toolset::canon;
 use toolmark_toolset::json::{self, Json, Str};
+use toolmark_toolset::{Sri, canon};
 
 /// The format version every entry carries in `v`.
 pub const FORMAT: &str = "toolmark-entry/1";
@@ -32,6 +32,169 @@ pub const MAX_DETAIL_CHARS: usize = 1_000;
 /// practice far below 2,000, HISTOR's `/check` limit).
 pub const MAX_SUBJECT_CHARS: usize = 2_000;
 
+/// A target id (HISTOR's): 16 lowercase hex digits, the first 8 bytes of
+/// SHA-256(`server` ‖ "\n" ‖ `target`). Only ever holds that form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TargetId(String);
+
+/// Text that is not 16 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a target id is 16 lowercase hex digits")]
+pub struct TargetIdError;
+
+impl TargetId {
+    /// The id of `target` of `server`.
+    pub fn of(server: &str, target: &str) -> TargetId {
+        let digest = Sha256::digest(format!("{server}\n{target}"));
+        TargetId(toolmark_toolset::hex::encode(&digest[..8]))
+    }
+
+    /// The 16 hex digits.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for TargetId {
+    type Err = TargetIdError;
+
+    fn from_str(s: &str) -> Result<TargetId, TargetIdError> {
+        if s.len() == 16 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            Ok(TargetId(s.to_owned()))
+        } else {
+            Err(TargetIdError)
+        }
+    }
+}
+
+impl std::fmt::Display for TargetId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<&str> for TargetId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for TargetId {
+    fn eq(&self, other: &String) -> bool {
+        self.0 == *other
+    }
+}
+
+/// Longest status name, in bytes.
+pub const MAX_STATUS_BYTES: usize = 64;
+
+/// How an observation ended, by name: `ok` (a complete tool set was read), or why not
+/// (`auth-required`, `http-503`, `timeout`, a skip reason, …). Always 1–[`MAX_STATUS_BYTES`]
+/// bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Status(String);
+
+impl Status {
+    /// The name of a successful observation.
+    pub const OK: &str = "ok";
+
+    /// A successful observation.
+    pub fn ok() -> Status {
+        Status(Self::OK.to_owned())
+    }
+
+    /// The status named `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`EntryError::Member`]`("status")` if `name` is empty or longer than
+    /// [`MAX_STATUS_BYTES`].
+    pub fn new(name: impl Into<String>) -> Result<Status, EntryError> {
+        let name = name.into();
+        if name.is_empty() || name.len() > MAX_STATUS_BYTES {
+            return Err(EntryError::Member("status"));
+        }
+        Ok(Status(name))
+    }
+
+    /// Whether a complete tool set was read.
+    pub fn is_ok(&self) -> bool {
+        self.0 == Self::OK
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<&str> for Status {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// What MTL/1 made of a received tool set: its digest, or the code of the error that left it
+/// without one (`MTL-NUM-001`, …). An entry holds at most one of the two.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MtlResult {
+    /// The MTL/1 tool-set digest (`mtl1`).
+    Digest(Sri),
+    /// The MTL/1 error code (`mtl1Error`).
+    Error(String),
+}
+
+impl MtlResult {
+    /// From the entry's two members, `mtl1` and `mtl1Error`, which are never both present.
+    ///
+    /// # Errors
+    ///
+    /// [`EntryError::Mtl1AndError`] when both are.
+    pub fn from_members(
+        digest: Option<Sri>,
+        error: Option<String>,
+    ) -> Result<Option<MtlResult>, EntryError> {
+        match (digest, error) {
+            (Some(_), Some(_)) => Err(EntryError::Mtl1AndError),
+            (Some(d), None) => Ok(Some(MtlResult::Digest(d))),
+            (None, Some(code)) => Ok(Some(MtlResult::Error(code))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The digest, when there is one.
+    pub fn digest(&self) -> Option<&Sri> {
+        match self {
+            MtlResult::Digest(d) => Some(d),
+            MtlResult::Error(_) => None,
+        }
+    }
+
+    /// The error code, when there is no digest.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            MtlResult::Digest(_) => None,
+            MtlResult::Error(code) => Some(code),
+        }
+    }
+}
+
+/// What `toolmark_toolset::mtl1` (via an observation's digests) gives: a digest or an error code.
+impl From<Result<Sri, String>> for MtlResult {
+    fn from(r: Result<Sri, String>) -> MtlResult {
+        match r {
+            Ok(d) => MtlResult::Digest(d),
+            Err(code) => MtlResult::Error(code),
+        }
+    }
+}
+
 /// What was observed: a remote endpoint of a registry server, or a package.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
@@ -44,33 +207,32 @@ pub struct Subject {
 }
 
 impl Subject {
-    /// HISTOR's target id: the first 16 hex characters of SHA-256(`server` ‖ "\n" ‖ `target`).
-    /// Versions are not part of it, so the `prev` chain of a package runs across versions.
-    pub fn id(&self) -> String {
-        let digest = Sha256::digest(format!("{}\n{}", self.server, self.target));
-        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    /// HISTOR's target id of `server` and `target` ([`TargetId::of`]). Versions are not part of
+    /// it, so the `prev` chain of a package runs across versions.
+    pub fn id(&self) -> TargetId {
+        TargetId::of(&self.server, &self.target)
     }
 }
 
 /// One observation as the log records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// What was observed.
     pub subject: Subject,
     /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub observed_at: String,
-    /// A named status (`ok`, `auth-required`, `http-503`, `timeout`, …).
-    pub status: String,
+    /// How the observation ended.
+    pub status: Status,
+    /// A short reason for the status, when there is one.
     pub detail: Option<String>,
-    /// The MTL/1 tool-set digest, when the set was digestible.
-    pub mtl1: Option<String>,
-    /// The MTL/1 error code, when it was not (`MTL-NUM-001`, …).
-    pub mtl1_error: Option<String>,
+    /// The MTL/1 digest or error, when a tool set was received (`mtl1` / `mtl1Error`).
+    pub mtl1: Option<MtlResult>,
     /// The `toolmark/1` full digest, when a tool set was received.
-    pub full: Option<String>,
+    pub full: Option<Sri>,
     /// Number of tools received.
     pub tools: Option<u64>,
-    /// Content address (`sha256-…`) of the stored raw response.
-    pub raw: Option<String>,
+    /// Content address of the stored raw response.
+    pub raw: Option<Sri>,
     /// Index of the previous entry of the same subject; set by the sequencer.
     pub prev: Option<u64>,
 }
@@ -78,22 +240,34 @@ pub struct Entry {
 /// Why bytes are not a valid entry, or an entry cannot be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
+    /// The bytes are not JSON.
     #[error("entry is not JSON: {0}")]
     Json(#[from] json::JsonError),
+    /// The bytes are JSON but not as [`Entry::encode`] writes them.
     #[error("entry is not in canonical form (RFC 8785); re-encoding gives different bytes")]
     NotCanonical,
+    /// A member is missing or has the wrong type or value.
     #[error("entry member {0:?} is missing or has the wrong type")]
     Member(&'static str),
+    /// A member the format does not have.
     #[error("entry has an unknown member {0:?}")]
     Unknown(String),
+    /// `v` is not [`FORMAT`].
     #[error("entry format {0:?} is not {FORMAT}")]
     Format(String),
+    /// `observedAt` is not a time in the format's form.
     #[error("observedAt {0:?} is not YYYY-MM-DDTHH:MM:SSZ")]
     Time(String),
+    /// A text member is too long.
     #[error("{0} is longer than {1} characters")]
     TooLong(&'static str, usize),
+    /// A digest member is not a canonical `sha256-…` SRI string.
     #[error("{0:?} is not a sha256-… SRI digest")]
     Digest(String),
+    /// Both `mtl1` and `mtl1Error` (a set has a digest or an error, not both).
+    #[error("entry has both mtl1 and mtl1Error")]
+    Mtl1AndError,
+    /// The encoding is larger than a bundle can hold.
     #[error("entry is {0} bytes, more than {MAX_ENTRY_BYTES}")]
     TooLarge(usize),
 }
@@ -132,17 +306,8 @@ fn check_len(what: &'static str, v: &str, max: usize) -> Result<(), EntryError> 
     }
 }
 
-fn check_sri(v: &Option<String>) -> Result<(), EntryError> {
-    match v {
-        Some(d) if d.parse::<toolmark_toolset::Sri>().is_err() => {
-            Err(EntryError::Digest(d.clone()))
-        }
-        _ => Ok(()),
-    }
-}
-
 impl Entry {
-    /// Check every member against the format's rules.
+    /// Check the members the types do not already guarantee against the format's rules.
     pub fn validate(&self) -> Result<(), EntryError> {
         if !valid_time(&self.observed_at) {
             return Err(EntryError::Time(self.observed_at.clone()));
@@ -155,15 +320,20 @@ impl Entry {
         if let Some(d) = &self.detail {
             check_len("detail", d, MAX_DETAIL_CHARS)?;
         }
-        if self.status.is_empty() || self.status.len() > 64 {
-            return Err(EntryError::Member("status"));
-        }
         if self.subject.server.is_empty() || self.subject.target.is_empty() {
             return Err(EntryError::Member("subject"));
         }
-        check_sri(&self.mtl1)?;
-        check_sri(&self.full)?;
-        check_sri(&self.raw)
+        Ok(())
+    }
+
+    /// The MTL/1 digest, when the set was digestible.
+    pub fn mtl1_digest(&self) -> Option<&Sri> {
+        self.mtl1.as_ref().and_then(MtlResult::digest)
+    }
+
+    /// The MTL/1 error code, when a set was received but MTL/1 could not digest it.
+    pub fn mtl1_error(&self) -> Option<&str> {
+        self.mtl1.as_ref().and_then(MtlResult::error)
     }
 
     /// The canonical bytes (what the leaf hash covers).
@@ -191,15 +361,18 @@ impl Entry {
         }
         if let Some(f) = &self.full {
             key(&mut out, "full");
-            text(&mut out, f);
+            text(&mut out, &f.to_string());
         }
-        if let Some(m) = &self.mtl1 {
-            key(&mut out, "mtl1");
-            text(&mut out, m);
-        }
-        if let Some(m) = &self.mtl1_error {
-            key(&mut out, "mtl1Error");
-            text(&mut out, m);
+        match &self.mtl1 {
+            Some(MtlResult::Digest(m)) => {
+                key(&mut out, "mtl1");
+                text(&mut out, &m.to_string());
+            }
+            Some(MtlResult::Error(code)) => {
+                key(&mut out, "mtl1Error");
+                text(&mut out, code);
+            }
+            None => {}
         }
         key(&mut out, "observedAt");
         text(&mut out, &self.observed_at);
@@ -210,13 +383,13 @@ impl Entry {
         }
         if let Some(r) = &self.raw {
             key(&mut out, "raw");
-            text(&mut out, r);
+            text(&mut out, &r.to_string());
         }
         key(&mut out, "status");
-        text(&mut out, &self.status);
+        text(&mut out, self.status.as_str());
         key(&mut out, "subject");
         out.extend_from_slice(b"{\"id\":");
-        text(&mut out, &self.subject.id());
+        text(&mut out, self.subject.id().as_str());
         if let Some(p) = &self.subject.package {
             out.extend_from_slice(b",\"package\":");
             text(&mut out, p);
@@ -278,6 +451,11 @@ impl Entry {
             }
         };
         let need = |key: &'static str| text_of(key)?.ok_or(EntryError::Member(key));
+        let sri_of = |key: &'static str| -> Result<Option<Sri>, EntryError> {
+            text_of(key)?
+                .map(|d| d.parse().map_err(|_| EntryError::Digest(d)))
+                .transpose()
+        };
         let number_of = |key: &'static str,
                          value: Option<&Json>|
          -> Result<Option<u64>, EntryError> {
@@ -297,6 +475,7 @@ impl Entry {
             None => Ok(None),
             Some(_) => Err(EntryError::Member("subject")),
         };
+        let mtl1 = MtlResult::from_members(sri_of("mtl1")?, text_of("mtl1Error")?)?;
         let entry = Entry {
             subject: Subject {
                 server: field("server")?.ok_or(EntryError::Member("subject"))?,
@@ -304,13 +483,12 @@ impl Entry {
                 package: field("package")?,
             },
             observed_at: need("observedAt")?,
-            status: need("status")?,
+            status: Status::new(need("status")?)?,
             detail: text_of("detail")?,
-            mtl1: text_of("mtl1")?,
-            mtl1_error: text_of("mtl1Error")?,
-            full: text_of("full")?,
+            mtl1,
+            full: sri_of("full")?,
             tools: number_of("tools", v.get("tools"))?,
-            raw: text_of("raw")?,
+            raw: sri_of("raw")?,
             prev: number_of("prev", v.get("prev"))?,
         };
         // Re-encoding must give the same bytes: this also checks the subject id, the member
@@ -327,6 +505,10 @@ mod tests {
     use super::*;
     use toolmark_toolset::canon::Numbers;
 
+    fn sri(s: &str) -> Sri {
+        s.parse().unwrap()
+    }
+
     pub(crate) fn sample() -> Entry {
         Entry {
             subject: Subject {
@@ -335,13 +517,14 @@ mod tests {
                 package: None,
             },
             observed_at: "2026-11-30T14:00:00Z".into(),
-            status: "ok".into(),
+            status: Status::ok(),
             detail: None,
-            mtl1: Some("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=".into()),
-            mtl1_error: None,
-            full: Some("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=".into()),
+            mtl1: Some(MtlResult::Digest(sri(
+                "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=",
+            ))),
+            full: Some(sri("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=")),
             tools: Some(2),
-            raw: Some("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into()),
+            raw: Some(sri("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")),
             prev: Some(41),
         }
     }
@@ -375,8 +558,7 @@ mod tests {
             sample(),
             Entry {
                 detail: Some("tls: \"bad\" cert \u{1}\n é 😀".into()),
-                mtl1: None,
-                mtl1_error: Some("MTL-NUM-001".into()),
+                mtl1: Some(MtlResult::Error("MTL-NUM-001".into())),
                 tools: None,
                 raw: None,
                 prev: None,
@@ -399,6 +581,50 @@ mod tests {
             assert_eq!(canon::to_vec(&v, Numbers::IntegersOnly).unwrap(), bytes);
             assert_eq!(Entry::decode(&bytes).unwrap(), e);
         }
+    }
+
+    #[test]
+    fn an_entry_holds_a_digest_or_an_mtl1_error_not_both() {
+        let good = String::from_utf8(sample().encode().unwrap()).unwrap();
+        let both = good.replace(
+            "\"observedAt\"",
+            "\"mtl1Error\":\"MTL-NUM-001\",\"observedAt\"",
+        );
+        assert_eq!(
+            Entry::decode(both.as_bytes()),
+            Err(EntryError::Mtl1AndError)
+        );
+        let e = sample();
+        assert!(e.mtl1_digest().is_some() && e.mtl1_error().is_none());
+        let undigestible = Entry {
+            mtl1: Some(MtlResult::Error("MTL-NUM-001".into())),
+            ..sample()
+        };
+        assert_eq!(undigestible.mtl1_error(), Some("MTL-NUM-001"));
+        assert_eq!(undigestible.mtl1_digest(), None);
+    }
+
+    #[test]
+    fn target_ids_parse_only_in_their_one_form() {
+        let id: TargetId = "8b94d77765f58d0e".parse().unwrap();
+        assert_eq!(id, sample().subject.id());
+        assert_eq!(id.to_string(), "8b94d77765f58d0e");
+        for bad in [
+            "8B94D77765F58D0E",
+            "8b94d77765f58d0",
+            "8b94d77765f58d0e0",
+            "",
+            "8b94d77765f58d0g",
+        ] {
+            assert_eq!(bad.parse::<TargetId>(), Err(TargetIdError), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn status_ok_is_the_one_successful_name() {
+        assert!(Status::ok().is_ok());
+        assert_eq!(Status::ok(), "ok");
+        assert!(!Status::new("auth-required").unwrap().is_ok());
     }
 
     #[test]
@@ -437,11 +663,20 @@ mod tests {
             long.encode(),
             Err(EntryError::TooLong("detail", MAX_DETAIL_CHARS))
         );
-        let bad_digest = Entry {
-            mtl1: Some("md5-abc".into()),
-            ..sample()
-        };
-        assert!(matches!(bad_digest.encode(), Err(EntryError::Digest(_))));
+        // A digest that is not one cannot be built; in bytes it is refused by name.
+        let good = String::from_utf8(sample().encode().unwrap()).unwrap();
+        let bad_digest = good.replace(
+            "\"mtl1\":\"sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=\"",
+            "\"mtl1\":\"md5-abc\"",
+        );
+        assert!(matches!(
+            Entry::decode(bad_digest.as_bytes()),
+            Err(EntryError::Digest(_))
+        ));
+        let unnamed = Status::new("");
+        assert_eq!(unnamed, Err(EntryError::Member("status")));
+        assert!(Status::new("x".repeat(MAX_STATUS_BYTES + 1)).is_err());
+        assert!(Status::new("x".repeat(MAX_STATUS_BYTES)).is_ok());
         for t in [
             "2026-13-01T00:00:00Z",
             "2026-11-30T24:00:00Z",

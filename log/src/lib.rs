@@ -6,25 +6,32 @@
 //! * [`tiles`]: C2SP `tlog-tiles` paths, tile contents and entry bundles;
 //! * [`note`]: C2SP `signed-note` and `tlog-checkpoint` with Ed25519 keys;
 //! * [`proof`]: the `c2sp.org/tlog-proof@v1` offline bundle;
-//! * [`store`]: the storage contract and the default store (SQLite for the checkpoint
+//! * `store`: the storage contract and the default store (SQLite for the checkpoint
 //!   compare-and-swap, files for hashes and the public tiles);
-//! * [`sequencer`]: the single writer ([`Log`]), with crash recovery on open;
+//! * `sequencer`: the single writer (`Log`), with crash recovery on open;
 //! * [`verify`]: `fsck` and audit from the public files alone;
 //! * [`reader`]: proofs and entries from the public files, without the writer's lock.
 //!
 //! It does not dial the network (the crawler does; the binary fetches a remote log for
 //! `verify`), serve HTTP (the api does) or decide what a tool set is (the `toolset` crate
 //! does). The Merkle, tile and note modules are pure: no I/O, no SQLite, no async.
+//!
+//! `store` and `sequencer` (the writer) are behind the default `store` feature, the only part
+//! that needs SQLite; without it (`default-features = false`) the crate is what an offline
+//! verifier needs: entries, proofs, notes, tiles, and the file readers `reader` and `verify`.
 
 pub mod entry;
 pub mod merkle;
 pub mod note;
 pub mod proof;
 pub mod reader;
+#[cfg(feature = "store")]
 pub mod sequencer;
+#[cfg(feature = "store")]
 pub mod store;
 pub mod tiles;
 pub mod verify;
 
 pub use merkle::{FormatError, Hash, ProofError};
+#[cfg(feature = "store")]
 pub use sequencer::{Appended, KEY_FILE, Log, LogError};

@@ -80,11 +80,7 @@ impl Hash {
 
     /// Lower-case hex (64 characters), for logs and test vectors.
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push_str(&format!("{b:02x}"));
-        }
-        s
+        toolmark_toolset::hex::encode(&self.0)
     }
 }
 

@@ -254,10 +254,9 @@ fn split_key_text(
     if !is_valid_name(name) {
         return Err(bad("key name must be non-empty, without whitespace or '+'"));
     }
-    if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad("key ID must be 8 hex digits"));
-    }
-    let id = u32::from_str_radix(id_hex, 16).map_err(|_| bad("key ID must be 8 hex digits"))?;
+    let id = toolmark_toolset::hex::decode(id_hex)
+        .map(u32::from_be_bytes)
+        .map_err(|_| bad("key ID must be 8 hex digits"))?;
     Ok((name, id, key_b64))
 }
 

@@ -12,7 +12,7 @@
 //! marker next to the key), a head that differs from it at the same size, stored hashes that do
 //! not reproduce the head's root, and a key that is not the log's.
 
-use crate::entry::{Entry, EntryError};
+use crate::entry::{Entry, EntryError, TargetId};
 use crate::merkle::{self, Hash, HashReader, ProofError};
 use crate::note::{Checkpoint, LogKey};
 use crate::store::{FileStore, Head, Storage, StoreError};
@@ -120,6 +120,12 @@ impl Log<FileStore> {
     /// Create a new log in `dir`: a fresh Ed25519 key (mode 0600, outside `public/`), the
     /// verifier key at `public/vkey`, and a signed checkpoint of the empty tree.
     pub fn init(dir: &Path, origin: &str) -> Result<Log<FileStore>, LogError> {
+        Self::init_with_key(dir, LogKey::generate(origin)?)
+    }
+
+    /// [`Log::init`] with a given key (its name is the log's origin): for tests that need the
+    /// same signed bytes on every run, and for keys generated elsewhere.
+    pub fn init_with_key(dir: &Path, key: LogKey) -> Result<Log<FileStore>, LogError> {
         let store = FileStore::open(dir)?;
         if store.head()?.is_some() || dir.join(KEY_FILE).exists() {
             return Err(LogError::Refused(format!(
@@ -127,9 +133,8 @@ impl Log<FileStore> {
                 dir.display()
             )));
         }
-        let key = LogKey::generate(origin)?;
         write_private_key(&dir.join(KEY_FILE), &key.to_skey())?;
-        store.set_meta("origin", origin)?;
+        store.set_meta("origin", key.name())?;
         store.set_meta("vkey", &key.vkey())?;
         // Published with the log, and beside it for operators (`toolmark log key`).
         for path in ["public/vkey", "vkey"] {
@@ -305,13 +310,13 @@ impl<S: Storage> Log<S> {
             });
         }
         let old = self.head.size;
-        let mut last: HashMap<String, u64> = HashMap::new();
+        let mut last: HashMap<TargetId, u64> = HashMap::new();
         let mut encoded = Vec::with_capacity(entries.len());
         for (i, e) in entries.iter_mut().enumerate() {
             let id = e.subject.id();
             e.prev = match last.get(&id) {
                 Some(&p) => Some(p),
-                None => self.store.subject_last(&id)?,
+                None => self.store.subject_last(id.as_str())?,
             };
             let index = old + i as u64;
             last.insert(id, index);
@@ -320,7 +325,8 @@ impl<S: Storage> Log<S> {
                     .map_err(|source| LogError::Entry { index: i, source })?,
             );
         }
-        let result = self.append_encoded(&encoded, last.into_iter().collect());
+        let subjects = last.into_iter().map(|(id, i)| (id.to_string(), i));
+        let result = self.append_encoded(&encoded, subjects.collect());
         if matches!(result, Err(LogError::Store(_)) | Err(LogError::Proof(_))) {
             self.poisoned = true;
         }

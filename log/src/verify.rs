@@ -9,7 +9,7 @@
 //!
 //! It holds the rebuilt tree in memory (32 bytes per stored hash, about 64 bytes per entry).
 
-use crate::entry::Entry;
+use crate::entry::{Entry, TargetId};
 use crate::merkle::{self, Hash, MemoryHashes};
 use crate::note::{self, Checkpoint};
 use crate::tiles::{self, TileId};
@@ -81,7 +81,7 @@ fn check_all(src: &dyn Source, vkey: &str) -> Result<(Report, MemoryHashes), Ver
     let cp = note::open_checkpoint(&fetch(src, "checkpoint")?, vkey)?;
     let size = cp.size;
     let mut tree = MemoryHashes::new();
-    let mut subjects: HashMap<u64, String> = HashMap::new();
+    let mut subjects: HashMap<u64, TargetId> = HashMap::new();
     let mut bundles = 0;
     let mut b = 0u64;
     while b * 256 < size {
@@ -154,7 +154,7 @@ fn check_tile(src: &dyn Source, t: &TileId, tree: &MemoryHashes) -> Result<(), V
 fn check_entry(
     index: u64,
     bytes: &[u8],
-    subjects: &mut HashMap<u64, String>,
+    subjects: &mut HashMap<u64, TargetId>,
 ) -> Result<(), VerifyError> {
     let e = Entry::decode(bytes).map_err(|err| VerifyError::Entry {
         index,

@@ -14,7 +14,8 @@
 //!   list every signal that fired;
 //! * [`text`]: the text helpers both use (word diff, outside addresses, Unicode format
 //!   characters, model-addressing patterns, description-edit judgement);
-//! * [`sensitive`]: WARDEN-style sensitive-tool name globs.
+//! * [`sensitive`]: WARDEN-style sensitive-tool name globs;
+//! * [`hex`]: the workspace's lowercase hex encoder and strict decoder.
 //!
 //! It does not fetch tool sets (the `crawler` crate does), store or sign anything (the `log`
 //! crate does) or decide what to tell a client (the `api` crate does).
@@ -25,6 +26,7 @@ pub mod canon;
 pub mod classify;
 pub mod diff;
 pub mod full;
+pub mod hex;
 pub mod json;
 pub mod model;
 pub mod mtl1;

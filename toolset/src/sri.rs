@@ -23,7 +23,7 @@ impl Sri {
 
     /// Lowercase hex of the digest (as in MTL/1 subject URNs).
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        crate::hex::encode(&self.0)
     }
 }
 
@@ -79,6 +79,21 @@ impl FromStr for Sri {
     }
 }
 
+/// Written as its SRI string.
+impl serde::Serialize for Sri {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Read from its SRI string, with [`Sri::from_str`]'s rules.
+impl<'de> serde::Deserialize<'de> for Sri {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sri, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +121,17 @@ mod tests {
         ] {
             assert!(bad.parse::<Sri>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn serde_uses_the_sri_string() {
+        let d = Sri::of(b"");
+        let text = serde_json::to_string(&d).unwrap();
+        assert_eq!(
+            text,
+            "\"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\""
+        );
+        assert_eq!(serde_json::from_str::<Sri>(&text).unwrap(), d);
+        assert!(serde_json::from_str::<Sri>("\"sha256-nope\"").is_err());
     }
 }

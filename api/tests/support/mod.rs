@@ -56,7 +56,8 @@ impl Drop for Populated {
     }
 }
 
-fn server(name: &str, url: &str) -> serde_json::Value {
+/// A registry server record with one streamable-http remote.
+pub fn server(name: &str, url: &str) -> serde_json::Value {
     serde_json::json!({
         "name": name, "description": "a test server", "version": "1.0.0",
         "remotes": [{"type": "streamable-http", "url": url}],

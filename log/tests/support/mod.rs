@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test file uses some of these
 
 use std::path::{Path, PathBuf};
-use toolmark_log::entry::{Entry, Subject};
+use toolmark_log::entry::{Entry, Status, Subject};
 
 /// Entries of 7 subjects (so `prev` chains interleave), some with long details so that entry
 /// sizes vary from about a hundred bytes to over a kilobyte.
@@ -16,13 +16,12 @@ pub fn entries(start: usize, n: usize) -> Vec<Entry> {
             },
             observed_at: format!("2026-11-{:02}T14:{:02}:00Z", 1 + i % 28, i % 60),
             status: if i % 5 == 0 {
-                "timeout".into()
+                Status::new("timeout").unwrap()
             } else {
-                "ok".into()
+                Status::ok()
             },
             detail: (i % 11 == 0).then(|| "é→".repeat(i % 500)),
             mtl1: None,
-            mtl1_error: None,
             full: None,
             tools: Some(i as u64),
             raw: None,

@@ -1,0 +1,291 @@
+//! The `/check` answer on the wire (`toolmark.check/v1`), one definition for both sides: the
+//! api serialises it, a client deserialises it.
+//!
+//! Members are declared in the order RFC 8785 sorts them (and serde_json's map writes them), so
+//! serialising a value gives the same bytes whether it goes through a `serde_json::Value` or
+//! not. Absent optional members are left out, except in [`Target`], whose `lastObserved`,
+//! `lastStatus` and `skipReason` are written as `null` when unknown. Member names are HISTOR's
+//! where HISTOR has the member (`match`, `target`, `observed`, `seenBefore` with its snake_case
+//! members, `note`, `log`).
+
+use serde::{Deserialize, Serialize};
+use toolmark_log::entry::TargetId;
+use toolmark_toolset::Sri;
+
+/// The answer's `type`: inside the signed bytes, so an answer cannot be replayed as anything
+/// else the key signs.
+pub const ANSWER_TYPE: &str = "toolmark.check/v1";
+
+/// The verdict (`match`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Match {
+    /// The set is the one of toolmark's latest successful observation of the target.
+    Same,
+    /// Not the latest, but an earlier successful observation of the target had it.
+    PreviouslyObserved,
+    /// No successful observation of the target had it.
+    Different,
+    /// No listed server has this endpoint, package or name.
+    NotListed,
+    /// The target is listed but toolmark never read its tool set.
+    NotObserved,
+    /// The request carried nothing to compare (no `tools`, `toolSetDigest` or `fullDigest`).
+    NoDigest,
+    /// One side has no digest of the kind compared (the tools sent could not be digested, or
+    /// the observed set has no MTL/1 digest).
+    Undigestible,
+}
+
+impl Match {
+    /// Whether the answer rests on a log entry it proves (`same`, `previously-observed`).
+    pub fn is_proved(self) -> bool {
+        matches!(self, Match::Same | Match::PreviouslyObserved)
+    }
+}
+
+/// A signed `/check` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// When the answer was made (`YYYY-MM-DDTHH:MM:SSZ`).
+    #[serde(rename = "checkedAt")]
+    pub checked_at: String,
+    /// The URL of `/api/v1/issuer`, which publishes the answer key.
+    pub issuer: String,
+    /// The log the answer was decided against.
+    pub log: LogState,
+    /// The verdict.
+    #[serde(rename = "match")]
+    pub verdict: Match,
+    /// Why, in words.
+    pub note: String,
+    /// What toolmark observed at the target, when it ever read its tool set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<Observed>,
+    /// The entry a `same` or `previously-observed` answer rests on, with its proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Proof>,
+    /// What was asked.
+    pub query: Query,
+    /// For `previously-observed`: when the set was seen.
+    #[serde(
+        rename = "seenBefore",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub seen_before: Option<SeenBefore>,
+    /// The answer key's signature over the rest (absent only while signing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<Signature>,
+    /// The target the question was matched to, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// Always [`ANSWER_TYPE`].
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// How the client's set was compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ComparedBy {
+    /// By the `toolmark/1` full digest (`tools` or `fullDigest` sent).
+    #[serde(rename = "toolmark/1")]
+    Full,
+    /// By the MTL/1 digest (`toolSetDigest` alone, as HISTOR does).
+    #[serde(rename = "MTL/1")]
+    Mtl1,
+}
+
+/// Why MTL/1 gave the tools sent no digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DigestError {
+    /// The MTL/1 error code (`MTL-NUM-001`, …), or `PARSE`.
+    pub code: String,
+    /// What it says.
+    pub detail: String,
+}
+
+/// What was asked, with the digests computed from `tools` when tools were sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Query {
+    /// How the set was compared.
+    #[serde(rename = "comparedBy")]
+    pub compared_by: ComparedBy,
+    /// Why the tools sent have no MTL/1 digest.
+    #[serde(
+        rename = "digestError",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub digest_error: Option<DigestError>,
+    /// The endpoint asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The client set's full digest.
+    #[serde(
+        rename = "fullDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub full_digest: Option<Sri>,
+    /// The server name asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The package asked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// The client set's MTL/1 digest.
+    #[serde(
+        rename = "toolSetDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_set_digest: Option<Sri>,
+}
+
+/// The checkpoint the answer was decided against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogState {
+    /// The signed checkpoint note, verbatim.
+    pub checkpoint: String,
+    /// The log's origin line.
+    pub origin: String,
+    /// The tree's root hash (base64).
+    #[serde(rename = "rootHash")]
+    pub root_hash: String,
+    /// The tree's size.
+    #[serde(rename = "treeSize")]
+    pub tree_size: u64,
+    /// The log's verifier key.
+    pub vkey: String,
+}
+
+/// The target the question was matched to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// The URL, or `npm:<name>` / `pypi:<name>`.
+    pub endpoint: String,
+    /// The target id.
+    #[serde(with = "text")]
+    pub id: TargetId,
+    /// When it was last observed (`null` if never).
+    #[serde(rename = "lastObserved")]
+    pub last_observed: Option<String>,
+    /// How the last observation ended (`null` if never observed).
+    #[serde(rename = "lastStatus")]
+    pub last_status: Option<String>,
+    /// Whether the registry still lists the server.
+    pub listed: bool,
+    /// The registry server name.
+    pub name: String,
+    /// The target's page on the service.
+    pub page: String,
+    /// Why toolmark does not observe it (`null` if it does).
+    #[serde(rename = "skipReason")]
+    pub skip_reason: Option<String>,
+}
+
+/// What toolmark observed at the target, from the latest successful observation's entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observed {
+    /// How many times the tool set changed.
+    pub changes: u64,
+    /// The first successful observation.
+    #[serde(
+        rename = "firstObserved",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub first_observed: Option<String>,
+    /// The observed set's full digest.
+    #[serde(
+        rename = "fullDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub full_digest: Option<Sri>,
+    /// The latest successful observation.
+    #[serde(rename = "lastObserved")]
+    pub last_observed: String,
+    /// How many successful observations there are.
+    pub observations: u64,
+    /// How many tools the observed set has.
+    #[serde(rename = "toolCount", default, skip_serializing_if = "Option::is_none")]
+    pub tool_count: Option<u64>,
+    /// The observed set's MTL/1 digest.
+    #[serde(
+        rename = "toolSetDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_set_digest: Option<Sri>,
+    /// Why the observed set has no MTL/1 digest.
+    #[serde(
+        rename = "toolSetDigestError",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_set_digest_error: Option<String>,
+}
+
+/// The log entry an answer rests on, and its proof.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proof {
+    /// The entry's canonical JSON.
+    pub entry: String,
+    /// Its index in the log.
+    #[serde(rename = "entryIndex")]
+    pub entry_index: u64,
+    /// A `c2sp.org/tlog-proof@v1` bundle: the entry, its inclusion proof, the checkpoint.
+    #[serde(rename = "tlogProof")]
+    pub tlog_proof: String,
+}
+
+/// When a `previously-observed` set was seen (HISTOR's member names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenBefore {
+    /// The first observation that had it.
+    pub first_seen: String,
+    /// The last observation that had it.
+    pub last_seen: String,
+    /// How many observations had it.
+    pub observations: u64,
+}
+
+/// The answer key's signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signature {
+    /// Always `Ed25519`.
+    pub alg: String,
+    /// The first 16 hex digits of SHA-256(public key).
+    #[serde(rename = "keyId")]
+    pub key_id: String,
+    /// The public key, 64 hex digits.
+    #[serde(rename = "publicKeyHex")]
+    pub public_key_hex: String,
+    /// The signature, base64url without padding, over RFC 8785 of the answer without
+    /// `signature`.
+    pub value: String,
+}
+
+/// A value written as its `Display` text and read back with `FromStr`.
+mod text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    pub fn serialize<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(value)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,16 @@
+//! What a scanner or auditor depends on to use toolmark's `POST /api/v1/check` offline: the
+//! answer's wire types ([`answer`], shared with the server, which serialises them) and
+//! [`verify_answer`], which checks an answer's signature, its tlog-proof bundle against the
+//! log's key, and that the proved entry is what the answer says.
+//!
+//! It never does I/O, opens a database, spawns a runtime or dials the network: the caller
+//! fetches the answer, the issuer's key and the log's key however it likes, and hands them in.
+//! Its dependencies say so: `toolmark-toolset` (RFC 8785, digests), `toolmark-log` without its
+//! `store` feature (entries, proofs, notes; no SQLite), Ed25519, base64 and serde.
+#![deny(missing_docs)]
+
+pub mod answer;
+pub mod verify;
+
+pub use answer::{ANSWER_TYPE, Answer, Match};
+pub use verify::{CanonicalError, VerifiedAnswer, VerifyError, canonical, verify_answer};
