@@ -296,10 +296,11 @@ async fn list_servers(
         state: target_state,
     };
     let body = blocking(move || {
-        let page = state
-            .index
-            .get()
-            .search_targets(&filter, limit, u64::try_from(offset).unwrap_or_default())?;
+        let page = state.index.get().search_targets(
+            &filter,
+            limit,
+            u64::try_from(offset).unwrap_or_default(),
+        )?;
         let servers: Vec<Value> = page
             .targets
             .iter()

@@ -371,4 +371,3 @@ fn insert_change(
     ])?;
     Ok(tx.last_insert_rowid())
 }
-

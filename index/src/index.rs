@@ -8,7 +8,7 @@
 //! - [`crate::queries`]: every read (the one target search, changes, counts, the current tool
 //!   set verified against the indexed digest). The database connection is private to the
 //!   crate: callers get typed functions, never SQL.
-//! - [`crate::derive`]: deriving observation and change rows from the log and the blobs
+//! - `derive` (private): deriving observation and change rows from the log and the blobs
 //!   ([`Index::catch_up`], [`Index::rebuild`]).
 
 use rusqlite::Connection;
@@ -68,7 +68,9 @@ pub enum IndexError {
         sri: String,
     },
     /// A stored tool set's full digest is not the one its entry and the index record.
-    #[error("entry {entry}: the tool set of document {sri} has full digest {found}, the index says {indexed}")]
+    #[error(
+        "entry {entry}: the tool set of document {sri} has full digest {found}, the index says {indexed}"
+    )]
     ToolSetDigest {
         /// The entry's index.
         entry: u64,
@@ -104,9 +106,8 @@ pub enum IndexError {
     Json(#[from] serde_json::Error),
 }
 
-
 /// The index database. Its connection is private to the crate: reads are the typed
-/// functions of [`crate::queries`], writes those of [`crate::derive`] and [`crate::Recorder`].
+/// functions of [`crate::queries`], writes those of the derivation ([`Index::catch_up`]) and [`crate::Recorder`].
 pub struct Index {
     pub(crate) conn: Connection,
 }
@@ -157,7 +158,6 @@ pub fn endpoint_key(endpoint: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod key_tests {
     use super::endpoint_key;
@@ -184,4 +184,3 @@ mod key_tests {
         }
     }
 }
-

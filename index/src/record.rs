@@ -38,8 +38,8 @@ use toolmark_toolset::Sri;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::blobs::Blobs;
-use crate::document::{DocTarget, Document};
 use crate::derive::{index_entries, read_entries};
+use crate::document::{DocTarget, Document};
 use crate::index::{Index, IndexError};
 use crate::schema::{log_size_indexed_in, set_log_size_indexed};
 

@@ -179,7 +179,6 @@ pub struct ChangeRow {
     pub classification: Option<String>,
 }
 
-
 /// `v` as an SQLite integer (`IndexError::Invalid` past `i64::MAX`).
 pub(crate) fn int(v: u64) -> Result<i64, IndexError> {
     i64::try_from(v).map_err(|_| IndexError::Invalid(format!("{v} does not fit an index row")))

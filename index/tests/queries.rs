@@ -110,7 +110,9 @@ fn the_search_pages_and_counts_within_a_state() {
 }
 
 fn files_target(env: &Env) -> toolmark_index::index::TargetRow {
-    let id = env.index.targets_of("io.example/files").unwrap()[0].id.clone();
+    let id = env.index.targets_of("io.example/files").unwrap()[0]
+        .id
+        .clone();
     env.index.target(&id).unwrap().unwrap()
 }
 
