@@ -46,13 +46,18 @@ async fn assert_bad(state: &Arc<AppState>, path: &str) {
     );
 }
 
-fn names(v: &Value) -> Vec<String> {
+/// The `key` of every listed server, in order.
+fn listed(v: &Value, key: &str) -> Vec<String> {
     v["servers"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .map(|s| s[key].as_str().unwrap().to_owned())
         .collect()
+}
+
+fn names(v: &Value) -> Vec<String> {
+    listed(v, "name")
 }
 
 #[tokio::test]
@@ -197,12 +202,7 @@ async fn the_api_and_the_desk_find_the_same_targets_for_the_same_q() {
     ] {
         let (status, v) = get_json(&p.state, &format!("/api/v1/servers?q={}", urlencode(q))).await;
         assert_eq!(status, StatusCode::OK);
-        let api: Vec<String> = v["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["id"].as_str().unwrap().to_owned())
-            .collect();
+        let api = listed(&v, "id");
         let (status, _, body) = get(&p.state, &format!("/?q={}", urlencode(q))).await;
         assert_eq!(status, StatusCode::OK);
         let desk = desk_ids(std::str::from_utf8(&body).unwrap());
