@@ -12,13 +12,6 @@ use toolmark_log::{Log, sequencer};
 /// The origin a log gets when `init` is not told one.
 pub const DEFAULT_ORIGIN: &str = "toolmark.localhost/log";
 
-/// Largest response `verify` reads from a remote log: an entry bundle of 256 entries of at most
-/// 65,535 bytes each (plus length prefixes) is the largest public file a log serves.
-pub const MAX_FETCH_BYTES: u64 = 256 * 65_537;
-
-/// How long `verify` waits for one remote file.
-pub const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
 #[derive(Subcommand)]
 pub enum LogCommand {
     /// Create a log: signing key (private/log.key, mode 0600), vkey (DIR/vkey and
@@ -151,41 +144,10 @@ fn report(a: toolmark_log::Appended) {
     print!("{}", String::from_utf8_lossy(&a.checkpoint));
 }
 
-/// Files of a log served over HTTP(S).
-struct HttpSource {
-    base: String,
-    agent: ureq::Agent,
-}
-
-impl Source for HttpSource {
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
-        let url = format!("{}/{path}", self.base.trim_end_matches('/'));
-        match self.agent.get(&url).call() {
-            Ok(mut resp) => resp
-                .body_mut()
-                .with_config()
-                .limit(MAX_FETCH_BYTES)
-                .read_to_vec()
-                .map(Some)
-                .map_err(|e| format!("{url}: {e}")),
-            Err(ureq::Error::StatusCode(404)) => Ok(None),
-            Err(e) => Err(format!("{url}: {e}")),
-        }
-    }
-}
-
 fn verify_cmd(target: &str, state: Option<&Path>, vkey: Option<String>) -> Result<bool> {
     let source: Box<dyn Source> = if target.starts_with("http://") || target.starts_with("https://")
     {
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(FETCH_TIMEOUT))
-            .max_redirects(0)
-            .build()
-            .into();
-        Box::new(HttpSource {
-            base: target.to_owned(),
-            agent,
-        })
+        Box::new(toolmark_crawler::remote_log::HttpLog::new(target).map_err(anyhow::Error::msg)?)
     } else {
         let dir = Path::new(target);
         let public = if dir.join("public/checkpoint").exists() {

@@ -1,5 +1,7 @@
 //! `toolmark crawl` end to end: the registry stand-in serving both corpus days plus three real
 //! MCP servers on loopback, two runs, one real tool-set change between them.
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 
 #[path = "../crawler/tests/support/mod.rs"]
 mod support;

@@ -3,6 +3,8 @@
 //! serving a small set), attacked on loopback as issue #11's probes did. Memory is the server
 //! process's own (`/proc/<pid>/status`); the figures are printed (`figure:` lines) and recorded
 //! in docs/benchmarks.md ("service under hostile load").
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `toolmark log …` as a user runs it: init, append from JSON lines, proof bundles that verify
 //! offline, and `verify` of a log served over real loopback HTTP (a plain static file server),
 //! with the audit state catching a later tampered tile.
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 
 use std::io::Write;
 use std::net::TcpStream;

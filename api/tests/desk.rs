@@ -1,6 +1,8 @@
 //! The desk: every page through the router (status, content type, CSP, what it shows), escaping
 //! of hostile registry and tool text, 404s, parameter validation, the embedded assets — and the
 //! whole desk driven in headless Chromium (`desk_in_a_browser`, see `api/tests/desk/`).
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 
 mod support;
 

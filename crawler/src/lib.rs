@@ -20,6 +20,8 @@
 //! it returns), and it serves no HTTP.
 
 #![deny(missing_docs)]
+// The crawler is the one crate that builds HTTP clients (clippy.toml forbids it elsewhere).
+#![allow(clippy::disallowed_methods)]
 
 // The observation model and the registry parser live in the network-free
 // `toolmark-observation` crate; re-exported so the crawler's paths stay short.
@@ -33,6 +35,7 @@ pub mod harvest;
 pub mod jsonrpc;
 pub mod limits;
 pub mod mcp;
+pub mod remote_log;
 pub mod sse;
 
 /// An error and its sources on one line (`a: b: c`), for details.

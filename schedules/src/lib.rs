@@ -58,6 +58,8 @@
 //!
 //! Every event is sent to [`Scheduler::subscribe`] receivers and logged with `tracing`.
 
+#![deny(missing_docs)]
+
 pub mod clock;
 pub mod scheduler;
 pub mod store;
@@ -72,28 +74,43 @@ pub use store::{Acquire, JobState, LeaseStore, RunRecord, RunStart, RunStatus};
 /// Everything that can go wrong in this crate (a job's own failure is a [`JobError`]).
 #[derive(Debug, thiserror::Error)]
 pub enum ScheduleError {
+    /// [`JobSpec::new`] was given a cron expression the `cron` crate rejects.
     #[error(
         "job {job:?}: bad cron expression {expr:?}: {reason} (expected 6 or 7 fields \
          `sec min hour day-of-month month day-of-week [year]`, 5 standard fields \
          `min hour day-of-month month day-of-week`, or @daily/@hourly/…)"
     )]
     BadCron {
+        /// The name of the job the expression was for.
         job: String,
+        /// The expression as given.
         expr: String,
+        /// The `cron` crate's error message.
         reason: String,
     },
+    /// [`Scheduler::add`] was given a job whose name is already taken (the name keys the
+    /// lease and the run history).
     #[error("job {0:?} is added twice")]
     DuplicateJob(String),
+    /// [`LeaseStore::open`] could not open the file, set its pragmas or create its schema.
     #[error("opening the schedule store {path}: {source}")]
     Open {
+        /// The store file's path, as displayed.
         path: String,
+        /// SQLite's error (a busy file is retried for [`store::BUSY_TIMEOUT`] first).
         #[source]
         source: rusqlite::Error,
     },
+    /// A query on an open store failed (e.g. the file stayed locked past
+    /// [`store::BUSY_TIMEOUT`]).
     #[error("schedule store: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A row holds what this crate never writes: an unknown run status or an out-of-range
+    /// timestamp.
     #[error("schedule store holds an invalid value: {0}")]
     Corrupt(String),
+    /// The scheduler's store thread is gone or a call on it panicked, so a store call got no
+    /// answer.
     #[error("schedule store: {0}")]
     Internal(String),
 }

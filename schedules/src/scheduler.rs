@@ -45,8 +45,11 @@ pub const DEFAULT_RETRY: Retry = Retry {
 /// retry that would come at or after the job's next fire time is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retry {
+    /// The delay before the first retry; each later retry waits twice the one before.
     pub first: Duration,
+    /// The longest delay between a failed run and its retry.
     pub max: Duration,
+    /// How many retries follow one scheduled (or catch-up) run at most; 0 means none.
     pub attempts: u32,
 }
 
@@ -74,9 +77,14 @@ impl Default for Retry {
 /// A job's name and schedule.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
+    /// The job's unique name: it keys the job's lease and run history in the store.
     pub name: String,
+    /// When the job fires, in UTC (see [`parse_cron`]).
     pub schedule: cron::Schedule,
+    /// The back-off after a failed run.
     pub retry: Retry,
+    /// How long a taken lease lasts unrenewed; a running job's lease is renewed every third
+    /// of it (at most once a second).
     pub lease: Duration,
 }
 
@@ -108,11 +116,13 @@ impl JobSpec {
         })
     }
 
+    /// The same job with `retry` as its back-off instead of [`DEFAULT_RETRY`].
     pub fn with_retry(mut self, retry: Retry) -> Self {
         self.retry = retry;
         self
     }
 
+    /// The same job with `lease` as its lease length instead of [`DEFAULT_LEASE`].
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
         self
@@ -144,10 +154,12 @@ impl JobSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct JobError {
+    /// What went wrong; recorded as the run's detail and sent in [`Event::Finished`].
     pub message: String,
 }
 
 impl JobError {
+    /// A failure saying `message`.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
@@ -175,10 +187,15 @@ pub type StopSignal = tokio_util::sync::CancellationToken;
 /// What a job body is given.
 #[derive(Debug, Clone)]
 pub struct JobContext {
+    /// The name of the job being run ([`JobSpec::name`]).
     pub job: String,
     /// 1 for a scheduled or catch-up run, 2.. for retries.
     pub attempt: u32,
+    /// When this attempt was planned to start: a fire time, the scheduler's start (catch-up),
+    /// a retry time, or a second look once another holder's lease lapsed.
     pub scheduled_for: DateTime<Utc>,
+    /// Cancelled when the job should stop early: the scheduler is shutting down, or the
+    /// job's lease was lost or could not be renewed.
     pub stop: StopSignal,
 }
 
@@ -201,51 +218,88 @@ where
 /// What the scheduler did, as it happens. Each is also logged with `tracing`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
+    /// This process took the job's lease and called the job.
     Started {
+        /// The job's name.
         job: String,
+        /// The id of the run's row in the store's history ([`crate::RunRecord::id`]).
         run_id: i64,
+        /// 1 for a scheduled or catch-up run, 2.. for retries.
         attempt: u32,
+        /// When this attempt was planned to start ([`JobContext::scheduled_for`]).
         scheduled_for: DateTime<Utc>,
     },
+    /// A run this process started has ended and its outcome was recorded (or recording it
+    /// failed, which a [`Event::StoreError`] before this one says).
     Finished {
+        /// The job's name.
         job: String,
+        /// The id of the run's row in the store's history.
         run_id: i64,
+        /// `Ok`, `Failed` (an `Err` or a panic) or `Stopped` (an `Err` after the stop signal).
         status: RunStatus,
         /// `Ok(detail)` or `Err(message)`.
         outcome: Result<String, String>,
+        /// When the run ended, by the scheduler's clock.
         at: DateTime<Utc>,
     },
     /// Another holder had the lease at a fire time; the job looks again when that lease
     /// lapses (or at its next fire time, if sooner).
     Skipped {
+        /// The job's name.
         job: String,
+        /// The holder name of the process that has the lease.
         held_by: String,
+        /// When that holder's lease expires unless it renews it.
         until: DateTime<Utc>,
     },
+    /// A failed run (or a failed try at taking the lease) will be retried.
     RetryScheduled {
+        /// The job's name.
         job: String,
+        /// When the retry will run.
         at: DateTime<Utc>,
+        /// The retry's attempt number (2 for the first retry).
         attempt: u32,
     },
     /// A retry was due at `would_be`, at or after the next fire time; it was dropped.
     RetryDropped {
+        /// The job's name.
         job: String,
+        /// When the dropped retry would have run.
         would_be: DateTime<Utc>,
+        /// The fire time the job waits for instead.
         next_fire: DateTime<Utc>,
     },
     /// The job's next scheduled (or catch-up) run.
-    NextRun { job: String, at: DateTime<Utc> },
-    /// The store failed; the job waits for its next fire time.
-    StoreError { job: String, message: String },
+    NextRun {
+        /// The job's name.
+        job: String,
+        /// When that run is due (the scheduler's start, for a catch-up).
+        at: DateTime<Utc>,
+    },
+    /// A store call failed. If it was taking the lease, that is retried like a failed run;
+    /// recording a run's end is retried a few times; otherwise the job carries on.
+    StoreError {
+        /// The job's name.
+        job: String,
+        /// The store's error (prefixed with the try number when recording a run's end).
+        message: String,
+    },
 }
 
 /// Counts over one [`Scheduler::run`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunSummary {
+    /// Runs this process started (took the lease and called the job), retries included.
     pub started: u64,
+    /// Started runs that returned `Ok`.
     pub ok: u64,
+    /// Started runs that panicked, or returned `Err` without being asked to stop.
     pub failed: u64,
+    /// Started runs that returned `Err` after their stop signal.
     pub stopped: u64,
+    /// Times a run was due but another holder had the job's lease ([`Event::Skipped`]).
     pub skipped: u64,
 }
 

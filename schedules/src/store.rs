@@ -99,22 +99,32 @@ impl std::fmt::Display for RunStatus {
 /// One row of `runs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRecord {
+    /// The row's id, increasing with each run inserted into this store.
     pub id: i64,
+    /// The job's name.
     pub job: String,
+    /// The holder name of the scheduler that took the lease for this run.
     pub holder: String,
     /// 1 for a scheduled or catch-up run, 2.. for its retries.
     pub attempt: u32,
     /// The time this attempt was planned for (a fire time, the catch-up time or a retry time).
     pub scheduled_for: DateTime<Utc>,
+    /// When the lease was taken and the run row inserted.
     pub started_at: DateTime<Utc>,
+    /// When the run ended, or when the next holder marked it `interrupted`; `None` while
+    /// `running`.
     pub finished_at: Option<DateTime<Utc>>,
+    /// Where the run stands.
     pub status: RunStatus,
+    /// The job's `Ok` detail or `Err` message, or why the run was interrupted or not started;
+    /// `None` while `running`.
     pub detail: Option<String>,
 }
 
 /// One job's latest run and latest success (for health checks and metrics).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobState {
+    /// The job's name.
     pub job: String,
     /// The latest run (any status).
     pub last: RunRecord,
@@ -127,7 +137,11 @@ pub struct JobState {
 /// What the run row inserted on acquisition says about the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunStart {
+    /// 1 for a scheduled or catch-up run, 2.. for retries; only attempt 1 is checked for
+    /// [`Acquire::AlreadyServed`].
     pub attempt: u32,
+    /// When the attempt was planned to start (a first attempt is served by an `ok` run that
+    /// finished at or after it).
     pub scheduled_for: DateTime<Utc>,
 }
 
@@ -135,15 +149,23 @@ pub struct RunStart {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
     /// The lease is ours; a `running` row with this id was inserted.
-    Acquired { run_id: i64 },
+    Acquired {
+        /// The new run row's id, to pass to [`LeaseStore::renew`] and [`LeaseStore::finish`].
+        run_id: i64,
+    },
     /// Another holder (or this same holder name, for another run) has an unexpired lease.
     Held {
+        /// The holder name that has the lease.
         holder: String,
+        /// When that lease expires unless renewed.
         expires_at: DateTime<Utc>,
     },
     /// A first attempt whose planned time a run already served: a run of the job succeeded
     /// (ended `ok`) at or after it. Nothing was inserted.
-    AlreadyServed { finished_at: DateTime<Utc> },
+    AlreadyServed {
+        /// When the latest such `ok` run finished.
+        finished_at: DateTime<Utc>,
+    },
 }
 
 /// The leases and run history of all jobs, on one SQLite connection.

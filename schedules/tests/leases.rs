@@ -1,4 +1,6 @@
 //! The single-run lock: two schedulers, two processes, and a holder that dies mid-run.
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 

@@ -883,6 +883,8 @@ async fn answer(
 }
 
 #[cfg(test)]
+// The tests talk to the stand-ins as a plain HTTP client would.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

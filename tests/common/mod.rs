@@ -1,6 +1,7 @@
 //! A child process whose output lines the test reads as they come (shared by the `run` and
 //! `demo` end-to-end tests).
-
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 // Each test binary that includes this module uses part of it.
 #![allow(dead_code)]
 

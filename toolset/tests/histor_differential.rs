@@ -9,6 +9,8 @@
 //!
 //! Every case must get the same result from both: the same SRI, the same MTL error code, or a
 //! parse failure on both sides. Besides, `full::digest` must not panic on anything we parse.
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 
 #[path = "support/generate.rs"]
 mod generate;

@@ -1,4 +1,6 @@
 //! Shared helpers for the crawler's integration tests: starting real MCP servers on loopback.
+// Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
+#![allow(clippy::disallowed_methods)]
 #![allow(dead_code)]
 
 pub mod big;
