@@ -195,6 +195,7 @@ async fn the_api_and_the_desk_find_the_same_targets_for_the_same_q() {
         "io.example/",
         "needs a key",
         "A TEST SERVER",
+        "  files ",
         "%",
         "_",
         "\\",

@@ -14,10 +14,11 @@
 //!
 //! # The search
 //!
-//! [`TargetFilter::q`] matches a target when it is a substring, without regard to ASCII case, of
-//! the target's registry server name, its endpoint (URL or package string), its server's
-//! registry title or its server's registry description. `%`, `_` and `\` in `q` are literal
-//! (not wildcards); an empty `q` matches every target. Non-ASCII letters match only in the case
+//! [`TargetFilter::q`], without its leading and trailing white space, matches a target when it
+//! is a substring, without regard to ASCII case, of the target's registry server name, its
+//! endpoint (URL or package string), its server's registry title or its server's registry
+//! description. `%`, `_` and `\` in `q` are literal (not wildcards); a `q` that is empty (or
+//! only white space) matches every target. Non-ASCII letters match only in the case
 //! written (SQLite folds ASCII only). A page is ordered by server name, remotes before
 //! packages, then endpoint and id.
 
@@ -104,7 +105,8 @@ impl TargetState {
 /// documentation for what `q` matches).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TargetFilter {
-    /// The search text; empty matches every target.
+    /// The search text (leading and trailing white space ignored); empty matches every
+    /// target.
     pub q: String,
     /// The state the targets must be in.
     pub state: TargetState,
@@ -116,12 +118,13 @@ impl TargetFilter {
     fn condition(&self) -> (String, Vec<Value>) {
         let mut cond = format!("({})", self.state.condition());
         let mut args = Vec::new();
-        if !self.q.is_empty() {
+        let q = self.q.trim();
+        if !q.is_empty() {
             cond.push_str(
                 " AND (t.server LIKE ?1 ESCAPE '\\' OR t.target LIKE ?1 ESCAPE '\\' \
                  OR s.title LIKE ?1 ESCAPE '\\' OR s.description LIKE ?1 ESCAPE '\\')",
             );
-            args.push(Value::Text(like_substring(&self.q)));
+            args.push(Value::Text(like_substring(q)));
         }
         (cond, args)
     }

@@ -54,6 +54,8 @@ fn the_search_matches_name_endpoint_title_or_description_in_any_ascii_case() {
     let all = ["io.example/files", "io.example/plain", "io.example/weather"];
     assert_eq!(found(&env, ""), all);
     assert_eq!(found(&env, "IO.EXAMPLE/"), all);
+    assert_eq!(found(&env, " \t "), all);
+    assert_eq!(found(&env, "  plain\n"), ["io.example/plain"], "trimmed");
     assert_eq!(found(&env, "PLAIN"), ["io.example/plain"], "name");
     assert_eq!(
         found(&env, "weather.example.COM/mcp"),
