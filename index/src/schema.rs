@@ -260,7 +260,7 @@ mod tests {
         let ro = Index::open_read_only(&path).unwrap();
         assert_eq!(ro.log_size_indexed().unwrap(), 0);
         index
-            .connection()
+            .conn
             .execute(
                 "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
                 [],
