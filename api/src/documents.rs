@@ -22,11 +22,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use toolmark_index::Document;
 use toolmark_index::blobs::Blobs;
 use toolmark_index::index::TargetRow;
+use toolmark_index::{IndexError, ToolSetRef};
 use toolmark_toolset::json::Json;
-use toolmark_toolset::{Shape, Sri, Tool, ToolSet, full};
+use toolmark_toolset::{Shape, Sri, Tool, ToolSet};
 
 use crate::{ApiError, AppState};
 
@@ -198,12 +198,10 @@ impl ToolSetCache {
         state: &Arc<AppState>,
         target: &TargetRow,
     ) -> Result<Option<Arc<CurrentTools>>, ApiError> {
-        let (Some(raw), Some(expected)) = (&target.current_raw, &target.current_full) else {
+        let Some(at) = target.current_tool_set()? else {
             return Ok(None);
         };
-        let sri: Sri = raw.parse().map_err(|_| {
-            ApiError::internal(format!("target {}: raw {raw:?} is no digest", target.id))
-        })?;
+        let sri = at.document;
         let slot = {
             let mut c = self.lock();
             c.tick += 1;
@@ -221,7 +219,7 @@ impl ToolSetCache {
                 std::collections::hash_map::Entry::Vacant(e) => {
                     self.pending.fetch_add(1, Ordering::Relaxed);
                     e.insert(CacheEntry {
-                        slot: spawn_load(state.clone(), sri, expected.clone()),
+                        slot: spawn_load(state.clone(), at.clone()),
                         cost: 0,
                         used: tick,
                     })
@@ -232,17 +230,23 @@ impl ToolSetCache {
         };
         let loaded = slot.await;
         let tools = loaded.map_err(ApiError::Internal)?;
-        if tools.full != *expected {
-            return Err(ApiError::internal(format!(
-                "document {raw} has full digest {}, the index says {expected}",
-                tools.full
-            )));
+        // The entry was verified against the digest of the target that first asked for the
+        // document; another target naming the same document must record the same digest.
+        if tools.full != at.full {
+            return Err(IndexError::ToolSetDigest {
+                entry: at.entry,
+                sri: sri.to_string(),
+                found: tools.full.clone(),
+                indexed: at.full,
+            }
+            .into());
         }
         Ok(Some(tools))
     }
 
-    /// Read and parse `sri` once, at most [`MAX_CONCURRENT_LOADS`] documents at a time.
-    async fn load_once(&self, state: &Arc<AppState>, sri: Sri, expected: String) -> Loaded {
+    /// Read and parse `at` once, at most [`MAX_CONCURRENT_LOADS`] documents at a time.
+    async fn load_once(&self, state: &Arc<AppState>, at: ToolSetRef) -> Loaded {
+        let sri = at.document;
         /// Counts the load in `pending` until it ends, however it ends.
         struct Pending<'a>(&'a std::sync::atomic::AtomicUsize);
         impl Drop for Pending<'_> {
@@ -260,7 +264,7 @@ impl ToolSetCache {
             self.loads.fetch_add(1, Ordering::Relaxed);
             let blobs = state.blobs.clone();
             let inline = self.inline_budget;
-            tokio::task::spawn_blocking(move || load(&blobs, sri, &expected, inline))
+            tokio::task::spawn_blocking(move || load(&blobs, &at, inline))
                 .await
                 .map_err(|e| e.to_string())
                 .and_then(|r| r)
@@ -301,41 +305,23 @@ impl ToolSetCache {
     }
 }
 
-/// Start loading `sri` in a task of its own; the returned future is its result, for every
+/// Start loading `at` in a task of its own; the returned future is its result, for every
 /// waiter.
-fn spawn_load(state: Arc<AppState>, sri: Sri, expected: String) -> Slot {
+fn spawn_load(state: Arc<AppState>, at: ToolSetRef) -> Slot {
     use futures_util::FutureExt;
-    let task = tokio::spawn(async move { state.tool_sets.load_once(&state, sri, expected).await });
+    let sri = at.document;
+    let task = tokio::spawn(async move { state.tool_sets.load_once(&state, at).await });
     async move { task.await.map_err(|e| format!("loading {sri}: {e}"))? }
         .boxed()
         .shared()
 }
 
-/// Read the document `sri` (verified by the blob store), assemble its tool set, check its full
-/// digest is `expected`, and keep what pages show.
-fn load(
-    blobs: &Blobs,
-    sri: Sri,
-    expected: &str,
-    inline_budget: usize,
-) -> Result<CurrentTools, String> {
-    let bytes = blobs
-        .get(&sri)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("the document {sri} is not stored"))?;
-    let document_bytes = bytes.len() as u64;
-    let doc = Document::decode(&bytes).map_err(|e| format!("the document {sri}: {e}"))?;
-    drop(bytes);
-    let set = doc
-        .tool_set()
-        .ok_or_else(|| format!("the document {sri} holds no readable tool set"))?;
-    drop(doc);
-    let digest = full::digest(&set).to_string();
-    if digest != expected {
-        return Err(format!(
-            "the document {sri} has full digest {digest}, the index says {expected}"
-        ));
-    }
+/// Read the tool set `at` names, verified by the index's one check (the blob store verifies
+/// the document's bytes, the tool set's full digest is checked against the indexed one), and
+/// keep what pages show.
+fn load(blobs: &Blobs, at: &ToolSetRef, inline_budget: usize) -> Result<CurrentTools, String> {
+    let read = at.read(blobs).map_err(|e| e.to_string())?;
+    let set = read.set;
     let mut inline = Vec::new();
     let mut shown = 0usize;
     let mut open = true;
@@ -372,9 +358,9 @@ fn load(
         }
     }
     Ok(CurrentTools {
-        document: sri,
-        document_bytes,
-        full: digest,
+        document: at.document,
+        document_bytes: read.document_bytes,
+        full: at.full.clone(),
         count: set.tools.len(),
         tool_bytes,
         inline,

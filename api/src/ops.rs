@@ -280,30 +280,18 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
         let _ = writeln!(out, "# HELP toolmark_checkpoint_age_seconds Seconds since the checkpoint was published.");
         let _ = writeln!(out, "# TYPE toolmark_checkpoint_age_seconds gauge");
         let _ = writeln!(out, "toolmark_checkpoint_age_seconds {}", checkpoint_age(&state).unwrap_or(0));
-        let index = state.index.get();
-        let conn = index.connection();
-        let mut by_status = conn
-            .prepare("SELECT coalesce(last_status, 'never'), count(*) FROM targets GROUP BY 1 ORDER BY 1")
-            .map_err(ApiError::internal)?;
-        let rows = by_status
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-            .map_err(ApiError::internal)?;
+        let (by_status, by_class) = {
+            let index = state.index.get();
+            (index.target_status_counts()?, index.change_class_counts()?)
+        };
         let _ = writeln!(out, "# HELP toolmark_targets Targets by their last observation's status.");
         let _ = writeln!(out, "# TYPE toolmark_targets gauge");
-        for row in rows {
-            let (status, n) = row.map_err(ApiError::internal)?;
+        for (status, n) in by_status {
             let _ = writeln!(out, "toolmark_targets{{status=\"{}\"}} {n}", escape_label(&status));
         }
-        let mut by_class = conn
-            .prepare("SELECT class, count(*) FROM changes GROUP BY 1 ORDER BY 1")
-            .map_err(ApiError::internal)?;
-        let rows = by_class
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-            .map_err(ApiError::internal)?;
         let _ = writeln!(out, "# HELP toolmark_changes_total Recorded tool-set changes by class.");
         let _ = writeln!(out, "# TYPE toolmark_changes_total counter");
-        for row in rows {
-            let (class, n) = row.map_err(ApiError::internal)?;
+        for (class, n) in by_class {
             let _ = writeln!(out, "toolmark_changes_total{{class=\"{}\"}} {n}", escape_label(&class));
         }
         let jobs = jobs(&state).unwrap_or_default();

@@ -27,9 +27,9 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use rusqlite::types::Value as Sql;
 use serde_json::{Map, Value, json};
-use toolmark_index::index::{ChangeRow, Index, TargetRow};
+use toolmark_index::index::{ChangeRow, Index, TargetRow, TargetSummary};
+use toolmark_index::{TargetFilter, TargetState};
 use toolmark_toolset::json::{self as tjson, Json};
 use toolmark_toolset::{Shape, Tool, ToolSet, sensitive};
 
@@ -242,143 +242,34 @@ fn json_response(text: String) -> Response {
 // ---------------------------------------------------------------------------------------------
 // Targets
 
-/// Which targets `state=` selects.
-#[derive(Clone, Copy)]
-enum TargetState {
-    All,
-    Observed,
-    Changed,
-    Failing,
-    Skipped,
-    Delisted,
-}
-
-impl TargetState {
-    fn parse(s: &str) -> Option<TargetState> {
-        Some(match s {
-            "all" => TargetState::All,
-            "observed" => TargetState::Observed,
-            "changed" => TargetState::Changed,
-            "failing" => TargetState::Failing,
-            "skipped" => TargetState::Skipped,
-            "delisted" => TargetState::Delisted,
-            _ => return None,
-        })
-    }
-
-    fn condition(self) -> &'static str {
-        match self {
-            TargetState::All => "1",
-            TargetState::Observed => "t.last_status = 'ok'",
-            TargetState::Changed => "EXISTS (SELECT 1 FROM changes c WHERE c.target_id = t.id)",
-            TargetState::Failing => {
-                "t.skip_reason IS NULL AND t.last_status IS NOT NULL AND t.last_status <> 'ok'"
-            }
-            TargetState::Skipped => "t.skip_reason IS NOT NULL",
-            TargetState::Delisted => "coalesce(t.delisted_at, s.delisted_at) IS NOT NULL",
-        }
-    }
-}
-
-const SUMMARY_COLS: &str = "t.id, t.server, s.title, t.target, t.kind, t.declared_transport, \
-    t.package_version, t.skip_reason, t.skip_detail, t.first_listed, t.last_listed, \
-    coalesce(t.delisted_at, s.delisted_at), t.last_status, t.last_detail, t.last_entry, \
-    t.last_observed_at, t.last_ok_entry, t.current_mtl1, t.current_full, t.current_tools, \
-    (SELECT count(*) FROM changes c WHERE c.target_id = t.id)";
-
-const SUMMARY_FROM: &str = "FROM targets t LEFT JOIN servers s ON s.name = t.server";
-
 /// One target's summary, as listed and as the `server` of its detail.
-fn summary_row(base: &str, r: &rusqlite::Row) -> rusqlite::Result<Value> {
-    let id: String = r.get(0)?;
-    let delisted_at: Option<String> = r.get(11)?;
-    Ok(json!({
-        "id": id,
-        "name": r.get::<_, String>(1)?,
-        "title": r.get::<_, Option<String>>(2)?,
-        "endpoint": r.get::<_, String>(3)?,
-        "kind": r.get::<_, String>(4)?,
-        "transport": r.get::<_, Option<String>>(5)?,
-        "packageVersion": r.get::<_, Option<String>>(6)?,
-        "skipReason": r.get::<_, Option<String>>(7)?,
-        "skipDetail": r.get::<_, Option<String>>(8)?,
-        "firstListed": r.get::<_, Option<String>>(9)?,
-        "lastListed": r.get::<_, Option<String>>(10)?,
-        "delisted": delisted_at.is_some(),
-        "delistedAt": delisted_at,
-        "lastStatus": r.get::<_, Option<String>>(12)?,
-        "lastDetail": r.get::<_, Option<String>>(13)?,
-        "lastEntry": r.get::<_, Option<i64>>(14)?,
-        "lastObserved": r.get::<_, Option<String>>(15)?,
-        "currentEntry": r.get::<_, Option<i64>>(16)?,
-        "mtl1": r.get::<_, Option<String>>(17)?,
-        "full": r.get::<_, Option<String>>(18)?,
-        "toolCount": r.get::<_, Option<i64>>(19)?,
-        "changes": r.get::<_, i64>(20)?,
-        "page": format!("{base}/s/{id}"),
-    }))
-}
-
-/// `q` as a LIKE pattern (`\` escapes `%`, `_` and itself).
-fn like(q: &str) -> String {
-    let escaped = q
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    format!("%{escaped}%")
-}
-
-fn search_targets(
-    index: &Index,
-    base: &str,
-    q: Option<&str>,
-    state: TargetState,
-    limit: u32,
-    offset: i64,
-) -> Result<(i64, Vec<Value>), ApiError> {
-    let mut cond = format!("({})", state.condition());
-    let mut args: Vec<Sql> = Vec::new();
-    if let Some(q) = q.filter(|q| !q.is_empty()) {
-        cond.push_str(
-            " AND (t.server LIKE ?1 ESCAPE '\\' OR t.target LIKE ?1 ESCAPE '\\' \
-             OR s.title LIKE ?1 ESCAPE '\\')",
-        );
-        args.push(Sql::Text(like(q)));
-    }
-    let conn = index.connection();
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT count(*) {SUMMARY_FROM} WHERE {cond}"))
-        .and_then(|mut st| st.query_row(rusqlite::params_from_iter(&args), |r| r.get(0)))
-        .map_err(ApiError::internal)?;
-    let n = args.len();
-    args.push(Sql::Integer(i64::from(limit)));
-    args.push(Sql::Integer(offset));
-    let sql = format!(
-        "SELECT {SUMMARY_COLS} {SUMMARY_FROM} WHERE {cond}
-         ORDER BY t.server, t.kind DESC, t.target, t.id LIMIT ?{} OFFSET ?{}",
-        n + 1,
-        n + 2
-    );
-    let mut st = conn.prepare_cached(&sql).map_err(ApiError::internal)?;
-    let rows = st
-        .query_map(rusqlite::params_from_iter(&args), |r| summary_row(base, r))
-        .map_err(ApiError::internal)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ApiError::internal)?;
-    Ok((total, rows))
-}
-
-fn target_summary(index: &Index, base: &str, id: &str) -> Result<Option<Value>, ApiError> {
-    use rusqlite::OptionalExtension;
-    index
-        .connection()
-        .query_row(
-            &format!("SELECT {SUMMARY_COLS} {SUMMARY_FROM} WHERE t.id = ?1"),
-            [id],
-            |r| summary_row(base, r),
-        )
-        .optional()
-        .map_err(ApiError::internal)
+fn summary_json(base: &str, s: &TargetSummary) -> Value {
+    let t = &s.target;
+    json!({
+        "id": t.id,
+        "name": t.server,
+        "title": s.title,
+        "endpoint": t.target,
+        "kind": t.kind,
+        "transport": t.declared_transport,
+        "packageVersion": t.package_version,
+        "skipReason": t.skip_reason,
+        "skipDetail": t.skip_detail,
+        "firstListed": t.first_listed,
+        "lastListed": t.last_listed,
+        "delisted": s.delisted_at.is_some(),
+        "delistedAt": s.delisted_at,
+        "lastStatus": t.last_status,
+        "lastDetail": t.last_detail,
+        "lastEntry": t.last_entry,
+        "lastObserved": t.last_observed_at,
+        "currentEntry": t.last_ok_entry,
+        "mtl1": t.current_mtl1,
+        "full": t.current_full,
+        "toolCount": t.current_tools,
+        "changes": s.changes,
+        "page": format!("{base}/s/{}", t.id),
+    })
 }
 
 async fn list_servers(
@@ -398,17 +289,22 @@ async fn list_servers(
     };
     let limit = p.limit()?;
     let offset = p.integer("offset")?.unwrap_or(0);
+    let filter = TargetFilter {
+        q: q.unwrap_or_default(),
+        state: target_state,
+    };
     let body = blocking(move || {
-        let index = state.index.get();
-        let (total, servers) = search_targets(
-            &index,
-            &state.base_url,
-            q.as_deref(),
-            target_state,
+        let page = state.index.get().search_targets(
+            &filter,
             limit,
-            offset,
+            u64::try_from(offset).unwrap_or_default(),
         )?;
-        Ok(json!({"total": total, "offset": offset, "limit": limit, "servers": servers}))
+        let servers: Vec<Value> = page
+            .targets
+            .iter()
+            .map(|t| summary_json(&state.base_url, t))
+            .collect();
+        Ok(json!({"total": page.total, "offset": offset, "limit": limit, "servers": servers}))
     })
     .await?;
     Ok(axum::Json(body).into_response())
@@ -432,7 +328,9 @@ async fn server_detail(
         let (target, out) = {
             let index = state.index.get();
             let target = target_or_404(&index, &id)?;
-            let summary = target_summary(&index, base, &id)?
+            let summary = index
+                .target_summary(&id)?
+                .map(|t| summary_json(base, &t))
                 .ok_or_else(|| ApiError::NotFound(format!("no server {id}")))?;
             let registry = index.server(&target.server)?;
             let siblings: Vec<Value> = index
@@ -445,7 +343,7 @@ async fn server_detail(
                 .collect();
             let observations = index.observations_of(&id, TIMELINE_LEN, None)?;
             let changed_at =
-                change_ids_by_entry(&index, &id, observations.last().map_or(0, |o| o.entry))?;
+                index.change_ids_since(&id, observations.last().map_or(0, |o| o.entry))?;
             let timeline: Vec<Value> = observations
                 .iter()
                 .map(|o| {
@@ -542,101 +440,15 @@ async fn server_detail(
     Ok(json_response(text))
 }
 
-/// `(new_entry, change id)` of the target's changes at or after `from_entry`.
-fn change_ids_by_entry(
-    index: &Index,
-    target: &str,
-    from_entry: u64,
-) -> Result<Vec<(u64, i64)>, ApiError> {
-    let from = i64::try_from(from_entry).unwrap_or(i64::MAX);
-    let mut st = index
-        .connection()
-        .prepare_cached(
-            "SELECT new_entry, id FROM changes WHERE target_id = ?1 AND new_entry >= ?2
-             ORDER BY id",
-        )
-        .map_err(ApiError::internal)?;
-    let rows = st
-        .query_map(rusqlite::params![target, from], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-        })
-        .map_err(ApiError::internal)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ApiError::internal)?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(e, id)| Some((u64::try_from(e).ok()?, id)))
-        .collect())
-}
-
 // ---------------------------------------------------------------------------------------------
 // Changes
 
-/// What changes to read: filters, and the cursor.
-#[derive(Default)]
-pub(crate) struct ChangeQuery<'a> {
-    /// Only changes of these targets.
-    pub targets: Option<&'a [String]>,
-    /// Only changes of this registry server.
-    pub server: Option<&'a str>,
-    /// Only changes of this class.
-    pub class: Option<&'a str>,
-    /// Ids above this, oldest first (forward reading); newest first when `None`.
-    pub after: Option<i64>,
-    /// Ids below this.
-    pub before: Option<i64>,
-    /// At most this many.
-    pub limit: u32,
-}
-
-use toolmark_index::index::{CHANGE_COLS, change_row};
+/// What changes to read (the index's query).
+pub(crate) use toolmark_index::ChangeQuery;
 
 /// Changes by `q`: ids ascending after `q.after`, else descending below `q.before`.
 pub(crate) fn query_changes(index: &Index, q: &ChangeQuery) -> Result<Vec<ChangeRow>, ApiError> {
-    let mut sql = format!("SELECT {CHANGE_COLS} FROM changes WHERE 1");
-    let mut args: Vec<Sql> = Vec::new();
-    if let Some(a) = q.after {
-        sql.push_str(" AND id > ?");
-        args.push(Sql::Integer(a));
-    }
-    if let Some(b) = q.before {
-        sql.push_str(" AND id < ?");
-        args.push(Sql::Integer(b));
-    }
-    if let Some(s) = q.server {
-        sql.push_str(" AND server = ?");
-        args.push(Sql::Text(s.to_owned()));
-    }
-    if let Some(c) = q.class {
-        sql.push_str(" AND class = ?");
-        args.push(Sql::Text(c.to_owned()));
-    }
-    if let Some(targets) = q.targets {
-        if targets.is_empty() {
-            sql.push_str(" AND 0");
-        } else {
-            sql.push_str(" AND target_id IN (");
-            sql.push_str(&vec!["?"; targets.len()].join(","));
-            sql.push(')');
-            args.extend(targets.iter().map(|t| Sql::Text(t.clone())));
-        }
-    }
-    sql.push_str(if q.after.is_some() {
-        " ORDER BY id ASC LIMIT ?"
-    } else {
-        " ORDER BY id DESC LIMIT ?"
-    });
-    args.push(Sql::Integer(i64::from(q.limit)));
-    let mut st = index
-        .connection()
-        .prepare_cached(&sql)
-        .map_err(ApiError::internal)?;
-    let rows = st
-        .query_map(rusqlite::params_from_iter(&args), change_row)
-        .map_err(ApiError::internal)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ApiError::internal)?;
-    Ok(rows)
+    Ok(index.query_changes(q)?)
 }
 
 /// A change as the JSON endpoints (and the JSON Feed's `_toolmark`) give it: capped lists

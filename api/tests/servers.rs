@@ -46,13 +46,18 @@ async fn assert_bad(state: &Arc<AppState>, path: &str) {
     );
 }
 
-fn names(v: &Value) -> Vec<String> {
+/// The `key` of every listed server, in order.
+fn listed(v: &Value, key: &str) -> Vec<String> {
     v["servers"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .map(|s| s[key].as_str().unwrap().to_owned())
         .collect()
+}
+
+fn names(v: &Value) -> Vec<String> {
+    listed(v, "name")
 }
 
 #[tokio::test]
@@ -169,6 +174,44 @@ async fn servers_filter_search_and_page() {
     assert!(names(&v).is_empty());
     let (_, v) = get_json(&p.state, "/api/v1/servers?limit=200&q=").await;
     assert_eq!(v["total"], 5);
+}
+
+/// The target ids a desk page links to (`href="/s/{id}"`), in page order.
+fn desk_ids(html: &str) -> Vec<String> {
+    html.split("href=\"/s/")
+        .skip(1)
+        .filter_map(|rest| rest.get(..16))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_api_and_the_desk_find_the_same_targets_for_the_same_q() {
+    let p = populated("servers-same-q");
+    for q in [
+        "",
+        "FILES",
+        "flaky.example.COM",
+        "io.example/",
+        "needs a key",
+        "A TEST SERVER",
+        "  files ",
+        "%",
+        "_",
+        "\\",
+        "nothing-like-this",
+    ] {
+        let (status, v) = get_json(&p.state, &format!("/api/v1/servers?q={}", urlencode(q))).await;
+        assert_eq!(status, StatusCode::OK);
+        let api = listed(&v, "id");
+        let (status, _, body) = get(&p.state, &format!("/?q={}", urlencode(q))).await;
+        assert_eq!(status, StatusCode::OK);
+        let desk = desk_ids(std::str::from_utf8(&body).unwrap());
+        assert_eq!(api, desk, "q={q}");
+    }
+    // The description is searched through both ("needs a key" is only in one).
+    let (_, v) = get_json(&p.state, "/api/v1/servers?q=needs%20a%20key").await;
+    assert_eq!(names(&v), ["io.example/keyed"]);
 }
 
 fn urlencode(s: &str) -> String {

@@ -9,10 +9,13 @@
 //! - [`document`]: the observation document (`toolmark-observation/1`), the blob a log entry's
 //!   `raw` names: everything one observation produced, the server's raw texts embedded as JSON
 //!   strings so every byte is kept. Its module documentation is the format's definition.
-//! - [`index`]: the SQLite index (WAL, `STRICT` tables, schema version in `meta`): runs, servers,
-//!   targets, observations and changes, the queries the API needs, and [`Index::catch_up`] /
-//!   [`Index::rebuild`], which derive the observation and change rows from the log and the blobs
-//!   alone.
+//! - [`index`]: the SQLite index (WAL, `STRICT` tables): runs, servers, targets, observations
+//!   and changes, split into [`schema`] (DDL, version in `meta`), [`rows`] (the typed rows),
+//!   [`queries`] (every read: the one target search over a [`TargetFilter`], changes, counts,
+//!   and a target's current tool set read and verified against the indexed full digest) and
+//!   `derive` ([`Index::catch_up`] / [`Index::rebuild`], which derive the observation and change
+//!   rows from the log and the blobs alone). Its SQLite connection is private: callers use
+//!   typed functions, never SQL.
 //! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
 //!   batch, then the index rows in one transaction, read back from the log.
 //!
@@ -32,8 +35,12 @@
 
 pub mod blobs;
 pub mod datadir;
+mod derive;
 pub mod index;
+pub mod queries;
 pub mod record;
+pub mod rows;
+pub mod schema;
 
 // The observation document and the log's time format belong to the observation model.
 pub use toolmark_observation::{document, time};
@@ -42,4 +49,5 @@ pub use blobs::{BlobError, Blobs};
 pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
 pub use index::{Index, IndexError};
+pub use queries::{ChangeQuery, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet};
 pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};

@@ -38,10 +38,10 @@ use toolmark_toolset::Sri;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::blobs::Blobs;
+use crate::derive::{index_entries, read_entries};
 use crate::document::{DocTarget, Document};
-use crate::index::{
-    Index, IndexError, index_entries, log_size_indexed_in, read_entries, set_log_size_indexed,
-};
+use crate::index::{Index, IndexError};
+use crate::schema::{log_size_indexed_in, set_log_size_indexed};
 
 /// Status of a package target until the sandbox observes packages.
 pub const AWAITING_SANDBOX: &str = "awaiting-sandbox";

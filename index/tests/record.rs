@@ -74,12 +74,17 @@ fn document(env: &Env, entry: &Entry) -> Document {
     Document::decode(&env.blobs.get(&sri).unwrap().unwrap()).unwrap()
 }
 
-#[test]
-fn a_run_logs_every_remote_once_and_indexes_it() {
-    let mut env = Env::new("first-run");
-    let recs = registry();
-    let (run, lines) = env.run(&day_str(0, 0), &recs, &[], first_day);
+/// The first day's run over [`registry`], in one batch: the environment, the run id and the
+/// report lines.
+fn first_run(tag: &str) -> (Env, i64, Vec<toolmark_index::Recorded>) {
+    let mut env = Env::new(tag);
+    let (run, lines) = env.run(&day_str(0, 0), &registry(), &[], first_day);
+    (env, run, lines)
+}
 
+#[test]
+fn a_run_logs_every_remote_once_and_no_package() {
+    let (env, _, lines) = first_run("first-run");
     // 7 targets: 5 remotes (one entry each) and 2 packages (none).
     assert_eq!(lines.len(), 7);
     assert_eq!(env.log.head().size, 5);
@@ -96,8 +101,12 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         ]
     );
     assert!(entries.iter().all(|e| e.prev.is_none()));
+}
 
-    // The ok entry: digests as the crawler computes them, and a document with the exact page.
+#[test]
+fn an_ok_entry_has_the_crawlers_digests_and_a_document_with_the_exact_page() {
+    let (env, _, _) = first_run("first-run-ok");
+    let entries = env.entries();
     let alpha = &entries[0];
     let obs = first_day(ALPHA).unwrap();
     let d = obs.digests().unwrap();
@@ -116,8 +125,12 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         toolmark_toolset::full::digest(&doc.tool_set().unwrap()),
         d.full
     );
+}
 
-    // Failures keep their details and auth challenge.
+#[test]
+fn failures_keep_their_details_and_auth_challenge() {
+    let (env, _, _) = first_run("first-run-failures");
+    let entries = env.entries();
     let beta = &entries[1];
     assert_eq!(beta.detail.as_deref(), Some("401 from initialize"));
     assert_eq!((beta.full.as_ref(), beta.tools), (None, None));
@@ -132,8 +145,12 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         Some("observation deadline of 90s passed")
     );
     assert!(delta.raw.is_some());
+}
 
-    // Skips: names only, never header values; no document; observed at the run start.
+#[test]
+fn skips_log_names_only_no_document_at_the_run_start() {
+    let (env, _, _) = first_run("first-run-skips");
+    let entries = env.entries();
     assert_eq!(entries[3].subject.target, GAMMA_TEMPLATED);
     assert_eq!(entries[3].detail.as_deref(), Some("tenant"));
     assert_eq!(entries[4].detail.as_deref(), Some("Authorization"));
@@ -141,12 +158,18 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         assert_eq!(e.raw, None);
         assert_eq!(e.observed_at, day_str(0, 0));
     }
+    // Never a header value.
     for i in 0..5 {
         let text = String::from_utf8(env.log.entry(i).unwrap()).unwrap();
         assert!(!text.contains("secret_token") && !text.contains("Bearer {"));
     }
+}
 
-    // Index rows mirror the entries.
+#[test]
+fn index_rows_mirror_the_entries() {
+    let (env, run, _) = first_run("first-run-rows");
+    let entries = env.entries();
+    let alpha = &entries[0];
     assert_eq!(env.index.log_size_indexed().unwrap(), 5);
     let row = env.index.observation(0).unwrap().unwrap();
     assert_eq!(row.target_id, id("io.example/alpha", ALPHA));
@@ -173,8 +196,11 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
     assert_eq!(t.skip_reason.as_deref(), Some("header-required"));
     assert_eq!(t.last_status.as_deref(), Some("header-required"));
     assert_eq!(t.last_entry, Some(4));
+}
 
-    // Packages: listed, not logged.
+#[test]
+fn packages_are_listed_not_logged() {
+    let (env, _, _) = first_run("first-run-packages");
     let alpha_targets = env.index.targets_of("io.example/alpha").unwrap();
     assert_eq!(alpha_targets.len(), 2);
     let pkg = &alpha_targets[1];
@@ -191,11 +217,18 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         Some("unsupported-package-type")
     );
     assert_eq!(beta_pkg.skip_detail.as_deref(), Some("oci"));
+}
 
-    // No change on a first observation.
+#[test]
+fn a_first_observation_is_no_change() {
+    let (env, _, _) = first_run("first-run-no-change");
     assert!(env.index.changes(0, 100, None, None).unwrap().is_empty());
+}
 
-    // The report lines.
+#[test]
+fn report_lines_follow_the_targets() {
+    let (env, _, lines) = first_run("first-run-lines");
+    let alpha = &env.entries()[0];
     let line = serde_json::to_value(&lines[0]).unwrap();
     assert_eq!(line["server"], "io.example/alpha");
     assert_eq!(line["endpoint"], ALPHA);
@@ -217,8 +250,11 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
         ("unsupported-package-type", "oci")
     );
     assert_eq!(lines[6].entry_index, Some(4));
+}
 
-    // Servers and runs.
+#[test]
+fn servers_keep_their_registry_record() {
+    let (env, _, _) = first_run("first-run-servers");
     let server = env.index.server("io.example/alpha").unwrap().unwrap();
     assert_eq!(server.title.as_deref(), Some("Alpha"));
     assert_eq!(server.status, "active");
@@ -235,6 +271,11 @@ fn a_run_logs_every_remote_once_and_indexes_it() {
             "io.example/gamma"
         ]
     );
+}
+
+#[test]
+fn a_run_is_running_until_finished_with_its_report() {
+    let (mut env, run, _) = first_run("first-run-finish");
     assert_eq!(env.index.last_run().unwrap().unwrap().status, "running");
     env.recorder()
         .finish_run(
@@ -520,10 +561,14 @@ fn catch_up_indexes_what_a_crash_left_behind() {
 
 type Snapshot = (Vec<Vec<String>>, Vec<Vec<String>>, Vec<Vec<String>>);
 
-/// Every derived row, as text (observations without the run bookkeeping).
-fn snapshot(index: &toolmark_index::Index) -> Snapshot {
+/// Every derived row of the index at `path`, as text (observations without the run
+/// bookkeeping), read through a connection of its own (the index offers no SQL).
+fn snapshot(path: &std::path::Path) -> Snapshot {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     let rows = |sql: &str| -> Vec<Vec<String>> {
-        let mut st = index.connection().prepare(sql).unwrap();
+        let mut st = conn.prepare(sql).unwrap();
         let n = st.column_count();
         st.query_map([], |r| {
             Ok((0..n)
@@ -555,17 +600,17 @@ fn the_index_is_derivable_from_the_log_and_the_blobs() {
     env.run(&day_str(0, 0), &recs, &[], first_day);
     env.run(&day_str(1, 0), &recs, &[], day_two);
     env.run(&day_str(2, 0), &recs, &[], first_day);
-    let before = snapshot(&env.index);
+    let before = snapshot(&env.dir.join("index.sqlite"));
     assert_eq!(before.0.len(), 15);
     assert_eq!(before.1.len(), 2);
 
     assert_eq!(env.index.rebuild(&env.log, &env.blobs).unwrap(), 15);
-    assert_eq!(snapshot(&env.index), before);
+    assert_eq!(snapshot(&env.dir.join("index.sqlite")), before);
 
     // A brand-new index over the same log and blobs derives the same rows.
     let mut fresh = toolmark_index::Index::open(&env.dir.join("fresh.sqlite")).unwrap();
     assert_eq!(fresh.catch_up(&env.log, &env.blobs).unwrap(), 15);
-    assert_eq!(snapshot(&fresh), before);
+    assert_eq!(snapshot(&env.dir.join("fresh.sqlite")), before);
     let t = fresh
         .target(&id("io.example/delta", DELTA))
         .unwrap()

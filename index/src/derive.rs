@@ -1,0 +1,382 @@
+//! Deriving the index from the log and the blobs: the observation and change rows and the
+//! `last_*`/`current_*` columns of targets.
+//!
+//! They are computed by one function ([`index_entries`]) from log entries (read back from the
+//! log's own bundles) and the blobs they name; [`crate::Recorder`] uses it for fresh entries
+//! and [`Index::catch_up`] for entries the index has not seen (after a crash between the log
+//! append and the index commit, or on a new database). [`Index::rebuild`] clears those rows and
+//! derives them again; change ids then come out the same, because changes are numbered in log
+//! order. Registry metadata and runs are not in the log and are not rebuilt.
+
+use std::collections::HashMap;
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use toolmark_log::entry::Entry;
+use toolmark_log::store::Storage;
+use toolmark_log::{Log, LogError, tiles};
+use toolmark_toolset::Sri;
+
+use crate::blobs::Blobs;
+use crate::document::Document;
+use crate::index::{Index, IndexError, endpoint_key};
+use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
+use crate::rows::{int, unsigned};
+use crate::schema::{meta, set_log_size_indexed, set_meta};
+
+/// Entries indexed per transaction by [`Index::catch_up`] (bounds memory and transaction size).
+const CATCH_UP_CHUNK: u64 = 4_096;
+
+impl Index {
+    /// Index every log entry the index has not seen yet (observation rows, target state,
+    /// changes), reading entries from the log's bundles and documents from the blobs. Returns
+    /// how many entries it indexed. Rows it derives have no `run_id`.
+    pub fn catch_up<S: Storage>(&mut self, log: &Log<S>, blobs: &Blobs) -> Result<u64, IndexError> {
+        let vkey = log.vkey();
+        match meta(&self.conn, "log_vkey")? {
+            Some(v) if v == vkey => {}
+            Some(v) => {
+                return Err(IndexError::Inconsistent(format!(
+                    "this index follows the log {v}, not {vkey}"
+                )));
+            }
+            None => set_meta(&self.conn, "log_vkey", &vkey)?,
+        }
+        let from = self.log_size_indexed()?;
+        let to = log.head().size;
+        if from > to {
+            return Err(IndexError::Inconsistent(format!(
+                "the index has seen {from} entries, the log holds {to}"
+            )));
+        }
+        let mut at = from;
+        while at < to {
+            let end = (at + CATCH_UP_CHUNK).min(to);
+            let entries = read_entries(log, at, end)?;
+            let tx = self.conn.transaction()?;
+            index_entries(&tx, blobs, &entries, None)?;
+            set_log_size_indexed(&tx, end)?;
+            tx.commit()?;
+            at = end;
+        }
+        Ok(to - from)
+    }
+
+    /// Clear every row derived from the log (observations, changes, the entry columns of
+    /// targets) and derive them again from the log and the blobs. Returns how many entries it
+    /// indexed.
+    pub fn rebuild<S: Storage>(&mut self, log: &Log<S>, blobs: &Blobs) -> Result<u64, IndexError> {
+        let tx = self.conn.transaction()?;
+        tx.execute_batch(
+            "DELETE FROM observations;
+             DELETE FROM changes;
+             DELETE FROM sqlite_sequence WHERE name = 'changes';
+             UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
+                 last_observed_at = NULL, last_ok_entry = NULL, current_full = NULL,
+                 current_mtl1 = NULL, current_raw = NULL, current_tools = NULL;",
+        )?;
+        set_log_size_indexed(&tx, 0)?;
+        tx.commit()?;
+        self.catch_up(log, blobs)
+    }
+}
+
+/// Entries `from..to` decoded from the log's published bundles (one read per bundle).
+pub(crate) fn read_entries<S: Storage>(
+    log: &Log<S>,
+    from: u64,
+    to: u64,
+) -> Result<Vec<(u64, Entry)>, IndexError> {
+    const WIDTH: u64 = 256;
+    let size = log.head().size;
+    if to > size {
+        return Err(IndexError::Inconsistent(format!(
+            "entries up to {to} asked for, the log holds {size}"
+        )));
+    }
+    let mut out = Vec::with_capacity(to.saturating_sub(from) as usize);
+    let mut b = from / WIDTH;
+    while b * WIDTH < to {
+        let width = ((b + 1) * WIDTH).min(size) - b * WIDTH;
+        let path = tiles::bundle_path(b, width as u16);
+        let bytes = log
+            .store()
+            .read_public(&path)
+            .map_err(LogError::from)?
+            .ok_or_else(|| IndexError::Inconsistent(format!("log bundle {path} is missing")))?;
+        let members = tiles::decode_bundle(&bytes).map_err(LogError::from)?;
+        for i in (b * WIDTH).max(from)..((b + 1) * WIDTH).min(to) {
+            let raw = members
+                .get((i - b * WIDTH) as usize)
+                .ok_or_else(|| IndexError::Inconsistent(format!("log bundle {path} is short")))?;
+            let entry =
+                Entry::decode(raw).map_err(|source| IndexError::Entry { index: i, source })?;
+            out.push((i, entry));
+        }
+        b += 1;
+    }
+    Ok(out)
+}
+
+/// The observation document an entry names, verified against the entry.
+fn load_document(
+    blobs: &Blobs,
+    raw: &str,
+    index: u64,
+    entry: &Entry,
+) -> Result<Document, IndexError> {
+    let sri = parse_raw(raw, index)?;
+    let bytes = blobs.get(&sri)?.ok_or_else(|| IndexError::MissingBlob {
+        entry: index,
+        sri: raw.to_owned(),
+    })?;
+    let doc = Document::decode(&bytes).map_err(|source| IndexError::Document {
+        sri: raw.to_owned(),
+        source,
+    })?;
+    if doc.target.server != entry.subject.server
+        || doc.target.endpoint != entry.subject.target
+        || doc.status != entry.status.as_str()
+    {
+        return Err(IndexError::Inconsistent(format!(
+            "entry {index} and its document {raw} describe different observations"
+        )));
+    }
+    Ok(doc)
+}
+
+/// The state of a target before an entry is indexed.
+struct TargetState {
+    last_entry: Option<u64>,
+    last_ok_entry: Option<u64>,
+    current_full: Option<String>,
+    current_mtl1: Option<String>,
+    current_raw: Option<String>,
+}
+
+/// Index entries (in log order): observation rows, target state, change rows. Returns the
+/// change id recorded for each entry that has one. Entries already indexed are left alone.
+pub(crate) fn index_entries(
+    tx: &Transaction,
+    blobs: &Blobs,
+    entries: &[(u64, Entry)],
+    run: Option<i64>,
+) -> Result<HashMap<u64, i64>, IndexError> {
+    let mut changes = HashMap::new();
+    for (index, entry) in entries {
+        if let Some(id) = index_entry(tx, blobs, *index, entry, run)? {
+            changes.insert(*index, id);
+        }
+    }
+    Ok(changes)
+}
+
+fn index_entry(
+    tx: &Transaction,
+    blobs: &Blobs,
+    index: u64,
+    entry: &Entry,
+    run: Option<i64>,
+) -> Result<Option<i64>, IndexError> {
+    let at = int(index)?;
+    let seen = tx
+        .query_row("SELECT 1 FROM observations WHERE entry = ?1", [at], |_| {
+            Ok(())
+        })
+        .optional()?
+        .is_some();
+    if seen {
+        return Ok(tx
+            .query_row("SELECT id FROM changes WHERE new_entry = ?1", [at], |r| {
+                r.get(0)
+            })
+            .optional()?);
+    }
+    let target_id = entry.subject.id().to_string();
+    // The entry's digests as the index stores them (SRI text).
+    let (full, mtl1, raw) = (
+        entry.full.map(|d| d.to_string()),
+        entry.mtl1_digest().map(Sri::to_string),
+        entry.raw.map(|d| d.to_string()),
+    );
+    let doc = match &raw {
+        Some(raw) => Some(load_document(blobs, raw, index, entry)?),
+        None => None,
+    };
+    tx.prepare_cached(
+        "INSERT INTO observations (entry, target_id, run_id, observed_at, status, detail, mtl1,
+             mtl1_error, full, tools, raw, transport, protocol_version, elapsed_ms, prev)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?
+    .execute(params![
+        at,
+        target_id,
+        run,
+        entry.observed_at,
+        entry.status.as_str(),
+        entry.detail,
+        mtl1,
+        entry.mtl1_error(),
+        full,
+        entry.tools.map(int).transpose()?,
+        raw,
+        doc.as_ref().and_then(|d| d.transport.clone()),
+        doc.as_ref().and_then(|d| d.protocol_version.clone()),
+        doc.as_ref().map(|d| int(d.elapsed_ms)).transpose()?,
+        entry.prev.map(int).transpose()?,
+    ])?;
+
+    let state = tx
+        .query_row(
+            "SELECT last_entry, last_ok_entry, current_full, current_mtl1, current_raw
+             FROM targets WHERE id = ?1",
+            [&target_id],
+            |r| {
+                Ok(TargetState {
+                    last_entry: unsigned(r, 0)?,
+                    last_ok_entry: unsigned(r, 1)?,
+                    current_full: r.get(2)?,
+                    current_mtl1: r.get(3)?,
+                    current_raw: r.get(4)?,
+                })
+            },
+        )
+        .optional()?;
+    let state = match state {
+        Some(s) => s,
+        None => {
+            // A target the registry side has not described (catch-up on a fresh index).
+            tx.execute(
+                "INSERT INTO targets (id, server, target, kind, declared_transport, endpoint_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    target_id,
+                    entry.subject.server,
+                    entry.subject.target,
+                    if entry.subject.package.is_some() {
+                        "package"
+                    } else {
+                        "remote"
+                    },
+                    doc.as_ref().map(|d| d.target.declared_transport.clone()),
+                    endpoint_key(&entry.subject.target),
+                ],
+            )?;
+            TargetState {
+                last_entry: None,
+                last_ok_entry: None,
+                current_full: None,
+                current_mtl1: None,
+                current_raw: None,
+            }
+        }
+    };
+    if state.last_entry.is_none_or(|l| l < index) {
+        tx.prepare_cached(
+            "UPDATE targets SET last_status = ?2, last_detail = ?3, last_entry = ?4,
+                 last_observed_at = ?5 WHERE id = ?1",
+        )?
+        .execute(params![
+            target_id,
+            entry.status.as_str(),
+            entry.detail,
+            at,
+            entry.observed_at
+        ])?;
+    }
+    let (Some(full), true) = (&full, entry.status.is_ok()) else {
+        return Ok(None);
+    };
+    if state.last_ok_entry.is_some_and(|l| l >= index) {
+        return Ok(None);
+    }
+    let mut change = None;
+    if let (Some(old_full), Some(old_entry)) = (&state.current_full, state.last_ok_entry) {
+        if old_full != full {
+            change = Some(insert_change(
+                tx,
+                blobs,
+                (index, entry, doc.as_ref()),
+                (old_entry, old_full, &state),
+            )?);
+        }
+    }
+    tx.prepare_cached(
+        "UPDATE targets SET last_ok_entry = ?2, current_full = ?3, current_mtl1 = ?4,
+             current_raw = ?5, current_tools = ?6 WHERE id = ?1",
+    )?
+    .execute(params![
+        target_id,
+        at,
+        full,
+        mtl1,
+        raw,
+        entry.tools.map(int).transpose()?
+    ])?;
+    Ok(change)
+}
+
+fn insert_change(
+    tx: &Transaction,
+    blobs: &Blobs,
+    (index, entry, doc): (u64, &Entry, Option<&Document>),
+    (old_entry, old_full, state): (u64, &str, &TargetState),
+) -> Result<i64, IndexError> {
+    let new_full = entry.full.map(|d| d.to_string()).unwrap_or_default();
+    let new_full = new_full.as_str();
+    let new_raw = entry.raw.map(|d| d.to_string());
+    let analysed = match (&state.current_raw, &new_raw, doc) {
+        (Some(old_raw), Some(new_raw), Some(doc)) => {
+            // The target's current tool set, read as every reader of it reads it.
+            let old_set = ToolSetRef {
+                entry: old_entry,
+                document: parse_raw(old_raw, old_entry)?,
+                full: old_full.to_owned(),
+            }
+            .read(blobs)?
+            .set;
+            let new_set = checked_tool_set(doc, new_raw, new_full, index)?;
+            let diff = toolmark_toolset::diff::diff(&old_set, &new_set);
+            let classification = toolmark_toolset::classify::classify(&old_set, &new_set);
+            Some((diff, classification))
+        }
+        // A digest changed but one side has no stored tool set (an entry appended by hand):
+        // the change is real, what it is cannot be said.
+        _ => None,
+    };
+    let (class, added, removed, modified, diff, classification) = match &analysed {
+        Some((d, c)) => (
+            c.class.as_str(),
+            d.added_total as u64,
+            d.removed_total as u64,
+            d.modified_total as u64,
+            Some(serde_json::to_string(d)?),
+            Some(serde_json::to_string(c)?),
+        ),
+        None => ("unsure", 0, 0, 0, None, None),
+    };
+    tx.prepare_cached(
+        "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry, new_entry,
+             old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff,
+             classification)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?
+    .execute(params![
+        entry.subject.id().as_str(),
+        entry.subject.server,
+        entry.subject.target,
+        entry.observed_at,
+        int(old_entry)?,
+        int(index)?,
+        old_full,
+        new_full,
+        state.current_mtl1,
+        entry.mtl1_digest().map(Sri::to_string),
+        class,
+        int(added)?,
+        int(removed)?,
+        int(modified)?,
+        diff,
+        classification,
+    ])?;
+    Ok(tx.last_insert_rowid())
+}

@@ -1,0 +1,300 @@
+//! The index's schema: its DDL, its version, and opening a database (creating the tables, or
+//! refusing a version this code does not know).
+//!
+//! # Schema (version [`SCHEMA_VERSION`], recorded in `meta.schema_version`)
+//!
+//! * `meta(key, value)`: `schema_version`; `log_size_indexed` (every log entry below it has its
+//!   observation row); `log_vkey` (the verifier key of the one log this index follows).
+//! * `runs`: one row per crawl run: `kind`, `started_at`, `finished_at`, `status`
+//!   (`running|complete|failed`), `registry`, `harvest_complete`, `report` (JSON).
+//! * `servers`: the latest registry record per name: `version`, `title`, `description`,
+//!   `status` (registry lifecycle), `repository_url`, `website_url`, `first_listed`,
+//!   `last_listed`, `delisted_at`.
+//! * `targets`: every remote and package of every server, keyed by the log's subject id
+//!   (`Subject::id()`): what it is (`target` = URL or `npm:<name>`/`pypi:<name>`, `kind`
+//!   `remote|package`, `declared_transport`, `package_version`, `skip_reason`, `skip_detail`),
+//!   listing dates, the newest entry (`last_status`, `last_detail`, `last_entry`,
+//!   `last_observed_at`) and the newest complete tool set (`last_ok_entry`, `current_full`,
+//!   `current_mtl1`, `current_raw`, `current_tools`).
+//! * `observations`: one row per log entry (`entry` = its index): the entry's members, plus
+//!   `transport`, `protocol_version`, `elapsed_ms` from its observation document, `prev`, and
+//!   the `run_id` that recorded it (bookkeeping: `NULL` for rows derived by
+//!   [`Index::catch_up`](crate::Index::catch_up)).
+//! * `changes`: one row per `ok` entry whose full digest differs from the target's previous `ok`
+//!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
+//!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
+//!   When either entry has no stored document the change is recorded as `unsure` with no diff.
+//!
+//! There are no migrations yet: a database written with another version is refused
+//! ([`IndexError::Schema`]); the index is derivable, so an operator rebuilds it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+
+use crate::index::{Index, IndexError};
+
+/// The schema version this code reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'failed')),
+    registry TEXT NOT NULL,
+    harvest_complete INTEGER NOT NULL,
+    report TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS servers (
+    name TEXT PRIMARY KEY,
+    version TEXT NOT NULL,
+    title TEXT,
+    description TEXT,
+    status TEXT NOT NULL,
+    repository_url TEXT,
+    website_url TEXT,
+    first_listed TEXT NOT NULL,
+    last_listed TEXT NOT NULL,
+    delisted_at TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS targets (
+    id TEXT PRIMARY KEY,
+    server TEXT NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('remote', 'package')),
+    declared_transport TEXT,
+    package_version TEXT,
+    skip_reason TEXT,
+    skip_detail TEXT,
+    first_listed TEXT,
+    last_listed TEXT,
+    delisted_at TEXT,
+    last_status TEXT,
+    last_detail TEXT,
+    last_entry INTEGER,
+    last_observed_at TEXT,
+    last_ok_entry INTEGER,
+    current_full TEXT,
+    current_mtl1 TEXT,
+    current_raw TEXT,
+    current_tools INTEGER,
+    endpoint_key TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS targets_server ON targets (server);
+CREATE INDEX IF NOT EXISTS targets_endpoint_key ON targets (endpoint_key);
+CREATE INDEX IF NOT EXISTS targets_target ON targets (target);
+CREATE TABLE IF NOT EXISTS observations (
+    entry INTEGER PRIMARY KEY,
+    target_id TEXT NOT NULL,
+    run_id INTEGER,
+    observed_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    detail TEXT,
+    mtl1 TEXT,
+    mtl1_error TEXT,
+    full TEXT,
+    tools INTEGER,
+    raw TEXT,
+    transport TEXT,
+    protocol_version TEXT,
+    elapsed_ms INTEGER,
+    prev INTEGER
+) STRICT;
+CREATE INDEX IF NOT EXISTS observations_target ON observations (target_id, entry);
+CREATE INDEX IF NOT EXISTS observations_full ON observations (full);
+CREATE INDEX IF NOT EXISTS observations_mtl1 ON observations (mtl1);
+CREATE TABLE IF NOT EXISTS changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    target_id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    observed_at TEXT NOT NULL,
+    old_entry INTEGER NOT NULL,
+    new_entry INTEGER NOT NULL UNIQUE,
+    old_full TEXT NOT NULL,
+    new_full TEXT NOT NULL,
+    old_mtl1 TEXT,
+    new_mtl1 TEXT,
+    class TEXT NOT NULL CHECK (class IN ('benign', 'unsure', 'dangerous')),
+    added INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    diff TEXT,
+    classification TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS changes_target ON changes (target_id, id);
+CREATE INDEX IF NOT EXISTS changes_server ON changes (server, id);
+CREATE INDEX IF NOT EXISTS changes_class ON changes (class, id);
+";
+
+/// A `meta` value.
+pub(crate) fn meta(conn: &Connection, key: &str) -> Result<Option<String>, IndexError> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
+}
+
+/// Set a `meta` value.
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<(), IndexError> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+fn stored_schema_version(conn: &Connection) -> Result<Option<String>, IndexError> {
+    let has_meta: bool = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if !has_meta {
+        return Ok(None);
+    }
+    meta(conn, "schema_version")
+}
+
+impl Index {
+    /// Open (creating if needed) the index at `path` for reading and writing.
+    pub fn open(path: &Path) -> Result<Index, IndexError> {
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
+        let tx = conn.transaction()?;
+        match stored_schema_version(&tx)? {
+            Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            Some(found) => return Err(IndexError::Schema { found }),
+            None => {}
+        }
+        tx.execute_batch(SCHEMA)?;
+        set_meta(&tx, "schema_version", &SCHEMA_VERSION.to_string())?;
+        tx.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('log_size_indexed', '0')",
+            [],
+        )?;
+        tx.commit()?;
+        Ok(Index { conn })
+    }
+
+    /// Open an existing index for queries only (for example by the API, beside the writer).
+    pub fn open_read_only(path: &Path) -> Result<Index, IndexError> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        match stored_schema_version(&conn)? {
+            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(Index { conn }),
+            found => Err(IndexError::Schema {
+                found: found.unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// Every log entry below this index has its observation row.
+    pub fn log_size_indexed(&self) -> Result<u64, IndexError> {
+        log_size_indexed_in(&self.conn)
+    }
+}
+
+/// Record that every entry below `size` is indexed (inside the transaction that indexed them).
+pub(crate) fn set_log_size_indexed(tx: &Transaction, size: u64) -> Result<(), IndexError> {
+    set_meta(tx, "log_size_indexed", &size.to_string())
+}
+
+/// [`Index::log_size_indexed`] on a connection (or within a transaction).
+pub(crate) fn log_size_indexed_in(conn: &Connection) -> Result<u64, IndexError> {
+    let v = meta(conn, "log_size_indexed")?.unwrap_or_default();
+    v.parse()
+        .map_err(|_| IndexError::Inconsistent(format!("log_size_indexed is {v:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("toolmark-index-unit-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn opens_idempotently_and_refuses_other_schema_versions() {
+        let dir = scratch("schema");
+        let path = dir.join("index.sqlite");
+        {
+            let index = Index::open(&path).unwrap();
+            assert_eq!(index.log_size_indexed().unwrap(), 0);
+            let mode: String = index
+                .conn
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(mode, "wal");
+            let strict: i64 = index
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_list WHERE strict = 1
+                     AND name IN ('meta', 'runs', 'servers', 'targets', 'observations', 'changes')",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(strict, 6);
+        }
+        let index = Index::open(&path).unwrap();
+        assert_eq!(index.last_run().unwrap(), None);
+        assert!(index.known_server_names().unwrap().is_empty());
+        let ro = Index::open_read_only(&path).unwrap();
+        assert_eq!(ro.log_size_indexed().unwrap(), 0);
+        index
+            .conn
+            .execute(
+                "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        drop(index);
+        assert!(matches!(
+            Index::open(&path),
+            Err(IndexError::Schema { found }) if found == "999"
+        ));
+        assert!(matches!(
+            Index::open_read_only(&path),
+            Err(IndexError::Schema { .. })
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn strict_tables_refuse_wrong_types_and_classes() {
+        let dir = scratch("strict");
+        let index = Index::open(&dir.join("index.sqlite")).unwrap();
+        let bad_type = index.conn.execute(
+            "INSERT INTO observations (entry, target_id, observed_at, status, tools)
+             VALUES (1, 't', 'x', 'ok', 'many')",
+            [],
+        );
+        assert!(bad_type.is_err());
+        let bad_class = index.conn.execute(
+            "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry, new_entry,
+                 old_full, new_full, class, added, removed, modified)
+             VALUES ('t', 's', 'e', 'x', 0, 1, 'a', 'b', 'scary', 0, 0, 0)",
+            [],
+        );
+        assert!(bad_class.is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
