@@ -112,16 +112,6 @@ pub struct Index {
     pub(crate) conn: Connection,
 }
 
-impl Index {
-    /// Transitional, for the desk's last two queries until they move to the typed functions
-    /// of [`crate::queries`] ([`Index::search_targets`], [`Index::newest_entry_target`]);
-    /// nothing else uses it, and it goes when they do.
-    #[doc(hidden)]
-    pub fn connection(&self) -> &Connection {
-        &self.conn
-    }
-}
-
 /// The form endpoints are matched in (`/check`, lookups): for an `http(s)` URL, the scheme and
 /// host lower-cased, the default port dropped, userinfo, query and fragment dropped, and the
 /// path without trailing slashes (`https://Example.COM:443/mcp/?x#y` → `https://example.com/mcp`;

@@ -1,9 +1,10 @@
-//! Everything the desk reads from the index, in one place: the servers search (SQL on the
-//! index's connection), a target with its timeline and changes, the changes lists, one change,
+//! Everything the desk reads from the index, in one place, all through the index's typed
+//! queries (no SQL here): the servers search (the same search as `/api/v1/servers`), a target
+//! with its timeline and changes, the changes lists, one change,
 //! and the target with the newest entry. Pages get rows from here and never query themselves.
 
-use toolmark_index::IndexError;
 use toolmark_index::index::{ChangeRow, ObservationRow, ServerRow, TargetRow};
+use toolmark_index::{IndexError, TargetFilter, TargetState};
 
 use super::{Fail, TARGET_CHANGES, TIMELINE_ROWS, bad_request, internal};
 use crate::AppState;
@@ -19,31 +20,14 @@ pub(super) struct ListRow {
     pub target: String,
     pub last_status: Option<String>,
     pub last_observed_at: Option<String>,
-    pub tools: Option<i64>,
+    pub tools: Option<u64>,
     pub skip_reason: Option<String>,
     pub delisted: bool,
-    pub changes: i64,
+    pub changes: u64,
 }
 
-fn state_clause(state: &str) -> &'static str {
-    match state {
-        "observed" => "t.last_status = 'ok'",
-        "changed" => "EXISTS (SELECT 1 FROM changes c WHERE c.target_id = t.id)",
-        "failing" => {
-            "t.last_status IS NOT NULL AND t.last_status <> 'ok' AND t.skip_reason IS NULL"
-        }
-        "skipped" => "t.skip_reason IS NOT NULL",
-        "delisted" => "(t.delisted_at IS NOT NULL OR s.delisted_at IS NOT NULL)",
-        _ => "1",
-    }
-}
-
-const SEARCH: &str = "(?1 = '' OR instr(lower(t.server), ?1) > 0 OR instr(lower(t.target), ?1) > 0
-     OR instr(lower(coalesce(s.title, '')), ?1) > 0
-     OR instr(lower(coalesce(s.description, '')), ?1) > 0)";
-
-/// The targets matching `q` (ASCII-case-insensitive substring of name, endpoint, title or
-/// description) in state `filter`: how many in all, and the page at `offset`.
+/// The targets matching `q` in state `filter` (the index's one search, the same as
+/// `/api/v1/servers`: see `toolmark_index::queries`): how many in all, and the page at `offset`.
 pub(super) fn list_targets(
     state: &AppState,
     q: &str,
@@ -51,45 +35,34 @@ pub(super) fn list_targets(
     limit: u32,
     offset: u64,
 ) -> Result<(u64, Vec<ListRow>), Fail> {
-    let index = state.index.get();
-    let conn = index.connection();
-    let needle = q.to_ascii_lowercase();
-    let clause = state_clause(filter);
-    let total: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT COUNT(*) FROM targets t LEFT JOIN servers s ON s.name = t.server
-             WHERE {SEARCH} AND {clause}"
-        ))
-        .and_then(|mut st| st.query_row([&needle], |r| r.get(0)))
+    if i64::try_from(offset).is_err() {
+        return Err(bad_request("offset is too large"));
+    }
+    let filter = TargetFilter {
+        q: q.to_owned(),
+        state: TargetState::parse(filter).unwrap_or_default(),
+    };
+    let page = state
+        .index
+        .get()
+        .search_targets(&filter, limit, offset)
         .map_err(sql)?;
-    let offset = i64::try_from(offset).map_err(|_| bad_request("offset is too large"))?;
-    let mut st = conn
-        .prepare_cached(&format!(
-            "SELECT t.id, t.server, t.target, t.last_status, t.last_observed_at, t.current_tools,
-                    t.skip_reason, (t.delisted_at IS NOT NULL OR s.delisted_at IS NOT NULL),
-                    (SELECT COUNT(*) FROM changes c WHERE c.target_id = t.id)
-             FROM targets t LEFT JOIN servers s ON s.name = t.server
-             WHERE {SEARCH} AND {clause}
-             ORDER BY t.server, t.kind DESC, t.target, t.id LIMIT ?2 OFFSET ?3"
-        ))
-        .map_err(sql)?;
-    let rows = st
-        .query_map((&needle, i64::from(limit), offset), |r| {
-            Ok(ListRow {
-                id: r.get(0)?,
-                server: r.get(1)?,
-                target: r.get(2)?,
-                last_status: r.get(3)?,
-                last_observed_at: r.get(4)?,
-                tools: r.get(5)?,
-                skip_reason: r.get(6)?,
-                delisted: r.get(7)?,
-                changes: r.get(8)?,
-            })
+    let rows = page
+        .targets
+        .into_iter()
+        .map(|s| ListRow {
+            delisted: s.delisted_at.is_some(),
+            changes: s.changes,
+            id: s.target.id,
+            server: s.target.server,
+            target: s.target.target,
+            last_status: s.target.last_status,
+            last_observed_at: s.target.last_observed_at,
+            tools: s.target.current_tools,
+            skip_reason: s.target.skip_reason,
         })
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-        .map_err(sql)?;
-    Ok((u64::try_from(total).unwrap_or(0), rows))
+        .collect();
+    Ok((page.total, rows))
 }
 
 /// A target with what its page shows from the index.
@@ -153,16 +126,7 @@ pub(super) fn change(state: &AppState, id: i64) -> Result<Option<ChangeRow>, Fai
 
 /// The target with the newest log entry (the log page's default).
 pub(super) fn newest_target(state: &AppState) -> Result<Option<String>, Fail> {
-    let index = state.index.get();
-    index
-        .connection()
-        .prepare_cached("SELECT target_id FROM observations ORDER BY entry DESC LIMIT 1")
-        .and_then(|mut st| {
-            st.query_map([], |r| r.get::<_, String>(0))?
-                .next()
-                .transpose()
-        })
-        .map_err(sql)
+    state.index.get().newest_entry_target().map_err(sql)
 }
 
 /// The log's current signed checkpoint.
