@@ -211,7 +211,7 @@ pub async fn crawl(
                     Ok(Gated::Busy(key)) => Finished::Busy(target, key),
                     Ok(Gated::Abandoned) => Finished::Abandoned,
                     Err(e) => {
-                        let mut failed = Observation::start();
+                        let mut failed = Observation::remote();
                         failed.status = Status::Protocol;
                         failed.detail = format!("internal: observation task failed: {e}");
                         Finished::Observed(target, Box::new(failed), None)

@@ -33,13 +33,27 @@ async fn server_everything_streamable_http() {
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     let obs = mcp::observe(&lax(), &url, "streamable-http").await;
     assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
-    assert_eq!(obs.transport, Some(Transport::StreamableHttp));
+    assert_eq!(obs.transport(), Some(Transport::StreamableHttp));
     // The stateless attempt came first and fell through.
-    assert_eq!(obs.attempts.len(), 2, "{:?}", obs.attempts);
-    assert_eq!(obs.attempts[0].transport, Transport::Stateless);
+    assert_eq!(
+        obs.dialled().unwrap().attempts.len(),
+        2,
+        "{:?}",
+        obs.dialled().unwrap().attempts
+    );
+    assert_eq!(
+        obs.dialled().unwrap().attempts[0].transport,
+        Transport::Stateless
+    );
     assert_eq!(obs.protocol_version.as_deref(), Some("2025-11-25"));
-    assert!(obs.session, "server-everything issues a session id");
-    assert!(obs.sse_responses, "server-everything answers with SSE");
+    assert!(
+        obs.dialled().unwrap().session,
+        "server-everything issues a session id"
+    );
+    assert!(
+        obs.dialled().unwrap().sse_responses,
+        "server-everything answers with SSE"
+    );
     let init: serde_json::Value = serde_json::from_str(obs.initialize.as_deref().unwrap()).unwrap();
     assert!(init["serverInfo"]["name"].is_string(), "{init}");
     let digests = obs.digests().expect("digests");
@@ -59,8 +73,14 @@ async fn server_everything_sse() {
     let server = Server::everything(&dir, "2026.8.31", "sse");
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let obs = mcp::observe(&lax(), &url, "sse").await;
-    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
-    assert_eq!(obs.transport, Some(Transport::Sse));
+    assert_eq!(
+        obs.status,
+        Status::Ok,
+        "{} {:?}",
+        obs.detail,
+        obs.dialled().unwrap().attempts
+    );
+    assert_eq!(obs.transport(), Some(Transport::Sse));
     assert_eq!(obs.protocol_version.as_deref(), Some("2024-11-05"));
     assert_eq!(obs.digests().unwrap().tools, 13);
 
@@ -86,9 +106,20 @@ async fn sse_only_server_listed_as_streamable_falls_back() {
     let server = Server::everything(&dir, "2026.8.31", "sse");
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let obs = mcp::observe(&lax(), &url, "streamable-http").await;
-    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
-    assert_eq!(obs.transport, Some(Transport::Sse));
-    assert_eq!(obs.attempts.len(), 3, "{:?}", obs.attempts);
+    assert_eq!(
+        obs.status,
+        Status::Ok,
+        "{} {:?}",
+        obs.detail,
+        obs.dialled().unwrap().attempts
+    );
+    assert_eq!(obs.transport(), Some(Transport::Sse));
+    assert_eq!(
+        obs.dialled().unwrap().attempts.len(),
+        3,
+        "{:?}",
+        obs.dialled().unwrap().attempts
+    );
 }
 
 #[tokio::test]
@@ -130,13 +161,19 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
         "streamable-http",
     )
     .await;
-    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
-    assert_eq!(obs.transport, Some(Transport::StreamableHttp));
+    assert_eq!(
+        obs.status,
+        Status::Ok,
+        "{} {:?}",
+        obs.detail,
+        obs.dialled().unwrap().attempts
+    );
+    assert_eq!(obs.transport(), Some(Transport::StreamableHttp));
     assert!(
-        !obs.sse_responses,
+        !obs.dialled().unwrap().sse_responses,
         "mcp-proxy answers with application/json"
     );
-    assert!(obs.session);
+    assert!(obs.dialled().unwrap().session);
     assert_eq!(names(&obs), vec!["convert_time", "get_current_time"]);
     // Its legacy SSE endpoint serves the same set.
     let sse = mcp::observe(
@@ -145,8 +182,14 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
         "sse",
     )
     .await;
-    assert_eq!(sse.status, Status::Ok, "{} {:?}", sse.detail, sse.attempts);
-    assert_eq!(sse.transport, Some(Transport::Sse));
+    assert_eq!(
+        sse.status,
+        Status::Ok,
+        "{} {:?}",
+        sse.detail,
+        sse.dialled().unwrap().attempts
+    );
+    assert_eq!(sse.transport(), Some(Transport::Sse));
     assert_eq!(sse.digests().unwrap().full, obs.digests().unwrap().full);
 }
 
@@ -172,5 +215,5 @@ async fn loopback_is_blocked_without_allow_private() {
     )
     .await;
     assert_eq!(obs.status, Status::BlockedAddress, "{}", obs.detail);
-    assert_eq!(obs.requests, 0);
+    assert_eq!(obs.dialled().unwrap().requests, 0);
 }
