@@ -279,8 +279,7 @@ pub(crate) async fn observe_gated(
                 &pinned,
                 declared,
                 hint,
-                &mut obs,
-                &mut dialled,
+                (&mut obs, &mut dialled),
                 &mut listing,
                 &meter,
             ),
@@ -355,8 +354,8 @@ async fn run(
     pinned: &Pinned,
     declared: &str,
     hint: Option<Transport>,
-    obs: &mut Observation,
-    dialled: &mut Dialled,
+    // What the run fills: the observation's core and what dialling found.
+    (obs, dialled): (&mut Observation, &mut Dialled),
     listing: &mut Listing,
     meter: &Arc<Meter>,
 ) {

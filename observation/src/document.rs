@@ -97,6 +97,10 @@ pub struct Document {
 
 /// The members particular to how an observation was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "documents are read one at a time, and most are a remote's: boxing buys nothing"
+)]
 pub enum DocVia {
     /// A remote, dialled.
     Remote(DocRemote),
