@@ -45,12 +45,12 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use toolmark_mcp::jsonrpc;
 use toolmark_mcp::{Delivery, Failure, Handshake, Identity, Incoming, Listing, SessionError};
 
@@ -171,8 +171,8 @@ pub async fn observe_with_hint(
 ) -> Observation {
     match observe_gated(config, url, declared_transport, hint, None, None).await {
         Gated::Done(obs, _) => *obs,
-        // Without a gate nothing is ever busy, and without a stop flag nothing is abandoned.
-        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop flag"),
+        // Without a gate nothing is ever busy, and without a stop token nothing is abandoned.
+        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
     }
 }
 
@@ -183,7 +183,7 @@ pub(crate) enum Gated {
     Done(Box<Observation>, Option<Grant>),
     /// An address this target resolved to was full ([`AddressGate::join`]): nothing was dialled.
     Busy(std::net::IpAddr),
-    /// The stop flag was set while it waited (for DNS, its address or budget): nothing of it is
+    /// The stop token was cancelled while it waited (for DNS, its address or budget): nothing of it is
     /// kept, and it is not an observation.
     Abandoned,
 }
@@ -205,7 +205,7 @@ pub(crate) async fn observe_gated(
     declared: &str,
     hint: Option<Transport>,
     gate: Option<&Arc<AddressGate>>,
-    stop: Option<&AtomicBool>,
+    stop: Option<&CancellationToken>,
 ) -> Gated {
     let deadline = config.limits.deadline;
     let mut obs = Observation::remote();
