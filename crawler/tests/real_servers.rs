@@ -7,7 +7,7 @@ mod support;
 
 use support::{Server, mcp_servers};
 use toolmark_crawler::mcp::{self, ClientConfig};
-use toolmark_crawler::observe::{Status, Transport};
+use toolmark_crawler::observe::{Observation, Status, Transport};
 
 fn lax() -> ClientConfig {
     let mut c = ClientConfig::default();
@@ -15,7 +15,13 @@ fn lax() -> ClientConfig {
     c
 }
 
-fn names(obs: &toolmark_crawler::observe::Observation) -> Vec<String> {
+/// The observation read its tool set completely (else its detail and transport attempts show).
+fn assert_ok(obs: &Observation) {
+    let attempts = &obs.dialled().expect("a remote's").attempts;
+    assert_eq!(obs.status, Status::Ok, "{} {attempts:?}", obs.detail);
+}
+
+fn names(obs: &Observation) -> Vec<String> {
     let set = obs.tool_set().expect("a tool set");
     let mut n: Vec<String> = set
         .tools
@@ -73,13 +79,7 @@ async fn server_everything_sse() {
     let server = Server::everything(&dir, "2026.8.31", "sse");
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let obs = mcp::observe(&lax(), &url, "sse").await;
-    assert_eq!(
-        obs.status,
-        Status::Ok,
-        "{} {:?}",
-        obs.detail,
-        obs.dialled().unwrap().attempts
-    );
+    assert_ok(&obs);
     assert_eq!(obs.transport(), Some(Transport::Sse));
     assert_eq!(obs.protocol_version.as_deref(), Some("2024-11-05"));
     assert_eq!(obs.digests().unwrap().tools, 13);
@@ -106,13 +106,7 @@ async fn sse_only_server_listed_as_streamable_falls_back() {
     let server = Server::everything(&dir, "2026.8.31", "sse");
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let obs = mcp::observe(&lax(), &url, "streamable-http").await;
-    assert_eq!(
-        obs.status,
-        Status::Ok,
-        "{} {:?}",
-        obs.detail,
-        obs.dialled().unwrap().attempts
-    );
+    assert_ok(&obs);
     assert_eq!(obs.transport(), Some(Transport::Sse));
     assert_eq!(
         obs.dialled().unwrap().attempts.len(),
@@ -161,13 +155,7 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
         "streamable-http",
     )
     .await;
-    assert_eq!(
-        obs.status,
-        Status::Ok,
-        "{} {:?}",
-        obs.detail,
-        obs.dialled().unwrap().attempts
-    );
+    assert_ok(&obs);
     assert_eq!(obs.transport(), Some(Transport::StreamableHttp));
     assert!(
         !obs.dialled().unwrap().sse_responses,
@@ -182,13 +170,7 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
         "sse",
     )
     .await;
-    assert_eq!(
-        sse.status,
-        Status::Ok,
-        "{} {:?}",
-        sse.detail,
-        sse.dialled().unwrap().attempts
-    );
+    assert_ok(&sse);
     assert_eq!(sse.transport(), Some(Transport::Sse));
     assert_eq!(sse.digests().unwrap().full, obs.digests().unwrap().full);
 }

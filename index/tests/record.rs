@@ -853,20 +853,24 @@ fn batches_of_one_run_and_unknown_runs() {
     );
 }
 
+/// The first day's run of `records`, begun by hand (to record outcomes of one's own).
+fn first_day_input(records: &[Record]) -> RunInput {
+    RunInput {
+        started_at: day_str(0, 0),
+        registry: "https://registry.test".into(),
+        records: records.to_vec(),
+        harvest_complete: true,
+        delisted: Vec::new(),
+        allow_cleartext: false,
+    }
+}
+
 /// The alpha package's outcome of a package observer (what the sandbox will hand over): a
 /// complete tool set of `@example/alpha@1.0.0`.
 fn alpha_package_run(env: &mut Env) -> Vec<toolmark_index::Recorded> {
     let records = registry();
     let mut rec = env.recorder();
-    let input = RunInput {
-        started_at: day_str(0, 0),
-        registry: "https://registry.test".into(),
-        records: records.clone(),
-        harvest_complete: true,
-        delisted: Vec::new(),
-        allow_cleartext: false,
-    };
-    let run = rec.begin_run(&input).unwrap();
+    let run = rec.begin_run(&first_day_input(&records)).unwrap();
     let package = toolmark_observation::registry::targets(&records[0])
         .into_iter()
         .find(|t| matches!(t.kind, TargetKind::Package { .. }))
@@ -948,15 +952,7 @@ fn an_observation_made_another_way_than_its_target_is_not_logged() {
     let mut env = Env::new("package-mismatch");
     let records = registry();
     let mut rec = env.recorder();
-    let input = RunInput {
-        started_at: day_str(0, 0),
-        registry: "https://registry.test".into(),
-        records: records.clone(),
-        harvest_complete: true,
-        delisted: Vec::new(),
-        allow_cleartext: false,
-    };
-    let run = rec.begin_run(&input).unwrap();
+    let run = rec.begin_run(&first_day_input(&records)).unwrap();
     let remote = toolmark_observation::registry::targets(&records[0])
         .into_iter()
         .next()
