@@ -197,9 +197,8 @@ impl Client {
 
 fn client_digests(q: &Query) -> Client {
     if let Some(tools) = &q.tools {
-        let doc = format!("{{\"tools\":[{}]}}", tools.join(","));
         // The elements were parsed already, so the document parses.
-        return match ToolSet::parse(doc.as_bytes()) {
+        return match ToolSet::of_raw(tools) {
             Ok(set) => Client {
                 mtl1: Some(mtl1::tool_set_digest(&set).map_err(|e| DigestError {
                     code: e.code.as_str().to_owned(),

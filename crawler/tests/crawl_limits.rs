@@ -277,7 +277,7 @@ async fn names_waiting_on_one_address_do_not_take_every_slot() {
     );
 }
 
-/// Six names on one address whose server answers slowly, and the stop flag set once it has
+/// Six names on one address whose server answers slowly, and the stop token cancelled once it has
 /// its first request: the two running finish and are delivered, the two waiting for the
 /// address and the two set aside are abandoned (no outcome, counted), and none of them dials.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -315,7 +315,7 @@ async fn stop_abandons_observations_waiting_for_their_address() {
 }
 
 /// Two hosts and a budget one observation takes whole: the second waits for budget, and when
-/// the stop flag is set it gives up and is counted as abandoned, while the first finishes.
+/// the stop token is cancelled it gives up and is counted as abandoned, while the first finishes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_abandons_observations_waiting_for_budget() {
     let a = Big::start(

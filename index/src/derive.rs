@@ -17,9 +17,10 @@ use toolmark_log::{Log, LogError, tiles};
 use toolmark_toolset::Sri;
 
 use crate::blobs::Blobs;
-use crate::document::Document;
+use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
+use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
 use crate::schema::{meta, set_log_size_indexed, set_meta};
 
@@ -133,9 +134,16 @@ fn load_document(
         sri: raw.to_owned(),
         source,
     })?;
+    // A package's document under the entry of that package at that version; a remote's under a
+    // remote's entry.
+    let package = match &doc.via {
+        DocVia::Remote(_) => None,
+        DocVia::Package(p) => Some(&p.id),
+    };
     if doc.target.server != entry.subject.server
         || doc.target.endpoint != entry.subject.target
         || doc.status != entry.status.as_str()
+        || package != entry.subject.package.as_ref()
     {
         return Err(IndexError::Inconsistent(format!(
             "entry {index} and its document {raw} describe different observations"
@@ -284,6 +292,13 @@ fn index_entry(
             at,
             entry.observed_at
         ])?;
+    }
+    if entry.subject.package.is_some() {
+        // A package with an entry has been observed: it no longer awaits the sandbox.
+        tx.prepare_cached(
+            "UPDATE targets SET skip_reason = NULL WHERE id = ?1 AND skip_reason = ?2",
+        )?
+        .execute(params![target_id, AWAITING_SANDBOX])?;
     }
     let (Some(full), true) = (&full, entry.status.is_ok()) else {
         return Ok(None);

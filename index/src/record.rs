@@ -20,12 +20,15 @@
 //!   as status and only the *names* of template variables or needed headers as detail; no `raw`.
 //!   Logged every run even when unchanged: the log is the record that we looked and why we did
 //!   not dial;
-//! * a package: no entry (the sandbox that observes packages does not exist yet); its target
-//!   row says `awaiting-sandbox` or `unsupported-package-type`.
+//! * a package that comes with an observation (`via: Package`, from a package observer): one
+//!   entry whose `subject.package` is the version it ran, `raw` naming its package document;
+//! * a package without one: no entry; its target row says `awaiting-sandbox` (no package
+//!   observer exists yet: issue #14) or `unsupported-package-type`.
 //!
-//! Two outcomes are reported but not logged: a dialable remote with no observation
-//! ([`NOT_OBSERVED`]) and an entry the log refuses to encode, e.g. a URL longer than the entry
-//! format allows ([`NOT_LOGGED`]).
+//! Three outcomes are reported but not logged: a dialable remote with no observation
+//! ([`NOT_OBSERVED`]), an observation made another way than its target is observed or naming
+//! another package than its target ([`MISMATCHED`]), and an entry the log refuses to encode, e.g.
+//! a URL longer than the entry format allows ([`NOT_LOGGED`]).
 
 use serde::Serialize;
 use toolmark_log::Log;
@@ -49,6 +52,10 @@ pub const AWAITING_SANDBOX: &str = "awaiting-sandbox";
 pub const NOT_OBSERVED: &str = "not-observed";
 /// Status reported for an observation whose entry the log format refuses (not logged).
 pub const NOT_LOGGED: &str = "not-logged";
+/// Status reported for an observation that does not belong to its target (not logged): a
+/// remote's observation not made by dialling, a package's not made by running it, or one naming
+/// another package or version than the target lists.
+pub const MISMATCHED: &str = "mismatched-observation";
 
 /// What a run starts from.
 #[derive(Debug, Clone)]
@@ -190,6 +197,40 @@ pub fn target_string(kind: &TargetKind) -> String {
     }
 }
 
+/// The `subject.package` of `observation` of `target`: `None` for a remote's, the version run
+/// for a package's — which must be this package (`<target string>@<version>`) at the version
+/// the registry lists, when it lists one. `Err` says why an observation does not belong here.
+fn observed_package(
+    target: &Target,
+    observation: Option<&Observation>,
+) -> Result<Option<String>, String> {
+    match (&target.kind, observation.map(|o| &o.via)) {
+        (TargetKind::Remote { .. }, None | Some(Via::Remote(_))) => Ok(None),
+        (TargetKind::Remote { .. }, Some(Via::Package(_))) => {
+            Err("a package's observation for a remote target".to_owned())
+        }
+        (TargetKind::Package { .. }, None | Some(Via::Remote(_))) => {
+            Err("a package target observed without running it".to_owned())
+        }
+        (TargetKind::Package { version, .. }, Some(Via::Package(p))) => {
+            let name = target_string(&target.kind);
+            let ran = p
+                .package
+                .strip_prefix(&name)
+                .and_then(|v| v.strip_prefix('@'));
+            match (ran, version) {
+                (Some(v), Some(listed)) if v == listed => Ok(Some(p.package.clone())),
+                (Some(v), None) if !v.is_empty() => Ok(Some(p.package.clone())),
+                _ => Err(format!(
+                    "the observation ran {:?}, the target is {name}@{}",
+                    p.package,
+                    version.as_deref().unwrap_or("(any version)")
+                )),
+            }
+        }
+    }
+}
+
 /// The log subject id of a target.
 pub fn target_id(target: &Target) -> String {
     Subject {
@@ -210,9 +251,11 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
             None,
             target.skip.as_ref().map(|s| s.as_str()),
         ),
-        TargetKind::Package { version, .. } => (
+        TargetKind::Package {
+            version, transport, ..
+        } => (
             "package",
-            None,
+            Some(transport.clone()),
             version.clone(),
             Some(
                 target
@@ -389,14 +432,11 @@ impl<'a, S: Storage> Recorder<'a, S> {
                 | (TargetKind::Remote { transport, .. }, _) => transport,
             };
             // A package's observation names the version it ran; a remote's names none.
-            let package = match (&target.kind, outcome.observation.as_ref().map(|o| &o.via)) {
-                (TargetKind::Package { .. }, Some(Via::Package(p))) => Some(p.package.clone()),
-                (TargetKind::Remote { .. }, None | Some(Via::Remote(_))) => None,
-                _ => {
-                    line.status = NOT_LOGGED.to_owned();
-                    line.detail = "the observation was not made the way its target is observed \
-                                   (a remote's by dialling, a package's in the sandbox)"
-                        .to_owned();
+            let package = match observed_package(target, outcome.observation.as_ref()) {
+                Ok(package) => package,
+                Err(why) => {
+                    line.status = MISMATCHED.to_owned();
+                    line.detail = cap_detail(&why);
                     results.push(line);
                     continue;
                 }

@@ -150,3 +150,20 @@ fn a_fixture_crawl_leaves_byte_identical_entries_documents_and_root() {
     assert_eq!(got["documents"], want["documents"]);
     assert_eq!(got["root"], want["root"]);
 }
+
+#[test]
+fn every_fixture_document_reads_back_and_writes_the_same_bytes() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    let documents = fixture["documents"].as_object().unwrap();
+    assert!(documents.len() >= 8, "{}", documents.len());
+    for (sri, text) in documents {
+        let text = text.as_str().unwrap();
+        let doc = toolmark_index::Document::decode(text.as_bytes()).unwrap();
+        assert!(
+            doc.remote().is_some(),
+            "{sri}: every fixture document is a remote's"
+        );
+        assert_eq!(doc.encode().unwrap(), text.as_bytes(), "{sri}");
+    }
+}

@@ -5,7 +5,7 @@ mod support;
 use serde_json::json;
 use support::*;
 use toolmark_index::document::{DocTarget, DocVia, Document};
-use toolmark_index::record::{NOT_LOGGED, NOT_OBSERVED};
+use toolmark_index::record::{MISMATCHED, NOT_LOGGED, NOT_OBSERVED};
 use toolmark_index::{BlobError, IndexError, RunInput, RunStatus, TargetOutcome};
 use toolmark_log::entry::{self, Entry, Subject};
 use toolmark_observation::observe::{Observation, Sandboxed, Status, Via};
@@ -924,6 +924,9 @@ fn a_package_observation_is_indexed_like_a_remotes() {
     alpha_package_run(&mut env);
     let pkg = &env.index.targets_of("io.example/alpha").unwrap()[1];
     assert_eq!(pkg.kind, "package");
+    assert_eq!(pkg.declared_transport.as_deref(), Some("stdio"));
+    // Observed, so no longer awaiting the sandbox.
+    assert_eq!(pkg.skip_reason, None);
     assert_eq!(pkg.last_entry, Some(0));
     assert_eq!(pkg.last_status.as_deref(), Some("ok"));
     assert_eq!(pkg.current_full, text(env.entries()[0].full));
@@ -947,32 +950,76 @@ fn a_package_observation_is_indexed_like_a_remotes() {
     );
 }
 
-#[test]
-fn an_observation_made_another_way_than_its_target_is_not_logged() {
-    let mut env = Env::new("package-mismatch");
+/// What recording `observation` as the outcome of the `nth` target of alpha (0: its remote,
+/// 1: its npm package) reports, with the log's size after.
+fn record_for_alpha_target(
+    nth: usize,
+    observation: Observation,
+) -> (toolmark_index::Recorded, u64) {
+    let mut env = Env::new(&format!("mismatch-{nth}-{}", observation.status));
     let records = registry();
     let mut rec = env.recorder();
     let run = rec.begin_run(&first_day_input(&records)).unwrap();
-    let remote = toolmark_observation::registry::targets(&records[0])
+    let target = toolmark_observation::registry::targets(&records[0])
         .into_iter()
-        .next()
+        .nth(nth)
         .unwrap();
-    let observation = Observation {
-        via: Via::Package(Sandboxed {
-            package: "npm:@example/alpha@1.0.0".into(),
-            artifact: None,
-        }),
-        ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
-    };
-    let lines = rec
+    let mut lines = rec
         .record(
             run,
             vec![TargetOutcome {
-                target: remote,
+                target,
                 observation: Some(observation),
             }],
         )
         .unwrap();
-    assert_eq!(lines[0].status, NOT_LOGGED);
-    assert_eq!(env.log.head().size, 0);
+    (lines.remove(0), env.log.head().size)
+}
+
+fn ran(package: &str) -> Observation {
+    Observation {
+        via: Via::Package(Sandboxed {
+            package: package.into(),
+            artifact: None,
+        }),
+        ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
+    }
+}
+
+#[test]
+fn a_package_observation_for_a_remote_is_not_logged() {
+    let (line, size) = record_for_alpha_target(0, ran("npm:@example/alpha@1.0.0"));
+    assert_eq!(
+        (line.status.as_str(), line.detail.as_str()),
+        (MISMATCHED, "a package's observation for a remote target")
+    );
+    assert_eq!(size, 0);
+}
+
+#[test]
+fn a_dialled_observation_for_a_package_is_not_logged() {
+    let (line, size) = record_for_alpha_target(1, ok(day(0, 20), vec![corpus_page(FILESYSTEM)]));
+    assert_eq!(
+        (line.status.as_str(), line.detail.as_str()),
+        (MISMATCHED, "a package target observed without running it")
+    );
+    assert_eq!(size, 0);
+}
+
+#[test]
+fn an_observation_of_another_package_or_version_is_not_logged() {
+    for other in [
+        "pypi:@example/alpha@1.0.0",
+        "npm:@example/alpha@9.9.9",
+        "npm:@example/alphabet@1.0.0",
+        "npm:@example/alpha",
+    ] {
+        let (line, size) = record_for_alpha_target(1, ran(other));
+        assert_eq!(line.status, MISMATCHED, "{other}");
+        assert_eq!(
+            line.detail,
+            format!("the observation ran {other:?}, the target is npm:@example/alpha@1.0.0")
+        );
+        assert_eq!(size, 0, "{other}");
+    }
 }

@@ -1,5 +1,6 @@
 //! The observation document, `toolmark-observation/1`: everything one observation of one remote
-//! produced, stored as a blob whose name is the `raw` member of the observation's log entry.
+//! or one package produced, stored as a blob whose name is the `raw` member of the observation's
+//! log entry.
 //!
 //! The format, member by member, is documented in `docs/observation-format.md`.
 //!
@@ -35,9 +36,10 @@ pub enum DocumentError {
 pub struct DocTarget {
     /// The registry server name.
     pub server: String,
-    /// The remote URL exactly as published.
+    /// The remote URL exactly as published, or `npm:<name>` / `pypi:<name>` for a package (the
+    /// entry's `subject.target`).
     pub endpoint: String,
-    /// The remote's declared `type`.
+    /// The remote's declared `type`, or the package's declared `transport.type`.
     pub declared_transport: String,
 }
 
@@ -68,8 +70,8 @@ pub struct DocAttempt {
 /// On the wire it is one flat object: the core members, then the members of its kind (a
 /// remote's at the top level, as version 1 has always written them; a package's under
 /// `package`), with `kind` written only for packages: a document without `kind` is a remote's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "Wire", into = "Wire")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "Wire")]
 pub struct Document {
     /// [`FORMAT`].
     pub v: String,
@@ -140,30 +142,31 @@ pub struct DocPackage {
     pub artifact: Option<String>,
 }
 
-/// The value of `kind`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Kind {
-    /// Absent on the wire (version 1's only kind).
-    #[default]
-    Remote,
-    Package,
-}
+/// The `kind` of a package's document; a remote's document has no `kind`.
+const PACKAGE_KIND: &str = "package";
 
-impl Kind {
-    fn is_remote(&self) -> bool {
-        *self == Kind::Remote
-    }
-}
+/// The members of a remote's document beyond the core, every one required in it and refused in
+/// a package's.
+const REMOTE_MEMBERS: [&str; 8] = [
+    "transport",
+    "attempts",
+    "session",
+    "sseResponses",
+    "requests",
+    "bytes",
+    "address",
+    "auth",
+];
 
-/// The document as serde reads and writes it: the core, `kind`, and the members of each kind
-/// (a remote's flattened, so a remote's document is exactly what version 1 wrote).
-#[derive(Serialize, Deserialize)]
+/// The document as serde reads it: the core, `kind`, and the members of its kind
+/// collected in `rest` (a remote's at the top level, so a remote's document is exactly what
+/// version 1 wrote; a package's `package`). Members of no kind are ignored, as version 1 did.
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Wire {
     v: String,
-    #[serde(default, skip_serializing_if = "Kind::is_remote")]
-    kind: Kind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
     target: DocTarget,
     client: DocClient,
     started_at: String,
@@ -174,51 +177,87 @@ struct Wire {
     initialize: Option<String>,
     pages: Vec<String>,
     #[serde(flatten)]
-    remote: Option<DocRemote>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    package: Option<DocPackage>,
+    rest: serde_json::Map<String, serde_json::Value>,
 }
 
-impl From<Document> for Wire {
-    fn from(d: Document) -> Wire {
-        let (kind, remote, package) = match d.via {
-            DocVia::Remote(r) => (Kind::Remote, Some(r), None),
-            DocVia::Package(p) => (Kind::Package, None, Some(p)),
+/// The document as it is written: [`Wire`]'s members, borrowed.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireOut<'a> {
+    v: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
+    target: &'a DocTarget,
+    client: &'a DocClient,
+    started_at: &'a str,
+    elapsed_ms: u64,
+    status: &'a str,
+    detail: &'a str,
+    protocol_version: &'a Option<String>,
+    initialize: &'a Option<String>,
+    pages: &'a [String],
+    #[serde(flatten)]
+    remote: Option<&'a DocRemote>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    package: Option<&'a DocPackage>,
+}
+
+impl Serialize for Document {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (kind, remote, package) = match &self.via {
+            DocVia::Remote(r) => (None, Some(r), None),
+            DocVia::Package(p) => (Some(PACKAGE_KIND), None, Some(p)),
         };
-        Wire {
-            v: d.v,
+        WireOut {
+            v: &self.v,
             kind,
-            target: d.target,
-            client: d.client,
-            started_at: d.started_at,
-            elapsed_ms: d.elapsed_ms,
-            status: d.status,
-            detail: d.detail,
-            protocol_version: d.protocol_version,
-            initialize: d.initialize,
-            pages: d.pages,
+            target: &self.target,
+            client: &self.client,
+            started_at: &self.started_at,
+            elapsed_ms: self.elapsed_ms,
+            status: &self.status,
+            detail: &self.detail,
+            protocol_version: &self.protocol_version,
+            initialize: &self.initialize,
+            pages: &self.pages,
             remote,
             package,
         }
+        .serialize(serializer)
     }
 }
 
 impl TryFrom<Wire> for Document {
     type Error = String;
 
-    fn try_from(w: Wire) -> Result<Document, String> {
-        // A flattened optional struct is `None` when its members do not read; `decode` re-reads
-        // a remote's members on their own to name what is wrong.
-        let via = match (w.kind, w.remote, w.package) {
-            (Kind::Remote, Some(r), None) => DocVia::Remote(r),
-            (Kind::Remote, None, _) => return Err(REMOTE_MEMBERS.to_owned()),
-            (Kind::Remote, Some(_), Some(_)) => {
-                return Err("a remote's document has a package member".to_owned());
+    fn try_from(mut w: Wire) -> Result<Document, String> {
+        let via = match w.kind.as_deref() {
+            None => {
+                if let Some(missing) = REMOTE_MEMBERS.iter().find(|m| !w.rest.contains_key(**m)) {
+                    return Err(format!("a remote's document has no `{missing}`"));
+                }
+                if w.rest.contains_key("package") {
+                    return Err("a remote's document has a `package` member".to_owned());
+                }
+                let members = serde_json::Value::Object(std::mem::take(&mut w.rest));
+                DocVia::Remote(
+                    DocRemote::deserialize(members)
+                        .map_err(|e| format!("a remote's members: {e}"))?,
+                )
             }
-            (Kind::Package, _, Some(p)) => DocVia::Package(p),
-            (Kind::Package, _, None) => {
-                return Err("a package's document has no package member".to_owned());
+            Some(PACKAGE_KIND) => {
+                if let Some(member) = REMOTE_MEMBERS.iter().find(|m| w.rest.contains_key(**m)) {
+                    return Err(format!("a package's document has a remote's `{member}`"));
+                }
+                let package = w
+                    .rest
+                    .remove("package")
+                    .ok_or("a package's document has no `package`")?;
+                DocVia::Package(
+                    DocPackage::deserialize(package).map_err(|e| format!("`package`: {e}"))?,
+                )
             }
+            Some(other) => return Err(format!("unknown document kind {other:?}")),
         };
         Ok(Document {
             v: w.v,
@@ -235,9 +274,6 @@ impl TryFrom<Wire> for Document {
         })
     }
 }
-
-/// The error of a remote's document whose remote members do not read.
-const REMOTE_MEMBERS: &str = "a remote's members are missing or malformed";
 
 impl Document {
     /// The document of `obs`, an observation of `target`.
@@ -301,21 +337,18 @@ impl Document {
         canon::to_vec(&value, Numbers::Ecmascript).map_err(|e| DocumentError::Canon(e.to_string()))
     }
 
-    /// Read a stored document.
+    /// Read a stored document: its format first (a later version is [`DocumentError::Format`]
+    /// whatever its shape), then the core and the members of its kind, all required.
     pub fn decode(bytes: &[u8]) -> Result<Document, DocumentError> {
-        let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
-            // Name what is wrong with a remote's members rather than that they did not read.
-            if e.to_string().starts_with(REMOTE_MEMBERS) {
-                if let Err(inner) = serde_json::from_slice::<DocRemote>(bytes) {
-                    return inner;
-                }
-            }
-            e
-        })?;
-        if doc.v != FORMAT {
-            return Err(DocumentError::Format(doc.v));
+        #[derive(Deserialize)]
+        struct Version {
+            v: String,
         }
-        Ok(doc)
+        let Version { v } = serde_json::from_slice(bytes)?;
+        if v != FORMAT {
+            return Err(DocumentError::Format(v));
+        }
+        Ok(serde_json::from_slice(bytes)?)
     }
 
     /// The tool set, assembled from `pages` exactly as the crawler assembles it for its digests;
@@ -482,13 +515,62 @@ mod tests {
         assert_eq!(back.tool_set().unwrap().tools.len(), 1);
     }
 
+    /// `bytes` (a document) with `edit` applied to its JSON, as bytes again.
+    fn edited(
+        bytes: &[u8],
+        edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+    ) -> Vec<u8> {
+        let mut v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        edit(v.as_object_mut().unwrap());
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    fn refusal(bytes: &[u8]) -> String {
+        Document::decode(bytes).unwrap_err().to_string()
+    }
+
     #[test]
-    fn a_remote_document_with_a_malformed_member_names_it() {
+    fn a_remote_document_with_a_malformed_member_is_refused() {
         let bytes = Document::new(target(), &observation()).encode().unwrap();
-        let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        v["requests"] = serde_json::json!("three");
-        let err = Document::decode(&serde_json::to_vec(&v).unwrap()).unwrap_err();
-        assert!(err.to_string().contains("invalid type"), "{err}");
+        let bad = edited(&bytes, |m| {
+            m.insert("requests".into(), serde_json::json!("three"));
+        });
+        let err = refusal(&bad);
+        assert!(err.contains("a remote's members: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn a_remote_document_missing_a_member_names_it() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        for member in REMOTE_MEMBERS {
+            let bad = edited(&bytes, |m| {
+                m.remove(member);
+            });
+            assert_eq!(
+                refusal(&bad),
+                format!("not an observation document: a remote's document has no `{member}`")
+            );
+        }
+    }
+
+    #[test]
+    fn a_remote_document_with_a_package_member_is_refused() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let bad = edited(&bytes, |m| {
+            m.insert("package".into(), serde_json::Value::Null);
+        });
+        assert!(refusal(&bad).contains("has a `package` member"));
+    }
+
+    #[test]
+    fn a_package_document_with_a_remotes_member_is_refused() {
+        let bytes = Document::new(package_target(), &package_observation())
+            .encode()
+            .unwrap();
+        let bad = edited(&bytes, |m| {
+            m.insert("address".into(), serde_json::Value::Null);
+        });
+        assert!(refusal(&bad).contains("has a remote's `address`"));
     }
 
     #[test]
@@ -496,12 +578,39 @@ mod tests {
         let bytes = Document::new(package_target(), &package_observation())
             .encode()
             .unwrap();
-        let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        v["kind"] = serde_json::json!("oci");
-        assert!(Document::decode(&serde_json::to_vec(&v).unwrap()).is_err());
-        v["kind"] = serde_json::json!("package");
-        v.as_object_mut().unwrap().remove("package");
-        let err = Document::decode(&serde_json::to_vec(&v).unwrap()).unwrap_err();
-        assert!(err.to_string().contains("no package member"), "{err}");
+        for kind in ["oci", "remote"] {
+            let bad = edited(&bytes, |m| {
+                m.insert("kind".into(), serde_json::json!(kind));
+            });
+            assert!(refusal(&bad).contains("unknown document kind"), "{kind}");
+        }
+        let bad = edited(&bytes, |m| {
+            m.remove("package");
+        });
+        assert!(refusal(&bad).contains("has no `package`"));
+        let bad = edited(&bytes, |m| {
+            m.insert("package".into(), serde_json::Value::Null);
+        });
+        assert!(refusal(&bad).contains("`package`: invalid type: null"));
+    }
+
+    #[test]
+    fn a_later_format_is_named_whatever_its_shape() {
+        assert!(matches!(
+            Document::decode(b"{\"v\":\"toolmark-observation/2\",\"other\":1}"),
+            Err(DocumentError::Format(v)) if v == "toolmark-observation/2"
+        ));
+    }
+
+    #[test]
+    fn members_of_no_kind_are_ignored_as_in_version_1() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let extra = edited(&bytes, |m| {
+            m.insert("comment".into(), serde_json::json!("added by hand"));
+        });
+        assert_eq!(
+            Document::decode(&extra).unwrap(),
+            Document::decode(&bytes).unwrap()
+        );
     }
 }

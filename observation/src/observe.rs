@@ -298,19 +298,12 @@ pub fn assemble(pages: &[String]) -> Option<ToolSet> {
     if pages.is_empty() {
         return None;
     }
-    let mut doc = String::from("{\"tools\":[");
-    let mut first = true;
+    let mut raw: Vec<Box<str>> = Vec::new();
     for page in pages {
         let set = ToolSet::parse(page.as_bytes()).ok()?;
-        for tool in &set.tools {
-            if !std::mem::take(&mut first) {
-                doc.push(',');
-            }
-            doc.push_str(&tool.raw);
-        }
+        raw.extend(set.tools.into_iter().map(|t| t.raw));
     }
-    doc.push_str("]}");
-    ToolSet::parse(doc.as_bytes()).ok()
+    ToolSet::of_raw(&raw).ok()
 }
 
 /// The digests of one observed tool set.

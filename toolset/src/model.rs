@@ -69,7 +69,29 @@ pub enum ParseError {
     NotAToolSet(&'static str),
 }
 
+/// The `tools/list`-shaped document `{"tools":[…]}` holding `raw` (each a tool's exact JSON text)
+/// byte for byte, in order: how pages are assembled into one tool set and how a client's tools
+/// are digested, so that every digest sees exactly the texts that were served.
+pub fn tools_document<S: AsRef<str>>(raw: &[S]) -> String {
+    let len = raw.iter().map(|t| t.as_ref().len() + 1).sum::<usize>();
+    let mut doc = String::with_capacity(len + 12);
+    doc.push_str("{\"tools\":[");
+    for (i, tool) in raw.iter().enumerate() {
+        if i > 0 {
+            doc.push(',');
+        }
+        doc.push_str(tool.as_ref());
+    }
+    doc.push_str("]}");
+    doc
+}
+
 impl ToolSet {
+    /// The tool set of [`tools_document`]`(raw)`.
+    pub fn of_raw<S: AsRef<str>>(raw: &[S]) -> Result<ToolSet, ParseError> {
+        ToolSet::parse(tools_document(raw).as_bytes())
+    }
+
     /// Parse a tool set from a document: a bare array of tools, an object with a `tools` array (a
     /// `tools/list` result or a snapshot wrapper), or a JSON-RPC response whose `result` is one.
     /// A leading UTF-8 byte order mark is skipped.
@@ -160,6 +182,19 @@ fn last<'m, 'a>(members: &'m [json::Member<'a>], key: &str) -> Option<&'m json::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_set_of_raw_texts_keeps_every_text_byte_for_byte() {
+        let raw = [r#"{"name":"a", "n":1.0}"#, r#"{ "name" : "b\u0041" }"#];
+        assert_eq!(
+            tools_document(&raw),
+            r#"{"tools":[{"name":"a", "n":1.0},{ "name" : "b\u0041" }]}"#
+        );
+        let set = ToolSet::of_raw(&raw).unwrap();
+        let texts: Vec<&str> = set.tools.iter().map(|t| &*t.raw).collect();
+        assert_eq!(texts, raw);
+        assert_eq!(tools_document::<&str>(&[]), r#"{"tools":[]}"#);
+    }
 
     #[test]
     fn accepts_every_shape_and_keeps_raw_text() {
