@@ -14,7 +14,9 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::crawl_cli::OFFICIAL_REGISTRY;
+use toolmark_api::ApiOptions;
 use toolmark_ingest::{CrawlFlags, CrawlOptions};
+use toolmark_server::{HttpFlags, HttpOptions};
 
 /// The file read when neither `--config` nor `TOOLMARK_CONFIG` names one (if it exists).
 pub const DEFAULT_CONFIG_FILE: &str = "toolmark.toml";
@@ -49,174 +51,7 @@ pub struct Config {
     /// How the crawl runs.
     pub crawl: CrawlOptions,
     /// What one HTTP client may cost (connections, timeouts, request bodies).
-    pub http: Http,
-}
-
-/// The connection layer's limits (`toolmark_server::limits`; docs/operations.md, "Limits").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Http {
-    /// Connections open at once overall (further kept 512 below the open-file limit).
-    pub max_connections: usize,
-    /// Connections open at once per client (IPv4 address, IPv6 /64).
-    pub max_connections_per_client: usize,
-    /// HTTP/2 streams open at once per connection.
-    pub max_concurrent_streams: u32,
-    /// Seconds a client has to send a request's headers (also HTTP/1.1's keep-alive idle).
-    pub header_read_timeout_seconds: u64,
-    /// Seconds from a request's headers to its response's headers (body upload included).
-    pub request_timeout_seconds: u64,
-    /// Seconds a request body may pause between two pieces.
-    pub body_idle_timeout_seconds: u64,
-    /// Seconds a response write may make no progress before the connection is closed.
-    pub write_timeout_seconds: u64,
-    /// Seconds a connection may ask for nothing while nothing is being sent to it.
-    pub idle_timeout_seconds: u64,
-    /// MiB of request bodies all requests may hold at once (over it: 503 + Retry-After).
-    pub request_body_budget_mib: usize,
-    /// Seconds graceful shutdown waits for open connections before dropping them.
-    pub shutdown_deadline_seconds: u64,
-}
-
-impl Default for Http {
-    fn default() -> Self {
-        let l = toolmark_server::Limits::default();
-        Http {
-            max_connections: l.max_connections,
-            max_connections_per_client: l.max_connections_per_client,
-            max_concurrent_streams: l.max_concurrent_streams,
-            header_read_timeout_seconds: l.header_read_timeout.as_secs(),
-            request_timeout_seconds: l.request_timeout.as_secs(),
-            body_idle_timeout_seconds: l.body_idle_timeout.as_secs(),
-            write_timeout_seconds: l.write_timeout.as_secs(),
-            idle_timeout_seconds: l.idle_timeout.as_secs(),
-            request_body_budget_mib: l.request_body_budget / (1024 * 1024),
-            shutdown_deadline_seconds: l.shutdown_deadline.as_secs(),
-        }
-    }
-}
-
-impl Http {
-    /// Override with the flags (and their environment variables) that are set.
-    pub fn apply(&mut self, a: &HttpArgs) {
-        self.max_connections = a.max_connections.unwrap_or(self.max_connections);
-        self.max_connections_per_client = a
-            .max_connections_per_client
-            .unwrap_or(self.max_connections_per_client);
-        self.max_concurrent_streams = a
-            .max_concurrent_streams
-            .unwrap_or(self.max_concurrent_streams);
-        let seconds = [
-            (a.header_read_timeout, &mut self.header_read_timeout_seconds),
-            (a.request_timeout, &mut self.request_timeout_seconds),
-            (a.body_idle_timeout, &mut self.body_idle_timeout_seconds),
-            (a.write_timeout, &mut self.write_timeout_seconds),
-            (a.idle_timeout, &mut self.idle_timeout_seconds),
-            (a.shutdown_deadline, &mut self.shutdown_deadline_seconds),
-        ];
-        for (from, to) in seconds {
-            *to = from.unwrap_or(*to);
-        }
-        self.request_body_budget_mib = a
-            .request_body_budget_mib
-            .unwrap_or(self.request_body_budget_mib);
-    }
-
-    /// Refuse values that cannot work.
-    pub fn validate(&self) -> Result<()> {
-        let at_least_one = [
-            ("http.max_connections", self.max_connections as u64),
-            (
-                "http.max_connections_per_client",
-                self.max_connections_per_client as u64,
-            ),
-            (
-                "http.max_concurrent_streams",
-                u64::from(self.max_concurrent_streams),
-            ),
-            (
-                "http.header_read_timeout_seconds",
-                self.header_read_timeout_seconds,
-            ),
-            ("http.request_timeout_seconds", self.request_timeout_seconds),
-            (
-                "http.body_idle_timeout_seconds",
-                self.body_idle_timeout_seconds,
-            ),
-            ("http.write_timeout_seconds", self.write_timeout_seconds),
-            ("http.idle_timeout_seconds", self.idle_timeout_seconds),
-            (
-                "http.request_body_budget_mib",
-                self.request_body_budget_mib as u64,
-            ),
-        ];
-        for (key, v) in at_least_one {
-            if v == 0 {
-                bail!("{key} must be at least 1");
-            }
-        }
-        // Below 3 MiB the large-body pool could not hold one 2 MiB body.
-        if !(3..=4095).contains(&self.request_body_budget_mib) {
-            bail!(
-                "http.request_body_budget_mib must be 3 to 4095, not {}",
-                self.request_body_budget_mib
-            );
-        }
-        Ok(())
-    }
-
-    /// The connection layer's limits.
-    pub fn limits(&self) -> toolmark_server::Limits {
-        use std::time::Duration;
-        toolmark_server::Limits {
-            header_read_timeout: Duration::from_secs(self.header_read_timeout_seconds),
-            request_timeout: Duration::from_secs(self.request_timeout_seconds),
-            body_idle_timeout: Duration::from_secs(self.body_idle_timeout_seconds),
-            write_timeout: Duration::from_secs(self.write_timeout_seconds),
-            idle_timeout: Duration::from_secs(self.idle_timeout_seconds),
-            max_connections: self.max_connections,
-            max_connections_per_client: self.max_connections_per_client,
-            max_concurrent_streams: self.max_concurrent_streams,
-            request_body_budget: self.request_body_budget_mib * 1024 * 1024,
-            max_request_body: toolmark_server::limits::MAX_REQUEST_BODY,
-            shutdown_deadline: Duration::from_secs(self.shutdown_deadline_seconds),
-        }
-    }
-}
-
-/// The `[http]` keys as flags and environment variables (shared by `run` and `serve`).
-#[derive(Args, Debug, Default, Clone)]
-pub struct HttpArgs {
-    /// Connections open at once overall.
-    #[arg(long, env = "TOOLMARK_HTTP_MAX_CONNECTIONS")]
-    pub max_connections: Option<usize>,
-    /// Connections open at once per client address (IPv6: per /64).
-    #[arg(long, env = "TOOLMARK_HTTP_MAX_CONNECTIONS_PER_CLIENT")]
-    pub max_connections_per_client: Option<usize>,
-    /// HTTP/2 streams per connection.
-    #[arg(long, env = "TOOLMARK_HTTP_MAX_CONCURRENT_STREAMS")]
-    pub max_concurrent_streams: Option<u32>,
-    /// Seconds to send a request's headers.
-    #[arg(long, env = "TOOLMARK_HTTP_HEADER_READ_TIMEOUT")]
-    pub header_read_timeout: Option<u64>,
-    /// Seconds from a request's headers to its response's.
-    #[arg(long, env = "TOOLMARK_HTTP_REQUEST_TIMEOUT")]
-    pub request_timeout: Option<u64>,
-    /// Seconds a request body may pause.
-    #[arg(long, env = "TOOLMARK_HTTP_BODY_IDLE_TIMEOUT")]
-    pub body_idle_timeout: Option<u64>,
-    /// Seconds a response write may make no progress.
-    #[arg(long, env = "TOOLMARK_HTTP_WRITE_TIMEOUT")]
-    pub write_timeout: Option<u64>,
-    /// Seconds a connection may move no bytes.
-    #[arg(long, env = "TOOLMARK_HTTP_IDLE_TIMEOUT")]
-    pub idle_timeout: Option<u64>,
-    /// MiB of request bodies in flight at once.
-    #[arg(long, env = "TOOLMARK_HTTP_REQUEST_BODY_BUDGET_MIB")]
-    pub request_body_budget_mib: Option<usize>,
-    /// Seconds shutdown waits for open connections.
-    #[arg(long, env = "TOOLMARK_HTTP_SHUTDOWN_DEADLINE")]
-    pub shutdown_deadline: Option<u64>,
+    pub http: HttpOptions,
 }
 
 /// Cron expressions (5 fields `min hour day month weekday`, or 6 with seconds first), UTC.
@@ -240,13 +75,12 @@ impl Default for Config {
             base_url: String::new(),
             origin: crate::log_cli::DEFAULT_ORIGIN.to_owned(),
             registry: OFFICIAL_REGISTRY.to_owned(),
-            check_rate: toolmark_api::ops::CHECKS_PER_MINUTE as u32,
-            sensitive_rate: toolmark_api::ops::SENSITIVE_PER_MINUTE as u32,
-            tool_set_cache_mib: toolmark_api::documents::DEFAULT_TOOL_SET_CACHE_BYTES
-                / (1024 * 1024),
+            check_rate: ApiOptions::default().check_rate,
+            sensitive_rate: ApiOptions::default().sensitive_rate,
+            tool_set_cache_mib: ApiOptions::default().tool_set_cache_mib,
             schedules: Schedules::default(),
             crawl: CrawlOptions::default(),
-            http: Http::default(),
+            http: HttpOptions::default(),
         }
     }
 }
@@ -308,7 +142,7 @@ pub struct RunArgs {
     pub crawl: CrawlFlags,
     /// The `[http]` limits.
     #[command(flatten)]
-    pub http: HttpArgs,
+    pub http: HttpFlags,
 }
 
 impl Config {
@@ -373,7 +207,7 @@ impl Config {
         self.tool_set_cache_mib = a.tool_set_cache_mib.unwrap_or(self.tool_set_cache_mib);
         a.crawl.apply(&mut self.crawl);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
-        self.http.apply(&a.http);
+        a.http.apply(&mut self.http);
         Ok(())
     }
 
@@ -406,10 +240,10 @@ impl Config {
                 self.schedules.lease_seconds
             );
         }
-        if let Some(problem) = self.crawl.problem() {
+        if let Some(problem) = self.crawl.problem().or_else(|| self.http.problem()) {
             bail!("{problem}");
         }
-        self.http.validate()
+        Ok(())
     }
 
     /// The public base URL (links in answers and feeds).
@@ -422,8 +256,8 @@ impl Config {
     }
 
     /// The API's rate limits and cache.
-    pub fn api_options(&self) -> crate::serve_cli::ApiOptions {
-        crate::serve_cli::ApiOptions {
+    pub fn api_options(&self) -> ApiOptions {
+        ApiOptions {
             check_rate: self.check_rate,
             sensitive_rate: self.sensitive_rate,
             tool_set_cache_mib: self.tool_set_cache_mib,

@@ -104,7 +104,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     finish(result).map(|_| ())
 }
 
-/// One crawl run, its totals logged; what `crawl`, `run` and `demo` share.
+/// One crawl run, its totals logged; what `crawl` and `run` share.
 pub fn crawl_once(
     runtime: &tokio::runtime::Handle,
     run: &CrawlRun<'_>,
@@ -119,10 +119,17 @@ fn finish(result: Result<RunSummary, IngestError>) -> Result<RunSummary> {
         Err(IngestError::Stopped { summary, .. }) => Some(summary.as_ref()),
         Err(_) => None,
     };
-    for (status, n) in summary.iter().flat_map(|s| &s.report.totals) {
-        tracing::info!("  {status:>24} {n}");
+    if let Some(s) = summary {
+        log_totals(s);
     }
     result.map_err(anyhow::Error::from)
+}
+
+/// Log a run's totals, one status a line.
+pub fn log_totals(summary: &RunSummary) {
+    for (status, n) in &summary.report.totals {
+        tracing::info!("  {status:>24} {n}");
+    }
 }
 
 /// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target

@@ -62,7 +62,7 @@ async fn service(config: Config) -> Result<()> {
     let vkey_path = dir.log_vkey();
     let vkey = std::fs::read_to_string(&vkey_path)
         .with_context(|| format!("reading {}", vkey_path.display()))?;
-    let listener = crate::serve_cli::bind(config.listen).await?;
+    let listener = toolmark_server::bind(config.listen).await?;
     let bound = listener.local_addr()?;
     let base = config.public_base(bound);
     let state = crate::serve_cli::open_state(data, &base, &config.api_options())?;
@@ -130,7 +130,9 @@ async fn service(config: Config) -> Result<()> {
         }
     };
     let schedules = tokio::spawn(scheduler.run(stopped()));
-    let served = crate::serve_cli::serve(listener, state, config.http.limits(), stopped()).await;
+    let served = toolmark_api::serve(listener, state, config.http.limits(), stopped())
+        .await
+        .context("serving");
     let summary = schedules.await.context("the scheduler task")?;
     tracing::info!("stopped: {summary:?}");
     served
