@@ -11,13 +11,10 @@ use toolmark_ingest::{
     CrawlFlags, CrawlOptions, CrawlRun, IngestError, RunReport, RunSummary, Stop,
 };
 
-/// The official registry.
-pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
-
 #[derive(Args)]
 pub struct CrawlArgs {
     /// Base URL of the registry (the crawler requests `/v0.1/servers` under it).
-    #[arg(long, default_value = OFFICIAL_REGISTRY)]
+    #[arg(long, default_value = toolmark_config::OFFICIAL_REGISTRY)]
     pub registry: String,
     /// Data directory (log, blobs, index); created if missing.
     #[arg(long)]
@@ -29,7 +26,7 @@ pub struct CrawlArgs {
     #[arg(long)]
     pub since: Option<String>,
     /// Checkpoint origin for a log created by this run.
-    #[arg(long, default_value = crate::log_cli::DEFAULT_ORIGIN)]
+    #[arg(long, default_value = toolmark_config::DEFAULT_ORIGIN)]
     pub origin: String,
     /// The crawl's knobs.
     #[command(flatten)]

@@ -32,7 +32,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
     let options = DemoOptions {
         listen: args.listen,
         mcp_servers: args.mcp_servers,
-        origin: crate::log_cli::DEFAULT_ORIGIN.to_owned(),
+        origin: toolmark_config::DEFAULT_ORIGIN.to_owned(),
     };
     let runtime = crate::serve_cli::runtime()?;
     // Signals are handled from the start: a stop during startup ends the demo cleanly.

@@ -3,7 +3,6 @@
 //! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
 //! schedules join as their crates are built.
 
-mod config;
 mod crawl_cli;
 mod demo;
 mod log_cli;
@@ -70,7 +69,7 @@ enum Command {
     /// The whole service in one process: the API, feeds and desk, and the schedules (the daily
     /// registry crawl, the hourly checkpoint heartbeat). Configured by a TOML file, environment
     /// variables and flags (docs/operations.md).
-    Run(Box<config::RunArgs>),
+    Run(Box<toolmark_config::RunFlags>),
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),

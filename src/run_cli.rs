@@ -18,13 +18,13 @@ use toolmark_schedules::{
 use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlRun, Stop};
 
-use crate::config::{Config, RunArgs};
+use toolmark_config::{Config, RunFlags};
 
 /// Serializes this process's log writers (the crawl and the heartbeat): the log allows one
 /// writer at a time (a file lock), so the heartbeat waits for a crawl instead of failing.
 type LogWriter = Arc<tokio::sync::Mutex<()>>;
 
-pub fn run(args: RunArgs) -> Result<bool> {
+pub fn run(args: RunFlags) -> Result<bool> {
     let config = match Config::load(&args) {
         Ok(c) => c,
         Err(e) => {

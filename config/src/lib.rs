@@ -4,19 +4,71 @@
 //!
 //! The file is `--config FILE` (or `TOOLMARK_CONFIG`); without either, `./toolmark.toml` if it
 //! exists, else the defaults alone. Unknown keys are errors (a typo must not silently fall back
-//! to a default).
+//! to a default). The sections are the crates' own options: `[crawl]` is
+//! `toolmark_ingest::CrawlOptions`, `[http]` is `toolmark_server::HttpOptions`, each with its
+//! flags ([`RunFlags`] flattens them).
+//!
+//! What it never does: start anything, open the data directory, install signal handlers or
+//! print (the binary loads a [`Config`] and runs the service with it).
+
+#![deny(missing_docs)]
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::crawl_cli::OFFICIAL_REGISTRY;
 use toolmark_api::ApiOptions;
 use toolmark_ingest::{CrawlFlags, CrawlOptions};
 use toolmark_server::{HttpFlags, HttpOptions};
+
+/// The official registry (the default of `registry` and of `toolmark crawl --registry`).
+pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
+
+/// The origin a log gets when it is not told one (`origin`, `toolmark log init`, `crawl`).
+pub const DEFAULT_ORIGIN: &str = "toolmark.localhost/log";
+
+/// Why a configuration cannot be used (each message names the file, key or value).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("config file {}: cannot read: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: std::io::Error,
+    },
+    /// The file is larger than a configuration can be.
+    #[error(
+        "config file {}: {bytes} bytes, more than the {MAX_CONFIG_BYTES} a config can be",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
+    /// The TOML does not parse into a configuration (the message names the line and key).
+    #[error("{0}")]
+    Syntax(String),
+    /// A file's TOML does not parse into a configuration.
+    #[error("config file {}: {message}", path.display())]
+    FileSyntax {
+        /// The file.
+        path: PathBuf,
+        /// What [`ConfigError::Syntax`] says.
+        message: String,
+    },
+    /// A value cannot work (the message names the key and why).
+    #[error("{0}")]
+    Invalid(String),
+    /// The configuration could not be written as TOML.
+    #[error("writing the configuration as TOML: {0}")]
+    Write(#[from] toml::ser::Error),
+}
 
 /// The file read when neither `--config` nor `TOOLMARK_CONFIG` names one (if it exists).
 pub const DEFAULT_CONFIG_FILE: &str = "toolmark.toml";
@@ -69,15 +121,16 @@ pub struct Schedules {
 
 impl Default for Config {
     fn default() -> Self {
+        let api = ApiOptions::default();
         Config {
             data: PathBuf::from("./data"),
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             base_url: String::new(),
-            origin: crate::log_cli::DEFAULT_ORIGIN.to_owned(),
+            origin: DEFAULT_ORIGIN.to_owned(),
             registry: OFFICIAL_REGISTRY.to_owned(),
-            check_rate: ApiOptions::default().check_rate,
-            sensitive_rate: ApiOptions::default().sensitive_rate,
-            tool_set_cache_mib: ApiOptions::default().tool_set_cache_mib,
+            check_rate: api.check_rate,
+            sensitive_rate: api.sensitive_rate,
+            tool_set_cache_mib: api.tool_set_cache_mib,
             schedules: Schedules::default(),
             crawl: CrawlOptions::default(),
             http: HttpOptions::default(),
@@ -97,7 +150,7 @@ impl Default for Schedules {
 
 /// `toolmark run`'s flags; each also reads its environment variable (flag wins).
 #[derive(Args, Debug, Default)]
-pub struct RunArgs {
+pub struct RunFlags {
     /// The TOML configuration file (default ./toolmark.toml when it exists).
     #[arg(long, env = "TOOLMARK_CONFIG")]
     pub config: Option<PathBuf>,
@@ -147,7 +200,7 @@ pub struct RunArgs {
 
 impl Config {
     /// The effective configuration for `args`: file (or defaults), then environment and flags.
-    pub fn load(args: &RunArgs) -> Result<Config> {
+    pub fn load(args: &RunFlags) -> Result<Config, ConfigError> {
         let mut config = match &args.config {
             Some(path) => Config::from_file(path)?,
             None if Path::new(DEFAULT_CONFIG_FILE).exists() => {
@@ -161,34 +214,38 @@ impl Config {
     }
 
     /// Parse a config file (a clear error naming the file, line and key on any mistake).
-    pub fn from_file(path: &Path) -> Result<Config> {
-        let meta = std::fs::metadata(path)
-            .with_context(|| format!("config file {}: cannot read", path.display()))?;
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let unreadable = |reason| ConfigError::Read {
+            path: path.to_owned(),
+            reason,
+        };
+        let meta = std::fs::metadata(path).map_err(unreadable)?;
         if meta.len() > MAX_CONFIG_BYTES {
-            bail!(
-                "config file {}: {} bytes, more than the {MAX_CONFIG_BYTES} a config can be",
-                path.display(),
-                meta.len()
-            );
+            return Err(ConfigError::TooLarge {
+                path: path.to_owned(),
+                bytes: meta.len(),
+            });
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("config file {}: cannot read", path.display()))?;
-        Config::parse(&text).with_context(|| format!("config file {}", path.display()))
+        let text = std::fs::read_to_string(path).map_err(unreadable)?;
+        Config::parse(&text).map_err(|e| ConfigError::FileSyntax {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })
     }
 
     /// Parse TOML text.
-    pub fn parse(text: &str) -> Result<Config> {
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string().trim_end().to_owned()))
     }
 
-    fn apply(&mut self, a: &RunArgs) -> Result<()> {
+    fn apply(&mut self, a: &RunFlags) -> Result<(), ConfigError> {
         if let Some(v) = &a.data {
             self.data = v.clone();
         }
         if let Some(v) = &a.listen {
-            self.listen = v
-                .parse()
-                .with_context(|| format!("listen address {v:?} is not IP:PORT"))?;
+            self.listen = v.parse().map_err(|e| {
+                ConfigError::Invalid(format!("listen address {v:?} is not IP:PORT: {e}"))
+            })?;
         }
         let strings = [
             (&a.base_url, &mut self.base_url),
@@ -212,36 +269,49 @@ impl Config {
     }
 
     /// Refuse values that cannot work (each error says which key and why).
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |message: String| Err(ConfigError::Invalid(message));
         for (key, expr) in [
             ("schedules.crawl", &self.schedules.crawl),
             ("schedules.heartbeat", &self.schedules.heartbeat),
         ] {
-            toolmark_schedules::JobSpec::new(key, expr).map_err(|e| anyhow::anyhow!("{e}"))?;
+            toolmark_schedules::JobSpec::new(key, expr)
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
-        let registry = url::Url::parse(&self.registry)
-            .with_context(|| format!("registry {:?} is not a URL", self.registry))?;
+        let registry = url::Url::parse(&self.registry).map_err(|e| {
+            ConfigError::Invalid(format!("registry {:?} is not a URL: {e}", self.registry))
+        })?;
         if !matches!(registry.scheme(), "http" | "https") {
-            bail!("registry {:?} is not an http(s) URL", self.registry);
+            return invalid(format!(
+                "registry {:?} is not an http(s) URL",
+                self.registry
+            ));
         }
         if !self.base_url.is_empty() {
-            let base = url::Url::parse(&self.base_url)
-                .with_context(|| format!("base_url {:?} is not a URL", self.base_url))?;
+            let base = url::Url::parse(&self.base_url).map_err(|e| {
+                ConfigError::Invalid(format!("base_url {:?} is not a URL: {e}", self.base_url))
+            })?;
             if !matches!(base.scheme(), "http" | "https") {
-                bail!("base_url {:?} is not an http(s) URL", self.base_url);
+                return invalid(format!(
+                    "base_url {:?} is not an http(s) URL",
+                    self.base_url
+                ));
             }
         }
         if self.origin.is_empty() || self.origin.contains(char::is_whitespace) {
-            bail!("origin {:?} must be non-empty without spaces", self.origin);
+            return invalid(format!(
+                "origin {:?} must be non-empty without spaces",
+                self.origin
+            ));
         }
         if !(3..=86_400).contains(&self.schedules.lease_seconds) {
-            bail!(
+            return invalid(format!(
                 "schedules.lease_seconds must be 3 to 86400, not {}",
                 self.schedules.lease_seconds
-            );
+            ));
         }
         if let Some(problem) = self.crawl.problem().or_else(|| self.http.problem()) {
-            bail!("{problem}");
+            return invalid(problem);
         }
         Ok(())
     }
@@ -265,8 +335,8 @@ impl Config {
     }
 
     /// The configuration as TOML (what `--print-config` shows).
-    pub fn to_toml(&self) -> Result<String> {
-        toml::to_string(self).context("writing the configuration as TOML")
+    pub fn to_toml(&self) -> Result<String, ConfigError> {
+        Ok(toml::to_string(self)?)
     }
 }
 
@@ -276,7 +346,7 @@ mod tests {
 
     #[test]
     fn the_example_file_is_the_defaults() {
-        let text = include_str!("../toolmark.example.toml");
+        let text = include_str!("../../toolmark.example.toml");
         assert_eq!(Config::parse(text).unwrap(), Config::default());
         Config::default().validate().unwrap();
     }
@@ -284,7 +354,7 @@ mod tests {
     /// docs/operations.md's table lists every key with its default, and no other.
     #[test]
     fn the_operations_doc_lists_every_key_and_default() {
-        let doc = include_str!("../docs/operations.md");
+        let doc = include_str!("../../docs/operations.md");
         let section = doc
             .split("## Configuration")
             .nth(1)
@@ -359,11 +429,11 @@ mod tests {
     #[test]
     fn flags_override_the_file() {
         let mut c = Config::parse("data = \"/srv/toolmark\"\ncheck_rate = 10\n").unwrap();
-        c.apply(&RunArgs {
+        c.apply(&RunFlags {
             check_rate: Some(0),
             crawl_schedule: Some("0 4 * * *".into()),
             listen: Some("127.0.0.1:9".into()),
-            ..RunArgs::default()
+            ..RunFlags::default()
         })
         .unwrap();
         assert_eq!(c.data, PathBuf::from("/srv/toolmark"));
@@ -371,9 +441,9 @@ mod tests {
         assert_eq!(c.schedules.crawl, "0 4 * * *");
         assert_eq!(c.listen.port(), 9);
         assert!(
-            c.apply(&RunArgs {
+            c.apply(&RunFlags {
                 listen: Some("nowhere".into()),
-                ..RunArgs::default()
+                ..RunFlags::default()
             })
             .is_err()
         );
