@@ -103,7 +103,10 @@ fn digest_notes_missing_pages_only_for_a_real_cursor() {
     let note = "the result carries a nextCursor: later pages are missing";
     let tools = r#""tools":[{"name":"a","inputSchema":{"type":"object"}}]"#;
     for (cursor, noted) in [(r#""c2""#, true), ("null", false), (r#""""#, false)] {
-        let f = t.file("page.json", format!("{{{tools},\"nextCursor\":{cursor}}}").as_bytes());
+        let f = t.file(
+            "page.json",
+            format!("{{{tools},\"nextCursor\":{cursor}}}").as_bytes(),
+        );
         let o = toolmark(&["digest", &f]);
         assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(stdout(&o).contains(note), noted, "nextCursor {cursor}");
