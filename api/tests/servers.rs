@@ -490,10 +490,12 @@ async fn changes_filter_by_server_target_and_class() {
 /// A data directory where two servers flip between two tool sets every day: `2 × (days - 1)`
 /// changes, alternating between the servers, of more than one class.
 pub struct Flipping {
+    /// The populated data directory.
     pub p: Populated,
     _env: Env,
 }
 
+/// [`Flipping`] over `days` days.
 pub fn flipping(tag: &str, days: u64) -> Flipping {
     use index_support::{ALFRESCO, FILESYSTEM, MEMORY, corpus_page, day, day_str, ok, records};
     let mut env = Env::new(&format!("api-{tag}"));

@@ -44,14 +44,15 @@
 //! [`crate::limits::MAX_WAITING_PER_ADDRESS`] may wait at one address beyond those running;
 //! [`AddressGate::join`] refuses more at once ([`Busy`]) and the crawl sets such a target aside
 //! until the address has room, so waiters never fill the crawl's global slots. Waits for an
-//! address or for budget end early, the observation abandoned, when the crawl's stop flag is set.
+//! address or for budget end early, the observation abandoned, when the crawl's stop token is
+//! cancelled.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 /// Copies of each decompressed body byte an observation is charged for: the buffer it is read
 /// into (whose capacity may reach twice its length while it grows; the cumulative charge covers
@@ -463,24 +464,18 @@ impl Drop for Place {
     }
 }
 
-/// `fut`'s output, or `None` if `stop` is set first (looked at every
-/// [`crate::limits::STOP_POLL`]). Without a flag, `fut`'s output.
+/// `fut`'s output, or `None` if `stop` is cancelled first. Without a token, `fut`'s output.
 pub(crate) async fn unless_stopped<T>(
     fut: impl std::future::Future<Output = T>,
-    stop: Option<&AtomicBool>,
+    stop: Option<&CancellationToken>,
 ) -> Option<T> {
     let Some(stop) = stop else {
         return Some(fut.await);
     };
-    let stopped = async {
-        while !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(crate::limits::STOP_POLL).await;
-        }
-    };
     tokio::select! {
         biased;
         out = fut => Some(out),
-        () = stopped => None,
+        () = stop.cancelled() => None,
     }
 }
 

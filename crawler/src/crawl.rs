@@ -15,7 +15,7 @@
 //! `per_host` observations. At most [`CrawlConfig::waiting_per_address`] wait at one address;
 //! a target finding its address full is set aside without a slot and put back on its host's
 //! queue when the address has room, so many names on one shared address cannot take every
-//! global slot. Waits end when [`CrawlConfig::stop`] is set (the target counts as abandoned). All observations share [`ClientConfig::budget`]; each one's grant,
+//! global slot. Waits end when [`CrawlConfig::stop`] is cancelled (the target counts as abandoned). All observations share [`ClientConfig::budget`]; each one's grant,
 //! shrunk to what its pages hold, goes with them to `on_outcome` in [`Outcome::grant`] (see
 //! [`crate::budget`]).
 //!
@@ -26,10 +26,10 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use crate::budget::{AddressGate, Grant};
 use crate::guard;
@@ -49,10 +49,10 @@ pub struct CrawlConfig {
     /// Observations that may wait at one busy address beyond the `per_host` running there
     /// ([`crate::limits::MAX_WAITING_PER_ADDRESS`]); more are set aside without a slot.
     pub waiting_per_address: usize,
-    /// Set to stop taking new targets; observations running finish (graceful shutdown), those
-    /// still waiting for DNS, their address or budget give up within
-    /// [`crate::limits::STOP_POLL`] and count as abandoned.
-    pub stop: Arc<AtomicBool>,
+    /// Cancel to stop taking new targets; observations running finish (graceful shutdown),
+    /// those still waiting for DNS, their address or budget give up at once and count as
+    /// abandoned.
+    pub stop: CancellationToken,
     /// What earlier crawls learned about remotes, by URL.
     pub hints: Arc<HashMap<String, Hint>>,
 }
@@ -77,7 +77,7 @@ impl Default for CrawlConfig {
             per_host: crate::limits::PER_HOST_CONCURRENCY,
             concurrency: crate::limits::MAX_CONCURRENT_OBSERVATIONS,
             waiting_per_address: crate::limits::MAX_WAITING_PER_ADDRESS,
-            stop: Arc::new(AtomicBool::new(false)),
+            stop: CancellationToken::new(),
             hints: Arc::new(HashMap::new()),
         }
     }
@@ -106,7 +106,7 @@ enum Finished {
     Observed(Target, Box<Observation>, Option<Grant>),
     /// Set aside: an address it resolved to was full.
     Busy(Target, IpAddr),
-    /// The stop flag was set while it waited.
+    /// The stop token was cancelled while it waited.
     Abandoned,
 }
 
@@ -167,7 +167,7 @@ pub async fn crawl(
     let mut returning: HashMap<IpAddr, usize> = HashMap::new();
     let mut abandoned = 0;
     loop {
-        let stopping = config.stop.load(Ordering::Relaxed);
+        let stopping = config.stop.is_cancelled();
         while !stopping && tasks.len() < config.concurrency.max(1) {
             let next = queues
                 .iter()
@@ -211,7 +211,7 @@ pub async fn crawl(
                     Ok(Gated::Busy(key)) => Finished::Busy(target, key),
                     Ok(Gated::Abandoned) => Finished::Abandoned,
                     Err(e) => {
-                        let mut failed = Observation::start();
+                        let mut failed = Observation::remote();
                         failed.status = Status::Protocol;
                         failed.detail = format!("internal: observation task failed: {e}");
                         Finished::Observed(target, Box::new(failed), None)
@@ -357,7 +357,7 @@ mod tests {
         let abandoned = crawl(&config, targets, |outcome| {
             assert!(outcome.observation.is_some());
             observed += 1;
-            stop.store(true, Ordering::Relaxed);
+            stop.cancel();
         })
         .await;
         // Two were in flight (the per-host limit) when the first finished and set `stop`.

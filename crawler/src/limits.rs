@@ -71,11 +71,6 @@ pub const PER_HOST_CONCURRENCY: usize = 2;
 /// every global slot with waiters and the whole crawl runs two at a time.
 pub const MAX_WAITING_PER_ADDRESS: usize = 2;
 
-/// How often an observation waiting for its address or for budget looks at the crawl's stop
-/// flag (a plain flag, so it is polled): a waiting observation gives up at most this long
-/// after a shutdown asks it to.
-pub const STOP_POLL: Duration = Duration::from_millis(100);
-
 /// Observations in flight at once across all hosts. Each costs a few kilobytes of state plus
 /// its buffered responses; 256 keeps a 20,000-target crawl within memory goals while keeping
 /// far more hosts busy than HISTOR's 12 workers.

@@ -45,12 +45,12 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use toolmark_mcp::jsonrpc;
 use toolmark_mcp::{Delivery, Failure, Handshake, Identity, Incoming, Listing, SessionError};
 
@@ -58,7 +58,7 @@ use crate::body::{Body, BodyError};
 use crate::budget::{self as budget, AddressGate, Budget, Busy, Grant, Hold, Meter};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
 use crate::limits;
-use crate::observe::{Attempt, AuthChallenge, Observation, Status, Transport};
+use crate::observe::{Attempt, AuthChallenge, Dialled, Observation, Status, Transport, Via};
 use crate::sse::{Event, SseParser};
 
 /// The protocol version of the stateless era.
@@ -171,8 +171,8 @@ pub async fn observe_with_hint(
 ) -> Observation {
     match observe_gated(config, url, declared_transport, hint, None, None).await {
         Gated::Done(obs, _) => *obs,
-        // Without a gate nothing is ever busy, and without a stop flag nothing is abandoned.
-        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop flag"),
+        // Without a gate nothing is ever busy, and without a stop token nothing is abandoned.
+        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
     }
 }
 
@@ -183,7 +183,7 @@ pub(crate) enum Gated {
     Done(Box<Observation>, Option<Grant>),
     /// An address this target resolved to was full ([`AddressGate::join`]): nothing was dialled.
     Busy(std::net::IpAddr),
-    /// The stop flag was set while it waited (for DNS, its address or budget): nothing of it is
+    /// The stop token was cancelled while it waited (for DNS, its address or budget): nothing of it is
     /// kept, and it is not an observation.
     Abandoned,
 }
@@ -205,10 +205,10 @@ pub(crate) async fn observe_gated(
     declared: &str,
     hint: Option<Transport>,
     gate: Option<&Arc<AddressGate>>,
-    stop: Option<&AtomicBool>,
+    stop: Option<&CancellationToken>,
 ) -> Gated {
     let deadline = config.limits.deadline;
-    let mut obs = Observation::start();
+    let mut obs = Observation::remote();
     let checked = Instant::now();
     let pinned = budget::unless_stopped(
         tokio::time::timeout(
@@ -263,8 +263,11 @@ pub(crate) async fn observe_gated(
             return Gated::Abandoned;
         };
         let meter = Arc::new(Meter::new(grant));
-        obs = Observation::start();
-        obs.address = pinned.addrs.first().copied();
+        obs = Observation::remote();
+        let mut dialled = Dialled {
+            address: pinned.addrs.first().copied(),
+            ..Dialled::default()
+        };
         // What the session reads is kept outside the run, so a run cut off by the deadline
         // still leaves the pages it had read.
         let mut listing = Listing::default();
@@ -276,7 +279,7 @@ pub(crate) async fn observe_gated(
                 &pinned,
                 declared,
                 hint,
-                &mut obs,
+                (&mut obs, &mut dialled),
                 &mut listing,
                 &meter,
             ),
@@ -290,6 +293,7 @@ pub(crate) async fn observe_gated(
                 deadline.as_secs_f64()
             );
         }
+        obs.via = Via::Remote(dialled);
         obs.initialize = listing.initialize;
         obs.protocol_version = listing.protocol_version;
         obs.pages = listing.pages;
@@ -350,7 +354,8 @@ async fn run(
     pinned: &Pinned,
     declared: &str,
     hint: Option<Transport>,
-    obs: &mut Observation,
+    // What the run fills: the observation's core and what dialling found.
+    (obs, dialled): (&mut Observation, &mut Dialled),
     listing: &mut Listing,
     meter: &Arc<Meter>,
 ) {
@@ -384,7 +389,7 @@ async fn run(
         client: &client,
         config,
         url: pinned.url.clone(),
-        obs,
+        dialled,
         meter: meter.clone(),
     };
     // One session core for the whole run: replies to server requests count across transports.
@@ -416,15 +421,15 @@ async fn run(
             Err(Stop::Final(s, d)) => (s, d, false),
             Err(Stop::Fallback(s, d)) => (s, d, true),
         };
-        http.obs.attempts.push(Attempt {
+        http.dialled.attempts.push(Attempt {
             transport,
             status: status.clone(),
             detail: detail.clone(),
         });
         if !fall {
-            http.obs.transport = Some(transport);
-            http.obs.status = status;
-            http.obs.detail = detail;
+            http.dialled.transport = Some(transport);
+            obs.status = status;
+            obs.detail = detail;
             return;
         }
         fallen.push((transport, status, detail));
@@ -436,9 +441,9 @@ async fn run(
         .or(fallen.last())
         .cloned()
         .unwrap_or((declared_kind, Status::Protocol, "no transport tried".into()));
-    http.obs.transport = Some(t);
-    http.obs.status = s;
-    http.obs.detail = format!("no transport answered; {}: {d}", t.as_str());
+    http.dialled.transport = Some(t);
+    obs.status = s;
+    obs.detail = format!("no transport answered; {}: {d}", t.as_str());
 }
 
 /// Who the crawler says it is, in every handshake.
@@ -546,7 +551,7 @@ struct Http<'a> {
     client: &'a reqwest::Client,
     config: &'a ClientConfig,
     url: url::Url,
-    obs: &'a mut Observation,
+    dialled: &'a mut Dialled,
     /// This run's account against the memory budget.
     meter: Arc<Meter>,
 }
@@ -606,7 +611,7 @@ impl Http<'_> {
         if let Some(m) = extra.method {
             request = request.header("Mcp-Method", m);
         }
-        self.obs.requests += 1;
+        self.dialled.requests += 1;
         request.send().await.map_err(|e| send_error(&e, what))
     }
 
@@ -670,7 +675,7 @@ impl Http<'_> {
                 Some(m) => format!("{what}: {code}; resource metadata {m}"),
                 None => format!("{what}: {code}"),
             };
-            self.obs.auth = Some(auth);
+            self.dialled.auth = Some(auth);
             return Some(fin(Status::AuthRequired, detail));
         }
         Some(fin(Status::Http(code), format!("{what}: HTTP {code}")))
@@ -799,7 +804,7 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
         }
         self.issued = response.headers().get("mcp-session-id").cloned();
         if is_content_type(&response, "text/event-stream") {
-            self.http.obs.sse_responses = true;
+            self.http.dialled.sse_responses = true;
             let max = self.http.limits().max_response;
             let body = Body::new(response, max)
                 .map_err(body_stop)?
@@ -841,7 +846,7 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
                     .read_all()
                     .await
                     .map_err(body_stop)?;
-                self.http.obs.bytes += bytes.len() as u64;
+                self.http.dialled.bytes += bytes.len() as u64;
                 let charge = self.http.hold_parse(&bytes)?;
                 let messages =
                     jsonrpc::parse(&bytes).map_err(|e| protocol(format!("{what}: {e}")))?;
@@ -895,7 +900,7 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
 
     fn established(&mut self, version: &str) {
         if self.stateless {
-            self.http.obs.session = false;
+            self.http.dialled.session = false;
             return;
         }
         self.extra = Extra {
@@ -903,7 +908,7 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
             protocol_version: header_version(version),
             method: None,
         };
-        self.http.obs.session = self.extra.session_id.is_some();
+        self.http.dialled.session = self.extra.session_id.is_some();
     }
 }
 
@@ -937,7 +942,7 @@ impl Post<'_, '_> {
             }
             match events.body.next().await.map_err(body_stop)? {
                 Some(bytes) => {
-                    self.http.obs.bytes += bytes.len() as u64;
+                    self.http.dialled.bytes += bytes.len() as u64;
                     events.parser.push(&bytes, &mut parsed).map_err(sse_stop)?;
                 }
                 None => {
@@ -969,7 +974,7 @@ struct SseSession<'h, 'a> {
 /// Open the HTTP+SSE stream and wait for its `endpoint` event.
 async fn open_sse<'h, 'a>(http: &'h mut Http<'a>) -> Result<SseSession<'h, 'a>, Stop> {
     let url = http.url.clone();
-    http.obs.requests += 1;
+    http.dialled.requests += 1;
     let response = http
         .client
         .get(url.clone())
@@ -998,7 +1003,7 @@ async fn open_sse<'h, 'a>(http: &'h mut Http<'a>) -> Result<SseSession<'h, 'a>, 
             ),
         ));
     }
-    http.obs.sse_responses = true;
+    http.dialled.sse_responses = true;
     let max_stream = http.limits().max_toolset + http.limits().max_response;
     let (tx, mut rx) = mpsc::channel::<Result<Event, Stop>>(2);
     let reader = tokio::spawn(read_stream(response, max_stream, tx, http.meter.clone()));
@@ -1034,7 +1039,7 @@ async fn open_sse<'h, 'a>(http: &'h mut Http<'a>) -> Result<SseSession<'h, 'a>, 
             "endpoint {endpoint} is not on the stream's origin"
         )));
     }
-    http.obs.session = true;
+    http.dialled.session = true;
     Ok(SseSession {
         http,
         endpoint,
@@ -1080,7 +1085,7 @@ impl toolmark_mcp::Transport for SseSession<'_, '_> {
                 continue;
             }
             let incoming = self.http.event_messages(&event.data, what)?;
-            self.http.obs.bytes += event.data.len() as u64;
+            self.http.dialled.bytes += event.data.len() as u64;
             return Ok(incoming);
         }
     }

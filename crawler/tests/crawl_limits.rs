@@ -299,7 +299,7 @@ async fn stop_abandons_observations_waiting_for_their_address() {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        stop.store(true, Ordering::Relaxed);
+        stop.cancel();
     });
     let mut observed = 0;
     let abandoned = crawl::crawl(&config, named_targets(&names, server.addr.port()), |o| {
@@ -345,7 +345,7 @@ async fn stop_abandons_observations_waiting_for_budget() {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        stop.store(true, Ordering::Relaxed);
+        stop.cancel();
     });
     let mut observed = 0;
     let abandoned = crawl::crawl(&config, targets, |o| {

@@ -97,7 +97,9 @@ async fn hostile_fleet_ends_in_named_statuses() {
         if &obs.status != want || !obs.detail.contains(needle) {
             failures.push(format!(
                 "{behaviour:?}: got {} ({}), want {want} containing {needle:?}; attempts {:?}",
-                obs.status, obs.detail, obs.attempts
+                obs.status,
+                obs.detail,
+                obs.dialled().unwrap().attempts
             ));
         }
         assert!(
@@ -115,11 +117,16 @@ async fn hostile_fleet_ends_in_named_statuses() {
     assert_eq!(pages.pages.len(), 3);
     assert_eq!(pages.digests().unwrap().tools, 6);
     let modern = &results[&cases.iter().position(|c| c.0 == Stateless).unwrap()];
-    assert_eq!(modern.transport, Some(Transport::Stateless));
+    assert_eq!(modern.transport(), Some(Transport::Stateless));
     assert_eq!(modern.protocol_version.as_deref(), Some("2026-07-28"));
-    assert!(!modern.session);
+    assert!(!modern.dialled().unwrap().session);
     let auth = &results[&cases.iter().position(|c| c.0 == Unauthorized).unwrap()];
-    let challenge = auth.auth.as_ref().expect("challenge recorded");
+    let challenge = auth
+        .dialled()
+        .unwrap()
+        .auth
+        .as_ref()
+        .expect("challenge recorded");
     assert_eq!(challenge.http_status, 401);
     assert_eq!(challenge.scheme.as_deref(), Some("Bearer"));
     assert_eq!(challenge.scope.as_deref(), Some("tools:read"));
@@ -170,9 +177,15 @@ async fn dns_is_resolved_once_and_pinned() {
     let url = format!("http://rebind.test:{}/mcp", server.port);
     let obs = mcp::observe(&c, &url, "streamable-http").await;
     assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
-    assert!(obs.requests >= 3, "several requests, one lookup");
+    assert!(
+        obs.dialled().unwrap().requests >= 3,
+        "several requests, one lookup"
+    );
     assert_eq!(resolver.0.load(Ordering::SeqCst), 1);
-    assert_eq!(obs.address.unwrap().ip().to_string(), "127.0.0.1");
+    assert_eq!(
+        obs.dialled().unwrap().address.unwrap().ip().to_string(),
+        "127.0.0.1"
+    );
 }
 
 #[tokio::test]
@@ -188,7 +201,7 @@ async fn names_resolving_to_private_addresses_are_blocked() {
         strict.resolver = table(ip);
         let obs = mcp::observe(&strict, "https://internal.test/mcp", "streamable-http").await;
         assert_eq!(obs.status, Status::BlockedAddress, "{ip}: {}", obs.detail);
-        assert_eq!(obs.requests, 0);
+        assert_eq!(obs.dialled().unwrap().requests, 0);
     }
     // Even with private targets allowed, the metadata service's range stays blocked.
     let mut lax = config();
@@ -304,8 +317,8 @@ async fn transport_hints_are_tried_first() {
     let server = Hostile::start(Behaviour::Good).await;
     let c = config();
     let plain = mcp::observe(&c, &server.url(), "streamable-http").await;
-    assert_eq!(plain.attempts.len(), 2);
-    assert_eq!(plain.requests, 4);
+    assert_eq!(plain.dialled().unwrap().attempts.len(), 2);
+    assert_eq!(plain.dialled().unwrap().requests, 4);
     let hinted = mcp::observe_with_hint(
         &c,
         &server.url(),
@@ -314,14 +327,20 @@ async fn transport_hints_are_tried_first() {
     )
     .await;
     assert_eq!(hinted.status, Status::Ok);
-    assert_eq!(hinted.attempts.len(), 1);
-    assert_eq!(hinted.requests, 3);
+    assert_eq!(hinted.dialled().unwrap().attempts.len(), 1);
+    assert_eq!(hinted.dialled().unwrap().requests, 3);
     assert_eq!(hinted.digests(), plain.digests());
     // A stale hint (the server no longer speaks HTTP+SSE): tried once, then the usual order.
     let stale =
         mcp::observe_with_hint(&c, &server.url(), "streamable-http", Some(Transport::Sse)).await;
     assert_eq!(stale.status, Status::Ok, "{}", stale.detail);
-    let tried: Vec<Transport> = stale.attempts.iter().map(|a| a.transport).collect();
+    let tried: Vec<Transport> = stale
+        .dialled()
+        .unwrap()
+        .attempts
+        .iter()
+        .map(|a| a.transport)
+        .collect();
     assert_eq!(
         tried,
         [
@@ -355,10 +374,10 @@ async fn an_endpoint_with_userinfo_is_refused_and_no_credentials_are_sent() {
     assert_eq!(obs.status, Status::Protocol, "{}", obs.detail);
     assert!(obs.detail.contains("userinfo"), "{}", obs.detail);
     assert_eq!(
-        obs.attempts.len(),
+        obs.dialled().unwrap().attempts.len(),
         1,
         "the refusal is final: {:?}",
-        obs.attempts
+        obs.dialled().unwrap().attempts
     );
     assert_eq!(server.authorized.load(Ordering::SeqCst), 0);
     assert_eq!(server.requests.load(Ordering::SeqCst), 1, "only the GET");
@@ -389,5 +408,8 @@ async fn a_trailing_dot_host_is_observed_like_the_host() {
     .await;
     assert_eq!(plain.status, Status::Ok, "{}", plain.detail);
     assert_eq!(dotted.digests(), plain.digests());
-    assert_eq!(dotted.address, plain.address);
+    assert_eq!(
+        dotted.dialled().unwrap().address,
+        plain.dialled().unwrap().address
+    );
 }

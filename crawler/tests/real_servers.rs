@@ -7,7 +7,7 @@ mod support;
 
 use support::{Server, mcp_servers};
 use toolmark_crawler::mcp::{self, ClientConfig};
-use toolmark_crawler::observe::{Status, Transport};
+use toolmark_crawler::observe::{Observation, Status, Transport};
 
 fn lax() -> ClientConfig {
     let mut c = ClientConfig::default();
@@ -15,7 +15,13 @@ fn lax() -> ClientConfig {
     c
 }
 
-fn names(obs: &toolmark_crawler::observe::Observation) -> Vec<String> {
+/// The observation read its tool set completely (else its detail and transport attempts show).
+fn assert_ok(obs: &Observation) {
+    let attempts = &obs.dialled().expect("a remote's").attempts;
+    assert_eq!(obs.status, Status::Ok, "{} {attempts:?}", obs.detail);
+}
+
+fn names(obs: &Observation) -> Vec<String> {
     let set = obs.tool_set().expect("a tool set");
     let mut n: Vec<String> = set
         .tools
@@ -33,13 +39,27 @@ async fn server_everything_streamable_http() {
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     let obs = mcp::observe(&lax(), &url, "streamable-http").await;
     assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
-    assert_eq!(obs.transport, Some(Transport::StreamableHttp));
+    assert_eq!(obs.transport(), Some(Transport::StreamableHttp));
     // The stateless attempt came first and fell through.
-    assert_eq!(obs.attempts.len(), 2, "{:?}", obs.attempts);
-    assert_eq!(obs.attempts[0].transport, Transport::Stateless);
+    assert_eq!(
+        obs.dialled().unwrap().attempts.len(),
+        2,
+        "{:?}",
+        obs.dialled().unwrap().attempts
+    );
+    assert_eq!(
+        obs.dialled().unwrap().attempts[0].transport,
+        Transport::Stateless
+    );
     assert_eq!(obs.protocol_version.as_deref(), Some("2025-11-25"));
-    assert!(obs.session, "server-everything issues a session id");
-    assert!(obs.sse_responses, "server-everything answers with SSE");
+    assert!(
+        obs.dialled().unwrap().session,
+        "server-everything issues a session id"
+    );
+    assert!(
+        obs.dialled().unwrap().sse_responses,
+        "server-everything answers with SSE"
+    );
     let init: serde_json::Value = serde_json::from_str(obs.initialize.as_deref().unwrap()).unwrap();
     assert!(init["serverInfo"]["name"].is_string(), "{init}");
     let digests = obs.digests().expect("digests");
@@ -59,8 +79,8 @@ async fn server_everything_sse() {
     let server = Server::everything(&dir, "2026.8.31", "sse");
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let obs = mcp::observe(&lax(), &url, "sse").await;
-    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
-    assert_eq!(obs.transport, Some(Transport::Sse));
+    assert_ok(&obs);
+    assert_eq!(obs.transport(), Some(Transport::Sse));
     assert_eq!(obs.protocol_version.as_deref(), Some("2024-11-05"));
     assert_eq!(obs.digests().unwrap().tools, 13);
 
@@ -86,9 +106,14 @@ async fn sse_only_server_listed_as_streamable_falls_back() {
     let server = Server::everything(&dir, "2026.8.31", "sse");
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let obs = mcp::observe(&lax(), &url, "streamable-http").await;
-    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
-    assert_eq!(obs.transport, Some(Transport::Sse));
-    assert_eq!(obs.attempts.len(), 3, "{:?}", obs.attempts);
+    assert_ok(&obs);
+    assert_eq!(obs.transport(), Some(Transport::Sse));
+    assert_eq!(
+        obs.dialled().unwrap().attempts.len(),
+        3,
+        "{:?}",
+        obs.dialled().unwrap().attempts
+    );
 }
 
 #[tokio::test]
@@ -130,13 +155,13 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
         "streamable-http",
     )
     .await;
-    assert_eq!(obs.status, Status::Ok, "{} {:?}", obs.detail, obs.attempts);
-    assert_eq!(obs.transport, Some(Transport::StreamableHttp));
+    assert_ok(&obs);
+    assert_eq!(obs.transport(), Some(Transport::StreamableHttp));
     assert!(
-        !obs.sse_responses,
+        !obs.dialled().unwrap().sse_responses,
         "mcp-proxy answers with application/json"
     );
-    assert!(obs.session);
+    assert!(obs.dialled().unwrap().session);
     assert_eq!(names(&obs), vec!["convert_time", "get_current_time"]);
     // Its legacy SSE endpoint serves the same set.
     let sse = mcp::observe(
@@ -145,8 +170,8 @@ async fn mcp_proxy_wrapping_mcp_server_time() {
         "sse",
     )
     .await;
-    assert_eq!(sse.status, Status::Ok, "{} {:?}", sse.detail, sse.attempts);
-    assert_eq!(sse.transport, Some(Transport::Sse));
+    assert_ok(&sse);
+    assert_eq!(sse.transport(), Some(Transport::Sse));
     assert_eq!(sse.digests().unwrap().full, obs.digests().unwrap().full);
 }
 
@@ -172,5 +197,5 @@ async fn loopback_is_blocked_without_allow_private() {
     )
     .await;
     assert_eq!(obs.status, Status::BlockedAddress, "{}", obs.detail);
-    assert_eq!(obs.requests, 0);
+    assert_eq!(obs.dialled().unwrap().requests, 0);
 }

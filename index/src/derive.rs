@@ -219,7 +219,9 @@ fn index_entry(
         full,
         entry.tools.map(int).transpose()?,
         raw,
-        doc.as_ref().and_then(|d| d.transport.clone()),
+        doc.as_ref()
+            .and_then(|d| d.remote())
+            .and_then(|r| r.transport.clone()),
         doc.as_ref().and_then(|d| d.protocol_version.clone()),
         doc.as_ref().map(|d| int(d.elapsed_ms)).transpose()?,
         entry.prev.map(int).transpose()?,

@@ -31,7 +31,7 @@ use serde::Serialize;
 use toolmark_log::Log;
 use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Status, Subject};
 use toolmark_log::store::{FileStore, Storage};
-use toolmark_observation::observe::Observation;
+use toolmark_observation::observe::{Observation, Via};
 use toolmark_observation::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
 use toolmark_toolset::Sri;
 
@@ -370,8 +370,8 @@ impl<'a, S: Storage> Recorder<'a, S> {
                 entry_index: None,
                 change_id: None,
             };
-            let declared = match &target.kind {
-                TargetKind::Package { .. } => {
+            let declared = match (&target.kind, &outcome.observation) {
+                (TargetKind::Package { .. }, None) => {
                     line.status = target
                         .skip
                         .as_ref()
@@ -385,16 +385,30 @@ impl<'a, S: Storage> Recorder<'a, S> {
                     results.push(line);
                     continue;
                 }
-                TargetKind::Remote { transport, .. } => transport,
+                (TargetKind::Package { transport, .. }, Some(_))
+                | (TargetKind::Remote { transport, .. }, _) => transport,
+            };
+            // A package's observation names the version it ran; a remote's names none.
+            let package = match (&target.kind, outcome.observation.as_ref().map(|o| &o.via)) {
+                (TargetKind::Package { .. }, Some(Via::Package(p))) => Some(p.package.clone()),
+                (TargetKind::Remote { .. }, None | Some(Via::Remote(_))) => None,
+                _ => {
+                    line.status = NOT_LOGGED.to_owned();
+                    line.detail = "the observation was not made the way its target is observed \
+                                   (a remote's by dialling, a package's in the sandbox)"
+                        .to_owned();
+                    results.push(line);
+                    continue;
+                }
             };
             let subject = Subject {
                 server: target.server.clone(),
                 target: line.endpoint.clone(),
-                package: None,
+                package,
             };
             let (entry, document) = if let Some(obs) = &outcome.observation {
                 let digests = obs.digests();
-                line.transport = obs.transport.map(|t| t.as_str().to_owned());
+                line.transport = obs.transport().map(|t| t.as_str().to_owned());
                 line.status = obs.status.name();
                 line.detail = cap_detail(&obs.detail);
                 if let Some(d) = &digests {
@@ -569,6 +583,7 @@ mod tests {
             ecosystem,
             name: "@scope/pkg".into(),
             version: Some("1.0.0".into()),
+            transport: "stdio".into(),
         };
         assert_eq!(target_string(&kind(Ecosystem::Npm)), "npm:@scope/pkg");
         assert_eq!(target_string(&kind(Ecosystem::Pypi)), "pypi:@scope/pkg");

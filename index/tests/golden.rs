@@ -51,24 +51,26 @@ fn registry() -> Vec<toolmark_observation::registry::Record> {
 
 /// A streamable-HTTP attempt that failed before the SSE fallback answered.
 fn sse_fallback(secs: u64, pages: Vec<String>) -> Observation {
-    Observation {
-        transport: Some(Transport::Sse),
-        attempts: vec![
-            Attempt {
-                transport: Transport::StreamableHttp,
-                status: Status::Http(405),
-                detail: "405 from POST".into(),
-            },
-            Attempt {
-                transport: Transport::Sse,
-                status: Status::Ok,
-                detail: String::new(),
-            },
-        ],
+    let mut obs = Observation {
         protocol_version: Some("2024-11-05".into()),
-        sse_responses: true,
         ..ok(secs, pages)
-    }
+    };
+    let dialled = obs.dialled_mut().expect("a remote's");
+    dialled.transport = Some(Transport::Sse);
+    dialled.attempts = vec![
+        Attempt {
+            transport: Transport::StreamableHttp,
+            status: Status::Http(405),
+            detail: "405 from POST".into(),
+        },
+        Attempt {
+            transport: Transport::Sse,
+            status: Status::Ok,
+            detail: String::new(),
+        },
+    ];
+    dialled.sse_responses = true;
+    obs
 }
 
 fn day_one(url: &str) -> Option<Observation> {

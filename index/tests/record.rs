@@ -4,12 +4,12 @@ mod support;
 
 use serde_json::json;
 use support::*;
-use toolmark_index::document::{DocTarget, Document};
+use toolmark_index::document::{DocTarget, DocVia, Document};
 use toolmark_index::record::{NOT_LOGGED, NOT_OBSERVED};
 use toolmark_index::{BlobError, IndexError, RunInput, RunStatus, TargetOutcome};
 use toolmark_log::entry::{self, Entry, Subject};
-use toolmark_observation::observe::{Observation, Status};
-use toolmark_observation::registry::Record;
+use toolmark_observation::observe::{Observation, Sandboxed, Status, Via};
+use toolmark_observation::registry::{Record, TargetKind};
 use toolmark_toolset::Sri;
 
 const ALPHA: &str = "https://alpha.example.com/mcp";
@@ -135,7 +135,7 @@ fn failures_keep_their_details_and_auth_challenge() {
     assert_eq!(beta.detail.as_deref(), Some("401 from initialize"));
     assert_eq!((beta.full.as_ref(), beta.tools), (None, None));
     let doc = document(&env, beta);
-    let auth = doc.auth.unwrap();
+    let auth = doc.remote().unwrap().auth.clone().unwrap();
     assert_eq!(auth.http_status, 401);
     assert_eq!(auth.scope.as_deref(), Some("tools"));
     assert!(doc.pages.is_empty());
@@ -851,4 +851,128 @@ fn batches_of_one_run_and_unknown_runs() {
         env.log.head().size > before,
         "the killed run's batch stays logged"
     );
+}
+
+/// The first day's run of `records`, begun by hand (to record outcomes of one's own).
+fn first_day_input(records: &[Record]) -> RunInput {
+    RunInput {
+        started_at: day_str(0, 0),
+        registry: "https://registry.test".into(),
+        records: records.to_vec(),
+        harvest_complete: true,
+        delisted: Vec::new(),
+        allow_cleartext: false,
+    }
+}
+
+/// The alpha package's outcome of a package observer (what the sandbox will hand over): a
+/// complete tool set of `@example/alpha@1.0.0`.
+fn alpha_package_run(env: &mut Env) -> Vec<toolmark_index::Recorded> {
+    let records = registry();
+    let mut rec = env.recorder();
+    let run = rec.begin_run(&first_day_input(&records)).unwrap();
+    let package = toolmark_observation::registry::targets(&records[0])
+        .into_iter()
+        .find(|t| matches!(t.kind, TargetKind::Package { .. }))
+        .unwrap();
+    let observation = Observation {
+        via: Via::Package(Sandboxed {
+            package: "npm:@example/alpha@1.0.0".into(),
+            artifact: Some(Sri::of(b"the tarball")),
+        }),
+        ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
+    };
+    rec.record(
+        run,
+        vec![TargetOutcome {
+            target: package,
+            observation: Some(observation),
+        }],
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_package_observation_is_logged_with_its_version_and_a_package_document() {
+    let mut env = Env::new("package-observed");
+    let lines = alpha_package_run(&mut env);
+    assert_eq!(lines[0].status, "ok");
+    assert_eq!(lines[0].transport, None);
+    let entries = env.entries();
+    assert_eq!(entries.len(), 1);
+    let entry = &entries[0];
+    assert_eq!(entry.subject.target, "npm:@example/alpha");
+    assert_eq!(
+        entry.subject.package.as_deref(),
+        Some("npm:@example/alpha@1.0.0")
+    );
+    let set = toolmark_toolset::ToolSet::parse(corpus_page(FILESYSTEM).as_bytes()).unwrap();
+    assert_eq!(entry.full, Some(toolmark_toolset::full::digest(&set)));
+    let doc = document(&env, entry);
+    assert_eq!(doc.target.endpoint, "npm:@example/alpha");
+    assert_eq!(doc.target.declared_transport, "stdio");
+    let DocVia::Package(package) = &doc.via else {
+        panic!("not a package's document: {doc:?}");
+    };
+    assert_eq!(package.id, "npm:@example/alpha@1.0.0");
+    assert_eq!(package.artifact, Some(Sri::of(b"the tarball").to_string()));
+}
+
+#[test]
+fn a_package_observation_is_indexed_like_a_remotes() {
+    let mut env = Env::new("package-indexed");
+    alpha_package_run(&mut env);
+    let pkg = &env.index.targets_of("io.example/alpha").unwrap()[1];
+    assert_eq!(pkg.kind, "package");
+    assert_eq!(pkg.last_entry, Some(0));
+    assert_eq!(pkg.last_status.as_deref(), Some("ok"));
+    assert_eq!(pkg.current_full, text(env.entries()[0].full));
+    let row = env.index.observation(0).unwrap().unwrap();
+    assert_eq!(row.status, "ok");
+    assert_eq!(row.transport, None);
+    // Derived again from the log and the package's document alone, it is the same row (a
+    // derived row names no run).
+    let Env {
+        log, blobs, index, ..
+    } = &mut env;
+    index.rebuild(log, blobs).unwrap();
+    let derived = index.observation(0).unwrap().unwrap();
+    assert_eq!(derived.run_id, None);
+    assert_eq!(
+        toolmark_index::rows::ObservationRow {
+            run_id: row.run_id,
+            ..derived
+        },
+        row
+    );
+}
+
+#[test]
+fn an_observation_made_another_way_than_its_target_is_not_logged() {
+    let mut env = Env::new("package-mismatch");
+    let records = registry();
+    let mut rec = env.recorder();
+    let run = rec.begin_run(&first_day_input(&records)).unwrap();
+    let remote = toolmark_observation::registry::targets(&records[0])
+        .into_iter()
+        .next()
+        .unwrap();
+    let observation = Observation {
+        via: Via::Package(Sandboxed {
+            package: "npm:@example/alpha@1.0.0".into(),
+            artifact: None,
+        }),
+        ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
+    };
+    let lines = rec
+        .record(
+            run,
+            vec![TargetOutcome {
+                target: remote,
+                observation: Some(observation),
+            }],
+        )
+        .unwrap();
+    assert_eq!(lines[0].status, NOT_LOGGED);
+    assert_eq!(env.log.head().size, 0);
 }

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -257,20 +256,11 @@ pub fn run_crawl(
     let run_id = recorder
         .begin_run(&input)
         .map_err(index_err("starting the run in the index"))?;
-    // The crawler polls a flag; it follows `stop`.
-    let flag = Arc::new(AtomicBool::new(stop.is_cancelled()));
-    let follow = {
-        let (flag, stop) = (flag.clone(), stop.clone());
-        runtime.spawn(async move {
-            stop.cancelled().await;
-            flag.store(true, Ordering::SeqCst);
-        })
-    };
     let mut crawl_config = CrawlConfig {
         hints: Arc::new(crawl_hints),
         per_host: opts.per_host,
         concurrency: opts.concurrency,
-        stop: flag,
+        stop: stop.clone(),
         ..CrawlConfig::default()
     };
     crawl_config.client.policy.allow_private = opts.allow_private;
@@ -293,7 +283,6 @@ pub fn run_crawl(
                 let _ = sink.send((item, outcome.grant));
             }))
         });
-    follow.abort();
     progress.end();
     let observe_seconds = crawl_clock.elapsed().as_secs_f64();
 

@@ -27,18 +27,30 @@ pub const MAX_BATCH: usize = 100_000;
 /// What can go wrong with the log.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
+    /// The storage failed or refused (see [`StoreError`]).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// An entry of a batch does not encode.
     #[error("entry {index}: {source}")]
-    Entry { index: usize, source: EntryError },
+    Entry {
+        /// Its position in the batch.
+        index: usize,
+        /// Why.
+        source: EntryError,
+    },
+    /// A proof could not be made (an index or size beyond the tree).
     #[error(transparent)]
     Proof(#[from] ProofError),
+    /// A stored checkpoint, tile or key does not parse.
     #[error(transparent)]
     Format(#[from] crate::FormatError),
+    /// A batch over [`MAX_BATCH`] entries.
     #[error("a batch holds {0} entries, more than {MAX_BATCH}")]
     BatchTooLarge(usize),
+    /// An earlier storage error left the in-memory state unknown; nothing more is appended.
     #[error("the log is poisoned by an earlier storage error; reopen it to recover")]
     Poisoned,
+    /// A request the log will not carry out (it says why).
     #[error("{0}")]
     Refused(String),
 }
@@ -290,6 +302,7 @@ impl<S: Storage> Log<S> {
         self.key.vkey()
     }
 
+    /// The storage underneath, for reads the log does not offer itself.
     pub fn store(&self) -> &S {
         &self.store
     }

@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 /// A checkpoint the log has committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
+    /// The tree size it commits to.
     pub size: u64,
+    /// The tree's root hash at that size.
     pub root: Hash,
     /// The signed checkpoint note, as published.
     pub note: Vec<u8>,
@@ -35,17 +37,23 @@ pub struct Head {
 /// What can go wrong in storage.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// The error.
         source: std::io::Error,
     },
+    /// The SQLite database failed.
     #[error("database: {0}")]
     Db(#[from] rusqlite::Error),
     /// The compare-and-swap found a different current checkpoint than the writer expected.
     #[error("checkpoint compare-and-swap failed: expected {expected:?}, found {found:?}")]
     Conflict {
+        /// The size the writer expected to replace (`None`: no checkpoint yet).
         expected: Option<u64>,
+        /// The size stored.
         found: Option<u64>,
     },
     /// A rule that protects the log's history would be broken; the log must stop.
@@ -84,9 +92,11 @@ pub trait Storage {
     fn head(&self) -> Result<Option<Head>, StoreError>;
     /// How many stored hashes exist (possibly more than the head covers, after a crash).
     fn hash_count(&self) -> Result<u64, StoreError>;
+    /// The stored hashes at `indexes` (positions in the stored order), in that order.
     fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, StoreError>;
     /// Drop stored hashes from `count` on (uncommitted leftovers of a crashed batch).
     fn truncate_hashes(&mut self, count: u64) -> Result<(), StoreError>;
+    /// Durably add `hashes` after the stored ones.
     fn append_hashes(&mut self, hashes: &[Hash]) -> Result<(), StoreError>;
     /// Durably keep the public files of the batch that will make the tree `size` big.
     fn stage(&mut self, size: u64, files: &[(String, Vec<u8>)]) -> Result<(), StoreError>;
@@ -169,6 +179,7 @@ impl FileStore {
         })
     }
 
+    /// The log's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -181,6 +192,7 @@ impl FileStore {
             .optional()?)
     }
 
+    /// Set a value of the `meta` table.
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
         self.db.execute(
             "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",

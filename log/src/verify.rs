@@ -37,18 +37,46 @@ impl Source for DirSource {
 /// Why a published log does not verify.
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
+    /// A published file could not be read.
     #[error("reading {path}: {reason}")]
-    Read { path: String, reason: String },
+    Read {
+        /// Its path in the log.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A file the checkpoint needs is not published.
     #[error("{0} is missing")]
     Missing(String),
+    /// The checkpoint does not parse or its signature does not verify.
     #[error("checkpoint: {0}")]
     Checkpoint(#[from] crate::FormatError),
+    /// A published file is not what the format says.
     #[error("{path}: {reason}")]
-    Corrupt { path: String, reason: String },
+    Corrupt {
+        /// Its path in the log.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The tiles hash to another root than the signed one.
     #[error("root mismatch: the tiles give {computed}, the checkpoint says {signed}")]
-    Root { computed: String, signed: String },
+    Root {
+        /// The root the tiles give (base64).
+        computed: String,
+        /// The root the checkpoint signs (base64).
+        signed: String,
+    },
+    /// An entry does not decode or does not hash to its leaf.
     #[error("entry {index}: {reason}")]
-    Entry { index: u64, reason: String },
+    Entry {
+        /// Its index.
+        index: u64,
+        /// Why.
+        reason: String,
+    },
+    /// The remembered state and the log disagree (a fork, a rollback, another key) or the state
+    /// file does not parse.
     #[error("audit: {0}")]
     Audit(String),
 }
@@ -56,9 +84,13 @@ pub enum VerifyError {
 /// What a successful check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
+    /// The checkpoint verified.
     pub checkpoint: Checkpoint,
+    /// Entries read and checked.
     pub entries: u64,
+    /// Tiles read.
     pub tiles: usize,
+    /// Entry bundles read.
     pub bundles: usize,
 }
 
@@ -179,8 +211,11 @@ fn check_entry(
 /// What an auditor remembers between runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditState {
+    /// The log's verifier key.
     pub vkey: String,
+    /// The tree size last verified.
     pub size: u64,
+    /// Its root.
     pub root: Hash,
 }
 
@@ -190,6 +225,7 @@ impl AuditState {
         format!("{} {} {}\n", self.vkey, self.size, self.root.to_base64())
     }
 
+    /// Read [`AuditState::to_text`]'s line back.
     pub fn parse(text: &str) -> Result<AuditState, VerifyError> {
         let mut it = text.split_whitespace();
         let bad = || VerifyError::Audit("the state file is not `<vkey> <size> <root>`".into());

@@ -6,7 +6,7 @@
 //! What this module does not do: store the document (the index's blob store does) or decide anything
 //! from it.
 
-use crate::observe::{AuthChallenge, Observation};
+use crate::observe::{AuthChallenge, Observation, Via};
 use serde::{Deserialize, Serialize};
 use toolmark_toolset::ToolSet;
 use toolmark_toolset::canon::{self, Numbers};
@@ -64,8 +64,12 @@ pub struct DocAttempt {
 }
 
 /// An observation document; see the module documentation for the format.
+///
+/// On the wire it is one flat object: the core members, then the members of its kind (a
+/// remote's at the top level, as version 1 has always written them; a package's under
+/// `package`), with `kind` written only for packages: a document without `kind` is a remote's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(try_from = "Wire", into = "Wire")]
 pub struct Document {
     /// [`FORMAT`].
     pub v: String,
@@ -81,12 +85,37 @@ pub struct Document {
     pub status: String,
     /// The full reason.
     pub detail: String,
+    /// The negotiated protocol version.
+    pub protocol_version: Option<String>,
+    /// Raw `initialize` (or `server/discover`) result text.
+    pub initialize: Option<String>,
+    /// Raw `tools/list` result texts.
+    pub pages: Vec<String>,
+    /// How the observation was made.
+    pub via: DocVia,
+}
+
+/// The members particular to how an observation was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "documents are read one at a time, and most are a remote's: boxing buys nothing"
+)]
+pub enum DocVia {
+    /// A remote, dialled.
+    Remote(DocRemote),
+    /// A package, run in the sandbox.
+    Package(DocPackage),
+}
+
+/// A remote's members (top level in the document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocRemote {
     /// The transport that answered or was tried last.
     pub transport: Option<String>,
     /// Every transport tried.
     pub attempts: Vec<DocAttempt>,
-    /// The negotiated protocol version.
-    pub protocol_version: Option<String>,
     /// Whether a session was issued.
     pub session: bool,
     /// Whether any response was an SSE stream.
@@ -97,17 +126,146 @@ pub struct Document {
     pub bytes: u64,
     /// The address dialled.
     pub address: Option<String>,
-    /// Raw `initialize` (or `server/discover`) result text.
-    pub initialize: Option<String>,
-    /// Raw `tools/list` result texts.
-    pub pages: Vec<String>,
     /// The auth challenge.
     pub auth: Option<AuthChallenge>,
 }
 
+/// A package's members (`package` in the document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocPackage {
+    /// `npm:<name>@<version>` or `pypi:<name>@<version>` (the entry's `subject.package`).
+    pub id: String,
+    /// `sha256-<base64>` of the artifact as fetched, when one was.
+    pub artifact: Option<String>,
+}
+
+/// The value of `kind`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    /// Absent on the wire (version 1's only kind).
+    #[default]
+    Remote,
+    Package,
+}
+
+impl Kind {
+    fn is_remote(&self) -> bool {
+        *self == Kind::Remote
+    }
+}
+
+/// The document as serde reads and writes it: the core, `kind`, and the members of each kind
+/// (a remote's flattened, so a remote's document is exactly what version 1 wrote).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire {
+    v: String,
+    #[serde(default, skip_serializing_if = "Kind::is_remote")]
+    kind: Kind,
+    target: DocTarget,
+    client: DocClient,
+    started_at: String,
+    elapsed_ms: u64,
+    status: String,
+    detail: String,
+    protocol_version: Option<String>,
+    initialize: Option<String>,
+    pages: Vec<String>,
+    #[serde(flatten)]
+    remote: Option<DocRemote>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    package: Option<DocPackage>,
+}
+
+impl From<Document> for Wire {
+    fn from(d: Document) -> Wire {
+        let (kind, remote, package) = match d.via {
+            DocVia::Remote(r) => (Kind::Remote, Some(r), None),
+            DocVia::Package(p) => (Kind::Package, None, Some(p)),
+        };
+        Wire {
+            v: d.v,
+            kind,
+            target: d.target,
+            client: d.client,
+            started_at: d.started_at,
+            elapsed_ms: d.elapsed_ms,
+            status: d.status,
+            detail: d.detail,
+            protocol_version: d.protocol_version,
+            initialize: d.initialize,
+            pages: d.pages,
+            remote,
+            package,
+        }
+    }
+}
+
+impl TryFrom<Wire> for Document {
+    type Error = String;
+
+    fn try_from(w: Wire) -> Result<Document, String> {
+        // A flattened optional struct is `None` when its members do not read; `decode` re-reads
+        // a remote's members on their own to name what is wrong.
+        let via = match (w.kind, w.remote, w.package) {
+            (Kind::Remote, Some(r), None) => DocVia::Remote(r),
+            (Kind::Remote, None, _) => return Err(REMOTE_MEMBERS.to_owned()),
+            (Kind::Remote, Some(_), Some(_)) => {
+                return Err("a remote's document has a package member".to_owned());
+            }
+            (Kind::Package, _, Some(p)) => DocVia::Package(p),
+            (Kind::Package, _, None) => {
+                return Err("a package's document has no package member".to_owned());
+            }
+        };
+        Ok(Document {
+            v: w.v,
+            target: w.target,
+            client: w.client,
+            started_at: w.started_at,
+            elapsed_ms: w.elapsed_ms,
+            status: w.status,
+            detail: w.detail,
+            protocol_version: w.protocol_version,
+            initialize: w.initialize,
+            pages: w.pages,
+            via,
+        })
+    }
+}
+
+/// The error of a remote's document whose remote members do not read.
+const REMOTE_MEMBERS: &str = "a remote's members are missing or malformed";
+
 impl Document {
     /// The document of `obs`, an observation of `target`.
     pub fn new(target: DocTarget, obs: &Observation) -> Document {
+        let via = match &obs.via {
+            Via::Remote(d) => DocVia::Remote(DocRemote {
+                transport: d.transport.map(|t| t.as_str().to_owned()),
+                attempts: d
+                    .attempts
+                    .iter()
+                    .map(|a| DocAttempt {
+                        transport: a.transport.as_str().to_owned(),
+                        status: a.status.name(),
+                        detail: a.detail.clone(),
+                    })
+                    .collect(),
+                session: d.session,
+                sse_responses: d.sse_responses,
+                requests: d.requests,
+                bytes: d.bytes,
+                address: d.address.map(|a| a.to_string()),
+                auth: d.auth.clone(),
+            }),
+            Via::Package(p) => DocVia::Package(DocPackage {
+                id: p.package.clone(),
+                artifact: p.artifact.map(|a| a.to_string()),
+            }),
+        };
         Document {
             v: FORMAT.to_owned(),
             target,
@@ -119,25 +277,18 @@ impl Document {
             elapsed_ms: u64::try_from(obs.elapsed.as_millis()).unwrap_or(u64::MAX),
             status: obs.status.name(),
             detail: obs.detail.clone(),
-            transport: obs.transport.map(|t| t.as_str().to_owned()),
-            attempts: obs
-                .attempts
-                .iter()
-                .map(|a| DocAttempt {
-                    transport: a.transport.as_str().to_owned(),
-                    status: a.status.name(),
-                    detail: a.detail.clone(),
-                })
-                .collect(),
             protocol_version: obs.protocol_version.clone(),
-            session: obs.session,
-            sse_responses: obs.sse_responses,
-            requests: obs.requests,
-            bytes: obs.bytes,
-            address: obs.address.map(|a| a.to_string()),
             initialize: obs.initialize.clone(),
             pages: obs.pages.clone(),
-            auth: obs.auth.clone(),
+            via,
+        }
+    }
+
+    /// A remote's members, for the document of a remote.
+    pub fn remote(&self) -> Option<&DocRemote> {
+        match &self.via {
+            DocVia::Remote(r) => Some(r),
+            DocVia::Package(_) => None,
         }
     }
 
@@ -152,7 +303,15 @@ impl Document {
 
     /// Read a stored document.
     pub fn decode(bytes: &[u8]) -> Result<Document, DocumentError> {
-        let doc: Document = serde_json::from_slice(bytes)?;
+        let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
+            // Name what is wrong with a remote's members rather than that they did not read.
+            if e.to_string().starts_with(REMOTE_MEMBERS) {
+                if let Err(inner) = serde_json::from_slice::<DocRemote>(bytes) {
+                    return inner;
+                }
+            }
+            e
+        })?;
         if doc.v != FORMAT {
             return Err(DocumentError::Format(doc.v));
         }
@@ -169,8 +328,9 @@ impl Document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{Attempt, Status, Transport};
+    use crate::observe::{Attempt, Dialled, Sandboxed, Status, Transport};
     use std::time::{Duration, UNIX_EPOCH};
+    use toolmark_toolset::Sri;
 
     fn observation() -> Observation {
         Observation {
@@ -178,30 +338,52 @@ mod tests {
             elapsed: Duration::from_millis(1234),
             status: Status::AuthRequired,
             detail: "401 from tools/list".into(),
-            transport: Some(Transport::StreamableHttp),
-            attempts: vec![Attempt {
-                transport: Transport::StreamableHttp,
-                status: Status::AuthRequired,
-                detail: "401".into(),
-            }],
             protocol_version: Some("2025-06-18".into()),
-            session: true,
             initialize: Some("{\"protocolVersion\":\"2025-06-18\", \"a\":1,\"a\":2.50}".into()),
             pages: vec!["{\"tools\":[ {\"name\":\"x\",\"n\":1.0} ]}".into()],
-            sse_responses: true,
-            auth: Some(AuthChallenge {
-                http_status: 401,
-                method: "tools/list".into(),
-                www_authenticate: Some("Bearer realm=\"mcp\", scope=\"read\"".into()),
-                scheme: Some("Bearer".into()),
-                resource_metadata: None,
-                scope: Some("read".into()),
-                error: None,
-                realm: Some("mcp".into()),
+            via: Via::Remote(Dialled {
+                transport: Some(Transport::StreamableHttp),
+                attempts: vec![Attempt {
+                    transport: Transport::StreamableHttp,
+                    status: Status::AuthRequired,
+                    detail: "401".into(),
+                }],
+                session: true,
+                sse_responses: true,
+                auth: Some(AuthChallenge {
+                    http_status: 401,
+                    method: "tools/list".into(),
+                    www_authenticate: Some("Bearer realm=\"mcp\", scope=\"read\"".into()),
+                    scheme: Some("Bearer".into()),
+                    resource_metadata: None,
+                    scope: Some("read".into()),
+                    error: None,
+                    realm: Some("mcp".into()),
+                }),
+                requests: 3,
+                bytes: 999,
+                address: Some("[2001:db8::1]:443".parse().unwrap()),
             }),
-            requests: 3,
-            bytes: 999,
-            address: Some("[2001:db8::1]:443".parse().unwrap()),
+        }
+    }
+
+    fn package_observation() -> Observation {
+        Observation {
+            status: Status::Ok,
+            detail: String::new(),
+            via: Via::Package(Sandboxed {
+                package: "npm:@acme/weather@1.2.3".into(),
+                artifact: Some(Sri::of(b"the tarball")),
+            }),
+            ..observation()
+        }
+    }
+
+    fn package_target() -> DocTarget {
+        DocTarget {
+            server: "io.example/x".into(),
+            endpoint: "npm:@acme/weather".into(),
+            declared_transport: "stdio".into(),
         }
     }
 
@@ -260,5 +442,66 @@ mod tests {
             Document::decode(b"{\"v\":1}"),
             Err(DocumentError::Json(_))
         ));
+    }
+
+    #[test]
+    fn a_remote_document_has_no_kind_member() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert!(v.get("kind").is_none());
+        assert!(v.get("package").is_none());
+        assert_eq!(v["requests"], 3);
+    }
+
+    #[test]
+    fn a_package_document_round_trips_with_kind_package() {
+        let obs = package_observation();
+        let doc = Document::new(package_target(), &obs);
+        let bytes = doc.encode().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["kind"], "package");
+        assert_eq!(v["package"]["id"], "npm:@acme/weather@1.2.3");
+        assert_eq!(
+            v["package"]["artifact"],
+            Sri::of(b"the tarball").to_string()
+        );
+        // None of a remote's members.
+        for member in [
+            "transport",
+            "attempts",
+            "session",
+            "requests",
+            "address",
+            "auth",
+        ] {
+            assert!(v.get(member).is_none(), "{member}");
+        }
+        let back = Document::decode(&bytes).unwrap();
+        assert_eq!(back, doc);
+        assert!(back.remote().is_none());
+        assert_eq!(back.tool_set().unwrap().tools.len(), 1);
+    }
+
+    #[test]
+    fn a_remote_document_with_a_malformed_member_names_it() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        v["requests"] = serde_json::json!("three");
+        let err = Document::decode(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("invalid type"), "{err}");
+    }
+
+    #[test]
+    fn refuses_a_kind_it_does_not_know_and_a_kind_without_its_members() {
+        let bytes = Document::new(package_target(), &package_observation())
+            .encode()
+            .unwrap();
+        let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        v["kind"] = serde_json::json!("oci");
+        assert!(Document::decode(&serde_json::to_vec(&v).unwrap()).is_err());
+        v["kind"] = serde_json::json!("package");
+        v.as_object_mut().unwrap().remove("package");
+        let err = Document::decode(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("no package member"), "{err}");
     }
 }

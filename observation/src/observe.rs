@@ -158,7 +158,12 @@ pub struct Attempt {
     pub detail: String,
 }
 
-/// Everything one observation of one remote produced.
+/// Everything one observation of one target produced: the core every observer fills, and
+/// [`Via`], what was particular to how it was made.
+///
+/// The target itself is not part of it: observers are handed targets and return an observation
+/// for each (the crawler's `TargetOutcome` pairs them), so the target is never copied into what
+/// the observer writes.
 #[derive(Debug, Clone)]
 pub struct Observation {
     /// When it started.
@@ -169,18 +174,34 @@ pub struct Observation {
     pub status: Status,
     /// A short human-readable reason (empty for `ok`).
     pub detail: String,
-    /// The transport that answered (or the last one tried).
-    pub transport: Option<Transport>,
-    /// Every transport tried, in order, with its outcome.
-    pub attempts: Vec<Attempt>,
     /// The negotiated protocol version.
     pub protocol_version: Option<String>,
-    /// Whether the server issued an `Mcp-Session-Id` (or an SSE session endpoint).
-    pub session: bool,
     /// The raw JSON text of the `initialize` (or `server/discover`) result.
     pub initialize: Option<String>,
     /// The raw JSON text of each `tools/list` result, in order.
     pub pages: Vec<String>,
+    /// How it was made.
+    pub via: Via,
+}
+
+/// How an observation was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// A remote endpoint dialled over HTTP by the crawler.
+    Remote(Dialled),
+    /// A registry package run in the sandbox (issue #14 supplies the observer).
+    Package(Sandboxed),
+}
+
+/// What was particular to dialling a remote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dialled {
+    /// The transport that answered (or the last one tried).
+    pub transport: Option<Transport>,
+    /// Every transport tried, in order, with its outcome.
+    pub attempts: Vec<Attempt>,
+    /// Whether the server issued an `Mcp-Session-Id` (or an SSE session endpoint).
+    pub session: bool,
     /// Whether any response came as an SSE stream (rather than one JSON body).
     pub sse_responses: bool,
     /// The challenge of an `auth-required` outcome.
@@ -193,26 +214,56 @@ pub struct Observation {
     pub address: Option<std::net::SocketAddr>,
 }
 
+/// What was particular to running a package. The sandbox's own facts (what the package tried to
+/// read, dial or spawn) are the next issue's to add; the document format keeps room for them
+/// (new members of `package`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandboxed {
+    /// `npm:<name>@<version>` or `pypi:<name>@<version>`: the log subject's `package`.
+    pub package: String,
+    /// The digest of the artifact as fetched (tarball, wheel), when one was fetched.
+    pub artifact: Option<Sri>,
+}
+
 impl Observation {
-    /// A fresh observation that has not produced anything yet.
-    pub fn start() -> Self {
+    /// A fresh observation made `via`, started now, that has not produced anything yet.
+    pub fn start(via: Via) -> Self {
         Observation {
             started: SystemTime::now(),
             elapsed: Duration::ZERO,
             status: Status::Protocol,
             detail: String::new(),
-            transport: None,
-            attempts: Vec::new(),
             protocol_version: None,
-            session: false,
             initialize: None,
             pages: Vec::new(),
-            sse_responses: false,
-            auth: None,
-            requests: 0,
-            bytes: 0,
-            address: None,
+            via,
         }
+    }
+
+    /// A fresh observation of a remote ([`Observation::start`] with nothing dialled yet).
+    pub fn remote() -> Self {
+        Observation::start(Via::Remote(Dialled::default()))
+    }
+
+    /// What dialling found, for an observation of a remote.
+    pub fn dialled(&self) -> Option<&Dialled> {
+        match &self.via {
+            Via::Remote(d) => Some(d),
+            Via::Package(_) => None,
+        }
+    }
+
+    /// [`Observation::dialled`], to fill in.
+    pub fn dialled_mut(&mut self) -> Option<&mut Dialled> {
+        match &mut self.via {
+            Via::Remote(d) => Some(d),
+            Via::Package(_) => None,
+        }
+    }
+
+    /// The transport that answered a remote (`None` for a package, or when none answered).
+    pub fn transport(&self) -> Option<Transport> {
+        self.dialled().and_then(|d| d.transport)
     }
 
     /// The tool set read, assembled from every page in order, when any page was read.

@@ -629,6 +629,8 @@ pub enum TargetKind {
         name: String,
         /// The version, when published.
         version: Option<String>,
+        /// Its declared `transport.type` (`stdio`, …); empty when absent.
+        transport: String,
     },
 }
 
@@ -723,6 +725,7 @@ pub fn targets_with(record: &Record, allow_cleartext: bool) -> Vec<Target> {
                 ecosystem,
                 name: p.identifier.clone(),
                 version: p.version.clone(),
+                transport: p.transport.clone(),
             },
             skip,
         }

@@ -530,7 +530,8 @@ fn skip_unsupported_package_type() {
         TargetKind::Package {
             ecosystem: Ecosystem::Npm,
             name: "@x/y".into(),
-            version: Some("1.2.3".into())
+            version: Some("1.2.3".into()),
+            transport: "stdio".into(),
         }
     );
     assert!(matches!(

@@ -8,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use toolmark_index::{Blobs, Index, Recorded, Recorder, RunInput, TargetOutcome};
 use toolmark_log::Log;
 use toolmark_log::entry::Entry;
-use toolmark_observation::observe::{AuthChallenge, Observation, Status, Transport};
+use toolmark_observation::observe::{AuthChallenge, Dialled, Observation, Status, Transport, Via};
 use toolmark_observation::registry::{Record, TargetKind};
 
 /// A log, a blob store and an index in one scratch directory.
@@ -159,19 +159,22 @@ pub fn ok(secs: u64, pages: Vec<String>) -> Observation {
         started: at(secs),
         elapsed: Duration::from_millis(420),
         status: Status::Ok,
-        transport: Some(Transport::StreamableHttp),
         protocol_version: Some("2025-06-18".into()),
-        session: true,
         initialize: Some(
             "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{}},\
              \"serverInfo\":{\"name\":\"t\",\"version\":\"1\"}}"
                 .into(),
         ),
-        requests: 3,
-        bytes: pages.iter().map(|p| p.len() as u64).sum(),
-        address: Some("203.0.113.7:443".parse().unwrap()),
+        via: Via::Remote(Dialled {
+            transport: Some(Transport::StreamableHttp),
+            session: true,
+            requests: 3,
+            bytes: pages.iter().map(|p| p.len() as u64).sum(),
+            address: Some("203.0.113.7:443".parse().unwrap()),
+            ..Dialled::default()
+        }),
         pages,
-        ..Observation::start()
+        ..Observation::remote()
     }
 }
 
@@ -182,16 +185,19 @@ pub fn failed(secs: u64, status: Status, detail: &str) -> Observation {
         elapsed: Duration::from_secs(20),
         status,
         detail: detail.into(),
-        transport: Some(Transport::StreamableHttp),
-        requests: 1,
-        ..Observation::start()
+        via: Via::Remote(Dialled {
+            transport: Some(Transport::StreamableHttp),
+            requests: 1,
+            ..Dialled::default()
+        }),
+        ..Observation::remote()
     }
 }
 
 /// A 401 with a Bearer challenge.
 pub fn auth_required(secs: u64) -> Observation {
-    Observation {
-        auth: Some(AuthChallenge {
+    let mut obs = failed(secs, Status::AuthRequired, "401 from initialize");
+    obs.dialled_mut().expect("a remote's").auth = Some(AuthChallenge {
             http_status: 401,
             method: "initialize".into(),
             www_authenticate: Some(
@@ -205,9 +211,8 @@ pub fn auth_required(secs: u64) -> Observation {
             scope: Some("tools".into()),
             error: None,
             realm: None,
-        }),
-        ..failed(secs, Status::AuthRequired, "401 from initialize")
-    }
+    });
+    obs
 }
 
 /// Unix seconds of 2026-11-30T00:00:00Z plus `day` days and `secs` seconds.
