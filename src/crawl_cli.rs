@@ -11,13 +11,10 @@ use toolmark_ingest::{
     CrawlFlags, CrawlOptions, CrawlRun, IngestError, RunReport, RunSummary, Stop,
 };
 
-/// The official registry.
-pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
-
 #[derive(Args)]
 pub struct CrawlArgs {
     /// Base URL of the registry (the crawler requests `/v0.1/servers` under it).
-    #[arg(long, default_value = OFFICIAL_REGISTRY)]
+    #[arg(long, default_value = toolmark_config::OFFICIAL_REGISTRY)]
     pub registry: String,
     /// Data directory (log, blobs, index); created if missing.
     #[arg(long)]
@@ -29,7 +26,7 @@ pub struct CrawlArgs {
     #[arg(long)]
     pub since: Option<String>,
     /// Checkpoint origin for a log created by this run.
-    #[arg(long, default_value = crate::log_cli::DEFAULT_ORIGIN)]
+    #[arg(long, default_value = toolmark_config::DEFAULT_ORIGIN)]
     pub origin: String,
     /// The crawl's knobs.
     #[command(flatten)]
@@ -104,7 +101,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     finish(result).map(|_| ())
 }
 
-/// One crawl run, its totals logged; what `crawl`, `run` and `demo` share.
+/// One crawl run, its totals logged; what `crawl` and `run` share.
 pub fn crawl_once(
     runtime: &tokio::runtime::Handle,
     run: &CrawlRun<'_>,
@@ -119,10 +116,17 @@ fn finish(result: Result<RunSummary, IngestError>) -> Result<RunSummary> {
         Err(IngestError::Stopped { summary, .. }) => Some(summary.as_ref()),
         Err(_) => None,
     };
-    for (status, n) in summary.iter().flat_map(|s| &s.report.totals) {
-        tracing::info!("  {status:>24} {n}");
+    if let Some(s) = summary {
+        log_totals(s);
     }
     result.map_err(anyhow::Error::from)
+}
+
+/// Log a run's totals, one status a line.
+pub fn log_totals(summary: &RunSummary) {
+    for (status, n) in &summary.report.totals {
+        tracing::info!("  {status:>24} {n}");
+    }
 }
 
 /// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target

@@ -10,9 +10,6 @@ use toolmark_log::verify::{self, AuditState, DirSource, Source};
 use toolmark_log::{Log, sequencer};
 use toolmark_toolset::Sri;
 
-/// The origin a log gets when `init` is not told one.
-pub const DEFAULT_ORIGIN: &str = "toolmark.localhost/log";
-
 #[derive(Subcommand)]
 pub enum LogCommand {
     /// Create a log: signing key (private/log.key, mode 0600), vkey (DIR/vkey and
@@ -20,7 +17,7 @@ pub enum LogCommand {
     Init {
         dir: PathBuf,
         /// The checkpoint origin and key name (a schema-less URL of where the log is served).
-        #[arg(long, default_value = DEFAULT_ORIGIN)]
+        #[arg(long, default_value = toolmark_config::DEFAULT_ORIGIN)]
         origin: String,
     },
     /// Append entries given as JSON lines on stdin; prints each assigned index, then the new

@@ -3,7 +3,6 @@
 //! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
 //! schedules join as their crates are built.
 
-mod config;
 mod crawl_cli;
 mod demo;
 mod log_cli;
@@ -20,12 +19,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use toolmark_toolset::classify::Classification;
-use toolmark_toolset::diff::{DescriptionDiff, Diff, SchemaDiff};
-use toolmark_toolset::text::EditOp;
+use toolmark_mcp::Continuation;
 use toolmark_toolset::{ToolSet, classify, diff, full, mtl1, sensitive};
 
 #[derive(Parser)]
@@ -73,7 +69,7 @@ enum Command {
     /// The whole service in one process: the API, feeds and desk, and the schedules (the daily
     /// registry crawl, the hourly checkpoint heartbeat). Configured by a TOML file, environment
     /// variables and flags (docs/operations.md).
-    Run(Box<config::RunArgs>),
+    Run(Box<toolmark_config::RunFlags>),
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),
@@ -176,7 +172,8 @@ fn digest(files: &[PathBuf], as_json: bool) -> Result<bool> {
                 Err(e) => println!("  mtl1   {e}"),
             }
             println!("  full   {full}");
-            if set.next_cursor.is_some() {
+            // One definition of a complete listing: a null or empty nextCursor is the last page.
+            if !matches!(Continuation::of(&set), Ok(Continuation::Last)) {
                 println!("  note   the result carries a nextCursor: later pages are missing");
             }
         }
@@ -194,7 +191,7 @@ fn diff_files(old: &Path, new: &Path, as_json: bool) -> Result<bool> {
             serde_json::to_string_pretty(&json!({"diff": d, "classification": c}))?
         );
     } else {
-        print!("{}", render_diff(&d, &c));
+        print!("{}", toolmark_toolset::render::text(&d, &c));
     }
     Ok(true)
 }
@@ -204,125 +201,4 @@ fn sensitive_file(path: &Path, patterns: &[String], server: Option<&str>) -> Res
     let split = sensitive::classify_sensitive(&set, patterns, server);
     println!("{}", serde_json::to_string(&split)?);
     Ok(true)
-}
-
-/// The diff and classification as text for a terminal: the class and its signals first, then the
-/// changes tool by tool. Word-diff runs are marked `[-old-]` and `{+new+}`.
-fn render_diff(d: &Diff, c: &Classification) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "class: {}", c.class.as_str());
-    for s in &c.signals {
-        let _ = write!(out, "  {:<9} {}", s.class.as_str(), s.rule);
-        if let Some(t) = &s.tool {
-            let _ = write!(out, "  tool {t}");
-        }
-        if let Some(p) = &s.path {
-            let _ = write!(out, "  at {p}");
-        }
-        match (&s.old, &s.new) {
-            (Some(o), Some(n)) => {
-                let _ = write!(out, "  {o} -> {n}");
-            }
-            (None, Some(n)) => {
-                let _ = write!(out, "  + {n}");
-            }
-            (Some(o), None) => {
-                let _ = write!(out, "  - {o}");
-            }
-            (None, None) => {}
-        }
-        if let Some(detail) = &s.detail {
-            let _ = write!(out, "  ({detail})");
-        }
-        out.push('\n');
-    }
-    if c.signals_truncated > 0 {
-        let _ = writeln!(out, "  … {} more signals", c.signals_truncated);
-    }
-    let list = |out: &mut String, label: &str, names: &[String], total: usize| {
-        if total > 0 {
-            let _ = writeln!(out, "{label} ({total}): {}", names.join(", "));
-        }
-    };
-    list(&mut out, "added", &d.added, d.added_total);
-    list(&mut out, "removed", &d.removed, d.removed_total);
-    if d.modified_total > 0 {
-        let _ = writeln!(out, "modified ({}):", d.modified_total);
-    }
-    for t in &d.modified {
-        let _ = writeln!(out, "  {}", t.name);
-        match &t.description {
-            Some(DescriptionDiff::Words { ops }) => {
-                let mut line = String::new();
-                for op in ops {
-                    match op.0 {
-                        EditOp::Equal => line.push_str(&op.1),
-                        EditOp::Delete => {
-                            let _ = write!(line, "[-{}-]", op.1);
-                        }
-                        EditOp::Insert => {
-                            let _ = write!(line, "{{+{}+}}", op.1);
-                        }
-                    }
-                }
-                let _ = writeln!(out, "    description: {line}");
-            }
-            Some(DescriptionDiff::Snippets { old, new, .. }) => {
-                let _ = writeln!(out, "    description (long): {old:?} -> {new:?}");
-            }
-            None => {}
-        }
-        let schema = |out: &mut String, label: &str, s: &Option<SchemaDiff>| {
-            for ch in s.iter().flat_map(|s| &s.changes) {
-                let _ = writeln!(
-                    out,
-                    "    {label} {}: {} -> {}",
-                    ch.path,
-                    ch.old.as_deref().unwrap_or("(absent)"),
-                    ch.new.as_deref().unwrap_or("(absent)")
-                );
-            }
-        };
-        schema(&mut out, "inputSchema", &t.input_schema);
-        schema(&mut out, "outputSchema", &t.output_schema);
-        for h in t.annotations.iter().flat_map(|a| &a.hints) {
-            let how = |explicit: bool| if explicit { "" } else { " (default)" };
-            let _ = writeln!(
-                out,
-                "    {}: {}{} -> {}{}",
-                h.hint,
-                h.old,
-                how(h.old_explicit),
-                h.new,
-                how(h.new_explicit)
-            );
-        }
-        let members = t
-            .annotations
-            .iter()
-            .flat_map(|a| &a.members)
-            .chain(&t.members);
-        for m in members {
-            let _ = writeln!(
-                out,
-                "    {}: {} -> {}",
-                m.member,
-                m.old.as_deref().unwrap_or("(absent)"),
-                m.new.as_deref().unwrap_or("(absent)")
-            );
-        }
-    }
-    if d.new_addresses_total > 0 {
-        let values: Vec<&str> = d.new_addresses.iter().map(|a| a.value.as_str()).collect();
-        let _ = writeln!(
-            out,
-            "new outside addresses ({}): {}",
-            d.new_addresses_total,
-            values.join(", ")
-        );
-    }
-    if d.truncated {
-        out.push_str("(output truncated: see the caps in toolset::diff)\n");
-    }
-    out
 }

@@ -18,13 +18,13 @@ use toolmark_schedules::{
 use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlRun, Stop};
 
-use crate::config::{Config, RunArgs};
+use toolmark_config::{Config, RunFlags};
 
 /// Serializes this process's log writers (the crawl and the heartbeat): the log allows one
 /// writer at a time (a file lock), so the heartbeat waits for a crawl instead of failing.
 type LogWriter = Arc<tokio::sync::Mutex<()>>;
 
-pub fn run(args: RunArgs) -> Result<bool> {
+pub fn run(args: RunFlags) -> Result<bool> {
     let config = match Config::load(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -62,7 +62,7 @@ async fn service(config: Config) -> Result<()> {
     let vkey_path = dir.log_vkey();
     let vkey = std::fs::read_to_string(&vkey_path)
         .with_context(|| format!("reading {}", vkey_path.display()))?;
-    let listener = crate::serve_cli::bind(config.listen).await?;
+    let listener = toolmark_server::bind(config.listen).await?;
     let bound = listener.local_addr()?;
     let base = config.public_base(bound);
     let state = crate::serve_cli::open_state(data, &base, &config.api_options())?;
@@ -130,7 +130,9 @@ async fn service(config: Config) -> Result<()> {
         }
     };
     let schedules = tokio::spawn(scheduler.run(stopped()));
-    let served = crate::serve_cli::serve(listener, state, config.http.limits(), stopped()).await;
+    let served = toolmark_api::serve(listener, state, config.http.limits(), stopped())
+        .await
+        .context("serving");
     let summary = schedules.await.context("the scheduler task")?;
     tracing::info!("stopped: {summary:?}");
     served

@@ -95,6 +95,24 @@ fn digest_json_has_the_documented_members() {
     assert_eq!(keys, ["file", "full", "mtl1", "mtl1Error", "tools"]);
 }
 
+/// `digest`'s note on missing pages follows the one definition of a complete listing
+/// (`toolmark_mcp::Continuation`): a null or empty `nextCursor` is the last page.
+#[test]
+fn digest_notes_missing_pages_only_for_a_real_cursor() {
+    let t = TempDir::new("cursor");
+    let note = "the result carries a nextCursor: later pages are missing";
+    let tools = r#""tools":[{"name":"a","inputSchema":{"type":"object"}}]"#;
+    for (cursor, noted) in [(r#""c2""#, true), ("null", false), (r#""""#, false)] {
+        let f = t.file(
+            "page.json",
+            format!("{{{tools},\"nextCursor\":{cursor}}}").as_bytes(),
+        );
+        let o = toolmark(&["digest", &f]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o).contains(note), noted, "nextCursor {cursor}");
+    }
+}
+
 #[test]
 fn bad_input_is_one_clear_line_and_a_failure() {
     let t = TempDir::new("bad");

@@ -15,6 +15,10 @@
 //! - [`changes`]: the one typed view of a stored change that the desk, the change endpoints
 //!   and the feeds render.
 //!
+//! [`service`] serves the router as a process does: the state with the operator's rate limits
+//! and cache ([`ApiOptions`]), the runtime, and [`serve`] through `toolmark-server`'s connection
+//! layer (what `toolmark serve`, `run` and `demo` share).
+//!
 //! It only reads: the log through [`toolmark_log::reader::Reader`] (never the writer's lock),
 //! the index through read-only SQLite connections, the blob store. It never dials out and never
 //! writes the log or the index.
@@ -30,6 +34,7 @@ pub mod feeds;
 pub mod logroutes;
 pub mod ops;
 pub mod servers;
+pub mod service;
 pub mod state;
 
 use std::sync::Arc;
@@ -37,6 +42,7 @@ use std::sync::Arc;
 use axum::Router;
 
 pub use error::ApiError;
+pub use service::{ApiOptions, runtime, serve};
 pub use state::AppState;
 
 /// How long browsers may cache a CORS preflight answer.

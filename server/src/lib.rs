@@ -1,6 +1,7 @@
 //! The connection layer between untrusted clients and toolmark's router: how a client is
 //! identified ([`client_key`]); accepting connections under caps, timeouts and a request-body
-//! budget, and shutting down with a deadline.
+//! budget, and shutting down with a deadline; those limits as an operator sets them
+//! ([`HttpOptions`], the `[http]` configuration section, and [`HttpFlags`], its flags).
 //!
 //! What it never does: know a route, read the data directory, or parse a request body.
 
@@ -8,12 +9,14 @@
 
 pub mod conn;
 pub mod limits;
+pub mod options;
 pub mod serve;
 
 use std::net::{IpAddr, Ipv6Addr};
 
 pub use limits::{FileLimit, Limits, connection_cap, raise_file_limit};
-pub use serve::{ServeError, Stats, serve};
+pub use options::{HttpFlags, HttpOptions};
+pub use serve::{ServeError, Stats, bind, serve, serve_process};
 
 /// The `error` code of a status in toolmark's JSON errors: its reason phrase in lowercase,
 /// words joined by `-` (`bad-request`, `payload-too-large`, `service-unavailable`…).

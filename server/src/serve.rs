@@ -122,6 +122,21 @@ pub enum ServeError {
     /// The listener failed in a way that is not about one connection.
     #[error("accepting connections: {0}")]
     Accept(std::io::Error),
+    /// The listening socket could not be bound (the address is taken, or not this host's).
+    #[error("listening on {addr}: {reason}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        reason: std::io::Error,
+    },
+}
+
+/// Bind the listening socket (the error names the address).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|reason| ServeError::Bind { addr, reason })
 }
 
 struct Budget {
@@ -549,4 +564,31 @@ pub async fn serve(
         );
     }
     Ok(())
+}
+
+/// [`serve`] as the process's one server: raises the open-file limit first
+/// ([`crate::raise_file_limit`]), caps the connections below it ([`crate::connection_cap`]),
+/// logs the caps, and serves the router `app` builds over the counters it is handed (so the
+/// router's `/metrics` can show them).
+pub async fn serve_process(
+    listener: TcpListener,
+    mut limits: Limits,
+    shutdown: impl Future<Output = ()> + Send,
+    app: impl FnOnce(Arc<Stats>) -> Router,
+) -> Result<(), ServeError> {
+    let files = crate::raise_file_limit();
+    limits.max_connections = crate::connection_cap(&limits, files.soft);
+    let shown = |n: Option<u64>| n.map_or_else(|| "unlimited".to_owned(), |n| n.to_string());
+    tracing::info!(
+        "connections: at most {} ({} per client address, IPv6 per /64; {} HTTP/2 streams each); open-file limit {} (was {}, hard {})",
+        limits.max_connections,
+        limits.max_connections_per_client,
+        limits.max_concurrent_streams,
+        shown(files.soft),
+        shown(files.was),
+        shown(files.hard),
+    );
+    let stats = Arc::new(Stats::default());
+    let router = app(stats.clone());
+    serve(listener, router, limits, stats, shutdown).await
 }

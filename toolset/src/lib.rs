@@ -12,6 +12,7 @@
 //! * [`diff`]: what changed between two sets, tool by tool and field by field, bounded;
 //! * [`classify`]: deterministic seed rules that call a change benign, unsure or dangerous and
 //!   list every signal that fired;
+//! * [`render`]: a change (diff and classification) as text for a terminal;
 //! * [`text`]: the text helpers both use (word diff, outside addresses, Unicode format
 //!   characters, model-addressing patterns, description-edit judgement);
 //! * [`sensitive`]: WARDEN-style sensitive-tool name globs;
@@ -30,6 +31,7 @@ pub mod hex;
 pub mod json;
 pub mod model;
 pub mod mtl1;
+pub mod render;
 pub mod sensitive;
 pub mod sri;
 pub mod text;

@@ -4,17 +4,71 @@
 //!
 //! The file is `--config FILE` (or `TOOLMARK_CONFIG`); without either, `./toolmark.toml` if it
 //! exists, else the defaults alone. Unknown keys are errors (a typo must not silently fall back
-//! to a default).
+//! to a default). The sections are the crates' own options: `[crawl]` is
+//! `toolmark_ingest::CrawlOptions`, `[http]` is `toolmark_server::HttpOptions`, each with its
+//! flags ([`RunFlags`] flattens them).
+//!
+//! What it never does: start anything, open the data directory, install signal handlers or
+//! print (the binary loads a [`Config`] and runs the service with it).
+
+#![deny(missing_docs)]
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::crawl_cli::OFFICIAL_REGISTRY;
+use toolmark_api::ApiOptions;
 use toolmark_ingest::{CrawlFlags, CrawlOptions};
+use toolmark_server::{HttpFlags, HttpOptions};
+
+/// The official registry (the default of `registry` and of `toolmark crawl --registry`).
+pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
+
+/// The origin a log gets when it is not told one (`origin`, `toolmark log init`, `crawl`).
+pub const DEFAULT_ORIGIN: &str = "toolmark.localhost/log";
+
+/// Why a configuration cannot be used (each message names the file, key or value).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("config file {}: cannot read: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: std::io::Error,
+    },
+    /// The file is larger than a configuration can be.
+    #[error(
+        "config file {}: {bytes} bytes, more than the {MAX_CONFIG_BYTES} a config can be",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
+    /// The TOML does not parse into a configuration (the message names the line and key).
+    #[error("{0}")]
+    Syntax(String),
+    /// A file's TOML does not parse into a configuration.
+    #[error("config file {}: {message}", path.display())]
+    FileSyntax {
+        /// The file.
+        path: PathBuf,
+        /// What [`ConfigError::Syntax`] says.
+        message: String,
+    },
+    /// A value cannot work (the message names the key and why).
+    #[error("{0}")]
+    Invalid(String),
+    /// The configuration could not be written as TOML.
+    #[error("writing the configuration as TOML: {0}")]
+    Write(#[from] toml::ser::Error),
+}
 
 /// The file read when neither `--config` nor `TOOLMARK_CONFIG` names one (if it exists).
 pub const DEFAULT_CONFIG_FILE: &str = "toolmark.toml";
@@ -49,174 +103,7 @@ pub struct Config {
     /// How the crawl runs.
     pub crawl: CrawlOptions,
     /// What one HTTP client may cost (connections, timeouts, request bodies).
-    pub http: Http,
-}
-
-/// The connection layer's limits (`toolmark_server::limits`; docs/operations.md, "Limits").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Http {
-    /// Connections open at once overall (further kept 512 below the open-file limit).
-    pub max_connections: usize,
-    /// Connections open at once per client (IPv4 address, IPv6 /64).
-    pub max_connections_per_client: usize,
-    /// HTTP/2 streams open at once per connection.
-    pub max_concurrent_streams: u32,
-    /// Seconds a client has to send a request's headers (also HTTP/1.1's keep-alive idle).
-    pub header_read_timeout_seconds: u64,
-    /// Seconds from a request's headers to its response's headers (body upload included).
-    pub request_timeout_seconds: u64,
-    /// Seconds a request body may pause between two pieces.
-    pub body_idle_timeout_seconds: u64,
-    /// Seconds a response write may make no progress before the connection is closed.
-    pub write_timeout_seconds: u64,
-    /// Seconds a connection may ask for nothing while nothing is being sent to it.
-    pub idle_timeout_seconds: u64,
-    /// MiB of request bodies all requests may hold at once (over it: 503 + Retry-After).
-    pub request_body_budget_mib: usize,
-    /// Seconds graceful shutdown waits for open connections before dropping them.
-    pub shutdown_deadline_seconds: u64,
-}
-
-impl Default for Http {
-    fn default() -> Self {
-        let l = toolmark_server::Limits::default();
-        Http {
-            max_connections: l.max_connections,
-            max_connections_per_client: l.max_connections_per_client,
-            max_concurrent_streams: l.max_concurrent_streams,
-            header_read_timeout_seconds: l.header_read_timeout.as_secs(),
-            request_timeout_seconds: l.request_timeout.as_secs(),
-            body_idle_timeout_seconds: l.body_idle_timeout.as_secs(),
-            write_timeout_seconds: l.write_timeout.as_secs(),
-            idle_timeout_seconds: l.idle_timeout.as_secs(),
-            request_body_budget_mib: l.request_body_budget / (1024 * 1024),
-            shutdown_deadline_seconds: l.shutdown_deadline.as_secs(),
-        }
-    }
-}
-
-impl Http {
-    /// Override with the flags (and their environment variables) that are set.
-    pub fn apply(&mut self, a: &HttpArgs) {
-        self.max_connections = a.max_connections.unwrap_or(self.max_connections);
-        self.max_connections_per_client = a
-            .max_connections_per_client
-            .unwrap_or(self.max_connections_per_client);
-        self.max_concurrent_streams = a
-            .max_concurrent_streams
-            .unwrap_or(self.max_concurrent_streams);
-        let seconds = [
-            (a.header_read_timeout, &mut self.header_read_timeout_seconds),
-            (a.request_timeout, &mut self.request_timeout_seconds),
-            (a.body_idle_timeout, &mut self.body_idle_timeout_seconds),
-            (a.write_timeout, &mut self.write_timeout_seconds),
-            (a.idle_timeout, &mut self.idle_timeout_seconds),
-            (a.shutdown_deadline, &mut self.shutdown_deadline_seconds),
-        ];
-        for (from, to) in seconds {
-            *to = from.unwrap_or(*to);
-        }
-        self.request_body_budget_mib = a
-            .request_body_budget_mib
-            .unwrap_or(self.request_body_budget_mib);
-    }
-
-    /// Refuse values that cannot work.
-    pub fn validate(&self) -> Result<()> {
-        let at_least_one = [
-            ("http.max_connections", self.max_connections as u64),
-            (
-                "http.max_connections_per_client",
-                self.max_connections_per_client as u64,
-            ),
-            (
-                "http.max_concurrent_streams",
-                u64::from(self.max_concurrent_streams),
-            ),
-            (
-                "http.header_read_timeout_seconds",
-                self.header_read_timeout_seconds,
-            ),
-            ("http.request_timeout_seconds", self.request_timeout_seconds),
-            (
-                "http.body_idle_timeout_seconds",
-                self.body_idle_timeout_seconds,
-            ),
-            ("http.write_timeout_seconds", self.write_timeout_seconds),
-            ("http.idle_timeout_seconds", self.idle_timeout_seconds),
-            (
-                "http.request_body_budget_mib",
-                self.request_body_budget_mib as u64,
-            ),
-        ];
-        for (key, v) in at_least_one {
-            if v == 0 {
-                bail!("{key} must be at least 1");
-            }
-        }
-        // Below 3 MiB the large-body pool could not hold one 2 MiB body.
-        if !(3..=4095).contains(&self.request_body_budget_mib) {
-            bail!(
-                "http.request_body_budget_mib must be 3 to 4095, not {}",
-                self.request_body_budget_mib
-            );
-        }
-        Ok(())
-    }
-
-    /// The connection layer's limits.
-    pub fn limits(&self) -> toolmark_server::Limits {
-        use std::time::Duration;
-        toolmark_server::Limits {
-            header_read_timeout: Duration::from_secs(self.header_read_timeout_seconds),
-            request_timeout: Duration::from_secs(self.request_timeout_seconds),
-            body_idle_timeout: Duration::from_secs(self.body_idle_timeout_seconds),
-            write_timeout: Duration::from_secs(self.write_timeout_seconds),
-            idle_timeout: Duration::from_secs(self.idle_timeout_seconds),
-            max_connections: self.max_connections,
-            max_connections_per_client: self.max_connections_per_client,
-            max_concurrent_streams: self.max_concurrent_streams,
-            request_body_budget: self.request_body_budget_mib * 1024 * 1024,
-            max_request_body: toolmark_server::limits::MAX_REQUEST_BODY,
-            shutdown_deadline: Duration::from_secs(self.shutdown_deadline_seconds),
-        }
-    }
-}
-
-/// The `[http]` keys as flags and environment variables (shared by `run` and `serve`).
-#[derive(Args, Debug, Default, Clone)]
-pub struct HttpArgs {
-    /// Connections open at once overall.
-    #[arg(long, env = "TOOLMARK_HTTP_MAX_CONNECTIONS")]
-    pub max_connections: Option<usize>,
-    /// Connections open at once per client address (IPv6: per /64).
-    #[arg(long, env = "TOOLMARK_HTTP_MAX_CONNECTIONS_PER_CLIENT")]
-    pub max_connections_per_client: Option<usize>,
-    /// HTTP/2 streams per connection.
-    #[arg(long, env = "TOOLMARK_HTTP_MAX_CONCURRENT_STREAMS")]
-    pub max_concurrent_streams: Option<u32>,
-    /// Seconds to send a request's headers.
-    #[arg(long, env = "TOOLMARK_HTTP_HEADER_READ_TIMEOUT")]
-    pub header_read_timeout: Option<u64>,
-    /// Seconds from a request's headers to its response's.
-    #[arg(long, env = "TOOLMARK_HTTP_REQUEST_TIMEOUT")]
-    pub request_timeout: Option<u64>,
-    /// Seconds a request body may pause.
-    #[arg(long, env = "TOOLMARK_HTTP_BODY_IDLE_TIMEOUT")]
-    pub body_idle_timeout: Option<u64>,
-    /// Seconds a response write may make no progress.
-    #[arg(long, env = "TOOLMARK_HTTP_WRITE_TIMEOUT")]
-    pub write_timeout: Option<u64>,
-    /// Seconds a connection may move no bytes.
-    #[arg(long, env = "TOOLMARK_HTTP_IDLE_TIMEOUT")]
-    pub idle_timeout: Option<u64>,
-    /// MiB of request bodies in flight at once.
-    #[arg(long, env = "TOOLMARK_HTTP_REQUEST_BODY_BUDGET_MIB")]
-    pub request_body_budget_mib: Option<usize>,
-    /// Seconds shutdown waits for open connections.
-    #[arg(long, env = "TOOLMARK_HTTP_SHUTDOWN_DEADLINE")]
-    pub shutdown_deadline: Option<u64>,
+    pub http: HttpOptions,
 }
 
 /// Cron expressions (5 fields `min hour day month weekday`, or 6 with seconds first), UTC.
@@ -234,19 +121,19 @@ pub struct Schedules {
 
 impl Default for Config {
     fn default() -> Self {
+        let api = ApiOptions::default();
         Config {
             data: PathBuf::from("./data"),
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             base_url: String::new(),
-            origin: crate::log_cli::DEFAULT_ORIGIN.to_owned(),
+            origin: DEFAULT_ORIGIN.to_owned(),
             registry: OFFICIAL_REGISTRY.to_owned(),
-            check_rate: toolmark_api::ops::CHECKS_PER_MINUTE as u32,
-            sensitive_rate: toolmark_api::ops::SENSITIVE_PER_MINUTE as u32,
-            tool_set_cache_mib: toolmark_api::documents::DEFAULT_TOOL_SET_CACHE_BYTES
-                / (1024 * 1024),
+            check_rate: api.check_rate,
+            sensitive_rate: api.sensitive_rate,
+            tool_set_cache_mib: api.tool_set_cache_mib,
             schedules: Schedules::default(),
             crawl: CrawlOptions::default(),
-            http: Http::default(),
+            http: HttpOptions::default(),
         }
     }
 }
@@ -263,7 +150,7 @@ impl Default for Schedules {
 
 /// `toolmark run`'s flags; each also reads its environment variable (flag wins).
 #[derive(Args, Debug, Default)]
-pub struct RunArgs {
+pub struct RunFlags {
     /// The TOML configuration file (default ./toolmark.toml when it exists).
     #[arg(long, env = "TOOLMARK_CONFIG")]
     pub config: Option<PathBuf>,
@@ -308,12 +195,12 @@ pub struct RunArgs {
     pub crawl: CrawlFlags,
     /// The `[http]` limits.
     #[command(flatten)]
-    pub http: HttpArgs,
+    pub http: HttpFlags,
 }
 
 impl Config {
     /// The effective configuration for `args`: file (or defaults), then environment and flags.
-    pub fn load(args: &RunArgs) -> Result<Config> {
+    pub fn load(args: &RunFlags) -> Result<Config, ConfigError> {
         let mut config = match &args.config {
             Some(path) => Config::from_file(path)?,
             None if Path::new(DEFAULT_CONFIG_FILE).exists() => {
@@ -327,34 +214,38 @@ impl Config {
     }
 
     /// Parse a config file (a clear error naming the file, line and key on any mistake).
-    pub fn from_file(path: &Path) -> Result<Config> {
-        let meta = std::fs::metadata(path)
-            .with_context(|| format!("config file {}: cannot read", path.display()))?;
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let unreadable = |reason| ConfigError::Read {
+            path: path.to_owned(),
+            reason,
+        };
+        let meta = std::fs::metadata(path).map_err(unreadable)?;
         if meta.len() > MAX_CONFIG_BYTES {
-            bail!(
-                "config file {}: {} bytes, more than the {MAX_CONFIG_BYTES} a config can be",
-                path.display(),
-                meta.len()
-            );
+            return Err(ConfigError::TooLarge {
+                path: path.to_owned(),
+                bytes: meta.len(),
+            });
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("config file {}: cannot read", path.display()))?;
-        Config::parse(&text).with_context(|| format!("config file {}", path.display()))
+        let text = std::fs::read_to_string(path).map_err(unreadable)?;
+        Config::parse(&text).map_err(|e| ConfigError::FileSyntax {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })
     }
 
     /// Parse TOML text.
-    pub fn parse(text: &str) -> Result<Config> {
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string().trim_end().to_owned()))
     }
 
-    fn apply(&mut self, a: &RunArgs) -> Result<()> {
+    fn apply(&mut self, a: &RunFlags) -> Result<(), ConfigError> {
         if let Some(v) = &a.data {
             self.data = v.clone();
         }
         if let Some(v) = &a.listen {
-            self.listen = v
-                .parse()
-                .with_context(|| format!("listen address {v:?} is not IP:PORT"))?;
+            self.listen = v.parse().map_err(|e| {
+                ConfigError::Invalid(format!("listen address {v:?} is not IP:PORT: {e}"))
+            })?;
         }
         let strings = [
             (&a.base_url, &mut self.base_url),
@@ -373,43 +264,56 @@ impl Config {
         self.tool_set_cache_mib = a.tool_set_cache_mib.unwrap_or(self.tool_set_cache_mib);
         a.crawl.apply(&mut self.crawl);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
-        self.http.apply(&a.http);
+        a.http.apply(&mut self.http);
         Ok(())
     }
 
     /// Refuse values that cannot work (each error says which key and why).
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |message: String| Err(ConfigError::Invalid(message));
         for (key, expr) in [
             ("schedules.crawl", &self.schedules.crawl),
             ("schedules.heartbeat", &self.schedules.heartbeat),
         ] {
-            toolmark_schedules::JobSpec::new(key, expr).map_err(|e| anyhow::anyhow!("{e}"))?;
+            toolmark_schedules::JobSpec::new(key, expr)
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
-        let registry = url::Url::parse(&self.registry)
-            .with_context(|| format!("registry {:?} is not a URL", self.registry))?;
+        let registry = url::Url::parse(&self.registry).map_err(|e| {
+            ConfigError::Invalid(format!("registry {:?} is not a URL: {e}", self.registry))
+        })?;
         if !matches!(registry.scheme(), "http" | "https") {
-            bail!("registry {:?} is not an http(s) URL", self.registry);
+            return invalid(format!(
+                "registry {:?} is not an http(s) URL",
+                self.registry
+            ));
         }
         if !self.base_url.is_empty() {
-            let base = url::Url::parse(&self.base_url)
-                .with_context(|| format!("base_url {:?} is not a URL", self.base_url))?;
+            let base = url::Url::parse(&self.base_url).map_err(|e| {
+                ConfigError::Invalid(format!("base_url {:?} is not a URL: {e}", self.base_url))
+            })?;
             if !matches!(base.scheme(), "http" | "https") {
-                bail!("base_url {:?} is not an http(s) URL", self.base_url);
+                return invalid(format!(
+                    "base_url {:?} is not an http(s) URL",
+                    self.base_url
+                ));
             }
         }
         if self.origin.is_empty() || self.origin.contains(char::is_whitespace) {
-            bail!("origin {:?} must be non-empty without spaces", self.origin);
+            return invalid(format!(
+                "origin {:?} must be non-empty without spaces",
+                self.origin
+            ));
         }
         if !(3..=86_400).contains(&self.schedules.lease_seconds) {
-            bail!(
+            return invalid(format!(
                 "schedules.lease_seconds must be 3 to 86400, not {}",
                 self.schedules.lease_seconds
-            );
+            ));
         }
-        if let Some(problem) = self.crawl.problem() {
-            bail!("{problem}");
+        if let Some(problem) = self.crawl.problem().or_else(|| self.http.problem()) {
+            return invalid(problem);
         }
-        self.http.validate()
+        Ok(())
     }
 
     /// The public base URL (links in answers and feeds).
@@ -422,8 +326,8 @@ impl Config {
     }
 
     /// The API's rate limits and cache.
-    pub fn api_options(&self) -> crate::serve_cli::ApiOptions {
-        crate::serve_cli::ApiOptions {
+    pub fn api_options(&self) -> ApiOptions {
+        ApiOptions {
             check_rate: self.check_rate,
             sensitive_rate: self.sensitive_rate,
             tool_set_cache_mib: self.tool_set_cache_mib,
@@ -431,8 +335,8 @@ impl Config {
     }
 
     /// The configuration as TOML (what `--print-config` shows).
-    pub fn to_toml(&self) -> Result<String> {
-        toml::to_string(self).context("writing the configuration as TOML")
+    pub fn to_toml(&self) -> Result<String, ConfigError> {
+        Ok(toml::to_string(self)?)
     }
 }
 
@@ -442,7 +346,7 @@ mod tests {
 
     #[test]
     fn the_example_file_is_the_defaults() {
-        let text = include_str!("../toolmark.example.toml");
+        let text = include_str!("../../toolmark.example.toml");
         assert_eq!(Config::parse(text).unwrap(), Config::default());
         Config::default().validate().unwrap();
     }
@@ -450,7 +354,7 @@ mod tests {
     /// docs/operations.md's table lists every key with its default, and no other.
     #[test]
     fn the_operations_doc_lists_every_key_and_default() {
-        let doc = include_str!("../docs/operations.md");
+        let doc = include_str!("../../docs/operations.md");
         let section = doc
             .split("## Configuration")
             .nth(1)
@@ -525,11 +429,11 @@ mod tests {
     #[test]
     fn flags_override_the_file() {
         let mut c = Config::parse("data = \"/srv/toolmark\"\ncheck_rate = 10\n").unwrap();
-        c.apply(&RunArgs {
+        c.apply(&RunFlags {
             check_rate: Some(0),
             crawl_schedule: Some("0 4 * * *".into()),
             listen: Some("127.0.0.1:9".into()),
-            ..RunArgs::default()
+            ..RunFlags::default()
         })
         .unwrap();
         assert_eq!(c.data, PathBuf::from("/srv/toolmark"));
@@ -537,9 +441,9 @@ mod tests {
         assert_eq!(c.schedules.crawl, "0 4 * * *");
         assert_eq!(c.listen.port(), 9);
         assert!(
-            c.apply(&RunArgs {
+            c.apply(&RunFlags {
                 listen: Some("nowhere".into()),
-                ..RunArgs::default()
+                ..RunFlags::default()
             })
             .is_err()
         );

@@ -1,0 +1,132 @@
+//! Serving the router as a process does: the state opened with the operator's rate limits and
+//! cache ([`ApiOptions`], [`AppState::open_with`]), the async runtime with its blocking pool
+//! capped ([`runtime`]), and [`serve`], which hands the router to the connection layer
+//! (`toolmark_server::serve_process`) with the layer's counters on `/metrics`. `toolmark serve`,
+//! `toolmark run` and `toolmark demo` all serve through these.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use toolmark_server::{Limits, ServeError};
+
+use crate::documents::{DEFAULT_INLINE_TOOL_BYTES, DEFAULT_TOOL_SET_CACHE_BYTES, ToolSetCache};
+use crate::ops::{CHECKS_PER_MINUTE, RateLimiter, SENSITIVE_PER_MINUTE};
+use crate::state::{AppState, StateError};
+
+/// Threads for blocking work (SQLite reads, tile and bundle reads, proofs). Every such request
+/// needs one of the index pool's connections (twice the cores), so more threads than a few
+/// times that only queue on those connections while costing memory and context switches; the
+/// benchmark saw tokio's default (512) grow to 200+ threads and 300 MB under load.
+pub const MAX_BLOCKING_THREADS: usize = 32;
+
+/// The async runtime every serving command uses (blocking pool capped at
+/// [`MAX_BLOCKING_THREADS`]).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .build()
+}
+
+/// What the API's state is opened with (each 0 rate: unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiOptions {
+    /// `/check` requests per minute per client; bursts of half as many.
+    pub check_rate: u32,
+    /// `/sensitive` requests per minute per client; bursts of a third as many.
+    pub sensitive_rate: u32,
+    /// MiB the tool-set cache may hold.
+    pub tool_set_cache_mib: usize,
+}
+
+impl Default for ApiOptions {
+    /// The named defaults: [`CHECKS_PER_MINUTE`], [`SENSITIVE_PER_MINUTE`],
+    /// [`DEFAULT_TOOL_SET_CACHE_BYTES`].
+    fn default() -> Self {
+        ApiOptions {
+            check_rate: CHECKS_PER_MINUTE as u32,
+            sensitive_rate: SENSITIVE_PER_MINUTE as u32,
+            tool_set_cache_mib: DEFAULT_TOOL_SET_CACHE_BYTES / (1024 * 1024),
+        }
+    }
+}
+
+impl ApiOptions {
+    /// No rate limits (the demo: one local user), the default cache.
+    pub fn unlimited() -> ApiOptions {
+        ApiOptions {
+            check_rate: 0,
+            sensitive_rate: 0,
+            ..ApiOptions::default()
+        }
+    }
+}
+
+/// A per-minute rate as a limiter (0: unlimited), bursts of `1 / burst_divisor` of it.
+fn limiter(per_minute: u32, burst_divisor: f64) -> RateLimiter {
+    match per_minute {
+        0 => RateLimiter::unlimited(),
+        n => RateLimiter::new(f64::from(n) / 60.0, (f64::from(n) / burst_divisor).max(1.0)),
+    }
+}
+
+impl AppState {
+    /// [`AppState::open`] with `options`' rate limits and cache.
+    pub fn open_with(
+        data: &Path,
+        base_url: &str,
+        options: &ApiOptions,
+    ) -> Result<AppState, StateError> {
+        let mut state = AppState::open(data, base_url)?;
+        state.limiter = limiter(options.check_rate, 2.0);
+        state.sensitive_limiter = limiter(options.sensitive_rate, 3.0);
+        state.tool_sets = ToolSetCache::new(
+            options.tool_set_cache_mib * 1024 * 1024,
+            DEFAULT_INLINE_TOOL_BYTES,
+        );
+        Ok(state)
+    }
+}
+
+/// Serve the router over `state` until `shutdown` completes, then let the requests in flight
+/// finish for at most the shutdown deadline (`toolmark_server::serve_process`: it raises the
+/// open-file limit first and logs the connection caps). The connection layer's counters are
+/// appended to `/metrics`.
+pub async fn serve(
+    listener: TcpListener,
+    mut state: AppState,
+    limits: Limits,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    toolmark_server::serve_process(listener, limits, shutdown, move |stats| {
+        state.extra_metrics = Some(Arc::new(move || stats.prometheus()));
+        crate::router(Arc::new(state))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_options_are_the_named_limits() {
+        let o = ApiOptions::default();
+        assert_eq!(
+            (o.check_rate, o.sensitive_rate, o.tool_set_cache_mib),
+            (60, 30, 64)
+        );
+        let u = ApiOptions::unlimited();
+        assert_eq!((u.check_rate, u.sensitive_rate), (0, 0));
+        assert_eq!(u.tool_set_cache_mib, o.tool_set_cache_mib);
+    }
+
+    #[test]
+    fn a_zero_rate_is_unlimited_and_bursts_are_a_share_of_the_rate() {
+        assert!(limiter(0, 2.0).is_unlimited());
+        let l = limiter(60, 2.0);
+        assert_eq!((l.per_minute(), l.burst()), (60.0, 30.0));
+        assert_eq!(limiter(1, 3.0).burst(), 1.0);
+    }
+}

@@ -1,0 +1,447 @@
+//! `toolmark demo`'s world and its orchestration: the whole service on one machine with no
+//! internet, in under a minute.
+//!
+//! On loopback it starts a replica of the official registry serving the bundled snapshot of
+//! 2025-12-17 (`demo/data/`, 1,097 real servers), a fleet of stand-in MCP servers (one per
+//! remote a crawler may dial; each serves one of the real tool sets in
+//! `toolset/tests/fixtures/corpus/`), and — when `scripts/mcp-servers` has installed it — the
+//! real `@modelcontextprotocol/server-everything` (through `toolmark_sandbox::local`). It
+//! serves the API and desk over a fresh data directory ([`DemoData`]) through the same path as
+//! `toolmark serve` (`toolmark_api::serve`), crawls with `toolmark_ingest::run_crawl`, moves the
+//! replica to 2025-12-18 (the registry's real next day; the fleet changes the tool sets of the
+//! servers that published a new version and of a few others, and server-everything is upgraded
+//! from 2025.9.25 to 2026.8.31 when both are installed), crawls again, writes `DATA/demo.json`
+//! (which endpoint served what on each day), and keeps serving until stopped.
+//!
+//! What it changes from the real data, so that it can run offline: every dialable remote's URL
+//! points at its stand-in (`http://127.1.x.y:PORT/mcp/0`, transport streamable HTTP), and the
+//! crawl allows loopback addresses and uses no DNS. Remotes that need headers stay as listed
+//! (the crawl logs them as `header-required`, as it would the real ones); packages are listed
+//! as awaiting the sandbox. The day-two tool-set edits ([`world::EDITS`]) are made up (listed
+//! in docs/operations.md); the registry's day-two changes are real.
+//!
+//! What it never does: install signal handlers or print to the terminal (the binary hands it a
+//! [`Stop`] and prints the [`Event`]s it reports), spawn a process itself (the sandbox crate
+//! runs server-everything), bind anything but loopback for its stand-ins, or dial anything
+//! outside this machine.
+
+#![deny(missing_docs)]
+
+pub mod data;
+pub mod everything;
+pub mod world;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+use toolmark_index::DataDir;
+use toolmark_ingest::{CrawlOptions, CrawlRun, IngestError, RunSummary, Stop};
+use toolmark_standins::fleet::{Fleet, FleetSpec};
+use toolmark_standins::registry::RegistryStandIn;
+
+pub use data::DemoData;
+use everything::Everything;
+use world::{DAYS, Day, EDITS, EXTRA_CHANGE_EVERY, FLEET_LATENCY, REPLICA_RATE, TOOL_SETS};
+
+/// The address the desk and API listen on unless told otherwise; when it is taken, the demo
+/// listens on any free loopback port instead.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// Where `scripts/mcp-servers` installs the real MCP servers, used when present and no other
+/// directory is given.
+pub const DEFAULT_MCP_SERVERS: &str = ".venv/mcp-servers";
+
+/// What the demo is run with.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    /// Address the desk and API listen on ([`DEFAULT_LISTEN`] falls back to any free port).
+    pub listen: SocketAddr,
+    /// Where the real MCP servers are installed (default [`DEFAULT_MCP_SERVERS`] when present).
+    pub mcp_servers: Option<PathBuf>,
+    /// The log's origin.
+    pub origin: String,
+}
+
+/// What the demo reports as it goes (the binary prints them).
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The desk and API serve; the crawls follow.
+    Serving {
+        /// The desk's URL, without a trailing slash.
+        base: &'a str,
+        /// The data directory.
+        data: &'a Path,
+        /// The registry replica's URL.
+        registry: &'a str,
+        /// Stand-in MCP servers started.
+        stand_ins: usize,
+        /// Whether the real server-everything runs too.
+        everything: bool,
+    },
+    /// Stopped before the desk served.
+    StoppedDuringStartup,
+    /// A crawl ended, completely or stopped early, with what it recorded.
+    Crawled(&'a RunSummary),
+    /// A day's crawl is done.
+    Day {
+        /// 1 or 2.
+        number: usize,
+        /// The registry's date that day.
+        date: &'static str,
+        /// What the crawl recorded.
+        summary: &'a RunSummary,
+        /// The desk's URL.
+        base: &'a str,
+    },
+    /// Both crawls are done; the demo serves until stopped.
+    Ready {
+        /// The desk's URL.
+        base: &'a str,
+    },
+    /// Stopped during the crawls (what was observed is recorded); the demo shuts down.
+    StoppedEarly(&'a DemoError),
+}
+
+/// Why the demo failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// A file or directory could not be read or written.
+    #[error("{what} {}: {reason}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        reason: std::io::Error,
+    },
+    /// The data directory holds something that is not an earlier demo's.
+    #[error(
+        "{} is not empty and not an earlier demo's data directory; give an empty or new one",
+        .0.display()
+    )]
+    NotDemoData(PathBuf),
+    /// The bundled data could not be read (a broken build).
+    #[error("{0}")]
+    Bundled(String),
+    /// A stand-in (the fleet or the registry replica) could not start.
+    #[error("starting the {what}: {reason}")]
+    StandIn {
+        /// Which.
+        what: &'static str,
+        /// Why.
+        reason: std::io::Error,
+    },
+    /// The real server-everything could not start.
+    #[error("server-everything {version}: {reason}")]
+    Everything {
+        /// The version.
+        version: String,
+        /// Why.
+        reason: toolmark_sandbox::local::LocalError,
+    },
+    /// The data directory (log, keys) could not be opened.
+    #[error(transparent)]
+    Data(#[from] toolmark_index::DataError),
+    /// The API's state could not be opened.
+    #[error("opening {}: {reason}", path.display())]
+    State {
+        /// The data directory.
+        path: PathBuf,
+        /// Why.
+        reason: toolmark_api::state::StateError,
+    },
+    /// The desk's address could not be listened on.
+    #[error(transparent)]
+    Listen(#[from] toolmark_server::ServeError),
+    /// Serving failed.
+    #[error("serving: {0}")]
+    Serving(toolmark_server::ServeError),
+    /// A crawl failed (or was stopped).
+    #[error(transparent)]
+    Crawl(#[from] IngestError),
+    /// A task of the demo ended abnormally.
+    #[error("the {what} task: {reason}")]
+    Task {
+        /// Which.
+        what: &'static str,
+        /// Why.
+        reason: tokio::task::JoinError,
+    },
+    /// JSON the demo builds could not be written or read back.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Run the demo over `data` (fresh: [`DemoData::prepare`]) until `stop` is cancelled, reporting
+/// to `report`. A stop during startup or the crawls ends it cleanly (the stand-ins, the replica
+/// and server-everything are stopped); it runs on a multi-threaded runtime
+/// (`toolmark_api::runtime`).
+pub async fn run(
+    options: &DemoOptions,
+    data: &Path,
+    stop: Stop,
+    report: &dyn Fn(Event<'_>),
+) -> Result<(), DemoError> {
+    let stopped = || stop.is_cancelled();
+
+    // The registry's two days, and the real tool sets.
+    let days = [Day::load(DAYS[0].1)?, Day::load(DAYS[1].1)?];
+    let sets: Vec<Vec<String>> = TOOL_SETS
+        .iter()
+        .map(|(file, text)| world::raw_tools(file, text))
+        .collect::<Result<_, _>>()?;
+
+    // One stand-in per remote a crawler would dial on either day.
+    let mut originals: Vec<String> = days.iter().flat_map(|d| d.dialable(|_| true)).collect();
+    originals.sort();
+    originals.dedup();
+    let fleet = Fleet::start(FleetSpec {
+        hosts: originals.len(),
+        endpoints_per_host: 1,
+        latency: FLEET_LATENCY,
+        seed: 20251217,
+        tool_sets: sets.iter().map(|t| world::tools_list_result(t)).collect(),
+    })
+    .await
+    .map_err(|reason| DemoError::StandIn {
+        what: "stand-in MCP servers",
+        reason,
+    })?;
+    let fleet_urls: BTreeMap<String, String> =
+        originals.iter().cloned().zip(fleet.urls()).collect();
+
+    // The real server-everything, when installed.
+    let servers_dir = options.mcp_servers.clone().or_else(|| {
+        let d = PathBuf::from(DEFAULT_MCP_SERVERS);
+        d.is_dir().then_some(d)
+    });
+    let mut everything = servers_dir.as_deref().and_then(Everything::find);
+    if everything.is_none() {
+        tracing::info!(
+            "the real server-everything is not installed (scripts/mcp-servers installs it); using stand-ins only"
+        );
+    }
+
+    // Day one: the replica and the stand-ins as they were on 2025-12-17.
+    let mut day_items = [days[0].items.clone(), days[1].items.clone()];
+    for items in &mut day_items {
+        world::rewrite(items, &fleet_urls);
+    }
+    let mut first_items = day_items[0].clone();
+    if let Some(e) = everything.as_mut() {
+        let version = e.version(0);
+        match tokio::task::block_in_place(|| e.start(version)) {
+            Ok(()) => first_items.push(e.item(version)),
+            Err(err) => {
+                tracing::warn!("{err}; continuing without it");
+                everything = None;
+            }
+        }
+    }
+    let registry = RegistryStandIn::start(first_items)
+        .await
+        .map_err(|reason| DemoError::StandIn {
+            what: "registry replica",
+            reason,
+        })?;
+
+    // The log and index, then the desk.
+    let origin = options.origin.as_str();
+    drop(DataDir::new(data).open_writer(origin)?);
+    let listener = match toolmark_server::bind(options.listen).await {
+        Ok(l) => l,
+        Err(e) if options.listen.to_string() == DEFAULT_LISTEN => {
+            tracing::warn!("{e}; using any free port instead");
+            toolmark_server::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let bound = listener.local_addr().map_err(|reason| DemoError::Io {
+        what: "reading the address of",
+        path: PathBuf::from(options.listen.to_string()),
+        reason,
+    })?;
+    let base = format!("http://{bound}");
+    let api = toolmark_api::ApiOptions::unlimited();
+    let state = toolmark_api::AppState::open_with(data, &base, &api).map_err(|reason| {
+        DemoError::State {
+            path: data.to_owned(),
+            reason,
+        }
+    })?;
+    if stopped() {
+        report(Event::StoppedDuringStartup);
+        return Ok(());
+    }
+    let limits = toolmark_server::Limits::default();
+    let mut server = tokio::spawn(toolmark_api::serve(
+        listener,
+        state,
+        limits,
+        stop.clone().cancelled_owned(),
+    ));
+    report(Event::Serving {
+        base: &base,
+        data,
+        registry: &registry.url(),
+        stand_ins: originals.len(),
+        everything: everything.is_some(),
+    });
+
+    let crawl_options = CrawlOptions {
+        allow_private: true,
+        no_dns: true,
+        registry_rate: REPLICA_RATE.per_second,
+        registry_burst: REPLICA_RATE.burst,
+        ..CrawlOptions::default()
+    };
+    let registry_url = registry.url();
+    let crawl_day = || crawl(data, origin, &registry_url, &crawl_options, &stop, report);
+
+    // The two days. A stop during a crawl ends it early (what it observed is recorded) and
+    // the demo shuts down cleanly.
+    let crawled: Result<(), DemoError> = async {
+        // Crawl day one.
+        let first = crawl_day().await?;
+        report(Event::Day {
+            number: 1,
+            date: DAYS[0].0,
+            summary: &first,
+            base: &base,
+        });
+
+        // Day two: the registry's next day; some servers change their tools.
+        let mut manifest = Vec::new();
+        let before: BTreeSet<(&str, &str)> = days[0]
+            .latest
+            .iter()
+            .map(|r| (r.name.as_str(), r.version.as_str()))
+            .collect();
+        let urls_of_new_versions: BTreeSet<String> = days[1]
+            .dialable(|r| !before.contains(&(r.name.as_str(), r.version.as_str())))
+            .into_iter()
+            .collect();
+        // Only a stand-in observed on day one can show a change on day two.
+        let day_one: BTreeSet<String> = days[0].dialable(|_| true).into_iter().collect();
+        let mut edits = 0;
+        for (i, original) in originals.iter().enumerate() {
+            let set = i % sets.len();
+            let mut entry = json!({
+                "originalUrl": original,
+                "url": fleet_urls[original],
+                "day1": TOOL_SETS[set].0,
+            });
+            let changes = urls_of_new_versions.contains(original)
+                || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2;
+            if changes && day_one.contains(original) {
+                let edit = EDITS[edits % EDITS.len()];
+                edits += 1;
+                let tools = edit.apply(&sets[set], &sets[(set + 1) % sets.len()])?;
+                let served = world::tools_list_result(&tools);
+                fleet.set_tool_set(i, served.clone());
+                entry["day2Edit"] = json!(edit.name());
+                entry["day2Tools"] = serde_json::from_str(&served)?;
+            }
+            manifest.push(entry);
+        }
+        let mut second_items = day_items[1].clone();
+        let mut everything_versions = Vec::new();
+        if let Some(e) = everything.as_mut() {
+            let (old, new) = (e.version(0), e.version(1));
+            everything_versions = vec![old, new];
+            if old != new {
+                tokio::task::block_in_place(|| e.start(new))?;
+            }
+            second_items.push(e.item(new));
+        }
+        registry.set_items(second_items);
+        let second = crawl_day().await?;
+        let manifest_path = data.join("demo.json");
+        let manifest = serde_json::to_vec_pretty(&json!({
+            "desk": base,
+            "registry": registry.url(),
+            "days": DAYS.iter().map(|d| d.0).collect::<Vec<_>>(),
+            "serverEverything": everything.as_ref().map(|e| json!({
+                "url": e.url(), "versions": everything_versions,
+            })),
+            "standIns": manifest,
+        }))?;
+        std::fs::write(&manifest_path, manifest).map_err(|reason| DemoError::Io {
+            what: "writing",
+            path: manifest_path,
+            reason,
+        })?;
+        report(Event::Day {
+            number: 2,
+            date: DAYS[1].0,
+            summary: &second,
+            base: &base,
+        });
+        report(Event::Ready { base: &base });
+        Ok(())
+    }
+    .await;
+    match crawled {
+        Err(e) if stopped() => report(Event::StoppedEarly(&e)),
+        Err(e) => {
+            stop.cancel();
+            let _ = (&mut server).await;
+            fleet.shutdown(Duration::from_secs(2)).await;
+            registry.shutdown().await;
+            return Err(e);
+        }
+        Ok(()) => {}
+    }
+
+    // Serve until stopped.
+    let served = (&mut server).await;
+    drop(everything);
+    fleet.shutdown(Duration::from_secs(2)).await;
+    registry.shutdown().await;
+    served
+        .map_err(|reason| DemoError::Task {
+            what: "API server",
+            reason,
+        })?
+        .map_err(DemoError::Serving)
+}
+
+/// One crawl of the demo's replica, off the async workers; `report`s what it recorded, also
+/// when it was stopped early.
+async fn crawl(
+    data: &Path,
+    origin: &str,
+    registry: &str,
+    options: &CrawlOptions,
+    stop: &Stop,
+    report: &dyn Fn(Event<'_>),
+) -> Result<RunSummary, DemoError> {
+    let (data, origin, registry) = (DataDir::new(data), origin.to_owned(), registry.to_owned());
+    let (options, stop) = (options.clone(), stop.clone());
+    let handle = tokio::runtime::Handle::current();
+    let result = tokio::task::spawn_blocking(move || {
+        let run = CrawlRun {
+            data: &data,
+            origin: &origin,
+            registry: &registry,
+            since: None,
+            options: &options,
+        };
+        toolmark_ingest::run_crawl(&handle, &run, &stop, &())
+    })
+    .await
+    .map_err(|reason| DemoError::Task {
+        what: "crawl",
+        reason,
+    })?;
+    match &result {
+        Ok(summary) => report(Event::Crawled(summary)),
+        Err(IngestError::Stopped { summary, .. }) => report(Event::Crawled(summary)),
+        Err(_) => {}
+    }
+    Ok(result?)
+}
