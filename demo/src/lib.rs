@@ -41,6 +41,7 @@ use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlOptions, CrawlRun, IngestError, RunSummary, Stop};
 use toolmark_standins::fleet::{Fleet, FleetSpec};
 use toolmark_standins::registry::RegistryStandIn;
+use toolmark_toolset::model::tools_document;
 
 pub use data::DemoData;
 use everything::Everything;
@@ -204,7 +205,7 @@ pub async fn run(
         endpoints_per_host: 1,
         latency: FLEET_LATENCY,
         seed: 20251217,
-        tool_sets: sets.iter().map(|t| world::tools_list_result(t)).collect(),
+        tool_sets: sets.iter().map(|t| tools_document(t)).collect(),
     })
     .await
     .map_err(|reason| DemoError::StandIn {
@@ -341,7 +342,7 @@ pub async fn run(
                 let edit = EDITS[edits % EDITS.len()];
                 edits += 1;
                 let tools = edit.apply(&sets[set], &sets[(set + 1) % sets.len()])?;
-                let served = world::tools_list_result(&tools);
+                let served = tools_document(&tools);
                 fleet.set_tool_set(i, served.clone());
                 entry["day2Edit"] = json!(edit.name());
                 entry["day2Tools"] = serde_json::from_str(&served)?;

@@ -196,11 +196,6 @@ pub fn raw_tools(file: &str, text: &str) -> Result<Vec<String>, DemoError> {
     Ok(set.tools.iter().map(|t| t.raw.to_string()).collect())
 }
 
-/// A `tools/list` result holding `tools` byte for byte.
-pub fn tools_list_result(tools: &[String]) -> String {
-    format!("{{\"tools\":[{}]}}", tools.join(","))
-}
-
 /// A registry day: its items as served, and the latest record per server as the crawler reads
 /// them.
 pub struct Day {
@@ -289,7 +284,7 @@ mod tests {
             let tools = raw_tools(file, text).unwrap();
             assert!(!tools.is_empty(), "{file}");
             // The served text digests like the file itself.
-            let served = ToolSet::parse(tools_list_result(&tools).as_bytes()).unwrap();
+            let served = ToolSet::of_raw(&tools).unwrap();
             let original = ToolSet::parse(text.as_bytes()).unwrap();
             assert_eq!(
                 toolmark_toolset::full::digest(&served),
@@ -307,8 +302,8 @@ mod tests {
         for edit in EDITS {
             for (i, set) in sets.iter().enumerate() {
                 let after = edit.apply(set, &sets[(i + 1) % sets.len()]).unwrap();
-                let a = ToolSet::parse(tools_list_result(set).as_bytes()).unwrap();
-                let b = ToolSet::parse(tools_list_result(&after).as_bytes()).unwrap();
+                let a = ToolSet::of_raw(set).unwrap();
+                let b = ToolSet::of_raw(&after).unwrap();
                 assert_ne!(
                     toolmark_toolset::full::digest(&a),
                     toolmark_toolset::full::digest(&b),
