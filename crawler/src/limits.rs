@@ -44,6 +44,11 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `tools/list` in well under a second.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The `DELETE` that ends a session after the listing: answered within this or given up (best
+/// effort: the observation's outcome does not depend on it). The official clients send one per
+/// session; a stateful gateway otherwise keeps a whole server process per observation.
+pub const SESSION_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Longest gap between two chunks of a body. A slowloris server dripping one byte at a time
 /// is cut off after this much silence, and by [`REQUEST_TIMEOUT`] if it keeps dripping.
 pub const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(10);

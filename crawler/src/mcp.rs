@@ -404,7 +404,10 @@ async fn run(
             Transport::StreamableHttp => {
                 let mut post = Post::new(&mut http, false);
                 let handshake = Handshake::Initialize(SESSION_VERSION);
-                session.list_tools(&mut post, handshake).await
+                let listed = session.list_tools(&mut post, handshake).await;
+                // Whatever the listing came to, a session it was issued ends now.
+                post.close().await;
+                listed
             }
             Transport::Sse => match open_sse(&mut http).await {
                 Ok(mut stream) => {
@@ -913,6 +916,30 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
 }
 
 impl Post<'_, '_> {
+    /// End the session the handshake was issued, if any: the response being read is dropped,
+    /// then one `DELETE` with the session id, bounded by [`limits::SESSION_CLOSE_TIMEOUT`], its
+    /// body never read. Best effort: its status is recorded (`Dialled::session_closed`), its
+    /// failure ignored.
+    async fn close(&mut self) {
+        self.pending = Pending::Done;
+        let Some(id) = self.extra.session_id.take() else {
+            return;
+        };
+        let mut request = self
+            .http
+            .client
+            .request(Method::DELETE, self.url.clone())
+            .header("Mcp-Session-Id", id)
+            .timeout(limits::SESSION_CLOSE_TIMEOUT);
+        if let Some(v) = &self.extra.protocol_version {
+            request = request.header("MCP-Protocol-Version", v);
+        }
+        self.http.dialled.requests += 1;
+        if let Ok(response) = request.send().await {
+            self.http.dialled.session_closed = Some(response.status().as_u16());
+        }
+    }
+
     /// The next event with data on an SSE response, as messages.
     async fn next_event(
         &mut self,

@@ -311,14 +311,15 @@ async fn self_signed_certificate_is_tls() {
 }
 
 /// A hint from the previous crawl skips the `server/discover` probe; a wrong hint costs one
-/// attempt and the usual order follows.
+/// attempt and the usual order follows. (Request counts include the `DELETE` that ends the
+/// session.)
 #[tokio::test]
 async fn transport_hints_are_tried_first() {
     let server = Hostile::start(Behaviour::Good).await;
     let c = config();
     let plain = mcp::observe(&c, &server.url(), "streamable-http").await;
     assert_eq!(plain.dialled().unwrap().attempts.len(), 2);
-    assert_eq!(plain.dialled().unwrap().requests, 4);
+    assert_eq!(plain.dialled().unwrap().requests, 5);
     let hinted = mcp::observe_with_hint(
         &c,
         &server.url(),
@@ -328,7 +329,7 @@ async fn transport_hints_are_tried_first() {
     .await;
     assert_eq!(hinted.status, Status::Ok);
     assert_eq!(hinted.dialled().unwrap().attempts.len(), 1);
-    assert_eq!(hinted.dialled().unwrap().requests, 3);
+    assert_eq!(hinted.dialled().unwrap().requests, 4);
     assert_eq!(hinted.digests(), plain.digests());
     // A stale hint (the server no longer speaks HTTP+SSE): tried once, then the usual order.
     let stale =

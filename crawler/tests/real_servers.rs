@@ -56,6 +56,8 @@ async fn server_everything_streamable_http() {
         obs.dialled().unwrap().session,
         "server-everything issues a session id"
     );
+    // And ends it when asked: the SDK answers a DELETE naming a live session with 200.
+    assert_eq!(obs.dialled().unwrap().session_closed, Some(200));
     assert!(
         obs.dialled().unwrap().sse_responses,
         "server-everything answers with SSE"

@@ -120,6 +120,10 @@ pub struct DocRemote {
     pub attempts: Vec<DocAttempt>,
     /// Whether a session was issued.
     pub session: bool,
+    /// The status of the `DELETE` that ended it; absent when none was answered (and in every
+    /// document written before sessions were closed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_closed: Option<u16>,
     /// Whether any response was an SSE stream.
     pub sse_responses: bool,
     /// HTTP requests sent.
@@ -291,6 +295,7 @@ impl Document {
                     })
                     .collect(),
                 session: d.session,
+                session_closed: d.session_closed,
                 sse_responses: d.sse_responses,
                 requests: d.requests,
                 bytes: d.bytes,
@@ -382,6 +387,7 @@ mod tests {
                     detail: "401".into(),
                 }],
                 session: true,
+                session_closed: Some(200),
                 sse_responses: true,
                 auth: Some(AuthChallenge {
                     http_status: 401,
@@ -475,6 +481,20 @@ mod tests {
             Document::decode(b"{\"v\":1}"),
             Err(DocumentError::Json(_))
         ));
+    }
+
+    #[test]
+    fn a_remote_document_written_before_sessions_were_closed_reads() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["sessionClosed"], 200);
+        let older = edited(&bytes, |m| {
+            m.remove("sessionClosed");
+        });
+        let doc = Document::decode(&older).unwrap();
+        assert_eq!(doc.remote().unwrap().session_closed, None);
+        // And writes the same bytes again: the member is absent, not null.
+        assert_eq!(doc.encode().unwrap(), older);
     }
 
     #[test]

@@ -202,6 +202,9 @@ pub struct Dialled {
     pub attempts: Vec<Attempt>,
     /// Whether the server issued an `Mcp-Session-Id` (or an SSE session endpoint).
     pub session: bool,
+    /// The HTTP status of the `DELETE` that ended an issued `Mcp-Session-Id` after the
+    /// listing; `None` when no session was issued or the `DELETE` got no answer.
+    pub session_closed: Option<u16>,
     /// Whether any response came as an SSE stream (rather than one JSON body).
     pub sse_responses: bool,
     /// The challenge of an `auth-required` outcome.

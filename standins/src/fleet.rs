@@ -18,7 +18,8 @@
 //! | `ping` | `{}` |
 //! | any other request | JSON-RPC error -32601 |
 //! | a request after `initialize` without this endpoint's session id | HTTP 400, -32000 "Bad Request: No valid session ID provided" |
-//! | `GET`, `DELETE` | HTTP 405 (no server-to-client stream) |
+//! | `DELETE` with this endpoint's session id | HTTP 200: the session ends (counted in [`RequestCounts::closed`]); without one, HTTP 404 |
+//! | `GET` | HTTP 405 (no server-to-client stream) |
 //!
 //! **Every request** to an endpoint, whatever it is, waits that endpoint's latency (drawn once,
 //! uniformly from [`FleetSpec::latency`] with a seeded generator) before it is answered, so an
@@ -94,7 +95,10 @@ pub struct RequestCounts {
     pub initialized: u64,
     /// `tools/list` requests answered with the tool set.
     pub tools_list: u64,
-    /// Everything else (other methods, bad sessions, bad bodies, GET/DELETE, unknown paths).
+    /// Sessions ended by the client (`DELETE` with the session's id).
+    pub closed: u64,
+    /// Everything else (other methods, bad sessions, bad bodies, GET, DELETE without a session,
+    /// unknown paths).
     pub other: u64,
     /// When the first request arrived, since the fleet started (`None` before any).
     pub first_at: Option<Duration>,
@@ -108,6 +112,7 @@ struct Counters {
     initialized: AtomicU64,
     tools_list: AtomicU64,
     other: AtomicU64,
+    closed: AtomicU64,
     sessions: AtomicU64,
     /// Nanoseconds since `started` of the first request, plus one (0: none yet).
     first_ns: AtomicU64,
@@ -124,6 +129,7 @@ impl Counters {
             initialized: AtomicU64::new(0),
             tools_list: AtomicU64::new(0),
             other: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
             sessions: AtomicU64::new(0),
             first_ns: AtomicU64::new(0),
             last_ns: AtomicU64::new(0),
@@ -279,7 +285,7 @@ impl Fleet {
                 counters: counters.clone(),
             });
             let app = Router::new()
-                .route("/mcp/{k}", post(mcp).get(no_stream).delete(no_stream))
+                .route("/mcp/{k}", post(mcp).get(no_stream).delete(end_session))
                 .fallback(not_found)
                 .with_state(state);
             let mut stopped = stopped.clone();
@@ -403,6 +409,7 @@ impl Fleet {
             initialize: c.initialize.load(Ordering::Relaxed),
             initialized: c.initialized.load(Ordering::Relaxed),
             tools_list: c.tools_list.load(Ordering::Relaxed),
+            closed: c.closed.load(Ordering::Relaxed),
             other: c.other.load(Ordering::Relaxed),
             first_at: match c.first_ns.load(Ordering::Relaxed) {
                 0 => None,
@@ -718,6 +725,47 @@ fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str) -> Respon
 
 async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+/// `DELETE`: ends the session named by `Mcp-Session-Id` when it is one of this endpoint's.
+async fn end_session(
+    State(host): State<Arc<HostState>>,
+    UrlPath(k): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
+    host.counters.arrived();
+    let endpoint = k
+        .parse::<usize>()
+        .ok()
+        .and_then(|k| host.latencies.get(k).map(|l| (k, *l)));
+    let response = match endpoint {
+        Some((k, latency)) => {
+            tokio::time::sleep(latency).await;
+            let prefix = format!("fleet-{}-", host.first + k);
+            let ours = headers
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|s| s.starts_with(&prefix));
+            if ours {
+                host.counters.closed.fetch_add(1, Ordering::Relaxed);
+                StatusCode::OK.into_response()
+            } else {
+                host.counters.other.fetch_add(1, Ordering::Relaxed);
+                rpc_error(
+                    StatusCode::NOT_FOUND,
+                    &Value::Null,
+                    -32001,
+                    "Session not found",
+                )
+            }
+        }
+        None => {
+            host.counters.other.fetch_add(1, Ordering::Relaxed);
+            not_found().await
+        }
+    };
+    host.counters.answered();
+    response
 }
 
 async fn no_stream(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String>) -> Response {
