@@ -23,7 +23,7 @@
 //! one (there should be none) is reported as that target's `protocol` failure and never
 //! disturbs another. Skipped targets and packages are passed through without a connection.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -166,6 +166,15 @@ pub async fn crawl(
     let mut parked: HashMap<IpAddr, Vec<(Duration, Target)>> = HashMap::new();
     let mut returning: HashMap<IpAddr, usize> = HashMap::new();
     let mut abandoned = 0;
+    // Hosts known not to answer `server/discover`: one of their endpoints refused it and spoke
+    // an older transport, in this crawl or (by its transport hint) in an earlier one. Their other
+    // endpoints start with streamable HTTP instead of paying the probe again.
+    let mut no_discover: HashSet<String> = config
+        .hints
+        .iter()
+        .filter(|(_, h)| matches!(h.transport, Some(t) if t != Transport::Stateless))
+        .map(|(url, _)| host_key(url))
+        .collect();
     loop {
         let stopping = config.stop.is_cancelled();
         while !stopping && tasks.len() < config.concurrency.max(1) {
@@ -190,7 +199,13 @@ pub async fn crawl(
             let gate = addresses.clone();
             let stop = config.stop.clone();
             let hint = match &target.kind {
-                TargetKind::Remote { url, .. } => config.hints.get(url).and_then(|h| h.transport),
+                TargetKind::Remote { url, .. } => {
+                    config.hints.get(url).and_then(|h| h.transport).or_else(|| {
+                        no_discover
+                            .contains(&host)
+                            .then_some(Transport::StreamableHttp)
+                    })
+                }
                 TargetKind::Package { .. } => None,
             };
             tasks.spawn(async move {
@@ -246,11 +261,16 @@ pub async fn crawl(
                 }
                 match finished {
                     // The pages stay accounted to the grant for as long as the consumer keeps it.
-                    Finished::Observed(target, observation, grant) => on_outcome(Outcome {
-                        target,
-                        observation: Some(*observation),
-                        grant,
-                    }),
+                    Finished::Observed(target, observation, grant) => {
+                        if refused_discover(&observation) {
+                            no_discover.insert(host.clone());
+                        }
+                        on_outcome(Outcome {
+                            target,
+                            observation: Some(*observation),
+                            grant,
+                        })
+                    }
                     Finished::Busy(target, key) => {
                         let e = expected(&target);
                         parked.entry(key).or_default().push((e, target));
@@ -267,6 +287,19 @@ pub async fn crawl(
         }
     }
     abandoned
+}
+
+/// Whether `obs` shows its host does not speak 2026-07-28: its `server/discover` probe failed
+/// and another transport then answered.
+fn refused_discover(obs: &Observation) -> bool {
+    let Some(dialled) = obs.dialled() else {
+        return false;
+    };
+    let probed = dialled
+        .attempts
+        .first()
+        .is_some_and(|a| a.transport == Transport::Stateless && a.status != Status::Ok);
+    probed && dialled.attempts.iter().any(|a| a.status == Status::Ok)
 }
 
 /// Put targets set aside back on their hosts' queues, longest expected first, as many per
