@@ -104,12 +104,14 @@ async fn serve(mut socket: TcpStream, spec: Spec, stats: Arc<Stats>) -> std::io:
             tokio::time::sleep(spec.delay).await;
         }
         let done = answer(&mut socket, &req, spec, &stats).await;
-        stats.in_flight.fetch_sub(1, Ordering::SeqCst);
         done?;
     }
     Ok(())
 }
 
+/// Answers `req`. A request stops counting as in flight before the last bytes of its answer
+/// are written, so a client that starts its next request as soon as it has read an answer is
+/// never seen as one request over its limit.
 async fn answer(
     socket: &mut TcpStream,
     req: &super::hostile::Request,
@@ -117,46 +119,37 @@ async fn answer(
     stats: &Stats,
 ) -> std::io::Result<()> {
     let id = &req.rpc_id;
-    if req.method == "GET" {
-        return socket
-            .write_all(&head(
-                "405 Method Not Allowed",
-                &[("Content-Length", "0".into())],
-            ))
-            .await;
-    }
-    match req.rpc_method.as_str() {
-        "initialize" => {
-            socket
-                .write_all(&json_response(
-                    "200 OK",
-                    &[("Mcp-Session-Id", "big-1".into())],
-                    &init_result(id),
-                ))
-                .await
+    let whole = if req.method == "GET" {
+        head("405 Method Not Allowed", &[("Content-Length", "0".into())])
+    } else if req.method == "DELETE" {
+        // The session ends.
+        head("200 OK", &[("Content-Length", "0".into())])
+    } else {
+        match req.rpc_method.as_str() {
+            "initialize" => json_response(
+                "200 OK",
+                &[("Mcp-Session-Id", "big-1".into())],
+                &init_result(id),
+            ),
+            "tools/list" => {
+                stats.tools_list.fetch_add(1, Ordering::SeqCst);
+                let page: usize = req
+                    .cursor
+                    .as_deref()
+                    .and_then(|c| c.strip_prefix('p'))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                return page_response(socket, id, page, spec, stats).await;
+            }
+            "server/discover" => {
+                let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Server not initialized"}}"#;
+                json_response("400 Bad Request", &[], body)
+            }
+            _ => head("202 Accepted", &[("Content-Length", "0".into())]),
         }
-        "tools/list" => {
-            stats.tools_list.fetch_add(1, Ordering::SeqCst);
-            let page: usize = req
-                .cursor
-                .as_deref()
-                .and_then(|c| c.strip_prefix('p'))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0);
-            page_response(socket, id, page, spec).await
-        }
-        "server/discover" => {
-            let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: Server not initialized"}}"#;
-            socket
-                .write_all(&json_response("400 Bad Request", &[], body))
-                .await
-        }
-        _ => {
-            socket
-                .write_all(&head("202 Accepted", &[("Content-Length", "0".into())]))
-                .await
-        }
-    }
+    };
+    stats.in_flight.fetch_sub(1, Ordering::SeqCst);
+    socket.write_all(&whole).await
 }
 
 /// One page, as a chunked body generated while written.
@@ -165,41 +158,50 @@ async fn page_response(
     id: &serde_json::Value,
     page: usize,
     spec: Spec,
+    stats: &Stats,
 ) -> std::io::Result<()> {
-    socket
-        .write_all(&head(
-            "200 OK",
-            &[
-                ("Content-Type", "application/json".to_owned()),
-                ("Transfer-Encoding", "chunked".to_owned()),
-            ],
-        ))
-        .await?;
-    let n = tools_per_page(spec.page_bytes);
-    let mut buf = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[");
-    for k in 0..n {
-        if k > 0 {
-            buf.push(',');
-        }
-        buf.push_str(&tool(page, k));
-        if buf.len() >= spec.chunk || k + 1 == n {
-            if k + 1 == n {
-                if page + 1 < spec.pages {
-                    buf.push_str(&format!("],\"nextCursor\":\"p{}\"}}}}", page + 1));
-                } else {
-                    buf.push_str("]}}");
+    // Everything but the last chunk; the request stops counting before that is written, or
+    // when writing fails.
+    let streamed = async {
+        socket
+            .write_all(&head(
+                "200 OK",
+                &[
+                    ("Content-Type", "application/json".to_owned()),
+                    ("Transfer-Encoding", "chunked".to_owned()),
+                ],
+            ))
+            .await?;
+        let n = tools_per_page(spec.page_bytes);
+        let mut buf = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[");
+        for k in 0..n {
+            if k > 0 {
+                buf.push(',');
+            }
+            buf.push_str(&tool(page, k));
+            if buf.len() >= spec.chunk || k + 1 == n {
+                if k + 1 == n {
+                    if page + 1 < spec.pages {
+                        buf.push_str(&format!("],\"nextCursor\":\"p{}\"}}}}", page + 1));
+                    } else {
+                        buf.push_str("]}}");
+                    }
+                }
+                socket
+                    .write_all(format!("{:x}\r\n", buf.len()).as_bytes())
+                    .await?;
+                socket.write_all(buf.as_bytes()).await?;
+                socket.write_all(b"\r\n").await?;
+                buf.clear();
+                if !spec.pause.is_zero() {
+                    tokio::time::sleep(spec.pause).await;
                 }
             }
-            socket
-                .write_all(format!("{:x}\r\n", buf.len()).as_bytes())
-                .await?;
-            socket.write_all(buf.as_bytes()).await?;
-            socket.write_all(b"\r\n").await?;
-            buf.clear();
-            if !spec.pause.is_zero() {
-                tokio::time::sleep(spec.pause).await;
-            }
         }
+        Ok::<(), std::io::Error>(())
     }
+    .await;
+    stats.in_flight.fetch_sub(1, Ordering::SeqCst);
+    streamed?;
     socket.write_all(b"0\r\n\r\n").await
 }
