@@ -1,38 +1,20 @@
 //! The `server/discover` probe is paid once per host: a host whose endpoint refused it (in this
 //! crawl, or by its transport hint from an earlier one) is not probed again.
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use support::echo_fleet;
 use toolmark_crawler::crawl::{CrawlConfig, Hint, crawl};
 use toolmark_crawler::observe::{Status, Transport};
-use toolmark_crawler::registry::{Target, TargetKind};
-use toolmark_standins::fleet::{Fleet, FleetSpec};
-
-async fn one_host(endpoints: usize) -> Fleet {
-    Fleet::start(FleetSpec {
-        hosts: 1,
-        endpoints_per_host: endpoints,
-        latency: (Duration::ZERO, Duration::ZERO),
-        seed: 1,
-        tool_sets: vec![r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#.into()],
-    })
-    .await
-    .unwrap()
-}
+use toolmark_crawler::registry::Target;
 
 fn targets(urls: &[String]) -> Vec<Target> {
     urls.iter()
-        .map(|url| Target {
-            server: "io.example/s".into(),
-            version: "1".into(),
-            kind: TargetKind::Remote {
-                transport: "streamable-http".into(),
-                url: url.clone(),
-            },
-            skip: None,
-        })
+        .map(|url| support::streamable_target("io.example/s", url.clone()))
         .collect()
 }
 
@@ -58,7 +40,7 @@ async fn crawl_one_by_one(urls: &[String], hints: HashMap<String, Hint>) -> usiz
 
 #[tokio::test]
 async fn a_host_that_refused_discover_is_not_probed_again_in_the_crawl() {
-    let fleet = one_host(5).await;
+    let fleet = echo_fleet(5).await;
     let ok = crawl_one_by_one(&fleet.urls(), HashMap::new()).await;
     assert_eq!(ok, 5);
     let counts = fleet.requests();
@@ -69,7 +51,7 @@ async fn a_host_that_refused_discover_is_not_probed_again_in_the_crawl() {
 
 #[tokio::test]
 async fn a_hint_from_an_earlier_crawl_spares_the_hosts_new_endpoints_the_probe() {
-    let fleet = one_host(3).await;
+    let fleet = echo_fleet(3).await;
     let urls = fleet.urls();
     // The first endpoint answered over streamable HTTP last time; the others are new.
     let hints = HashMap::from([(

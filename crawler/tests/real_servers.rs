@@ -5,15 +5,9 @@
 
 mod support;
 
-use support::{Server, mcp_servers};
+use support::{Server, lax, mcp_servers};
 use toolmark_crawler::mcp::{self, ClientConfig};
 use toolmark_crawler::observe::{Observation, Status, Transport};
-
-fn lax() -> ClientConfig {
-    let mut c = ClientConfig::default();
-    c.policy.allow_private = true;
-    c
-}
 
 /// The observation read its tool set completely (else its detail and transport attempts show).
 fn assert_ok(obs: &Observation) {

@@ -1,32 +1,16 @@
 //! A session the crawler is issued ends with the listing: one `DELETE` per session, with its id.
 
+mod support;
+
 use std::time::Duration;
 
-use toolmark_crawler::mcp::{self, ClientConfig};
+use support::{echo_fleet, lax};
+use toolmark_crawler::mcp;
 use toolmark_crawler::observe::{Status, Transport};
-use toolmark_standins::fleet::{Fleet, FleetSpec};
-
-fn lax() -> ClientConfig {
-    let mut c = ClientConfig::default();
-    c.policy.allow_private = true;
-    c
-}
-
-async fn fleet(endpoints: usize) -> Fleet {
-    Fleet::start(FleetSpec {
-        hosts: 1,
-        endpoints_per_host: endpoints,
-        latency: (Duration::ZERO, Duration::ZERO),
-        seed: 1,
-        tool_sets: vec![r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#.into()],
-    })
-    .await
-    .unwrap()
-}
 
 #[tokio::test]
 async fn every_session_gets_exactly_one_delete_with_its_id() {
-    let fleet = fleet(3).await;
+    let fleet = echo_fleet(3).await;
     for url in fleet.urls() {
         let obs = mcp::observe(&lax(), &url, "streamable-http").await;
         assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
@@ -44,7 +28,7 @@ async fn every_session_gets_exactly_one_delete_with_its_id() {
 
 #[tokio::test]
 async fn the_delete_is_one_more_request() {
-    let fleet = fleet(1).await;
+    let fleet = echo_fleet(1).await;
     let obs = mcp::observe(&lax(), &fleet.urls()[0], "streamable-http").await;
     // server/discover (refused), initialize, notifications/initialized, tools/list, DELETE.
     assert_eq!(obs.dialled().unwrap().requests, 5);

@@ -27,6 +27,27 @@ pub fn streamable_target(
     }
 }
 
+/// A client config that may dial loopback (the stand-ins and real servers of these tests).
+pub fn lax() -> toolmark_crawler::mcp::ClientConfig {
+    let mut c = toolmark_crawler::mcp::ClientConfig::default();
+    c.policy.allow_private = true;
+    c
+}
+
+/// A fleet stand-in of one host with `endpoints` session-era endpoints, answering at once, each
+/// serving one `echo` tool.
+pub async fn echo_fleet(endpoints: usize) -> toolmark_standins::fleet::Fleet {
+    toolmark_standins::fleet::Fleet::start(toolmark_standins::fleet::FleetSpec {
+        hosts: 1,
+        endpoints_per_host: endpoints,
+        latency: (Duration::ZERO, Duration::ZERO),
+        seed: 1,
+        tool_sets: vec![r#"{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}"#.into()],
+    })
+    .await
+    .unwrap()
+}
+
 /// How long a real server may take to start listening (node cold start is ~1 s here).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
