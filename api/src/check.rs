@@ -259,7 +259,9 @@ enum NoTarget {
     Several {
         /// The server name.
         name: String,
-        /// Its targets, remotes first.
+        /// How many targets it has.
+        count: usize,
+        /// Its targets, remotes first (at most [`MAX_NAME_TARGETS`]).
         targets: Vec<TargetRow>,
     },
 }
@@ -314,13 +316,15 @@ fn find_target(
         return Ok(Err(NoTarget::Unlisted));
     };
     let mut candidates = index.targets_of(name)?;
+    let count = candidates.len();
     candidates.truncate(MAX_NAME_TARGETS);
-    if candidates.len() <= 1 {
+    if count <= 1 {
         return Ok(candidates.pop().ok_or(NoTarget::Unlisted));
     }
     let several = |targets| {
         Ok(Err(NoTarget::Several {
             name: name.clone(),
+            count,
             targets,
         }))
     };
@@ -359,16 +363,25 @@ fn find_target(
     }
 }
 
-/// `items` joined with ", ", at most [`MAX_NOTE_NAMES`] of them and a count of the rest.
-fn bounded_list<'a>(items: impl ExactSizeIterator<Item = &'a str>) -> String {
-    let n = items.len();
-    let mut out: Vec<&str> = items.take(MAX_NOTE_NAMES).collect();
-    let more = n - out.len();
-    let more = format!("and {more} more");
-    if n > MAX_NOTE_NAMES {
-        out.push(&more);
+/// The first of `items` joined with ", ", at most [`MAX_NOTE_NAMES`] of them, and a count of
+/// the rest of `total`.
+fn bounded_list<'a>(items: impl Iterator<Item = &'a str>, total: usize) -> String {
+    let more = total.saturating_sub(MAX_NOTE_NAMES);
+    let mut out = items.take(MAX_NOTE_NAMES).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        out.push_str(&format!(", and {more} more"));
     }
-    out.join(", ")
+    out
+}
+
+/// What `targets` are, in words: `remotes`, `packages`, or `remotes and packages`.
+fn kinds(targets: &[TargetRow]) -> &'static str {
+    let remotes = targets.iter().filter(|t| t.kind == "remote").count();
+    match (remotes, targets.len() - remotes) {
+        (_, 0) => "remotes",
+        (0, _) => "packages",
+        _ => "remotes and packages",
+    }
 }
 
 /// A log entry read from the log's bundles and decoded, with its canonical bytes.
@@ -561,17 +574,22 @@ fn no_target<'a>(facts: &Facts<'a>) -> Decision<'a> {
             Match::NotListed,
             vec![format!(
                 "toolmark lists this {what} under {}, not under {name}",
-                bounded_list(servers.iter().map(String::as_str))
+                bounded_list(servers.iter().map(String::as_str), servers.len())
             )],
         ),
-        NoTarget::Several { name, targets } => {
-            let endpoints = bounded_list(targets.iter().map(|t| t.target.as_str()));
-            let n = targets.len();
-            let ask = "ask with the endpoint you use to compare with one of them";
+        NoTarget::Several {
+            name,
+            count,
+            targets,
+        } => {
+            let n = *count;
+            let endpoints = bounded_list(targets.iter().map(|t| t.target.as_str()), n);
+            let kinds = kinds(targets);
+            let ask = "ask with the endpoint (or package) you use to compare with one of them";
             let (verdict, why) = if targets.iter().all(|t| t.current_full.is_none()) {
                 (
                     Match::NotObserved,
-                    format!("{name} has {n} targets and toolmark has read the tool set of none"),
+                    format!("{name} has {n} {kinds} and toolmark has read the tool set of none"),
                 )
             } else if facts.client.compared().is_none() {
                 let what = if facts.sent_tools {
@@ -582,12 +600,12 @@ fn no_target<'a>(facts: &Facts<'a>) -> Decision<'a> {
                         "send tools, toolSetDigest or fullDigest to compare",
                     )
                 };
-                (what.0, format!("{}; {name} has {n} targets", what.1))
+                (what.0, format!("{}; {name} has {n} {kinds}", what.1))
             } else {
                 (
                     Match::Different,
                     format!(
-                        "toolmark never observed this tool set at any of the {n} targets of {name}"
+                        "toolmark never observed this tool set at any of the {n} {kinds} of {name}"
                     ),
                 )
             };
@@ -858,11 +876,16 @@ mod tests {
     #[test]
     fn a_note_lists_at_most_five_names_and_counts_the_rest() {
         let names = ["a", "b", "c", "d", "e", "f", "g"];
-        assert_eq!(bounded_list(names[..3].iter().copied()), "a, b, c");
-        assert_eq!(bounded_list(names[..5].iter().copied()), "a, b, c, d, e");
+        assert_eq!(bounded_list(names[..3].iter().copied(), 3), "a, b, c");
+        assert_eq!(bounded_list(names[..5].iter().copied(), 5), "a, b, c, d, e");
         assert_eq!(
-            bounded_list(names.iter().copied()),
+            bounded_list(names.iter().copied(), 7),
             "a, b, c, d, e, and 2 more"
+        );
+        // Of a longer list only the first were read: the count is of the whole.
+        assert_eq!(
+            bounded_list(names.iter().copied(), 300),
+            "a, b, c, d, e, and 295 more"
         );
     }
 

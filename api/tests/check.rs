@@ -450,7 +450,7 @@ async fn a_name_only_question_no_remote_matches_names_the_remotes_instead_of_pic
     assert_eq!(a["match"], "different", "{a:#}");
     assert!(a.get("target").is_none() && a.get("observed").is_none());
     let note = a["note"].as_str().unwrap();
-    assert!(note.contains("3 targets of io.example/multi"), "{note}");
+    assert!(note.contains("3 remotes of io.example/multi"), "{note}");
     for url in [MULTI_A, MULTI_B, MULTI_C] {
         assert!(note.contains(url), "{url} not in {note}");
     }
