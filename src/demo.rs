@@ -118,27 +118,19 @@ mod tests {
 
     #[test]
     fn a_days_line_reports_that_days_crawl_time() {
-        let d1 = day_line(
-            1,
-            "2025-12-17",
-            Duration::from_millis(4_240),
-            (346, 612, 0),
-            "http://x",
-        );
-        assert_eq!(
-            d1,
-            "  day 1 (2025-12-17) crawled in 4.2 s: 346 targets, 612 log entries"
-        );
-        let d2 = day_line(
-            2,
-            "2025-12-18",
-            Duration::from_millis(1_960),
-            (348, 612, 43),
-            "http://x",
-        );
-        assert_eq!(
-            d2,
-            "  day 2 (2025-12-18) crawled in 2.0 s: 348 targets, 612 log entries, 43 tool-set changes: http://x/changes"
-        );
+        let cases = [
+            (
+                (1, "2025-12-17", 4_240, (346, 612, 0)),
+                "  day 1 (2025-12-17) crawled in 4.2 s: 346 targets, 612 log entries",
+            ),
+            (
+                (2, "2025-12-18", 1_960, (348, 612, 43)),
+                "  day 2 (2025-12-18) crawled in 2.0 s: 348 targets, 612 log entries, 43 tool-set changes: http://x/changes",
+            ),
+        ];
+        for ((number, date, ms, counts), want) in cases {
+            let line = day_line(number, date, Duration::from_millis(ms), counts, "http://x");
+            assert_eq!(line, want);
+        }
     }
 }
