@@ -22,6 +22,7 @@ pub fn streamable_target(
         kind: toolmark_crawler::registry::TargetKind::Remote {
             transport: "streamable-http".into(),
             url,
+            declared: Default::default(),
         },
         skip: None,
     }
