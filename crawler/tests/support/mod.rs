@@ -132,6 +132,21 @@ impl Server {
     }
 }
 
+/// A real Python `mcp` SDK server (`support/sdk_server.py`, mcp 2.3.0 from the `mcp-sdk` venv
+/// of `scripts/mcp-servers`) in `mode` (`open`, `auth`), refusing and logging any header named
+/// in `forbid`; its request log is `log`.
+pub fn sdk_server(dir: &Path, mode: &str, forbid: &[&str], log: &Path) -> Server {
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/sdk_server.py");
+    let mut c = Command::new(dir.join("mcp-sdk/bin/python"));
+    c.arg(script)
+        .args(["--port", &port.to_string(), "--mode", mode])
+        .arg("--log")
+        .arg(log)
+        .args(["--forbid", &forbid.join(",")]);
+    Server::start(c, port)
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
