@@ -450,7 +450,8 @@ fn a_failure_between_two_equal_tool_sets_is_not_a_change_but_a_revert_is() {
 fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started: &str) {
     let mut entries = Vec::new();
     for o in outcomes {
-        let toolmark_observation::registry::TargetKind::Remote { url, transport } = &o.target.kind
+        let toolmark_observation::registry::TargetKind::Remote { url, transport, .. } =
+            &o.target.kind
         else {
             continue;
         };
