@@ -180,7 +180,7 @@ async fn every_page_renders() {
     assert!(flaky.contains("<code>fetch</code>"), "{flaky}");
     assert!(flaky.contains("observation deadline of 90 s passed"));
     let keyed = page(s, &format!("/s/{}", target_id(&p, KEYED_URL))).await;
-    assert!(keyed.contains("Not dialled") && keyed.contains("Authorization"));
+    assert!(keyed.contains("Not dialled") && keyed.contains("Host"));
 
     // Changes and one change.
     let changes = page(s, "/changes").await;

@@ -15,7 +15,9 @@
 //!   `remote|package`, `declared_transport`, `package_version`, `skip_reason`, `skip_detail`),
 //!   listing dates, the newest entry (`last_status`, `last_detail`, `last_entry`,
 //!   `last_observed_at`) and the newest complete tool set (`last_ok_entry`, `current_full`,
-//!   `current_mtl1`, `current_raw`, `current_tools`).
+//!   `current_mtl1`, `current_raw`, `current_tools`), and the authorization servers its newest
+//!   readable protected-resource metadata named (`current_auth`, a JSON array sorted and
+//!   deduplicated; `current_auth_entry`).
 //! * `observations`: one row per log entry (`entry` = its index): the entry's members, plus
 //!   `transport`, `protocol_version`, `elapsed_ms` from its observation document, `prev`, and
 //!   the `run_id` that recorded it (bookkeeping: `NULL` for rows derived by
@@ -24,6 +26,10 @@
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
 //!   When either entry has no stored document the change is recorded as `unsure` with no diff.
+//!   `kind` is `tools` for those; `authorization` for a change of the authorization servers a
+//!   remote's protected-resource metadata names (`old_auth`, `new_auth`: JSON arrays, the
+//!   entries that read them; `old_full`/`new_full` empty, no diff; always `dangerous`: a swapped
+//!   authorization server decides who may mint tokens for the server).
 //!
 //! There are no migrations yet: a database written with another version is refused
 //! ([`IndexError::Schema`]); the index is derivable, so an operator rebuilds it.
@@ -36,7 +42,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -83,7 +89,9 @@ CREATE TABLE IF NOT EXISTS targets (
     current_mtl1 TEXT,
     current_raw TEXT,
     current_tools INTEGER,
-    endpoint_key TEXT
+    endpoint_key TEXT,
+    current_auth TEXT,
+    current_auth_entry INTEGER
 ) STRICT;
 CREATE INDEX IF NOT EXISTS targets_server ON targets (server);
 CREATE INDEX IF NOT EXISTS targets_endpoint_key ON targets (endpoint_key);
@@ -125,7 +133,10 @@ CREATE TABLE IF NOT EXISTS changes (
     removed INTEGER NOT NULL,
     modified INTEGER NOT NULL,
     diff TEXT,
-    classification TEXT
+    classification TEXT,
+    kind TEXT NOT NULL DEFAULT 'tools' CHECK (kind IN ('tools', 'authorization')),
+    old_auth TEXT,
+    new_auth TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS changes_target ON changes (target_id, id);
 CREATE INDEX IF NOT EXISTS changes_server ON changes (server, id);
