@@ -170,20 +170,18 @@ async fn a_header_declared_remote_that_refuses_is_auth_required_with_its_authori
     assert_eq!(obs.dialled().unwrap().requests, 2);
 }
 
+/// What the metadata fetch of an `auth-required` observation found.
+fn metadata_of(obs: &Observation) -> toolmark_crawler::observe::ProtectedResource {
+    let auth = obs.dialled().unwrap().auth.as_ref().expect("a challenge");
+    auth.protected_resource.clone().expect("a fetch was tried")
+}
+
 #[tokio::test]
 async fn endless_protected_resource_metadata_costs_its_byte_limit() {
     let server = Hostile::start(Behaviour::MetadataBomb).await;
     let obs = mcp::observe(&lax(), &server.url(), "streamable-http").await;
     assert_eq!(obs.status, Status::AuthRequired);
-    let found = obs
-        .dialled()
-        .unwrap()
-        .auth
-        .as_ref()
-        .unwrap()
-        .protected_resource
-        .clone();
-    let found = found.expect("a fetch was tried");
+    let found = metadata_of(&obs);
     assert_eq!(found.http_status, Some(200));
     let limit = toolmark_crawler::limits::MAX_RESOURCE_METADATA_BYTES;
     assert_eq!(
@@ -198,15 +196,7 @@ async fn protected_resource_metadata_goes_through_the_guard() {
     let server = Hostile::start(Behaviour::MetadataUserinfo).await;
     let obs = mcp::observe(&lax(), &server.url(), "streamable-http").await;
     assert_eq!(obs.status, Status::AuthRequired);
-    let found = obs
-        .dialled()
-        .unwrap()
-        .auth
-        .as_ref()
-        .unwrap()
-        .protected_resource
-        .clone();
-    let found = found.expect("a fetch was tried");
+    let found = metadata_of(&obs);
     assert_eq!(found.error.as_deref(), Some("url carries userinfo"));
     assert_eq!(found.http_status, None);
     // Only the refused POST reached the server: the metadata URL was never dialled.
