@@ -470,3 +470,36 @@ async fn a_name_only_question_no_remote_matches_names_the_remotes_instead_of_pic
     assert_eq!(c["target"]["endpoint"], MULTI_A);
     drop(env);
 }
+
+/// A remote dialled without its declared key: `/check` answers for what toolmark saw and says
+/// that a client with the key may be served more.
+#[tokio::test]
+async fn an_answer_says_when_toolmark_observed_without_a_declared_header() {
+    use support::index_support::{Env, MEMORY, corpus_page, day, day_str, ok, records};
+    const OPEN: &str = "https://open.example.com/mcp";
+    let mut env = Env::new("check-withheld");
+    let recs = records(json!([
+        {"name": "io.example/open", "description": "lists without a key", "version": "1.0.0",
+         "remotes": [{"type": "streamable-http", "url": OPEN,
+                      "headers": [{"name": "Authorization", "value": "Bearer {key}", "isSecret": true},
+                                  {"name": "X-Tenant", "isRequired": true}]}]}
+    ]));
+    let page = corpus_page(MEMORY);
+    env.run(&day_str(0, 0), &recs, &[], |_| {
+        Some(ok(day(0, 5), vec![page.clone()]))
+    });
+    let state = std::sync::Arc::new(toolmark_api::AppState::open(&env.dir, BASE).unwrap());
+    let p = Populated::wrap(env.dir.clone(), state);
+    let a = check(&p, json!({"endpoint": OPEN, "tools": tools_of(&page)})).await;
+    assert_eq!(a["match"], "same", "{a:#}");
+    assert_eq!(
+        a["target"]["withheldHeaders"],
+        json!(["Authorization", "X-Tenant"])
+    );
+    let note = a["note"].as_str().unwrap();
+    assert!(
+        note.contains("without the declared header(s) Authorization, X-Tenant"),
+        "{note}"
+    );
+    drop(env);
+}

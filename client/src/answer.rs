@@ -183,6 +183,14 @@ pub struct Target {
     /// Why toolmark does not observe it (`null` if it does).
     #[serde(rename = "skipReason")]
     pub skip_reason: Option<String>,
+    /// The headers the registry declares for it that toolmark dials it without (secrets,
+    /// templates, values a user supplies); absent when there are none or it is not dialled.
+    #[serde(
+        rename = "withheldHeaders",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub withheld_headers: Vec<String>,
 }
 
 /// What toolmark observed at the target, from the latest successful observation's entry.
