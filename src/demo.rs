@@ -92,7 +92,7 @@ fn print(event: &Event<'_>) {
 }
 
 /// The summary line of a day: `took` is that day's crawl alone (the event's own measure).
-/// `counts` are (targets, log entries, tool-set changes); day one's line leaves the changes out
+/// `counts` are (targets, log entries, changes); day one's line leaves the changes out
 /// (there is nothing to change from yet).
 fn day_line(
     number: usize,
@@ -108,7 +108,7 @@ fn day_line(
     if number == 1 {
         head
     } else {
-        format!("{head}, {changes} tool-set changes: {base}/changes")
+        format!("{head}, {changes} changes (tool sets and authorization servers): {base}/changes")
     }
 }
 
@@ -125,7 +125,7 @@ mod tests {
             ),
             (
                 (2, "2025-12-18", 1_960, (348, 612, 43)),
-                "  day 2 (2025-12-18) crawled in 2.0 s: 348 targets, 612 log entries, 43 tool-set changes: http://x/changes",
+                "  day 2 (2025-12-18) crawled in 2.0 s: 348 targets, 612 log entries, 43 changes (tool sets and authorization servers): http://x/changes",
             ),
         ];
         for ((number, date, ms, counts), want) in cases {
