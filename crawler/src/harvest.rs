@@ -801,6 +801,20 @@ mod tests {
     }
 
     #[test]
+    fn accepted_items_skip_the_rejected_ones_and_parse_back_to_their_records() {
+        let page = br#"{"servers":[
+            {"server":{"name":"a/one","version":"1"}},
+            {"server":{"version":"no name"}},
+            {"server":{"name":"a/two","version":"2","remotes":[{"type":"sse","url":"https://x/sse"}]}}
+        ]}"#;
+        let parsed = registry::parse_page(page).unwrap();
+        let items = accepted_items(page, &parsed.rejected);
+        assert_eq!(items.len(), 2);
+        let again = registry::parse_snapshot(format!("[{}]", items.join(",")).as_bytes()).unwrap();
+        assert_eq!(again.servers, parsed.servers);
+    }
+
+    #[test]
     fn backoff_doubles_to_its_cap() {
         let b = Backoff::REGISTRY;
         let waits: Vec<u64> = (0..7).map(|i| b.delay(i).as_secs()).collect();
