@@ -222,7 +222,7 @@ pub fn run_crawl(
             () = stop.cancelled() => None,
         }
     });
-    let (harvest, harvest_error) = harvested.ok_or(IngestError::StoppedInHarvest)?;
+    let (mut harvest, harvest_error) = harvested.ok_or(IngestError::StoppedInHarvest)?;
     if harvest.records.is_empty() && !plan.merge {
         if let Some(e) = harvest_error {
             return Err(IngestError::Harvest(e));
@@ -256,7 +256,9 @@ pub fn run_crawl(
     } else {
         Vec::new()
     };
-    let latest_items = plan::latest_set(held, &harvest, plan.merge);
+    let (mut latest, items): (Vec<_>, Vec<_>) = plan::latest_set(held, &mut harvest, plan.merge)
+        .into_iter()
+        .unzip();
     // A complete harvest's latest set is what the registry lists: kept for the next delta. An
     // incomplete one changes nothing stored (its records are still observed).
     if harvest.complete && (plan.merge || matches!(mode, Mode::Full)) {
@@ -271,10 +273,10 @@ pub fn run_crawl(
         });
         writer
             .index
-            .store_registry_items(registry_key, &plan::stored_items(&latest_items), completed)
+            .store_registry_items(registry_key, &items, completed)
             .map_err(index_err("storing the registry records"))?;
     }
-    let mut latest: Vec<_> = latest_items.into_iter().map(|(r, _)| r).collect();
+    drop(items);
     if opts.limit > 0 {
         latest.truncate(opts.limit);
     }

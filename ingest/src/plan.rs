@@ -153,34 +153,29 @@ pub fn parse_stored(items: Vec<RegistryItem>) -> Result<Vec<(Record, String)>, S
         .collect())
 }
 
-/// The latest record per name after `harvest`, each with its item: for a merge, `held` (the
-/// stored records) with the harvest applied as [`harvest::apply_delta`] does; otherwise
-/// [`registry::latest_per_name`] of what the harvest read. Sorted by name.
+/// The latest record per name after `harvest`, each with the item the index stores for it: for
+/// a merge, `held` (the stored records) with the harvest applied as [`harvest::apply_delta`]
+/// does; otherwise [`registry::latest_per_name`] of what the harvest read. Sorted by name. The
+/// harvest's items are moved out (`harvest.items` is left empty), not copied: a full harvest of
+/// today's registry holds some 50 MB of them.
 pub fn latest_set(
     held: Vec<(Record, String)>,
-    harvest: &Harvest,
+    harvest: &mut Harvest,
     merge: bool,
-) -> Vec<(Record, String)> {
+) -> Vec<(Record, RegistryItem)> {
     // Every record that can be chosen, with its item, by (name, version); a version served
-    // twice keeps both, and the chosen record is matched by value below.
+    // twice keeps both, and the chosen record is matched by value below (the later first).
     let mut items: HashMap<(String, String), Vec<(Record, String)>> = HashMap::new();
-    let mut add = |record: Record, item: String| {
+    let held_records: Vec<Record> = held.iter().map(|(r, _)| r.clone()).collect();
+    let served = std::mem::take(&mut harvest.items);
+    let candidates = held
+        .into_iter()
+        .chain(harvest.records.iter().cloned().zip(served));
+    for (record, item) in candidates {
         items
             .entry((record.name.clone(), record.version.clone()))
             .or_default()
             .push((record, item));
-    };
-    let (held_records, held_items): (Vec<Record>, Vec<String>) = held.into_iter().unzip();
-    for (r, i) in held_records.iter().cloned().zip(held_items) {
-        add(r, i);
-    }
-    for (r, i) in harvest
-        .records
-        .iter()
-        .cloned()
-        .zip(harvest.items.iter().cloned())
-    {
-        add(r, i);
     }
     let chosen = if merge {
         harvest::apply_delta(held_records, harvest)
@@ -190,23 +185,15 @@ pub fn latest_set(
     chosen
         .into_iter()
         .filter_map(|record| {
-            let item = items
-                .get(&(record.name.clone(), record.version.clone()))
-                .and_then(|all| all.iter().rev().find(|(r, _)| *r == record))
-                .map(|(_, i)| i.clone())?;
-            Some((record, item))
-        })
-        .collect()
-}
-
-/// The rows the index stores for `latest`.
-pub fn stored_items(latest: &[(Record, String)]) -> Vec<RegistryItem> {
-    latest
-        .iter()
-        .map(|(r, item)| RegistryItem {
-            name: r.name.clone(),
-            version: r.version.clone(),
-            item: item.clone(),
+            let all = items.get_mut(&(record.name.clone(), record.version.clone()))?;
+            let at = all.iter().rposition(|(r, _)| *r == record)?;
+            let (_, item) = all.swap_remove(at);
+            let stored = RegistryItem {
+                name: record.name.clone(),
+                version: record.version.clone(),
+                item,
+            };
+            Some((record, stored))
         })
         .collect()
 }
@@ -271,6 +258,75 @@ mod tests {
             plan_harvest(&full, None, Some(&s), true, now).mode,
             Mode::Full
         );
+    }
+
+    fn item(name: &str, version: &str, status: &str) -> String {
+        format!(
+            r#"{{"server":{{"name":"{name}","version":"{version}"}},"_meta":{{"io.modelcontextprotocol.registry/official":{{"status":"{status}","isLatest":true}}}}}}"#
+        )
+    }
+
+    fn delta(items: &[String]) -> Harvest {
+        let page = registry::parse_snapshot(format!("[{}]", items.join(",")).as_bytes()).unwrap();
+        Harvest {
+            mode: Mode::Since("2026-12-01T00:00:00Z".into()),
+            records: page.servers,
+            items: items.to_vec(),
+            rejected: Vec::new(),
+            rejected_names: Default::default(),
+            rejected_unnamed: 0,
+            pages: 1,
+            requests: 1,
+            retries: 0,
+            complete: true,
+            started_at: String::new(),
+            next_since: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_merge_stores_the_item_of_the_record_it_keeps() {
+        let stored = [
+            item("a/x", "1", "active"),
+            item("a/y", "1", "active"),
+            item("a/z", "1", "active"),
+        ];
+        let held = parse_stored(
+            stored
+                .iter()
+                .map(|i| {
+                    let r = &registry::parse_snapshot(format!("[{i}]").as_bytes())
+                        .unwrap()
+                        .servers[0];
+                    RegistryItem {
+                        name: r.name.clone(),
+                        version: r.version.clone(),
+                        item: i.clone(),
+                    }
+                })
+                .collect(),
+        )
+        .unwrap();
+        // a/x is deprecated (same version, newer news), a/y deleted, a/w new; a/z untouched.
+        let mut h = delta(&[
+            item("a/x", "1", "deprecated"),
+            item("a/y", "1", "deleted"),
+            item("a/w", "2", "active"),
+        ]);
+        let merged = latest_set(held, &mut h, true);
+        let kept: Vec<(&str, &str)> = merged
+            .iter()
+            .map(|(r, i)| (r.name.as_str(), i.item.as_str()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("a/w", item("a/w", "2", "active").as_str()),
+                ("a/x", item("a/x", "1", "deprecated").as_str()),
+                ("a/z", stored[2].as_str()),
+            ]
+        );
+        assert!(h.items.is_empty(), "the items were moved, not copied");
     }
 
     #[test]
