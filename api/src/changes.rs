@@ -4,8 +4,10 @@
 //! The index stores a change's diff and classification as the JSON of
 //! [`toolmark_toolset::diff::Diff`] and [`toolmark_toolset::classify::Classification`];
 //! [`ChangeView::parse`] reads them back into those types (and the class into
-//! [`Class`]). A record that does not parse is a [`ChangeError`], which every surface answers
-//! as an internal error (logged), never as a page or item with empty fields.
+//! [`Class`]). A change of a remote's authorization servers (`kind` = `authorization`) carries
+//! no diff: its old and new servers are read into [`ChangeView::authorization`]. A record that
+//! does not parse is a [`ChangeError`], which every surface answers as an internal error
+//! (logged), never as a page or item with empty fields.
 
 use std::collections::HashMap;
 
@@ -46,6 +48,20 @@ pub enum ChangeError {
         /// What the reader refused.
         source: serde_json::Error,
     },
+    /// The stored kind is neither `tools` nor `authorization`.
+    #[error("change {id}: the stored kind {kind:?} is not tools or authorization")]
+    Kind {
+        /// The change id.
+        id: i64,
+        /// The kind as stored.
+        kind: String,
+    },
+    /// An `authorization` change whose old or new servers are not a JSON array of strings.
+    #[error("change {id}: the stored authorization servers do not parse")]
+    Authorization {
+        /// The change id.
+        id: i64,
+    },
     /// Only one of the diff and the classification is stored (the index writes both or
     /// neither).
     #[error(
@@ -80,8 +96,22 @@ pub struct ChangeView {
     pub row: ChangeRow,
     /// The class (the row's `class`, read).
     pub class: Class,
-    /// The diff and classification; `None` when a document of the change is not stored.
+    /// The diff and classification; `None` when a document of the change is not stored, and
+    /// for an authorization change.
     pub analysis: Option<Analysis>,
+    /// For a change of the authorization servers (`kind` = `authorization`): the servers
+    /// before and after.
+    pub authorization: Option<AuthorizationChange>,
+}
+
+/// The authorization servers a remote's protected-resource metadata named before and after a
+/// change (each sorted, deduplicated).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AuthorizationChange {
+    /// Before.
+    pub old: Vec<String>,
+    /// After.
+    pub new: Vec<String>,
 }
 
 impl ChangeView {
@@ -99,6 +129,24 @@ impl ChangeView {
                 });
             }
         };
+        let authorization = match row.kind.as_str() {
+            "tools" => None,
+            "authorization" => {
+                let read = |v: &Option<String>| -> Option<Vec<String>> {
+                    serde_json::from_str(v.as_deref()?).ok()
+                };
+                match (read(&row.old_auth), read(&row.new_auth)) {
+                    (Some(old), Some(new)) => Some(AuthorizationChange { old, new }),
+                    _ => return Err(ChangeError::Authorization { id }),
+                }
+            }
+            other => {
+                return Err(ChangeError::Kind {
+                    id,
+                    kind: other.to_owned(),
+                });
+            }
+        };
         let analysis = match (row.diff.as_deref(), row.classification.as_deref()) {
             (None, None) => None,
             (Some(d), Some(c)) => Some(Analysis {
@@ -112,7 +160,18 @@ impl ChangeView {
             row,
             class,
             analysis,
+            authorization,
         })
+    }
+
+    /// What changed, as titles say it: `tool definitions changed` or `authorization server
+    /// changed`.
+    pub fn headline(&self) -> &'static str {
+        if self.authorization.is_some() {
+            "authorization server changed"
+        } else {
+            "tool definitions changed"
+        }
     }
 
     /// The change's desk page under `base` (also its feed item id).

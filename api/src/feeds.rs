@@ -219,13 +219,19 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
     })
 }
 
-/// The item title: `{server}: tool definitions changed ({class})`.
+/// The item title: `{server}: tool definitions changed ({class})`, or `authorization server
+/// changed`.
 fn item_title(c: &ChangeView) -> String {
-    format!(
-        "{}: tool definitions changed ({})",
-        c.row.server,
-        c.class.as_str()
-    )
+    format!("{}: {} ({})", c.row.server, c.headline(), c.class.as_str())
+}
+
+/// `a, b` (or `none`).
+fn server_list(servers: &[String]) -> String {
+    if servers.is_empty() {
+        "none".to_owned()
+    } else {
+        servers.join(", ")
+    }
 }
 
 /// At most [`ITEM_NAMES`] names, then "+N more" against the exact total.
@@ -273,6 +279,16 @@ fn lists(c: &ChangeView) -> [(&'static str, Vec<&str>, u64, u64); 3] {
 fn item_text(c: &ChangeView) -> String {
     let r = &c.row;
     let mut out = format!("Endpoint: {}\nClass: {}\n", r.endpoint, c.class.as_str());
+    if let Some(a) = &c.authorization {
+        out.push_str(&format!(
+            "Authorization servers: {} -> {}\nLog entry: {} (previous: {})\n",
+            server_list(&a.old),
+            server_list(&a.new),
+            r.new_entry,
+            r.old_entry
+        ));
+        return out;
+    }
     let (signals, more_signals) = shown_signals(c);
     for line in &signals {
         out.push_str(&format!("  - {line}\n"));
@@ -305,6 +321,23 @@ fn item_text(c: &ChangeView) -> String {
 fn item_html(c: &ChangeView, base: &str) -> String {
     let r = &c.row;
     let (signals, more_signals) = shown_signals(c);
+    let links = html! {
+        p {
+            "Log entry " (r.new_entry) " (previous: " (r.old_entry) "). "
+            a href=(c.page(base)) { "The change" } " · "
+            a href={ (base) "/s/" (r.target_id) } { "the server" }
+        }
+    };
+    if let Some(a) = &c.authorization {
+        return to_html(html! {
+            p { "Endpoint: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p {
+                "Authorization servers: " code { (server_list(&a.old)) } " → " code { (server_list(&a.new)) }
+            }
+            (links)
+        });
+    }
     to_html(html! {
         p { "Endpoint: " code { (r.endpoint) } }
         p { "Class: " strong { (c.class.as_str()) } }
@@ -328,11 +361,7 @@ fn item_html(c: &ChangeView, base: &str) -> String {
             }
         }
         p { "Full digest: " code { (r.old_full) } " → " code { (r.new_full) } }
-        p {
-            "Log entry " (r.new_entry) " (previous: " (r.old_entry) "). "
-            a href=(c.page(base)) { "The change" } " · "
-            a href={ (base) "/s/" (r.target_id) } { "the server" }
-        }
+        (links)
     })
 }
 

@@ -492,6 +492,7 @@ pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Val
         "oldMtl1": r.old_mtl1,
         "newMtl1": r.new_mtl1,
         "class": c.class,
+        "kind": r.kind,
         "analysed": c.analysis.is_some(),
         "added": r.added,
         "removed": r.removed,
@@ -510,6 +511,9 @@ pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Val
             "api": format!("{base}/api/v1/changes/{}", r.id),
         },
     });
+    if let Some(a) = &c.authorization {
+        out["authorizationServers"] = serde_json::to_value(a).map_err(ApiError::internal)?;
+    }
     if whole {
         let (diff, classification) = match &c.analysis {
             None => (Value::Null, Value::Null),

@@ -488,3 +488,70 @@ async fn feeds_escape_hostile_strings() {
     drop(state);
     drop(env);
 }
+
+/// A remote whose protected-resource metadata swaps its authorization server between two runs:
+/// one `authorization` change, in every feed, the change JSON and the desk's change page.
+#[tokio::test]
+async fn a_swapped_authorization_server_is_a_dangerous_item_everywhere() {
+    use index_support::{auth_required, day, day_str, records};
+    let mut env = Env::new("api-auth-swap");
+    const GUARDED: &str = "https://guarded.example.com/mcp";
+    let recs = records(json!([
+        {"name": "io.example/guarded", "description": "keyed", "version": "1.0.0",
+         "remotes": [{"type": "streamable-http", "url": GUARDED}]}
+    ]));
+    for (d, server) in [
+        (0, "https://auth.example.com"),
+        (1, "https://login.evil.example"),
+    ] {
+        env.run(&day_str(d, 0), &recs, &[], |_| {
+            let mut obs = auth_required(day(d, 5));
+            let auth = obs.dialled_mut().unwrap().auth.as_mut().unwrap();
+            auth.protected_resource = Some(toolmark_observation::observe::ProtectedResource {
+                url: "https://guarded.example.com/.well-known/oauth-protected-resource/mcp".into(),
+                from_challenge: true,
+                http_status: Some(200),
+                authorization_servers: vec![server.into()],
+                ..Default::default()
+            });
+            Some(obs)
+        });
+    }
+    let state = Arc::new(AppState::open(&env.dir, BASE).unwrap());
+    let rows = newest_first(&state, |_| true);
+    assert_eq!(rows.len(), 1);
+    let c = &rows[0];
+    assert_eq!(
+        (c.kind.as_str(), c.class.as_str()),
+        ("authorization", "dangerous")
+    );
+    for (path, content_type) in FORMATS {
+        let (parsed, text) = feed(&state, path, content_type).await;
+        assert_eq!(parsed.entries.len(), 1, "{path}");
+        let e = &parsed.entries[0];
+        assert_eq!(
+            e.title.as_ref().unwrap().content,
+            "io.example/guarded: authorization server changed (dangerous)",
+            "{path}"
+        );
+        assert_eq!(item_link(path, e), format!("{BASE}/changes/{}", c.id));
+        assert!(
+            text.contains("https://auth.example.com")
+                && text.contains("https://login.evil.example"),
+            "{path}: {text}"
+        );
+    }
+    let (status, _, body) = get(&state, &format!("/api/v1/changes/{}", c.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["kind"], "authorization");
+    assert_eq!(
+        v["authorizationServers"],
+        json!({"old": ["https://auth.example.com"], "new": ["https://login.evil.example"]})
+    );
+    let (status, _, body) = get(&state, &format!("/changes/{}", c.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = String::from_utf8(body).unwrap();
+    assert!(page.contains("Authorization servers"), "{page}");
+    assert!(page.contains("https://login.evil.example"));
+}

@@ -139,9 +139,9 @@ pub async fn crawl(
     let mut queues: HashMap<String, (Vec<Queued>, Duration)> = HashMap::new();
     for target in targets {
         match (&target.kind, &target.skip) {
-            (TargetKind::Remote { url, .. }, None) => {
+            (TargetKind::Remote { url, declared, .. }, None) => {
                 let e = expected(&target);
-                let q = queues.entry(host_key(url)).or_default();
+                let q = queues.entry(host_key(&declared.dial_url(url))).or_default();
                 q.0.push((e, target, None));
                 q.1 += e;
             }
@@ -209,15 +209,27 @@ pub async fn crawl(
                 TargetKind::Package { .. } => None,
             };
             tasks.spawn(async move {
-                let (url, transport) = match &target.kind {
-                    TargetKind::Remote { url, transport } => (url.clone(), transport.clone()),
+                let (url, transport, declared) = match &target.kind {
+                    TargetKind::Remote {
+                        url,
+                        transport,
+                        declared,
+                    } => (url.clone(), transport.clone(), declared.clone()),
                     TargetKind::Package { .. } => unreachable!("only remotes are queued"),
                 };
                 // The observation runs in its own task so a panic (a bug of ours) becomes this
                 // target's failure instead of losing the target.
                 let inner = tokio::spawn(async move {
-                    mcp::observe_gated(&client, &url, &transport, hint, Some(&gate), Some(&stop))
-                        .await
+                    mcp::observe_gated(
+                        &client,
+                        &url,
+                        &transport,
+                        &declared,
+                        hint,
+                        Some(&gate),
+                        Some(&stop),
+                    )
+                    .await
                 });
                 let finished = match inner.await {
                     Ok(Gated::Done(observation, grant)) => {
@@ -379,6 +391,7 @@ mod tests {
                 kind: TargetKind::Remote {
                     transport: "streamable-http".into(),
                     url,
+                    declared: Default::default(),
                 },
                 skip: None,
             })

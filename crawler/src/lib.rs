@@ -12,6 +12,8 @@
 //!   that keeps every response's raw JSON: the HTTP transports of the session core in
 //!   `toolmark_mcp` (which owns the handshake, `tools/list` paging, answer matching and the
 //!   JSON-RPC reader); [`sse`] is the event-stream parser they read with.
+//! - [`resource`]: one bounded, unauthenticated `GET` of an `auth-required` remote's
+//!   protected-resource metadata (RFC 9728), through the same guard.
 //! - [`crawl`]: observe many targets at once with per-host and per-address politeness and one
 //!   deadline each, under one memory [`budget`] shared by every observation in flight.
 //!
@@ -37,6 +39,7 @@ pub mod harvest;
 pub mod limits;
 pub mod mcp;
 pub mod remote_log;
+pub mod resource;
 pub mod sse;
 
 /// An error and its sources on one line (`a: b: c`), for details.

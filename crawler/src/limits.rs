@@ -106,3 +106,20 @@ pub const OBSERVATION_GRANT: usize = 512 * 1024;
 /// The most addresses one host name may resolve to; more is a sign of a broken or hostile DNS
 /// answer and every one would have to be checked.
 pub const MAX_ADDRESSES: usize = 32;
+
+/// The whole of the one unauthenticated `GET` of an `auth-required` remote's protected-resource
+/// metadata (RFC 9728), from resolving its host to its last byte ([`crate::resource`]). It runs
+/// after the listing, inside the observation's deadline.
+pub const RESOURCE_METADATA_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Most bytes of protected-resource metadata read (after decompression). Real documents are a
+/// few hundred bytes; 64 KiB leaves room for long scope lists and stays small next to
+/// [`OBSERVATION_GRANT`], so it is not charged to the memory budget.
+pub const MAX_RESOURCE_METADATA_BYTES: usize = 64 * 1024;
+
+/// Most entries kept of each list of the protected-resource metadata (`authorization_servers`,
+/// `scopes_supported`, `bearer_methods_supported`); what is beyond, and any entry longer than
+/// [`crate::registry::MAX_URL_LEN`] (an identity is dropped, never cut), is not kept, and
+/// `resource` is kept only within that length too. A real server lists one or two
+/// authorization servers.
+pub const MAX_RESOURCE_METADATA_ENTRIES: usize = 32;

@@ -59,6 +59,7 @@ use crate::budget::{self as budget, AddressGate, Budget, Busy, Grant, Hold, Mete
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
 use crate::limits;
 use crate::observe::{Attempt, AuthChallenge, Dialled, Observation, Status, Transport, Via};
+use crate::registry::Declared;
 use crate::sse::{Event, SseParser};
 
 /// The protocol version of the stateless era.
@@ -160,6 +161,22 @@ pub async fn observe(config: &ClientConfig, url: &str, declared_transport: &str)
     observe_with_hint(config, url, declared_transport, None).await
 }
 
+/// [`observe`] a remote as its registry entry declares it: `url` as published, dialled with its
+/// template variables filled in and the declared headers [`Declared::headers`] sent on every
+/// request to it (never to the protected-resource metadata); what was withheld is recorded
+/// (`Dialled::declared`) and named in the detail.
+pub async fn observe_declared(
+    config: &ClientConfig,
+    url: &str,
+    declared_transport: &str,
+    declared: &Declared,
+) -> Observation {
+    match observe_gated(config, url, declared_transport, declared, None, None, None).await {
+        Gated::Done(obs, _) => *obs,
+        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
+    }
+}
+
 /// [`observe`], trying `hint` first: the transport that answered this remote last time. When it
 /// no longer answers, the usual order follows (without trying it twice). For a session-era
 /// server this saves the `server/discover` probe, a quarter of its requests.
@@ -169,7 +186,8 @@ pub async fn observe_with_hint(
     declared_transport: &str,
     hint: Option<Transport>,
 ) -> Observation {
-    match observe_gated(config, url, declared_transport, hint, None, None).await {
+    let none = Declared::default();
+    match observe_gated(config, url, declared_transport, &none, hint, None, None).await {
         Gated::Done(obs, _) => *obs,
         // Without a gate nothing is ever busy, and without a stop token nothing is abandoned.
         Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
@@ -192,8 +210,9 @@ pub(crate) enum Gated {
 /// for what the caps can need, a last one under the whole budget (see [`crate::budget`]).
 const RUNS: usize = 3;
 
-/// [`observe_with_hint`] behind `gate` (the crawl's per-address limit), returning the budget
-/// grant the observation's pages are accounted to (the caller drops it when done with them).
+/// [`observe_with_hint`] of a remote as [`observe_declared`] dials it, behind `gate` (the
+/// crawl's per-address limit), returning the budget grant the observation's pages are accounted
+/// to (the caller drops it when done with them).
 ///
 /// Waiting for the address or for budget happens before the deadline starts, and a run
 /// restarted for budget gets a fresh deadline; [`Observation::elapsed`] counts the runs only.
@@ -202,7 +221,39 @@ const RUNS: usize = 3;
 pub(crate) async fn observe_gated(
     config: &ClientConfig,
     url: &str,
+    declared_transport: &str,
+    declared: &Declared,
+    hint: Option<Transport>,
+    gate: Option<&Arc<AddressGate>>,
+    stop: Option<&CancellationToken>,
+) -> Gated {
+    match observe_dialled(config, url, declared_transport, declared, hint, gate, stop).await {
+        Gated::Done(mut obs, grant) => {
+            if let Some(d) = obs.dialled_mut() {
+                d.declared = declared.clone();
+            }
+            if let Some(note) = declared.withheld_note() {
+                obs.detail = if obs.detail.is_empty() {
+                    note
+                } else {
+                    format!("{}; {note}", obs.detail)
+                };
+            }
+            Gated::Done(obs, grant)
+        }
+        other => other,
+    }
+}
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one private step of observe_gated"
+)]
+async fn observe_dialled(
+    config: &ClientConfig,
+    url: &str,
     declared: &str,
+    headers: &Declared,
     hint: Option<Transport>,
     gate: Option<&Arc<AddressGate>>,
     stop: Option<&CancellationToken>,
@@ -210,10 +261,11 @@ pub(crate) async fn observe_gated(
     let deadline = config.limits.deadline;
     let mut obs = Observation::remote();
     let checked = Instant::now();
+    let dial = headers.dial_url(url);
     let pinned = budget::unless_stopped(
         tokio::time::timeout(
             deadline,
-            guard::check(url, config.policy, config.resolver.as_ref()),
+            guard::check(&dial, config.policy, config.resolver.as_ref()),
         ),
         stop,
     )
@@ -272,21 +324,22 @@ pub(crate) async fn observe_gated(
         // still leaves the pages it had read.
         let mut listing = Listing::default();
         let started = Instant::now();
-        if tokio::time::timeout(
-            deadline,
+        let observed = async {
             run(
                 config,
                 &pinned,
-                declared,
+                (declared, headers),
                 hint,
                 (&mut obs, &mut dialled),
                 &mut listing,
                 &meter,
-            ),
-        )
-        .await
-        .is_err()
-        {
+            )
+            .await;
+            if matches!(obs.status, Status::AuthRequired) {
+                crate::resource::fetch_for(config, &pinned.url, &mut dialled).await;
+            }
+        };
+        if tokio::time::timeout(deadline, observed).await.is_err() {
             obs.status = Status::Timeout;
             obs.detail = format!(
                 "observation deadline of {} s passed",
@@ -352,14 +405,15 @@ fn cap_need(limits: &Limits) -> usize {
 async fn run(
     config: &ClientConfig,
     pinned: &Pinned,
-    declared: &str,
+    // The transport the registry declares, and the headers it declares.
+    (declared, headers): (&str, &Declared),
     hint: Option<Transport>,
     // What the run fills: the observation's core and what dialling found.
     (obs, dialled): (&mut Observation, &mut Dialled),
     listing: &mut Listing,
     meter: &Arc<Meter>,
 ) {
-    let client = match build_client(config, pinned) {
+    let client = match build_client(config, pinned, headers) {
         Ok(c) => c,
         Err(e) => {
             obs.status = Status::Protocol;
@@ -480,12 +534,26 @@ fn shared_tls() -> Result<rustls::ClientConfig, String> {
     .clone()
 }
 
-fn build_client(config: &ClientConfig, pinned: &Pinned) -> Result<reqwest::Client, String> {
+/// The client of one observation: pinned to the checked addresses, sending `declared`'s
+/// headers (already checked to be sendable by the registry parser; one that still does not make
+/// a header fails the build, which ends the observation as `protocol`).
+pub(crate) fn build_client(
+    config: &ClientConfig,
+    pinned: &Pinned,
+    declared: &Declared,
+) -> Result<reqwest::Client, String> {
     let mut headers = HeaderMap::new();
     headers.insert(
         header::ACCEPT_ENCODING,
         HeaderValue::from_static("gzip, deflate"),
     );
+    for h in &declared.headers {
+        let name = header::HeaderName::from_bytes(h.name.as_bytes())
+            .map_err(|_| format!("declared header name {:?} is not a header name", h.name))?;
+        let value = HeaderValue::from_str(&h.value)
+            .map_err(|_| format!("declared header {:?} has a value no header carries", h.name))?;
+        headers.append(name, value);
+    }
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

@@ -73,7 +73,8 @@ impl Index {
              DELETE FROM sqlite_sequence WHERE name = 'changes';
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
                  last_observed_at = NULL, last_ok_entry = NULL, current_full = NULL,
-                 current_mtl1 = NULL, current_raw = NULL, current_tools = NULL;",
+                 current_mtl1 = NULL, current_raw = NULL, current_tools = NULL,
+                 current_auth = NULL, current_auth_entry = NULL;",
         )?;
         set_log_size_indexed(&tx, 0)?;
         tx.commit()?;
@@ -159,6 +160,8 @@ struct TargetState {
     current_full: Option<String>,
     current_mtl1: Option<String>,
     current_raw: Option<String>,
+    current_auth: Option<String>,
+    current_auth_entry: Option<u64>,
 }
 
 /// Index entries (in log order): observation rows, target state, change rows. Returns the
@@ -237,7 +240,8 @@ fn index_entry(
 
     let state = tx
         .query_row(
-            "SELECT last_entry, last_ok_entry, current_full, current_mtl1, current_raw
+            "SELECT last_entry, last_ok_entry, current_full, current_mtl1, current_raw,
+                 current_auth, current_auth_entry
              FROM targets WHERE id = ?1",
             [&target_id],
             |r| {
@@ -247,6 +251,8 @@ fn index_entry(
                     current_full: r.get(2)?,
                     current_mtl1: r.get(3)?,
                     current_raw: r.get(4)?,
+                    current_auth: r.get(5)?,
+                    current_auth_entry: unsigned(r, 6)?,
                 })
             },
         )
@@ -277,6 +283,8 @@ fn index_entry(
                 current_full: None,
                 current_mtl1: None,
                 current_raw: None,
+                current_auth: None,
+                current_auth_entry: None,
             }
         }
     };
@@ -299,6 +307,9 @@ fn index_entry(
             "UPDATE targets SET skip_reason = NULL WHERE id = ?1 AND skip_reason = ?2",
         )?
         .execute(params![target_id, AWAITING_SANDBOX])?;
+    }
+    if let Some(servers) = doc.as_ref().and_then(authorization_servers) {
+        return authorization(tx, (index, entry), &servers, &state);
     }
     let (Some(full), true) = (&full, entry.status.is_ok()) else {
         return Ok(None);
@@ -329,6 +340,64 @@ fn index_entry(
         raw,
         entry.tools.map(int).transpose()?
     ])?;
+    Ok(change)
+}
+
+/// The authorization servers `doc`'s protected-resource metadata names, as stored (a JSON
+/// array, sorted and deduplicated: an order change is not a swap); `None` when it has none that
+/// were read (no challenge, no metadata fetched, or nothing usable in it).
+fn authorization_servers(doc: &Document) -> Option<String> {
+    let found = doc.remote()?.auth.as_ref()?.protected_resource.as_ref()?;
+    if found.error.is_some() {
+        return None;
+    }
+    let servers: std::collections::BTreeSet<&str> = found
+        .authorization_servers
+        .iter()
+        .map(String::as_str)
+        .collect();
+    serde_json::to_string(&servers).ok()
+}
+
+/// Record the authorization servers an entry read for its target and, when the target's
+/// previous ones (read by an earlier entry) differ, an `authorization` change (always
+/// `dangerous`). Returns that change's id.
+fn authorization(
+    tx: &Transaction,
+    (index, entry): (u64, &Entry),
+    servers: &str,
+    state: &TargetState,
+) -> Result<Option<i64>, IndexError> {
+    if state.current_auth_entry.is_some_and(|l| l >= index) {
+        return Ok(None);
+    }
+    let target_id = entry.subject.id().to_string();
+    let mut change = None;
+    if let (Some(old), Some(old_entry)) = (&state.current_auth, state.current_auth_entry)
+        && old != servers
+    {
+        tx.prepare_cached(
+            "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry, new_entry,
+                 old_full, new_full, class, added, removed, modified, kind, old_auth, new_auth)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', 'dangerous', 0, 0, 0, 'authorization',
+                 ?7, ?8)",
+        )?
+        .execute(params![
+            target_id,
+            entry.subject.server,
+            entry.subject.target,
+            entry.observed_at,
+            int(old_entry)?,
+            int(index)?,
+            old,
+            servers,
+        ])?;
+        change = Some(tx.last_insert_rowid());
+    }
+    tx.prepare_cached(
+        "UPDATE targets SET current_auth = ?2, current_auth_entry = ?3 WHERE id = ?1",
+    )?
+    .execute(params![target_id, servers, int(index)?])?;
     Ok(change)
 }
 

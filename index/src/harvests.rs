@@ -1,5 +1,5 @@
 //! The registry's records as the last harvests left them, and the harvest bookkeeping a delta
-//! starts from (tables `registry_records` and `registry_harvests`, schema version 2).
+//! starts from (tables `registry_records` and `registry_harvests`, schema version 3).
 //!
 //! Per registry (its base URL as the crawl was given it), the index keeps one [`RegistryItem`]
 //! per server name: the `ServerResponse` item of the latest record, as JSON text, so a crawl can

@@ -177,6 +177,12 @@ pub struct ChangeRow {
     pub diff: Option<String>,
     /// The classification (JSON), when both documents were stored.
     pub classification: Option<String>,
+    /// `tools` (the tool set changed) or `authorization` (the authorization servers changed).
+    pub kind: String,
+    /// For an `authorization` change: the authorization servers before (a JSON array).
+    pub old_auth: Option<String>,
+    /// For an `authorization` change: the authorization servers after (a JSON array).
+    pub new_auth: Option<String>,
 }
 
 /// `v` as an SQLite integer (`IndexError::Invalid` past `i64::MAX`).
@@ -291,7 +297,8 @@ pub(crate) fn observation_row(r: &Row) -> rusqlite::Result<ObservationRow> {
 }
 
 pub(crate) const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
-    old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification";
+    old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification, \
+    kind, old_auth, new_auth";
 
 pub(crate) fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
     Ok(ChangeRow {
@@ -312,5 +319,8 @@ pub(crate) fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
         modified: need_unsigned(r, 14)?,
         diff: r.get(15)?,
         classification: r.get(16)?,
+        kind: r.get(17)?,
+        old_auth: r.get(18)?,
+        new_auth: r.get(19)?,
     })
 }

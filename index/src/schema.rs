@@ -15,7 +15,9 @@
 //!   `remote|package`, `declared_transport`, `package_version`, `skip_reason`, `skip_detail`),
 //!   listing dates, the newest entry (`last_status`, `last_detail`, `last_entry`,
 //!   `last_observed_at`) and the newest complete tool set (`last_ok_entry`, `current_full`,
-//!   `current_mtl1`, `current_raw`, `current_tools`).
+//!   `current_mtl1`, `current_raw`, `current_tools`), and the authorization servers its newest
+//!   readable protected-resource metadata named (`current_auth`, a JSON array sorted and
+//!   deduplicated; `current_auth_entry`).
 //! * `observations`: one row per log entry (`entry` = its index): the entry's members, plus
 //!   `transport`, `protocol_version`, `elapsed_ms` from its observation document, `prev`, and
 //!   the `run_id` that recorded it (bookkeeping: `NULL` for rows derived by
@@ -24,20 +26,24 @@
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
 //!   When either entry has no stored document the change is recorded as `unsure` with no diff.
-//!
-//! * `registry_records` (version 2): per registry (`registry`, its base URL) and server `name`,
+//!   `kind` is `tools` for those; `authorization` for a change of the authorization servers a
+//!   remote's protected-resource metadata names (`old_auth`, `new_auth`: JSON arrays, the
+//!   entries that read them; `old_full`/`new_full` empty, no diff; always `dangerous`: a swapped
+//!   authorization server decides who may mint tokens for the server).
+//! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
 //!   without the registry ([`crate::harvests`]).
-//! * `registry_harvests` (version 2): per registry, the last complete harvest (`last_complete_at`,
+//! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
 //!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
 //!   the last complete full harvest (`last_full_at`).
 //!
-//! Migrations are additive and numbered ([`MIGRATIONS`]): opening a database of an older version
-//! applies the missing ones in one transaction and records the new version; a newer or unknown
-//! version is refused ([`IndexError::Schema`]). A read-only open accepts the versions in
-//! [`READ_ONLY_VERSIONS`] (version 2 only adds tables the crawl reads and writes). The index is
-//! derivable, so an operator can always rebuild it.
+//! Version 2 changed tables in place (the authorization columns); from it on, migrations are
+//! additive and numbered ([`MIGRATIONS`]): opening a database of version
+//! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
+//! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). A
+//! read-only open accepts the versions in [`READ_ONLY_VERSIONS`] (version 3 only adds tables the
+//! crawl reads and writes). The index is derivable, so an operator can always rebuild it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -47,17 +53,21 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
+/// tables in place, so a version-1 database is rebuilt, not migrated).
+pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[1, 2];
+pub const READ_ONLY_VERSIONS: &[u32] = &[2, 3];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(2, REGISTRY_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES)];
 
-/// Version 2: the registry's records and the harvest bookkeeping that deltas start from.
+/// Version 3: the registry's records and the harvest bookkeeping that deltas start from.
 const REGISTRY_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS registry_records (
     registry TEXT NOT NULL,
@@ -120,7 +130,9 @@ CREATE TABLE IF NOT EXISTS targets (
     current_mtl1 TEXT,
     current_raw TEXT,
     current_tools INTEGER,
-    endpoint_key TEXT
+    endpoint_key TEXT,
+    current_auth TEXT,
+    current_auth_entry INTEGER
 ) STRICT;
 CREATE INDEX IF NOT EXISTS targets_server ON targets (server);
 CREATE INDEX IF NOT EXISTS targets_endpoint_key ON targets (endpoint_key);
@@ -162,7 +174,10 @@ CREATE TABLE IF NOT EXISTS changes (
     removed INTEGER NOT NULL,
     modified INTEGER NOT NULL,
     diff TEXT,
-    classification TEXT
+    classification TEXT,
+    kind TEXT NOT NULL DEFAULT 'tools' CHECK (kind IN ('tools', 'authorization')),
+    old_auth TEXT,
+    new_auth TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS changes_target ON changes (target_id, id);
 CREATE INDEX IF NOT EXISTS changes_server ON changes (server, id);
@@ -210,7 +225,7 @@ impl Index {
         let tx = conn.transaction()?;
         let from = match stored_schema_version(&tx)? {
             Some(found) => match found.parse::<u32>() {
-                Ok(v) if (1..=SCHEMA_VERSION).contains(&v) => v,
+                Ok(v) if (OLDEST_MIGRATABLE..=SCHEMA_VERSION).contains(&v) => v,
                 _ => return Err(IndexError::Schema { found }),
             },
             None => 0,
@@ -328,14 +343,14 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_database_is_migrated_to_version_2_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_version_3_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
-            // A version-1 database as the previous code wrote it: SCHEMA alone, version 1.
+            // A version-2 database as the previous code wrote it: SCHEMA alone, version 2.
             let conn = Connection::open(&path).unwrap();
             conn.execute_batch(SCHEMA).unwrap();
-            set_meta(&conn, "schema_version", "1").unwrap();
+            set_meta(&conn, "schema_version", "2").unwrap();
             conn.execute(
                 "INSERT INTO servers (name, version, status, first_listed, last_listed)
                  VALUES ('a/b', '1', 'active', 'x', 'x')",
@@ -348,7 +363,7 @@ mod tests {
         let index = Index::open(&path).unwrap();
         assert_eq!(
             meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("2")
+            Some("3")
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         let tables: i64 = index
@@ -361,6 +376,19 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 2);
+        // Version 1 changed in place in version 2: refused, to be rebuilt.
+        index
+            .conn
+            .execute(
+                "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        drop(index);
+        assert!(matches!(
+            Index::open(&path),
+            Err(IndexError::Schema { found }) if found == "1"
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::json;
 use support::*;
 use toolmark_observation::observe::{Attempt, Observation, Status, Transport};
+use toolmark_observation::registry::{Declared, Withheld, WithheldWhy};
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -73,6 +74,21 @@ fn sse_fallback(secs: u64, pages: Vec<String>) -> Observation {
     obs
 }
 
+/// gamma's keyed remote, dialled without its secret header (since #13): it refuses.
+fn gamma_anonymous(secs: u64) -> Observation {
+    let mut obs = auth_required(secs);
+    obs.detail = "401 from initialize; without declared header(s) Authorization (secret)".into();
+    obs.dialled_mut().expect("a remote's").declared = Declared {
+        withheld: vec![Withheld {
+            name: "Authorization".into(),
+            required: true,
+            why: WithheldWhy::Secret,
+        }],
+        ..Declared::default()
+    };
+    obs
+}
+
 fn day_one(url: &str) -> Option<Observation> {
     Some(match url {
         "https://alpha.example.com/mcp" => ok(day(0, 10), vec![corpus_page(FILESYSTEM)]),
@@ -90,6 +106,7 @@ fn day_one(url: &str) -> Option<Observation> {
                 "tools/list result over 16 MiB",
             )
         },
+        "https://gamma.example.com/mcp" => gamma_anonymous(day(0, 15)),
         other => panic!("dialled {other}"),
     })
 }
@@ -101,6 +118,7 @@ fn day_two(url: &str) -> Option<Observation> {
         "https://delta.example.com/sse" => sse_fallback(day(1, 12), vec![corpus_page(MEMORY)]),
         "https://epsilon.example.com/mcp" => failed(day(1, 13), Status::Http(503), "503"),
         "https://zeta.example.com/mcp" => failed(day(1, 14), Status::Dns, "no such host"),
+        "https://gamma.example.com/mcp" => gamma_anonymous(day(1, 15)),
         other => panic!("dialled {other}"),
     })
 }

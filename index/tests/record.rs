@@ -35,7 +35,9 @@ fn registry() -> Vec<Record> {
          "remotes": [
              {"type": "streamable-http", "url": GAMMA_TEMPLATED},
              {"type": "streamable-http", "url": GAMMA,
-              "headers": [{"name": "Authorization", "value": "Bearer {secret_token}",
+              // A required fixed `Host` toolmark may not send: still `header-required`.
+              "headers": [{"name": "Host", "value": "tenant.internal", "isRequired": true},
+                          {"name": "Authorization", "value": "Bearer {secret_token}",
                            "isRequired": true, "isSecret": true}]}]}
     ]))
 }
@@ -153,7 +155,9 @@ fn skips_log_names_only_no_document_at_the_run_start() {
     let entries = env.entries();
     assert_eq!(entries[3].subject.target, GAMMA_TEMPLATED);
     assert_eq!(entries[3].detail.as_deref(), Some("tenant"));
-    assert_eq!(entries[4].detail.as_deref(), Some("Authorization"));
+    // Only the required header toolmark may not send is named (the secret one would be
+    // withheld and the remote dialled anyway).
+    assert_eq!(entries[4].detail.as_deref(), Some("Host"));
     for e in &entries[3..] {
         assert_eq!(e.raw, None);
         assert_eq!(e.observed_at, day_str(0, 0));
@@ -162,6 +166,7 @@ fn skips_log_names_only_no_document_at_the_run_start() {
     for i in 0..5 {
         let text = String::from_utf8(env.log.entry(i).unwrap()).unwrap();
         assert!(!text.contains("secret_token") && !text.contains("Bearer {"));
+        assert!(!text.contains("tenant.internal"));
     }
 }
 
@@ -450,7 +455,8 @@ fn a_failure_between_two_equal_tool_sets_is_not_a_change_but_a_revert_is() {
 fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started: &str) {
     let mut entries = Vec::new();
     for o in outcomes {
-        let toolmark_observation::registry::TargetKind::Remote { url, transport } = &o.target.kind
+        let toolmark_observation::registry::TargetKind::Remote { url, transport, .. } =
+            &o.target.kind
         else {
             continue;
         };
@@ -1022,4 +1028,95 @@ fn an_observation_of_another_package_or_version_is_not_logged() {
         );
         assert_eq!(size, 0, "{other}");
     }
+}
+
+/// beta refusing with protected-resource metadata that names `servers` as its authorization
+/// servers.
+fn beta_guarded_by(secs: u64, servers: &[&str]) -> Observation {
+    let mut obs = auth_required(secs);
+    let auth = obs.dialled_mut().unwrap().auth.as_mut().unwrap();
+    auth.protected_resource = Some(toolmark_observation::observe::ProtectedResource {
+        url: "https://beta.example.com/.well-known/oauth-protected-resource".into(),
+        from_challenge: true,
+        http_status: Some(200),
+        resource: Some(BETA.into()),
+        authorization_servers: servers.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    });
+    obs
+}
+
+#[test]
+fn a_swapped_authorization_server_is_a_dangerous_authorization_change() {
+    let mut env = Env::new("auth-change");
+    let recs = registry();
+    let with = |servers: &'static [&'static str], d: u64| {
+        move |url: &str| match url {
+            BETA => Some(beta_guarded_by(day(d, 11), servers)),
+            other => first_day(other),
+        }
+    };
+    let as_a = "https://auth.example.com";
+    let as_b = "https://login.attacker.example";
+    env.run(
+        &day_str(0, 0),
+        &recs,
+        &[],
+        with(&["https://auth.example.com"], 0),
+    );
+    // The same servers in another order, then a metadata fetch that failed: no change.
+    let (_, same) = env.run(
+        &day_str(1, 0),
+        &recs,
+        &[],
+        with(&["https://auth.example.com", "https://auth.example.com"], 1),
+    );
+    assert!(same.iter().all(|l| l.change_id.is_none()));
+    let (_, lines) = env.run(&day_str(2, 0), &recs, &[], |url| match url {
+        BETA => {
+            let mut obs = beta_guarded_by(day(2, 11), &[]);
+            let auth = obs.dialled_mut().unwrap().auth.as_mut().unwrap();
+            auth.protected_resource.as_mut().unwrap().error = Some("HTTP 503".into());
+            Some(obs)
+        }
+        other => first_day(other),
+    });
+    assert!(lines.iter().all(|l| l.change_id.is_none()));
+    // Then the metadata names another authorization server.
+    let (_, lines) = env.run(
+        &day_str(3, 0),
+        &recs,
+        &[],
+        with(&["https://login.attacker.example"], 3),
+    );
+    let changes = env.index.changes(0, 100, None, None).unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let c = &changes[0];
+    let ids: Vec<i64> = lines.iter().filter_map(|l| l.change_id).collect();
+    assert_eq!(ids, [c.id]);
+    assert_eq!(
+        (c.kind.as_str(), c.class.as_str(), c.endpoint.as_str()),
+        ("authorization", "dangerous", BETA)
+    );
+    assert_eq!(
+        c.old_auth.as_deref(),
+        Some(format!(r#"["{as_a}"]"#).as_str())
+    );
+    assert_eq!(
+        c.new_auth.as_deref(),
+        Some(format!(r#"["{as_b}"]"#).as_str())
+    );
+    // Between the entries that read them: day 1's (the last read before the swap) and day 3's.
+    let entries = env.entries();
+    assert_eq!(entries[c.old_entry as usize].observed_at, day_str(1, 11));
+    assert_eq!(entries[c.new_entry as usize].observed_at, day_str(3, 11));
+    assert_eq!(
+        (c.old_full.as_str(), c.new_full.as_str(), c.diff.as_deref()),
+        ("", "", None)
+    );
+
+    // Derivable: a rebuild numbers and fills it the same.
+    let before = env.index.changes(0, 100, None, None).unwrap();
+    env.index.rebuild(&env.log, &env.blobs).unwrap();
+    assert_eq!(env.index.changes(0, 100, None, None).unwrap(), before);
 }

@@ -134,6 +134,38 @@ pub struct DocRemote {
     pub address: Option<String>,
     /// The auth challenge.
     pub auth: Option<AuthChallenge>,
+    /// The headers the registry declares for the remote, each sent or withheld (with why);
+    /// absent when it declares none (and in every document written before they were dialled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_headers: Vec<DocHeader>,
+    /// URL template variables filled in to dial it, with the values used; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub url_variables: Vec<DocVariable>,
+}
+
+/// A declared header in a remote's document: its name, whether it was sent, and why not. Values
+/// are never written, not even the literal ones sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocHeader {
+    /// The name as declared.
+    pub name: String,
+    /// Whether the declaration marks it `isRequired`.
+    pub required: bool,
+    /// Whether it was sent (with its declared literal value).
+    pub sent: bool,
+    /// Why it was not sent ([`crate::registry::WithheldWhy::as_str`]); absent when sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+}
+
+/// A URL template variable filled in: its name and the value dialled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocVariable {
+    /// The variable's name.
+    pub name: String,
+    /// The value used (a declared `default` or single `choice`; never secret).
+    pub value: String,
 }
 
 /// A package's members (`package` in the document).
@@ -279,6 +311,23 @@ impl TryFrom<Wire> for Document {
     }
 }
 
+/// The declared headers of `declared`, sent ones first, in declaration order within each.
+fn doc_headers(declared: &crate::registry::Declared) -> Vec<DocHeader> {
+    let sent = declared.headers.iter().map(|h| DocHeader {
+        name: h.name.clone(),
+        required: h.required,
+        sent: true,
+        withheld: None,
+    });
+    let withheld = declared.withheld.iter().map(|w| DocHeader {
+        name: w.name.clone(),
+        required: w.required,
+        sent: false,
+        withheld: Some(w.why.as_str().to_owned()),
+    });
+    sent.chain(withheld).collect()
+}
+
 impl Document {
     /// The document of `obs`, an observation of `target`.
     pub fn new(target: DocTarget, obs: &Observation) -> Document {
@@ -301,6 +350,16 @@ impl Document {
                 bytes: d.bytes,
                 address: d.address.map(|a| a.to_string()),
                 auth: d.auth.clone(),
+                declared_headers: doc_headers(&d.declared),
+                url_variables: d
+                    .declared
+                    .variables
+                    .iter()
+                    .map(|(name, value)| DocVariable {
+                        name: name.clone(),
+                        value: value.clone(),
+                    })
+                    .collect(),
             }),
             Via::Package(p) => DocVia::Package(DocPackage {
                 id: p.package.clone(),
@@ -398,10 +457,12 @@ mod tests {
                     scope: Some("read".into()),
                     error: None,
                     realm: Some("mcp".into()),
+                    protected_resource: None,
                 }),
                 requests: 3,
                 bytes: 999,
                 address: Some("[2001:db8::1]:443".parse().unwrap()),
+                declared: Default::default(),
             }),
         }
     }

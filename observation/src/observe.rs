@@ -145,6 +145,38 @@ pub struct AuthChallenge {
     pub error: Option<String>,
     /// `realm`.
     pub realm: Option<String>,
+    /// The protected-resource metadata (RFC 9728) fetched for this challenge; absent when none
+    /// was fetched (and in every document written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected_resource: Option<ProtectedResource>,
+}
+
+/// What one unauthenticated `GET` of a protected resource's metadata (RFC 9728) found: where it
+/// was fetched from, how it ended, and the members that say who may grant access.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtectedResource {
+    /// The URL fetched: the challenge's `resource_metadata`, else the well-known URL for the
+    /// endpoint (RFC 9728 §3.1).
+    pub url: String,
+    /// Whether `url` came from the challenge (`true`) or is the well-known fallback.
+    pub from_challenge: bool,
+    /// The HTTP status, when one answered.
+    pub http_status: Option<u16>,
+    /// Why nothing usable was read (blocked address, timeout, not JSON, …); `None` when the
+    /// metadata was read.
+    pub error: Option<String>,
+    /// `resource`: the resource identifier the metadata is for.
+    pub resource: Option<String>,
+    /// `authorization_servers`: issuer URLs of the authorization servers that grant access.
+    #[serde(default)]
+    pub authorization_servers: Vec<String>,
+    /// `scopes_supported`.
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
+    /// `bearer_methods_supported`.
+    #[serde(default)]
+    pub bearer_methods_supported: Vec<String>,
 }
 
 /// One transport attempt of an observation, in the order tried.
@@ -215,6 +247,9 @@ pub struct Dialled {
     pub bytes: u64,
     /// The address dialled (after the SSRF check).
     pub address: Option<std::net::SocketAddr>,
+    /// What the registry's declaration made it send: URL template values filled in, declared
+    /// headers sent and withheld (empty for a remote that declares none).
+    pub declared: crate::registry::Declared,
 }
 
 /// What was particular to running a package. The sandbox's own facts (what the package tried to

@@ -7,17 +7,21 @@
 //!   (the `server.json` schema keeps growing: `$schema` 2025-07-09 to 2025-12-11) and missing
 //!   optional fields. One malformed item is recorded in [`Page::rejected`] and does not lose the
 //!   rest of the page.
-//! - Everything kept is bounded by the named limits below. Header *values* are never kept: only
-//!   a header's name, its `isRequired`/`isSecret` flags and whether its value is a `{template}`
-//!   survive, because values such as `Bearer {smithery_api_key}` are credentials or templates
-//!   for them.
+//! - Everything kept is bounded by the named limits below. A header's *value* is kept only when
+//!   it can be sent as declared: a literal (no `{template}`), not `isSecret`, of a header that is
+//!   neither a credential (`Authorization`, `Proxy-Authorization`) nor connection-level or MCP's
+//!   own ([`reserved_header`]). Of every other header only its name, its `isRequired`/`isSecret`
+//!   flags and whether its value is a `{template}` survive, because values such as
+//!   `Bearer {smithery_api_key}` are credentials or templates for them.
 //! - [`latest_per_name`] keeps one record per server name; [`targets`] lists every remote and
-//!   every package of a record as a [`Target`], with a [`SkipReason`] when it must not be crawled.
+//!   every package of a record as a [`Target`], with a [`SkipReason`] when it must not be crawled,
+//!   and, for a remote, what dialling it sends ([`Declared`]): the URL template values (each
+//!   variable's `default`, or its only `choice`) and the declared headers sent or withheld.
 //!
 //! What it does not do: no network I/O (no paging, rate limiting or retries), no DNS or SSRF
-//! checks (a URL that passes here may still point at a private address), no substitution of URL
-//! template variables or their defaults, and no validation of names or versions against the
-//! registry's schema patterns.
+//! checks (a URL that passes here, or one filled in from template defaults, may still point at
+//! a private address), and no validation of names or versions against the registry's schema
+//! patterns.
 
 use std::collections::BTreeMap;
 
@@ -67,9 +71,20 @@ pub const MAX_REMOTES_PER_SERVER: usize = 64;
 pub const MAX_PACKAGES_PER_SERVER: usize = 32;
 
 /// Most headers kept per remote. The most seen in real data is 9. Needed headers
-/// ([`HeaderSpec::is_needed`]) are kept first, so a remote with any needed header always keeps
-/// at least one and is still skipped as [`SkipReason::HeaderRequired`].
+/// ([`HeaderSpec::is_needed`]) are kept first, so the cap can never hide that a remote asks a
+/// client for credentials.
 pub const MAX_HEADERS_PER_REMOTE: usize = 32;
+
+/// Most bytes of declared headers sent to one remote, counted as `name: value\r\n`. Request
+/// headers of MCP itself stay under 1 KiB; 4 KiB more keeps every request far below the 8 KiB
+/// many HTTP servers accept for a request's headers. A header that would pass it is withheld
+/// ([`WithheldWhy::OverLimit`]).
+pub const MAX_SENT_HEADER_BYTES: usize = 4 * 1024;
+
+/// Longest URL template value filled in (a `default` or a single `choice`); a longer one, or
+/// one holding anything but URL-unreserved characters (`A-Z a-z 0-9 - . _ ~`), leaves the
+/// remote [`SkipReason::TemplatedUrl`]. A DNS label is at most 63 bytes, a name 253.
+pub const MAX_TEMPLATE_VALUE_LEN: usize = 253;
 
 /// A page (or snapshot) could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -198,13 +213,19 @@ pub struct Remote {
     pub transport: String,
     /// The URL exactly as published (at most [`MAX_URL_LEN`] bytes), templates unexpanded.
     pub url: String,
-    /// Header declarations, required ones first; values are never kept.
+    /// Header declarations, needed ones first; a value is kept only when it can be sent
+    /// ([`HeaderSpec::value`]).
     pub headers: Vec<HeaderSpec>,
     /// Names of `{variable}` templates found in the URL, in order of first appearance.
     pub variables: Vec<String>,
+    /// The value each declared URL variable can be filled with without asking anyone: its
+    /// `default`, else its only `choices` entry — when that is non-secret and at most
+    /// [`MAX_TEMPLATE_VALUE_LEN`] URL-unreserved characters. Only variables the URL holds.
+    pub fills: Vec<(String, String)>,
 }
 
-/// A header a remote declares. The value (often a credential template) is deliberately absent.
+/// A header a remote declares. Its value (often a credential template) is absent unless it can
+/// be sent as declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderSpec {
     /// Header name, capped at [`MAX_TEXT_LEN`].
@@ -217,6 +238,11 @@ pub struct HeaderSpec {
     /// the user must supply something. Only this flag is kept, never the value. In the 2025-12-18
     /// data, 109 smithery remotes declare such a header without `isRequired`.
     pub value_is_template: bool,
+    /// The declared `value`, kept only when it is a literal (no template), not `isSecret`, at
+    /// most [`MAX_TEXT_LEN`] bytes, of a header that is neither a credential nor
+    /// [`reserved_header`]: a value toolmark may send as declared ([`Declared`] still checks it
+    /// is a valid header value within [`MAX_SENT_HEADER_BYTES`]).
+    pub value: Option<String>,
 }
 
 impl HeaderSpec {
@@ -300,10 +326,15 @@ struct RawRemote {
     url: String,
     #[serde(default)]
     headers: Option<Vec<RawHeader>>,
+    /// URL template variables (schema 2025-12-11): read leniently by [`fills`], so a malformed
+    /// declaration costs the remote its fill, never the item.
+    #[serde(default)]
+    variables: Option<serde_json::Value>,
 }
 
-/// Only the name and flags: serde skips `default`, `choices` and the rest unread; `value` is
-/// read only to test it for a template and is dropped with this struct.
+/// Only the name, flags and value: serde skips `default`, `choices` and the rest unread; `value`
+/// is kept ([`HeaderSpec::value`]) only when it can be sent, and otherwise dropped with this
+/// struct.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawHeader {
@@ -484,14 +515,23 @@ fn parse_item(item: serde_json::Value) -> Result<Record, ItemError> {
 
 fn convert_remote(r: RawRemote) -> Remote {
     let raw_headers = r.headers.unwrap_or_default();
-    let specs = raw_headers.into_iter().map(|h| HeaderSpec {
-        value_is_template: h
+    let specs = raw_headers.into_iter().map(|h| {
+        let is_secret = h.is_secret.unwrap_or(false);
+        let value_is_template = h
             .value
             .as_deref()
-            .is_some_and(|v| !template_variables(v).is_empty()),
-        name: cap(h.name, MAX_TEXT_LEN),
-        is_required: h.is_required.unwrap_or(false),
-        is_secret: h.is_secret.unwrap_or(false),
+            .is_some_and(|v| !template_variables(v).is_empty());
+        let sendable = !is_secret
+            && !value_is_template
+            && !credential_header(&h.name)
+            && !reserved_header(&h.name);
+        HeaderSpec {
+            value: h.value.filter(|v| sendable && v.len() <= MAX_TEXT_LEN),
+            value_is_template,
+            name: cap(h.name, MAX_TEXT_LEN),
+            is_required: h.is_required.unwrap_or(false),
+            is_secret,
+        }
     });
     // Needed headers first, so the cap can never hide that a remote needs credentials.
     let (needed, optional): (Vec<_>, Vec<_>) = specs.partition(HeaderSpec::is_needed);
@@ -501,12 +541,85 @@ fn convert_remote(r: RawRemote) -> Remote {
         .take(MAX_HEADERS_PER_REMOTE)
         .collect();
     let variables = template_variables(&r.url);
+    let fills = fills(&variables, r.variables.as_ref());
     Remote {
         transport: cap(r.transport, MAX_TEXT_LEN),
         url: r.url,
         headers,
         variables,
+        fills,
     }
+}
+
+/// For each of `variables` (the URL's), the value a declaration in `declared` (the remote's
+/// `variables` object) fills it with: a string `default`, else the only string of `choices`;
+/// none for a secret variable or a value that is not [`MAX_TEMPLATE_VALUE_LEN`] URL-unreserved
+/// characters (it could change the URL's shape: its host, path or query).
+fn fills(variables: &[String], declared: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    let Some(declared) = declared.and_then(serde_json::Value::as_object) else {
+        return Vec::new();
+    };
+    variables
+        .iter()
+        .filter_map(|name| {
+            let input = declared.get(name)?.as_object()?;
+            if input.get("isSecret").and_then(serde_json::Value::as_bool) == Some(true) {
+                return None;
+            }
+            let value = match input.get("default").and_then(serde_json::Value::as_str) {
+                Some(d) => d,
+                None => match input.get("choices")?.as_array()?.as_slice() {
+                    [only] => only.as_str()?,
+                    _ => return None,
+                },
+            };
+            let unreserved =
+                |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
+            (!value.is_empty()
+                && value.len() <= MAX_TEMPLATE_VALUE_LEN
+                && value.chars().all(unreserved))
+            .then(|| (name.clone(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// Headers that carry credentials by their nature: never sent, whatever the declaration says.
+fn credential_header(name: &str) -> bool {
+    ["authorization", "proxy-authorization"]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// Headers a declaration may never make the crawler send: connection-level and hop-by-hop ones
+/// (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Keep-Alive`, `TE`, `Trailer`,
+/// `Upgrade`, `Proxy-Connection`, `Expect`), `Cookie`, the ones the crawler sets for the
+/// transport itself (`Accept`, `Accept-Encoding`, `Content-Type`, `Content-Encoding`,
+/// `Last-Event-ID`, `User-Agent`), and every header MCP defines or reserves (`Mcp-*`:
+/// `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, …), compared without case.
+pub fn reserved_header(name: &str) -> bool {
+    const RESERVED: [&str; 17] = [
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-connection",
+        "expect",
+        "cookie",
+        "accept",
+        "accept-encoding",
+        "content-type",
+        "content-encoding",
+        "last-event-id",
+        "user-agent",
+    ];
+    RESERVED.iter().any(|h| name.eq_ignore_ascii_case(h))
+        || name
+            .get(..4)
+            .is_some_and(|p| p.eq_ignore_ascii_case("mcp-"))
 }
 
 /// Names of `{name}` templates (`[A-Za-z_][A-Za-z0-9_]*`) in `url`, deduplicated, in order.
@@ -618,8 +731,10 @@ pub enum TargetKind {
     Remote {
         /// `streamable-http`, `sse` or another value as given.
         transport: String,
-        /// The URL as published.
+        /// The URL as published (templates unexpanded: the target's identity).
         url: String,
+        /// What dialling it sends beyond MCP's own requests, from its declaration.
+        declared: Declared,
     },
     /// A package to run locally (in the sandbox).
     Package {
@@ -634,19 +749,191 @@ pub enum TargetKind {
     },
 }
 
+/// What a remote's declaration makes dialling it send, sorted into what is sent and what is
+/// withheld. Credentials and templated values are never sent: a remote that asks for them is
+/// dialled anonymously, as a client without a key would dial it, and what it answers is
+/// recorded with the names of the headers it did not get.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// URL template variables filled in, with the value used ([`Remote::fills`]), in the
+    /// URL's order.
+    pub variables: Vec<(String, String)>,
+    /// Declared headers sent as declared (a literal, non-secret value; [`HeaderSpec::value`]),
+    /// within [`MAX_SENT_HEADER_BYTES`].
+    pub headers: Vec<SentHeader>,
+    /// Declared headers not sent, with why.
+    pub withheld: Vec<Withheld>,
+}
+
+/// A declared header the crawler sends with its declared literal value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentHeader {
+    /// The header's name as declared.
+    pub name: String,
+    /// The declared value.
+    pub value: String,
+    /// Whether the declaration marks it `isRequired`.
+    pub required: bool,
+}
+
+/// A declared header the crawler did not send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    /// The header's name as declared.
+    pub name: String,
+    /// Whether the declaration marks it `isRequired`.
+    pub required: bool,
+    /// Why it was not sent.
+    pub why: WithheldWhy,
+}
+
+/// Why a declared header was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithheldWhy {
+    /// `isSecret`, or a credential header by its name (`Authorization`, `Proxy-Authorization`).
+    Secret,
+    /// Its value is a `{template}` only the user can fill in.
+    Template,
+    /// No value is declared: the user supplies one.
+    NoValue,
+    /// Connection-level, hop-by-hop, set by the transport, or MCP's own ([`reserved_header`]).
+    Reserved,
+    /// The name is not an HTTP token, or the value holds characters a header cannot carry.
+    Invalid,
+    /// Sending it would pass [`MAX_SENT_HEADER_BYTES`] (or its value [`MAX_TEXT_LEN`]).
+    OverLimit,
+}
+
+impl WithheldWhy {
+    /// Stable kebab-case id, as stored in observation documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WithheldWhy::Secret => "secret",
+            WithheldWhy::Template => "template",
+            WithheldWhy::NoValue => "no-value",
+            WithheldWhy::Reserved => "reserved",
+            WithheldWhy::Invalid => "invalid",
+            WithheldWhy::OverLimit => "over-limit",
+        }
+    }
+}
+
+impl Declared {
+    /// The URL to dial: `url` with every filled variable's `{name}` replaced by its value.
+    pub fn dial_url(&self, url: &str) -> String {
+        let mut out = url.to_owned();
+        for (name, value) in &self.variables {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
+        out
+    }
+
+    /// `"served without declared header(s) A (secret), B (no-value)"`, or `None` when every
+    /// declared header was sent.
+    pub fn withheld_note(&self) -> Option<String> {
+        if self.withheld.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = self
+            .withheld
+            .iter()
+            .map(|w| format!("{} ({})", w.name, w.why.as_str()))
+            .collect();
+        Some(format!("without declared header(s) {}", names.join(", ")))
+    }
+}
+
+/// Sort `remote`'s declaration into what is sent and what is withheld; the skip reason when the
+/// remote cannot be dialled meaningfully: a required header whose declared literal value
+/// toolmark may not send (reserved, invalid or over the limit: the publisher fixed what the
+/// server needs, and dialling without it would observe some other service).
+fn declared(remote: &Remote) -> (Declared, Option<SkipReason>) {
+    let mut d = Declared {
+        variables: remote.fills.clone(),
+        ..Declared::default()
+    };
+    let mut unsendable_required = Vec::new();
+    let mut bytes = 0usize;
+    for h in &remote.headers {
+        let why = if h.is_secret || credential_header(&h.name) {
+            Some(WithheldWhy::Secret)
+        } else if h.value_is_template {
+            Some(WithheldWhy::Template)
+        } else if reserved_header(&h.name) {
+            Some(WithheldWhy::Reserved)
+        } else if let Some(value) = &h.value {
+            let cost = h.name.len() + value.len() + 4;
+            if !header_token(&h.name) || !header_value(value) {
+                Some(WithheldWhy::Invalid)
+            } else if bytes + cost > MAX_SENT_HEADER_BYTES {
+                Some(WithheldWhy::OverLimit)
+            } else {
+                bytes += cost;
+                d.headers.push(SentHeader {
+                    name: h.name.clone(),
+                    value: value.clone(),
+                    required: h.is_required,
+                });
+                None
+            }
+        } else {
+            // A literal longer than MAX_TEXT_LEN was not kept; anything else has no value.
+            Some(WithheldWhy::NoValue)
+        };
+        if let Some(why) = why {
+            let literal = matches!(
+                why,
+                WithheldWhy::Reserved | WithheldWhy::Invalid | WithheldWhy::OverLimit
+            );
+            if h.is_required && literal {
+                unsendable_required.push(h.name.clone());
+            }
+            d.withheld.push(Withheld {
+                name: h.name.clone(),
+                required: h.is_required,
+                why,
+            });
+        }
+    }
+    let skip = (!unsendable_required.is_empty()).then_some(SkipReason::HeaderRequired {
+        headers: unsendable_required,
+    });
+    (d, skip)
+}
+
+/// An RFC 9110 token (a header name).
+fn header_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// A header value a request can carry: visible ASCII, spaces and tabs inside, not at either end.
+fn header_value(value: &str) -> bool {
+    !value.starts_with([' ', '\t'])
+        && !value.ends_with([' ', '\t'])
+        && value
+            .bytes()
+            .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+}
+
 /// Why a target is not crawled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipReason {
-    /// The URL holds `{variable}` templates that we do not fill in.
+    /// The URL holds `{variable}` templates that the declaration gives no value for (no
+    /// `default`, no single `choice`; see [`Remote::fills`]).
     TemplatedUrl {
-        /// The variable names.
+        /// The variables without a value.
         variables: Vec<String>,
     },
-    /// The remote declares headers a client must supply (credentials we do not have): those
-    /// with `isRequired`, and those whose declared value is a `{template}`; see
-    /// [`HeaderSpec::is_needed`].
+    /// The remote cannot be dialled meaningfully: it requires a header whose declared literal
+    /// value toolmark may not send ([`WithheldWhy::Reserved`], [`WithheldWhy::Invalid`],
+    /// [`WithheldWhy::OverLimit`]). Remotes that ask for credentials or user-supplied values are
+    /// dialled anonymously instead ([`Declared::withheld`]); rows of runs before that was so
+    /// carry this reason for them too.
     HeaderRequired {
-        /// Names of the needed headers only.
+        /// Names of those headers.
         headers: Vec<String>,
     },
     /// The URL is not `https`.
@@ -694,8 +981,9 @@ pub struct Target {
 
 /// Every remote, then every package, of `record`, each with its skip reason if any.
 ///
-/// Remote checks, first match wins: unsupported transport, templated URL, invalid URL, cleartext
-/// URL, needed headers ([`HeaderSpec::is_needed`]). `sse` is supported. Packages are skipped unless npm or PyPI.
+/// Remote checks, first match wins: unsupported transport, a URL variable without a value,
+/// invalid URL (after filling), cleartext URL, a required header that cannot be sent as declared
+/// ([`SkipReason::HeaderRequired`]). `sse` is supported. Packages are skipped unless npm or PyPI.
 pub fn targets(record: &Record) -> Vec<Target> {
     targets_with(record, false)
 }
@@ -703,14 +991,18 @@ pub fn targets(record: &Record) -> Vec<Target> {
 /// [`targets`], but `http://` remotes are not skipped when `allow_cleartext` (tests and demos on
 /// loopback, together with the SSRF guard's `allow_private`).
 pub fn targets_with(record: &Record, allow_cleartext: bool) -> Vec<Target> {
-    let remotes = record.remotes.iter().map(|r| Target {
-        server: record.name.clone(),
-        version: record.version.clone(),
-        kind: TargetKind::Remote {
-            transport: r.transport.clone(),
-            url: r.url.clone(),
-        },
-        skip: remote_skip(r, allow_cleartext),
+    let remotes = record.remotes.iter().map(|r| {
+        let (declared, header_skip) = declared(r);
+        Target {
+            server: record.name.clone(),
+            version: record.version.clone(),
+            skip: remote_skip(r, allow_cleartext, &declared).or(header_skip),
+            kind: TargetKind::Remote {
+                transport: r.transport.clone(),
+                url: r.url.clone(),
+                declared,
+            },
+        }
     });
     let packages = record.packages.iter().map(|p| {
         let ecosystem = Ecosystem::parse(&p.registry_type);
@@ -733,29 +1025,26 @@ pub fn targets_with(record: &Record, allow_cleartext: bool) -> Vec<Target> {
     remotes.chain(packages).collect()
 }
 
-fn remote_skip(r: &Remote, allow_cleartext: bool) -> Option<SkipReason> {
+fn remote_skip(r: &Remote, allow_cleartext: bool, declared: &Declared) -> Option<SkipReason> {
     if r.transport != "streamable-http" && r.transport != "sse" {
         return Some(SkipReason::UnsupportedTransport(r.transport.clone()));
     }
-    if !r.variables.is_empty() {
+    let unfilled: Vec<String> = r
+        .variables
+        .iter()
+        .filter(|v| !declared.variables.iter().any(|(n, _)| n == *v))
+        .cloned()
+        .collect();
+    if !unfilled.is_empty() {
         return Some(SkipReason::TemplatedUrl {
-            variables: r.variables.clone(),
+            variables: unfilled,
         });
     }
-    let Some(https) = url_scheme_is_https(&r.url) else {
+    let Some(https) = url_scheme_is_https(&declared.dial_url(&r.url)) else {
         return Some(SkipReason::InvalidUrl);
     };
     if !https && !allow_cleartext {
         return Some(SkipReason::CleartextUrl);
-    }
-    let required: Vec<String> = r
-        .headers
-        .iter()
-        .filter(|h| h.is_needed())
-        .map(|h| h.name.clone())
-        .collect();
-    if !required.is_empty() {
-        return Some(SkipReason::HeaderRequired { headers: required });
     }
     None
 }

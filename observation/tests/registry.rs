@@ -4,8 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use toolmark_observation::registry::{
-    self, Ecosystem, MAX_HEADERS_PER_REMOTE, MAX_ITEMS_PER_PAGE, Page, Record, RegistryError,
-    SkipReason, Status, TargetKind, latest_per_name, parse_page, parse_snapshot, targets,
+    self, Declared, Ecosystem, MAX_HEADERS_PER_REMOTE, MAX_ITEMS_PER_PAGE, MAX_SENT_HEADER_BYTES,
+    Page, Record, RegistryError, SkipReason, Status, Target, TargetKind, WithheldWhy,
+    latest_per_name, parse_page, parse_snapshot, targets,
 };
 
 const FIXTURE: &str = include_str!("fixtures/registry-2025-12-18-sample.json");
@@ -49,6 +50,36 @@ fn skips(record: &Record) -> Vec<Option<SkipReason>> {
     targets(record).into_iter().map(|t| t.skip).collect()
 }
 
+/// What dialling `target` (a remote) sends.
+fn declared(target: &Target) -> &Declared {
+    match &target.kind {
+        TargetKind::Remote { declared, .. } => declared,
+        TargetKind::Package { .. } => panic!("a package"),
+    }
+}
+
+/// The first remote of `record`'s targets: what it sends, and its skip reason.
+fn first_remote(record: &Record) -> (Declared, Option<SkipReason>) {
+    let t = targets(record).into_iter().next().unwrap();
+    (declared(&t).clone(), t.skip)
+}
+
+/// `(name, why)` of every withheld header.
+fn withheld(d: &Declared) -> Vec<(&str, WithheldWhy)> {
+    d.withheld
+        .iter()
+        .map(|w| (w.name.as_str(), w.why))
+        .collect()
+}
+
+/// `(name, value)` of every header sent.
+fn sent(d: &Declared) -> Vec<(&str, &str)> {
+    d.headers
+        .iter()
+        .map(|h| (h.name.as_str(), h.value.as_str()))
+        .collect()
+}
+
 // ---- fixture (trimmed real data) ----
 
 #[test]
@@ -84,7 +115,7 @@ fn fixture_latest_per_name_prefers_is_latest() {
 }
 
 #[test]
-fn fixture_smithery_remotes_need_a_header_and_keep_no_value() {
+fn fixture_smithery_remotes_are_dialled_without_their_key_and_keep_no_value() {
     let page = fixture_page();
     let smithery: Vec<_> = page
         .servers
@@ -95,11 +126,14 @@ fn fixture_smithery_remotes_need_a_header_and_keep_no_value() {
     for r in smithery {
         for t in targets(r) {
             if let TargetKind::Remote { .. } = t.kind {
+                assert_eq!(t.skip, None);
+                let d = declared(&t);
+                assert!(d.headers.is_empty());
                 assert_eq!(
-                    t.skip,
-                    Some(SkipReason::HeaderRequired {
-                        headers: vec!["Authorization".to_owned()]
-                    })
+                    withheld(d),
+                    [("Authorization", WithheldWhy::Secret)],
+                    "{}",
+                    r.name
                 );
             }
         }
@@ -142,7 +176,15 @@ fn fixture_targets_cover_every_remote_and_package() {
     }
     assert!(counts["ok-Npm"] > 0 && counts["ok-Pypi"] > 0, "{counts:?}");
     assert!(counts["ok-sse"] > 0 && counts["ok-streamable-http"] > 0);
-    assert!(counts["header-required"] >= 10);
+    // Header-declared remotes are dialled (anonymously): none is skipped for its headers.
+    assert!(!counts.contains_key("header-required"), "{counts:?}");
+    let anonymous = page
+        .servers
+        .iter()
+        .flat_map(targets)
+        .filter(|t| t.skip.is_none() && matches!(&t.kind, TargetKind::Remote { declared, .. } if !declared.withheld.is_empty()))
+        .count();
+    assert!(anonymous >= 10, "{anonymous}");
     // oci 4, mcpb 2, nuget 2 (some entries also have npm packages).
     assert!(counts["unsupported-package-type"] >= 8, "{counts:?}");
     let oci = page
@@ -222,27 +264,40 @@ fn full_corpus_2025_12_18_counts() {
         t.skip,
         Some(SkipReason::CleartextUrl | SkipReason::TemplatedUrl { .. })
     )));
-    let needs_header = remote_targets
+    // Every one of them is dialled: none is skipped for its headers.
+    assert!(remote_targets.iter().all(|t| t.skip.is_none()));
+    let withholding_needed = remotes
         .iter()
-        .filter(|t| matches!(t.skip, Some(SkipReason::HeaderRequired { .. })))
+        .filter(|r| r.headers.iter().any(|h| h.is_needed()))
         .count();
     // 156 declare an `isRequired` header; 118 more declare a templated value without it
-    // (109 `Bearer {smithery_api_key}`, 8 `App {INFOBIP_API_KEY}`, 1 other).
-    assert_eq!(needs_header, 274);
+    // (109 `Bearer {smithery_api_key}`, 8 `App {INFOBIP_API_KEY}`, 1 other): skipped as
+    // `header-required` until #13, dialled without those headers now.
+    assert_eq!(withholding_needed, 274);
+    // Two literal values are declared (`Api-Token: YOUR_API_TOKEN_HERE`, `Lang-Code: en`),
+    // on one remote, and are sent.
+    let sending: Vec<_> = remote_targets
+        .iter()
+        .flat_map(|t| sent(declared(t)))
+        .collect();
+    assert_eq!(
+        sending,
+        [("Api-Token", "YOUR_API_TOKEN_HERE"), ("Lang-Code", "en")]
+    );
     let strictly_required = remotes
         .iter()
         .filter(|r| r.headers.iter().any(|h| h.is_required))
         .count();
     assert_eq!(strictly_required, 156);
-    let smithery_needing = remote_targets
+    let smithery_keyless = remote_targets
         .iter()
         .filter(|t| {
             matches!(&t.kind, TargetKind::Remote { url, .. } if url.contains("server.smithery.ai"))
-                && matches!(t.skip, Some(SkipReason::HeaderRequired { .. }))
+                && withheld(declared(t)) == [("Authorization", WithheldWhy::Secret)]
         })
         .count();
     // 212 smithery remotes, one of which declares no header at all.
-    assert_eq!(smithery_needing, 211);
+    assert_eq!(smithery_keyless, 211);
 }
 
 #[test]
@@ -421,7 +476,7 @@ fn skip_templated_url() {
 }
 
 #[test]
-fn skip_header_required_names_only_required() {
+fn declared_headers_are_sorted_into_sent_and_withheld() {
     let r = one_record(
         r#"[{"type":"streamable-http","url":"https://x.example/mcp","headers":[
             {"name":"X-Optional","isRequired":false,"value":"opt"},
@@ -429,15 +484,23 @@ fn skip_header_required_names_only_required() {
             {"name":"X-Tenant","isRequired":true,"default":"t1","choices":["t1","t2"]}]}]"#,
         "[]",
     );
-    let s = skips(&r);
+    let (d, skip) = first_remote(&r);
+    // Dialled anonymously: what needs the user is withheld, the literal is sent.
+    assert_eq!(skip, None);
+    assert_eq!(sent(&d), [("X-Optional", "opt")]);
     assert_eq!(
-        s,
-        [Some(SkipReason::HeaderRequired {
-            headers: vec!["Authorization".into(), "X-Tenant".into()]
-        })]
+        withheld(&d),
+        [
+            ("Authorization", WithheldWhy::Secret),
+            ("X-Tenant", WithheldWhy::NoValue)
+        ]
     );
-    assert_eq!(s[0].as_ref().unwrap().as_str(), "header-required");
-    // Required first, flags kept.
+    assert!(d.withheld.iter().all(|w| w.required));
+    assert_eq!(
+        d.withheld_note().unwrap(),
+        "without declared header(s) Authorization (secret), X-Tenant (no-value)"
+    );
+    // Needed first, flags kept.
     let h = &r.remotes[0].headers;
     assert_eq!(h.len(), 3);
     assert!(h[0].is_required && h[0].is_secret && h[0].name == "Authorization");
@@ -445,19 +508,141 @@ fn skip_header_required_names_only_required() {
 }
 
 #[test]
-fn header_values_are_never_kept() {
+fn secret_and_templated_values_are_never_kept() {
     let secret = "sk-live-DO-NOT-KEEP-0123456789";
     let r = one_record(
         &format!(
             r#"[{{"type":"sse","url":"https://x.example/sse","headers":[
             {{"name":"Authorization","isRequired":true,"isSecret":true,"value":"Bearer {secret}","default":"{secret}-d","placeholder":"{secret}-p"}},
-            {{"name":"X-Other","value":"{secret}-o"}}]}}]"#
+            {{"name":"X-Other","isSecret":true,"value":"{secret}-o"}},
+            {{"name":"X-Template","value":"k={{api_key}}"}},
+            {{"name":"Authorization","value":"{secret}-credential-by-name"}}]}}]"#
         ),
         "[]",
     );
     let dump = format!("{r:?}{:?}", targets(&r));
     assert!(!dump.contains(secret), "{dump}");
     assert!(!dump.contains("Bearer"));
+    assert!(!dump.contains("k={api_key}"));
+    let (d, skip) = first_remote(&r);
+    assert_eq!(skip, None);
+    assert!(d.headers.is_empty());
+    assert_eq!(
+        withheld(&d),
+        [
+            // Needed ones (required, or templated) first.
+            ("Authorization", WithheldWhy::Secret),
+            ("X-Template", WithheldWhy::Template),
+            ("X-Other", WithheldWhy::Secret),
+            ("Authorization", WithheldWhy::Secret),
+        ]
+    );
+}
+
+#[test]
+fn reserved_headers_are_never_sent_and_a_required_one_skips_the_remote() {
+    let names = [
+        "Host",
+        "content-length",
+        "Transfer-Encoding",
+        "Connection",
+        "Cookie",
+        "Mcp-Session-Id",
+        "MCP-Protocol-Version",
+        "mcp-method",
+        "Accept",
+        "User-Agent",
+    ];
+    let headers: Vec<String> = names
+        .iter()
+        .map(|n| format!(r#"{{"name":"{n}","value":"literal"}}"#))
+        .collect();
+    let r = one_record(
+        &format!(
+            r#"[{{"type":"streamable-http","url":"https://x.example/mcp","headers":[{}]}}]"#,
+            headers.join(",")
+        ),
+        "[]",
+    );
+    let (d, skip) = first_remote(&r);
+    assert_eq!(skip, None, "none is required: dialled without them");
+    assert!(d.headers.is_empty());
+    assert_eq!(
+        withheld(&d),
+        names
+            .iter()
+            .map(|n| (*n, WithheldWhy::Reserved))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        !format!("{r:?}").contains("literal"),
+        "values of reserved headers are not kept"
+    );
+
+    // A required header whose fixed value may not be sent: dialling would observe another service.
+    let r = one_record(
+        r#"[{"type":"streamable-http","url":"https://x.example/mcp","headers":[
+            {"name":"Host","isRequired":true,"value":"internal.example"},
+            {"name":"Authorization","isRequired":true,"isSecret":true}]}]"#,
+        "[]",
+    );
+    assert_eq!(
+        skips(&r),
+        [Some(SkipReason::HeaderRequired {
+            headers: vec!["Host".into()]
+        })]
+    );
+}
+
+#[test]
+fn invalid_header_values_and_names_are_withheld() {
+    let r = one_record(
+        r#"[{"type":"streamable-http","url":"https://x.example/mcp","headers":[
+            {"name":"X-Newline","value":"a\r\nInjected: 1"},
+            {"name":"X-Unicode","value":"caf\u00e9"},
+            {"name":"X-Padded","value":" a"},
+            {"name":"Bad Name","value":"a"},
+            {"name":"X-Fine","value":"a b\tc"}]}]"#,
+        "[]",
+    );
+    let (d, skip) = first_remote(&r);
+    assert_eq!(skip, None);
+    assert_eq!(sent(&d), [("X-Fine", "a b\tc")]);
+    assert_eq!(
+        withheld(&d),
+        [
+            ("X-Newline", WithheldWhy::Invalid),
+            ("X-Unicode", WithheldWhy::Invalid),
+            ("X-Padded", WithheldWhy::Invalid),
+            ("Bad Name", WithheldWhy::Invalid),
+        ]
+    );
+}
+
+#[test]
+fn headers_sent_stay_within_the_byte_limit() {
+    // 1,000-byte values: four fit in MAX_SENT_HEADER_BYTES (4 KiB), the fifth does not.
+    let value = "v".repeat(1_000);
+    let headers: Vec<String> = (0..5)
+        .map(|i| format!(r#"{{"name":"X-H{i}","value":"{value}"}}"#))
+        .collect();
+    let r = one_record(
+        &format!(
+            r#"[{{"type":"streamable-http","url":"https://x.example/mcp","headers":[{}]}}]"#,
+            headers.join(",")
+        ),
+        "[]",
+    );
+    let (d, skip) = first_remote(&r);
+    assert_eq!(skip, None);
+    let bytes: usize = d
+        .headers
+        .iter()
+        .map(|h| h.name.len() + h.value.len() + 4)
+        .sum();
+    assert!(bytes <= MAX_SENT_HEADER_BYTES);
+    assert_eq!(d.headers.len(), 4);
+    assert_eq!(withheld(&d), [("X-H4", WithheldWhy::OverLimit)]);
 }
 
 #[test]
@@ -474,11 +659,13 @@ fn required_headers_survive_the_header_cap() {
         "[]",
     );
     assert_eq!(r.remotes[0].headers.len(), MAX_HEADERS_PER_REMOTE);
+    let (d, skip) = first_remote(&r);
+    assert_eq!(skip, None);
+    assert_eq!(d.withheld[0].name, "Authorization");
+    assert!(d.withheld[0].required);
     assert_eq!(
-        skips(&r),
-        [Some(SkipReason::HeaderRequired {
-            headers: vec!["Authorization".into()]
-        })]
+        (d.withheld.len(), d.headers.len()),
+        (MAX_HEADERS_PER_REMOTE, 0)
     );
 }
 
@@ -585,11 +772,70 @@ fn templated_header_value_counts_as_needed() {
     let h = &r.remotes[0].headers;
     assert!(h[0].value_is_template && !h[0].is_required && h[0].is_needed());
     assert!(!h[1].is_needed());
-    assert_eq!(
-        skips(&r),
-        [Some(SkipReason::HeaderRequired {
-            headers: vec!["Authorization".into()]
-        })]
+    let (d, skip) = first_remote(&r);
+    assert_eq!(skip, None);
+    assert_eq!(sent(&d), [("Accept-Language", "en")]);
+    assert_eq!(withheld(&d), [("Authorization", WithheldWhy::Secret)]);
+    assert!(!format!("{r:?}{d:?}").contains("Bearer"));
+}
+
+// ---- URL templates ----
+
+#[test]
+fn templated_url_with_a_default_and_a_single_choice_is_filled() {
+    let r = one_record(
+        r#"[{"type":"streamable-http","url":"https://{tenant_id}.example.com/{region}/mcp",
+            "variables":{"tenant_id":{"default":"acme","isRequired":true},
+                         "region":{"choices":["eu-west"]}}}]"#,
+        "[]",
     );
-    assert!(!format!("{r:?}").contains("Bearer"));
+    let t = targets(&r).into_iter().next().unwrap();
+    assert_eq!(t.skip, None);
+    let TargetKind::Remote { url, declared, .. } = &t.kind else {
+        panic!()
+    };
+    // The target keeps the published URL (its identity); dialling fills it in.
+    assert_eq!(url, "https://{tenant_id}.example.com/{region}/mcp");
+    assert_eq!(
+        declared.variables,
+        [
+            ("tenant_id".to_owned(), "acme".to_owned()),
+            ("region".to_owned(), "eu-west".to_owned())
+        ]
+    );
+    assert_eq!(
+        declared.dial_url(url),
+        "https://acme.example.com/eu-west/mcp"
+    );
+}
+
+#[test]
+fn templated_url_without_a_usable_value_stays_skipped() {
+    for (variables, why) in [
+        (r#"{"tenant":{"isRequired":true}}"#, "no default"),
+        (r#"{"tenant":{"choices":["a","b"]}}"#, "several choices"),
+        (r#"{"tenant":{"default":"a","isSecret":true}}"#, "a secret"),
+        (
+            r#"{"tenant":{"default":"evil.example/x?"}}"#,
+            "reserved characters",
+        ),
+        (r#"{"tenant":{"default":""}}"#, "empty"),
+        (r#"{"tenant":{"default":7}}"#, "not a string"),
+        (r#""tenant""#, "not an object"),
+        (r#"{"other":{"default":"a"}}"#, "another variable"),
+    ] {
+        let r = one_record(
+            &format!(
+                r#"[{{"type":"streamable-http","url":"https://{{tenant}}.example.com/mcp","variables":{variables}}}]"#
+            ),
+            "[]",
+        );
+        assert_eq!(
+            skips(&r),
+            [Some(SkipReason::TemplatedUrl {
+                variables: vec!["tenant".into()]
+            })],
+            "{why}"
+        );
+    }
 }

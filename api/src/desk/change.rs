@@ -39,6 +39,43 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
         None => html! { p { "No diff was stored (one of the two documents is not stored)." } },
         Some(a) => diff_section(&a.diff, &c.tool_classes())?,
     };
+    let servers = |s: &[String]| {
+        html! {
+            @if s.is_empty() { "none" }
+            @for (i, a) in s.iter().enumerate() { @if i > 0 { ", " } code { (a) } }
+        }
+    };
+    if let Some(a) = &c.authorization {
+        let body = html! {
+            h1 {
+                "Change " (r.id) " "
+                span class={ "class-banner class-" (cls) } id="change-class" data-class=(cls) { (cls) }
+            }
+            p class="lead" {
+                a href={ "/s/" (r.target_id) } { (r.server) } " "
+                span class="endpoint" { (r.endpoint) } ", observed " (time(Some(&r.observed_at))) "."
+            }
+            dl class="facts" {
+                (fact("Authorization servers", html! { (servers(&a.old)) " → " (servers(&a.new)) }))
+                (fact("Entries", html! { (entry_link(r.old_entry)) " → " (entry_link(r.new_entry)) " (inclusion proofs)" }))
+            }
+            p {
+                "The protected-resource metadata (RFC 9728) this remote serves to anonymous clients "
+                "names other authorization servers than it did: whoever runs them decides who gets a "
+                "token for this server. A change of authorization servers is always recorded as "
+                strong { "dangerous" } "."
+            }
+        };
+        return Ok(render(
+            StatusCode::OK,
+            Page {
+                title: format!("Change {} ({cls})", r.id),
+                nav: Nav::Changes,
+                scripts: &[],
+                body,
+            },
+        ));
+    }
     let body = html! {
         h1 {
             "Change " (r.id) " "

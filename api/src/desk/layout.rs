@@ -227,6 +227,9 @@ pub(super) fn entry_or_dash(index: Option<u64>) -> Markup {
 /// A change's exact counts of added, removed and modified tools.
 pub(super) fn counts(c: &ChangeView) -> Markup {
     let r = &c.row;
+    if c.authorization.is_some() {
+        return html! { span class="counts" { "authorization server changed" } };
+    }
     html! {
         span class="counts" {
             span title="tools added" { "+" (r.added) } " "

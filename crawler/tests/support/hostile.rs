@@ -57,6 +57,10 @@ pub enum Behaviour {
     LongSessionId,
     /// Everything: 401 with a Bearer challenge naming protected-resource metadata.
     Unauthorized,
+    /// POST: 401 naming this server's own protected-resource metadata; GET: an endless body.
+    MetadataBomb,
+    /// POST: 401 naming protected-resource metadata behind a URL with userinfo.
+    MetadataUserinfo,
     /// Everything: 500 with an HTML page.
     HtmlError,
     /// tools/list: 200 text/html.
@@ -299,6 +303,31 @@ async fn serve(mut socket: TcpStream, behaviour: Behaviour, counts: Counts) -> s
                     "401 Unauthorized",
                     &[("WWW-Authenticate", challenge.to_owned())],
                     body,
+                ))
+                .await?;
+            continue;
+        }
+        if behaviour == MetadataBomb && req.method == "GET" {
+            let chunk = vec![b' '; 64 * 1024];
+            return chunked(&mut socket, "200 OK", "application/json", |_| {
+                Some((chunk.clone(), Duration::ZERO))
+            })
+            .await;
+        }
+        if behaviour == MetadataBomb || behaviour == MetadataUserinfo {
+            let me = socket.local_addr()?;
+            let challenge = if behaviour == MetadataBomb {
+                format!(
+                    r#"Bearer resource_metadata="http://{me}/.well-known/oauth-protected-resource""#
+                )
+            } else {
+                format!(r#"Bearer resource_metadata="http://user:secret@{me}/prm""#)
+            };
+            socket
+                .write_all(&json_response(
+                    "401 Unauthorized",
+                    &[("WWW-Authenticate", challenge)],
+                    b"{}",
                 ))
                 .await?;
             continue;

@@ -22,6 +22,7 @@ pub fn streamable_target(
         kind: toolmark_crawler::registry::TargetKind::Remote {
             transport: "streamable-http".into(),
             url,
+            declared: Default::default(),
         },
         skip: None,
     }
@@ -129,6 +130,21 @@ impl Server {
             .arg(dir.join("mcp-server-time/bin/mcp-server-time"));
         Server::start(c, port)
     }
+}
+
+/// A real Python `mcp` SDK server (`support/sdk_server.py`, mcp 2.3.0 from the `mcp-sdk` venv
+/// of `scripts/mcp-servers`) in `mode` (`open`, `auth`), refusing and logging any header named
+/// in `forbid`; its request log is `log`.
+pub fn sdk_server(dir: &Path, mode: &str, forbid: &[&str], log: &Path) -> Server {
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/sdk_server.py");
+    let mut c = Command::new(dir.join("mcp-sdk/bin/python"));
+    c.arg(script)
+        .args(["--port", &port.to_string(), "--mode", mode])
+        .arg("--log")
+        .arg(log)
+        .args(["--forbid", &forbid.join(",")]);
+    Server::start(c, port)
 }
 
 impl Drop for Server {

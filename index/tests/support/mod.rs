@@ -211,6 +211,7 @@ pub fn auth_required(secs: u64) -> Observation {
             scope: Some("tools".into()),
             error: None,
             realm: None,
+            protected_resource: None,
     });
     obs
 }
