@@ -147,6 +147,24 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
             assert_eq!(item["_toolmark"]["class"], "dangerous", "{item:#}");
         }
     }
+    // Remotes that ask for a key are dialled without it: their stand-ins refuse, and the one
+    // whose authorization server was swapped on day two is a dangerous authorization change.
+    let swapped = stand_ins
+        .iter()
+        .find(|s| s.get("day2AuthorizationServer").is_some())
+        .expect("one keyed stand-in swaps its authorization server");
+    let item = items
+        .iter()
+        .find(|i| i["_toolmark"]["endpoint"] == swapped["url"])
+        .unwrap_or_else(|| panic!("no feed item for {swapped}"));
+    assert_eq!(item["_toolmark"]["kind"], "authorization", "{item:#}");
+    assert_eq!(item["_toolmark"]["class"], "dangerous");
+    assert_eq!(
+        item["_toolmark"]["authorizationServers"]["new"],
+        json!([swapped["day2AuthorizationServer"]])
+    );
+    let keyed = stand_ins.iter().filter(|s| s["keyed"] == true).count();
+    assert!(keyed > 200, "the smithery remotes alone are 211: {keyed}");
     if let Some(everything) = manifest["serverEverything"].as_object() {
         let versions = everything["versions"].as_array().unwrap();
         if versions[0] != versions[1] {

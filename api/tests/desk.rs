@@ -180,7 +180,7 @@ async fn every_page_renders() {
     assert!(flaky.contains("<code>fetch</code>"), "{flaky}");
     assert!(flaky.contains("observation deadline of 90 s passed"));
     let keyed = page(s, &format!("/s/{}", target_id(&p, KEYED_URL))).await;
-    assert!(keyed.contains("Not dialled") && keyed.contains("Authorization"));
+    assert!(keyed.contains("Not dialled") && keyed.contains("Host"));
 
     // Changes and one change.
     let changes = page(s, "/changes").await;
@@ -551,4 +551,32 @@ fn desk_in_a_browser() {
     for shot in ["01-servers.png", "12-log-verified.png", "16-check-same.png"] {
         assert!(artifacts.join(shot).exists(), "{shot} was not saved");
     }
+}
+
+/// A remote dialled without its declared key says so on its page.
+#[tokio::test]
+async fn a_remote_dialled_without_its_declared_headers_says_so() {
+    const OPEN: &str = "https://open.example.com/mcp";
+    let mut env = Env::new("desk-withheld");
+    let recs = records(serde_json::json!([
+        {"name": "io.example/open", "description": "lists without a key", "version": "1.0.0",
+         "remotes": [{"type": "streamable-http", "url": OPEN,
+                      "headers": [{"name": "Authorization", "value": "Bearer {key}", "isSecret": true}]}]}
+    ]));
+    env.run(&day_str(0, 0), &recs, &[], |_| {
+        Some(ok(
+            day(0, 5),
+            vec![support::index_support::corpus_page(
+                support::index_support::MEMORY,
+            )],
+        ))
+    });
+    let state = Arc::new(AppState::open(&env.dir, BASE).unwrap());
+    let id = state.index.get().find_target_by_key(OPEN).unwrap()[0]
+        .id
+        .clone();
+    let html = page(&state, &format!("/s/{id}")).await;
+    assert!(html.contains("Dialled without"), "{html}");
+    assert!(html.contains("<code>Authorization</code>"));
+    assert!(!html.contains("Bearer"), "no declared value is shown");
 }

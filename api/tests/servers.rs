@@ -121,7 +121,7 @@ async fn servers_list_every_target_with_its_state() {
     assert!(flaky["currentEntry"].as_i64() < flaky["lastEntry"].as_i64());
     let keyed = by("io.example/keyed");
     assert_eq!(keyed["skipReason"], "header-required");
-    assert_eq!(keyed["skipDetail"], "Authorization");
+    assert_eq!(keyed["skipDetail"], "Host");
     assert_eq!(keyed["full"], Value::Null);
 }
 

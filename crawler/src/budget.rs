@@ -352,6 +352,10 @@ struct Slot {
     semaphore: Arc<Semaphore>,
     /// Observations holding or waiting for a permit here.
     occupants: usize,
+    /// Permits for ending sessions here ([`Place::into_closer`]): `limit` of them.
+    closing: Arc<Semaphore>,
+    /// Observations ending a session here.
+    closers: usize,
 }
 
 /// [`AddressGate::join`] refused: this address key has as many observations running and
@@ -414,6 +418,8 @@ impl AddressGate {
                 .or_insert_with(|| Slot {
                     semaphore: Arc::new(Semaphore::new(self.limit)),
                     occupants: 0,
+                    closing: Arc::new(Semaphore::new(self.limit)),
+                    closers: 0,
                 })
                 .occupants += 1;
         }
@@ -448,6 +454,44 @@ impl Place {
     }
 }
 
+impl Place {
+    /// Trade this place (its permits taken) for a [`Closer`] at the same addresses, so the
+    /// session the observation was issued can be ended without holding up the next observation
+    /// there: the place's permits go back at once, and at most `limit` closers hold each address
+    /// (beside its `limit` observations). Without a free closing permit at every address, the
+    /// place is handed back unchanged (the caller ends its session holding it).
+    pub fn into_closer(mut self) -> Result<Closer, Place> {
+        let mut slots = self.gate.lock();
+        let mut taken = Vec::with_capacity(self.keys.len());
+        for key in &self.keys {
+            let permit = slots
+                .get(key)
+                .and_then(|s| s.closing.clone().try_acquire_owned().ok());
+            match permit {
+                Some(p) => taken.push(p),
+                None => {
+                    drop(slots);
+                    return Err(self);
+                }
+            }
+        }
+        for key in &self.keys {
+            if let Some(slot) = slots.get_mut(key) {
+                slot.occupants = slot.occupants.saturating_sub(1);
+                slot.closers += 1;
+            }
+        }
+        drop(slots);
+        self.permits.clear();
+        let keys = std::mem::take(&mut self.keys);
+        Ok(Closer {
+            gate: self.gate.clone(),
+            keys,
+            _permits: taken,
+        })
+    }
+}
+
 impl Drop for Place {
     fn drop(&mut self) {
         self.permits.clear();
@@ -455,8 +499,31 @@ impl Drop for Place {
         for key in &self.keys {
             if let Some(slot) = slots.get_mut(key) {
                 slot.occupants = slot.occupants.saturating_sub(1);
-                if slot.occupants == 0 {
+                if slot.occupants == 0 && slot.closers == 0 {
                     // Nobody holds or waits for its permits: forget the address.
+                    slots.remove(key);
+                }
+            }
+        }
+    }
+}
+
+/// An observation ending its session at every address it dialled ([`Place::into_closer`]);
+/// its closing permits go back when dropped.
+#[derive(Debug)]
+pub struct Closer {
+    gate: Arc<AddressGate>,
+    keys: Vec<IpAddr>,
+    _permits: Vec<OwnedSemaphorePermit>,
+}
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        let mut slots = self.gate.lock();
+        for key in &self.keys {
+            if let Some(slot) = slots.get_mut(key) {
+                slot.closers = slot.closers.saturating_sub(1);
+                if slot.occupants == 0 && slot.closers == 0 {
                     slots.remove(key);
                 }
             }
@@ -549,6 +616,30 @@ mod tests {
         third.wait().await;
         drop((two, third, at_b));
         assert_eq!(gate.occupants(a.ip()), 0);
+        assert!(gate.lock().is_empty(), "idle addresses are forgotten");
+    }
+
+    #[tokio::test]
+    async fn a_closer_gives_the_place_back_and_closers_are_limited_too() {
+        let gate = Arc::new(AddressGate::new(1, 1));
+        let a: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let mut first = gate.join(&[a]).unwrap();
+        first.wait().await;
+        let closing = first.into_closer().expect("a closing permit is free");
+        // The place is free again for the next observation.
+        let mut second = gate.join(&[a]).unwrap();
+        second.wait().await;
+        assert_eq!(gate.occupants(a.ip()), 1);
+        // With the one closing permit taken, the second keeps its place to end its session.
+        let second = second.into_closer().unwrap_err();
+        drop(closing);
+        let closing = second.into_closer().expect("the permit came back");
+        assert_eq!(gate.occupants(a.ip()), 0);
+        assert!(
+            !gate.lock().is_empty(),
+            "an address being closed is remembered"
+        );
+        drop(closing);
         assert!(gate.lock().is_empty(), "idle addresses are forgotten");
     }
 

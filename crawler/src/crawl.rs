@@ -101,6 +101,21 @@ pub struct Outcome {
 /// set aside for if it was (see [`crawl`]).
 type Queued = (Duration, Target, Option<IpAddr>);
 
+/// An observation's place in its host's limit: given back to the crawl when dropped, which the
+/// observation does as soon as its listing is over (before the `DELETE` that ends a session) or,
+/// at the latest, when its task ends (even by a panic).
+pub(crate) struct HostSlot {
+    host: String,
+    back: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl Drop for HostSlot {
+    fn drop(&mut self) {
+        // The crawl outlives its tasks; a send fails only when it has returned.
+        let _ = self.back.send(std::mem::take(&mut self.host));
+    }
+}
+
 /// How one observation task ended.
 enum Finished {
     Observed(Target, Box<Observation>, Option<Grant>),
@@ -156,6 +171,8 @@ pub async fn crawl(
         q.sort_by_key(|(e, ..)| *e);
     }
     let mut in_flight: HashMap<String, usize> = HashMap::new();
+    // Places in a host's limit come back through this channel ([`HostSlot`]).
+    let (slot_back, mut slots_back) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut tasks: JoinSet<(String, Option<IpAddr>, Finished)> = JoinSet::new();
     // The per-host limit again, per resolved address: many names for one address share it.
     let addresses = Arc::new(AddressGate::new(
@@ -195,6 +212,10 @@ pub async fn crawl(
                 break;
             };
             *in_flight.entry(host.clone()).or_default() += 1;
+            let slot = HostSlot {
+                host: host.clone(),
+                back: slot_back.clone(),
+            };
             let client = config.client.clone();
             let gate = addresses.clone();
             let stop = config.stop.clone();
@@ -220,16 +241,12 @@ pub async fn crawl(
                 // The observation runs in its own task so a panic (a bug of ours) becomes this
                 // target's failure instead of losing the target.
                 let inner = tokio::spawn(async move {
-                    mcp::observe_gated(
-                        &client,
-                        &url,
-                        &transport,
-                        &declared,
-                        hint,
-                        Some(&gate),
-                        Some(&stop),
-                    )
-                    .await
+                    let waits = mcp::Waits {
+                        gate: Some(&gate),
+                        stop: Some(&stop),
+                        slot: Some(slot),
+                    };
+                    mcp::observe_gated(&client, &url, &transport, &declared, hint, waits).await
                 });
                 let finished = match inner.await {
                     Ok(Gated::Done(observation, grant)) => {
@@ -253,7 +270,19 @@ pub async fn crawl(
             queues.clear();
             parked.clear();
         }
-        let Some(done) = tasks.join_next().await else {
+        let done = tokio::select! {
+            biased;
+            Some(host) = slots_back.recv() => {
+                // A place in a host's limit (and its address's) is free again.
+                if let Some(n) = in_flight.get_mut(&host) {
+                    *n = n.saturating_sub(1);
+                }
+                unpark(&mut parked, &mut queues, &mut returning, &addresses);
+                continue;
+            }
+            done = tasks.join_next() => done,
+        };
+        let Some(done) = done else {
             if parked.is_empty() {
                 break;
             }
@@ -263,9 +292,7 @@ pub async fn crawl(
         };
         match done {
             Ok((host, from, finished)) => {
-                if let Some(n) = in_flight.get_mut(&host) {
-                    *n = n.saturating_sub(1);
-                }
+                // The host's place came back through `slots_back` (the task's HostSlot).
                 if let Some(key) = from
                     && let Some(n) = returning.get_mut(&key)
                 {
@@ -406,10 +433,12 @@ mod tests {
             stop.cancel();
         })
         .await;
-        // Two were in flight (the per-host limit) when the first finished and set `stop`.
-        assert_eq!(observed, 2);
-        assert_eq!(abandoned, 8);
-        assert_eq!(fleet.requests().tools_list, 2);
+        // Two were in flight (the per-host limit) and, once their listings were over, two more
+        // started while the first two ended their sessions; the first to finish set `stop`. What
+        // was in flight finished, nothing else started, and every other target is abandoned.
+        assert!((2..=4).contains(&observed), "{observed}");
+        assert_eq!(abandoned, 10 - observed);
+        assert_eq!(fleet.requests().tools_list, observed as u64);
         fleet.shutdown(Duration::from_secs(1)).await;
     }
 

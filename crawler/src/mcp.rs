@@ -171,7 +171,16 @@ pub async fn observe_declared(
     declared_transport: &str,
     declared: &Declared,
 ) -> Observation {
-    match observe_gated(config, url, declared_transport, declared, None, None, None).await {
+    match observe_gated(
+        config,
+        url,
+        declared_transport,
+        declared,
+        None,
+        Waits::default(),
+    )
+    .await
+    {
         Gated::Done(obs, _) => *obs,
         Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
     }
@@ -187,10 +196,60 @@ pub async fn observe_with_hint(
     hint: Option<Transport>,
 ) -> Observation {
     let none = Declared::default();
-    match observe_gated(config, url, declared_transport, &none, hint, None, None).await {
+    match observe_gated(
+        config,
+        url,
+        declared_transport,
+        &none,
+        hint,
+        Waits::default(),
+    )
+    .await
+    {
         Gated::Done(obs, _) => *obs,
         // Without a gate nothing is ever busy, and without a stop token nothing is abandoned.
         Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
+    }
+}
+
+/// What an observation in a crawl waits on and holds: the crawl's per-address gate, its stop
+/// token, and its place in the host's limit (given back when dropped).
+#[derive(Default)]
+pub(crate) struct Waits<'a> {
+    /// The per-address limit ([`AddressGate::join`]).
+    pub gate: Option<&'a Arc<AddressGate>>,
+    /// Cancelled: give up waiting.
+    pub stop: Option<&'a CancellationToken>,
+    /// The observation's place in its host's limit, given back (dropped) once the listing is
+    /// over: before the `DELETE` that ends a session, or when the observation ends.
+    pub slot: Option<crate::crawl::HostSlot>,
+}
+
+/// A session to end after its listing: one `DELETE` with its `Mcp-Session-Id`.
+struct Closing {
+    client: reqwest::Client,
+    url: url::Url,
+    session_id: String,
+    protocol_version: Option<String>,
+}
+
+impl Closing {
+    /// Send the `DELETE`, bounded by [`limits::SESSION_CLOSE_TIMEOUT`], its body never read.
+    /// Best effort: its status is recorded (`Dialled::session_closed`), its failure ignored;
+    /// it counts in `Dialled::requests`.
+    async fn send(self, dialled: &mut Dialled) {
+        let mut request = self
+            .client
+            .request(Method::DELETE, self.url)
+            .header("Mcp-Session-Id", self.session_id)
+            .timeout(limits::SESSION_CLOSE_TIMEOUT);
+        if let Some(v) = &self.protocol_version {
+            request = request.header("MCP-Protocol-Version", v);
+        }
+        dialled.requests += 1;
+        if let Ok(response) = request.send().await {
+            dialled.session_closed = Some(response.status().as_u16());
+        }
     }
 }
 
@@ -224,10 +283,9 @@ pub(crate) async fn observe_gated(
     declared_transport: &str,
     declared: &Declared,
     hint: Option<Transport>,
-    gate: Option<&Arc<AddressGate>>,
-    stop: Option<&CancellationToken>,
+    waits: Waits<'_>,
 ) -> Gated {
-    match observe_dialled(config, url, declared_transport, declared, hint, gate, stop).await {
+    match observe_dialled(config, url, (declared_transport, declared), hint, waits).await {
         Gated::Done(mut obs, grant) => {
             if let Some(d) = obs.dialled_mut() {
                 d.declared = declared.clone();
@@ -245,19 +303,18 @@ pub(crate) async fn observe_gated(
     }
 }
 
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one private step of observe_gated"
-)]
 async fn observe_dialled(
     config: &ClientConfig,
     url: &str,
-    declared: &str,
-    headers: &Declared,
+    (declared, headers): (&str, &Declared),
     hint: Option<Transport>,
-    gate: Option<&Arc<AddressGate>>,
-    stop: Option<&CancellationToken>,
+    waits: Waits<'_>,
 ) -> Gated {
+    let Waits {
+        gate,
+        stop,
+        mut slot,
+    } = waits;
     let deadline = config.limits.deadline;
     let mut obs = Observation::remote();
     let checked = Instant::now();
@@ -323,6 +380,7 @@ async fn observe_dialled(
         // What the session reads is kept outside the run, so a run cut off by the deadline
         // still leaves the pages it had read.
         let mut listing = Listing::default();
+        let mut closing = None;
         let started = Instant::now();
         let observed = async {
             run(
@@ -330,7 +388,7 @@ async fn observe_dialled(
                 &pinned,
                 (declared, headers),
                 hint,
-                (&mut obs, &mut dialled),
+                (&mut obs, &mut dialled, &mut closing),
                 &mut listing,
                 &meter,
             )
@@ -346,12 +404,31 @@ async fn observe_dialled(
                 deadline.as_secs_f64()
             );
         }
+        let starved = meter.starved();
+        if let Some(c) = closing.take() {
+            // On the last run, the host's and the addresses' places are given back before the
+            // session is ended (when a closing permit is free at every address), so the
+            // `DELETE` does not hold up the next observation there.
+            let mut closer = None;
+            if (starved.is_none() || run_no >= RUNS)
+                && let Some(place) = _place.take()
+            {
+                match place.into_closer() {
+                    Ok(c) => {
+                        closer = Some(c);
+                        drop(slot.take());
+                    }
+                    Err(place) => _place = Some(place),
+                }
+            }
+            c.send(&mut dialled).await;
+            drop(closer);
+        }
         obs.via = Via::Remote(dialled);
         obs.initialize = listing.initialize;
         obs.protocol_version = listing.protocol_version;
         obs.pages = listing.pages;
         spent += started.elapsed();
-        let starved = meter.starved();
         let grant = meter.take_grant();
         match starved {
             Some(wanted) if run_no < RUNS => {
@@ -408,8 +485,8 @@ async fn run(
     // The transport the registry declares, and the headers it declares.
     (declared, headers): (&str, &Declared),
     hint: Option<Transport>,
-    // What the run fills: the observation's core and what dialling found.
-    (obs, dialled): (&mut Observation, &mut Dialled),
+    // What the run fills: the observation's core, what dialling found, and the session to end.
+    (obs, dialled, closing): (&mut Observation, &mut Dialled, &mut Option<Closing>),
     listing: &mut Listing,
     meter: &Arc<Meter>,
 ) {
@@ -459,8 +536,8 @@ async fn run(
                 let mut post = Post::new(&mut http, false);
                 let handshake = Handshake::Initialize(SESSION_VERSION);
                 let listed = session.list_tools(&mut post, handshake).await;
-                // Whatever the listing came to, a session it was issued ends now.
-                post.close().await;
+                // Whatever the listing came to, a session it was issued is to be ended.
+                *closing = post.closing();
                 listed
             }
             Transport::Sse => match open_sse(&mut http).await {
@@ -984,28 +1061,17 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
 }
 
 impl Post<'_, '_> {
-    /// End the session the handshake was issued, if any: the response being read is dropped,
-    /// then one `DELETE` with the session id, bounded by [`limits::SESSION_CLOSE_TIMEOUT`], its
-    /// body never read. Best effort: its status is recorded (`Dialled::session_closed`), its
-    /// failure ignored.
-    async fn close(&mut self) {
+    /// Done with the session: the response being read is dropped, and the session the
+    /// handshake was issued, if any, is handed back to be ended ([`Closing::send`]).
+    fn closing(&mut self) -> Option<Closing> {
         self.pending = Pending::Done;
-        let Some(id) = self.extra.session_id.take() else {
-            return;
-        };
-        let mut request = self
-            .http
-            .client
-            .request(Method::DELETE, self.url.clone())
-            .header("Mcp-Session-Id", id)
-            .timeout(limits::SESSION_CLOSE_TIMEOUT);
-        if let Some(v) = &self.extra.protocol_version {
-            request = request.header("MCP-Protocol-Version", v);
-        }
-        self.http.dialled.requests += 1;
-        if let Ok(response) = request.send().await {
-            self.http.dialled.session_closed = Some(response.status().as_u16());
-        }
+        let session_id = self.extra.session_id.take()?;
+        Some(Closing {
+            client: self.http.client.clone(),
+            url: self.url.clone(),
+            session_id,
+            protocol_version: self.extra.protocol_version.clone(),
+        })
     }
 
     /// The next event with data on an SSE response, as messages.

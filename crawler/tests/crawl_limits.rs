@@ -63,6 +63,9 @@ async fn many_names_for_one_address_share_the_per_host_limit() {
         "{max} requests at once at one address (limit {})",
         config.per_host
     );
+    // Sessions are ended after an observation gives back its place, at most `per_host` at once.
+    let closing = server.stats.max_closing_in_flight.load(Ordering::SeqCst);
+    assert!(closing <= config.per_host, "{closing} DELETEs at once");
     assert_eq!(
         server.stats.tools_list.load(Ordering::SeqCst),
         NAMES,
@@ -275,6 +278,8 @@ async fn names_waiting_on_one_address_do_not_take_every_slot() {
         max <= config.per_host,
         "{max} at once at the shared address"
     );
+    let closing = shared.stats.max_closing_in_flight.load(Ordering::SeqCst);
+    assert!(closing <= config.per_host, "{closing} DELETEs at once");
 }
 
 /// Six names on one address whose server answers slowly, and the stop token cancelled once it has

@@ -170,20 +170,18 @@ async fn a_header_declared_remote_that_refuses_is_auth_required_with_its_authori
     assert_eq!(obs.dialled().unwrap().requests, 2);
 }
 
+/// What the metadata fetch of an `auth-required` observation found.
+fn metadata_of(obs: &Observation) -> toolmark_crawler::observe::ProtectedResource {
+    let auth = obs.dialled().unwrap().auth.as_ref().expect("a challenge");
+    auth.protected_resource.clone().expect("a fetch was tried")
+}
+
 #[tokio::test]
 async fn endless_protected_resource_metadata_costs_its_byte_limit() {
     let server = Hostile::start(Behaviour::MetadataBomb).await;
     let obs = mcp::observe(&lax(), &server.url(), "streamable-http").await;
     assert_eq!(obs.status, Status::AuthRequired);
-    let found = obs
-        .dialled()
-        .unwrap()
-        .auth
-        .as_ref()
-        .unwrap()
-        .protected_resource
-        .clone();
-    let found = found.expect("a fetch was tried");
+    let found = metadata_of(&obs);
     assert_eq!(found.http_status, Some(200));
     let limit = toolmark_crawler::limits::MAX_RESOURCE_METADATA_BYTES;
     assert_eq!(
@@ -198,17 +196,49 @@ async fn protected_resource_metadata_goes_through_the_guard() {
     let server = Hostile::start(Behaviour::MetadataUserinfo).await;
     let obs = mcp::observe(&lax(), &server.url(), "streamable-http").await;
     assert_eq!(obs.status, Status::AuthRequired);
-    let found = obs
+    let found = metadata_of(&obs);
+    assert_eq!(found.error.as_deref(), Some("url carries userinfo"));
+    assert_eq!(found.http_status, None);
+    // Only the refused POST reached the server: the metadata URL was never dialled.
+    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn keyed_fleet_endpoints_refuse_with_metadata_and_never_see_a_credential() {
+    let fleet = support::echo_fleet(2).await;
+    fleet.set_keyed(0, Some("https://auth.example.net".into()));
+    let urls = fleet.urls();
+    let targets: Vec<Target> = urls.iter().map(|u| declared_target(u, HEADERS)).collect();
+    let config = CrawlConfig {
+        client: lax(),
+        ..CrawlConfig::default()
+    };
+    let mut out = Vec::new();
+    crawl::crawl(&config, targets, |o| out.push(o)).await;
+    out.sort_by_key(|o| match &o.target.kind {
+        TargetKind::Remote { url, .. } => url.clone(),
+        TargetKind::Package { .. } => unreachable!(),
+    });
+    let observed: Vec<Observation> = out.into_iter().map(|o| o.observation.unwrap()).collect();
+    let keyed = observed
+        .iter()
+        .find(|o| o.status == Status::AuthRequired)
+        .expect("the keyed endpoint refuses");
+    let found = keyed
         .dialled()
         .unwrap()
         .auth
         .as_ref()
         .unwrap()
         .protected_resource
-        .clone();
-    let found = found.expect("a fetch was tried");
-    assert_eq!(found.error.as_deref(), Some("url carries userinfo"));
-    assert_eq!(found.http_status, None);
-    // Only the refused POST reached the server: the metadata URL was never dialled.
-    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+        .as_ref();
+    assert_eq!(
+        found.unwrap().authorization_servers,
+        ["https://auth.example.net"]
+    );
+    assert!(observed.iter().any(|o| o.status == Status::Ok));
+    let counts = fleet.requests();
+    assert_eq!((counts.metadata, counts.credentialed), (1, 0), "{counts:?}");
+    assert!(counts.refused >= 1);
+    fleet.shutdown(std::time::Duration::from_secs(1)).await;
 }

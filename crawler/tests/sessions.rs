@@ -1,4 +1,7 @@
 //! A session the crawler is issued ends with the listing: one `DELETE` per session, with its id.
+// The gateway is driven by hand once, with a plain client (clippy.toml keeps those out of
+// the libraries).
+#![allow(clippy::disallowed_methods)]
 
 mod support;
 
@@ -33,4 +36,69 @@ async fn the_delete_is_one_more_request() {
     // server/discover (refused), initialize, notifications/initialized, tools/list, DELETE.
     assert_eq!(obs.dialled().unwrap().requests, 5);
     fleet.shutdown(Duration::from_secs(1)).await;
+}
+
+/// The issue's case: behind `supergateway --stateful` every session is a server process. After
+/// a crawl of it, none is left (without the `DELETE` each observation left one for 30 minutes).
+#[tokio::test]
+async fn a_stateful_gateway_holds_no_session_after_a_crawl() {
+    let Some(dir) = support::mcp_servers() else {
+        return;
+    };
+    let gateway = support::Server::supergateway_stateful(&dir);
+    let url = format!("http://127.0.0.1:{}/mcp", gateway.port);
+    // The count sees a session's process: one opened by hand (and never ended) shows as one.
+    let opened = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    let by_hand = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    drop(opened);
+    assert_eq!(wait_for_children(gateway.pid(), 1).await, 1);
+    reqwest::Client::new()
+        .delete(&url)
+        .header("mcp-session-id", by_hand)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wait_for_children(gateway.pid(), 0).await, 0);
+
+    for _ in 0..2 {
+        let obs = mcp::observe(&lax(), &url, "streamable-http").await;
+        assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+        assert_eq!(
+            obs.tool_set().unwrap().tools.len(),
+            9,
+            "server-memory's tools"
+        );
+        let dialled = obs.dialled().unwrap();
+        assert!(dialled.session);
+        assert_eq!(dialled.session_closed, Some(200));
+    }
+    assert_eq!(
+        wait_for_children(gateway.pid(), 0).await,
+        0,
+        "a session's server process is still running"
+    );
+}
+
+/// The number of `pid`'s child processes once it is `want`, or after 5 s (the gateway starts
+/// and ends a session's process a moment after the request).
+async fn wait_for_children(pid: u32, want: usize) -> usize {
+    let mut n = support::children_of(pid);
+    for _ in 0..100 {
+        if n == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        n = support::children_of(pid);
+    }
+    n
 }

@@ -15,10 +15,14 @@
 //!
 //! What it changes from the real data, so that it can run offline: every dialable remote's URL
 //! points at its stand-in (`http://127.1.x.y:PORT/mcp/0`, transport streamable HTTP), and the
-//! crawl allows loopback addresses and uses no DNS. Remotes that need headers stay as listed
-//! (the crawl logs them as `header-required`, as it would the real ones); packages are listed
-//! as awaiting the sandbox. The day-two tool-set edits ([`world::EDITS`]) are made up (listed
-//! in docs/operations.md); the registry's day-two changes are real.
+//! crawl allows loopback addresses and uses no DNS. Remotes keep their declared headers, so the
+//! crawler dials them as it dials the real ones (anonymously, withholding secrets); the
+//! stand-ins of remotes that ask for a key ([`world::Day::keyed`]) refuse with 401 and
+//! protected-resource metadata naming an authorization server (the real remote's origin: made
+//! up). Packages are listed as awaiting the sandbox. The day-two tool-set edits
+//! ([`world::EDITS`]) and the one swapped authorization server
+//! ([`world::SWAPPED_AUTHORIZATION_SERVER`]) are made up (listed in docs/operations.md); the
+//! registry's day-two changes are real.
 //!
 //! What it never does: install signal handlers or print to the terminal (the binary hands it a
 //! [`Stop`] and prints the [`Event`]s it reports), spawn a process itself (the sandbox crate
@@ -214,6 +218,13 @@ pub async fn run(
     })?;
     let fleet_urls: BTreeMap<String, String> =
         originals.iter().cloned().zip(fleet.urls()).collect();
+    // The remotes that ask for a key refuse without one, naming an authorization server.
+    let keyed: BTreeSet<String> = days.iter().flat_map(Day::keyed).collect();
+    for (i, original) in originals.iter().enumerate() {
+        if keyed.contains(original) {
+            fleet.set_keyed(i, Some(world::authorization_server(original)));
+        }
+    }
 
     // The real server-everything, when installed.
     let servers_dir = options.mcp_servers.clone().or_else(|| {
@@ -332,6 +343,7 @@ pub async fn run(
         // Only a stand-in observed on day one can show a change on day two.
         let day_one: BTreeSet<String> = days[0].dialable(|_| true).into_iter().collect();
         let mut edits = 0;
+        let mut swapped = false;
         for (i, original) in originals.iter().enumerate() {
             let set = i % sets.len();
             let mut entry = json!({
@@ -339,6 +351,24 @@ pub async fn run(
                 "url": fleet_urls[original],
                 "day1": TOOL_SETS[set].0,
             });
+            if keyed.contains(original) {
+                // A keyed stand-in serves no tools to the crawler: it refuses. One of those
+                // seen on day one swaps its authorization server on day two.
+                let first = world::authorization_server(original);
+                entry = json!({
+                    "originalUrl": original,
+                    "url": fleet_urls[original],
+                    "keyed": true,
+                    "day1AuthorizationServer": first,
+                });
+                if !swapped && day_one.contains(original) {
+                    swapped = true;
+                    fleet.set_keyed(i, Some(world::SWAPPED_AUTHORIZATION_SERVER.to_owned()));
+                    entry["day2AuthorizationServer"] = json!(world::SWAPPED_AUTHORIZATION_SERVER);
+                }
+                manifest.push(entry);
+                continue;
+            }
             let changes = urls_of_new_versions.contains(original)
                 || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2;
             if changes && day_one.contains(original) {

@@ -2,7 +2,7 @@
 //! tool sets the stand-ins serve, the made-up day-two edits, and the rewriting of every dialable
 //! remote to its stand-in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -231,8 +231,20 @@ impl Day {
         })
     }
 
-    /// The URLs the crawler would dial (by its own rules: https, no required header, no
-    /// template), for the servers `pick` selects.
+    /// The dialable URLs whose remote asks a client for a key (a header that is required or
+    /// whose value is a template): their stand-ins refuse anonymous clients, as the hosted
+    /// servers behind most of them (smithery's) do.
+    pub fn keyed(&self) -> BTreeSet<String> {
+        self.latest
+            .iter()
+            .flat_map(|r| &r.remotes)
+            .filter(|r| r.headers.iter().any(|h| h.is_needed()))
+            .map(|r| r.url.clone())
+            .collect()
+    }
+
+    /// The URLs the crawler would dial (by its own rules: https, no template without a value,
+    /// no required header it may not send), for the servers `pick` selects.
     pub fn dialable(&self, pick: impl Fn(&Record) -> bool) -> Vec<String> {
         self.latest
             .iter()
@@ -245,6 +257,22 @@ impl Day {
             })
             .collect()
     }
+}
+
+/// The authorization server a keyed stand-in's protected-resource metadata names on day two when
+/// it is the one whose server is swapped (made up, like the tool-set edits).
+pub const SWAPPED_AUTHORIZATION_SERVER: &str = "https://accounts.example.net";
+
+/// The authorization server a keyed stand-in names: the origin of the real remote it stands in
+/// for (made up: the real servers' metadata is not bundled).
+pub fn authorization_server(original: &str) -> String {
+    let host = original
+        .split_once("://")
+        .map_or(original, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
+    format!("https://{host}")
 }
 
 /// Point every remote of `items` the crawler would dial at its stand-in.

@@ -267,15 +267,17 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
     };
     tx.prepare_cached(
         "INSERT INTO targets (id, server, target, kind, declared_transport, package_version,
-             skip_reason, skip_detail, first_listed, last_listed, delisted_at, endpoint_key)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10)
+             skip_reason, skip_detail, first_listed, last_listed, delisted_at, endpoint_key,
+             withheld_headers)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10, ?11)
          ON CONFLICT (id) DO UPDATE SET server = excluded.server, target = excluded.target,
              kind = excluded.kind, declared_transport = excluded.declared_transport,
              package_version = excluded.package_version, skip_reason = excluded.skip_reason,
              skip_detail = excluded.skip_detail,
              first_listed = coalesce(targets.first_listed, excluded.first_listed),
              last_listed = excluded.last_listed, delisted_at = NULL,
-             endpoint_key = excluded.endpoint_key",
+             endpoint_key = excluded.endpoint_key,
+             withheld_headers = excluded.withheld_headers",
     )?
     .execute(params![
         id,
@@ -288,8 +290,22 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
         target.skip.as_ref().and_then(skip_detail),
         listed,
         crate::index::endpoint_key(&target_string(&target.kind)),
+        withheld_headers(&target.kind)?,
     ])?;
     Ok(id)
+}
+
+/// The `withheld_headers` column of a target: the names of the declared headers a remote is
+/// dialled without, as a JSON array; `NULL` when there are none (and for packages).
+fn withheld_headers(kind: &TargetKind) -> Result<Option<String>, IndexError> {
+    let TargetKind::Remote { declared, .. } = kind else {
+        return Ok(None);
+    };
+    if declared.withheld.is_empty() {
+        return Ok(None);
+    }
+    let names: Vec<&str> = declared.withheld.iter().map(|w| w.name.as_str()).collect();
+    Ok(Some(serde_json::to_string(&names)?))
 }
 
 fn upsert_server(tx: &Transaction, r: &Record, listed: &str) -> Result<(), IndexError> {

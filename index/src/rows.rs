@@ -101,6 +101,10 @@ pub struct TargetRow {
     pub current_raw: Option<String>,
     /// Its tool count.
     pub current_tools: Option<u64>,
+    /// The headers its registry entry declares that the crawler does not send (secrets,
+    /// templates, values the user supplies; `registry::Declared::withheld`): a client that
+    /// sends them may be served more or other tools than toolmark observed.
+    pub withheld_headers: Vec<String>,
 }
 
 /// One observation (one log entry).
@@ -246,7 +250,7 @@ pub(crate) fn server_row(r: &Row) -> rusqlite::Result<ServerRow> {
 pub(crate) const TARGET_COLS: &str = "id, server, target, kind, declared_transport, package_version, \
     skip_reason, skip_detail, first_listed, last_listed, delisted_at, last_status, last_detail, \
     last_entry, last_observed_at, last_ok_entry, current_full, current_mtl1, current_raw, \
-    current_tools";
+    current_tools, withheld_headers";
 
 pub(crate) fn target_row(r: &Row) -> rusqlite::Result<TargetRow> {
     Ok(TargetRow {
@@ -270,6 +274,12 @@ pub(crate) fn target_row(r: &Row) -> rusqlite::Result<TargetRow> {
         current_mtl1: r.get(17)?,
         current_raw: r.get(18)?,
         current_tools: unsigned(r, 19)?,
+        withheld_headers: match r.get::<_, Option<String>>(20)? {
+            None => Vec::new(),
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(20, rusqlite::types::Type::Text, e.into())
+            })?,
+        },
     })
 }
 

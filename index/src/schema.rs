@@ -12,7 +12,8 @@
 //!   `last_listed`, `delisted_at`.
 //! * `targets`: every remote and package of every server, keyed by the log's subject id
 //!   (`Subject::id()`): what it is (`target` = URL or `npm:<name>`/`pypi:<name>`, `kind`
-//!   `remote|package`, `declared_transport`, `package_version`, `skip_reason`, `skip_detail`),
+//!   `remote|package`, `declared_transport`, `package_version`, `skip_reason`, `skip_detail`,
+//!   `withheld_headers`: a JSON array of the declared headers a remote is dialled without),
 //!   listing dates, the newest entry (`last_status`, `last_detail`, `last_entry`,
 //!   `last_observed_at`) and the newest complete tool set (`last_ok_entry`, `current_full`,
 //!   `current_mtl1`, `current_raw`, `current_tools`), and the authorization servers its newest
@@ -132,7 +133,8 @@ CREATE TABLE IF NOT EXISTS targets (
     current_tools INTEGER,
     endpoint_key TEXT,
     current_auth TEXT,
-    current_auth_entry INTEGER
+    current_auth_entry INTEGER,
+    withheld_headers TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS targets_server ON targets (server);
 CREATE INDEX IF NOT EXISTS targets_endpoint_key ON targets (endpoint_key);

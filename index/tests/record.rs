@@ -1120,3 +1120,34 @@ fn a_swapped_authorization_server_is_a_dangerous_authorization_change() {
     env.index.rebuild(&env.log, &env.blobs).unwrap();
     assert_eq!(env.index.changes(0, 100, None, None).unwrap(), before);
 }
+
+#[test]
+fn a_target_row_names_the_declared_headers_it_is_dialled_without() {
+    let mut env = Env::new("withheld");
+    let recs = records(json!([
+        {"name": "io.example/keyed", "version": "1.0.0",
+         "remotes": [{"type": "streamable-http", "url": BETA,
+                      "headers": [{"name": "Authorization", "value": "Bearer {key}", "isSecret": true},
+                                  {"name": "X-Tenant", "isRequired": true},
+                                  {"name": "X-Client", "value": "toolmark"}]}]},
+        {"name": "io.example/alpha", "version": "1.0.0",
+         "remotes": [{"type": "streamable-http", "url": ALPHA}]}
+    ]));
+    env.run(&day_str(0, 0), &recs, &[], |url| match url {
+        BETA => Some(auth_required(day(0, 11))),
+        _ => Some(ok(day(0, 10), vec![corpus_page(FILESYSTEM)])),
+    });
+    let keyed = env
+        .index
+        .target(&id("io.example/keyed", BETA))
+        .unwrap()
+        .unwrap();
+    // The literal X-Client is sent; the secret and the user's value are not.
+    assert_eq!(keyed.withheld_headers, ["Authorization", "X-Tenant"]);
+    let plain = env
+        .index
+        .target(&id("io.example/alpha", ALPHA))
+        .unwrap()
+        .unwrap();
+    assert!(plain.withheld_headers.is_empty());
+}

@@ -47,7 +47,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -97,6 +97,12 @@ pub struct RequestCounts {
     pub tools_list: u64,
     /// Sessions ended by the client (`DELETE` with the session's id).
     pub closed: u64,
+    /// POSTs to a keyed endpoint ([`Fleet::set_keyed`]) refused with 401 and a challenge.
+    pub refused: u64,
+    /// `GET`s of a keyed endpoint's protected-resource metadata answered.
+    pub metadata: u64,
+    /// Requests of any kind that carried an `Authorization` header (a crawler must send none).
+    pub credentialed: u64,
     /// Everything else (other methods, bad sessions, bad bodies, GET, DELETE without a session,
     /// unknown paths).
     pub other: u64,
@@ -113,6 +119,9 @@ struct Counters {
     tools_list: AtomicU64,
     other: AtomicU64,
     closed: AtomicU64,
+    refused: AtomicU64,
+    metadata: AtomicU64,
+    credentialed: AtomicU64,
     sessions: AtomicU64,
     /// Nanoseconds since `started` of the first request, plus one (0: none yet).
     first_ns: AtomicU64,
@@ -130,6 +139,9 @@ impl Counters {
             tools_list: AtomicU64::new(0),
             other: AtomicU64::new(0),
             closed: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            metadata: AtomicU64::new(0),
+            credentialed: AtomicU64::new(0),
             sessions: AtomicU64::new(0),
             first_ns: AtomicU64::new(0),
             last_ns: AtomicU64::new(0),
@@ -162,6 +174,10 @@ struct HostState {
     tool_sets: Arc<Vec<Bytes>>,
     /// Tool sets set later by [`Fleet::set_tool_set`], by fleet-wide endpoint number.
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
+    /// Keyed endpoints ([`Fleet::set_keyed`]) and the authorization server each names.
+    keyed: Arc<RwLock<HashMap<usize, String>>>,
+    /// This host's address (for the metadata URLs its challenges name).
+    addr: SocketAddr,
     counters: Arc<Counters>,
 }
 
@@ -172,6 +188,7 @@ pub struct Fleet {
     addrs: Vec<SocketAddr>,
     latencies: Vec<Duration>,
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
+    keyed: Arc<RwLock<HashMap<usize, String>>>,
     counters: Arc<Counters>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
@@ -258,6 +275,7 @@ impl Fleet {
         );
         let counters = Arc::new(Counters::new());
         let overrides = Arc::new(RwLock::new(HashMap::new()));
+        let keyed = Arc::new(RwLock::new(HashMap::new()));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
         let mut addrs = Vec::with_capacity(spec.hosts);
@@ -282,10 +300,16 @@ impl Fleet {
                 latencies: latencies[first..first + spec.endpoints_per_host].to_vec(),
                 tool_sets: tool_sets.clone(),
                 overrides: overrides.clone(),
+                keyed: keyed.clone(),
+                addr,
                 counters: counters.clone(),
             });
             let app = Router::new()
                 .route("/mcp/{k}", post(mcp).get(no_stream).delete(end_session))
+                .route(
+                    "/.well-known/oauth-protected-resource/mcp/{k}",
+                    get(metadata),
+                )
                 .fallback(not_found)
                 .with_state(state);
             let mut stopped = stopped.clone();
@@ -302,6 +326,7 @@ impl Fleet {
             addrs,
             latencies,
             overrides,
+            keyed,
             counters,
             stop,
             tasks,
@@ -401,6 +426,25 @@ impl Fleet {
         }
     }
 
+    /// From now on endpoint `endpoint` wants a key (`Some(authorization server)`): every POST
+    /// is refused with 401 and `WWW-Authenticate: Bearer resource_metadata=…`, and its
+    /// protected-resource metadata (RFC 9728) names that authorization server; `None` serves it
+    /// openly again. No key is ever accepted: a request with `Authorization` is refused too,
+    /// and counted in [`RequestCounts::credentialed`].
+    pub fn set_keyed(&self, endpoint: usize, authorization_server: Option<String>) {
+        if endpoint >= self.addrs.len() * self.per_host {
+            return;
+        }
+        let mut keyed = self
+            .keyed
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match authorization_server {
+            Some(a) => keyed.insert(endpoint, a),
+            None => keyed.remove(&endpoint),
+        };
+    }
+
     /// Requests answered so far.
     pub fn requests(&self) -> RequestCounts {
         let c = &self.counters;
@@ -410,6 +454,9 @@ impl Fleet {
             initialized: c.initialized.load(Ordering::Relaxed),
             tools_list: c.tools_list.load(Ordering::Relaxed),
             closed: c.closed.load(Ordering::Relaxed),
+            refused: c.refused.load(Ordering::Relaxed),
+            metadata: c.metadata.load(Ordering::Relaxed),
+            credentialed: c.credentialed.load(Ordering::Relaxed),
             other: c.other.load(Ordering::Relaxed),
             first_at: match c.first_ns.load(Ordering::Relaxed) {
                 0 => None,
@@ -768,6 +815,42 @@ async fn end_session(
     response
 }
 
+impl HostState {
+    /// The authorization server endpoint `index` (fleet-wide) is keyed to, if it is.
+    fn keyed_by(&self, index: usize) -> Option<String> {
+        self.keyed
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&index)
+            .cloned()
+    }
+}
+
+/// `GET /.well-known/oauth-protected-resource/mcp/{k}`: a keyed endpoint's protected-resource
+/// metadata; 404 for an endpoint that is not keyed.
+async fn metadata(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String>) -> Response {
+    host.counters.arrived();
+    let keyed = k
+        .parse::<usize>()
+        .ok()
+        .filter(|k| *k < host.latencies.len())
+        .and_then(|k| host.keyed_by(host.first + k).map(|a| (k, a)));
+    let Some((k, authorization_server)) = keyed else {
+        host.counters.other.fetch_add(1, Ordering::Relaxed);
+        return not_found().await;
+    };
+    host.counters.metadata.fetch_add(1, Ordering::Relaxed);
+    let body = json!({
+        "resource": format!("http://{}/mcp/{k}", host.addr),
+        "authorization_servers": [authorization_server],
+        "scopes_supported": ["mcp"],
+        "bearer_methods_supported": ["header"],
+    });
+    let r = json_response(StatusCode::OK, body.to_string());
+    host.counters.answered();
+    r
+}
+
 async fn no_stream(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String>) -> Response {
     host.counters.arrived();
     host.counters.other.fetch_add(1, Ordering::Relaxed);
@@ -793,6 +876,9 @@ async fn mcp(
     body: Bytes,
 ) -> Response {
     host.counters.arrived();
+    if headers.contains_key(header::AUTHORIZATION) {
+        host.counters.credentialed.fetch_add(1, Ordering::Relaxed);
+    }
     let counters = host.counters.clone();
     let response = answer(host, k, headers, body).await;
     counters.answered();
@@ -816,6 +902,21 @@ async fn answer(
     tokio::time::sleep(latency).await;
     let index = host.first + k;
     let counters = &host.counters;
+    if host.keyed_by(index).is_some() {
+        counters.refused.fetch_add(1, Ordering::Relaxed);
+        let challenge = format!(
+            r#"Bearer error="invalid_token", resource_metadata="http://{}/.well-known/oauth-protected-resource/mcp/{k}""#,
+            host.addr
+        );
+        let mut r = json_response(
+            StatusCode::UNAUTHORIZED,
+            r#"{"error":"invalid_token","error_description":"Authentication required"}"#.to_owned(),
+        );
+        if let Ok(v) = HeaderValue::from_str(&challenge) {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        return r;
+    }
     let other = || {
         counters.other.fetch_add(1, Ordering::Relaxed);
     };

@@ -45,19 +45,15 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
             @for (i, a) in s.iter().enumerate() { @if i > 0 { ", " } code { (a) } }
         }
     };
-    if let Some(a) = &c.authorization {
-        let body = html! {
-            h1 {
-                "Change " (r.id) " "
-                span class={ "class-banner class-" (cls) } id="change-class" data-class=(cls) { (cls) }
-            }
-            p class="lead" {
-                a href={ "/s/" (r.target_id) } { (r.server) } " "
-                span class="endpoint" { (r.endpoint) } ", observed " (time(Some(&r.observed_at))) "."
-            }
+    let entries = fact(
+        "Entries",
+        html! { (entry_link(r.old_entry)) " → " (entry_link(r.new_entry)) " (inclusion proofs)" },
+    );
+    let what = match &c.authorization {
+        Some(a) => html! {
             dl class="facts" {
                 (fact("Authorization servers", html! { (servers(&a.old)) " → " (servers(&a.new)) }))
-                (fact("Entries", html! { (entry_link(r.old_entry)) " → " (entry_link(r.new_entry)) " (inclusion proofs)" }))
+                (entries)
             }
             p {
                 "The protected-resource metadata (RFC 9728) this remote serves to anonymous clients "
@@ -65,17 +61,30 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
                 "token for this server. A change of authorization servers is always recorded as "
                 strong { "dangerous" } "."
             }
-        };
-        return Ok(render(
-            StatusCode::OK,
-            Page {
-                title: format!("Change {} ({cls})", r.id),
-                nav: Nav::Changes,
-                scripts: &[],
-                body,
-            },
-        ));
-    }
+        },
+        None => html! {
+            dl class="facts" {
+                (fact("Tools", counts(&c)))
+                (entries)
+                (fact("Full digest", html! { (digest(Some(&r.old_full))) " → " (digest(Some(&r.new_full))) }))
+                (fact("MTL/1 digest", html! { (digest(r.old_mtl1.as_deref())) " → " (digest(r.new_mtl1.as_deref())) }))
+            }
+            section aria-labelledby="signals-h" {
+                h2 id="signals-h" { "Classification" }
+                @match &c.analysis {
+                    None => p {
+                        "No classification was stored (one of the two documents is not stored); the change is recorded as "
+                        strong { "unsure" } "."
+                    },
+                    Some(a) => (signals(&a.classification)),
+                }
+            }
+            section aria-labelledby="diff-h" {
+                h2 id="diff-h" { "Diff" }
+                (diff)
+            }
+        },
+    };
     let body = html! {
         h1 {
             "Change " (r.id) " "
@@ -85,26 +94,7 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
             a href={ "/s/" (r.target_id) } { (r.server) } " "
             span class="endpoint" { (r.endpoint) } ", observed " (time(Some(&r.observed_at))) "."
         }
-        dl class="facts" {
-            (fact("Tools", counts(&c)))
-            (fact("Entries", html! { (entry_link(r.old_entry)) " → " (entry_link(r.new_entry)) " (inclusion proofs)" }))
-            (fact("Full digest", html! { (digest(Some(&r.old_full))) " → " (digest(Some(&r.new_full))) }))
-            (fact("MTL/1 digest", html! { (digest(r.old_mtl1.as_deref())) " → " (digest(r.new_mtl1.as_deref())) }))
-        }
-        section aria-labelledby="signals-h" {
-            h2 id="signals-h" { "Classification" }
-            @match &c.analysis {
-                None => p {
-                    "No classification was stored (one of the two documents is not stored); the change is recorded as "
-                    strong { "unsure" } "."
-                },
-                Some(a) => (signals(&a.classification)),
-            }
-        }
-        section aria-labelledby="diff-h" {
-            h2 id="diff-h" { "Diff" }
-            (diff)
-        }
+        (what)
     };
     Ok(render(
         StatusCode::OK,

@@ -110,6 +110,16 @@ fn summary(t: &TargetRow, server: Option<&toolmark_index::index::ServerRow>) -> 
                 @if let Some(detail) = t.last_detail.as_deref().filter(|d| !d.is_empty()) {
                     (fact("Last detail", html! { (detail) }))
                 }
+                @if !t.withheld_headers.is_empty() && t.skip_reason.is_none() {
+                    (fact("Dialled without", html! {
+                        "the declared header(s) "
+                        @for (i, h) in t.withheld_headers.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            code { (h) }
+                        }
+                        " (secrets and values only a user can supply are never sent): a client that sends them may be served more or other tools"
+                    }))
+                }
                 @if let Some(reason) = &t.skip_reason {
                     (fact("Not dialled", html! {
                         (reason)

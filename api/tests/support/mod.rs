@@ -75,7 +75,10 @@ pub fn populated(tag: &str) -> Populated {
         {
             "name": "io.example/keyed", "description": "needs a key", "version": "1.0.0",
             "remotes": [{"type": "streamable-http", "url": KEYED_URL,
-                         "headers": [{"name": "Authorization", "isRequired": true, "isSecret": true}]}],
+                         // A required fixed `Host` toolmark may not send: the one remote that stays
+                         // `header-required` (a secret header alone is dialled without it).
+                         "headers": [{"name": "Host", "value": "tenant.internal", "isRequired": true},
+                                     {"name": "Authorization", "isRequired": true, "isSecret": true}]}],
         },
     ]));
     for d in 0..2u64 {

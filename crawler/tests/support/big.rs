@@ -33,8 +33,13 @@ pub struct Spec {
 pub struct Stats {
     pub requests: AtomicUsize,
     pub tools_list: AtomicUsize,
+    /// MCP requests (POSTs, GETs) in flight.
     pub in_flight: AtomicUsize,
     pub max_in_flight: AtomicUsize,
+    /// `DELETE`s (sessions being ended) in flight, counted apart: the crawler sends them after
+    /// giving back the observation's place.
+    pub closing_in_flight: AtomicUsize,
+    pub max_closing_in_flight: AtomicUsize,
 }
 
 /// A running big server.
@@ -98,12 +103,17 @@ impl Big {
 async fn serve(mut socket: TcpStream, spec: Spec, stats: Arc<Stats>) -> std::io::Result<()> {
     while let Some(req) = read_request(&mut socket).await? {
         stats.requests.fetch_add(1, Ordering::SeqCst);
-        let now = stats.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        stats.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let (gauge, max) = if req.method == "DELETE" {
+            (&stats.closing_in_flight, &stats.max_closing_in_flight)
+        } else {
+            (&stats.in_flight, &stats.max_in_flight)
+        };
+        let now = gauge.fetch_add(1, Ordering::SeqCst) + 1;
+        max.fetch_max(now, Ordering::SeqCst);
         if !spec.delay.is_zero() {
             tokio::time::sleep(spec.delay).await;
         }
-        let done = answer(&mut socket, &req, spec, &stats).await;
+        let done = answer(&mut socket, &req, spec, (&stats, gauge)).await;
         done?;
     }
     Ok(())
@@ -116,7 +126,7 @@ async fn answer(
     socket: &mut TcpStream,
     req: &super::hostile::Request,
     spec: Spec,
-    stats: &Stats,
+    (stats, gauge): (&Stats, &AtomicUsize),
 ) -> std::io::Result<()> {
     let id = &req.rpc_id;
     let whole = if req.method == "GET" {
@@ -148,7 +158,7 @@ async fn answer(
             _ => head("202 Accepted", &[("Content-Length", "0".into())]),
         }
     };
-    stats.in_flight.fetch_sub(1, Ordering::SeqCst);
+    gauge.fetch_sub(1, Ordering::SeqCst);
     socket.write_all(&whole).await
 }
 

@@ -147,6 +147,46 @@ pub fn sdk_server(dir: &Path, mode: &str, forbid: &[&str], log: &Path) -> Server
     Server::start(c, port)
 }
 
+impl Server {
+    /// npm supergateway 4.0.0 in front of the stdio server-memory 2026.8.31, streamable HTTP
+    /// on `/mcp`, `--stateful`: one stdio child per session, until the session ends.
+    pub fn supergateway_stateful(dir: &Path) -> Server {
+        let port = free_port();
+        let d = dir.join("supergateway/node_modules");
+        let memory = d.join("@modelcontextprotocol/server-memory/dist/index.js");
+        let mut c = Command::new("node");
+        c.arg(d.join("supergateway/dist/index.js"))
+            .arg("--stdio")
+            .arg(format!("node {}", memory.display()))
+            .args(["--outputTransport", "streamableHttp", "--stateful"])
+            .args(["--port", &port.to_string()]);
+        Server::start(c, port)
+    }
+
+    /// The process id of the server.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// How many processes have `pid` as their parent (from `/proc`).
+pub fn children_of(pid: u32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // `pid (comm) state ppid …`: comm may hold spaces and parentheses.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|ppid| ppid.parse::<u32>().ok())
+                == Some(pid)
+        })
+        .count()
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
