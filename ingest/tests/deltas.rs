@@ -223,7 +223,7 @@ fn a_deleted_server_leaves_the_latest_set_by_a_delta_and_is_delisted_only_by_a_f
     );
 
     let day3 = w.crawl(&data, HarvestPolicy::Full);
-    assert_eq!(day3.report.delisted, [gone.clone()]);
+    assert_eq!(day3.report.delisted, std::slice::from_ref(&gone));
     assert!(index.server(&gone).unwrap().unwrap().delisted_at.is_some());
     assert_eq!(observed(&day3).len(), 4);
 }
