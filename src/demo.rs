@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
@@ -27,7 +27,6 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: DemoArgs) -> Result<()> {
-    let clock = Instant::now();
     let data = DemoData::prepare(args.data.as_deref())?;
     let options = DemoOptions {
         listen: args.listen,
@@ -42,12 +41,12 @@ pub fn run(args: DemoArgs) -> Result<()> {
         crate::serve_cli::terminated().await;
         on_signal.cancel();
     });
-    let print = |event: Event<'_>| print(&event, clock);
+    let print = |event: Event<'_>| print(&event);
     runtime.block_on(toolmark_demo::run(&options, data.path(), stop, &print))?;
     Ok(())
 }
 
-fn print(event: &Event<'_>, clock: Instant) {
+fn print(event: &Event<'_>) {
     match event {
         Event::Serving {
             base,
@@ -70,31 +69,68 @@ fn print(event: &Event<'_>, clock: Instant) {
         Event::StoppedDuringStartup => println!("toolmark demo: stopped during startup"),
         Event::Crawled(summary) => crate::crawl_cli::log_totals(summary),
         Event::Day {
-            number: 1,
-            date,
-            summary,
-            ..
-        } => println!(
-            "  day 1 ({date}) crawled in {:.1} s: {} targets, {} log entries",
-            clock.elapsed().as_secs_f64(),
-            summary.lines.len(),
-            summary.appended
-        ),
-        Event::Day {
             number,
             date,
             summary,
+            took,
             base,
         } => println!(
-            "  day {number} ({date}) crawled in {:.1} s: {} targets, {} log entries, {} tool-set changes: {base}/changes",
-            clock.elapsed().as_secs_f64(),
-            summary.lines.len(),
-            summary.appended,
-            summary.changes()
+            "{}",
+            day_line(
+                *number,
+                date,
+                *took,
+                (summary.lines.len(), summary.appended, summary.changes()),
+                base
+            )
         ),
         Event::Ready { base } => {
             println!("  ready: check a tool set at {base}/check, verify the log at {base}/log");
         }
         Event::StoppedEarly(e) => println!("  stopped before the crawls ended ({e})"),
+    }
+}
+
+/// The summary line of a day: `took` is that day's crawl alone (the event's own measure).
+/// `counts` are (targets, log entries, tool-set changes); day one's line leaves the changes out
+/// (there is nothing to change from yet).
+fn day_line(
+    number: usize,
+    date: &str,
+    took: Duration,
+    (targets, entries, changes): (usize, u64, usize),
+    base: &str,
+) -> String {
+    let head = format!(
+        "  day {number} ({date}) crawled in {:.1} s: {targets} targets, {entries} log entries",
+        took.as_secs_f64()
+    );
+    if number == 1 {
+        head
+    } else {
+        format!("{head}, {changes} tool-set changes: {base}/changes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_days_line_reports_that_days_crawl_time() {
+        let cases = [
+            (
+                (1, "2025-12-17", 4_240, (346, 612, 0)),
+                "  day 1 (2025-12-17) crawled in 4.2 s: 346 targets, 612 log entries",
+            ),
+            (
+                (2, "2025-12-18", 1_960, (348, 612, 43)),
+                "  day 2 (2025-12-18) crawled in 2.0 s: 348 targets, 612 log entries, 43 tool-set changes: http://x/changes",
+            ),
+        ];
+        for ((number, date, ms, counts), want) in cases {
+            let line = day_line(number, date, Duration::from_millis(ms), counts, "http://x");
+            assert_eq!(line, want);
+        }
     }
 }

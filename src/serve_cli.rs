@@ -20,7 +20,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub base_url: Option<String>,
     /// `/check` requests per minute per client address (0: no limit, e.g. when a reverse proxy
-    /// limits); bursts of half as many.
+    /// limits); a client's bucket holds 8⅓ minutes of it (500 at the default: one scan).
     #[arg(long, default_value_t = ApiOptions::default().check_rate)]
     pub check_rate: u32,
     /// `/sensitive` requests per minute per client address (0: no limit); bursts of a third

@@ -648,10 +648,11 @@ fn hostile_requests_get_json_errors_over_the_wire() {
         let (status, body) =
             exchange([127, 0, 8, 3], addr, &post("/api/v1/sensitive", twice)).await;
         assert!(status.contains(" 400 "), "{status} {body}");
-        // Burst of 3 for 6 a minute; the fourth is refused, naming the configured rate.
+        // A bucket of 50 for 6 a minute (8⅓ minutes of the rate); the 51st is refused, naming
+        // the configured rate.
         let check = format!(r#"{{"endpoint":"{}","tools":[]}}"#, "https://x.example/mcp");
         let mut last = (String::new(), String::new());
-        for _ in 0..4 {
+        for _ in 0..51 {
             last = exchange([127, 0, 8, 4], addr, &post("/api/v1/check", &check)).await;
         }
         assert!(last.0.contains(" 429 "), "{last:?}");

@@ -2,7 +2,7 @@
 //!
 //! Wire-compatible with HISTOR's request (`endpoint` | `package` | `name`, `tools` |
 //! `toolSetDigest`) and answer members (`match`, `target`, `observed`, `seenBefore`, `note`,
-//! `log`), with three differences a client can rely on (documented in `docs/api.md`):
+//! `log`), with four differences a client can rely on (documented in `docs/api.md`):
 //!
 //! 1. **Proof in the answer.** For `same` and `previously-observed` the answer carries the log
 //!    entry that backs it (`proof.entry`, its canonical JSON), its index and a
@@ -14,6 +14,10 @@
 //!    MTL/1 as HISTOR does, and `fullDigest` alone compares the full digest.
 //! 3. **Normalised endpoints.** Scheme and host case, the default port, trailing slashes,
 //!    query, fragment and userinfo do not matter (`toolmark_index::index::endpoint_key`).
+//! 4. **`name` narrows.** With an endpoint or package, the target must be the named server's
+//!    (else `not-listed`, and `note` says whose it is); alone, for a server with several
+//!    targets, the answer is about the one that observed the client's set, or about none of
+//!    them, with `note` listing them — never an arbitrary one.
 //!
 //! The whole answer is signed: Ed25519 over the RFC 8785 bytes of the answer without its
 //! `signature` member, with the key published at `/api/v1/issuer` (not the log key).
@@ -228,24 +232,156 @@ fn client_digests(q: &Query) -> Client {
     }
 }
 
-/// Find the target: by normalised endpoint or package, else by server name; a listed target
-/// first, and one of the named server when a name is also given.
-fn find_target(state: &AppState, q: &Query) -> Result<Option<TargetRow>, ApiError> {
+/// Most servers or targets a note names (the rest are counted): a note stays short enough for
+/// a scanner to show (WARDEN shows 400 characters).
+pub const MAX_NOTE_NAMES: usize = 5;
+
+/// Most targets of one server examined for a name-only question (a registry server lists a
+/// handful of remotes; the largest real ones about 30).
+pub const MAX_NAME_TARGETS: usize = 256;
+
+/// Why a question was matched to no target.
+enum NoTarget {
+    /// No target at this endpoint, package or name.
+    Unlisted,
+    /// The endpoint or package is listed, but only under other server names than `name`.
+    OtherName {
+        /// `endpoint` or `package`.
+        what: &'static str,
+        /// The name asked about.
+        name: String,
+        /// The servers that list it, sorted.
+        servers: Vec<String>,
+    },
+    /// A name-only question about a server with several targets, none of which toolmark
+    /// observed with the client's set (or there is no set to compare by): no one of them is
+    /// the one the client uses more than another.
+    Several {
+        /// The server name.
+        name: String,
+        /// How many targets it has.
+        count: usize,
+        /// Its targets, remotes first (at most [`MAX_NAME_TARGETS`]).
+        targets: Vec<TargetRow>,
+    },
+}
+
+/// The rank of a candidate target: listed first, then one with a tool set.
+fn rank(t: &TargetRow) -> (bool, bool) {
+    (t.delisted_at.is_some(), t.current_full.is_none())
+}
+
+/// Find the target: by normalised endpoint or package (of the named server when a name is
+/// also given), else by server name — and when that server has several targets, the one whose
+/// current set is the client's, else the one that observed it most recently; a listed target
+/// first.
+fn find_target(
+    state: &AppState,
+    q: &Query,
+    client: &Client,
+) -> Result<Result<TargetRow, NoTarget>, ApiError> {
     let index = state.index.get();
-    let candidates = match (&q.endpoint, &q.package, &q.name) {
-        (Some(e), _, _) => index.find_target_by_key(e)?,
-        (None, Some(p), _) => index.find_target_by_key(p)?,
-        (None, None, Some(n)) => index.targets_of(n)?,
-        (None, None, None) => Vec::new(),
+    let subject = q.endpoint.as_ref().or(q.package.as_ref());
+    if let Some(subject) = subject {
+        let candidates = index.find_target_by_key(subject)?;
+        let Some(name) = &q.name else {
+            return Ok(candidates
+                .into_iter()
+                .min_by_key(rank)
+                .ok_or(NoTarget::Unlisted));
+        };
+        if candidates.is_empty() {
+            return Ok(Err(NoTarget::Unlisted));
+        }
+        let mut servers: Vec<String> = candidates.iter().map(|t| t.server.clone()).collect();
+        return Ok(candidates
+            .into_iter()
+            .filter(|t| t.server == *name)
+            .min_by_key(rank)
+            .ok_or_else(|| {
+                servers.sort();
+                servers.dedup();
+                NoTarget::OtherName {
+                    what: if q.endpoint.is_some() {
+                        "endpoint"
+                    } else {
+                        "package"
+                    },
+                    name: name.clone(),
+                    servers,
+                }
+            }));
+    }
+    let Some(name) = &q.name else {
+        return Ok(Err(NoTarget::Unlisted));
     };
-    let rank = |t: &TargetRow| {
-        (
-            q.name.as_ref().is_some_and(|n| *n != t.server),
-            t.delisted_at.is_some(),
-            t.current_full.is_none(),
-        )
+    let mut candidates = index.targets_of(name)?;
+    let count = candidates.len();
+    candidates.truncate(MAX_NAME_TARGETS);
+    if count <= 1 {
+        return Ok(candidates.pop().ok_or(NoTarget::Unlisted));
+    }
+    let several = |targets| {
+        Ok(Err(NoTarget::Several {
+            name: name.clone(),
+            count,
+            targets,
+        }))
     };
-    Ok(candidates.into_iter().min_by_key(rank))
+    let Some(compared) = client.compared().map(Sri::to_string) else {
+        return several(candidates);
+    };
+    let current_is_the_clients = |t: &TargetRow| {
+        let current = match client.by {
+            ComparedBy::Full => &t.current_full,
+            ComparedBy::Mtl1 => &t.current_mtl1,
+        };
+        current.as_deref() == Some(compared.as_str())
+    };
+    if let Some(i) = (0..candidates.len())
+        .filter(|&i| current_is_the_clients(&candidates[i]))
+        .min_by_key(|&i| rank(&candidates[i]))
+    {
+        return Ok(Ok(candidates.swap_remove(i)));
+    }
+    // No current set is the client's: the target that observed it most recently, if any.
+    let mut newest: Option<(u64, usize)> = None;
+    for (i, t) in candidates.iter().enumerate() {
+        let entries = match client.by {
+            ComparedBy::Full => index.entries_with_full(&t.id, &compared)?,
+            ComparedBy::Mtl1 => index.entries_with_mtl1(&t.id, &compared)?,
+        };
+        if let Some(&last) = entries.last() {
+            if newest.is_none_or(|(n, _)| last > n) {
+                newest = Some((last, i));
+            }
+        }
+    }
+    match newest {
+        Some((_, i)) => Ok(Ok(candidates.swap_remove(i))),
+        None => several(candidates),
+    }
+}
+
+/// The first of `items` joined with ", ", at most [`MAX_NOTE_NAMES`] of them, and a count of
+/// the rest of `total`.
+fn bounded_list<'a>(items: impl Iterator<Item = &'a str>, total: usize) -> String {
+    let more = total.saturating_sub(MAX_NOTE_NAMES);
+    let mut out = items.take(MAX_NOTE_NAMES).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        out.push_str(&format!(", and {more} more"));
+    }
+    out
+}
+
+/// What `targets` are, in words: `remotes`, `packages`, or `remotes and packages`.
+fn kinds(targets: &[TargetRow]) -> &'static str {
+    let remotes = targets.iter().filter(|t| t.kind == "remote").count();
+    match (remotes, targets.len() - remotes) {
+        (_, 0) => "remotes",
+        (0, _) => "packages",
+        _ => "remotes and packages",
+    }
 }
 
 /// A log entry read from the log's bundles and decoded, with its canonical bytes.
@@ -295,6 +431,8 @@ struct Facts<'a> {
     sent_tools: bool,
     /// The target the question matched.
     target: Option<&'a Found<'a>>,
+    /// Why it matched none, when it did not.
+    no_target: &'a NoTarget,
     /// The entry of the target's latest successful observation, when it has one.
     current: Option<&'a Backing>,
     /// Entries of the target the index located with the compared digest (at most
@@ -328,10 +466,7 @@ impl<'a> Decision<'a> {
 /// The verdict and its reasons, from the facts alone (no I/O).
 fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
     let Some(found) = facts.target else {
-        return Decision::unproved(
-            Match::NotListed,
-            vec!["toolmark lists no server at this endpoint, package or name".into()],
-        );
+        return no_target(facts);
     };
     let t = found.row;
     let mut note = Vec::new();
@@ -421,6 +556,61 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
         }),
         backing: Some(last),
         note,
+    }
+}
+
+/// The verdict when the question matched no target ([`Facts::no_target`]).
+fn no_target<'a>(facts: &Facts<'a>) -> Decision<'a> {
+    match facts.no_target {
+        NoTarget::Unlisted => Decision::unproved(
+            Match::NotListed,
+            vec!["toolmark lists no server at this endpoint, package or name".into()],
+        ),
+        NoTarget::OtherName {
+            what,
+            name,
+            servers,
+        } => Decision::unproved(
+            Match::NotListed,
+            vec![format!(
+                "toolmark lists this {what} under {}, not under {name}",
+                bounded_list(servers.iter().map(String::as_str), servers.len())
+            )],
+        ),
+        NoTarget::Several {
+            name,
+            count,
+            targets,
+        } => {
+            let n = *count;
+            let endpoints = bounded_list(targets.iter().map(|t| t.target.as_str()), n);
+            let kinds = kinds(targets);
+            let ask = "ask with the endpoint (or package) you use to compare with one of them";
+            let (verdict, why) = if targets.iter().all(|t| t.current_full.is_none()) {
+                (
+                    Match::NotObserved,
+                    format!("{name} has {n} {kinds} and toolmark has read the tool set of none"),
+                )
+            } else if facts.client.compared().is_none() {
+                let what = if facts.sent_tools {
+                    (Match::Undigestible, "the tools sent could not be digested")
+                } else {
+                    (
+                        Match::NoDigest,
+                        "send tools, toolSetDigest or fullDigest to compare",
+                    )
+                };
+                (what.0, format!("{}; {name} has {n} {kinds}", what.1))
+            } else {
+                (
+                    Match::Different,
+                    format!(
+                        "toolmark never observed this tool set at any of the {n} {kinds} of {name}"
+                    ),
+                )
+            };
+            Decision::unproved(verdict, vec![format!("{why}: {endpoints}; {ask}")])
+        }
     }
 }
 
@@ -552,7 +742,10 @@ fn answer(
     checked_at: &str,
 ) -> Result<Answer, ApiError> {
     let client = client_digests(q);
-    let row = find_target(state, q)?;
+    let (row, no_target) = match find_target(state, q, &client)? {
+        Ok(row) => (Some(row), NoTarget::Unlisted),
+        Err(why) => (None, why),
+    };
     let found = match &row {
         Some(row) => Some(Found {
             row,
@@ -568,6 +761,7 @@ fn answer(
         client: &client,
         sent_tools: q.tools.is_some(),
         target: found.as_ref(),
+        no_target: &no_target,
         current: current.as_ref(),
         earlier: &[],
     };
@@ -579,7 +773,7 @@ fn answer(
     let decision = decide(&facts);
 
     let observed = match (&found, &current) {
-        (Some(f), Some(current)) => Some(observed(state, f, &current.entry)?),
+        (Some(f), Some(current)) => Some(observed(state, f, current)?),
         _ => None,
     };
     let proof = match decision.backing {
@@ -640,8 +834,14 @@ fn target(state: &AppState, found: &Found<'_>) -> wire::Target {
 }
 
 /// The answer's `observed`: the latest successful entry, and the target's counts.
-fn observed(state: &AppState, found: &Found<'_>, current: &Entry) -> Result<Observed, ApiError> {
-    let (ok_count, first_ok, changes) = state.index.get().target_counts(&found.row.id)?;
+fn observed(state: &AppState, found: &Found<'_>, current: &Backing) -> Result<Observed, ApiError> {
+    let (at, current) = (current.index, &current.entry);
+    let index = state.index.get();
+    let (ok_count, first_ok, changes) = index.target_counts(&found.row.id)?;
+    let unchanged_since = match &current.full {
+        Some(full) => index.unchanged_since(&found.row.id, at, &full.to_string())?,
+        None => None,
+    };
     Ok(Observed {
         changes,
         first_observed: first_ok,
@@ -651,6 +851,7 @@ fn observed(state: &AppState, found: &Found<'_>, current: &Entry) -> Result<Obse
         tool_count: current.tools,
         tool_set_digest: current.mtl1_digest().copied(),
         tool_set_digest_error: current.mtl1_error().map(str::to_owned),
+        unchanged_since,
     })
 }
 
@@ -671,6 +872,22 @@ fn sign(state: &AppState, mut answer: Answer) -> Result<Answer, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_lists_at_most_five_names_and_counts_the_rest() {
+        let names = ["a", "b", "c", "d", "e", "f", "g"];
+        assert_eq!(bounded_list(names[..3].iter().copied(), 3), "a, b, c");
+        assert_eq!(bounded_list(names[..5].iter().copied(), 5), "a, b, c, d, e");
+        assert_eq!(
+            bounded_list(names.iter().copied(), 7),
+            "a, b, c, d, e, and 2 more"
+        );
+        // Of a longer list only the first were read: the count is of the whole.
+        assert_eq!(
+            bounded_list(names.iter().copied(), 300),
+            "a, b, c, d, e, and 295 more"
+        );
+    }
 
     #[test]
     fn answer_cache_is_per_second_and_checkpoint() {

@@ -18,13 +18,16 @@ use serde_json::json;
 use crate::{ApiError, AppState};
 
 /// `/check` requests a client may make per minute, sustained. HISTOR allows 30; answers here
-/// are cheap (no scanner runs), so twice that, still far below what one scanner needs (it
-/// checks each configured server once per scan).
+/// are cheap (no scanner runs), so twice that. A scanner checks each configured server once per
+/// scan, so this is the rate of repeated scans, not of one ([`CHECK_BURST`] holds one).
 pub const CHECKS_PER_MINUTE: f64 = 60.0;
 
-/// Requests a client may burst above the sustained rate (a scanner checking a whole config of
-/// servers at once).
-pub const CHECK_BURST: f64 = 30.0;
+/// `/check` requests a client may make at once (the bucket): one WARDEN scan. WARDEN checks
+/// every server of a configuration once, 4 at a time with no retry, so a 429 inside a scan is a
+/// server left unchecked; configurations run up to about 500 servers. At
+/// [`CHECKS_PER_MINUTE`] an empty bucket is full again after 8⅓ minutes, so back-to-back
+/// scans run at the sustained rate.
+pub const CHECK_BURST: f64 = 500.0;
 
 /// `POST /api/v1/sensitive` requests a client may make per minute, sustained. Each may cost up
 /// to [`crate::servers::MAX_MATCH_WORK`] glob steps (about a tenth of a second of one core), so
@@ -38,23 +41,37 @@ pub const SENSITIVE_BURST: f64 = 10.0;
 
 /// Clients tracked by the rate limiter at most; past this, idle (full) buckets are dropped, and
 /// if none is idle the new client shares one overflow bucket. Bounds the limiter's memory
-/// (about 64 bytes per client) against a flood of spoofed sources.
+/// (about 64 bytes per client, whatever the bucket's size: ~6 MiB) against a flood of spoofed
+/// sources.
 pub const MAX_TRACKED_CLIENTS: usize = 100_000;
+
+/// Least time between two sweeps for idle buckets once [`MAX_TRACKED_CLIENTS`] are tracked: a
+/// sweep walks every bucket, and a large bucket takes minutes to fill again, so without a pause
+/// a flood of new sources would pay a walk of the whole table per request.
+pub const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The OpenAPI 3.1 description of every route, kept in sync with the router by a test.
 pub const OPENAPI: &str = include_str!("openapi.json");
 
 /// A token bucket per client: per IPv4 address, per IPv6 /64 (`toolmark_server::client_key`).
 pub struct RateLimiter {
-    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+    buckets: Mutex<Buckets>,
     per_second: f64,
     burst: f64,
     unlimited: bool,
 }
 
+/// The buckets (tokens, last refill) by client, and when idle ones were last swept out.
+#[derive(Default)]
+struct Buckets {
+    by_client: HashMap<IpAddr, (f64, Instant)>,
+    swept: Option<Instant>,
+}
+
 impl Default for RateLimiter {
+    /// `/check`'s default limiter: [`CHECKS_PER_MINUTE`], a bucket of [`CHECK_BURST`].
     fn default() -> Self {
-        RateLimiter::new(CHECKS_PER_MINUTE / 60.0, CHECK_BURST)
+        RateLimiter::checks(CHECKS_PER_MINUTE)
     }
 }
 
@@ -62,11 +79,23 @@ impl RateLimiter {
     /// A limiter refilling `per_second` tokens up to `burst`.
     pub fn new(per_second: f64, burst: f64) -> RateLimiter {
         RateLimiter {
-            buckets: Mutex::new(HashMap::new()),
+            buckets: Mutex::new(Buckets::default()),
             per_second,
             burst,
             unlimited: false,
         }
+    }
+
+    /// `/check`'s limiter at `per_minute` a minute: its bucket holds as many minutes of the
+    /// rate as the default's ([`CHECK_BURST`] at [`CHECKS_PER_MINUTE`]: 8⅓), at least one
+    /// request. At the default rate the bucket holds one scan.
+    pub fn checks(per_minute: f64) -> RateLimiter {
+        RateLimiter::new(
+            per_minute / 60.0,
+            (per_minute * CHECK_BURST / CHECKS_PER_MINUTE)
+                .round()
+                .max(1.0),
+        )
     }
 
     /// `/sensitive`'s default limiter: [`SENSITIVE_PER_MINUTE`], bursts of [`SENSITIVE_BURST`].
@@ -102,27 +131,36 @@ impl RateLimiter {
     /// bucket per IPv4 address or IPv6 /64); `Err(seconds until one is available)` when it has
     /// none.
     pub fn take(&self, peer: IpAddr) -> Result<(), f64> {
+        self.take_at(peer, Instant::now())
+    }
+
+    /// [`RateLimiter::take`] at the instant `now` (not before any earlier call's).
+    fn take_at(&self, peer: IpAddr, now: Instant) -> Result<(), f64> {
         if self.unlimited {
             return Ok(());
         }
         let client = toolmark_server::client_key(peer);
-        let now = Instant::now();
-        let mut buckets = self
+        let mut guard = self
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if buckets.len() >= MAX_TRACKED_CLIENTS && !buckets.contains_key(&client) {
+        let Buckets { by_client, swept } = &mut *guard;
+        let full = by_client.len() >= MAX_TRACKED_CLIENTS && !by_client.contains_key(&client);
+        if full && swept.is_none_or(|t| now.saturating_duration_since(t) >= SWEEP_INTERVAL) {
             let (rate, burst) = (self.per_second, self.burst);
-            buckets.retain(|_, (tokens, at)| *tokens + at.elapsed().as_secs_f64() * rate < burst);
+            by_client.retain(|_, (tokens, at)| {
+                *tokens + now.saturating_duration_since(*at).as_secs_f64() * rate < burst
+            });
+            *swept = Some(now);
         }
-        let key = if buckets.len() >= MAX_TRACKED_CLIENTS && !buckets.contains_key(&client) {
+        let key = if by_client.len() >= MAX_TRACKED_CLIENTS && !by_client.contains_key(&client) {
             IpAddr::from([0u8, 0, 0, 0])
         } else {
             client
         };
-        let (tokens, at) = buckets.entry(key).or_insert((self.burst, now));
-        *tokens =
-            (*tokens + now.duration_since(*at).as_secs_f64() * self.per_second).min(self.burst);
+        let (tokens, at) = by_client.entry(key).or_insert((self.burst, now));
+        *tokens = (*tokens + now.saturating_duration_since(*at).as_secs_f64() * self.per_second)
+            .min(self.burst);
         *at = now;
         if *tokens >= 1.0 {
             *tokens -= 1.0;
@@ -430,4 +468,66 @@ pub async fn limit_checks(
         }
     }
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_check_bucket_lets_one_scan_of_500_through_then_refuses() {
+        let l = RateLimiter::default();
+        let (a, b): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        let t0 = Instant::now();
+        for i in 0..500 {
+            assert_eq!(l.take_at(a, t0), Ok(()), "check {}", i + 1);
+        }
+        // The 501st waits one second (60 a minute) for the next token.
+        let wait = l.take_at(a, t0).unwrap_err();
+        assert!((wait - 1.0).abs() < 1e-9, "{wait}");
+        assert!(
+            l.take_at(b, t0).is_ok(),
+            "another client has its own bucket"
+        );
+        // A second later one more check goes through, and only one.
+        let t1 = t0 + std::time::Duration::from_secs(1);
+        assert!(l.take_at(a, t1).is_ok());
+        assert!(l.take_at(a, t1).is_err());
+        // 8⅓ minutes refill the whole bucket, and no more.
+        let t2 = t1 + std::time::Duration::from_secs(600);
+        for _ in 0..500 {
+            assert!(l.take_at(a, t2).is_ok());
+        }
+        assert!(l.take_at(a, t2).is_err());
+    }
+
+    #[test]
+    fn the_limiter_tracks_a_bounded_number_of_clients_and_sweeps_at_most_once_a_second() {
+        let l = RateLimiter::default();
+        let t0 = Instant::now();
+        let client = |i: usize| IpAddr::from((0x0a00_0000u32 + i as u32).to_be_bytes());
+        for i in 0..MAX_TRACKED_CLIENTS {
+            l.take_at(client(i), t0).unwrap();
+        }
+        // No bucket is full again yet: the next new client shares the overflow bucket, and
+        // the table does not grow.
+        let n = |l: &RateLimiter| l.buckets.lock().unwrap().by_client.len();
+        l.take_at(client(MAX_TRACKED_CLIENTS), t0).unwrap();
+        assert_eq!(n(&l), MAX_TRACKED_CLIENTS + 1);
+        let overflow = IpAddr::from([0u8, 0, 0, 0]);
+        assert!(l.buckets.lock().unwrap().by_client.contains_key(&overflow));
+        // Once the buckets are full again (9 minutes on), a sweep drops them — but not within
+        // a second of the last sweep.
+        let later = t0 + std::time::Duration::from_millis(500);
+        l.take_at(client(MAX_TRACKED_CLIENTS + 1), later).unwrap();
+        assert_eq!(
+            n(&l),
+            MAX_TRACKED_CLIENTS + 1,
+            "no second sweep within a second"
+        );
+        let much_later = t0 + std::time::Duration::from_secs(540);
+        l.take_at(client(MAX_TRACKED_CLIENTS + 2), much_later)
+            .unwrap();
+        assert_eq!(n(&l), 1, "idle buckets swept, the new client tracked");
+    }
 }

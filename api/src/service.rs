@@ -32,7 +32,8 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// What the API's state is opened with (each 0 rate: unlimited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApiOptions {
-    /// `/check` requests per minute per client; bursts of half as many.
+    /// `/check` requests per minute per client; the bucket holds 8⅓ minutes of it
+    /// ([`RateLimiter::checks`]: [`crate::ops::CHECK_BURST`] at the default rate, one scan).
     pub check_rate: u32,
     /// `/sensitive` requests per minute per client; bursts of a third as many.
     pub sensitive_rate: u32,
@@ -63,11 +64,19 @@ impl ApiOptions {
     }
 }
 
-/// A per-minute rate as a limiter (0: unlimited), bursts of `1 / burst_divisor` of it.
-fn limiter(per_minute: u32, burst_divisor: f64) -> RateLimiter {
+/// `/check`'s per-minute rate as a limiter (0: unlimited).
+fn check_limiter(per_minute: u32) -> RateLimiter {
     match per_minute {
         0 => RateLimiter::unlimited(),
-        n => RateLimiter::new(f64::from(n) / 60.0, (f64::from(n) / burst_divisor).max(1.0)),
+        n => RateLimiter::checks(f64::from(n)),
+    }
+}
+
+/// `/sensitive`'s per-minute rate as a limiter (0: unlimited), bursts of a third of it.
+fn sensitive_limiter(per_minute: u32) -> RateLimiter {
+    match per_minute {
+        0 => RateLimiter::unlimited(),
+        n => RateLimiter::new(f64::from(n) / 60.0, (f64::from(n) / 3.0).max(1.0)),
     }
 }
 
@@ -79,8 +88,8 @@ impl AppState {
         options: &ApiOptions,
     ) -> Result<AppState, StateError> {
         let mut state = AppState::open(data, base_url)?;
-        state.limiter = limiter(options.check_rate, 2.0);
-        state.sensitive_limiter = limiter(options.sensitive_rate, 3.0);
+        state.limiter = check_limiter(options.check_rate);
+        state.sensitive_limiter = sensitive_limiter(options.sensitive_rate);
         state.tool_sets = ToolSetCache::new(
             options.tool_set_cache_mib * 1024 * 1024,
             DEFAULT_INLINE_TOOL_BYTES,
@@ -124,9 +133,21 @@ mod tests {
 
     #[test]
     fn a_zero_rate_is_unlimited_and_bursts_are_a_share_of_the_rate() {
-        assert!(limiter(0, 2.0).is_unlimited());
-        let l = limiter(60, 2.0);
-        assert_eq!((l.per_minute(), l.burst()), (60.0, 30.0));
-        assert_eq!(limiter(1, 3.0).burst(), 1.0);
+        assert!(check_limiter(0).is_unlimited());
+        assert!(sensitive_limiter(0).is_unlimited());
+        let s = sensitive_limiter(30);
+        assert_eq!((s.per_minute(), s.burst()), (30.0, 10.0));
+        assert_eq!(sensitive_limiter(1).burst(), 1.0);
+    }
+
+    #[test]
+    fn the_default_check_bucket_holds_one_scan_of_500() {
+        let l = check_limiter(ApiOptions::default().check_rate);
+        assert_eq!((l.per_minute(), l.burst()), (60.0, 500.0));
+        // Other rates keep the same minutes of refill in the bucket, at least one request.
+        let l = check_limiter(6);
+        assert_eq!((l.per_minute(), l.burst()), (6.0, 50.0));
+        assert_eq!(check_limiter(120).burst(), 1000.0);
+        assert_eq!(check_limiter(1).burst(), 8.0);
     }
 }

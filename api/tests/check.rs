@@ -319,3 +319,154 @@ async fn bad_requests_are_clear_4xx() {
     let (status, _) = refused(&p, big.into_bytes()).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
 }
+
+#[tokio::test]
+async fn unchanged_since_is_the_first_observation_of_the_current_set() {
+    use support::index_support::day_str;
+    let p = populated("check-unchanged");
+    // The memory set both days: unchanged since day 0.
+    let a = check(
+        &p,
+        json!({"endpoint": MEMORY_URL, "tools": tools_of(&page(MEMORY_SET))}),
+    )
+    .await;
+    assert_eq!(a["observed"]["unchangedSince"], day_str(0, 60));
+    assert_eq!(a["observed"]["firstObserved"], day_str(0, 60));
+    // Files changed on day 1: unchanged since day 1, whatever was asked.
+    let b = check(
+        &p,
+        json!({"endpoint": FILES_URL, "tools": tools_of(&page(FILES_SET))}),
+    )
+    .await;
+    assert_eq!(b["match"], "previously-observed");
+    assert_eq!(b["observed"]["unchangedSince"], day_str(1, 60));
+    // A timeout on day 1 does not end the run of day 0's set.
+    let c = check(&p, json!({"endpoint": FLAKY_URL})).await;
+    assert_eq!(c["observed"]["unchangedSince"], day_str(0, 60));
+    // No current set, no member.
+    let d = check(&p, json!({"endpoint": LOCKED_URL})).await;
+    assert!(d.get("observed").is_none(), "{d:#}");
+}
+
+#[tokio::test]
+async fn an_endpoint_asked_with_another_servers_name_is_not_listed_and_says_whose_it_is() {
+    let p = populated("check-other-name");
+    let tools = tools_of(&page(MEMORY_SET));
+    let a = check(
+        &p,
+        json!({"endpoint": MEMORY_URL, "name": "io.example/files", "tools": tools}),
+    )
+    .await;
+    assert_eq!(a["match"], "not-listed", "{a:#}");
+    assert!(a.get("target").is_none() && a.get("observed").is_none());
+    let note = a["note"].as_str().unwrap();
+    assert!(
+        note.contains("under io.example/memory, not under io.example/files"),
+        "{note}"
+    );
+    // With its own name it is the memory server's.
+    let b = check(
+        &p,
+        json!({"endpoint": MEMORY_URL, "name": "io.example/memory", "tools": tools}),
+    )
+    .await;
+    assert_eq!(b["match"], "same");
+}
+
+const MULTI: &str = "io.example/multi";
+const MULTI_A: &str = "https://a.multi.example.com/mcp";
+const MULTI_B: &str = "https://b.multi.example.com/mcp";
+const MULTI_C: &str = "https://c.multi.example.com/mcp";
+
+/// One server with three remotes, each serving its own set: A memory, B fetch, C filesystem on
+/// day 0 and its rug pull on day 1.
+fn three_remotes(tag: &str) -> (support::index_support::Env, Populated) {
+    use support::index_support::{Env, day, day_str, ok, records};
+    let mut env = Env::new(tag);
+    let recs = records(json!([{
+        "name": MULTI, "description": "three remotes", "version": "1",
+        "remotes": [{"type": "streamable-http", "url": MULTI_A},
+                    {"type": "streamable-http", "url": MULTI_B},
+                    {"type": "streamable-http", "url": MULTI_C}],
+    }]));
+    for d in 0..2u64 {
+        env.run(&day_str(d, 0), &recs, &[], |url| {
+            let t = day(d, 60);
+            Some(match (url, d) {
+                (MULTI_A, _) => ok(t, vec![page(MEMORY_SET)]),
+                (MULTI_B, _) => ok(t, vec![page(FETCH_SET)]),
+                (MULTI_C, 0) => ok(t, vec![page(FILES_SET)]),
+                (MULTI_C, _) => ok(t, vec![rug_pull()]),
+                _ => return None,
+            })
+        });
+    }
+    let state = std::sync::Arc::new(toolmark_api::AppState::open(&env.dir, BASE).unwrap());
+    let p = Populated::wrap(env.dir.clone(), state);
+    (env, p)
+}
+
+#[tokio::test]
+async fn a_name_only_question_answers_for_the_remote_whose_current_set_matches() {
+    let (env, p) = three_remotes("api-three-current");
+    for (set, url) in [
+        (page(MEMORY_SET), MULTI_A),
+        (page(FETCH_SET), MULTI_B),
+        (rug_pull(), MULTI_C),
+    ] {
+        let tools = tools_of(&set);
+        let a = check(&p, json!({"name": MULTI, "tools": tools})).await;
+        assert_eq!(a["match"], "same", "{url}: {a:#}");
+        assert_eq!(a["target"]["endpoint"], url);
+        let entry = verify_as_a_client(&p, &a, &full_of(&tools)).await;
+        assert_eq!(entry.subject.target, url);
+        // HISTOR's form (MTL/1 digest only) finds the same remote.
+        let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap();
+        let b = check(&p, json!({"name": MULTI, "toolSetDigest": mtl1})).await;
+        assert_eq!(
+            (&b["match"], &b["target"]["endpoint"]),
+            (&json!("same"), &json!(url))
+        );
+    }
+    drop(env);
+}
+
+#[tokio::test]
+async fn a_name_only_question_answers_for_the_remote_that_observed_the_set_before() {
+    let (env, p) = three_remotes("api-three-before");
+    let tools = tools_of(&page(FILES_SET));
+    let a = check(&p, json!({"name": MULTI, "tools": tools})).await;
+    assert_eq!(a["match"], "previously-observed", "{a:#}");
+    assert_eq!(a["target"]["endpoint"], MULTI_C);
+    verify_as_a_client(&p, &a, &full_of(&tools)).await;
+    drop(env);
+}
+
+#[tokio::test]
+async fn a_name_only_question_no_remote_matches_names_the_remotes_instead_of_picking_one() {
+    let (env, p) = three_remotes("api-three-none");
+    let other = tools_of(&page(support::index_support::ALFRESCO));
+    let a = check(&p, json!({"name": MULTI, "tools": other})).await;
+    assert_eq!(a["match"], "different", "{a:#}");
+    assert!(a.get("target").is_none() && a.get("observed").is_none());
+    let note = a["note"].as_str().unwrap();
+    assert!(note.contains("3 remotes of io.example/multi"), "{note}");
+    for url in [MULTI_A, MULTI_B, MULTI_C] {
+        assert!(note.contains(url), "{url} not in {note}");
+    }
+    assert!(note.contains("ask with the endpoint"), "{note}");
+    // Nothing to compare by: no remote is picked either.
+    let b = check(&p, json!({"name": MULTI})).await;
+    assert_eq!(b["match"], "no-digest", "{b:#}");
+    assert!(b.get("target").is_none());
+    assert!(b["note"].as_str().unwrap().contains(MULTI_B));
+    // An endpoint still answers for its own remote.
+    let c = check(
+        &p,
+        json!({"endpoint": MULTI_A, "name": MULTI, "tools": other}),
+    )
+    .await;
+    assert_eq!(c["match"], "different");
+    assert_eq!(c["target"]["endpoint"], MULTI_A);
+    drop(env);
+}

@@ -209,6 +209,12 @@ fn requests() -> Vec<(&'static str, Vec<u8>)> {
             body(json!({"name": "io.example/nobody", "toolSetDigest": never})),
         ),
         (
+            "not-listed-endpoint-under-another-name",
+            body(
+                json!({"endpoint": MEMORY_URL, "name": "io.example/files", "toolSetDigest": mtl1_of(&memory)}),
+            ),
+        ),
+        (
             "not-observed-auth-required",
             body(json!({"endpoint": LOCKED_URL, "tools": []})),
         ),

@@ -226,6 +226,16 @@ pub struct Observed {
         skip_serializing_if = "Option::is_none"
     )]
     pub tool_set_digest_error: Option<String>,
+    /// Since when the observed set has been observed unchanged: the first successful
+    /// observation of the current run of successful observations with this full digest
+    /// (failed observations in between do not end a run; a different set does). HISTOR's
+    /// member name.
+    #[serde(
+        rename = "unchangedSince",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub unchanged_since: Option<String>,
 }
 
 /// The log entry an answer rests on, and its proof.

@@ -80,6 +80,10 @@ pub enum VerifyError {
     /// A `same` answer's `observed` digest is not the entry's.
     #[error("observed.{0} is not the entry's")]
     Observed(&'static str),
+    /// A `same` answer's `observed.unchangedSince` is later than the proved observation (the
+    /// run of equal sets it names must begin at or before the entry).
+    #[error("observed.unchangedSince is later than the proved observation")]
+    UnchangedSince,
     /// The entry does not carry the digest the client compared.
     #[error("the entry does not carry the digest that was compared")]
     NotCompared,
@@ -104,7 +108,8 @@ pub fn canonical(value: &impl serde::Serialize) -> Result<Vec<u8>, CanonicalErro
 /// without `signature`, as received; that it is a `toolmark.check/v1` answer; the tlog-proof
 /// bundle against the log's verifier key `log_vkey`; that the bundle's entry is the answer's
 /// entry, canonical, a successful observation (`status` `ok`) of the answer's target; for
-/// `same`, that its digests are the answer's `observed` ones; and, when the client passes the
+/// `same`, that its digests are the answer's `observed` ones and that `observed.unchangedSince`
+/// is not later than it; and, when the client passes the
 /// digest it `compared` (MTL/1 or full), that a `same` or `previously-observed` entry carries
 /// it.
 ///
@@ -165,6 +170,13 @@ pub fn verify_answer(
         }
         if observed.and_then(|o| o.tool_set_digest).as_ref() != entry.mtl1_digest() {
             return Err(VerifyError::Observed("toolSetDigest"));
+        }
+        // Both times are `YYYY-MM-DDTHH:MM:SSZ`, so their text orders them.
+        if observed
+            .and_then(|o| o.unchanged_since.as_deref())
+            .is_some_and(|since| since > entry.observed_at.as_str())
+        {
+            return Err(VerifyError::UnchangedSince);
         }
     }
     if let Some(d) = compared {

@@ -39,9 +39,12 @@
 //!
 //! Always the same `clientInfo` ([`crate::observe::client_info`]) and empty capabilities, no
 //! `Origin`, no cookies, no credentials, `Accept-Encoding: gzip, deflate` (decompressed here,
-//! under [`crate::body`]'s caps), and a `User-Agent` naming the crawler. Redirects are never
-//! followed. Only `initialize`, `notifications/initialized`, `server/discover` and `tools/list`
-//! are ever sent; no tool is ever called.
+//! under [`crate::body`]'s caps), a `User-Agent` naming the crawler, and the headers the
+//! registry declares with a literal, non-secret value ([`Declared::headers`]; secrets, templates
+//! and reserved headers never). Redirects are never followed. Only `initialize`,
+//! `notifications/initialized`, `server/discover`, `tools/list` and the `DELETE` that ends a
+//! session are ever sent (plus one `GET` of the protected-resource metadata after a challenge,
+//! [`crate::resource`]); no tool is ever called.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -161,31 +164,6 @@ pub async fn observe(config: &ClientConfig, url: &str, declared_transport: &str)
     observe_with_hint(config, url, declared_transport, None).await
 }
 
-/// [`observe`] a remote as its registry entry declares it: `url` as published, dialled with its
-/// template variables filled in and the declared headers [`Declared::headers`] sent on every
-/// request to it (never to the protected-resource metadata); what was withheld is recorded
-/// (`Dialled::declared`) and named in the detail.
-pub async fn observe_declared(
-    config: &ClientConfig,
-    url: &str,
-    declared_transport: &str,
-    declared: &Declared,
-) -> Observation {
-    match observe_gated(
-        config,
-        url,
-        declared_transport,
-        declared,
-        None,
-        Waits::default(),
-    )
-    .await
-    {
-        Gated::Done(obs, _) => *obs,
-        Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
-    }
-}
-
 /// [`observe`], trying `hint` first: the transport that answered this remote last time. When it
 /// no longer answers, the usual order follows (without trying it twice). For a session-era
 /// server this saves the `server/discover` probe, a quarter of its requests.
@@ -269,7 +247,10 @@ pub(crate) enum Gated {
 /// for what the caps can need, a last one under the whole budget (see [`crate::budget`]).
 const RUNS: usize = 3;
 
-/// [`observe_with_hint`] of a remote as [`observe_declared`] dials it, behind `gate` (the
+/// [`observe_with_hint`] of a remote as its registry entry declares it — `url` as published,
+/// dialled with its template variables filled in and [`Declared::headers`] sent on every request
+/// to it (never to its protected-resource metadata), what was withheld recorded
+/// (`Dialled::declared`) and named in the detail — behind `gate` (the
 /// crawl's per-address limit), returning the budget grant the observation's pages are accounted
 /// to (the caller drops it when done with them).
 ///

@@ -98,6 +98,9 @@ pub enum Event<'a> {
         date: &'static str,
         /// What the crawl recorded.
         summary: &'a RunSummary,
+        /// How long that day's crawl took (harvest, observation and recording: this crawl
+        /// alone, not the time since the demo started).
+        took: Duration,
         /// The desk's URL.
         base: &'a str,
     },
@@ -321,11 +324,12 @@ pub async fn run(
     // the demo shuts down cleanly.
     let crawled: Result<(), DemoError> = async {
         // Crawl day one.
-        let first = crawl_day().await?;
+        let (first, took) = crawl_day().await?;
         report(Event::Day {
             number: 1,
             date: DAYS[0].0,
             summary: &first,
+            took,
             base: &base,
         });
 
@@ -393,7 +397,7 @@ pub async fn run(
             second_items.push(e.item(new));
         }
         registry.set_items(second_items);
-        let second = crawl_day().await?;
+        let (second, took) = crawl_day().await?;
         let manifest_path = data.join("demo.json");
         let manifest = serde_json::to_vec_pretty(&json!({
             "desk": base,
@@ -413,6 +417,7 @@ pub async fn run(
             number: 2,
             date: DAYS[1].0,
             summary: &second,
+            took,
             base: &base,
         });
         report(Event::Ready { base: &base });
@@ -444,8 +449,9 @@ pub async fn run(
         .map_err(DemoError::Serving)
 }
 
-/// One crawl of the demo's replica, off the async workers; `report`s what it recorded, also
-/// when it was stopped early.
+/// One crawl of the demo's replica, off the async workers, and how long it took (timed from
+/// its start: each day's crawl is timed on its own); `report`s what it recorded, also when it
+/// was stopped early.
 async fn crawl(
     data: &Path,
     origin: &str,
@@ -453,7 +459,8 @@ async fn crawl(
     options: &CrawlOptions,
     stop: &Stop,
     report: &dyn Fn(Event<'_>),
-) -> Result<RunSummary, DemoError> {
+) -> Result<(RunSummary, Duration), DemoError> {
+    let started = std::time::Instant::now();
     let (data, origin, registry) = (DataDir::new(data), origin.to_owned(), registry.to_owned());
     let (options, stop) = (options.clone(), stop.clone());
     let handle = tokio::runtime::Handle::current();
@@ -472,10 +479,86 @@ async fn crawl(
         what: "crawl",
         reason,
     })?;
+    let took = started.elapsed();
     match &result {
         Ok(summary) => report(Event::Crawled(summary)),
         Err(IngestError::Stopped { summary, .. }) => report(Event::Crawled(summary)),
         Err(_) => {}
     }
-    Ok(result?)
+    Ok((result?, took))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A registry server with one npm package (listed, never dialled: the crawl is quick).
+    fn package_item(name: &str) -> serde_json::Value {
+        json!({
+            "server": {
+                "$schema": toolmark_standins::fleet::SERVER_SCHEMA,
+                "name": name, "description": "a package", "version": "1.0.0",
+                "packages": [{"registryType": "npm", "identifier": "@acme/pkg", "version": "1.0.0",
+                              "transport": {"type": "stdio"}}],
+            },
+            "_meta": {
+                toolmark_standins::registry::OFFICIAL_META: {
+                    "status": "active", "publishedAt": "2025-12-01T00:00:00Z",
+                    "updatedAt": "2025-12-01T00:00:00Z", "isLatest": true,
+                }
+            }
+        })
+    }
+
+    /// What `Event::Day` reports is the crawl's own time: each crawl's `took` lies within that
+    /// crawl's call, so the second day's does not count the first day's crawl (nor anything
+    /// before it), as the time since the demo started did.
+    #[test]
+    fn each_days_crawl_reports_its_own_duration_not_the_time_since_start() {
+        let runtime = toolmark_api::runtime().unwrap();
+        let dir = std::env::temp_dir().join(format!("toolmark-demo-timing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let origin = "toolmark.test/log";
+        drop(DataDir::new(&dir).open_writer(origin).unwrap());
+        runtime.block_on(async {
+            let registry = RegistryStandIn::start(vec![package_item("io.example/pkg")])
+                .await
+                .unwrap();
+            let options = CrawlOptions {
+                allow_private: true,
+                no_dns: true,
+                registry_rate: 1000.0,
+                ..CrawlOptions::default()
+            };
+            let stop = Stop::new();
+            let crawled = std::sync::Mutex::new(0);
+            let report = |e: Event<'_>| {
+                if let Event::Crawled(_) = e {
+                    *crawled.lock().unwrap() += 1;
+                }
+            };
+            let mut calls = Vec::new();
+            for _ in 0..2 {
+                let called = Instant::now();
+                let (summary, took) =
+                    crawl(&dir, origin, &registry.url(), &options, &stop, &report)
+                        .await
+                        .unwrap();
+                calls.push((called.elapsed(), took));
+                assert_eq!(summary.report.servers, 1);
+            }
+            for (i, (call, took)) in calls.iter().enumerate() {
+                assert!(
+                    took <= call,
+                    "day {}: {took:?} for a call of {call:?}",
+                    i + 1
+                );
+            }
+            assert_eq!(*crawled.lock().unwrap(), 2);
+            registry.shutdown().await;
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

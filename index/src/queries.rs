@@ -555,6 +555,37 @@ impl Index {
         Ok((ok.max(0) as u64, first, changes.max(0) as u64))
     }
 
+    /// For `/check`'s `observed.unchangedSince`: the time of the first `ok` observation of the
+    /// run of `ok` observations, ending at entry `current` (a target's latest `ok` entry),
+    /// whose full digest is `full` (that entry's). Observations that are not `ok` (a timeout,
+    /// a 401) do not break a run; an `ok` one with another full digest does. `None` when
+    /// `current` is not an `ok` observation of `target_id` with that digest.
+    ///
+    /// Two indexed range reads over the target's observations (`observations_target`): the
+    /// newest `ok` entry before `current` with another digest, then the first `ok` entry
+    /// after it.
+    pub fn unchanged_since(
+        &self,
+        target_id: &str,
+        current: u64,
+        full: &str,
+    ) -> Result<Option<String>, IndexError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT observed_at FROM observations
+                 WHERE target_id = ?1 AND status = 'ok' AND full = ?3 AND entry <= ?2
+                   AND entry > coalesce((SELECT max(entry) FROM observations
+                        WHERE target_id = ?1 AND status = 'ok' AND full IS NOT NULL
+                          AND full <> ?3 AND entry < ?2), -1)
+                   AND EXISTS (SELECT 1 FROM observations WHERE entry = ?2 AND target_id = ?1
+                        AND status = 'ok' AND full = ?3)
+                 ORDER BY entry LIMIT 1",
+            )?
+            .query_row(params![target_id, int(current)?, full], |r| r.get(0))
+            .optional()?)
+    }
+
     /// Every server name the index knows, listed or delisted, sorted.
     pub fn known_server_names(&self) -> Result<Vec<String>, IndexError> {
         let mut st = self

@@ -194,3 +194,55 @@ fn a_current_tool_set_whose_document_is_gone_is_refused() {
         Err(IndexError::MissingBlob { entry, .. }) if entry == at.entry
     ));
 }
+
+/// `unchanged_since` over a history of A, A, timeout, A, B, B, A: the start of each run of
+/// equal `ok` sets, a failure not breaking a run.
+#[test]
+fn unchanged_since_is_the_first_observation_of_the_current_run_of_equal_sets() {
+    use toolmark_observation::observe::Status;
+    let mut env = Env::new("unchanged-since");
+    let recs = records(json!([{"name": "io.example/one", "version": "1",
+        "remotes": [{"type": "streamable-http", "url": PLAIN}]}]));
+    let history = [
+        Some(ALFRESCO),
+        Some(ALFRESCO),
+        None,
+        Some(ALFRESCO),
+        Some(FETCH),
+        Some(FETCH),
+        Some(ALFRESCO),
+    ];
+    // After each day: the day the current run of equal sets began.
+    let want = [0, 0, 0, 0, 4, 4, 6];
+    for (d, set) in history.iter().enumerate() {
+        let d = d as u64;
+        env.run(&day_str(d, 0), &recs, &[], |_| {
+            Some(match set {
+                Some(page) => ok(day(d, 5), vec![corpus_page(page)]),
+                None => failed(day(d, 5), Status::Timeout, "connect timeout"),
+            })
+        });
+        let t = env.index.targets_of("io.example/one").unwrap().remove(0);
+        let (current, full) = (t.last_ok_entry.unwrap(), t.current_full.unwrap());
+        assert_eq!(
+            env.index.unchanged_since(&t.id, current, &full).unwrap(),
+            Some(day_str(want[d as usize], 5)),
+            "after day {d}"
+        );
+        // Another digest, or an entry that is not that digest's, has no run.
+        let other = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+        assert_eq!(
+            env.index.unchanged_since(&t.id, current, other).unwrap(),
+            None
+        );
+    }
+    // The run that ended: entry 5 (day 5, FETCH) began on day 4.
+    let t = env.index.targets_of("io.example/one").unwrap().remove(0);
+    let fetch = env.index.observation(5).unwrap().unwrap().full.unwrap();
+    assert_eq!(
+        env.index.unchanged_since(&t.id, 5, &fetch).unwrap(),
+        Some(day_str(4, 5))
+    );
+    // A failure entry is no current set.
+    assert_eq!(env.index.unchanged_since(&t.id, 2, &fetch).unwrap(), None);
+}

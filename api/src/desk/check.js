@@ -201,6 +201,9 @@
         }
         if (answer.observed) {
           fact(facts, 'Last observed', answer.observed.lastObserved || '—');
+          if (answer.observed.unchangedSince) {
+            fact(facts, 'Unchanged since', answer.observed.unchangedSince);
+          }
           fact(facts, 'Observations', String(answer.observed.observations));
           fact(facts, 'Tools observed', String(answer.observed.toolCount));
         }
