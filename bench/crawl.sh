@@ -13,8 +13,17 @@
 #           621 dialable remotes in December 2025); toolmark and HISTOR
 #   wide-day2, narrow-day2, onehost-day2, mem-day2
 #           the same, but toolmark crawls twice into one data directory and the second crawl is
-#           measured: a daily crawl, which tries each remote's last working transport first and
-#           schedules by the previous durations (HISTOR, which has neither, runs once)
+#           measured: a daily crawl with a full harvest (TOOLMARK_HARVEST=full), which tries each
+#           remote's last working transport first and schedules by the previous durations
+#           (HISTOR, which has neither, runs once)
+#   wide-delta, narrow-delta, onehost-delta
+#           the daily whole run (harvest + observe + record), side by side: each crawler runs
+#           twice into one data directory and the second run is measured. toolmark's second run
+#           is a delta day (`crawl.harvest = "delta"`, the default: an `updated_since` harvest
+#           merged into the records the index keeps, then the whole latest set observed);
+#           HISTOR's second run is its daily run (a full harvest, every endpoint observed). The
+#           fleet's registry does not change between the runs, so the delta is one empty page
+#           (a real day's delta, ~50 changed versions, is one page too)
 #   wide-onecert, narrow-onecert, mem-onecert
 #           the same, toolmark only, run with SSL_CERT_FILE holding one root certificate and an
 #           empty SSL_CERT_DIR: a diagnostic of what loading the system's root store costs (the
@@ -54,8 +63,9 @@ cargo build --release -p toolmark -p toolmark-standins >&2
     nproc
 } >"$out/version.txt"
 
-toolmark="$root/target/release/toolmark"
-fleet_bin="$root/target/release/standin-fleet"
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+toolmark="$target_dir/release/toolmark"
+fleet_bin="$target_dir/release/standin-fleet"
 
 if [ "${SKIP_HISTOR:-0}" != 1 ]; then
     histor_python="${HISTOR_PYTHON:-$(scripts/histor-venv)}"
@@ -131,6 +141,7 @@ for scenario in "${scenarios[@]}"; do
     echo "== $scenario" >&2
     base="${scenario%-onecert}"
     base="${base%-day2}"
+    base="${base%-delta}"
     case "$base" in
         wide) fleet_args=(--hosts 1000 --per-host 2 --remotes-per-server 1); histor=1 ;;
         narrow) fleet_args=(--hosts 100 --per-host 20 --remotes-per-server 1); histor=1 ;;
@@ -139,26 +150,40 @@ for scenario in "${scenarios[@]}"; do
         *) echo "crawl.sh: unknown scenario $scenario" >&2; exit 2 ;;
     esac
     fleet_args+=(--min-ms 50 --max-ms 500 --dump-latencies "$dir/latencies.jsonl")
-    tls_env=()
+    tm_env=()
     if [ "$scenario" != "${scenario%-onecert}" ]; then
         histor=0
         mkdir -p "$dir/empty-cert-dir"
         awk '/BEGIN CERTIFICATE/ {n++} n == 1 {print} /END CERTIFICATE/ && n == 1 {exit}' \
             /etc/ssl/certs/ca-certificates.crt >"$dir/one-root.pem"
-        tls_env=(SSL_CERT_FILE="$dir/one-root.pem" SSL_CERT_DIR="$dir/empty-cert-dir")
+        tm_env=(SSL_CERT_FILE="$dir/one-root.pem" SSL_CERT_DIR="$dir/empty-cert-dir")
     fi
     start_fleet "$dir" toolmark "${fleet_args[@]}"
+    twice=0
     if [ "$scenario" != "${scenario%-day2}" ]; then
+        # A daily crawl with a full harvest, as these scenarios measured before deltas.
+        twice=1
+        tm_env+=(TOOLMARK_HARVEST=full)
+    elif [ "$scenario" != "${scenario%-delta}" ]; then
+        twice=1
+        tm_env+=(TOOLMARK_HARVEST=delta)
+    fi
+    if [ "$twice" = 1 ]; then
         # A first crawl fills the data directory; the measured one is the next day's, which
         # starts from what the first learned (transport hints, durations for longest-first).
-        run_toolmark "$dir" "${tls_env[@]}"
+        run_toolmark "$dir" "${tm_env[@]}"
         mv "$dir/toolmark-report.json" "$dir/toolmark-day1-report.json"
     fi
-    run_toolmark "$dir" "${tls_env[@]}"
+    run_toolmark "$dir" "${tm_env[@]}"
     stop_fleet
     rm -rf "$dir/toolmark-data"
     if [ "$histor" = 1 ] && [ "${SKIP_HISTOR:-0}" != 1 ]; then
         start_fleet "$dir" histor "${fleet_args[@]}"
+        if [ "$scenario" != "${scenario%-delta}" ]; then
+            # HISTOR's daily run is its second one over the same data.
+            run_histor "$dir"
+            for f in json time start end load; do mv "$dir/histor.$f" "$dir/histor-day1.$f"; done
+        fi
         run_histor "$dir"
         stop_fleet
         rm -rf "$dir/histor-data"

@@ -22,7 +22,10 @@ pub struct CrawlArgs {
     /// Write the JSON report here.
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Harvest only entries updated since this RFC 3339 time (a delta; never delists).
+    /// Harvest only entries updated since this RFC 3339 time (a delta; never delists), whatever
+    /// --harvest says: merged into the stored registry records when there are any, so the whole
+    /// latest set is observed, but it does not move the next delta's start. `--harvest full`
+    /// forces a full harvest instead.
     #[arg(long)]
     pub since: Option<String>,
     /// Checkpoint origin for a log created by this run.

@@ -151,6 +151,8 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
             let handle = tokio::runtime::Handle::current();
             let summary = tokio::task::spawn_blocking(move || {
                 let data = DataDir::new(&config.data);
+                // A delta from the last complete harvest, or a full one when due or when none
+                // is stored (`crawl.harvest`, `crawl.full_harvest_days`).
                 let run = CrawlRun {
                     data: &data,
                     origin: &config.origin,
@@ -165,8 +167,9 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
                 .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
                 .map_err(|e| JobError::new(format!("{e:#}")))?;
             Ok(format!(
-                "run {}: {} targets, {} entries appended, {} changes, log size {}",
+                "run {} (harvest {}): {} targets, {} entries appended, {} changes, log size {}",
                 summary.report.run,
+                summary.report.harvest.mode,
                 summary.lines.len(),
                 summary.appended,
                 summary.changes(),

@@ -186,6 +186,11 @@ pub struct Harvest {
     pub mode: Mode,
     /// Every item that parsed, in the order served.
     pub records: Vec<Record>,
+    /// The JSON text of each of [`records`](Harvest::records)' items, index for index: the
+    /// `ServerResponse` item as served, re-serialised compactly (so [`registry::parse_snapshot`]
+    /// of `[item]` gives the record again). Kept so the index can hold the registry's records
+    /// and rebuild targets from them without the registry (deltas).
+    pub items: Vec<String>,
     /// Items that did not parse: (page, index in the page, reason), both 0-based.
     pub rejected: Vec<(usize, usize, String)>,
     /// `server.name` of each rejected item whose name could still be read. [`delisted`] counts
@@ -314,6 +319,7 @@ pub async fn harvest_partial(
     let mut harvest = Harvest {
         mode: config.mode.clone(),
         records: Vec::new(),
+        items: Vec::new(),
         rejected: Vec::new(),
         rejected_names: BTreeSet::new(),
         rejected_unnamed: 0,
@@ -364,6 +370,15 @@ async fn run(
             error,
         })?;
         harvest.pages += 1;
+        let accepted = accepted_items(&bytes, &page.rejected);
+        if accepted.len() != page.servers.len() {
+            return Err(HarvestError::Page {
+                page: number,
+                url: url.to_string(),
+                error: RegistryError::NotAPage("the items could not be read back"),
+            });
+        }
+        harvest.items.extend(accepted);
         if !page.rejected.is_empty() {
             let names = item_names(&bytes);
             for (index, reason) in page.rejected {
@@ -385,6 +400,25 @@ async fn run(
         }
         cursor = Some(next);
     }
+}
+
+/// The compact JSON text of every item of a page that [`registry::parse_page`] accepted (every
+/// item whose index is not in `rejected`), in page order.
+fn accepted_items(bytes: &[u8], rejected: &[(usize, String)]) -> Vec<String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    #[derive(serde::Deserialize)]
+    struct Items {
+        servers: Vec<serde_json::Value>,
+    }
+    let Ok(page) = serde_json::from_slice::<Items>(bytes) else {
+        return Vec::new();
+    };
+    page.servers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !rejected.iter().any(|(r, _)| r == i))
+        .map(|(_, item)| item.to_string())
+        .collect()
 }
 
 /// `server.name` of every item of a page that [`registry::parse_page`] accepted, where it is a
@@ -764,6 +798,20 @@ mod tests {
         assert_eq!(with("-1"), None);
         assert_eq!(with("soon"), None);
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn accepted_items_skip_the_rejected_ones_and_parse_back_to_their_records() {
+        let page = br#"{"servers":[
+            {"server":{"name":"a/one","version":"1"}},
+            {"server":{"version":"no name"}},
+            {"server":{"name":"a/two","version":"2","remotes":[{"type":"sse","url":"https://x/sse"}]}}
+        ]}"#;
+        let parsed = registry::parse_page(page).unwrap();
+        let items = accepted_items(page, &parsed.rejected);
+        assert_eq!(items.len(), 2);
+        let again = registry::parse_snapshot(format!("[{}]", items.join(",")).as_bytes()).unwrap();
+        assert_eq!(again.servers, parsed.servers);
     }
 
     #[test]

@@ -312,6 +312,9 @@ pub async fn run(
         no_dns: true,
         registry_rate: REPLICA_RATE.per_second,
         registry_burst: REPLICA_RATE.burst,
+        // Each day is the registry's own snapshot, with its 2025 timestamps: a delta would find
+        // nothing updated since day one's harvest, so both days are full harvests.
+        harvest: toolmark_ingest::HarvestPolicy::Full,
         ..CrawlOptions::default()
     };
     let registry_url = registry.url();

@@ -16,6 +16,8 @@
 //!   `derive` ([`Index::catch_up`] / [`Index::rebuild`], which derive the observation and change
 //!   rows from the log and the blobs alone). Its SQLite connection is private: callers use
 //!   typed functions, never SQL.
+//! - [`harvests`]: the registry's records as the last harvests left them (one item per server
+//!   name, per registry) and the harvest bookkeeping a delta starts from ([`HarvestState`]).
 //! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
 //!   batch, then the index rows in one transaction, read back from the log.
 //!
@@ -23,7 +25,7 @@
 //! observation row is the entry at its `entry` index; every change row names the two entries it
 //! compares and is recomputed from their documents (diff and classification are pure functions of
 //! the two tool sets). What the log does not hold and the index does is registry metadata
-//! (servers, listing dates, skip reasons of packages) and run bookkeeping (runs, `run_id`): those
+//! (servers, listing dates, skip reasons of packages, the registry records deltas start from) and run bookkeeping (runs, `run_id`): those
 //! are operational records, not facts an answer about a tool set relies on.
 //!
 //! What it does not do: dial anything (the crawler does), sign or sequence anything (the log
@@ -36,6 +38,7 @@
 pub mod blobs;
 pub mod datadir;
 mod derive;
+pub mod harvests;
 pub mod index;
 pub mod queries;
 pub mod record;
@@ -48,6 +51,7 @@ pub use toolmark_observation::{document, time};
 pub use blobs::{BlobError, Blobs};
 pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
+pub use harvests::{CompletedHarvest, HarvestKind, HarvestState, RegistryItem};
 pub use index::{Index, IndexError};
 pub use queries::{ChangeQuery, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet};
 pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};

@@ -31,9 +31,20 @@
 //!   remote's protected-resource metadata names (`old_auth`, `new_auth`: JSON arrays, the
 //!   entries that read them; `old_full`/`new_full` empty, no diff; always `dangerous`: a swapped
 //!   authorization server decides who may mint tokens for the server).
+//! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
+//!   the latest record the last harvests left: `version` and `item`, the registry's
+//!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
+//!   without the registry ([`crate::harvests`]).
+//! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
+//!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
+//!   the last complete full harvest (`last_full_at`).
 //!
-//! There are no migrations yet: a database written with another version is refused
-//! ([`IndexError::Schema`]); the index is derivable, so an operator rebuilds it.
+//! Version 2 changed tables in place (the authorization columns); from it on, migrations are
+//! additive and numbered ([`MIGRATIONS`]): opening a database of version
+//! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
+//! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). A
+//! read-only open accepts the versions in [`READ_ONLY_VERSIONS`] (version 3 only adds tables the
+//! crawl reads and writes). The index is derivable, so an operator can always rebuild it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -43,7 +54,37 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
+/// tables in place, so a version-1 database is rebuilt, not migrated).
+pub const OLDEST_MIGRATABLE: u32 = 2;
+
+/// Versions a read-only open accepts: the current one, and older ones whose later migrations
+/// only add tables that readers (the API, the desk) never query.
+pub const READ_ONLY_VERSIONS: &[u32] = &[2, 3];
+
+/// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
+/// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
+pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES)];
+
+/// Version 3: the registry's records and the harvest bookkeeping that deltas start from.
+const REGISTRY_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS registry_records (
+    registry TEXT NOT NULL,
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    item TEXT NOT NULL,
+    PRIMARY KEY (registry, name)
+) STRICT;
+CREATE TABLE IF NOT EXISTS registry_harvests (
+    registry TEXT PRIMARY KEY,
+    last_complete_at TEXT NOT NULL,
+    last_complete_mode TEXT NOT NULL CHECK (last_complete_mode IN ('full', 'delta')),
+    next_since TEXT NOT NULL,
+    last_full_at TEXT
+) STRICT;
+";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -184,12 +225,19 @@ impl Index {
         conn.busy_timeout(Duration::from_secs(10))?;
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
         let tx = conn.transaction()?;
-        match stored_schema_version(&tx)? {
-            Some(v) if v == SCHEMA_VERSION.to_string() => {}
-            Some(found) => return Err(IndexError::Schema { found }),
-            None => {}
-        }
+        let from = match stored_schema_version(&tx)? {
+            Some(found) => match found.parse::<u32>() {
+                Ok(v) if (OLDEST_MIGRATABLE..=SCHEMA_VERSION).contains(&v) => v,
+                _ => return Err(IndexError::Schema { found }),
+            },
+            None => 0,
+        };
         tx.execute_batch(SCHEMA)?;
+        for (version, ddl) in MIGRATIONS {
+            if *version > from {
+                tx.execute_batch(ddl)?;
+            }
+        }
         set_meta(&tx, "schema_version", &SCHEMA_VERSION.to_string())?;
         tx.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('log_size_indexed', '0')",
@@ -207,7 +255,12 @@ impl Index {
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
         match stored_schema_version(&conn)? {
-            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(Index { conn }),
+            Some(v)
+                if v.parse()
+                    .is_ok_and(|v: u32| READ_ONLY_VERSIONS.contains(&v)) =>
+            {
+                Ok(Index { conn })
+            }
             found => Err(IndexError::Schema {
                 found: found.unwrap_or_default(),
             }),
@@ -287,6 +340,56 @@ mod tests {
         assert!(matches!(
             Index::open_read_only(&path),
             Err(IndexError::Schema { .. })
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_version_2_database_is_migrated_to_version_3_keeping_its_rows() {
+        let dir = scratch("migrate");
+        let path = dir.join("index.sqlite");
+        {
+            // A version-2 database as the previous code wrote it: SCHEMA alone, version 2.
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(SCHEMA).unwrap();
+            set_meta(&conn, "schema_version", "2").unwrap();
+            conn.execute(
+                "INSERT INTO servers (name, version, status, first_listed, last_listed)
+                 VALUES ('a/b', '1', 'active', 'x', 'x')",
+                [],
+            )
+            .unwrap();
+        }
+        // Readers accept it as it is; the writer migrates it.
+        Index::open_read_only(&path).unwrap();
+        let index = Index::open(&path).unwrap();
+        assert_eq!(
+            meta(&index.conn, "schema_version").unwrap().as_deref(),
+            Some("3")
+        );
+        assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
+        let tables: i64 = index
+            .conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_list WHERE strict = 1
+                 AND name IN ('registry_records', 'registry_harvests')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 2);
+        // Version 1 changed in place in version 2: refused, to be rebuilt.
+        index
+            .conn
+            .execute(
+                "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        drop(index);
+        assert!(matches!(
+            Index::open(&path),
+            Err(IndexError::Schema { found }) if found == "1"
         ));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -6,6 +6,10 @@
 //! - [`options`]: [`CrawlOptions`], the crawl's knobs (the `[crawl]` section of the service's
 //!   configuration, serde), and [`CrawlFlags`], the same knobs as flags and environment
 //!   variables (clap, flattened into `toolmark crawl` and `toolmark run`), applied over them.
+//! - [`plan`]: which harvest a run makes ([`plan::plan_harvest`]: full, or a delta from the
+//!   last complete harvest, with a full one every [`CrawlOptions::full_harvest_days`]) and how
+//!   its records become the run's latest set (a delta merged into the registry records the index
+//!   keeps, so a delta run observes the same latest set as a full one).
 //! - [`pipeline`]: [`run_crawl`] — one crawl run; [`record_stream`], the batching recorder any
 //!   observer feeds (the crawler today; the package sweep will call it with its own source).
 //! - [`report`]: [`RunReport`], what a run did, stored with the run in the index and written
@@ -21,9 +25,10 @@
 
 pub mod options;
 pub mod pipeline;
+pub mod plan;
 pub mod report;
 
-pub use options::{CrawlFlags, CrawlOptions};
+pub use options::{CrawlFlags, CrawlOptions, DEFAULT_FULL_HARVEST_DAYS, HarvestPolicy};
 pub use pipeline::{
     CrawlRun, IngestError, Progress, RECORD_BATCH, RECORD_HELD_SHARE, RECORD_LATENCY, RunSummary,
     record_stream, run_crawl,

@@ -10,6 +10,22 @@ use toolmark_crawler::harvest::Rate;
 pub const DEFAULT_MEMORY_BUDGET_MIB: usize =
     toolmark_crawler::limits::MEMORY_BUDGET / (1024 * 1024);
 
+/// Days between full harvests when the crawl harvests deltas ([`CrawlOptions::full_harvest_days`]):
+/// weekly.
+pub const DEFAULT_FULL_HARVEST_DAYS: u32 = 7;
+
+/// How a crawl harvests the registry when it is not given `--since`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum HarvestPolicy {
+    /// A delta (`updated_since` the last complete harvest) merged into the registry records the
+    /// index keeps, then the whole latest set observed; a full harvest instead when none is
+    /// stored yet or the last full one is [`CrawlOptions::full_harvest_days`] old.
+    Delta,
+    /// A full harvest (`version=latest`) every time.
+    Full,
+}
+
 /// Crawl limits and network policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -32,6 +48,12 @@ pub struct CrawlOptions {
     pub resolve: Vec<String>,
     /// No DNS beyond `resolve`.
     pub no_dns: bool,
+    /// `delta` (the default: deltas, with a full harvest every `full_harvest_days`) or `full`.
+    pub harvest: HarvestPolicy,
+    /// Under `harvest = "delta"`, a full harvest runs when the last complete one started at
+    /// least this many days ago (less an hour of slack, so a daily crawl's jitter does not push
+    /// it to the next day); only a full harvest delists servers.
+    pub full_harvest_days: u32,
 }
 
 impl Default for CrawlOptions {
@@ -47,6 +69,8 @@ impl Default for CrawlOptions {
             allow_private: false,
             resolve: Vec::new(),
             no_dns: false,
+            harvest: HarvestPolicy::Delta,
+            full_harvest_days: DEFAULT_FULL_HARVEST_DAYS,
         }
     }
 }
@@ -79,6 +103,9 @@ impl CrawlOptions {
         }
         if self.registry_burst == 0 {
             return Some("crawl.registry_burst must be at least 1".into());
+        }
+        if self.full_harvest_days == 0 {
+            return Some("crawl.full_harvest_days must be at least 1 (for a full harvest every run, set crawl.harvest = \"full\")".into());
         }
         self.resolve.iter().find_map(|entry| {
             let ok = entry
@@ -134,6 +161,13 @@ pub struct CrawlFlags {
     /// would only time out); `--no-dns` alone means true.
     #[arg(long, env = "TOOLMARK_NO_DNS", num_args = 0..=1, default_missing_value = "true")]
     pub no_dns: Option<bool>,
+    /// `delta` (deltas, with a full harvest every --full-harvest-days) or `full` (a full
+    /// harvest every run; `--harvest full` forces one).
+    #[arg(long, value_enum, env = "TOOLMARK_HARVEST")]
+    pub harvest: Option<HarvestPolicy>,
+    /// Under `--harvest delta`, days between full harvests.
+    #[arg(long, env = "TOOLMARK_FULL_HARVEST_DAYS")]
+    pub full_harvest_days: Option<u32>,
 }
 
 impl CrawlFlags {
@@ -151,6 +185,8 @@ impl CrawlFlags {
         }
         o.allow_private = self.allow_private.unwrap_or(o.allow_private);
         o.no_dns = self.no_dns.unwrap_or(o.no_dns);
+        o.harvest = self.harvest.unwrap_or(o.harvest);
+        o.full_harvest_days = self.full_harvest_days.unwrap_or(o.full_harvest_days);
     }
 }
 
@@ -181,6 +217,14 @@ mod tests {
     }
 
     #[test]
+    fn harvest_policy_is_a_flag_with_a_weekly_full_by_default() {
+        let o = applied(&[]);
+        assert_eq!((o.harvest, o.full_harvest_days), (HarvestPolicy::Delta, 7));
+        let o = applied(&["--harvest", "full", "--full-harvest-days", "3"]);
+        assert_eq!((o.harvest, o.full_harvest_days), (HarvestPolicy::Full, 3));
+    }
+
+    #[test]
     fn limit_has_both_names_and_unset_flags_keep_the_base() {
         assert_eq!(applied(&["--limit", "3"]).limit, 3);
         assert_eq!(applied(&["--crawl-limit", "4"]).limit, 4);
@@ -199,6 +243,7 @@ mod tests {
         assert!(bad(|o| o.registry_rate = f64::NAN).contains("crawl.registry_rate"));
         assert!(bad(|o| o.registry_burst = 0).contains("crawl.registry_burst"));
         assert!(bad(|o| o.resolve = vec!["x=nope".into()]).contains("crawl.resolve"));
+        assert!(bad(|o| o.full_harvest_days = 0).contains("crawl.full_harvest_days"));
         assert_eq!(CrawlOptions::default().problem(), None);
     }
 }

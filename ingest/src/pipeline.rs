@@ -11,10 +11,11 @@ use toolmark_crawler::crawl::{self, CrawlConfig, Outcome};
 use toolmark_crawler::guard::{FixedFirst, Resolve, StaticResolver};
 use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
 use toolmark_index::record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};
-use toolmark_index::{DataDir, DataError, Index, IndexError};
+use toolmark_index::{CompletedHarvest, DataDir, DataError, HarvestKind, Index, IndexError};
 use toolmark_observation::observe::Transport;
-use toolmark_observation::registry::{self, TargetKind};
+use toolmark_observation::registry::TargetKind;
 
+use crate::plan;
 use crate::report::{HarvestReport, RunReport};
 use crate::{CrawlOptions, Stop};
 
@@ -118,7 +119,10 @@ pub struct CrawlRun<'a> {
     pub origin: &'a str,
     /// The registry's base URL (`/v0.1/servers` is requested under it).
     pub registry: &'a str,
-    /// Harvest only entries updated since this RFC 3339 time (a delta; never delists).
+    /// Harvest only entries updated since this RFC 3339 time (a delta; never delists),
+    /// whatever `options.harvest` says. Merged into the stored registry records when there are
+    /// any (then the whole latest set is observed), but it never becomes the last complete
+    /// harvest; without stored records only what it returns is observed.
     pub since: Option<&'a str>,
     /// The knobs.
     pub options: &'a CrawlOptions,
@@ -186,31 +190,53 @@ pub fn run_crawl(
     let size_before = writer.log.head().size;
 
     // 1. Harvest. It can take minutes at the registry's pace; a stop ends it (nothing is
-    // written yet, so nothing is lost).
-    let mode = match run.since {
-        Some(t) => Mode::Since(t.to_owned()),
-        None => Mode::Full,
+    // written yet, so nothing is lost). Full, or a delta from the last complete harvest merged
+    // into the records the index keeps (`plan`).
+    let registry_key = run.registry.trim_end_matches('/');
+    let state = writer
+        .index
+        .harvest_state(registry_key)
+        .map_err(index_err("reading the harvest state"))?;
+    let stored = writer
+        .index
+        .registry_items(registry_key)
+        .map_err(index_err("reading the stored registry records"))?;
+    let held_count = stored.len();
+    let held = match plan::parse_stored(stored) {
+        Ok(held) => Some(held),
+        Err(e) => {
+            tracing::warn!("{e}; harvesting in full");
+            None
+        }
     };
+    let base_usable = held.as_ref().is_some_and(|h| !h.is_empty());
+    let plan = plan::plan_harvest(opts, run.since, state.as_ref(), base_usable, started);
+    let mode = plan.mode.clone();
     let http = harvest::registry_client()?;
-    let mut config = HarvestConfig::new(run.registry.trim_end_matches('/'), mode.clone());
+    let mut config = HarvestConfig::new(registry_key, mode.clone());
     config.rate = opts.rate();
-    tracing::info!(registry = %run.registry, "harvesting the registry");
+    tracing::info!(registry = %run.registry, "harvesting the registry: {}", plan.reason);
     let harvested = runtime.block_on(async {
         tokio::select! {
             h = harvest::harvest_partial(&http, &config) => Some(h),
             () = stop.cancelled() => None,
         }
     });
-    let (harvest, harvest_error) = harvested.ok_or(IngestError::StoppedInHarvest)?;
-    if harvest.records.is_empty() {
+    let (mut harvest, harvest_error) = harvested.ok_or(IngestError::StoppedInHarvest)?;
+    if harvest.records.is_empty() && !plan.merge {
         if let Some(e) = harvest_error {
             return Err(IngestError::Harvest(e));
         }
     }
     if let Some(e) = &harvest_error {
         tracing::warn!(
-            "registry harvest incomplete ({e}); observing the {} records read, delisting nothing",
-            harvest.records.len()
+            "registry harvest incomplete ({e}); observing the {} records read{}, delisting nothing, keeping the stored records",
+            harvest.records.len(),
+            if plan.merge {
+                " over the stored ones"
+            } else {
+                ""
+            }
         );
     }
     let harvest_secs = clock.elapsed().as_secs_f64();
@@ -225,7 +251,32 @@ pub fn run_crawl(
     } else {
         Vec::new()
     };
-    let mut latest = registry::latest_per_name(harvest.records.clone());
+    let held = if plan.merge {
+        held.unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let (mut latest, items): (Vec<_>, Vec<_>) = plan::latest_set(held, &mut harvest, plan.merge)
+        .into_iter()
+        .unzip();
+    // A complete harvest's latest set is what the registry lists: kept for the next delta. An
+    // incomplete one changes nothing stored (its records are still observed).
+    if harvest.complete && (plan.merge || matches!(mode, Mode::Full)) {
+        let completed = plan.advances.then(|| CompletedHarvest {
+            kind: if matches!(mode, Mode::Full) {
+                HarvestKind::Full
+            } else {
+                HarvestKind::Delta
+            },
+            started_at: &harvest.started_at,
+            next_since: &harvest.next_since,
+        });
+        writer
+            .index
+            .store_registry_items(registry_key, &items, completed)
+            .map_err(index_err("storing the registry records"))?;
+    }
+    drop(items);
     if opts.limit > 0 {
         latest.truncate(opts.limit);
     }
@@ -302,6 +353,8 @@ pub fn run_crawl(
                 Mode::Full => "full".to_owned(),
                 Mode::Since(t) => format!("since {t}"),
             },
+            reason: plan.reason.clone(),
+            held: plan.merge.then_some(held_count),
             pages: harvest.pages,
             requests: harvest.requests,
             retries: harvest.retries,

@@ -11,6 +11,13 @@ use serde::{Deserialize, Serialize};
 pub struct HarvestReport {
     /// `full`, or `since <time>` for a delta.
     pub mode: String,
+    /// Why this mode (a delta from the last complete harvest, a full one due, none stored …);
+    /// empty in reports stored before deltas.
+    #[serde(default)]
+    pub reason: String,
+    /// For a delta merged into the stored registry records: how many were held before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<usize>,
     /// Pages read.
     pub pages: usize,
     /// HTTP requests sent, retries included.

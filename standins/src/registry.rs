@@ -25,7 +25,8 @@
 //! request to any path is recorded ([`RegistryStandIn::requests`]).
 //!
 //! The data can be swapped ([`RegistryStandIn::set_items`], "the next day") or edited
-//! ([`RegistryStandIn::set_status`], [`RegistryStandIn::modify`]) while the stand-in runs.
+//! ([`RegistryStandIn::set_status`], [`RegistryStandIn::publish`], [`RegistryStandIn::modify`])
+//! while the stand-in runs.
 
 use std::collections::VecDeque;
 use std::io;
@@ -241,6 +242,50 @@ impl RegistryStandIn {
             }
         });
         changed
+    }
+
+    /// Publish a version as the registry does: `item` (a `ServerResponse`) becomes the latest
+    /// version of its `server.name`, with the official block set to `active`, `isLatest: true`
+    /// and `publishedAt` = `updatedAt` = now; the version that was latest until then keeps its
+    /// `status` but flips `isLatest` to false and its `updatedAt` moves to now (what the registry
+    /// does when a new version is published, seen between the December 2025 snapshots), so an
+    /// `updated_since` delta returns both. An item of the same name and version is replaced.
+    pub fn publish(&self, mut item: Value) {
+        let now = format_rfc3339(SystemTime::now());
+        let text = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+        let name = text(&item, "/server/name");
+        let version = text(&item, "/server/version");
+        if let Some(object) = item.as_object_mut() {
+            let meta = object.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(
+                    OFFICIAL_META.into(),
+                    json!({"status": "active", "publishedAt": now, "updatedAt": now, "isLatest": true}),
+                );
+            }
+        }
+        self.modify(|items| {
+            items.retain(|i| {
+                text(i, "/server/name") != name || text(i, "/server/version") != version
+            });
+            for old in items.iter_mut() {
+                if text(old, "/server/name") != name {
+                    continue;
+                }
+                let latest =
+                    old.pointer("/_meta/io.modelcontextprotocol.registry~1official/isLatest");
+                if latest != Some(&Value::Bool(true)) {
+                    continue;
+                }
+                if let Some(Value::Object(official)) =
+                    old.pointer_mut("/_meta/io.modelcontextprotocol.registry~1official")
+                {
+                    official.insert("isLatest".into(), Value::Bool(false));
+                    official.insert("updatedAt".into(), Value::String(now.clone()));
+                }
+            }
+            items.push(item);
+        });
     }
 
     /// Set the faults to inject from the next request on. Resets the rate-limit bucket (to
@@ -846,6 +891,35 @@ mod tests {
         let (_, page, _) = get(&s, "/v0.1/servers").await;
         assert_eq!(names(&page), ["z.example/new:1"]);
         assert_eq!(s.items().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn publishing_flips_the_old_latest_and_both_show_in_a_delta() {
+        let s = RegistryStandIn::start(sample()).await.unwrap();
+        s.publish(item(
+            "b.example/two",
+            "3.0.0",
+            false,
+            "2020-01-01T00:00:00Z",
+        ));
+        let (_, page, _) = get(&s, "/v0.1/servers?version=latest").await;
+        assert_eq!(
+            names(&page),
+            [
+                "a.example/one:1.0.0",
+                "b.example/two:3.0.0",
+                "c.example/Three:0.1.0"
+            ]
+        );
+        let (_, page, _) = get(&s, "/v0.1/servers?updated_since=2025-12-30T00:00:00Z").await;
+        assert_eq!(names(&page), ["b.example/two:2.0.0", "b.example/two:3.0.0"]);
+        let official = |i: usize| page["servers"][i]["_meta"][OFFICIAL_META].clone();
+        assert_eq!(official(0)["isLatest"], false);
+        assert_eq!(official(1)["isLatest"], true);
+        assert_eq!(official(1)["publishedAt"], official(1)["updatedAt"]);
+        // Publishing the same version again replaces it.
+        s.publish(item("b.example/two", "3.0.0", true, "2020-01-01T00:00:00Z"));
+        assert_eq!(s.items().len(), 5);
     }
 
     #[tokio::test]
