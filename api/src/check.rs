@@ -475,7 +475,7 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
             "the server was delisted from the registry on {delisted}"
         ));
     }
-    let without = dialled_without(t);
+    let without = &t.withheld_headers;
     if !without.is_empty() {
         note.push(format!(
             "toolmark observes it without the declared header(s) {} (it never sends secrets or values a user supplies): a client that sends them may be served more or other tools",
@@ -825,15 +825,6 @@ fn answer(
     })
 }
 
-/// The declared headers a dialled target is observed without (none for a skipped one).
-fn dialled_without(t: &TargetRow) -> &[String] {
-    if t.skip_reason.is_some() {
-        &[]
-    } else {
-        &t.withheld_headers
-    }
-}
-
 /// The answer's `target`.
 fn target(state: &AppState, found: &Found<'_>) -> wire::Target {
     let t = found.row;
@@ -846,7 +837,7 @@ fn target(state: &AppState, found: &Found<'_>) -> wire::Target {
         name: t.server.clone(),
         page: format!("{}/s/{}", state.base_url, t.id),
         skip_reason: t.skip_reason.clone(),
-        withheld_headers: dialled_without(t).to_vec(),
+        withheld_headers: t.withheld_headers.clone(),
     }
 }
 

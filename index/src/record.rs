@@ -290,18 +290,19 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
         target.skip.as_ref().and_then(skip_detail),
         listed,
         crate::index::endpoint_key(&target_string(&target.kind)),
-        withheld_headers(&target.kind)?,
+        withheld_headers(target)?,
     ])?;
     Ok(id)
 }
 
 /// The `withheld_headers` column of a target: the names of the declared headers a remote is
-/// dialled without, as a JSON array; `NULL` when there are none (and for packages).
-fn withheld_headers(kind: &TargetKind) -> Result<Option<String>, IndexError> {
-    let TargetKind::Remote { declared, .. } = kind else {
+/// dialled without, as a JSON array; `NULL` when there are none, for a remote that is not dialled
+/// (it has a skip reason instead), and for packages.
+fn withheld_headers(target: &Target) -> Result<Option<String>, IndexError> {
+    let TargetKind::Remote { declared, .. } = &target.kind else {
         return Ok(None);
     };
-    if declared.withheld.is_empty() {
+    if target.skip.is_some() || declared.withheld.is_empty() {
         return Ok(None);
     }
     let names: Vec<&str> = declared.withheld.iter().map(|w| w.name.as_str()).collect();

@@ -101,9 +101,10 @@ pub struct TargetRow {
     pub current_raw: Option<String>,
     /// Its tool count.
     pub current_tools: Option<u64>,
-    /// The headers its registry entry declares that the crawler does not send (secrets,
+    /// The headers its registry entry declares that the crawler dials it without (secrets,
     /// templates, values the user supplies; `registry::Declared::withheld`): a client that
-    /// sends them may be served more or other tools than toolmark observed.
+    /// sends them may be served more or other tools than toolmark observed. Empty for a target
+    /// that is not dialled.
     pub withheld_headers: Vec<String>,
 }
 

@@ -1131,7 +1131,11 @@ fn a_target_row_names_the_declared_headers_it_is_dialled_without() {
                                   {"name": "X-Tenant", "isRequired": true},
                                   {"name": "X-Client", "value": "toolmark"}]}]},
         {"name": "io.example/alpha", "version": "1.0.0",
-         "remotes": [{"type": "streamable-http", "url": ALPHA}]}
+         "remotes": [{"type": "streamable-http", "url": ALPHA}]},
+        {"name": "io.example/fixed", "version": "1.0.0",
+         "remotes": [{"type": "streamable-http", "url": GAMMA,
+                      "headers": [{"name": "Host", "value": "tenant.internal", "isRequired": true},
+                                  {"name": "Authorization", "isSecret": true}]}]}
     ]));
     env.run(&day_str(0, 0), &recs, &[], |url| match url {
         BETA => Some(auth_required(day(0, 11))),
@@ -1150,4 +1154,12 @@ fn a_target_row_names_the_declared_headers_it_is_dialled_without() {
         .unwrap()
         .unwrap();
     assert!(plain.withheld_headers.is_empty());
+    // A remote that is not dialled (header-required) is dialled without nothing.
+    let fixed = env
+        .index
+        .target(&id("io.example/fixed", GAMMA))
+        .unwrap()
+        .unwrap();
+    assert_eq!(fixed.skip_reason.as_deref(), Some("header-required"));
+    assert!(fixed.withheld_headers.is_empty());
 }

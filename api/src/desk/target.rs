@@ -110,7 +110,7 @@ fn summary(t: &TargetRow, server: Option<&toolmark_index::index::ServerRow>) -> 
                 @if let Some(detail) = t.last_detail.as_deref().filter(|d| !d.is_empty()) {
                     (fact("Last detail", html! { (detail) }))
                 }
-                @if !t.withheld_headers.is_empty() && t.skip_reason.is_none() {
+                @if !t.withheld_headers.is_empty() {
                     (fact("Dialled without", html! {
                         "the declared header(s) "
                         @for (i, h) in t.withheld_headers.iter().enumerate() {
