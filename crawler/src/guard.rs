@@ -7,7 +7,10 @@
 //! 1. parses the URL (IDNA is applied to the host by the `url` crate) and refuses userinfo, an
 //!    empty host and any scheme but `https` (and `http` when private targets are allowed);
 //! 2. resolves the host **once** (or takes a literal IP as is), refusing more than
-//!    [`MAX_ADDRESSES`] answers;
+//!    [`MAX_ADDRESSES`] answers; a fixed table ([`StaticResolver`], the crawl's `--resolve`
+//!    pins) may also name the port a host's default port is reached at (`NAME=IP:PORT`, as
+//!    the demo reaches its stand-ins for real registry URLs); a port written in the URL always
+//!    wins, as it does in reqwest's connector;
 //! 3. requires **every** address to be global ([`blocked_reason`]; IPv4-mapped, IPv4-compatible,
 //!    NAT64 and 6to4 IPv6 addresses are checked by the IPv4 address they carry) — one bad answer
 //!    refuses the target, so a round-robin of one public and one private address cannot win;
@@ -70,16 +73,18 @@ pub struct Pinned {
     pub url: url::Url,
     /// The host as it appears in the URL (a domain, or an IP literal).
     pub host: String,
-    /// The checked addresses, IPv4 first, each with the URL's port.
+    /// The checked addresses, IPv4 first, each with the port dialled: the URL's, or a pinned
+    /// one for a URL without a port of its own.
     pub addrs: Vec<SocketAddr>,
 }
 
 /// Boxed future returned by [`Resolve::lookup`].
-pub type Lookup<'a> = Pin<Box<dyn Future<Output = std::io::Result<Vec<IpAddr>>> + Send + 'a>>;
+pub type Lookup<'a> = Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send + 'a>>;
 
 /// Name resolution, injectable so tests can make a name resolve to any address.
 pub trait Resolve: Send + Sync {
-    /// All addresses of `host`.
+    /// All addresses of `host`. Port 0 (what DNS answers) means the URL's port; another port
+    /// is where a URL without a port of its own is dialled (a pin, `NAME=IP:PORT`).
     fn lookup<'a>(&'a self, host: &'a str) -> Lookup<'a>;
 }
 
@@ -90,15 +95,16 @@ pub struct SystemResolver;
 impl Resolve for SystemResolver {
     fn lookup<'a>(&'a self, host: &'a str) -> Lookup<'a> {
         Box::pin(async move {
-            let addrs = tokio::net::lookup_host((host, 0)).await?;
-            Ok(addrs.map(|a| a.ip()).collect())
+            Ok(tokio::net::lookup_host((host, 0)).await?.collect())
         })
     }
 }
 
-/// A fixed table of names, for tests and the offline demo; unknown names fail to resolve.
+/// A fixed table of names (lower case), for tests, `--resolve` pins and the offline demo;
+/// unknown names fail to resolve. An address with a port other than 0 is where the name's URLs
+/// without a port of their own are dialled.
 #[derive(Debug, Clone, Default)]
-pub struct StaticResolver(pub HashMap<String, Vec<IpAddr>>);
+pub struct StaticResolver(pub HashMap<String, Vec<SocketAddr>>);
 
 impl Resolve for StaticResolver {
     fn lookup<'a>(&'a self, host: &'a str) -> Lookup<'a> {
@@ -147,35 +153,40 @@ pub async fn check(
     if port == 0 {
         return Err(GuardError::BadUrl("port 0".into()));
     }
-    let (host, ips) = match url.host() {
+    let (host, found) = match url.host() {
         None => return Err(GuardError::BadUrl("no host".into())),
-        Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![IpAddr::V4(ip)]),
-        Some(url::Host::Ipv6(ip)) => (format!("[{ip}]"), vec![IpAddr::V6(ip)]),
+        Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![SocketAddr::new(IpAddr::V4(ip), 0)]),
+        Some(url::Host::Ipv6(ip)) => (format!("[{ip}]"), vec![SocketAddr::new(IpAddr::V6(ip), 0)]),
         Some(url::Host::Domain(name)) => {
-            let ips = resolver
+            let found = resolver
                 .lookup(name)
                 .await
                 .map_err(|e| GuardError::Dns(format!("{name}: {e}")))?;
-            (name.to_owned(), ips)
+            (name.to_owned(), found)
         }
     };
-    if ips.is_empty() {
+    if found.is_empty() {
         return Err(GuardError::Dns(format!("{host}: no addresses")));
     }
-    if ips.len() > MAX_ADDRESSES {
+    if found.len() > MAX_ADDRESSES {
         return Err(GuardError::Dns(format!(
             "{host}: {} addresses, more than {MAX_ADDRESSES}",
-            ips.len()
+            found.len()
         )));
     }
-    for &ip in &ips {
-        if let Some(why) = blocked_reason(ip, policy) {
-            return Err(GuardError::Blocked { addr: ip, why });
+    for a in &found {
+        if let Some(why) = blocked_reason(a.ip(), policy) {
+            return Err(GuardError::Blocked { addr: a.ip(), why });
         }
     }
-    let mut addrs: Vec<SocketAddr> = ips
+    // The port reqwest's connector dials: the URL's own, else a pinned one, else the default.
+    let explicit = url.port().is_some();
+    let mut addrs: Vec<SocketAddr> = found
         .into_iter()
-        .map(|ip| SocketAddr::new(ip, port))
+        .map(|a| match a.port() {
+            p if p != 0 && !explicit => a,
+            _ => SocketAddr::new(a.ip(), port),
+        })
         .collect();
     addrs.sort_by_key(|a| a.is_ipv6());
     addrs.dedup();
@@ -402,7 +413,10 @@ mod tests {
         StaticResolver(
             entries
                 .iter()
-                .map(|(n, a)| (n.to_string(), a.iter().map(|s| ip(s)).collect()))
+                .map(|(n, a)| {
+                    let addrs = a.iter().map(|s| SocketAddr::new(ip(s), 0)).collect();
+                    (n.to_string(), addrs)
+                })
                 .collect(),
         )
     }
@@ -483,5 +497,38 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(lax.addrs, vec!["10.0.0.7:8080".parse().unwrap()]);
+    }
+
+    #[tokio::test]
+    async fn a_pinned_port_is_dialled_for_a_url_without_one() {
+        let pinned: SocketAddr = "127.1.1.1:8443".parse().unwrap();
+        let r = StaticResolver(HashMap::from([("mcp.example".to_owned(), vec![pinned])]));
+        let at = check("https://mcp.example/mcp", LAX, &r).await.unwrap();
+        assert_eq!(at.addrs, vec![pinned]);
+        // The URL keeps its name and its (default) port: Host and SNI are the real ones.
+        assert_eq!(at.url.as_str(), "https://mcp.example/mcp");
+    }
+
+    #[tokio::test]
+    async fn a_port_written_in_the_url_wins_over_a_pinned_one() {
+        let pinned: SocketAddr = "127.1.1.1:8443".parse().unwrap();
+        let r = StaticResolver(HashMap::from([("mcp.example".to_owned(), vec![pinned])]));
+        let at = check("https://mcp.example:9000/mcp", LAX, &r)
+            .await
+            .unwrap();
+        assert_eq!(at.addrs, vec!["127.1.1.1:9000".parse().unwrap()]);
+    }
+
+    #[tokio::test]
+    async fn a_pinned_address_is_checked_like_any_other() {
+        let pinned: SocketAddr = "127.1.1.1:8443".parse().unwrap();
+        let r = StaticResolver(HashMap::from([("mcp.example".to_owned(), vec![pinned])]));
+        assert!(matches!(
+            check("https://mcp.example/mcp", STRICT, &r).await,
+            Err(GuardError::Blocked {
+                why: "loopback",
+                ..
+            })
+        ));
     }
 }

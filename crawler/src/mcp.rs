@@ -138,6 +138,8 @@ pub struct ClientConfig {
     pub limits: Limits,
     /// The `User-Agent` sent.
     pub user_agent: String,
+    /// Which server certificates are accepted.
+    pub trust: Trust,
     /// The memory budget every observation made with this configuration (and its clones)
     /// shares; [`Budget::default`] is [`limits::MEMORY_BUDGET`]. See [`crate::budget`].
     pub budget: Budget,
@@ -154,6 +156,7 @@ impl Default for ClientConfig {
                 crate::observe::CLIENT_VERSION
             ),
             budget: Budget::default(),
+            trust: Trust::platform(),
         }
     }
 }
@@ -569,25 +572,91 @@ fn identity() -> Identity {
     }
 }
 
-/// The TLS configuration every observation's client shares: rustls with the platform's
-/// certificate verifier (system roots, name checked against the URL's host), TLS 1.2 and 1.3,
-/// ALPN h2 and http/1.1. Built once: reqwest would otherwise build a verifier per client, which
-/// costs about 14 ms each (`docs/benchmarks.md`).
+/// Which server certificates an observation's TLS accepts.
+///
+/// [`Trust::platform`] (the default, every real crawl): the platform's verifier — system
+/// roots, the name checked against the URL's host. [`Trust::only`]: the given roots and
+/// nothing else — how `toolmark demo` reaches its https stand-ins for real registry URLs with
+/// certificates of its own throwaway CA, which no other client trusts.
+#[derive(Clone, Default)]
+pub struct Trust(Option<Arc<rustls::ClientConfig>>);
+
+impl std::fmt::Debug for Trust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            None => "Trust::platform",
+            Some(_) => "Trust::only(..)",
+        })
+    }
+}
+
+/// PEM that [`Trust::only`] could not take as root certificates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("trusted roots: {0}")]
+pub struct TrustError(String);
+
+impl Trust {
+    /// The platform's verifier and roots.
+    pub fn platform() -> Trust {
+        Trust(None)
+    }
+
+    /// Only the root certificates in `pem` (at least one), instead of the platform's.
+    pub fn only(pem: &[u8]) -> Result<Trust, TrustError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| TrustError(e.to_string()))?;
+            roots.add(cert).map_err(|e| TrustError(e.to_string()))?;
+        }
+        if roots.is_empty() {
+            return Err(TrustError("no certificate in the PEM".into()));
+        }
+        let config = tls_config(|b| Ok(b.with_root_certificates(roots)))
+            .map_err(TrustError)?;
+        Ok(Trust(Some(Arc::new(config))))
+    }
+
+    /// The TLS configuration for one client.
+    fn config(&self) -> Result<rustls::ClientConfig, String> {
+        match &self.0 {
+            None => shared_tls(),
+            Some(config) => Ok(config.as_ref().clone()),
+        }
+    }
+}
+
+/// rustls with `verifier` chosen by the caller, TLS 1.2 and 1.3, ALPN h2 and http/1.1.
+fn tls_config(
+    verifier: impl FnOnce(
+        rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>,
+    ) -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>, String>,
+) -> Result<rustls::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS versions: {e}"))?;
+    let mut config = verifier(builder)?.with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// The TLS configuration every observation's client shares under [`Trust::platform`]: the
+/// platform's certificate verifier (system roots, name checked against the URL's host). Built
+/// once: reqwest would otherwise build a verifier per client, which costs about 14 ms each
+/// (`docs/benchmarks.md`).
 fn shared_tls() -> Result<rustls::ClientConfig, String> {
     static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
         std::sync::OnceLock::new();
     TLS.get_or_init(|| {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-            .map_err(|e| format!("certificate verifier: {e}"))?;
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS versions: {e}"))?
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(verifier))
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(config)
+        tls_config(|b| {
+            let provider = b.crypto_provider().clone();
+            let verifier = rustls_platform_verifier::Verifier::new(provider)
+                .map_err(|e| format!("certificate verifier: {e}"))?;
+            Ok(b.dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier)))
+        })
     })
     .clone()
 }
@@ -620,7 +689,7 @@ pub(crate) fn build_client(
         .default_headers(headers)
         .pool_max_idle_per_host(2)
         .dns_resolver(Arc::new(guard::RefuseAll))
-        .tls_backend_preconfigured(shared_tls()?);
+        .tls_backend_preconfigured(config.trust.config()?);
     if let url::Host::Domain(_) = pinned.url.host().unwrap_or(url::Host::Domain("")) {
         builder = builder.resolve_to_addrs(&pinned.host, &pinned.addrs);
     }

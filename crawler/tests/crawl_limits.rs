@@ -4,7 +4,7 @@
 mod support;
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -36,7 +36,7 @@ async fn many_names_for_one_address_share_the_per_host_limit() {
     )
     .await;
     let names: Vec<String> = (0..NAMES).map(|i| format!("n{i}.example")).collect();
-    let table = names.iter().map(|n| (n.clone(), vec![ip])).collect();
+    let table = names.iter().map(|n| (n.clone(), vec![SocketAddr::new(ip, 0)])).collect();
     let targets: Vec<Target> = names
         .iter()
         .map(|n| {
@@ -232,15 +232,15 @@ async fn names_waiting_on_one_address_do_not_take_every_slot() {
         others.push(Big::start(ip, small(Duration::ZERO)).await);
     }
     // Names sort so the shared ones are scheduled first (ties go to the smaller name).
-    let mut table: HashMap<String, Vec<IpAddr>> = HashMap::new();
+    let mut table: HashMap<String, Vec<SocketAddr>> = HashMap::new();
     let shared_names: Vec<String> = (0..SHARED).map(|i| format!("a{i:02}.example")).collect();
     for n in &shared_names {
-        table.insert(n.clone(), vec![shared_ip]);
+        table.insert(n.clone(), vec![SocketAddr::new(shared_ip, 0)]);
     }
     let mut targets = named_targets(&shared_names, shared.addr.port());
     for (i, s) in others.iter().enumerate() {
         let name = format!("z{i}.example");
-        table.insert(name.clone(), vec![s.addr.ip()]);
+        table.insert(name.clone(), vec![SocketAddr::new(s.addr.ip(), 0)]);
         targets.extend(named_targets(&[name], s.addr.port()));
     }
     let mut config = CrawlConfig::default();
@@ -290,7 +290,7 @@ async fn stop_abandons_observations_waiting_for_their_address() {
     let ip: IpAddr = "127.0.5.1".parse().unwrap();
     let server = Big::start(ip, small(Duration::from_millis(400))).await;
     let names: Vec<String> = (0..6).map(|i| format!("s{i}.example")).collect();
-    let table = names.iter().map(|n| (n.clone(), vec![ip])).collect();
+    let table = names.iter().map(|n| (n.clone(), vec![SocketAddr::new(ip, 0)])).collect();
     let mut config = CrawlConfig::default();
     config.client.policy.allow_private = true;
     config.client.resolver = Arc::new(StaticResolver(table));

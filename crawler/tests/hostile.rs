@@ -6,7 +6,7 @@
 mod support;
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -163,7 +163,7 @@ impl Resolve for Rebinding {
             let ip: IpAddr = if n == 0 { "127.0.0.1" } else { "10.255.255.1" }
                 .parse()
                 .unwrap();
-            Ok(vec![ip])
+            Ok(vec![SocketAddr::new(ip, 0)])
         })
     }
 }
@@ -193,7 +193,10 @@ async fn names_resolving_to_private_addresses_are_blocked() {
     let server = Hostile::start(Behaviour::Good).await;
     let table = |ip: &str| {
         let mut m = HashMap::new();
-        m.insert("internal.test".to_owned(), vec![ip.parse().unwrap()]);
+        m.insert(
+            "internal.test".to_owned(),
+            vec![SocketAddr::new(ip.parse().unwrap(), 0)],
+        );
         Arc::new(StaticResolver(m))
     };
     let mut strict = ClientConfig::default();
@@ -293,7 +296,7 @@ async fn self_signed_certificate_is_tls() {
     let mut c = config();
     c.resolver = Arc::new(StaticResolver(HashMap::from([(
         "localhost".to_owned(),
-        vec!["127.0.0.1".parse().unwrap()],
+        vec!["127.0.0.1:0".parse().unwrap()],
     )])));
     let obs = mcp::observe(
         &c,
@@ -392,7 +395,7 @@ async fn a_trailing_dot_host_is_observed_like_the_host() {
     let mut c = config();
     c.resolver = Arc::new(StaticResolver(HashMap::from([(
         "name.example".to_owned(),
-        vec!["127.0.0.1".parse().unwrap()],
+        vec!["127.0.0.1:0".parse().unwrap()],
     )])));
     let dotted = mcp::observe(
         &c,

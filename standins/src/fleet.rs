@@ -27,11 +27,19 @@
 //! stored: an id names its endpoint and is checked against it, so the fleet's memory does not
 //! grow with the number of observations.
 //!
+//! [`Fleet::start_sites`] serves given `https` URLs instead (the demo's real registry URLs):
+//! one listener per distinct host name, on its own loopback address, speaking TLS with a
+//! certificate for that name from a throwaway CA made for the fleet
+//! ([`crate::tls::StandInCa`], [`Fleet::ca_certificate_pem`]); each URL's path and query is
+//! one endpoint. A client reaches them by pinning each name to its address
+//! ([`Fleet::pins`]: `name=127.1.x.y:PORT`) and trusting that CA only; `Host`, SNI and the
+//! paths are the real ones.
+//!
 //! [`Fleet::registry_items`] lists the fleet as registry `ServerResponse` items for
 //! [`crate::registry::RegistryStandIn`], and [`schedule_bound`] computes the shortest time any
 //! crawler with a given per-host limit and global concurrency could observe it in.
 //!
-//! What it does not do: TLS, SSE responses, pagination of tool sets, faults (see the crawler's
+//! What it does not do: TLS for [`Fleet::start`]'s endpoints, SSE responses, pagination of tool sets, faults (see the crawler's
 //! hostile-server tests for those), or anything reachable from another machine.
 
 use std::collections::{BTreeMap, HashMap};
@@ -44,10 +52,9 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path as UrlPath, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -82,6 +89,29 @@ pub struct FleetSpec {
     /// `tools/list` results (JSON text of `{"tools": [...]}`); endpoint `i` (numbered host by
     /// host) serves `tool_sets[i % len]`. Must not be empty.
     pub tool_sets: Vec<String>,
+}
+
+/// What [`Fleet::start_sites`] starts.
+#[derive(Debug, Clone)]
+pub struct SiteSpec {
+    /// The `https` URLs served (no userinfo, no explicit port, no fragment); endpoint `i` is
+    /// `urls[i]`. Every distinct host name gets a loopback address of its own, at most
+    /// [`MAX_HOSTS`]. Must not be empty nor repeat a URL.
+    pub urls: Vec<String>,
+    /// As [`FleetSpec::latency`].
+    pub latency: (Duration, Duration),
+    /// As [`FleetSpec::seed`].
+    pub seed: u64,
+    /// As [`FleetSpec::tool_sets`]: endpoint `i` serves `tool_sets[i % len]`.
+    pub tool_sets: Vec<String>,
+}
+
+/// One listener to start: its address, the name it answers for (`None`: its address, plain
+/// HTTP) and its endpoints (path and query → fleet-wide number).
+struct HostPlan {
+    ip: Ipv4Addr,
+    name: Option<String>,
+    endpoints: Vec<(String, usize)>,
 }
 
 /// Requests the fleet answered, by kind (all endpoints together).
@@ -167,25 +197,34 @@ impl Counters {
 
 /// One host's listener and what its handlers need.
 struct HostState {
-    /// Index of the host's endpoint 0 in the fleet-wide numbering.
-    first: usize,
-    /// This host's endpoints' latencies, by endpoint number.
-    latencies: Vec<Duration>,
+    /// This host's endpoints: request path and query → fleet-wide number.
+    endpoints: HashMap<String, usize>,
+    /// This host's endpoints by path alone (the first with that path), for the
+    /// protected-resource metadata under `/.well-known/oauth-protected-resource{path}`.
+    resources: HashMap<String, usize>,
+    /// Every endpoint's latency, fleet-wide numbering.
+    latencies: Arc<Vec<Duration>>,
     tool_sets: Arc<Vec<Bytes>>,
     /// Tool sets set later by [`Fleet::set_tool_set`], by fleet-wide endpoint number.
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     /// Keyed endpoints ([`Fleet::set_keyed`]) and the authorization server each names.
     keyed: Arc<RwLock<HashMap<usize, String>>>,
-    /// This host's address (for the metadata URLs its challenges name).
-    addr: SocketAddr,
+    /// `scheme://authority` of this host as its clients name it (for the metadata URLs its
+    /// challenges name).
+    origin: String,
     counters: Arc<Counters>,
 }
 
 /// A running fleet. Stops on [`shutdown`](Fleet::shutdown) or when dropped.
 pub struct Fleet {
-    spec_hosts: usize,
-    per_host: usize,
     addrs: Vec<SocketAddr>,
+    /// Host names, by host (`None` for [`Fleet::start`]'s).
+    names: Vec<Option<String>>,
+    /// Every endpoint's URL and host, fleet-wide numbering.
+    urls: Vec<String>,
+    host_of: Vec<usize>,
+    by_url: HashMap<String, usize>,
+    ca: Option<String>,
     latencies: Vec<Duration>,
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     keyed: Arc<RwLock<HashMap<usize, String>>>,
@@ -197,8 +236,8 @@ pub struct Fleet {
 impl std::fmt::Debug for Fleet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fleet")
-            .field("hosts", &self.spec_hosts)
-            .field("endpoints_per_host", &self.per_host)
+            .field("hosts", &self.addrs.len())
+            .field("endpoints", &self.urls.len())
             .finish_non_exhaustive()
     }
 }
@@ -239,13 +278,20 @@ impl SplitMix64 {
 
 /// The latencies of a spec's endpoints, fleet-wide numbering (host by host).
 pub fn draw_latencies(spec: &FleetSpec) -> Vec<Duration> {
-    let (lo, hi) = spec.latency;
+    draw(
+        spec.hosts * spec.endpoints_per_host,
+        spec.latency,
+        spec.seed,
+    )
+}
+
+fn draw(n: usize, (lo, hi): (Duration, Duration), seed: u64) -> Vec<Duration> {
     let (lo_us, hi_us) = (
         lo.as_micros() as u64,
         hi.as_micros().max(lo.as_micros()) as u64,
     );
-    let mut rng = SplitMix64::new(spec.seed);
-    (0..spec.hosts * spec.endpoints_per_host)
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
         .map(|_| Duration::from_micros(lo_us + rng.below_or_eq(hi_us - lo_us)))
         .collect()
 }
@@ -266,26 +312,92 @@ impl Fleet {
                 "a fleet needs at least one endpoint per host and one tool set",
             ));
         }
-        let latencies = draw_latencies(&spec);
+        let plans = (0..spec.hosts)
+            .map(|h| HostPlan {
+                ip: host_ip(h),
+                name: None,
+                endpoints: (0..spec.endpoints_per_host)
+                    .map(|k| (format!("/mcp/{k}"), h * spec.endpoints_per_host + k))
+                    .collect(),
+            })
+            .collect();
+        Fleet::serve(plans, draw_latencies(&spec), &spec.tool_sets, None).await
+    }
+
+    /// Serve `spec.urls` over TLS, one loopback address per host name, with certificates from
+    /// a CA made for this fleet. Must be called within a Tokio runtime.
+    pub async fn start_sites(spec: SiteSpec) -> io::Result<Fleet> {
+        let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+        if spec.urls.is_empty() || spec.tool_sets.is_empty() {
+            return Err(invalid(
+                "a fleet needs at least one URL and one tool set".into(),
+            ));
+        }
+        let mut plans: Vec<HostPlan> = Vec::new();
+        let mut host_index: HashMap<String, usize> = HashMap::new();
+        for (i, raw) in spec.urls.iter().enumerate() {
+            let url = url::Url::parse(raw).map_err(|e| invalid(format!("{raw:?}: {e}")))?;
+            let name = match url.host() {
+                Some(url::Host::Domain(name)) if url.scheme() == "https" => name.to_owned(),
+                _ => {
+                    return Err(invalid(format!(
+                        "{raw:?} is not an https URL with a host name"
+                    )));
+                }
+            };
+            if url.port().is_some() || !url.username().is_empty() || url.fragment().is_some() {
+                return Err(invalid(format!("{raw:?} has a port, userinfo or fragment")));
+            }
+            let h = *host_index.entry(name.clone()).or_insert_with(|| {
+                plans.push(HostPlan {
+                    ip: host_ip(plans.len()),
+                    name: Some(name),
+                    endpoints: Vec::new(),
+                });
+                plans.len() - 1
+            });
+            if h >= MAX_HOSTS {
+                return Err(invalid(format!("more than {MAX_HOSTS} host names")));
+            }
+            let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+            if plans[h].endpoints.iter().any(|(t, _)| t == target) {
+                return Err(invalid(format!("{raw:?} is listed twice")));
+            }
+            plans[h].endpoints.push((target.to_owned(), i));
+        }
+        let ca = crate::tls::StandInCa::new("toolmark stand-in CA (throwaway)")?;
+        let latencies = draw(spec.urls.len(), spec.latency, spec.seed);
+        Fleet::serve(plans, latencies, &spec.tool_sets, Some(ca)).await
+    }
+
+    async fn serve(
+        plans: Vec<HostPlan>,
+        latencies: Vec<Duration>,
+        tool_sets: &[String],
+        ca: Option<crate::tls::StandInCa>,
+    ) -> io::Result<Fleet> {
         let tool_sets: Arc<Vec<Bytes>> = Arc::new(
-            spec.tool_sets
+            tool_sets
                 .iter()
                 .map(|t| Bytes::copy_from_slice(t.as_bytes()))
                 .collect(),
         );
+        let shared_latencies = Arc::new(latencies.clone());
         let counters = Arc::new(Counters::new());
         let overrides = Arc::new(RwLock::new(HashMap::new()));
         let keyed = Arc::new(RwLock::new(HashMap::new()));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
-        let mut addrs = Vec::with_capacity(spec.hosts);
+        let mut addrs = Vec::with_capacity(plans.len());
+        let mut names = Vec::with_capacity(plans.len());
+        let mut urls = vec![String::new(); latencies.len()];
+        let mut host_of = vec![0; latencies.len()];
         let mut port = 0u16;
-        for h in 0..spec.hosts {
-            let ip = host_ip(h);
-            let listener = match tokio::net::TcpListener::bind((ip, port)).await {
+        for (h, plan) in plans.into_iter().enumerate() {
+            let listener = match tokio::net::TcpListener::bind((plan.ip, port)).await {
                 Ok(l) => l,
                 Err(e) if port != 0 && e.kind() == io::ErrorKind::AddrInUse => {
-                    tokio::net::TcpListener::bind((ip, 0)).await?
+                    tokio::net::TcpListener::bind((plan.ip, 0)).await?
                 }
                 Err(e) => return Err(e),
             };
@@ -294,36 +406,64 @@ impl Fleet {
                 port = addr.port();
             }
             addrs.push(addr);
-            let first = h * spec.endpoints_per_host;
+            let origin = match &plan.name {
+                Some(name) => format!("https://{name}"),
+                None => format!("http://{addr}"),
+            };
+            let mut resources = HashMap::new();
+            for (target, i) in &plan.endpoints {
+                urls[*i] = format!("{origin}{target}");
+                host_of[*i] = h;
+                let path = target.split('?').next().unwrap_or(target);
+                resources.entry(path.to_owned()).or_insert(*i);
+            }
             let state = Arc::new(HostState {
-                first,
-                latencies: latencies[first..first + spec.endpoints_per_host].to_vec(),
+                endpoints: plan.endpoints.into_iter().collect(),
+                resources,
+                latencies: shared_latencies.clone(),
                 tool_sets: tool_sets.clone(),
                 overrides: overrides.clone(),
                 keyed: keyed.clone(),
-                addr,
+                origin,
                 counters: counters.clone(),
             });
-            let app = Router::new()
-                .route("/mcp/{k}", post(mcp).get(no_stream).delete(end_session))
-                .route(
-                    "/.well-known/oauth-protected-resource/mcp/{k}",
-                    get(metadata),
-                )
-                .fallback(not_found)
-                .with_state(state);
+            let app = Router::new().fallback(dispatch).with_state(state);
             let mut stopped = stopped.clone();
-            tasks.spawn(async move {
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = stopped.wait_for(|s| *s).await;
-                });
-                let _ = serve.await;
-            });
+            let until_stopped = async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            };
+            match (&plan.name, &ca) {
+                (Some(name), Some(ca)) => {
+                    let tls = crate::tls::TlsListener::new(listener, ca.server_config(name)?)?;
+                    tasks.spawn(async move {
+                        let _ = axum::serve(tls, app)
+                            .with_graceful_shutdown(until_stopped)
+                            .await;
+                    });
+                }
+                _ => {
+                    tasks.spawn(async move {
+                        let _ = axum::serve(listener, app)
+                            .with_graceful_shutdown(until_stopped)
+                            .await;
+                    });
+                }
+            }
+            names.push(plan.name);
         }
+        let by_url = urls
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, u)| (u, i))
+            .collect();
         Ok(Fleet {
-            spec_hosts: spec.hosts,
-            per_host: spec.endpoints_per_host,
             addrs,
+            names,
+            urls,
+            host_of,
+            by_url,
+            ca: ca.map(|ca| ca.certificate_pem().to_owned()),
             latencies,
             overrides,
             keyed,
@@ -333,15 +473,9 @@ impl Fleet {
         })
     }
 
-    /// Every endpoint's URL, fleet-wide numbering (host by host).
+    /// Every endpoint's URL, fleet-wide numbering ([`Fleet::start`]: host by host).
     pub fn urls(&self) -> Vec<String> {
-        let mut out = Vec::with_capacity(self.addrs.len() * self.per_host);
-        for addr in &self.addrs {
-            for k in 0..self.per_host {
-                out.push(format!("http://{addr}/mcp/{k}"));
-            }
-        }
-        out
+        self.urls.clone()
     }
 
     /// The bound address of every host.
@@ -349,24 +483,40 @@ impl Fleet {
         &self.addrs
     }
 
+    /// For [`Fleet::start_sites`]: every host name pinned to its address, `name=IP:PORT` (the
+    /// form of the crawler's `--resolve`); empty for [`Fleet::start`].
+    pub fn pins(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .zip(&self.addrs)
+            .filter_map(|(name, addr)| Some(format!("{}={addr}", name.as_ref()?)))
+            .collect()
+    }
+
+    /// For [`Fleet::start_sites`]: the PEM certificate of the CA that signed every host's
+    /// certificate (trust it, and nothing else, to reach the fleet); `None` for
+    /// [`Fleet::start`].
+    pub fn ca_certificate_pem(&self) -> Option<&str> {
+        self.ca.as_deref()
+    }
+
     /// Every endpoint's latency, in the order of [`Fleet::urls`].
     pub fn latencies(&self) -> &[Duration] {
         &self.latencies
     }
 
-    /// The latencies grouped by host (the unit of per-host politeness).
-    pub fn latencies_by_host(&self) -> Vec<&[Duration]> {
-        self.latencies.chunks(self.per_host).collect()
+    /// The latencies grouped by host (the unit of per-host politeness), in host order.
+    pub fn latencies_by_host(&self) -> Vec<Vec<Duration>> {
+        let mut out = vec![Vec::new(); self.addrs.len()];
+        for (i, h) in self.host_of.iter().enumerate() {
+            out[*h].push(self.latencies[i]);
+        }
+        out
     }
 
     /// The latency of the endpoint at `url` (one of [`Fleet::urls`]); `None` for any other URL.
     pub fn latency_of(&self, url: &str) -> Option<Duration> {
-        let rest = url.strip_prefix("http://")?;
-        let (authority, path) = rest.split_once('/')?;
-        let addr: SocketAddr = authority.parse().ok()?;
-        let h = self.addrs.iter().position(|a| *a == addr)?;
-        let k: usize = path.strip_prefix("mcp/")?.parse().ok()?;
-        (k < self.per_host).then(|| self.latencies[h * self.per_host + k])
+        self.by_url.get(url).map(|i| self.latencies[*i])
     }
 
     /// Registry `ServerResponse` items listing the fleet: server `j` has the endpoints
@@ -418,7 +568,7 @@ impl Fleet {
     /// Each page names its successor itself (`"nextCursor": "p1"` …); an unknown cursor gets
     /// the first page.
     pub fn set_pages(&self, endpoint: usize, pages: Vec<String>) {
-        if endpoint < self.addrs.len() * self.per_host && !pages.is_empty() {
+        if endpoint < self.urls.len() && !pages.is_empty() {
             self.overrides
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -432,7 +582,7 @@ impl Fleet {
     /// openly again. No key is ever accepted: a request with `Authorization` is refused too,
     /// and counted in [`RequestCounts::credentialed`].
     pub fn set_keyed(&self, endpoint: usize, authorization_server: Option<String>) {
-        if endpoint >= self.addrs.len() * self.per_host {
+        if endpoint >= self.urls.len() {
             return;
         }
         let mut keyed = self
@@ -774,42 +924,58 @@ async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found").into_response()
 }
 
-/// `DELETE`: ends the session named by `Mcp-Session-Id` when it is one of this endpoint's.
-async fn end_session(
+/// Where the protected-resource metadata of an endpoint at `path` lives (RFC 9728 §3.1).
+const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource";
+
+/// Every request: an endpoint's (by its path and query), or a keyed endpoint's metadata.
+async fn dispatch(
     State(host): State<Arc<HostState>>,
-    UrlPath(k): UrlPath<String>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
+    body: Bytes,
 ) -> Response {
+    let target = uri.path_and_query().map_or("/", |t| t.as_str());
+    if method == Method::GET
+        && let Some(path) = uri.path().strip_prefix(RESOURCE_METADATA)
+        && let Some(index) = host.resources.get(path).copied()
+    {
+        return metadata(&host, index, path).await;
+    }
+    let Some(index) = host.endpoints.get(target).copied() else {
+        host.counters.arrived();
+        host.counters.other.fetch_add(1, Ordering::Relaxed);
+        let r = not_found().await;
+        host.counters.answered();
+        return r;
+    };
+    match method {
+        Method::POST => mcp(host, index, headers, body).await,
+        Method::DELETE => end_session(&host, index, &headers).await,
+        _ => no_stream(&host, index).await,
+    }
+}
+
+/// `DELETE`: ends the session named by `Mcp-Session-Id` when it is one of this endpoint's.
+async fn end_session(host: &HostState, index: usize, headers: &HeaderMap) -> Response {
     host.counters.arrived();
-    let endpoint = k
-        .parse::<usize>()
-        .ok()
-        .and_then(|k| host.latencies.get(k).map(|l| (k, *l)));
-    let response = match endpoint {
-        Some((k, latency)) => {
-            tokio::time::sleep(latency).await;
-            let prefix = format!("fleet-{}-", host.first + k);
-            let ours = headers
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|s| s.starts_with(&prefix));
-            if ours {
-                host.counters.closed.fetch_add(1, Ordering::Relaxed);
-                StatusCode::OK.into_response()
-            } else {
-                host.counters.other.fetch_add(1, Ordering::Relaxed);
-                rpc_error(
-                    StatusCode::NOT_FOUND,
-                    &Value::Null,
-                    -32001,
-                    "Session not found",
-                )
-            }
-        }
-        None => {
-            host.counters.other.fetch_add(1, Ordering::Relaxed);
-            not_found().await
-        }
+    tokio::time::sleep(host.latencies[index]).await;
+    let prefix = format!("fleet-{index}-");
+    let ours = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|s| s.starts_with(&prefix));
+    let response = if ours {
+        host.counters.closed.fetch_add(1, Ordering::Relaxed);
+        StatusCode::OK.into_response()
+    } else {
+        host.counters.other.fetch_add(1, Ordering::Relaxed);
+        rpc_error(
+            StatusCode::NOT_FOUND,
+            &Value::Null,
+            -32001,
+            "Session not found",
+        )
     };
     host.counters.answered();
     response
@@ -826,22 +992,19 @@ impl HostState {
     }
 }
 
-/// `GET /.well-known/oauth-protected-resource/mcp/{k}`: a keyed endpoint's protected-resource
+/// `GET /.well-known/oauth-protected-resource{path}`: a keyed endpoint's protected-resource
 /// metadata; 404 for an endpoint that is not keyed.
-async fn metadata(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String>) -> Response {
+async fn metadata(host: &HostState, index: usize, path: &str) -> Response {
     host.counters.arrived();
-    let keyed = k
-        .parse::<usize>()
-        .ok()
-        .filter(|k| *k < host.latencies.len())
-        .and_then(|k| host.keyed_by(host.first + k).map(|a| (k, a)));
-    let Some((k, authorization_server)) = keyed else {
+    let Some(authorization_server) = host.keyed_by(index) else {
         host.counters.other.fetch_add(1, Ordering::Relaxed);
-        return not_found().await;
+        let r = not_found().await;
+        host.counters.answered();
+        return r;
     };
     host.counters.metadata.fetch_add(1, Ordering::Relaxed);
     let body = json!({
-        "resource": format!("http://{}/mcp/{k}", host.addr),
+        "resource": format!("{}{path}", host.origin),
         "authorization_servers": [authorization_server],
         "scopes_supported": ["mcp"],
         "bearer_methods_supported": ["header"],
@@ -851,12 +1014,10 @@ async fn metadata(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String
     r
 }
 
-async fn no_stream(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<String>) -> Response {
+async fn no_stream(host: &HostState, index: usize) -> Response {
     host.counters.arrived();
     host.counters.other.fetch_add(1, Ordering::Relaxed);
-    if let Some(latency) = k.parse::<usize>().ok().and_then(|k| host.latencies.get(k)) {
-        tokio::time::sleep(*latency).await;
-    }
+    tokio::time::sleep(host.latencies[index]).await;
     let mut r = rpc_error(
         StatusCode::METHOD_NOT_ALLOWED,
         &Value::Null,
@@ -869,44 +1030,30 @@ async fn no_stream(State(host): State<Arc<HostState>>, UrlPath(k): UrlPath<Strin
     r
 }
 
-async fn mcp(
-    State(host): State<Arc<HostState>>,
-    k: UrlPath<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn mcp(host: Arc<HostState>, index: usize, headers: HeaderMap, body: Bytes) -> Response {
     host.counters.arrived();
     if headers.contains_key(header::AUTHORIZATION) {
         host.counters.credentialed.fetch_add(1, Ordering::Relaxed);
     }
     let counters = host.counters.clone();
-    let response = answer(host, k, headers, body).await;
+    let response = answer(host, index, headers, body).await;
     counters.answered();
     response
 }
 
-async fn answer(
-    host: Arc<HostState>,
-    UrlPath(k): UrlPath<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let Some((k, latency)) = k
-        .parse::<usize>()
-        .ok()
-        .and_then(|k| host.latencies.get(k).map(|l| (k, *l)))
-    else {
-        host.counters.other.fetch_add(1, Ordering::Relaxed);
-        return not_found().await;
-    };
+async fn answer(host: Arc<HostState>, index: usize, headers: HeaderMap, body: Bytes) -> Response {
+    let latency = host.latencies[index];
     tokio::time::sleep(latency).await;
-    let index = host.first + k;
     let counters = &host.counters;
     if host.keyed_by(index).is_some() {
         counters.refused.fetch_add(1, Ordering::Relaxed);
         let challenge = format!(
-            r#"Bearer error="invalid_token", resource_metadata="http://{}/.well-known/oauth-protected-resource/mcp/{k}""#,
-            host.addr
+            r#"Bearer error="invalid_token", resource_metadata="{}{RESOURCE_METADATA}{}""#,
+            host.origin,
+            host.endpoints
+                .iter()
+                .find(|(_, i)| **i == index)
+                .map_or("", |(t, _)| t.split('?').next().unwrap_or(t)),
         );
         let mut r = json_response(
             StatusCode::UNAUTHORIZED,
@@ -1239,5 +1386,116 @@ mod tests {
         let counts = fleet.requests();
         assert!(counts.first_at.unwrap() < counts.last_at.unwrap());
         fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    fn sites(urls: &[&str]) -> SiteSpec {
+        SiteSpec {
+            urls: urls.iter().map(|u| u.to_string()).collect(),
+            latency: (Duration::from_millis(1), Duration::from_millis(2)),
+            seed: 7,
+            tool_sets: spec(1, 1).tool_sets,
+        }
+    }
+
+    /// A client that reaches `fleet`'s names at their pinned addresses and trusts its CA only.
+    fn pinned_client(fleet: &Fleet) -> reqwest::Client {
+        let ca = fleet.ca_certificate_pem().unwrap();
+        let mut b = reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(ca.as_bytes()).unwrap()]);
+        for pin in fleet.pins() {
+            let (name, addr) = pin.split_once('=').unwrap();
+            b = b.resolve(name, addr.parse().unwrap());
+        }
+        b.build().unwrap()
+    }
+
+    #[tokio::test]
+    async fn sites_answer_for_their_real_names_over_tls() {
+        let urls = [
+            "https://a.example/mcp",
+            "https://a.example/mcp?login",
+            "https://b.example/x/mcp",
+        ];
+        let fleet = Fleet::start_sites(sites(&urls)).await.unwrap();
+        assert_eq!(fleet.urls(), urls);
+        let pins = fleet.pins();
+        assert_eq!(pins.len(), 2, "one address per host name: {pins:?}");
+        assert!(pins[0].starts_with("a.example=127.1.1.1:"), "{pins:?}");
+        let client = pinned_client(&fleet);
+        let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize",
+            "params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+        // Each path and query is its own endpoint: the session id names it.
+        for (i, url) in urls.iter().enumerate() {
+            let r = post(&client, url, None, init.clone()).await;
+            assert_eq!(r.status(), 200, "{url}");
+            let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+            assert!(
+                session.starts_with(&format!("fleet-{i}-")),
+                "{url}: {session}"
+            );
+        }
+        // A path no URL names is not an endpoint.
+        let r = post(&client, "https://b.example/mcp", None, init).await;
+        assert_eq!(r.status(), 404);
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn sites_are_not_trusted_without_their_ca() {
+        let fleet = Fleet::start_sites(sites(&["https://a.example/mcp"]))
+            .await
+            .unwrap();
+        let (name, addr) = fleet.pins()[0]
+            .split_once('=')
+            .map(|(n, a)| (n.to_owned(), a.to_owned()))
+            .unwrap();
+        let platform_only = reqwest::Client::builder()
+            .resolve(&name, addr.parse().unwrap())
+            .build()
+            .unwrap();
+        let e = platform_only
+            .post("https://a.example/mcp")
+            .body("{}")
+            .send()
+            .await
+            .unwrap_err();
+        assert!(e.is_connect(), "{e:?}");
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn a_keyed_site_names_its_real_metadata_url() {
+        let fleet = Fleet::start_sites(sites(&["https://a.example/x/mcp"]))
+            .await
+            .unwrap();
+        fleet.set_keyed(0, Some("https://auth.example".into()));
+        let client = pinned_client(&fleet);
+        let r = post(&client, "https://a.example/x/mcp", None, json!({})).await;
+        assert_eq!(r.status(), 401);
+        let challenge = r.headers()["www-authenticate"].to_str().unwrap().to_owned();
+        let metadata = "https://a.example/.well-known/oauth-protected-resource/x/mcp";
+        assert!(
+            challenge.contains(&format!("resource_metadata=\"{metadata}\"")),
+            "{challenge}"
+        );
+        let r = client.get(metadata).send().await.unwrap();
+        let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["resource"], "https://a.example/x/mcp");
+        assert_eq!(body["authorization_servers"][0], "https://auth.example");
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn sites_refuse_what_they_cannot_serve() {
+        for urls in [
+            vec!["http://a.example/mcp"],
+            vec!["https://127.0.0.1/mcp"],
+            vec!["https://a.example:8443/mcp"],
+            vec!["https://a.example/mcp", "https://a.example/mcp"],
+            vec![],
+        ] {
+            let e = Fleet::start_sites(sites(&urls)).await.unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{urls:?}");
+        }
     }
 }

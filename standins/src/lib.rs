@@ -11,7 +11,9 @@
 //! - [`fleet`]: a fleet of stand-in MCP servers (session-era streamable HTTP) on distinct loopback
 //!   addresses, each endpoint answering every request after its own seeded latency, with the
 //!   registry items that list it and the schedule bound a crawler is measured against
-//!   (`standin-fleet` runs one with a registry stand-in, for `bench/crawl.sh`).
+//!   (`standin-fleet` runs one with a registry stand-in, for `bench/crawl.sh`); or, for
+//!   `toolmark demo`, one https stand-in per real host name ([`fleet::Fleet::start_sites`]).
+//! - [`tls`]: the throwaway certificate authority and TLS listener those https stand-ins use.
 //!
 //! What it does not do: it binds loopback addresses only (`127.0.0.1`, and `127.1.x.y` for the
 //! fleet) and is never reachable from another host; it is not part of the production service
@@ -22,3 +24,4 @@
 
 pub mod fleet;
 pub mod registry;
+pub mod tls;

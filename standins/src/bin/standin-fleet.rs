@@ -96,7 +96,8 @@ fn main() -> std::io::Result<()> {
         let items = fleet.registry_items(args.remotes_per_server);
         let servers = items.len();
         let registry = RegistryStandIn::start(items).await?;
-        let by_host = fleet.latencies_by_host();
+        let grouped = fleet.latencies_by_host();
+        let by_host: Vec<&[Duration]> = grouped.iter().map(Vec::as_slice).collect();
         let keyed: Vec<(String, &[Duration])> = fleet
             .host_addrs()
             .iter()
