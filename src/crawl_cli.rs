@@ -89,6 +89,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         registry: &args.registry,
         since: args.since.as_deref(),
         options: &options,
+        trust: toolmark_ingest::Trust::platform(),
     };
     let result = toolmark_ingest::run_crawl(runtime.handle(), &run, &stop, &Bar::new());
     if let Some(path) = &args.report {

@@ -159,6 +159,7 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
                     registry: &config.registry,
                     since: None,
                     options: &config.crawl,
+                    trust: toolmark_ingest::Trust::platform(),
                 };
                 crate::crawl_cli::crawl_once(&handle, &run, &stop)
             })

@@ -84,6 +84,17 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
         serde_json::from_slice(&std::fs::read(data.join("demo.json")).unwrap()).unwrap();
     let stand_ins = manifest["standIns"].as_array().unwrap();
     assert!(stand_ins.len() > 200, "one stand-in per dialable remote");
+    // The replica keeps the registry's real URLs: each stand-in answers for one over https, at
+    // a loopback address of its own the crawler pins the host name to.
+    for s in stand_ins {
+        let url = s["url"].as_str().unwrap();
+        let host = url
+            .strip_prefix("https://")
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("not an https URL: {s}"));
+        assert!(host.parse::<std::net::IpAddr>().is_err(), "{s}");
+        assert!(s["standIn"].as_str().unwrap().starts_with("127.1."), "{s}");
+    }
 
     // /check with a real corpus tool set an unchanged stand-in served: `same`, with a proof
     // that verifies offline against the keys the service publishes.
@@ -110,6 +121,23 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
         verified.entry.subject.target,
         unchanged["url"].as_str().unwrap()
     );
+    // The desk shows the real URL.
+    let url = unchanged["url"].as_str().unwrap();
+    let host = url["https://".len()..].split('/').next().unwrap();
+    let (_, found) = get(&format!("{base}/api/v1/servers?q={host}"));
+    let found: Value = serde_json::from_str(&found).unwrap();
+    let id = found["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["endpoint"] == url)
+        .unwrap_or_else(|| panic!("{url} not listed: {found:#}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, page) = get(&format!("{base}/s/{id}"));
+    assert_eq!(status, 200);
+    assert!(page.contains(url), "the target page names {url}");
 
     // A stand-in that changed on day two: its day-two tools are `same`, its day-one tools
     // were observed before.

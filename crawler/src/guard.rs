@@ -94,9 +94,7 @@ pub struct SystemResolver;
 
 impl Resolve for SystemResolver {
     fn lookup<'a>(&'a self, host: &'a str) -> Lookup<'a> {
-        Box::pin(async move {
-            Ok(tokio::net::lookup_host((host, 0)).await?.collect())
-        })
+        Box::pin(async move { Ok(tokio::net::lookup_host((host, 0)).await?.collect()) })
     }
 }
 

@@ -613,8 +613,7 @@ impl Trust {
         if roots.is_empty() {
             return Err(TrustError("no certificate in the PEM".into()));
         }
-        let config = tls_config(|b| Ok(b.with_root_certificates(roots)))
-            .map_err(TrustError)?;
+        let config = tls_config(|b| Ok(b.with_root_certificates(roots))).map_err(TrustError)?;
         Ok(Trust(Some(Arc::new(config))))
     }
 
@@ -631,7 +630,10 @@ impl Trust {
 fn tls_config(
     verifier: impl FnOnce(
         rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>,
-    ) -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>, String>,
+    ) -> Result<
+        rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>,
+        String,
+    >,
 ) -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider)

@@ -36,7 +36,10 @@ async fn many_names_for_one_address_share_the_per_host_limit() {
     )
     .await;
     let names: Vec<String> = (0..NAMES).map(|i| format!("n{i}.example")).collect();
-    let table = names.iter().map(|n| (n.clone(), vec![SocketAddr::new(ip, 0)])).collect();
+    let table = names
+        .iter()
+        .map(|n| (n.clone(), vec![SocketAddr::new(ip, 0)]))
+        .collect();
     let targets: Vec<Target> = names
         .iter()
         .map(|n| {
@@ -290,7 +293,10 @@ async fn stop_abandons_observations_waiting_for_their_address() {
     let ip: IpAddr = "127.0.5.1".parse().unwrap();
     let server = Big::start(ip, small(Duration::from_millis(400))).await;
     let names: Vec<String> = (0..6).map(|i| format!("s{i}.example")).collect();
-    let table = names.iter().map(|n| (n.clone(), vec![SocketAddr::new(ip, 0)])).collect();
+    let table = names
+        .iter()
+        .map(|n| (n.clone(), vec![SocketAddr::new(ip, 0)]))
+        .collect();
     let mut config = CrawlConfig::default();
     config.client.policy.allow_private = true;
     config.client.resolver = Arc::new(StaticResolver(table));

@@ -43,7 +43,7 @@ use std::time::Duration;
 use serde_json::json;
 use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlOptions, CrawlRun, IngestError, RunSummary, Stop};
-use toolmark_standins::fleet::{Fleet, FleetSpec};
+use toolmark_standins::fleet::{Fleet, SiteSpec};
 use toolmark_standins::registry::RegistryStandIn;
 use toolmark_toolset::model::tools_document;
 
@@ -171,6 +171,9 @@ pub enum DemoError {
     /// A crawl failed (or was stopped).
     #[error(transparent)]
     Crawl(#[from] IngestError),
+    /// The stand-ins' CA could not be made the crawler's only trusted root.
+    #[error(transparent)]
+    Trust(#[from] toolmark_crawler::mcp::TrustError),
     /// A task of the demo ended abnormally.
     #[error("the {what} task: {reason}")]
     Task {
@@ -207,9 +210,8 @@ pub async fn run(
     let mut originals: Vec<String> = days.iter().flat_map(|d| d.dialable(|_| true)).collect();
     originals.sort();
     originals.dedup();
-    let fleet = Fleet::start(FleetSpec {
-        hosts: originals.len(),
-        endpoints_per_host: 1,
+    let fleet = Fleet::start_sites(SiteSpec {
+        urls: originals.clone(),
         latency: FLEET_LATENCY,
         seed: 20251217,
         tool_sets: sets.iter().map(|t| tools_document(t)).collect(),
@@ -219,8 +221,15 @@ pub async fn run(
         what: "stand-in MCP servers",
         reason,
     })?;
-    let fleet_urls: BTreeMap<String, String> =
-        originals.iter().cloned().zip(fleet.urls()).collect();
+    // The crawler reaches each real host name at its stand-in's address, and trusts the
+    // stand-ins' throwaway CA (and no other).
+    let pins = fleet.pins();
+    let trust = toolmark_ingest::Trust::only(fleet.ca_certificate_pem().unwrap_or("").as_bytes())?;
+    let addresses: BTreeMap<&str, &str> = pins.iter().filter_map(|p| p.split_once('=')).collect();
+    let stand_in = |url: &str| {
+        let host = url::Url::parse(url).ok()?.host_str()?.to_owned();
+        addresses.get(host.as_str()).map(|a| a.to_string())
+    };
     // The remotes that ask for a key refuse without one, naming an authorization server.
     let keyed: BTreeSet<String> = days.iter().flat_map(Day::keyed).collect();
     for (i, original) in originals.iter().enumerate() {
@@ -242,10 +251,7 @@ pub async fn run(
     }
 
     // Day one: the replica and the stand-ins as they were on 2025-12-17.
-    let mut day_items = [days[0].items.clone(), days[1].items.clone()];
-    for items in &mut day_items {
-        world::rewrite(items, &fleet_urls);
-    }
+    let day_items = [days[0].items.clone(), days[1].items.clone()];
     let mut first_items = day_items[0].clone();
     if let Some(e) = everything.as_mut() {
         let version = e.version(0);
@@ -310,6 +316,7 @@ pub async fn run(
     let crawl_options = CrawlOptions {
         allow_private: true,
         no_dns: true,
+        resolve: pins.clone(),
         registry_rate: REPLICA_RATE.per_second,
         registry_burst: REPLICA_RATE.burst,
         // Each day is the registry's own snapshot, with its 2025 timestamps: a delta would find
@@ -318,7 +325,16 @@ pub async fn run(
         ..CrawlOptions::default()
     };
     let registry_url = registry.url();
-    let crawl_day = || crawl(data, origin, &registry_url, &crawl_options, &stop, report);
+    let crawl_day = || {
+        crawl(
+            data,
+            origin,
+            &registry_url,
+            (&crawl_options, &trust),
+            &stop,
+            report,
+        )
+    };
 
     // The two days. A stop during a crawl ends it early (what it observed is recorded) and
     // the demo shuts down cleanly.
@@ -351,8 +367,8 @@ pub async fn run(
         for (i, original) in originals.iter().enumerate() {
             let set = i % sets.len();
             let mut entry = json!({
-                "originalUrl": original,
-                "url": fleet_urls[original],
+                "url": original,
+                "standIn": stand_in(original),
                 "day1": TOOL_SETS[set].0,
             });
             if keyed.contains(original) {
@@ -360,8 +376,8 @@ pub async fn run(
                 // seen on day one swaps its authorization server on day two.
                 let first = world::authorization_server(original);
                 entry = json!({
-                    "originalUrl": original,
-                    "url": fleet_urls[original],
+                    "url": original,
+                    "standIn": stand_in(original),
                     "keyed": true,
                     "day1AuthorizationServer": first,
                 });
@@ -456,13 +472,13 @@ async fn crawl(
     data: &Path,
     origin: &str,
     registry: &str,
-    options: &CrawlOptions,
+    (options, trust): (&CrawlOptions, &toolmark_ingest::Trust),
     stop: &Stop,
     report: &dyn Fn(Event<'_>),
 ) -> Result<(RunSummary, Duration), DemoError> {
     let started = std::time::Instant::now();
     let (data, origin, registry) = (DataDir::new(data), origin.to_owned(), registry.to_owned());
-    let (options, stop) = (options.clone(), stop.clone());
+    let (options, trust, stop) = (options.clone(), trust.clone(), stop.clone());
     let handle = tokio::runtime::Handle::current();
     let result = tokio::task::spawn_blocking(move || {
         let run = CrawlRun {
@@ -471,6 +487,7 @@ async fn crawl(
             registry: &registry,
             since: None,
             options: &options,
+            trust,
         };
         toolmark_ingest::run_crawl(&handle, &run, &stop, &())
     })
@@ -542,10 +559,16 @@ mod tests {
             let mut calls = Vec::new();
             for _ in 0..2 {
                 let called = Instant::now();
-                let (summary, took) =
-                    crawl(&dir, origin, &registry.url(), &options, &stop, &report)
-                        .await
-                        .unwrap();
+                let (summary, took) = crawl(
+                    &dir,
+                    origin,
+                    &registry.url(),
+                    (&options, &toolmark_ingest::Trust::platform()),
+                    &stop,
+                    &report,
+                )
+                .await
+                .unwrap();
                 calls.push((called.elapsed(), took));
                 assert_eq!(summary.report.servers, 1);
             }

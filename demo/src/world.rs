@@ -1,8 +1,8 @@
 //! The demo's world, as data: the registry's two real days (bundled in `demo/data/`), the real
-//! tool sets the stand-ins serve, the made-up day-two edits, and the rewriting of every dialable
-//! remote to its stand-in.
+//! tool sets the stand-ins serve and the made-up day-two edits. The registry's items are served
+//! as they are: the stand-ins answer for the real URLs.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -273,22 +273,6 @@ pub fn authorization_server(original: &str) -> String {
         .next()
         .unwrap_or("");
     format!("https://{host}")
-}
-
-/// Point every remote of `items` the crawler would dial at its stand-in.
-pub fn rewrite(items: &mut [Value], fleet_urls: &BTreeMap<String, String>) {
-    for item in items {
-        let remotes = item
-            .pointer_mut("/server/remotes")
-            .and_then(Value::as_array_mut);
-        for remote in remotes.into_iter().flatten() {
-            let url = remote.get("url").and_then(Value::as_str).unwrap_or("");
-            if let Some(url) = fleet_urls.get(url) {
-                remote["url"] = Value::String(url.clone());
-                remote["type"] = Value::String("streamable-http".into());
-            }
-        }
-    }
 }
 
 #[cfg(test)]

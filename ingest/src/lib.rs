@@ -34,6 +34,7 @@ pub use pipeline::{
     record_stream, run_crawl,
 };
 pub use report::{HarvestReport, RunReport};
+pub use toolmark_crawler::mcp::Trust;
 
 /// The one stop signal of a run: cancel it (a signal handler, the scheduler's shutdown, a lost
 /// lease) and the run takes no new targets, lets the observations in flight finish, records

@@ -44,7 +44,7 @@ pub struct CrawlOptions {
     pub registry_burst: u32,
     /// Allow http:// and loopback/private addresses (tests and demos only).
     pub allow_private: bool,
-    /// `NAME=ADDR` answered without DNS.
+    /// `NAME=IP` or `NAME=IP:PORT` answered without DNS ([`parse_pin`]).
     pub resolve: Vec<String>,
     /// No DNS beyond `resolve`.
     pub no_dns: bool,
@@ -107,13 +107,32 @@ impl CrawlOptions {
         if self.full_harvest_days == 0 {
             return Some("crawl.full_harvest_days must be at least 1 (for a full harvest every run, set crawl.harvest = \"full\")".into());
         }
-        self.resolve.iter().find_map(|entry| {
-            let ok = entry
-                .split_once('=')
-                .is_some_and(|(_, ip)| ip.parse::<std::net::IpAddr>().is_ok());
-            (!ok).then(|| format!("crawl.resolve entry {entry:?} is not NAME=IP"))
-        })
+        self.resolve
+            .iter()
+            .find_map(|entry| parse_pin(entry).err().map(|e| format!("crawl.resolve {e}")))
     }
+}
+
+/// One `resolve` entry: `NAME=IP` (dialled at the URL's port) or `NAME=IP:PORT`
+/// (`NAME=[IPv6]:PORT`; where the name's URLs without a port of their own are dialled — a port
+/// written in the URL still wins). Returns the lower-cased name and the address, port 0 when
+/// none is given.
+pub fn parse_pin(entry: &str) -> Result<(String, std::net::SocketAddr), String> {
+    use std::net::{IpAddr, SocketAddr};
+    let (name, addr) = entry
+        .split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .ok_or_else(|| format!("entry {entry:?} is not NAME=IP or NAME=IP:PORT"))?;
+    let addr = match (addr.parse::<IpAddr>(), addr.parse::<SocketAddr>()) {
+        (Ok(ip), _) => SocketAddr::new(ip, 0),
+        (_, Ok(at)) if at.port() != 0 => at,
+        _ => {
+            return Err(format!(
+                "entry {entry:?}: {addr:?} is not an IP address or IP:PORT"
+            ));
+        }
+    };
+    Ok((name.to_ascii_lowercase(), addr))
 }
 
 /// The crawl's knobs as flags, each also read from its environment variable (a flag wins);
@@ -142,13 +161,14 @@ pub struct CrawlFlags {
     /// Registry requests that may go back to back.
     #[arg(long, env = "TOOLMARK_REGISTRY_BURST")]
     pub registry_burst: Option<u32>,
-    /// NAME=IP answered without DNS (repeat, or comma-separated in the variable); replaces
-    /// the file's list. With --no-dns these are the only names that resolve; otherwise they
+    /// NAME=IP or NAME=IP:PORT answered without DNS (repeat, or comma-separated in the
+    /// variable); replaces the file's list. A port is where the name's URLs without a port of
+    /// their own are dialled. With --no-dns these are the only names that resolve; otherwise they
     /// are answered first and the system resolver handles the rest. The SSRF guard checks
     /// these addresses like any other.
     #[arg(
         long = "resolve",
-        value_name = "NAME=ADDR",
+        value_name = "NAME=IP[:PORT]",
         env = "TOOLMARK_RESOLVE",
         value_delimiter = ','
     )]

@@ -1,7 +1,7 @@
 //! One run: harvest → list targets → observe → record in batches → report.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::net::IpAddr;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
@@ -10,6 +10,7 @@ use toolmark_crawler::budget::{Budget, Grant};
 use toolmark_crawler::crawl::{self, CrawlConfig, Outcome};
 use toolmark_crawler::guard::{FixedFirst, Resolve, StaticResolver};
 use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
+use toolmark_crawler::mcp::Trust;
 use toolmark_index::record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};
 use toolmark_index::{CompletedHarvest, DataDir, DataError, HarvestKind, Index, IndexError};
 use toolmark_observation::observe::Transport;
@@ -126,24 +127,18 @@ pub struct CrawlRun<'a> {
     pub since: Option<&'a str>,
     /// The knobs.
     pub options: &'a CrawlOptions,
+    /// Which server certificates observations accept: [`Trust::platform`] for every real
+    /// crawl; the demo's crawl trusts only its stand-ins' throwaway CA.
+    pub trust: Trust,
 }
 
 /// The resolver `resolve` and `no_dns` ask for.
 fn resolver(options: &CrawlOptions) -> Result<Arc<dyn Resolve>, IngestError> {
-    let mut table: HashMap<String, Vec<IpAddr>> = HashMap::new();
+    let mut table: HashMap<String, Vec<SocketAddr>> = HashMap::new();
     for entry in &options.resolve {
-        let (name, addr) = entry
-            .split_once('=')
-            .ok_or_else(|| IngestError::Options(format!("--resolve {entry:?} is not NAME=ADDR")))?;
-        let addr: IpAddr = addr.parse().map_err(|_| {
-            IngestError::Options(format!(
-                "--resolve {entry:?}: {addr:?} is not an IP address"
-            ))
-        })?;
-        table
-            .entry(name.to_ascii_lowercase())
-            .or_default()
-            .push(addr);
+        let (name, addr) = crate::options::parse_pin(entry)
+            .map_err(|e| IngestError::Options(format!("--resolve {e}")))?;
+        table.entry(name).or_default().push(addr);
     }
     let fixed = StaticResolver(table);
     Ok(if options.no_dns {
@@ -316,6 +311,7 @@ pub fn run_crawl(
     };
     crawl_config.client.policy.allow_private = opts.allow_private;
     crawl_config.client.resolver = crawl_resolver;
+    crawl_config.client.trust = run.trust.clone();
     crawl_config.client.budget = Budget::new(opts.memory_budget_mib * 1024 * 1024);
     progress.begin(dialable as u64);
     let crawl_clock = Instant::now();

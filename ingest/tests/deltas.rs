@@ -88,6 +88,7 @@ impl World {
             registry: &url,
             since: None,
             options: &options,
+            trust: toolmark_ingest::Trust::platform(),
         };
         run_crawl(self.runtime.handle(), &run, &Stop::new(), &()).expect("the crawl runs")
     }
