@@ -266,4 +266,36 @@ mod tests {
         assert!(bad(|o| o.full_harvest_days = 0).contains("crawl.full_harvest_days"));
         assert_eq!(CrawlOptions::default().problem(), None);
     }
+
+    #[test]
+    fn a_pin_is_an_address_with_or_without_a_port() {
+        let at = |s: &str| s.parse::<std::net::SocketAddr>().unwrap();
+        assert_eq!(
+            parse_pin("MCP.example=127.1.1.1").unwrap(),
+            ("mcp.example".into(), at("127.1.1.1:0"))
+        );
+        assert_eq!(
+            parse_pin("mcp.example=127.1.1.1:8443").unwrap().1,
+            at("127.1.1.1:8443")
+        );
+        assert_eq!(parse_pin("mcp.example=::1").unwrap().1, at("[::1]:0"));
+        assert_eq!(
+            parse_pin("mcp.example=[::1]:8443").unwrap().1,
+            at("[::1]:8443")
+        );
+    }
+
+    #[test]
+    fn a_pin_without_a_name_an_address_or_with_port_zero_is_refused() {
+        for bad in [
+            "mcp.example",
+            "=127.0.0.1",
+            "mcp.example=host.example",
+            "mcp.example=127.0.0.1:0",
+            "mcp.example=127.0.0.1:99999",
+        ] {
+            let e = parse_pin(bad).unwrap_err();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
+    }
 }
