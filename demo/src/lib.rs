@@ -13,9 +13,11 @@
 //! from 2025.9.25 to 2026.8.31 when both are installed), crawls again, writes `DATA/demo.json`
 //! (which endpoint served what on each day), and keeps serving until stopped.
 //!
-//! What it changes from the real data, so that it can run offline: every dialable remote's URL
-//! points at its stand-in (`http://127.1.x.y:PORT/mcp/0`, transport streamable HTTP), and the
-//! crawl allows loopback addresses and uses no DNS. Remotes keep their declared headers, so the
+//! What it changes from the real data, so that it can run offline: nothing in the registry's
+//! items. The stand-ins answer for the real remote URLs over https (one loopback address per
+//! host name, [`Fleet::start_sites`]); the crawl pins every host name to its stand-in
+//! (`crawl.resolve`, `NAME=IP:PORT`), uses no DNS, allows loopback addresses, and trusts only
+//! the fleet's throwaway CA ([`toolmark_ingest::Trust::only`]). Remotes keep their declared headers, so the
 //! crawler dials them as it dials the real ones (anonymously, withholding secrets); the
 //! stand-ins of remotes that ask for a key ([`world::Day::keyed`]) refuse with 401 and
 //! protected-resource metadata naming an authorization server (the real remote's origin: made
