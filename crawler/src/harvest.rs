@@ -370,26 +370,15 @@ async fn run(
             error,
         })?;
         harvest.pages += 1;
-        let accepted = accepted_items(&bytes, &page.rejected);
-        if accepted.len() != page.servers.len() {
-            return Err(HarvestError::Page {
-                page: number,
-                url: url.to_string(),
-                error: RegistryError::NotAPage("the items could not be read back"),
-            });
-        }
-        harvest.items.extend(accepted);
-        if !page.rejected.is_empty() {
-            let names = item_names(&bytes);
-            for (index, reason) in page.rejected {
-                match names.get(index) {
-                    Some(Some(name)) => {
-                        harvest.rejected_names.insert(name.clone());
-                    }
-                    _ => harvest.rejected_unnamed += 1,
+        harvest.items.extend(page.items);
+        for ((index, reason), name) in page.rejected.into_iter().zip(page.rejected_names) {
+            match name {
+                Some(name) => {
+                    harvest.rejected_names.insert(name);
                 }
-                harvest.rejected.push((number, index, reason));
+                None => harvest.rejected_unnamed += 1,
             }
+            harvest.rejected.push((number, index, reason));
         }
         harvest.records.extend(page.servers);
         let Some(next) = page.next_cursor else {
@@ -400,46 +389,6 @@ async fn run(
         }
         cursor = Some(next);
     }
-}
-
-/// The compact JSON text of every item of a page that [`registry::parse_page`] accepted (every
-/// item whose index is not in `rejected`), in page order.
-fn accepted_items(bytes: &[u8], rejected: &[(usize, String)]) -> Vec<String> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    #[derive(serde::Deserialize)]
-    struct Items {
-        servers: Vec<serde_json::Value>,
-    }
-    let Ok(page) = serde_json::from_slice::<Items>(bytes) else {
-        return Vec::new();
-    };
-    page.servers
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !rejected.iter().any(|(r, _)| r == i))
-        .map(|(_, item)| item.to_string())
-        .collect()
-}
-
-/// `server.name` of every item of a page that [`registry::parse_page`] accepted, where it is a
-/// string (only read when some item was rejected).
-fn item_names(bytes: &[u8]) -> Vec<Option<String>> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let Ok(page) = serde_json::from_slice::<serde_json::Value>(bytes) else {
-        return Vec::new();
-    };
-    let Some(items) = page.get("servers").and_then(|s| s.as_array()) else {
-        return Vec::new();
-    };
-    items
-        .iter()
-        .map(|item| {
-            item.pointer("/server/name")
-                .and_then(|n| n.as_str())
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned)
-        })
-        .collect()
 }
 
 /// `{base}/v0.1/servers`, with the base's query and fragment dropped.
@@ -798,20 +747,6 @@ mod tests {
         assert_eq!(with("-1"), None);
         assert_eq!(with("soon"), None);
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
-    }
-
-    #[test]
-    fn accepted_items_skip_the_rejected_ones_and_parse_back_to_their_records() {
-        let page = br#"{"servers":[
-            {"server":{"name":"a/one","version":"1"}},
-            {"server":{"version":"no name"}},
-            {"server":{"name":"a/two","version":"2","remotes":[{"type":"sse","url":"https://x/sse"}]}}
-        ]}"#;
-        let parsed = registry::parse_page(page).unwrap();
-        let items = accepted_items(page, &parsed.rejected);
-        assert_eq!(items.len(), 2);
-        let again = registry::parse_snapshot(format!("[{}]", items.join(",")).as_bytes()).unwrap();
-        assert_eq!(again.servers, parsed.servers);
     }
 
     #[test]

@@ -132,10 +132,15 @@ pub enum ItemError {
 pub struct Page {
     /// The items that parsed, in page order.
     pub servers: Vec<Record>,
+    /// [`parse_page`] only (empty for a snapshot): the compact JSON text of each item in
+    /// `servers`, same order — the item as served, for a store of registry records.
+    pub items: Vec<String>,
     /// `metadata.nextCursor`, if present and non-empty; pass it back verbatim (URL-encoded).
     pub next_cursor: Option<String>,
     /// Items that did not parse: (index in the page, reason).
     pub rejected: Vec<(usize, String)>,
+    /// `server.name` of each item in `rejected` (same order) where it is a non-empty string.
+    pub rejected_names: Vec<Option<String>>,
 }
 
 /// Lifecycle status from the official `_meta` block.
@@ -413,7 +418,7 @@ pub fn parse_page(bytes: &[u8]) -> Result<Page, RegistryError> {
         .and_then(|c| c.as_str())
         .filter(|c| !c.is_empty())
         .map(str::to_owned);
-    let mut page = parse_items(items, MAX_ITEMS_PER_PAGE)?;
+    let mut page = parse_items(items, MAX_ITEMS_PER_PAGE, true)?;
     page.next_cursor = next_cursor;
     Ok(page)
 }
@@ -434,10 +439,14 @@ pub fn parse_snapshot(bytes: &[u8]) -> Result<Page, RegistryError> {
     let serde_json::Value::Array(items) = value else {
         return Err(RegistryError::NotAPage("snapshot is not an array"));
     };
-    parse_items(items, MAX_SNAPSHOT_ITEMS)
+    parse_items(items, MAX_SNAPSHOT_ITEMS, false)
 }
 
-fn parse_items(items: Vec<serde_json::Value>, max: usize) -> Result<Page, RegistryError> {
+fn parse_items(
+    items: Vec<serde_json::Value>,
+    max: usize,
+    keep_items: bool,
+) -> Result<Page, RegistryError> {
     if items.len() > max {
         return Err(RegistryError::TooManyItems {
             count: items.len(),
@@ -445,17 +454,30 @@ fn parse_items(items: Vec<serde_json::Value>, max: usize) -> Result<Page, Regist
         });
     }
     let mut page = Page::default();
-    for (i, item) in items.into_iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         match parse_item(item) {
-            Ok(r) => page.servers.push(r),
-            Err(e) => page.rejected.push((i, e.to_string())),
+            Ok(r) => {
+                page.servers.push(r);
+                if keep_items {
+                    page.items.push(item.to_string());
+                }
+            }
+            Err(e) => {
+                page.rejected.push((i, e.to_string()));
+                page.rejected_names.push(
+                    item.pointer("/server/name")
+                        .and_then(serde_json::Value::as_str)
+                        .filter(|n| !n.is_empty())
+                        .map(str::to_owned),
+                );
+            }
         }
     }
     Ok(page)
 }
 
-fn parse_item(item: serde_json::Value) -> Result<Record, ItemError> {
-    let raw: RawItem = serde_json::from_value(item)?;
+fn parse_item(item: &serde_json::Value) -> Result<Record, ItemError> {
+    let raw = RawItem::deserialize(item)?;
     let s = raw.server;
     if s.name.is_empty() || s.name.len() > MAX_NAME_LEN {
         return Err(ItemError::BadName);

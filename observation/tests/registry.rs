@@ -411,6 +411,37 @@ fn long_text_is_capped_and_long_name_rejected() {
     assert_eq!(page.rejected[0].0, 1);
 }
 
+#[test]
+fn a_pages_items_are_its_accepted_items_and_parse_back_to_their_records() {
+    let page = parse_page(&page_of(
+        &[
+            r#"{"server":{"name":"a/one","version":"1"}}"#,
+            r#"{"server":{"version":"no name"}}"#,
+            r#"{"server":{"name":"a/two","version":"2","remotes":[{"type":"sse","url":"https://x/sse"}]}}"#,
+        ],
+        None,
+    ))
+    .unwrap();
+    assert_eq!(page.items.len(), 2);
+    let again = parse_snapshot(format!("[{}]", page.items.join(",")).as_bytes()).unwrap();
+    assert_eq!(again.servers, page.servers);
+    assert!(again.items.is_empty(), "a snapshot keeps no item texts");
+}
+
+#[test]
+fn a_rejected_item_keeps_its_name_when_it_has_one() {
+    let page = parse_page(&page_of(
+        &[
+            r#"{"server":{"name":"a/named","version":""}}"#,
+            r#"{"server":{"version":"1"}}"#,
+        ],
+        None,
+    ))
+    .unwrap();
+    assert_eq!(page.rejected.len(), 2);
+    assert_eq!(page.rejected_names, [Some("a/named".to_owned()), None]);
+}
+
 // ---- latest_per_name ----
 
 fn rec(name: &str, version: &str, latest: bool, published: &str, status: &str) -> String {
