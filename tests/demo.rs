@@ -43,6 +43,44 @@ fn check(base: &str, body: &Value) -> Value {
     serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
 }
 
+/// The id of the target observed at `url` (searched by its host name).
+fn target_id(base: &str, url: &str) -> String {
+    let host = url["https://".len()..].split('/').next().unwrap();
+    let (_, found) = get(&format!("{base}/api/v1/servers?q={host}"));
+    let found: Value = serde_json::from_str(&found).unwrap();
+    found["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["endpoint"] == url)
+        .unwrap_or_else(|| panic!("{url} not listed: {found:#}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The observation document of target `id`'s latest log entry: the entry from its offline
+/// bundle (`/api/v1/lookup/{id}`), then the document its `raw` names.
+fn observed_document(base: &str, id: &str) -> Value {
+    let (status, bundle) = get(&format!("{base}/api/v1/lookup/{id}"));
+    assert_eq!(status, 200, "{bundle}");
+    let proof = toolmark_log::proof::decode_tlog_proof(&bundle).unwrap();
+    let entry = toolmark_log::entry::Entry::decode(&proof.extra.unwrap()).unwrap();
+    let sri = entry.raw.unwrap().to_string();
+    let path: String = sri
+        .chars()
+        .map(|c| match c {
+            '+' => "%2B".to_owned(),
+            '/' => "%2F".to_owned(),
+            '=' => "%3D".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
+    let (status, document) = get(&format!("{base}/api/v1/documents/{path}"));
+    assert_eq!(status, 200, "{document}");
+    serde_json::from_str(&document).unwrap()
+}
+
 fn tools_of(file: &str) -> Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("toolset/tests/fixtures/corpus");
     for dir in ["mcp-proxy-snapshots", "docker-mcp-registry"] {
@@ -123,21 +161,13 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     );
     // The desk shows the real URL.
     let url = unchanged["url"].as_str().unwrap();
-    let host = url["https://".len()..].split('/').next().unwrap();
-    let (_, found) = get(&format!("{base}/api/v1/servers?q={host}"));
-    let found: Value = serde_json::from_str(&found).unwrap();
-    let id = found["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["endpoint"] == url)
-        .unwrap_or_else(|| panic!("{url} not listed: {found:#}"))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = target_id(&base, url);
     let (status, page) = get(&format!("{base}/s/{id}"));
     assert_eq!(status, 200);
     assert!(page.contains(url), "the target page names {url}");
+    // The observation was made at the stand-in's pinned address.
+    let document = observed_document(&base, &id);
+    assert_eq!(document["address"], unchanged["standIn"], "{document:#}");
 
     // A stand-in that changed on day two: its day-two tools are `same`, its day-one tools
     // were observed before.
@@ -190,6 +220,18 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     assert_eq!(
         item["_toolmark"]["authorizationServers"]["new"],
         json!([swapped["day2AuthorizationServer"]])
+    );
+    // A keyed stand-in's protected-resource metadata names the real URL as its resource.
+    let keyed_one = stand_ins
+        .iter()
+        .find(|s| s["keyed"] == true && s.get("day2AuthorizationServer").is_none())
+        .unwrap();
+    let keyed_url = keyed_one["url"].as_str().unwrap();
+    let document = observed_document(&base, &target_id(&base, keyed_url));
+    assert_eq!(document["status"], "auth-required", "{document:#}");
+    assert_eq!(
+        document["auth"]["protectedResource"]["resource"], keyed_url,
+        "{document:#}"
     );
     let keyed = stand_ins.iter().filter(|s| s["keyed"] == true).count();
     assert!(keyed > 200, "the smithery remotes alone are 211: {keyed}");

@@ -1,6 +1,6 @@
 //! A real https URL reached at a pinned stand-in: the crawler dials the pinned address and port,
-//! sends the real name in `Host` and SNI, and accepts the certificate only when told to trust
-//! its CA (as `toolmark demo` does); the platform's roots refuse it.
+//! checks the stand-in's certificate against the real name, and accepts it only when told to
+//! trust its CA (as `toolmark demo` does); the platform's roots refuse it.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -229,7 +229,7 @@ pub async fn run(
     let trust = toolmark_ingest::Trust::only(fleet.ca_certificate_pem().unwrap_or("").as_bytes())?;
     let addresses: BTreeMap<&str, &str> = pins.iter().filter_map(|p| p.split_once('=')).collect();
     let stand_in = |url: &str| {
-        let host = url::Url::parse(url).ok()?.host_str()?.to_owned();
+        let host = world::host_of(url)?;
         addresses.get(host.as_str()).map(|a| a.to_string())
     };
     // The remotes that ask for a key refuse without one, naming an authorization server.

@@ -263,16 +263,15 @@ impl Day {
 /// it is the one whose server is swapped (made up, like the tool-set edits).
 pub const SWAPPED_AUTHORIZATION_SERVER: &str = "https://accounts.example.net";
 
+/// The host name of `url` as the crawler dials it (lower case, IDNA applied), if it has one.
+pub fn host_of(url: &str) -> Option<String> {
+    url::Url::parse(url).ok()?.host_str().map(str::to_owned)
+}
+
 /// The authorization server a keyed stand-in names: the origin of the real remote it stands in
 /// for (made up: the real servers' metadata is not bundled).
 pub fn authorization_server(original: &str) -> String {
-    let host = original
-        .split_once("://")
-        .map_or(original, |(_, rest)| rest)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or("");
-    format!("https://{host}")
+    format!("https://{}", host_of(original).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -115,14 +115,21 @@ impl CrawlOptions {
 
 /// One `resolve` entry: `NAME=IP` (dialled at the URL's port) or `NAME=IP:PORT`
 /// (`NAME=[IPv6]:PORT`; where the name's URLs without a port of their own are dialled — a port
-/// written in the URL still wins). Returns the lower-cased name and the address, port 0 when
-/// none is given.
+/// written in the URL still wins). Returns the name as the crawler's guard looks it up (IDNA
+/// applied, lower case, without a root dot; surrounding spaces ignored) and the address, port 0
+/// when none is given.
 pub fn parse_pin(entry: &str) -> Result<(String, std::net::SocketAddr), String> {
     use std::net::{IpAddr, SocketAddr};
     let (name, addr) = entry
         .split_once('=')
-        .filter(|(name, _)| !name.is_empty())
         .ok_or_else(|| format!("entry {entry:?} is not NAME=IP or NAME=IP:PORT"))?;
+    let name = match url::Host::parse(name.trim()) {
+        Ok(url::Host::Domain(d)) if !d.trim_end_matches('.').is_empty() => {
+            d.trim_end_matches('.').to_owned()
+        }
+        _ => return Err(format!("entry {entry:?}: {name:?} is not a host name")),
+    };
+    let addr = addr.trim();
     let addr = match (addr.parse::<IpAddr>(), addr.parse::<SocketAddr>()) {
         (Ok(ip), _) => SocketAddr::new(ip, 0),
         (_, Ok(at)) if at.port() != 0 => at,
@@ -132,7 +139,7 @@ pub fn parse_pin(entry: &str) -> Result<(String, std::net::SocketAddr), String> 
             ));
         }
     };
-    Ok((name.to_ascii_lowercase(), addr))
+    Ok((name, addr))
 }
 
 /// The crawl's knobs as flags, each also read from its environment variable (a flag wins);
@@ -279,6 +286,11 @@ mod tests {
             at("127.1.1.1:8443")
         );
         assert_eq!(parse_pin("mcp.example=::1").unwrap().1, at("[::1]:0"));
+        // The name as the guard looks it up: trimmed, IDNA, no root dot.
+        assert_eq!(
+            parse_pin(" Bücher.example. = 127.0.0.1").unwrap().0,
+            "xn--bcher-kva.example"
+        );
         assert_eq!(
             parse_pin("mcp.example=[::1]:8443").unwrap().1,
             at("[::1]:8443")
@@ -293,6 +305,8 @@ mod tests {
             "mcp.example=host.example",
             "mcp.example=127.0.0.1:0",
             "mcp.example=127.0.0.1:99999",
+            "127.0.0.2=127.0.0.1",
+            ".=127.0.0.1",
         ] {
             let e = parse_pin(bad).unwrap_err();
             assert!(e.contains(bad), "{bad}: {e}");

@@ -95,7 +95,8 @@ pub struct FleetSpec {
 #[derive(Debug, Clone)]
 pub struct SiteSpec {
     /// The `https` URLs served (no userinfo, no explicit port, no fragment); endpoint `i` is
-    /// `urls[i]`. Every distinct host name gets a loopback address of its own, at most
+    /// `urls[i]` ([`Fleet::urls`] gives them as the `url` crate normalises them: the host in
+    /// lower case, IDNA applied). Every distinct host name gets a loopback address of its own, at most
     /// [`MAX_HOSTS`]. Must not be empty nor repeat a URL.
     pub urls: Vec<String>,
     /// As [`FleetSpec::latency`].
@@ -199,9 +200,12 @@ impl Counters {
 struct HostState {
     /// This host's endpoints: request path and query → fleet-wide number.
     endpoints: HashMap<String, usize>,
-    /// This host's endpoints by path alone (the first with that path), for the
-    /// protected-resource metadata under `/.well-known/oauth-protected-resource{path}`.
-    resources: HashMap<String, usize>,
+    /// This host's endpoints by path alone (every endpoint with that path, in order): a
+    /// request whose query no endpoint names, and the protected-resource metadata under
+    /// `/.well-known/oauth-protected-resource{path}`.
+    by_path: HashMap<String, Vec<usize>>,
+    /// Each endpoint's path (without its query), by fleet-wide number.
+    path_of: HashMap<usize, String>,
     /// Every endpoint's latency, fleet-wide numbering.
     latencies: Arc<Vec<Duration>>,
     tool_sets: Arc<Vec<Bytes>>,
@@ -337,8 +341,14 @@ impl Fleet {
         let mut host_index: HashMap<String, usize> = HashMap::new();
         for (i, raw) in spec.urls.iter().enumerate() {
             let url = url::Url::parse(raw).map_err(|e| invalid(format!("{raw:?}: {e}")))?;
+            // A fully qualified name is the name without its root dot, as the crawler's guard
+            // sees it.
             let name = match url.host() {
-                Some(url::Host::Domain(name)) if url.scheme() == "https" => name.to_owned(),
+                Some(url::Host::Domain(name))
+                    if url.scheme() == "https" && !name.trim_end_matches('.').is_empty() =>
+                {
+                    name.trim_end_matches('.').to_owned()
+                }
                 _ => {
                     return Err(invalid(format!(
                         "{raw:?} is not an https URL with a host name"
@@ -410,16 +420,19 @@ impl Fleet {
                 Some(name) => format!("https://{name}"),
                 None => format!("http://{addr}"),
             };
-            let mut resources = HashMap::new();
+            let mut by_path: HashMap<String, Vec<usize>> = HashMap::new();
+            let mut path_of = HashMap::new();
             for (target, i) in &plan.endpoints {
                 urls[*i] = format!("{origin}{target}");
                 host_of[*i] = h;
-                let path = target.split('?').next().unwrap_or(target);
-                resources.entry(path.to_owned()).or_insert(*i);
+                let path = target.split('?').next().unwrap_or(target).to_owned();
+                by_path.entry(path.clone()).or_default().push(*i);
+                path_of.insert(*i, path);
             }
             let state = Arc::new(HostState {
                 endpoints: plan.endpoints.into_iter().collect(),
-                resources,
+                by_path,
+                path_of,
                 latencies: shared_latencies.clone(),
                 tool_sets: tool_sets.clone(),
                 overrides: overrides.clone(),
@@ -927,7 +940,10 @@ async fn not_found() -> Response {
 /// Where the protected-resource metadata of an endpoint at `path` lives (RFC 9728 §3.1).
 const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource";
 
-/// Every request: an endpoint's (by its path and query), or a keyed endpoint's metadata.
+/// Every request: an endpoint's (by its path and query, else by its path alone: a query no
+/// endpoint names is ignored, as most servers do), or a keyed endpoint's metadata. Methods
+/// other than POST, GET and DELETE get 405 and are not counted, as before the fleet routed by
+/// hand.
 async fn dispatch(
     State(host): State<Arc<HostState>>,
     method: Method,
@@ -935,14 +951,26 @@ async fn dispatch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let target = uri.path_and_query().map_or("/", |t| t.as_str());
-    if method == Method::GET
-        && let Some(path) = uri.path().strip_prefix(RESOURCE_METADATA)
-        && let Some(index) = host.resources.get(path).copied()
-    {
-        return metadata(&host, index, path).await;
+    if ![Method::POST, Method::GET, Method::DELETE].contains(&method) {
+        let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        return r;
     }
-    let Some(index) = host.endpoints.get(target).copied() else {
+    let path = uri.path();
+    if method == Method::GET
+        && let Some(endpoint) = path.strip_prefix(RESOURCE_METADATA)
+        && let Some(all) = host.by_path.get(endpoint)
+    {
+        return metadata(&host, all, endpoint).await;
+    }
+    let target = uri.path_and_query().map_or(path, |t| t.as_str());
+    let index = host
+        .endpoints
+        .get(target)
+        .or_else(|| host.by_path.get(path).and_then(|all| all.first()))
+        .copied();
+    let Some(index) = index else {
         host.counters.arrived();
         host.counters.other.fetch_add(1, Ordering::Relaxed);
         let r = not_found().await;
@@ -992,11 +1020,11 @@ impl HostState {
     }
 }
 
-/// `GET /.well-known/oauth-protected-resource{path}`: a keyed endpoint's protected-resource
-/// metadata; 404 for an endpoint that is not keyed.
-async fn metadata(host: &HostState, index: usize, path: &str) -> Response {
+/// `GET /.well-known/oauth-protected-resource{path}`: the protected-resource metadata of the
+/// first keyed endpoint at `path` (`all`: every endpoint there); 404 when none is keyed.
+async fn metadata(host: &HostState, all: &[usize], path: &str) -> Response {
     host.counters.arrived();
-    let Some(authorization_server) = host.keyed_by(index) else {
+    let Some(authorization_server) = all.iter().find_map(|i| host.keyed_by(*i)) else {
         host.counters.other.fetch_add(1, Ordering::Relaxed);
         let r = not_found().await;
         host.counters.answered();
@@ -1050,10 +1078,7 @@ async fn answer(host: Arc<HostState>, index: usize, headers: HeaderMap, body: By
         let challenge = format!(
             r#"Bearer error="invalid_token", resource_metadata="{}{RESOURCE_METADATA}{}""#,
             host.origin,
-            host.endpoints
-                .iter()
-                .find(|(_, i)| **i == index)
-                .map_or("", |(t, _)| t.split('?').next().unwrap_or(t)),
+            host.path_of.get(&index).map_or("", String::as_str),
         );
         let mut r = json_response(
             StatusCode::UNAUTHORIZED,
@@ -1482,6 +1507,49 @@ mod tests {
         let body: Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
         assert_eq!(body["resource"], "https://a.example/x/mcp");
         assert_eq!(body["authorization_servers"][0], "https://auth.example");
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn a_keyed_endpoint_beside_an_open_one_at_the_same_path_serves_its_metadata() {
+        let fleet = Fleet::start_sites(sites(&[
+            "https://a.example/mcp",
+            "https://a.example/mcp?login",
+        ]))
+        .await
+        .unwrap();
+        fleet.set_keyed(1, Some("https://auth.example".into()));
+        let client = pinned_client(&fleet);
+        let r = post(&client, "https://a.example/mcp?login", None, json!({})).await;
+        assert_eq!(r.status(), 401);
+        let metadata = "https://a.example/.well-known/oauth-protected-resource/mcp";
+        let r = client.get(metadata).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        // The open endpoint still serves.
+        let r = post(
+            &client,
+            "https://a.example/mcp",
+            None,
+            json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
+        )
+        .await;
+        assert_eq!(r.status(), 400, "no session yet");
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn a_query_no_endpoint_names_is_ignored_and_other_methods_are_not_counted() {
+        let fleet = Fleet::start(spec(1, 1)).await.unwrap();
+        let url = &fleet.urls()[0];
+        let client = reqwest::Client::new();
+        let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize",
+            "params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+        let r = post(&client, &format!("{url}?x=1"), None, init).await;
+        assert_eq!(r.status(), 200);
+        let before = fleet.requests();
+        let r = client.put(url).body("{}").send().await.unwrap();
+        assert_eq!(r.status(), 405);
+        assert_eq!(fleet.requests(), before);
         fleet.shutdown(Duration::from_secs(2)).await;
     }
 

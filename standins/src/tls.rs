@@ -31,6 +31,10 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Handshaken connections waiting for the server to take them.
 const ACCEPTED_QUEUE: usize = 64;
 
+/// Most handshakes in progress at once; the acceptor takes no new connection while this many
+/// are under way.
+pub const MAX_HANDSHAKES: usize = 256;
+
 /// A certificate authority that exists for one run.
 pub struct StandInCa {
     issuer: Issuer<'static, KeyPair>,
@@ -100,8 +104,8 @@ impl StandInCa {
 
 /// A TCP listener whose connections are served over TLS: an acceptor task takes each TCP
 /// connection and completes its handshake on a task of its own (at most
-/// [`HANDSHAKE_TIMEOUT`]); failed handshakes are dropped. It stops when the listener is
-/// dropped.
+/// [`HANDSHAKE_TIMEOUT`], at most [`MAX_HANDSHAKES`] at once); failed handshakes are dropped.
+/// Dropping the listener stops the acceptor and every handshake in progress.
 pub struct TlsListener {
     accepted: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
     local: SocketAddr,
@@ -115,7 +119,14 @@ impl TlsListener {
         let (tx, accepted) = mpsc::channel(ACCEPTED_QUEUE);
         let tls = TlsAcceptor::from(config);
         let acceptor = tokio::spawn(async move {
+            // Owned by the acceptor: aborting it drops the set, which aborts every handshake.
+            let mut handshakes = tokio::task::JoinSet::new();
             loop {
+                while handshakes.try_join_next().is_some() {}
+                if handshakes.len() >= MAX_HANDSHAKES {
+                    handshakes.join_next().await;
+                    continue;
+                }
                 let (tcp, peer) = match listener.accept().await {
                     Ok(c) => c,
                     // Out of descriptors and the like: back off briefly, as axum's own loop does.
@@ -128,7 +139,7 @@ impl TlsListener {
                     return;
                 }
                 let (tls, tx) = (tls.clone(), tx.clone());
-                tokio::spawn(async move {
+                handshakes.spawn(async move {
                     if let Ok(Ok(stream)) =
                         tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(tcp)).await
                     {
