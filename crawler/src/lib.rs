@@ -38,6 +38,7 @@ pub mod guard;
 pub mod harvest;
 pub mod limits;
 pub mod mcp;
+pub mod packages;
 pub mod remote_log;
 pub mod resource;
 pub mod sse;

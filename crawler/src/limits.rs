@@ -123,3 +123,16 @@ pub const MAX_RESOURCE_METADATA_BYTES: usize = 64 * 1024;
 /// `resource` is kept only within that length too. A real server lists one or two
 /// authorization servers.
 pub const MAX_RESOURCE_METADATA_ENTRIES: usize = 32;
+
+/// Largest package metadata read (an npm packument, a PyPI project JSON;
+/// [`crate::packages`]). The mirror reachable here trims packuments (9.6 KB
+/// for server-memory's 8 versions); the public registry's full packuments of busy packages run
+/// to a few megabytes.
+pub const MAX_PACKUMENT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Largest package artifact (npm tarball or wheel) downloaded ([`crate::packages`]). The real MCP servers' are well
+/// under 1 MB (server-everything 2026.8.31: 57 KB); 64 MiB leaves room for bundled binaries.
+pub const MAX_ARTIFACT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Longest one package-registry request may take, headers and body ([`crate::packages`]).
+pub const PACKAGE_FETCH_TIMEOUT: Duration = Duration::from_secs(60);

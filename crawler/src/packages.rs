@@ -1,0 +1,789 @@
+//! Fetching one published version of an npm or PyPI package without running any of its code,
+//! verified against what its registry publishes (issue #14, item 1).
+//!
+//! - **npm**: the packument (`GET {registry}/{name}`, a scoped name's `/` as `%2f`) gives the
+//!   version's `dist.tarball` and `dist.integrity` (an SRI string); the tarball is downloaded and
+//!   its SHA-512 checked against the integrity before anything else looks at it. A version
+//!   without a SHA-512 integrity is refused (`integrity-missing`): the legacy SHA-1 `shasum`
+//!   proves nothing against a hostile registry mirror.
+//! - **PyPI**: the project's JSON (`GET {index}/pypi/{name}/json`; the mirror reachable here has
+//!   no per-version endpoint, and names its files by URLs relative to the JSON's) lists each
+//!   release's files; only a wheel is taken ([`wheel_rank`]: pure-Python `py3-none-any` first), never an sdist
+//!   (building one runs the package's build backend). A release without a usable wheel is
+//!   [`PackageError::NoWheel`]. The wheel's SHA-256 is checked against the JSON's digest.
+//!
+//! Every response is read with the crawler's streaming caps ([`crate::body`]):
+//! [`MAX_PACKUMENT_BYTES`] for metadata and [`MAX_ARTIFACT_BYTES`] for the artifact, within
+//! [`PACKAGE_FETCH_TIMEOUT`] per request; redirects are not followed (the registries' own URLs
+//! answer directly).
+//!
+//! What it does not do: resolve or fetch dependencies (the sandbox does that with scripts off),
+//! unpack anything, or run anything.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde::Deserialize;
+use sha2::{Digest, Sha256, Sha512};
+
+pub use crate::limits::{MAX_ARTIFACT_BYTES, MAX_PACKUMENT_BYTES, PACKAGE_FETCH_TIMEOUT};
+
+pub use toolmark_observation::registry::Ecosystem;
+
+/// The public npm registry.
+pub const NPM_REGISTRY: &str = "https://registry.npmjs.org";
+
+/// The public Python package index.
+pub const PYPI_INDEX: &str = "https://pypi.org";
+
+/// A package version: `npm:<name>@<version>` or `pypi:<name>==<version>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// npm or PyPI.
+    pub ecosystem: Ecosystem,
+    /// The name as published (PyPI names are compared normalised, [`pep503`]).
+    pub name: String,
+    /// The exact version.
+    pub version: String,
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.ecosystem {
+            Ecosystem::Npm => write!(f, "npm:{}@{}", self.name, self.version),
+            Ecosystem::Pypi => write!(f, "pypi:{}=={}", self.name, self.version),
+            Ecosystem::Other(ref other) => write!(f, "{other}:{}@{}", self.name, self.version),
+        }
+    }
+}
+
+impl Spec {
+    /// Parse `npm:<name>@<version>` (a scoped name keeps its leading `@`) or
+    /// `pypi:<name>==<version>`.
+    pub fn parse(text: &str) -> Result<Spec, PackageError> {
+        let bad = |why: &str| PackageError::Spec(format!("{text:?}: {why}"));
+        let (ecosystem, rest) = if let Some(rest) = text.strip_prefix("npm:") {
+            (Ecosystem::Npm, rest)
+        } else if let Some(rest) = text.strip_prefix("pypi:") {
+            (Ecosystem::Pypi, rest)
+        } else {
+            return Err(bad("not npm:<name>@<version> or pypi:<name>==<version>"));
+        };
+        let (name, version) = match ecosystem {
+            Ecosystem::Npm => {
+                // The version follows the last `@` that is not the scope's.
+                let at = rest[1.min(rest.len())..]
+                    .rfind('@')
+                    .map(|i| i + 1.min(rest.len()))
+                    .ok_or_else(|| bad("no @<version>"))?;
+                (&rest[..at], &rest[at + 1..])
+            }
+            _ => rest.split_once("==").ok_or_else(|| bad("no ==<version>"))?,
+        };
+        let valid = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 214
+                && s.bytes()
+                    .all(|b| b.is_ascii_graphic() && !b"\"\\<>`|".contains(&b))
+        };
+        if !valid(name) || !valid(version) {
+            return Err(bad("empty or invalid name or version"));
+        }
+        if ecosystem == Ecosystem::Npm && name.starts_with('@') && !name.contains('/') {
+            return Err(bad("a scoped npm name is @scope/name"));
+        }
+        Ok(Spec {
+            ecosystem,
+            name: name.to_owned(),
+            version: version.to_owned(),
+        })
+    }
+}
+
+/// Where packages are fetched from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registries {
+    /// The npm registry's base URL.
+    pub npm: String,
+    /// The Python package index's base URL (its JSON API under `/pypi/`).
+    pub pypi: String,
+}
+
+impl Default for Registries {
+    fn default() -> Self {
+        Registries {
+            npm: NPM_REGISTRY.into(),
+            pypi: PYPI_INDEX.into(),
+        }
+    }
+}
+
+/// Why a package version could not be fetched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PackageError {
+    /// Not a package spec.
+    #[error("package spec {0}")]
+    Spec(String),
+    /// The registry does not have the package or the version (`not-found`).
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The PyPI release has no wheel toolmark can install without building (`no-wheel`).
+    #[error("no installable wheel among {0} file(s) (an sdist would run the package's build code)")]
+    NoWheel(usize),
+    /// The npm version publishes no SHA-512 integrity, or the wheel no SHA-256.
+    #[error("the registry publishes no {0} digest for the artifact")]
+    IntegrityMissing(&'static str),
+    /// The artifact is not what the registry says it is.
+    #[error("integrity mismatch: the registry says {expected}, the download is {actual}")]
+    Integrity {
+        /// The digest the registry publishes.
+        expected: String,
+        /// The downloaded bytes' digest.
+        actual: String,
+    },
+    /// The metadata is not what the registry's API serves.
+    #[error("registry metadata: {0}")]
+    Metadata(String),
+    /// The registry answered with another status.
+    #[error("{url}: HTTP {status}")]
+    Http {
+        /// The URL asked.
+        url: String,
+        /// Its status.
+        status: u16,
+    },
+    /// The request failed or its body could not be read within the caps.
+    #[error("{url}: {reason}")]
+    Fetch {
+        /// The URL asked.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+// ---- npm ----
+
+/// What one npm version's packument entry says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpmVersion {
+    /// `dist.tarball`.
+    pub tarball: String,
+    /// `dist.integrity` (SRI; the SHA-512 one is checked).
+    pub integrity: String,
+    /// The lifecycle scripts npm runs at install (`preinstall`, `install`, `postinstall`), by
+    /// name; `install: node-gyp rebuild` is implied by `gypfile` when none is given.
+    pub install_scripts: BTreeMap<String, String>,
+    /// `bin`, as a map (a string `bin` is the package's own name).
+    pub bin: BTreeMap<String, String>,
+    /// `dependencies`.
+    pub dependencies: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct Packument {
+    #[serde(default, rename = "dist-tags")]
+    dist_tags: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    versions: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct RawNpmVersion {
+    #[serde(default)]
+    name: Option<String>,
+    dist: RawDist,
+    #[serde(default)]
+    scripts: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    bin: Option<serde_json::Value>,
+    #[serde(default)]
+    dependencies: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    gypfile: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct RawDist {
+    tarball: String,
+    #[serde(default)]
+    integrity: Option<String>,
+}
+
+/// The npm lifecycle scripts that run at install time.
+pub const NPM_INSTALL_SCRIPTS: [&str; 3] = ["preinstall", "install", "postinstall"];
+
+/// The packument URL of `name` under `registry` (`@scope/name` → `@scope%2fname`).
+pub fn npm_packument_url(registry: &str, name: &str) -> String {
+    format!(
+        "{}/{}",
+        registry.trim_end_matches('/'),
+        name.replacen('/', "%2f", 1)
+    )
+}
+
+fn text_map(map: BTreeMap<String, serde_json::Value>) -> BTreeMap<String, String> {
+    map.into_iter()
+        .filter_map(|(k, v)| Some((k, v.as_str()?.to_owned())))
+        .collect()
+}
+
+/// The `dist-tags.latest` version of a packument.
+pub fn npm_latest(packument: &[u8]) -> Result<String, PackageError> {
+    let p: Packument = serde_json::from_slice(packument)
+        .map_err(|e| PackageError::Metadata(format!("packument: {e}")))?;
+    p.dist_tags
+        .get("latest")
+        .and_then(|v| v.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| PackageError::NotFound("no dist-tags.latest".into()))
+}
+
+/// What `packument` says of `version`.
+pub fn npm_version(packument: &[u8], version: &str) -> Result<NpmVersion, PackageError> {
+    let p: Packument = serde_json::from_slice(packument)
+        .map_err(|e| PackageError::Metadata(format!("packument: {e}")))?;
+    let raw = p
+        .versions
+        .get(version)
+        .ok_or_else(|| PackageError::NotFound(format!("version {version}")))?;
+    let raw = RawNpmVersion::deserialize(raw)
+        .map_err(|e| PackageError::Metadata(format!("version {version}: {e}")))?;
+    let integrity = raw
+        .dist
+        .integrity
+        .ok_or(PackageError::IntegrityMissing("SHA-512"))?;
+    let scripts = text_map(raw.scripts);
+    let mut install_scripts: BTreeMap<String, String> = scripts
+        .into_iter()
+        .filter(|(k, _)| NPM_INSTALL_SCRIPTS.contains(&k.as_str()))
+        .collect();
+    if raw.gypfile == Some(true) && install_scripts.is_empty() {
+        install_scripts.insert("install".into(), "node-gyp rebuild".into());
+    }
+    let bin = match raw.bin {
+        Some(serde_json::Value::String(path)) => {
+            let own = raw.name.unwrap_or_default();
+            let own = own.rsplit('/').next().unwrap_or("").to_owned();
+            BTreeMap::from([(own, path)])
+        }
+        Some(serde_json::Value::Object(map)) => text_map(map.into_iter().collect()),
+        _ => BTreeMap::new(),
+    };
+    Ok(NpmVersion {
+        tarball: raw.dist.tarball,
+        integrity,
+        install_scripts,
+        bin,
+        dependencies: text_map(raw.dependencies),
+    })
+}
+
+/// Check `bytes` against an npm SRI `integrity` string: its SHA-512 member must match (other
+/// algorithms in the string are ignored; a string without SHA-512 is refused).
+pub fn verify_npm_integrity(bytes: &[u8], integrity: &str) -> Result<(), PackageError> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let expected: Vec<&str> = integrity
+        .split_ascii_whitespace()
+        .filter_map(|member| member.strip_prefix("sha512-"))
+        .map(|v| v.split('?').next().unwrap_or(v))
+        .collect();
+    if expected.is_empty() {
+        return Err(PackageError::IntegrityMissing("SHA-512"));
+    }
+    let actual = b64.encode(Sha512::digest(bytes));
+    if expected.contains(&actual.as_str()) {
+        Ok(())
+    } else {
+        Err(PackageError::Integrity {
+            expected: integrity.to_owned(),
+            actual: format!("sha512-{actual}"),
+        })
+    }
+}
+
+// ---- PyPI ----
+
+/// A wheel chosen from a release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wheel {
+    /// Its file name.
+    pub filename: String,
+    /// Where it is downloaded from.
+    pub url: String,
+    /// The SHA-256 the index publishes (lower-case hex).
+    pub sha256: String,
+    /// Its size as published.
+    pub size: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Project {
+    #[serde(default)]
+    info: ProjectInfo,
+    #[serde(default)]
+    releases: BTreeMap<String, Vec<ReleaseFile>>,
+}
+
+#[derive(Deserialize, Default)]
+struct ProjectInfo {
+    #[serde(default)]
+    version: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ReleaseFile {
+    filename: String,
+    url: String,
+    #[serde(default)]
+    packagetype: String,
+    #[serde(default)]
+    digests: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    size: Option<u64>,
+    #[serde(default)]
+    yanked: bool,
+}
+
+/// The PEP 503 normal form of a PyPI name: lower case, runs of `-`, `_`, `.` as one `-`.
+pub fn pep503(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut sep = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            sep = true;
+            continue;
+        }
+        if sep && !out.is_empty() {
+            out.push('-');
+        }
+        sep = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// The project JSON URL of `name` under `index`.
+pub fn pypi_project_url(index: &str, name: &str) -> String {
+    format!("{}/pypi/{}/json", index.trim_end_matches('/'), pep503(name))
+}
+
+fn project(json: &[u8]) -> Result<Project, PackageError> {
+    serde_json::from_slice(json).map_err(|e| PackageError::Metadata(format!("project JSON: {e}")))
+}
+
+/// The latest version a project JSON names (`info.version`).
+pub fn pypi_latest(project_json: &[u8]) -> Result<String, PackageError> {
+    project(project_json)?
+        .info
+        .version
+        .ok_or_else(|| PackageError::NotFound("no info.version".into()))
+}
+
+/// How much a wheel file name suits the sandbox (CPython 3 on Linux x86-64), best first:
+/// 0 pure Python for Python 3 (`py3-none-any`, `py2.py3-none-any`), 1 any other `none-any`,
+/// 2 a stable-ABI (`abi3`) or CPython 3.11 `manylinux` x86-64 wheel; `None` for anything else
+/// (other platforms, or not a wheel).
+pub fn wheel_rank(filename: &str) -> Option<u8> {
+    let stem = filename.strip_suffix(".whl")?;
+    let parts: Vec<&str> = stem.split('-').collect();
+    if parts.len() < 5 {
+        return None;
+    }
+    let (python, abi, platform) = (
+        parts[parts.len() - 3],
+        parts[parts.len() - 2],
+        parts[parts.len() - 1],
+    );
+    let pythons: Vec<&str> = python.split('.').collect();
+    if abi == "none" && platform == "any" {
+        return Some(if pythons.contains(&"py3") { 0 } else { 1 });
+    }
+    let linux = platform.split('.').any(|p| {
+        (p.starts_with("manylinux") || p.starts_with("musllinux")) && p.ends_with("_x86_64")
+    });
+    let cpython = pythons.contains(&"cp311")
+        || (abi == "abi3" && pythons.iter().any(|p| p.starts_with("cp3")));
+    (linux && cpython && !platform.contains("musllinux")).then_some(2)
+}
+
+/// The best wheel of `version` in a project JSON fetched from `json_url` (file URLs are
+/// resolved against it), yanked files excluded.
+pub fn pypi_wheel(
+    project_json: &[u8],
+    version: &str,
+    json_url: &str,
+) -> Result<Wheel, PackageError> {
+    let mut p = project(project_json)?;
+    let files = p
+        .releases
+        .remove(version)
+        .ok_or_else(|| PackageError::NotFound(format!("version {version}")))?;
+    let count = files.len();
+    let best = files
+        .into_iter()
+        .filter(|f| !f.yanked && (f.packagetype == "bdist_wheel" || f.packagetype.is_empty()))
+        .filter_map(|f| Some((wheel_rank(&f.filename)?, f)))
+        .min_by(|(a, fa), (b, fb)| a.cmp(b).then_with(|| fa.filename.cmp(&fb.filename)))
+        .map(|(_, f)| f)
+        .ok_or(PackageError::NoWheel(count))?;
+    let sha256 = best
+        .digests
+        .get("sha256")
+        .and_then(|v| v.as_str())
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_ascii_lowercase)
+        .ok_or(PackageError::IntegrityMissing("SHA-256"))?;
+    let url = url::Url::parse(json_url)
+        .and_then(|base| base.join(&best.url))
+        .map_err(|e| PackageError::Metadata(format!("wheel URL {:?}: {e}", best.url)))?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(PackageError::Metadata(format!(
+            "wheel URL {url} is not HTTP"
+        )));
+    }
+    Ok(Wheel {
+        filename: best.filename,
+        url: url.into(),
+        sha256,
+        size: best.size,
+    })
+}
+
+/// Check `bytes` against a lower-case hex SHA-256.
+pub fn verify_sha256(bytes: &[u8], expected: &str) -> Result<(), PackageError> {
+    let actual: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(PackageError::Integrity {
+            expected: format!("sha256:{expected}"),
+            actual: format!("sha256:{actual}"),
+        })
+    }
+}
+
+// ---- fetching ----
+
+/// What the registry publishes about the fetched artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Published {
+    /// An npm version's packument entry.
+    Npm(NpmVersion),
+    /// The chosen wheel.
+    Pypi(Wheel),
+}
+
+/// One verified package artifact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    /// The version fetched.
+    pub spec: Spec,
+    /// Where it came from.
+    pub url: String,
+    /// Its bytes, checked against the registry's digest.
+    pub bytes: Vec<u8>,
+    /// Its SHA-256, as the log's artifact digest (`sha256-<base64>`).
+    pub sha256_sri: String,
+    /// What the registry says of it.
+    pub published: Published,
+}
+
+/// The client registry fetches use: no redirects, bounded time, no proxy.
+pub fn package_client() -> Result<reqwest::Client, PackageError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .connect_timeout(crate::limits::CONNECT_TIMEOUT)
+        .timeout(PACKAGE_FETCH_TIMEOUT)
+        .user_agent(concat!(
+            "toolmark/",
+            env!("CARGO_PKG_VERSION"),
+            " (transparency-log package observer)"
+        ))
+        .build()
+        .map_err(|e| PackageError::Fetch {
+            url: String::new(),
+            reason: crate::error_chain(&e),
+        })
+}
+
+async fn get(
+    client: &reqwest::Client,
+    url: &str,
+    accept: &str,
+    max: usize,
+) -> Result<Vec<u8>, PackageError> {
+    let failed = |reason: String| PackageError::Fetch {
+        url: url.to_owned(),
+        reason,
+    };
+    let response = client
+        .get(url)
+        .header(reqwest::header::ACCEPT, accept)
+        .header(reqwest::header::ACCEPT_ENCODING, "gzip, deflate")
+        .send()
+        .await
+        .map_err(|e| failed(crate::error_chain(&e)))?;
+    match response.status().as_u16() {
+        200 => {}
+        404 | 410 => return Err(PackageError::NotFound(url.to_owned())),
+        status => {
+            return Err(PackageError::Http {
+                url: url.to_owned(),
+                status,
+            });
+        }
+    }
+    crate::body::read_capped(response, max)
+        .await
+        .map_err(|e| failed(e.to_string()))
+}
+
+/// Fetch `spec` from `registries` and verify it.
+pub async fn fetch(
+    client: &reqwest::Client,
+    registries: &Registries,
+    spec: &Spec,
+) -> Result<Artifact, PackageError> {
+    let (url, bytes, published) = match spec.ecosystem {
+        Ecosystem::Npm => {
+            let packument = get(
+                client,
+                &npm_packument_url(&registries.npm, &spec.name),
+                "application/json",
+                MAX_PACKUMENT_BYTES,
+            )
+            .await?;
+            let version = npm_version(&packument, &spec.version)?;
+            let bytes = get(
+                client,
+                &version.tarball,
+                "application/octet-stream",
+                MAX_ARTIFACT_BYTES,
+            )
+            .await?;
+            verify_npm_integrity(&bytes, &version.integrity)?;
+            (version.tarball.clone(), bytes, Published::Npm(version))
+        }
+        Ecosystem::Pypi => {
+            let json_url = pypi_project_url(&registries.pypi, &spec.name);
+            let project = get(client, &json_url, "application/json", MAX_PACKUMENT_BYTES).await?;
+            let wheel = pypi_wheel(&project, &spec.version, &json_url)?;
+            let bytes = get(
+                client,
+                &wheel.url,
+                "application/octet-stream",
+                MAX_ARTIFACT_BYTES,
+            )
+            .await?;
+            verify_sha256(&bytes, &wheel.sha256)?;
+            (wheel.url.clone(), bytes, Published::Pypi(wheel))
+        }
+        Ecosystem::Other(ref other) => {
+            return Err(PackageError::Spec(format!(
+                "unsupported registry {other:?}"
+            )));
+        }
+    };
+    let sha256_sri = format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(&bytes))
+    );
+    Ok(Artifact {
+        spec: spec.clone(),
+        url,
+        bytes,
+        sha256_sri,
+        published,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PACKUMENT: &[u8] =
+        include_bytes!("../tests/fixtures/packages/server-memory.packument.json");
+    const PROJECT: &[u8] =
+        include_bytes!("../tests/fixtures/packages/mcp-server-time.project.json");
+    const PROJECT_URL: &str = "https://pypi.org/pypi/mcp-server-time/json";
+
+    #[test]
+    fn specs_parse_scoped_npm_names_and_pypi_pins() {
+        let s = Spec::parse("npm:@modelcontextprotocol/server-memory@2026.8.31").unwrap();
+        assert_eq!(s.name, "@modelcontextprotocol/server-memory");
+        assert_eq!(s.version, "2026.8.31");
+        assert_eq!(
+            s.to_string(),
+            "npm:@modelcontextprotocol/server-memory@2026.8.31"
+        );
+        let s = Spec::parse("npm:left-pad@1.3.0").unwrap();
+        assert_eq!((s.name.as_str(), s.version.as_str()), ("left-pad", "1.3.0"));
+        let s = Spec::parse("pypi:mcp-server-time==2026.10.19").unwrap();
+        assert_eq!(s.ecosystem, Ecosystem::Pypi);
+        assert_eq!(s.to_string(), "pypi:mcp-server-time==2026.10.19");
+    }
+
+    #[test]
+    fn malformed_specs_are_refused() {
+        for bad in [
+            "left-pad@1.3.0",
+            "npm:left-pad",
+            "npm:@scope@1.0.0",
+            "npm:@1.0.0",
+            "npm:left-pad@",
+            "pypi:mcp-server-time",
+            "pypi:==1.0",
+            "npm:a b@1",
+            "cargo:serde@1",
+        ] {
+            assert!(Spec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_scoped_packument_url_encodes_the_slash() {
+        assert_eq!(
+            npm_packument_url(
+                "https://registry.npmjs.org/",
+                "@modelcontextprotocol/server-memory"
+            ),
+            "https://registry.npmjs.org/@modelcontextprotocol%2fserver-memory"
+        );
+    }
+
+    #[test]
+    fn a_recorded_packument_gives_the_version_its_tarball_and_integrity() {
+        assert_eq!(npm_latest(PACKUMENT).unwrap(), "2026.8.31");
+        let v = npm_version(PACKUMENT, "2026.8.31").unwrap();
+        assert!(
+            v.tarball.ends_with("/server-memory-2026.8.31.tgz"),
+            "{}",
+            v.tarball
+        );
+        assert!(v.integrity.starts_with("sha512-"));
+        assert!(
+            v.install_scripts.is_empty(),
+            "build and prepare are not install scripts"
+        );
+        assert_eq!(v.bin["mcp-server-memory"], "dist/index.js");
+        assert!(matches!(
+            npm_version(PACKUMENT, "0.0.0-none"),
+            Err(PackageError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn install_scripts_and_an_implied_gyp_build_are_named() {
+        let p = br#"{"versions":{"1.0.0":{"name":"x","dist":{"tarball":"t","integrity":"sha512-x"},
+            "scripts":{"postinstall":"node steal.js","test":"jest"},"bin":"cli.js"},
+            "2.0.0":{"name":"@s/x","dist":{"tarball":"t","integrity":"sha512-x"},"gypfile":true}}}"#;
+        let one = npm_version(p, "1.0.0").unwrap();
+        assert_eq!(
+            one.install_scripts.keys().collect::<Vec<_>>(),
+            ["postinstall"]
+        );
+        assert_eq!(one.bin["x"], "cli.js");
+        let two = npm_version(p, "2.0.0").unwrap();
+        assert_eq!(two.install_scripts["install"], "node-gyp rebuild");
+    }
+
+    #[test]
+    fn a_version_without_integrity_is_refused() {
+        let p = br#"{"versions":{"1.0.0":{"dist":{"tarball":"t","shasum":"abc"}}}}"#;
+        assert_eq!(
+            npm_version(p, "1.0.0"),
+            Err(PackageError::IntegrityMissing("SHA-512"))
+        );
+    }
+
+    #[test]
+    fn npm_integrity_is_checked_by_sha512() {
+        let bytes = b"package bytes";
+        let good = format!(
+            "sha1-ignored sha512-{}",
+            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(bytes))
+        );
+        assert_eq!(verify_npm_integrity(bytes, &good), Ok(()));
+        assert!(matches!(
+            verify_npm_integrity(b"other bytes", &good),
+            Err(PackageError::Integrity { .. })
+        ));
+        assert_eq!(
+            verify_npm_integrity(bytes, "sha1-abc"),
+            Err(PackageError::IntegrityMissing("SHA-512"))
+        );
+    }
+
+    #[test]
+    fn a_recorded_project_gives_a_versions_pure_python_wheel_at_its_resolved_url() {
+        assert_eq!(pypi_latest(PROJECT).unwrap(), "2026.10.19");
+        let w = pypi_wheel(PROJECT, "2026.10.19", PROJECT_URL).unwrap();
+        assert_eq!(w.filename, "mcp_server_time-2026.10.19-py3-none-any.whl");
+        assert_eq!(
+            w.sha256,
+            "5c099a001c6ca78260bda419f2e9b2aabee1adc4fe6ca56d8959871ad8da58a1"
+        );
+        // The mirror names files relative to the JSON.
+        assert!(w.url.starts_with("https://pypi.org/packages/"), "{}", w.url);
+        assert!(matches!(
+            pypi_wheel(PROJECT, "0.0.0", PROJECT_URL),
+            Err(PackageError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn a_release_with_only_an_sdist_has_no_wheel() {
+        let r = br#"{"releases":{"1.0":[{"filename":"x-1.0.tar.gz","url":"u","packagetype":"sdist","digests":{"sha256":"00"}}]}}"#;
+        assert_eq!(
+            pypi_wheel(r, "1.0", PROJECT_URL),
+            Err(PackageError::NoWheel(1))
+        );
+    }
+
+    #[test]
+    fn wheels_rank_pure_python_first_and_refuse_other_platforms() {
+        assert_eq!(wheel_rank("a-1-py3-none-any.whl"), Some(0));
+        assert_eq!(wheel_rank("a-1-py2.py3-none-any.whl"), Some(0));
+        assert_eq!(wheel_rank("a-1-py2-none-any.whl"), Some(1));
+        assert_eq!(
+            wheel_rank("a-1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"),
+            Some(2)
+        );
+        assert_eq!(
+            wheel_rank("a-1-cp38-abi3-manylinux_2_28_x86_64.whl"),
+            Some(2)
+        );
+        assert_eq!(
+            wheel_rank("a-1-cp312-cp312-manylinux_2_17_x86_64.whl"),
+            None
+        );
+        assert_eq!(wheel_rank("a-1-cp311-cp311-win_amd64.whl"), None);
+        assert_eq!(wheel_rank("a-1-cp311-cp311-macosx_11_0_arm64.whl"), None);
+        assert_eq!(wheel_rank("a-1.tar.gz"), None);
+    }
+
+    #[test]
+    fn pypi_names_are_normalised() {
+        assert_eq!(pep503("MCP_Server.time"), "mcp-server-time");
+        assert_eq!(pep503("a--_b"), "a-b");
+        assert_eq!(
+            pypi_project_url("https://pypi.org/", "MCP_Server_Time"),
+            "https://pypi.org/pypi/mcp-server-time/json"
+        );
+    }
+
+    #[test]
+    fn a_wheel_is_checked_by_sha256() {
+        let hex: String = Sha256::digest(b"w")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(verify_sha256(b"w", &hex), Ok(()));
+        assert!(verify_sha256(b"x", &hex).is_err());
+    }
+}
