@@ -5,6 +5,12 @@
 //!   process on a loopback port, wait until it listens, and kill it when dropped. It is not a
 //!   sandbox: it is only for software this project installs itself.
 //!
+//! - [`runsc`]: one gVisor sandbox — an OCI bundle (read-only root of mount points, host `/usr`
+//!   read-only, no capabilities, host cgroup limits) run by `runsc run --network=none` with the
+//!   server's stdin and stdout as pipes; killed and deleted when dropped.
+//! - [`stdio`]: MCP's stdio transport (newline-delimited JSON-RPC over a child's pipes) for the
+//!   `toolmark_mcp` session core, under named limits.
+//!
 //! What it will do (issue #14): run npm and PyPI MCP servers inside gVisor (`runsc`) to list
 //! their tools, with decoys and traps, and parse what the trace shows.
 //!
@@ -15,3 +21,5 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod local;
+pub mod runsc;
+pub mod stdio;
