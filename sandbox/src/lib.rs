@@ -11,6 +11,10 @@
 //! - [`stdio`]: MCP's stdio transport (newline-delimited JSON-RPC over a child's pipes) for the
 //!   `toolmark_mcp` session core, under named limits.
 //!
+//! - [`trace`]: gVisor's syscall trace (`runsc --strace`) read into typed events and decoded
+//!   calls (files opened, connections, programs started, processes spawned) under named limits;
+//!   what cannot be read exactly is counted, never guessed.
+//!
 //! What it will do (issue #14): run npm and PyPI MCP servers inside gVisor (`runsc`) to list
 //! their tools, with decoys and traps, and parse what the trace shows.
 //!
@@ -23,3 +27,4 @@
 pub mod local;
 pub mod runsc;
 pub mod stdio;
+pub mod trace;

@@ -1,0 +1,532 @@
+//! Reading gVisor's syscall trace (`runsc --strace`, the `*.boot.txt` debug log) into typed
+//! events, under named limits. The log is written by the sentry about untrusted code, so
+//! every byte of the arguments is the package's to choose: nothing here panics, nothing grows
+//! past [`MAX_TRACE_BYTES`] and [`MAX_TRACE_EVENTS`], and a line that cannot be read exactly
+//! is counted ([`Trace::unparsed`]), never guessed at.
+//!
+//! A line looks like (runsc 0.0~20221219, `strace.go`):
+//!
+//! ```text
+//! I1201 23:22:48.468820   14870 strace.go:608] [   2:   2] cat X openat(AT_FDCWD /home/decoy, 0x7f21fb0dff77 /home/decoy/.ssh/id_rsa, O_RDONLY|0x0, 0o0) = 3 (0x3) (326.832µs)
+//! ```
+//!
+//! — pid and tid inside the sandbox, the task's command name, `E`nter or e`X`it, the syscall
+//! and its decoded arguments, and on exit lines its return value and `errno=N (text)` (a
+//! failed call prints `= 0 (0x0)` with the errno beside it).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Most trace bytes read; the rest is cut and the trace marked [`Trace::truncated`].
+pub const MAX_TRACE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Most events kept; the rest is cut and the trace marked [`Trace::truncated`].
+pub const MAX_TRACE_EVENTS: usize = 1_000_000;
+
+/// Longest trace line read as an event (a `write` buffer is logged up to
+/// `--strace-log-size`, 1 KiB by default; an `execve` with a large environment is longer).
+pub const MAX_TRACE_LINE: usize = 256 * 1024;
+
+static LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ strace\.go:\d+\] \[\s*(\d+):\s*(\d+)\] (\S+) ([EX]) ([a-z0-9_]+)\((.*?)\)(?: = (-?\d+) \(0x[0-9a-f]+\)(?: errno=(\d+) \([^)]*\))? \([^)]*\))?$",
+    )
+    .expect("the trace line pattern compiles")
+});
+
+/// One traced syscall, entry or exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// `MMDD HH:MM:SS.micros` as logged (wall clock of the sandbox's host).
+    pub time: String,
+    /// Thread group id inside the sandbox.
+    pub pid: u32,
+    /// Thread id inside the sandbox.
+    pub tid: u32,
+    /// The task's command name (as the task set it: untrusted).
+    pub comm: String,
+    /// An exit line (else an entry line).
+    pub exit: bool,
+    /// The syscall's name.
+    pub syscall: String,
+    /// Its arguments as the sentry decoded them.
+    pub args: String,
+    /// The return value (exit lines).
+    pub ret: Option<i64>,
+    /// The errno of a failed call (exit lines).
+    pub errno: Option<u32>,
+}
+
+impl Event {
+    /// An exit line of a call that succeeded.
+    pub fn succeeded(&self) -> bool {
+        self.exit && self.errno.is_none() && self.ret.is_some_and(|r| r >= 0)
+    }
+}
+
+/// A whole trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// The events, in log order.
+    pub events: Vec<Event>,
+    /// `strace.go` lines that did not match the line format (or were too long): what they did
+    /// is unknown, so a trace with any is incomplete.
+    pub unparsed: usize,
+    /// The log was cut at [`MAX_TRACE_BYTES`] or [`MAX_TRACE_EVENTS`].
+    pub truncated: bool,
+}
+
+/// One line as an event; `None` for a line that is not a syscall trace line.
+pub fn parse_line(line: &str) -> Option<Event> {
+    let c = LINE.captures(line)?;
+    Some(Event {
+        time: c[1].to_owned(),
+        pid: c[2].parse().ok()?,
+        tid: c[3].parse().ok()?,
+        comm: c[4].to_owned(),
+        exit: &c[5] == "X",
+        syscall: c[6].to_owned(),
+        args: c[7].to_owned(),
+        ret: c.get(8).and_then(|m| m.as_str().parse().ok()),
+        errno: c.get(9).and_then(|m| m.as_str().parse().ok()),
+    })
+}
+
+/// Every syscall line of a debug log.
+pub fn parse(log: &[u8]) -> Trace {
+    let mut trace = Trace::default();
+    let log = if log.len() > MAX_TRACE_BYTES {
+        trace.truncated = true;
+        &log[..MAX_TRACE_BYTES]
+    } else {
+        log
+    };
+    for raw in log.split(|b| *b == b'\n') {
+        if !contains(raw, b" strace.go:") {
+            continue;
+        }
+        if trace.events.len() >= MAX_TRACE_EVENTS {
+            trace.truncated = true;
+            break;
+        }
+        let event = (raw.len() <= MAX_TRACE_LINE)
+            .then(|| std::str::from_utf8(raw).ok())
+            .flatten()
+            .and_then(parse_line);
+        match event {
+            Some(e) => trace.events.push(e),
+            // The sentry also logs non-syscall strace lines (signals, exits) in this file;
+            // only a line that names a syscall (`] [` then E/X) and does not parse counts.
+            None if looks_like_syscall(raw) => trace.unparsed += 1,
+            None => {}
+        }
+    }
+    trace
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn looks_like_syscall(raw: &[u8]) -> bool {
+    contains(raw, b" E ") || contains(raw, b" X ")
+}
+
+/// The arguments of a call split at top-level `", "` (outside quotes, brackets and braces);
+/// `None` when the quoting does not balance.
+pub fn split_args(args: &str) -> Option<Vec<&str>> {
+    let mut out = Vec::new();
+    let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0usize);
+    let bytes = args.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if quoted {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => quoted = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => quoted = true,
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        return None;
+                    }
+                }
+                b',' if depth == 0 && bytes.get(i + 1) == Some(&b' ') => {
+                    out.push(&args[start..i]);
+                    start = i + 2;
+                    i += 1;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    if quoted || depth != 0 {
+        return None;
+    }
+    out.push(&args[start..]);
+    Some(out)
+}
+
+/// A file opened (`open`, `openat`, `creat`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Open {
+    /// The absolute path the sentry resolved.
+    pub path: String,
+    /// Opened for writing (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`, `O_APPEND`; `creat`).
+    pub write: bool,
+}
+
+/// A connection attempt (`connect`) or a bound address (`bind`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    /// An IPv4 or IPv6 address and port.
+    Inet {
+        /// The address as logged.
+        addr: String,
+        /// The port.
+        port: u16,
+    },
+    /// A Unix socket path (or abstract name).
+    Unix(String),
+}
+
+/// A program started (`execve`, `execveat`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exec {
+    /// The program's path.
+    pub path: String,
+    /// Its arguments.
+    pub argv: Vec<String>,
+    /// Its environment.
+    pub envp: Vec<String>,
+}
+
+/// What an exit line says, decoded for the syscalls the behaviour is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    /// A file opened.
+    Open(Open),
+    /// A connection attempt.
+    Connect(Address),
+    /// An address bound.
+    Bind(Address),
+    /// A program started.
+    Exec(Exec),
+    /// A new process (not a thread): `fork`, `vfork`, `clone` without `CLONE_THREAD`; its pid.
+    Spawn(u32),
+    /// Any other syscall, or a call whose arguments could not be read exactly.
+    Other,
+}
+
+/// The path after a logged pointer (`0x7f… /the/path`), or after a directory fd (`AT_FDCWD
+/// /cwd`, `0x3 /dir`).
+fn after_space(arg: &str) -> Option<&str> {
+    arg.split_once(' ').map(|(_, rest)| rest)
+}
+
+fn write_flags(flags: &str) -> bool {
+    flags.split('|').any(|f| {
+        matches!(
+            f,
+            "O_WRONLY" | "O_RDWR" | "O_CREAT" | "O_TRUNC" | "O_APPEND"
+        )
+    })
+}
+
+/// Decode an exit line's call; `None` when it is a call this module reads but its arguments
+/// are not in the shape it knows (the caller counts it as unparsed).
+pub fn decode(e: &Event) -> Option<Call> {
+    if !e.exit {
+        return Some(Call::Other);
+    }
+    let args = || split_args(&e.args);
+    Some(match e.syscall.as_str() {
+        "openat" => {
+            let a = args()?;
+            let [_, path, flags, _] = a.as_slice() else {
+                return None;
+            };
+            Call::Open(Open {
+                path: after_space(path)?.to_owned(),
+                write: write_flags(flags),
+            })
+        }
+        "open" => {
+            let a = args()?;
+            let [path, flags, _] = a.as_slice() else {
+                return None;
+            };
+            Call::Open(Open {
+                path: after_space(path)?.to_owned(),
+                write: write_flags(flags),
+            })
+        }
+        "creat" => {
+            let a = args()?;
+            Call::Open(Open {
+                path: after_space(a.first()?)?.to_owned(),
+                write: true,
+            })
+        }
+        "connect" | "bind" => {
+            let a = args()?;
+            let address = address(a.get(1)?)?;
+            if e.syscall == "connect" {
+                Call::Connect(address)
+            } else {
+                Call::Bind(address)
+            }
+        }
+        "execve" | "execveat" => {
+            let a = args()?;
+            let skip = usize::from(e.syscall == "execveat");
+            let path = after_space(a.get(skip)?)?.to_owned();
+            let argv = strings(after_space(a.get(skip + 1)?)?)?;
+            let envp = strings(after_space(a.get(skip + 2)?)?)?;
+            Call::Exec(Exec { path, argv, envp })
+        }
+        "fork" | "vfork" => Call::Spawn(u32::try_from(e.ret?).ok()?),
+        "clone" => {
+            if e.args.split([',', '|', ' ']).any(|f| f == "CLONE_THREAD") {
+                Call::Other
+            } else {
+                Call::Spawn(u32::try_from(e.ret?).ok()?)
+            }
+        }
+        _ => Call::Other,
+    })
+}
+
+/// `{Family: AF_INET, Addr: 192.0.2.1, Port: 443}` or a Unix socket's `{Family: AF_UNIX,
+/// Addr: "/path"}` (after its pointer).
+fn address(arg: &str) -> Option<Address> {
+    let body = after_space(arg)?.strip_prefix('{')?.strip_suffix('}')?;
+    let mut family = None;
+    let mut addr = None;
+    let mut port = None;
+    for field in body.split(", ") {
+        let (k, v) = field.split_once(": ")?;
+        match k {
+            "Family" => family = Some(v),
+            "Addr" => addr = Some(v),
+            "Port" => port = v.parse::<u16>().ok(),
+            _ => {}
+        }
+    }
+    match family? {
+        "AF_INET" | "AF_INET6" => Some(Address::Inet {
+            addr: addr?.to_owned(),
+            port: port?,
+        }),
+        "AF_UNIX" => Some(Address::Unix(addr?.trim_matches('"').to_owned())),
+        _ => None,
+    }
+}
+
+/// A logged string array (`["a", "b\n"]`, Go-quoted) as its strings.
+fn strings(arg: &str) -> Option<Vec<String>> {
+    let inner = arg.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    split_args(inner)?.into_iter().map(unquote).collect()
+}
+
+/// A Go-quoted string (`%q`): `\\`, `\"`, `\n`, `\t`, `\r`, `\xHH`, `\uHHHH`, `\UHHHHHHHH`;
+/// bytes that are not UTF-8 are replaced.
+fn unquote(quoted: &str) -> Option<String> {
+    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        let hex = |chars: &mut std::str::Chars<'_>, n: usize| -> Option<u32> {
+            let digits: String = chars.by_ref().take(n).collect();
+            (digits.len() == n).then(|| u32::from_str_radix(&digits, 16).ok())?
+        };
+        match chars.next()? {
+            '\\' => out.push(b'\\'),
+            '"' => out.push(b'"'),
+            'n' => out.push(b'\n'),
+            't' => out.push(b'\t'),
+            'r' => out.push(b'\r'),
+            'a' => out.push(7),
+            'b' => out.push(8),
+            'f' => out.push(12),
+            'v' => out.push(11),
+            'x' => out.push(u8::try_from(hex(&mut chars, 2)?).ok()?),
+            'u' => push_char(&mut out, hex(&mut chars, 4)?)?,
+            'U' => push_char(&mut out, hex(&mut chars, 8)?)?,
+            _ => return None,
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn push_char(out: &mut Vec<u8>, code: u32) -> Option<()> {
+    let c = char::from_u32(code)?;
+    let mut buf = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MEMORY: &[u8] = include_bytes!("../tests/fixtures/traces/server-memory.boot.txt");
+    const CANARY: &[u8] = include_bytes!("../tests/fixtures/traces/canary.boot.txt");
+
+    fn calls(log: &[u8]) -> Vec<(Event, Call)> {
+        parse(log)
+            .events
+            .into_iter()
+            .filter(|e| e.exit)
+            .map(|e| {
+                let c = decode(&e).unwrap_or_else(|| panic!("undecodable: {e:?}"));
+                (e, c)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_recorded_server_trace_parses_completely() {
+        let t = parse(MEMORY);
+        assert_eq!(t.unparsed, 0);
+        assert!(!t.truncated);
+        assert_eq!(t.events.len(), 750);
+        let opened = calls(MEMORY)
+            .into_iter()
+            .filter(|(e, c)| {
+                e.succeeded()
+                    && matches!(c, Call::Open(o) if o.path.ends_with("server-memory/dist/index.js"))
+            })
+            .count();
+        assert!(opened >= 1);
+    }
+
+    #[test]
+    fn failed_opens_carry_their_errno() {
+        let e = parse(MEMORY)
+            .events
+            .into_iter()
+            .find(|e| e.exit && e.syscall == "openat")
+            .unwrap();
+        assert_eq!(
+            e.errno,
+            Some(2),
+            "the first open is the missing ld.so.cache: {e:?}"
+        );
+        assert!(!e.succeeded());
+    }
+
+    #[test]
+    fn the_canary_trace_shows_the_read_the_write_the_programs_and_the_connections() {
+        let calls = calls(CANARY);
+        let find = |f: &dyn Fn(&Event, &Call) -> bool| calls.iter().find(|(e, c)| f(e, c)).cloned();
+        let (read, _) = find(&|e, c| {
+            e.succeeded()
+                && matches!(c, Call::Open(o) if o.path == "/home/decoy/.ssh/id_rsa" && !o.write)
+        })
+        .expect("the key read");
+        assert_eq!(read.comm, "cat");
+        find(&|e, c| {
+            e.succeeded()
+                && matches!(c, Call::Open(o) if o.path == "/home/decoy/.bashrc" && o.write)
+        })
+        .expect("the rc write");
+        let (_, exec) = find(&|_, c| matches!(c, Call::Exec(x) if x.path == "/usr/bin/python3"))
+            .expect("python started");
+        let Call::Exec(exec) = exec else {
+            unreachable!()
+        };
+        assert_eq!(exec.argv[0], "/usr/bin/python3");
+        assert!(
+            exec.argv[2].contains("s.connect(('192.0.2.1',443))"),
+            "{:?}",
+            exec.argv
+        );
+        assert!(
+            exec.envp
+                .contains(&"GITHUB_TOKEN=ghp_canary_1234".to_owned())
+        );
+        let (e, _) = find(&|_, c| {
+            *c == Call::Connect(Address::Inet {
+                addr: "192.0.2.1".into(),
+                port: 443,
+            })
+        })
+        .expect("connect");
+        assert_eq!(e.errno, Some(113));
+        find(&|_, c| {
+            *c == Call::Connect(Address::Inet {
+                addr: "2001:db8::1".into(),
+                port: 80,
+            })
+        })
+        .expect("connect6");
+        let spawned = calls
+            .iter()
+            .filter(|(_, c)| matches!(c, Call::Spawn(_)))
+            .count();
+        assert_eq!(spawned, 3, "three vforks of the shell");
+    }
+
+    #[test]
+    fn threads_are_not_processes() {
+        let threads = calls(MEMORY)
+            .into_iter()
+            .filter(|(e, _)| e.syscall == "clone")
+            .all(|(_, c)| c == Call::Other);
+        assert!(threads, "node's clones are threads");
+    }
+
+    #[test]
+    fn a_line_that_names_a_syscall_but_breaks_the_format_is_counted() {
+        let log = b"I1201 23:22:48.468820   14870 strace.go:608] [   2:   2] cat X openat(broken\n\
+                    I1201 23:22:48.468820   14870 strace.go:608] [   2:   2] cat X openat(AT_FDCWD /, 0x1 /x, O_RDONLY, 0o0) = 3 (0x3) (1us)\n";
+        let t = parse(log);
+        assert_eq!((t.events.len(), t.unparsed), (1, 1));
+    }
+
+    #[test]
+    fn hostile_argument_quoting_is_refused_not_guessed() {
+        assert_eq!(split_args(r#"0x1 ["a", "b"#), None);
+        assert_eq!(split_args("0x1 ]"), None);
+        assert_eq!(
+            split_args(r#"a, "b, c", [d, e]"#).unwrap(),
+            vec!["a", r#""b, c""#, "[d, e]"]
+        );
+        assert_eq!(unquote(r#""a\x41\u00e9\n\"""#).unwrap(), "aAé\n\"");
+        assert_eq!(unquote(r#""\q""#), None);
+        assert_eq!(unquote(r#""\x4""#), None);
+    }
+
+    #[test]
+    fn a_path_holding_a_comma_and_space_does_not_shift_the_flags() {
+        let e = parse_line(r#"I1201 23:22:48.468820   14870 strace.go:608] [   2:   2] sh X openat(AT_FDCWD /home/decoy, 0x7f /tmp/a, O_RDONLY, 0o0) = 3 (0x3) (1µs)"#).unwrap();
+        // The path `/tmp/a, O_RDONLY` would give five arguments: refused.
+        let hostile = Event {
+            args: "AT_FDCWD /home/decoy, 0x7f /tmp/a, O_WRONLY, O_RDONLY, 0o0".into(),
+            ..e.clone()
+        };
+        assert_eq!(decode(&hostile), None);
+        assert!(matches!(
+            decode(&e),
+            Some(Call::Open(Open { write: false, .. }))
+        ));
+    }
+}
