@@ -173,9 +173,11 @@ fn config(spec: &BundleSpec) -> serde_json::Value {
     })
 }
 
-/// A running sandbox. Dropping it kills and deletes the container.
+/// A running sandbox. Dropping it kills and deletes the container, then removes its bundle.
 #[derive(Debug)]
 pub struct Sandbox {
+    /// Dropped after the container is deleted (its state lives in the bundle's directory).
+    _bundle: Bundle,
     runsc: PathBuf,
     state: PathBuf,
     id: String,
@@ -198,7 +200,7 @@ impl Sandbox {
     /// stdin and stdout piped and its stderr piped too.
     pub fn spawn(
         runsc: &Path,
-        bundle: &Bundle,
+        bundle: Bundle,
         id: &str,
         trace: Option<&Trace>,
     ) -> io::Result<Sandbox> {
@@ -223,6 +225,7 @@ impl Sandbox {
             .kill_on_drop(true);
         let child = cmd.spawn()?;
         Ok(Sandbox {
+            _bundle: bundle,
             runsc: runsc.to_owned(),
             state,
             id: id.to_owned(),

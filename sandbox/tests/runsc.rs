@@ -122,7 +122,7 @@ async fn server_memory_in_gvisor_lists_the_tools_it_lists_outside() {
     .unwrap();
     let mut sandbox = Sandbox::spawn(
         &runsc,
-        &bundle,
+        bundle,
         &format!("toolmark-test-{}", std::process::id()),
         None,
     )
@@ -131,7 +131,6 @@ async fn server_memory_in_gvisor_lists_the_tools_it_lists_outside() {
     let stdin = sandbox.child.stdin.take().unwrap();
     let inside = list(stdout, stdin).await;
     sandbox.stop().await;
-    drop(bundle);
     let _ = std::fs::remove_dir_all(&work);
 
     assert_eq!(inside.pages, host.pages, "the same tools, byte for byte");
