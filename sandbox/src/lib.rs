@@ -15,6 +15,10 @@
 //!   calls (files opened, connections, programs started, processes spawned) under named limits;
 //!   what cannot be read exactly is counted, never guessed.
 //!
+//! - [`behaviour`]: what a trace shows a run did — programs started, connections attempted,
+//!   decoys opened, suspicious writes, each attributed to its process — and whether the trace
+//!   let all of it be known (`complete`, with reasons).
+//!
 //! What it will do (issue #14): run npm and PyPI MCP servers inside gVisor (`runsc`) to list
 //! their tools, with decoys and traps, and parse what the trace shows.
 //!
@@ -24,6 +28,7 @@
 // The sandbox is the one crate that spawns processes (clippy.toml forbids it elsewhere).
 #![allow(clippy::disallowed_methods)]
 
+pub mod behaviour;
 pub mod local;
 pub mod runsc;
 pub mod stdio;

@@ -1,0 +1,265 @@
+//! What a traced run did, read from its [`trace::Trace`]: programs started, connections
+//! attempted, decoys opened and files written where a server has no business writing — each
+//! with the process that did it — and whether the trace let all of that be known.
+//!
+//! The rules (the same as HISTOR's where they exist, `../shared/reference/histor-peer.md` §6):
+//! a failed open or exec does not count as done (the attempt is still in the trace); a decoy is
+//! any of [`DECOY_PATHS`] under the sandbox's HOME, or `.env` in its working directory; a write
+//! is flagged when it is to a [`PERSISTENCE_PATHS`] entry under HOME, or anywhere outside HOME,
+//! `/tmp`, `/dev` and `/proc` (and the trees the caller allows). Connections to the sandbox's
+//! own DNS sink (`127.0.0.1:53`) are not the package's network.
+//!
+//! **Honesty**: [`Behaviour::complete`] is false, with its reasons, whenever any traced line
+//! could not be read, the trace was cut, or a call could not be decoded — an incomplete trace
+//! is never presented as a clean one.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::trace::{self, Address, Call, Trace};
+
+/// Credentials and wallets planted under HOME, relative to it.
+pub const DECOY_PATHS: [&str; 14] = [
+    ".ssh/id_rsa",
+    ".ssh/id_ed25519",
+    ".aws/credentials",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh/hosts.yml",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gcloud/application_default_credentials.json",
+    ".config/solana/id.json",
+    ".bash_history",
+    ".zsh_history",
+];
+
+/// Paths under HOME whose modification makes code run later (shell start-up, SSH access,
+/// autostart, package-manager configuration).
+pub const PERSISTENCE_PATHS: [&str; 11] = [
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".ssh/authorized_keys",
+    ".config/autostart/",
+    ".config/systemd/user/",
+    ".npmrc",
+    ".pypirc",
+    ".gitconfig",
+];
+
+/// Where the sandboxed run lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// HOME inside the sandbox (`/home/decoy`).
+    pub home: String,
+    /// The working directory inside (its `.env` is a decoy).
+    pub cwd: String,
+    /// Trees a write to is expected (besides HOME, `/tmp`, `/dev`, `/proc`).
+    pub writable: Vec<String>,
+}
+
+/// One thing done, by whom.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Act {
+    /// What: a path, a program, an address.
+    pub what: String,
+    /// The process (pid inside the sandbox) and its command name.
+    pub pid: u32,
+    /// The command name the process had.
+    pub comm: String,
+}
+
+/// What a trace shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Behaviour {
+    /// Programs started (`execve` that succeeded).
+    pub exec: Vec<Act>,
+    /// Connections attempted (`host:port`; `unix:<path>`), whether they succeeded or not.
+    pub network: Vec<Act>,
+    /// Decoys opened (successfully).
+    pub decoys: Vec<Act>,
+    /// Writes to persistence paths or outside the expected trees.
+    pub writes: Vec<Act>,
+    /// Processes the run started, by pid: their parent.
+    pub parents: BTreeMap<u32, u32>,
+    /// Everything could be read and decoded.
+    pub complete: bool,
+    /// Why not, when not.
+    pub incomplete: BTreeSet<&'static str>,
+}
+
+fn under(path: &str, tree: &str) -> bool {
+    let tree = tree.trim_end_matches('/');
+    path == tree
+        || path
+            .strip_prefix(tree)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+impl Layout {
+    fn decoy(&self, path: &str) -> bool {
+        let in_home = path
+            .strip_prefix(self.home.trim_end_matches('/'))
+            .and_then(|r| r.strip_prefix('/'));
+        in_home.is_some_and(|rel| DECOY_PATHS.contains(&rel))
+            || path == format!("{}/.env", self.cwd.trim_end_matches('/'))
+    }
+
+    fn suspicious_write(&self, path: &str) -> bool {
+        let in_home = path
+            .strip_prefix(self.home.trim_end_matches('/'))
+            .and_then(|r| r.strip_prefix('/'));
+        if let Some(rel) = in_home {
+            return PERSISTENCE_PATHS.iter().any(|p| {
+                if p.ends_with('/') {
+                    rel.starts_with(p)
+                } else {
+                    rel == *p
+                }
+            });
+        }
+        let expected = ["/tmp", "/dev", "/proc"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(self.writable.iter().cloned());
+        !expected.into_iter().any(|t| under(path, &t))
+    }
+}
+
+/// The behaviour `trace` shows for a run laid out as `layout`.
+pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
+    let mut b = Behaviour::default();
+    if trace.unparsed > 0 {
+        b.incomplete.insert("unparsed-trace-line");
+    }
+    if trace.truncated {
+        b.incomplete.insert("trace-truncated");
+    }
+    if trace.events.is_empty() {
+        b.incomplete.insert("trace-empty");
+    }
+    for e in trace.events.iter().filter(|e| e.exit) {
+        let Some(call) = trace::decode(e) else {
+            b.incomplete.insert("unparsed-syscall");
+            continue;
+        };
+        let act = |what: String| Act {
+            what,
+            pid: e.pid,
+            comm: e.comm.clone(),
+        };
+        match call {
+            Call::Open(open) if e.succeeded() => {
+                if layout.decoy(&open.path) {
+                    b.decoys.push(act(open.path.clone()));
+                }
+                if open.write && layout.suspicious_write(&open.path) {
+                    b.writes.push(act(open.path));
+                }
+            }
+            Call::Exec(exec) if e.succeeded() => b.exec.push(act(exec.path)),
+            Call::Connect(Address::Inet { addr, port }) => {
+                if !(addr == "127.0.0.1" && port == 53) {
+                    let host = if addr.contains(':') {
+                        format!("[{addr}]:{port}")
+                    } else {
+                        format!("{addr}:{port}")
+                    };
+                    b.network.push(act(host));
+                }
+            }
+            Call::Connect(Address::Unix(path)) => b.network.push(act(format!("unix:{path}"))),
+            Call::Spawn(child) => {
+                b.parents.insert(child, e.pid);
+            }
+            _ => {}
+        }
+    }
+    b.complete = b.incomplete.is_empty();
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANARY: &[u8] = include_bytes!("../tests/fixtures/traces/canary.boot.txt");
+    const MEMORY: &[u8] = include_bytes!("../tests/fixtures/traces/server-memory.boot.txt");
+
+    fn layout() -> Layout {
+        Layout {
+            home: "/home/decoy".into(),
+            cwd: "/home/decoy".into(),
+            writable: vec![],
+        }
+    }
+
+    fn whats(acts: &[Act]) -> Vec<&str> {
+        acts.iter().map(|a| a.what.as_str()).collect()
+    }
+
+    #[test]
+    fn the_canary_script_reads_a_key_persists_starts_programs_and_connects() {
+        let b = of(&trace::parse(CANARY), &layout());
+        assert!(b.complete, "{:?}", b.incomplete);
+        assert_eq!(whats(&b.decoys), ["/home/decoy/.ssh/id_rsa"]);
+        assert_eq!(
+            b.decoys[0].comm, "cat",
+            "attributed to the process that read it"
+        );
+        assert_eq!(whats(&b.writes), ["/home/decoy/.bashrc"]);
+        assert_eq!(b.writes[0].comm, "sh");
+        assert_eq!(
+            whats(&b.exec),
+            ["/usr/bin/cat", "/usr/bin/cat", "/usr/bin/python3"]
+        );
+        assert_eq!(whats(&b.network), ["192.0.2.1:443", "[2001:db8::1]:80"]);
+        // The shell's three children.
+        assert_eq!(b.parents.values().filter(|p| **p == 1).count(), 3);
+    }
+
+    #[test]
+    fn a_real_server_that_only_lists_its_tools_does_nothing_flagged() {
+        let b = of(&trace::parse(MEMORY), &layout());
+        assert!(b.complete, "{:?}", b.incomplete);
+        assert!(b.exec.is_empty() && b.network.is_empty(), "{b:?}");
+        assert!(b.decoys.is_empty() && b.writes.is_empty(), "{b:?}");
+    }
+
+    #[test]
+    fn an_unreadable_trace_is_incomplete_not_clean() {
+        let b = of(&trace::parse(b""), &layout());
+        assert!(!b.complete);
+        assert!(b.incomplete.contains("trace-empty"));
+        let broken = b"I1201 23:22:48.468820   1 strace.go:608] [   2:   2] cat X openat(broken\n";
+        let b = of(&trace::parse(broken), &layout());
+        assert!(b.incomplete.contains("unparsed-trace-line"), "{b:?}");
+    }
+
+    #[test]
+    fn writes_are_judged_by_where_they_go() {
+        let l = Layout {
+            writable: vec!["/pkg/site".into()],
+            ..layout()
+        };
+        for (path, flagged) in [
+            ("/home/decoy/.bashrc", true),
+            ("/home/decoy/.ssh/authorized_keys", true),
+            ("/home/decoy/.config/autostart/x.desktop", true),
+            ("/home/decoy/notes.txt", false),
+            ("/tmp/cache", false),
+            ("/pkg/site/x.pyc", false),
+            ("/pkg/sitecustomize.py", true),
+            ("/usr/lib/python3/dist-packages/evil.pth", true),
+            ("/dev/null", false),
+        ] {
+            assert_eq!(l.suspicious_write(path), flagged, "{path}");
+        }
+        assert!(layout().decoy("/home/decoy/.env"));
+        assert!(!layout().decoy("/home/decoy/.ssh/known_hosts"));
+    }
+}
