@@ -19,6 +19,9 @@
 //!   decoys opened, suspicious writes, each attributed to its process — and whether the trace
 //!   let all of it be known (`complete`, with reasons).
 //!
+//! - [`decoys`]: a per-run canary, the decoy HOME (every `behaviour::DECOY_PATHS` file and a
+//!   `.env`) and decoy tokens for the environment, all carrying it.
+//!
 //! What it will do (issue #14): run npm and PyPI MCP servers inside gVisor (`runsc`) to list
 //! their tools, with decoys and traps, and parse what the trace shows.
 //!
@@ -29,6 +32,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod behaviour;
+pub mod decoys;
 pub mod local;
 pub mod runsc;
 pub mod stdio;

@@ -18,6 +18,33 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+/// The syscalls a run is traced for (`--strace-syscalls`): what [`decode`] reads, the
+/// process tree, and the writes and renames a later rule may need.
+pub const TRACED_SYSCALLS: [&str; 22] = [
+    "open",
+    "openat",
+    "creat",
+    "execve",
+    "execveat",
+    "connect",
+    "bind",
+    "socket",
+    "sendto",
+    "sendmsg",
+    "write",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "clone",
+    "fork",
+    "vfork",
+    "symlinkat",
+];
+
 /// Most trace bytes read; the rest is cut and the trace marked [`Trace::truncated`].
 pub const MAX_TRACE_BYTES: usize = 256 * 1024 * 1024;
 
