@@ -162,15 +162,13 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
                 }
             }
             Call::Exec(exec) if e.succeeded() => b.exec.push(act(exec.path)),
-            Call::Connect(Address::Inet { addr, port }) => {
-                if !(addr == "127.0.0.1" && port == 53) {
-                    let host = if addr.contains(':') {
-                        format!("[{addr}]:{port}")
-                    } else {
-                        format!("{addr}:{port}")
-                    };
-                    b.network.push(act(host));
-                }
+            Call::Connect(Address::Inet { addr, port }) if !(addr == "127.0.0.1" && port == 53) => {
+                let host = if addr.contains(':') {
+                    format!("[{addr}]:{port}")
+                } else {
+                    format!("{addr}:{port}")
+                };
+                b.network.push(act(host));
             }
             Call::Connect(Address::Unix(path)) => b.network.push(act(format!("unix:{path}"))),
             Call::Spawn(child) => {
