@@ -55,6 +55,30 @@ async fn list(
     listing
 }
 
+/// A bundle at `dir` running `args` as uid 1000 with `env` and `mounts`, under the limits every
+/// test uses.
+fn bundle_at(
+    dir: &std::path::Path,
+    args: Vec<String>,
+    env: Vec<String>,
+    mounts: Vec<Mount>,
+) -> Bundle {
+    Bundle::create(
+        dir,
+        &BundleSpec {
+            args,
+            env,
+            cwd: "/home/decoy".into(),
+            uid: 1000,
+            mounts,
+            memory_bytes: 512 << 20,
+            host_pids: 4096,
+            open_files: 1024,
+        },
+    )
+    .unwrap()
+}
+
 fn digest(listing: &Listing) -> String {
     let set = toolmark_toolset::ToolSet::parse(listing.pages[0].as_bytes()).unwrap();
     toolmark_toolset::full::digest(&set).to_string()
@@ -95,31 +119,23 @@ async fn server_memory_in_gvisor_lists_the_tools_it_lists_outside() {
     let home = work.join("home");
     std::fs::create_dir_all(&home).unwrap();
     std::os::unix::fs::chown(&home, Some(1000), Some(1000)).unwrap();
-    let bundle = Bundle::create(
+    let bundle = bundle_at(
         &work.join("bundle"),
-        &BundleSpec {
-            args: vec!["/usr/bin/node".into(), script.into()],
-            env: vec!["PATH=/usr/bin:/bin".into(), "HOME=/home/decoy".into()],
-            cwd: "/home/decoy".into(),
-            uid: 1000,
-            mounts: vec![
-                Mount {
-                    destination: "/srv/node_modules".into(),
-                    source: modules,
-                    writable: false,
-                },
-                Mount {
-                    destination: "/home/decoy".into(),
-                    source: home,
-                    writable: true,
-                },
-            ],
-            memory_bytes: 512 << 20,
-            host_pids: 4096,
-            open_files: 1024,
-        },
-    )
-    .unwrap();
+        vec!["/usr/bin/node".into(), script.into()],
+        vec!["PATH=/usr/bin:/bin".into(), "HOME=/home/decoy".into()],
+        vec![
+            Mount {
+                destination: "/srv/node_modules".into(),
+                source: modules,
+                writable: false,
+            },
+            Mount {
+                destination: "/home/decoy".into(),
+                source: home,
+                writable: true,
+            },
+        ],
+    );
     let mut sandbox = Sandbox::spawn(
         &runsc,
         bundle,
@@ -163,24 +179,16 @@ async fn traced(
         "HOME=/home/decoy".to_owned(),
     ];
     env.extend(decoys::environment(&canary));
-    let bundle = Bundle::create(
+    let bundle = bundle_at(
         &work.join("bundle"),
-        &BundleSpec {
-            args: vec!["/bin/sh".into(), "-c".into(), script.into()],
-            env,
-            cwd: "/home/decoy".into(),
-            uid: 1000,
-            mounts: vec![Mount {
-                destination: "/home/decoy".into(),
-                source: home,
-                writable: true,
-            }],
-            memory_bytes: 512 << 20,
-            host_pids: 4096,
-            open_files: 1024,
-        },
-    )
-    .unwrap();
+        vec!["/bin/sh".into(), "-c".into(), script.into()],
+        env,
+        vec![Mount {
+            destination: "/home/decoy".into(),
+            source: home,
+            writable: true,
+        }],
+    );
     let logs = work.join("logs");
     let t = Trace {
         log_dir: logs.clone(),
