@@ -12,10 +12,12 @@
 //!   (building one runs the package's build backend). A release without a usable wheel is
 //!   [`PackageError::NoWheel`]. The wheel's SHA-256 is checked against the JSON's digest.
 //!
-//! Every response is read with the crawler's streaming caps ([`crate::body`]):
-//! [`MAX_PACKUMENT_BYTES`] for metadata and [`MAX_ARTIFACT_BYTES`] for the artifact, within
-//! [`PACKAGE_FETCH_TIMEOUT`] per request; redirects are not followed (the registries' own URLs
-//! answer directly).
+//! Every request — the registry's metadata and the artifact URL that metadata names — goes
+//! through the crawler's SSRF guard ([`crate::guard`]: resolved once, every address checked, the
+//! client pinned to them), and every response is read with the crawler's streaming caps
+//! ([`crate::body`]): [`MAX_PACKUMENT_BYTES`] for metadata and [`MAX_ARTIFACT_BYTES`] for the
+//! artifact, within [`PACKAGE_FETCH_TIMEOUT`] per request; redirects are not followed (the
+//! registries' own URLs answer directly).
 //!
 //! What it does not do: resolve or fetch dependencies (the sandbox does that with scripts off),
 //! unpack anything, or run anything.
@@ -28,7 +30,11 @@ use sha2::{Digest, Sha256, Sha512};
 
 pub use crate::limits::{MAX_ARTIFACT_BYTES, MAX_PACKUMENT_BYTES, PACKAGE_FETCH_TIMEOUT};
 
+use toolmark_observation::registry::Declared;
 pub use toolmark_observation::registry::Ecosystem;
+
+use crate::guard;
+use crate::mcp::ClientConfig;
 
 /// The public npm registry.
 pub const NPM_REGISTRY: &str = "https://registry.npmjs.org";
@@ -151,6 +157,14 @@ pub enum PackageError {
         url: String,
         /// Its status.
         status: u16,
+    },
+    /// The SSRF guard refused the URL (a registry's metadata may name any address).
+    #[error("{url}: refused: {reason}")]
+    Blocked {
+        /// The URL.
+        url: String,
+        /// Why the guard refused it.
+        reason: String,
     },
     /// The request failed or its body could not be read within the caps.
     #[error("{url}: {reason}")]
@@ -492,27 +506,11 @@ pub struct Artifact {
     pub published: Published,
 }
 
-/// The client registry fetches use: no redirects, bounded time, no proxy.
-pub fn package_client() -> Result<reqwest::Client, PackageError> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .connect_timeout(crate::limits::CONNECT_TIMEOUT)
-        .timeout(PACKAGE_FETCH_TIMEOUT)
-        .user_agent(concat!(
-            "toolmark/",
-            env!("CARGO_PKG_VERSION"),
-            " (transparency-log package observer)"
-        ))
-        .build()
-        .map_err(|e| PackageError::Fetch {
-            url: String::new(),
-            reason: crate::error_chain(&e),
-        })
-}
-
+/// One GET through the crawler's SSRF guard (resolved once, every address checked, the
+/// client pinned to them; no redirects, no proxy, `config`'s trust), within
+/// [`PACKAGE_FETCH_TIMEOUT`] for headers and body, the body under `max`.
 async fn get(
-    client: &reqwest::Client,
+    config: &ClientConfig,
     url: &str,
     accept: &str,
     max: usize,
@@ -521,38 +519,50 @@ async fn get(
         url: url.to_owned(),
         reason,
     };
-    let response = client
-        .get(url)
-        .header(reqwest::header::ACCEPT, accept)
-        .header(reqwest::header::ACCEPT_ENCODING, "gzip, deflate")
-        .send()
+    let pinned = guard::check(url, config.policy, config.resolver.as_ref())
         .await
-        .map_err(|e| failed(crate::error_chain(&e)))?;
-    match response.status().as_u16() {
-        200 => {}
-        404 | 410 => return Err(PackageError::NotFound(url.to_owned())),
-        status => {
-            return Err(PackageError::Http {
-                url: url.to_owned(),
-                status,
-            });
+        .map_err(|e| PackageError::Blocked {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })?;
+    let client = crate::mcp::build_client(config, &pinned, &Declared::default()).map_err(failed)?;
+    let exchange = async {
+        let response = client
+            .get(pinned.url.clone())
+            .header(reqwest::header::ACCEPT, accept)
+            .send()
+            .await
+            .map_err(|e| failed(crate::error_chain(&e)))?;
+        match response.status().as_u16() {
+            200 => {}
+            404 | 410 => return Err(PackageError::NotFound(url.to_owned())),
+            status => {
+                return Err(PackageError::Http {
+                    url: url.to_owned(),
+                    status,
+                });
+            }
         }
-    }
-    crate::body::read_capped(response, max)
+        crate::body::read_capped(response, max)
+            .await
+            .map_err(|e| failed(e.to_string()))
+    };
+    tokio::time::timeout(PACKAGE_FETCH_TIMEOUT, exchange)
         .await
-        .map_err(|e| failed(e.to_string()))
+        .map_err(|_| failed(format!("no answer within {PACKAGE_FETCH_TIMEOUT:?}")))?
 }
 
-/// Fetch `spec` from `registries` and verify it.
+/// Fetch `spec` from `registries` and verify it; every request (the metadata and the artifact
+/// URL it names) goes through the SSRF guard under `config`'s policy.
 pub async fn fetch(
-    client: &reqwest::Client,
+    config: &ClientConfig,
     registries: &Registries,
     spec: &Spec,
 ) -> Result<Artifact, PackageError> {
     let (url, bytes, published) = match spec.ecosystem {
         Ecosystem::Npm => {
             let packument = get(
-                client,
+                config,
                 &npm_packument_url(&registries.npm, &spec.name),
                 "application/json",
                 MAX_PACKUMENT_BYTES,
@@ -560,7 +570,7 @@ pub async fn fetch(
             .await?;
             let version = npm_version(&packument, &spec.version)?;
             let bytes = get(
-                client,
+                config,
                 &version.tarball,
                 "application/octet-stream",
                 MAX_ARTIFACT_BYTES,
@@ -571,10 +581,10 @@ pub async fn fetch(
         }
         Ecosystem::Pypi => {
             let json_url = pypi_project_url(&registries.pypi, &spec.name);
-            let project = get(client, &json_url, "application/json", MAX_PACKUMENT_BYTES).await?;
+            let project = get(config, &json_url, "application/json", MAX_PACKUMENT_BYTES).await?;
             let wheel = pypi_wheel(&project, &spec.version, &json_url)?;
             let bytes = get(
-                client,
+                config,
                 &wheel.url,
                 "application/octet-stream",
                 MAX_ARTIFACT_BYTES,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use base64::Engine;
 use sha2::{Digest, Sha256, Sha512};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolmark_crawler::mcp::ClientConfig;
 use toolmark_crawler::packages::{self, PackageError, Published, Registries, Spec};
 
 /// A loopback HTTP server answering GETs from the table `routes(base)` builds (404 otherwise);
@@ -85,6 +86,16 @@ fn npm_routes(base: &str) -> HashMap<String, Vec<u8>> {
         ("/t/pkg-1.0.0.tgz".to_owned(), TARBALL.to_vec()),
         ("/t/pkg-1.0.1.tgz".to_owned(), b"something else".to_vec()),
     ])
+    .into_iter()
+    .chain([(
+        "/@demo%2fmeta".to_owned(),
+        serde_json::json!({"versions": {"1.0.0": {"dist": {
+            "tarball": "http://169.254.169.254/latest/meta-data/iam",
+            "integrity": sri512(b"x")}}}})
+        .to_string()
+        .into_bytes(),
+    )])
+    .collect()
 }
 
 /// A PyPI index with `demo-pkg` 2.0 (a wheel named relative to the JSON), 2.1 (its wheel
@@ -126,9 +137,15 @@ async fn registries() -> Registries {
     }
 }
 
+/// Loopback registries need the guard's private policy (tests and the demo only).
+fn lax() -> ClientConfig {
+    let mut c = ClientConfig::default();
+    c.policy.allow_private = true;
+    c
+}
+
 async fn fetch(r: &Registries, spec: &str) -> Result<packages::Artifact, PackageError> {
-    let client = packages::package_client().unwrap();
-    packages::fetch(&client, r, &Spec::parse(spec).unwrap()).await
+    packages::fetch(&lax(), r, &Spec::parse(spec).unwrap()).await
 }
 
 #[tokio::test]
@@ -187,4 +204,25 @@ async fn a_swapped_wheel_is_refused_and_an_sdist_only_release_has_no_wheel() {
     assert!(matches!(e, PackageError::Integrity { .. }), "{e}");
     let e = fetch(&r, "pypi:demo-pkg==3.0").await.unwrap_err();
     assert_eq!(e, PackageError::NoWheel(1));
+}
+
+#[tokio::test]
+async fn an_artifact_url_naming_an_internal_address_is_refused_by_the_guard() {
+    let r = registries().await;
+    // Even under the private policy, link-local (the cloud metadata service) stays blocked.
+    let e = fetch(&r, "npm:@demo/meta@1.0.0").await.unwrap_err();
+    assert!(matches!(e, PackageError::Blocked { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn a_registry_on_a_private_address_is_refused_under_the_default_policy() {
+    let r = registries().await;
+    let e = packages::fetch(
+        &ClientConfig::default(),
+        &r,
+        &Spec::parse("npm:@demo/pkg@1.0.0").unwrap(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(e, PackageError::Blocked { .. }), "{e}");
 }
