@@ -176,11 +176,17 @@ impl<E> From<E> for Failure<E> {
 }
 
 /// A JSON-RPC answer to one of our requests.
-enum Answer {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
     /// The result value's exact text.
     Result(String),
     /// An error response.
-    Error { code: i64, message: String },
+    Error {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
 }
 
 /// One client session with one server, over as many transports as its caller tries.
@@ -451,6 +457,20 @@ impl<'a> Session<'a> {
                 return Ok(to_answer(m));
             }
         }
+    }
+
+    /// Call tool `name` with `arguments` over a `transport` a [`Session::list_tools`] of this
+    /// session opened with [`Handshake::Initialize`]: the result's exact text, or the JSON-RPC
+    /// error. The answer is not judged (a tool's result is the tool's business); its size is
+    /// the transport's to bound. Time is the caller's.
+    pub async fn call_tool<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        name: &str,
+        arguments: Value,
+    ) -> Result<Answer, Failure<T::Error>> {
+        let params = json!({ "name": name, "arguments": arguments });
+        self.call(transport, "tools/call", params, None).await
     }
 
     /// Whether one more server→client request may be answered, counting it: after

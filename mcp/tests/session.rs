@@ -4,7 +4,7 @@
 mod support;
 
 use support::{Frame, Replay, ReplayError, Sent, everything, identity, page, recorded_tools};
-use toolmark_mcp::{Failure, Handshake, Limits, Listing, Session, SessionError};
+use toolmark_mcp::{Answer, Failure, Handshake, Limits, Listing, Session, SessionError};
 
 const SESSION: Handshake = Handshake::Initialize("2025-11-25");
 
@@ -351,4 +351,45 @@ fn discover_without_the_stateless_version_is_not_spoken() {
         })
     );
     assert_eq!(listing.initialize, None);
+}
+
+#[test]
+fn a_tool_is_called_after_the_listing_and_its_result_kept_exactly() {
+    let lines = everything();
+    let result = r#"{"content":[{"type":"text","text":"Echo: hi"}]}"#;
+    let error = r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"bad arguments"}}"#;
+    let mut t = after_initialize(vec![
+        stream(&lines[1..3]),
+        vec![Frame::Stream(format!(
+            r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#
+        ))],
+        vec![Frame::Stream(error.into())],
+    ]);
+    let mut listing = Listing::default();
+    let mut session = Session::new(Limits::default(), identity(), &mut listing);
+    support::run(session.list_tools(&mut t, SESSION)).unwrap();
+    let echo = support::run(session.call_tool(&mut t, "echo", serde_json::json!({"message": "hi"})));
+    assert_eq!(echo.unwrap(), Answer::Result(result.into()));
+    let bad = support::run(session.call_tool(&mut t, "echo", serde_json::json!({})));
+    assert_eq!(
+        bad.unwrap(),
+        Answer::Error {
+            code: -32602,
+            message: "bad arguments".into()
+        }
+    );
+    let calls: Vec<_> = t.requests().into_iter().skip(2).collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                "tools/call",
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"message":"hi"},"name":"echo"}}"#
+            ),
+            (
+                "tools/call",
+                r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{},"name":"echo"}}"#
+            ),
+        ]
+    );
 }
