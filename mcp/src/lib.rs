@@ -29,7 +29,7 @@ pub mod session;
 pub mod transport;
 
 pub use session::{
-    Answer, Continuation, Failure, Handshake, Identity, Limits, Listing, NotACursor, STATELESS_VERSION,
-    Session, SessionError,
+    Answer, Continuation, Failure, Handshake, Identity, Limits, Listing, NotACursor,
+    STATELESS_VERSION, Session, SessionError,
 };
 pub use transport::{Delivery, Incoming, Transport};

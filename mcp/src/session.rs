@@ -212,6 +212,11 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// What the session has read so far.
+    pub fn listing(&self) -> &Listing {
+        self.listing
+    }
+
     /// Open the session over `transport` with `handshake` and read every `tools/list` page.
     /// `Ok` means the listing is complete (its last page is [`Continuation::Last`]); either
     /// way the pages read are in the [`Listing`].

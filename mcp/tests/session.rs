@@ -368,7 +368,8 @@ fn a_tool_is_called_after_the_listing_and_its_result_kept_exactly() {
     let mut listing = Listing::default();
     let mut session = Session::new(Limits::default(), identity(), &mut listing);
     support::run(session.list_tools(&mut t, SESSION)).unwrap();
-    let echo = support::run(session.call_tool(&mut t, "echo", serde_json::json!({"message": "hi"})));
+    let echo =
+        support::run(session.call_tool(&mut t, "echo", serde_json::json!({"message": "hi"})));
     assert_eq!(echo.unwrap(), Answer::Result(result.into()));
     let bad = support::run(session.call_tool(&mut t, "echo", serde_json::json!({})));
     assert_eq!(

@@ -7,7 +7,7 @@
 //! any of [`DECOY_PATHS`] under the sandbox's HOME, or `.env` in its working directory; a write
 //! is flagged when it is to a [`PERSISTENCE_PATHS`] entry under HOME, or anywhere outside HOME,
 //! `/tmp`, `/dev` and `/proc` (and the trees the caller allows). Connections to the sandbox's
-//! own DNS sink (`127.0.0.1:53`) are not the package's network.
+//! own resolver (`127.0.0.1:53`) are lookups ([`Behaviour::dns`]), not the package's network.
 //!
 //! **Honesty**: [`Behaviour::complete`] is false, with its reasons, whenever any traced line
 //! could not be read, the trace was cut, or a call could not be decoded — an incomplete trace
@@ -51,6 +51,9 @@ pub const PERSISTENCE_PATHS: [&str; 11] = [
     ".gitconfig",
 ];
 
+/// glibc's name-service cache daemon socket (absent in the sandbox; every libc program tries it).
+pub const NSCD_SOCKET: &str = "/var/run/nscd/socket";
+
 /// Where the sandboxed run lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
@@ -80,6 +83,9 @@ pub struct Behaviour {
     pub exec: Vec<Act>,
     /// Connections attempted (`host:port`; `unix:<path>`), whether they succeeded or not.
     pub network: Vec<Act>,
+    /// Name lookups: connections to the sandbox's resolver (`127.0.0.1:53`). Which name was
+    /// asked is the DNS sink's to tell.
+    pub dns: Vec<Act>,
     /// Decoys opened (successfully).
     pub decoys: Vec<Act>,
     /// Writes to persistence paths or outside the expected trees.
@@ -162,7 +168,10 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
                 }
             }
             Call::Exec(exec) if e.succeeded() => b.exec.push(act(exec.path)),
-            Call::Connect(Address::Inet { addr, port }) if !(addr == "127.0.0.1" && port == 53) => {
+            Call::Connect(Address::Inet { addr, port }) if addr == "127.0.0.1" && port == 53 => {
+                b.dns.push(act(format!("{addr}:{port}")));
+            }
+            Call::Connect(Address::Inet { addr, port }) => {
                 let host = if addr.contains(':') {
                     format!("[{addr}]:{port}")
                 } else {
@@ -170,6 +179,9 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
                 };
                 b.network.push(act(host));
             }
+            // glibc asks nscd for user and host names before its own files: the C library's
+            // doing, whatever the program.
+            Call::Connect(Address::Unix(path)) if path == NSCD_SOCKET => {}
             Call::Connect(Address::Unix(path)) => b.network.push(act(format!("unix:{path}"))),
             Call::Spawn(child) => {
                 b.parents.insert(child, e.pid);

@@ -22,8 +22,16 @@
 //! - [`decoys`]: a per-run canary, the decoy HOME (every `behaviour::DECOY_PATHS` file and a
 //!   `.env`) and decoy tokens for the environment, all carrying it.
 //!
-//! What it will do (issue #14): run npm and PyPI MCP servers inside gVisor (`runsc`) to list
-//! their tools, with decoys and traps, and parse what the trace shows.
+//! - [`prepare`]: an npm package's tree made on the host by npm with every script disabled, and
+//!   the install scripts it holds.
+//! - [`arguments`]: canary arguments for one call of a tool, from its `inputSchema`.
+//! - [`findings`]: the codes a package's behaviour earns, per phase.
+//! - [`observe`]: one npm package observed end to end — install scripts traced in one sandbox,
+//!   the server started, listed and each tool called once in another — into a report with
+//!   status, tools, calls, behaviour per phase and findings.
+//!
+//! What it will do (issue #14): PyPI wheels, the DNS sink and HTTP/HTTPS/SMTP traps inside the
+//! sandbox, a guest-side process limit; the observer is not yet called by any run.
 //!
 //! What it never does: talk to the log or the index, or decide what a tool set is.
 
@@ -31,9 +39,13 @@
 // The sandbox is the one crate that spawns processes (clippy.toml forbids it elsewhere).
 #![allow(clippy::disallowed_methods)]
 
+pub mod arguments;
 pub mod behaviour;
 pub mod decoys;
+pub mod findings;
 pub mod local;
+pub mod observe;
+pub mod prepare;
 pub mod runsc;
 pub mod stdio;
 pub mod trace;

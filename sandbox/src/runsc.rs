@@ -207,7 +207,10 @@ impl Sandbox {
         let state = bundle.dir().join("state");
         std::fs::create_dir_all(&state)?;
         let mut cmd = tokio::process::Command::new(runsc);
+        // The trace's timestamps are the sentry's wall clock in its time zone: UTC, always, so
+        // that they compare with the observer's own (`observe` splits phases by time).
         cmd.env_clear()
+            .env("TZ", "UTC")
             .arg(format!("--root={}", state.display()))
             .arg("--network=none");
         if let Some(t) = trace {

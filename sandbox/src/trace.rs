@@ -57,7 +57,7 @@ pub const MAX_TRACE_LINE: usize = 256 * 1024;
 
 static LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ strace\.go:\d+\] \[\s*(\d+):\s*(\d+)\] (\S+) ([EX]) ([a-z0-9_]+)\((.*?)\)(?: = (-?\d+) \(0x[0-9a-f]+\)(?: errno=(\d+) \([^)]*\))? \([^)]*\))?$",
+        r"^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ strace\.go:\d+\] \[\s*(\d+):\s*(\d+)\] (.{1,16}?) ([EX]) ([a-z0-9_]+)\((.*?)\)(?: = (-?\d+) \(0x[0-9a-f]+\)(?: errno=(\d+) \([^)]*\))? \([^)]*\))?$",
     )
     .expect("the trace line pattern compiles")
 });
@@ -224,6 +224,9 @@ pub enum Address {
     },
     /// A Unix socket path (or abstract name).
     Unix(String),
+    /// A netlink socket: a conversation with the (sandbox's) kernel about interfaces and
+    /// routes, never the network.
+    Netlink,
 }
 
 /// A program started (`execve`, `execveat`).
@@ -355,6 +358,7 @@ fn address(arg: &str) -> Option<Address> {
             port: port?,
         }),
         "AF_UNIX" => Some(Address::Unix(addr?.trim_matches('"').to_owned())),
+        "AF_NETLINK" => Some(Address::Netlink),
         _ => None,
     }
 }
@@ -458,6 +462,30 @@ mod tests {
             "the first open is the missing ld.so.cache: {e:?}"
         );
         assert!(!e.succeeded());
+    }
+
+    #[test]
+    fn a_netlink_bind_is_read_as_netlink() {
+        // node binds a netlink socket to list interfaces (recorded in an install phase).
+        let line = "I1202 01:40:46.952751   32737 strace.go:605] [   1:   1] npm X bind(0x11 socket:[1], 0x7fd4ba82b6dc {Family: AF_NETLINK, PortID: 0, Groups: 0}, 0xc) = 0 (0x0) (22.222µs)";
+        let e = parse_line(line).expect("parsed");
+        assert_eq!(decode(&e), Some(Call::Bind(Address::Netlink)));
+    }
+
+    #[test]
+    fn a_command_name_with_a_space_is_read_whole() {
+        // npm sets its process title to "npm rebuild" (recorded in an install phase).
+        let line = "I1202 01:40:15.124174   31483 strace.go:608] [   1:   1] npm rebuild X openat(AT_FDCWD /pkg, 0x7f38df1f6488 /tmp/.npm/_logs/x.log, O_WRONLY|O_APPEND|O_CLOEXEC|O_CREAT, 0o666) = 18 (0x12) (59.792µs)";
+        let e = parse_line(line).expect("parsed");
+        assert_eq!(
+            (e.comm.as_str(), e.syscall.as_str(), e.ret),
+            ("npm rebuild", "openat", Some(18))
+        );
+        let Some(Call::Open(open)) = decode(&e) else {
+            panic!("not an open: {e:?}");
+        };
+        assert_eq!(open.path, "/tmp/.npm/_logs/x.log");
+        assert!(open.write);
     }
 
     #[test]

@@ -1,0 +1,218 @@
+//! Findings: what a package's observed behaviour says, with HISTOR's codes where they exist
+//! (`../shared/reference/histor-peer.md` §6) and two it has not.
+//!
+//! | code | severity | rule |
+//! |---|---|---|
+//! | `READS_SECRETS` | high | a phase opened a decoy (a `.env` in the working directory does not count: servers read their `.env` by design) |
+//! | `PERSISTENCE` | high | a phase wrote a persistence path or outside the trees it may write |
+//! | `STARTUP_NETWORK` | medium | the startup phase connected anywhere or looked a name up (network during calls is what many tools are for: not a finding) |
+//! | `STARTS_PROGRAMS` | low | the startup or calls phase started a program |
+//! | `INSTALL_BEHAVIOUR` | medium | an install script connected, looked a name up or started a program beyond the shell npm runs it in |
+//! | `EXFILTRATION` | high | the run's decoy canary left through a connection the trace or a trap saw |
+//! | `TOOL_OUTPUT_LEAK` | high | the run's decoy canary came back in a tool result |
+//!
+//! A finding is a fact about what was seen; a phase that was not completely seen is said so
+//! beside the findings (`complete`), never read as clean.
+
+use crate::behaviour::Behaviour;
+
+/// The phases of one package's observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// npm lifecycle scripts (`npm rebuild` in the sandbox).
+    Install,
+    /// Start until the tools are listed.
+    Startup,
+    /// Each tool called once with canary arguments.
+    Calls,
+}
+
+impl Phase {
+    /// The phase's name in reports: `install`, `startup`, `calls`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Install => "install",
+            Phase::Startup => "startup",
+            Phase::Calls => "calls",
+        }
+    }
+}
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Worth knowing.
+    Low,
+    /// Worth a look.
+    Medium,
+    /// A credential or the host is at stake.
+    High,
+}
+
+impl Severity {
+    /// `low`, `medium` or `high`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Its code (`READS_SECRETS`, …).
+    pub code: &'static str,
+    /// How serious.
+    pub severity: Severity,
+    /// The phase it was seen in.
+    pub phase: Phase,
+    /// What was seen (paths, addresses, programs), at most [`MAX_EVIDENCE`].
+    pub evidence: Vec<String>,
+}
+
+/// Most evidence items a finding lists.
+pub const MAX_EVIDENCE: usize = 20;
+
+/// What one phase showed, as the findings read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhaseFacts {
+    /// The trace's reading of the phase.
+    pub behaviour: Behaviour,
+    /// Names looked up (or `?` for a lookup whose name is unknown).
+    pub lookups: Vec<String>,
+    /// Where the decoy canary was seen leaving (connections, trap payloads).
+    pub exfiltrated: Vec<String>,
+    /// Tools whose result carried the decoy canary.
+    pub leaked_by: Vec<String>,
+    /// Programs the harness itself started in the phase, not the package (npm's script shell).
+    pub harness_programs: usize,
+}
+
+/// The findings for the phases seen, in phase order.
+pub fn of(phases: &[(Phase, &PhaseFacts)]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (phase, f) in phases {
+        let b = &f.behaviour;
+        let mut add = |code, severity, evidence: Vec<String>| {
+            if !evidence.is_empty() {
+                let mut evidence = evidence;
+                evidence.sort();
+                evidence.dedup();
+                evidence.truncate(MAX_EVIDENCE);
+                out.push(Finding {
+                    code,
+                    severity,
+                    phase: *phase,
+                    evidence,
+                });
+            }
+        };
+        let secrets = b
+            .decoys
+            .iter()
+            .filter(|a| !a.what.ends_with("/.env"))
+            .map(|a| a.what.clone())
+            .collect();
+        add("READS_SECRETS", Severity::High, secrets);
+        add(
+            "PERSISTENCE",
+            Severity::High,
+            b.writes.iter().map(|a| a.what.clone()).collect(),
+        );
+        let network = || {
+            b.network
+                .iter()
+                .map(|a| a.what.clone())
+                .chain(f.lookups.iter().map(|l| format!("dns:{l}")))
+                .collect::<Vec<_>>()
+        };
+        let programs = || b.exec.iter().map(|a| a.what.clone()).collect::<Vec<_>>();
+        match phase {
+            Phase::Install => {
+                let mut e = network();
+                e.extend(programs());
+                add("INSTALL_BEHAVIOUR", Severity::Medium, e);
+            }
+            Phase::Startup => {
+                add("STARTUP_NETWORK", Severity::Medium, network());
+                add("STARTS_PROGRAMS", Severity::Low, programs());
+            }
+            Phase::Calls => add("STARTS_PROGRAMS", Severity::Low, programs()),
+        }
+        add("EXFILTRATION", Severity::High, f.exfiltrated.clone());
+        add("TOOL_OUTPUT_LEAK", Severity::High, f.leaked_by.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::behaviour::Act;
+
+    fn act(what: &str) -> Act {
+        Act {
+            what: what.into(),
+            pid: 2,
+            comm: "node".into(),
+        }
+    }
+
+    fn codes(found: &[Finding]) -> Vec<(&str, &str)> {
+        found.iter().map(|f| (f.code, f.phase.as_str())).collect()
+    }
+
+    #[test]
+    fn each_rule_fires_in_its_phase_only() {
+        let mut startup = PhaseFacts::default();
+        startup.behaviour.network.push(act("192.0.2.1:443"));
+        startup.behaviour.exec.push(act("/usr/bin/sh"));
+        let mut calls = PhaseFacts::default();
+        calls.behaviour.network.push(act("192.0.2.1:443"));
+        calls.leaked_by.push("get-env".into());
+        let mut install = PhaseFacts::default();
+        install.lookups.push("exfil.example".into());
+        install.behaviour.decoys.push(act("/home/decoy/.npmrc"));
+        install.behaviour.writes.push(act("/home/decoy/.bashrc"));
+        let found = of(&[
+            (Phase::Install, &install),
+            (Phase::Startup, &startup),
+            (Phase::Calls, &calls),
+        ]);
+        assert_eq!(
+            codes(&found),
+            [
+                ("READS_SECRETS", "install"),
+                ("PERSISTENCE", "install"),
+                ("INSTALL_BEHAVIOUR", "install"),
+                ("STARTUP_NETWORK", "startup"),
+                ("STARTS_PROGRAMS", "startup"),
+                ("TOOL_OUTPUT_LEAK", "calls"),
+            ]
+        );
+        assert_eq!(found[2].evidence, ["dns:exfil.example"]);
+    }
+
+    #[test]
+    fn reading_the_working_directorys_env_file_is_not_reading_secrets() {
+        let mut f = PhaseFacts::default();
+        f.behaviour.decoys.push(act("/home/decoy/.env"));
+        assert!(of(&[(Phase::Startup, &f)]).is_empty());
+    }
+
+    #[test]
+    fn a_phase_with_nothing_seen_has_no_findings() {
+        let f = PhaseFacts::default();
+        assert!(
+            of(&[
+                (Phase::Install, &f),
+                (Phase::Startup, &f),
+                (Phase::Calls, &f)
+            ])
+            .is_empty()
+        );
+    }
+}
