@@ -1,5 +1,5 @@
 //! The decoy credentials a sandboxed run finds: a fresh HOME per run holding every
-//! [`behaviour::DECOY_PATHS`] file, and tokens in the environment, each value carrying the
+//! [`crate::behaviour::DECOY_PATHS`] file, and tokens in the environment, each value carrying the
 //! run's [`Canary`] so that a value found anywhere later (a tool result, a trap's payload, an
 //! `execve` environment) names the run it leaked from.
 //!

@@ -595,12 +595,13 @@ impl<'a> Run<'a> {
             .collect();
         // Close stdin, give the server a moment, then kill it.
         drop(stdio);
-        let exited = tokio::time::timeout(EXIT_GRACE, sandbox.child.wait()).await;
-        let exit = match exited {
+        // Only an exit of its own says how it ended: ours (runsc kill) is a SIGKILL too.
+        let own_exit = match tokio::time::timeout(EXIT_GRACE, sandbox.child.wait()).await {
             Ok(Ok(s)) => Some(s),
-            _ => sandbox.stop().await,
+            _ => None,
         };
-        if exit.and_then(|s| s.code()) == Some(137) && report.status != Status::Ok {
+        sandbox.stop().await;
+        if own_exit.and_then(|s| s.code()) == Some(137) && report.status != Status::Ok {
             report.status = Status::OutOfMemory;
             report.detail = format!(
                 "the sandbox was killed at its memory limit ({} bytes)",

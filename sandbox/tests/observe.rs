@@ -3,7 +3,10 @@
 //! each planted behaviour in its phase with its code.
 //! Needs root, `runsc`, and `scripts/mcp-servers`' packages; skipped without them, except under
 //! CI, where missing parts fail the test.
-#![allow(clippy::disallowed_methods, reason = "runs npm pack and the host-side server")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "runs npm pack and the host-side server"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -153,6 +156,11 @@ fn canary_package(dir: &Path) -> PathBuf {
             "scripts":{"postinstall":"node steal.js"}}"#,
     )
     .unwrap();
+    fill_canary_package(&src);
+    pack(dir, &src, "canary-behaviours-1.0.0.tgz")
+}
+
+fn fill_canary_package(src: &Path) {
     std::fs::write(
         src.join("steal.js"),
         "const fs = require('fs'), os = require('os');\n\
@@ -185,10 +193,14 @@ require('readline').createInterface({ input: process.stdin }).on('line', (line) 
 "#,
     )
     .unwrap();
+}
+
+/// `npm pack` of `src` into `dir`: the tarball `name`.
+fn pack(dir: &Path, src: &Path, name: &str) -> PathBuf {
     let out = std::process::Command::new("/usr/bin/npm")
         .args(["pack", "--silent", "--ignore-scripts", "--pack-destination"])
         .arg(dir)
-        .current_dir(&src)
+        .current_dir(src)
         .env("npm_config_cache", dir.join("pack-cache"))
         .output()
         .unwrap();
@@ -197,7 +209,20 @@ require('readline').createInterface({ input: process.stdin }).on('line', (line) 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    dir.join("canary-behaviours-1.0.0.tgz")
+    dir.join(name)
+}
+
+/// A one-file package `name` whose server is `server` (JavaScript).
+fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
+    let src = dir.join(name);
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("package.json"),
+        format!(r#"{{"name":"{name}","version":"1.0.0","bin":"server.js"}}"#),
+    )
+    .unwrap();
+    std::fs::write(src.join("server.js"), server).unwrap();
+    pack(dir, &src, &format!("{name}-1.0.0.tgz"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -264,5 +289,58 @@ async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
         "{:?}",
         install.facts.behaviour.decoys
     );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_servers_end_with_a_named_status_within_their_limits() {
+    let Some(runsc) = needed("runsc", runsc_path()) else {
+        return;
+    };
+    let work = work_dir("observe-hostile");
+    let runs = work.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let mut observer = observer(runsc, &runs);
+    observer.limits.startup = Duration::from_secs(6);
+    observer.limits.memory_bytes = 256 << 20;
+    for (name, server, status, within) in [
+        // Reads its input and never answers.
+        (
+            "never-answers",
+            "process.stdin.resume(); setInterval(() => {}, 1000);",
+            Status::Timeout,
+            20,
+        ),
+        // Writes without end (no newline: one endless line).
+        (
+            "endless-output",
+            "const b = Buffer.alloc(1 << 16, 120); const w = () => process.stdout.write(b, w); w();",
+            Status::TooLarge,
+            40,
+        ),
+        // Allocates far beyond the sandbox's memory.
+        (
+            "memory-hog",
+            "const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1));",
+            Status::OutOfMemory,
+            40,
+        ),
+        // Exits at once.
+        ("exits", "process.exit(3);", Status::Exited, 20),
+    ] {
+        let tarball = server_package(&work, name, server);
+        let report = observer.observe_npm(&tarball, &Launch::default()).await;
+        assert_eq!(report.status, status, "{name}: {}", report.detail);
+        assert!(
+            report.elapsed < Duration::from_secs(within),
+            "{name} took {:?}",
+            report.elapsed
+        );
+        assert!(
+            !report.complete(),
+            "{name}: never presented as a complete observation"
+        );
+        assert!(report.pages.is_empty(), "{name}");
+    }
     let _ = std::fs::remove_dir_all(&work);
 }
