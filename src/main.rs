@@ -6,6 +6,7 @@
 mod crawl_cli;
 mod demo;
 mod log_cli;
+mod package_cli;
 mod run_cli;
 mod serve_cli;
 
@@ -73,6 +74,11 @@ enum Command {
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),
+    /// Packages: observe one npm version in gVisor (`package observe SPEC`).
+    Package {
+        #[command(subcommand)]
+        command: package_cli::PackageCommand,
+    },
     /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
     /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
     Sensitive {
@@ -97,6 +103,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve_cli::run(args).map(|()| true),
         Command::Run(args) => run_cli::run(*args),
         Command::Demo(args) => demo::run(args).map(|()| true),
+        Command::Package { command } => package_cli::run(command),
         Command::Sensitive {
             file,
             patterns,

@@ -93,6 +93,9 @@ pub async fn npm_tree(
     dir: &Path,
 ) -> Result<NpmTree, PrepareError> {
     std::fs::create_dir_all(dir)?;
+    // npm runs in `dir`: every path it is given is made absolute first.
+    let tarball = std::path::absolute(tarball)?;
+    let cache = std::path::absolute(&options.cache)?;
     let home = dir.join(".npm-home");
     std::fs::create_dir_all(&home)?;
     let (user, global) = (home.join("npmrc"), home.join("global-npmrc"));
@@ -121,12 +124,12 @@ pub async fn npm_tree(
             "--loglevel=error",
         ])
         .arg(format!("--registry={}", options.registry))
-        .arg(format!("--cache={}", options.cache.display()))
+        .arg(format!("--cache={}", cache.display()))
         .arg(format!("--prefix={}", dir.display()));
     if options.offline {
         cmd.arg("--offline");
     }
-    cmd.arg(tarball)
+    cmd.arg(&tarball)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

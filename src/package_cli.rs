@@ -1,0 +1,246 @@
+//! `toolmark package observe SPEC`: one npm package observed in gVisor, printed.
+//!
+//! SPEC is `npm:<name>@<version>` (fetched from the registry and checked against its
+//! `dist.integrity` first) or a local `.tgz` observed as if published (for tests, and for a
+//! publisher checking a release before publishing it). PyPI is not observed yet (issue #14).
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use toolmark_sandbox::observe::{self, Launch, Limits, Observer, Report};
+use toolmark_sandbox::prepare::NpmOptions;
+
+#[derive(Subcommand)]
+pub enum PackageCommand {
+    /// Observe one package version in gVisor: status, tools, digests, each tool called once with
+    /// canary arguments, behaviour per phase (install, startup, calls) and findings.
+    Observe(ObserveArgs),
+}
+
+#[derive(Args)]
+pub struct ObserveArgs {
+    /// `npm:<name>@<version>`, or a local npm tarball (`.tgz`).
+    spec: String,
+    /// Print the whole report as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// The npm registry the package and its dependencies come from.
+    #[arg(long, default_value = toolmark_crawler::packages::NPM_REGISTRY)]
+    registry: String,
+    /// npm's cache (content-addressed, integrity-checked).
+    #[arg(long, default_value = "/var/cache/toolmark/npm")]
+    npm_cache: PathBuf,
+    /// Install dependencies from the cache only.
+    #[arg(long)]
+    offline: bool,
+    /// Where runs live (each gets a directory of its own).
+    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
+    work: PathBuf,
+    /// Keep the run's directory (tree, decoy HOME, traces) for inspection.
+    #[arg(long)]
+    keep: bool,
+    /// An argument after the entry point (the registry's `packageArguments`); repeatable.
+    #[arg(long = "arg")]
+    arguments: Vec<String>,
+    /// NAME or NAME=VALUE for the server's environment (a bare NAME gets a canary value);
+    /// repeatable.
+    #[arg(long = "env")]
+    env: Vec<String>,
+}
+
+pub fn run(command: PackageCommand) -> Result<bool> {
+    let PackageCommand::Observe(args) = command;
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(observe_one(args))
+}
+
+async fn observe_one(args: ObserveArgs) -> Result<bool> {
+    std::fs::create_dir_all(&args.work)
+        .with_context(|| format!("{}: cannot create", args.work.display()))?;
+    std::fs::create_dir_all(&args.npm_cache)
+        .with_context(|| format!("{}: cannot create", args.npm_cache.display()))?;
+    let (tarball, artifact, _fetched) = if args.spec.ends_with(".tgz") {
+        let path = PathBuf::from(&args.spec);
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        (path, toolmark_toolset::Sri::of(&bytes).to_string(), None)
+    } else if args.spec.starts_with("npm:") {
+        let spec = toolmark_crawler::packages::Spec::parse(&args.spec)?;
+        let registries = toolmark_crawler::packages::Registries {
+            npm: args.registry.clone(),
+            ..Default::default()
+        };
+        let config = toolmark_crawler::mcp::ClientConfig::default();
+        let fetched = toolmark_crawler::packages::fetch(&config, &registries, &spec)
+            .await
+            .with_context(|| format!("fetching {spec}"))?;
+        let file = tempfile_in(&args.work, "tgz")?;
+        std::fs::write(&file, &fetched.bytes)?;
+        let sri = fetched.sha256_sri.clone();
+        (file.clone(), sri, Some(TempFile(file)))
+    } else if args.spec.starts_with("pypi:") || args.spec.ends_with(".whl") {
+        bail!("PyPI packages are not observed yet (issue #14): only npm");
+    } else {
+        bail!("{:?}: not npm:<name>@<version> or a .tgz file", args.spec);
+    };
+    let observer = Observer {
+        runsc: toolmark_sandbox::runsc::runsc_path(),
+        npm: NpmOptions {
+            npm: "/usr/bin/npm".into(),
+            registry: args.registry.clone(),
+            cache: args.npm_cache.clone(),
+            offline: args.offline,
+        },
+        work: args.work.clone(),
+        limits: Limits::default(),
+        keep: args.keep,
+    };
+    let launch = Launch {
+        arguments: args.arguments.clone(),
+        env: args
+            .env
+            .iter()
+            .map(|e| match e.split_once('=') {
+                Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
+                None => (e.clone(), None),
+            })
+            .collect(),
+    };
+    let report = observer.observe_npm(&tarball, &launch).await;
+    let out = to_json(&report, &args.spec, &artifact);
+    if args.json {
+        println!("{}", serde_json::to_string(&out)?);
+    } else {
+        print_human(&out);
+    }
+    Ok(report.status == observe::Status::Ok)
+}
+
+/// A file removed when dropped.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn tempfile_in(dir: &std::path::Path, ext: &str) -> Result<PathBuf> {
+    Ok(dir.join(format!("fetched-{}.{ext}", std::process::id())))
+}
+
+/// The report as JSON: everything a reader needs to judge it.
+pub fn to_json(r: &Report, spec: &str, artifact: &str) -> Value {
+    let set = (r.status == observe::Status::Ok && r.pages.len() == 1)
+        .then(|| toolmark_toolset::ToolSet::parse(r.pages[0].as_bytes()).ok())
+        .flatten();
+    let digests = set.as_ref().map(|s| {
+        json!({
+            "mtl1": toolmark_toolset::mtl1::tool_set_digest(s).map(|d| d.to_string()).ok(),
+            "full": toolmark_toolset::full::digest(s).to_string(),
+        })
+    });
+    let tools: Vec<Value> = set
+        .as_ref()
+        .map(|s| s.tools.iter().map(|t| json!(t.name())).collect())
+        .unwrap_or_default();
+    let acts = |v: &[toolmark_sandbox::behaviour::Act]| -> Vec<Value> {
+        v.iter()
+            .map(|a| json!({"what": a.what, "pid": a.pid, "comm": a.comm}))
+            .collect()
+    };
+    json!({
+        "package": if r.name.is_empty() { spec.to_owned() } else { format!("npm:{}@{}", r.name, r.version) },
+        "status": r.status.as_str(),
+        "detail": r.detail,
+        "artifact": artifact,
+        "runsc": r.runsc_version,
+        "elapsedMs": r.elapsed.as_millis() as u64,
+        "complete": r.complete(),
+        "protocolVersion": r.protocol_version,
+        "tools": tools,
+        "digests": digests,
+        "installScripts": r.scripts.iter().map(|(p, s, t)| json!({"package": p, "script": s, "command": t})).collect::<Vec<_>>(),
+        "calls": r.calls.iter().map(|c| json!({"tool": c.tool, "outcome": c.outcome,
+            "detail": if c.outcome == "ok" { Value::Null } else { json!(c.detail) }})).collect::<Vec<_>>(),
+        "behaviour": r.phases.iter().map(|p| json!({
+            "phase": p.phase.as_str(),
+            "complete": p.complete,
+            "incomplete": p.incomplete,
+            "exec": acts(&p.facts.behaviour.exec),
+            "network": acts(&p.facts.behaviour.network),
+            "lookups": p.facts.lookups,
+            "decoys": acts(&p.facts.behaviour.decoys),
+            "writes": acts(&p.facts.behaviour.writes),
+            "exfiltrated": p.facts.exfiltrated,
+            "leakedBy": p.facts.leaked_by,
+        })).collect::<Vec<_>>(),
+        "findings": r.findings.iter().map(|f| json!({"code": f.code, "severity": f.severity.as_str(),
+            "phase": f.phase.as_str(), "evidence": f.evidence})).collect::<Vec<_>>(),
+        "initialize": r.initialize.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
+    })
+}
+
+fn print_human(out: &Value) {
+    let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    println!("{}  {}", s(&out["package"]), s(&out["status"]));
+    if !s(&out["detail"]).is_empty() {
+        println!("  {}", s(&out["detail"]));
+    }
+    println!("  artifact {}", s(&out["artifact"]));
+    if let Some(d) = out["digests"].as_object() {
+        println!("  mtl1 {}", d["mtl1"].as_str().unwrap_or("-"));
+        println!("  full {}", d["full"].as_str().unwrap_or("-"));
+    }
+    let tools: Vec<String> = out["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    println!("  tools ({}): {}", tools.len(), tools.join(", "));
+    for p in out["behaviour"].as_array().into_iter().flatten() {
+        let n = |k: &str| p[k].as_array().map_or(0, Vec::len);
+        println!(
+            "  {:8} {}  exec {} network {} lookups {} decoys {} writes {}",
+            s(&p["phase"]),
+            if p["complete"] == true {
+                "complete"
+            } else {
+                "INCOMPLETE"
+            },
+            n("exec"),
+            n("network"),
+            n("lookups"),
+            n("decoys"),
+            n("writes")
+        );
+    }
+    let findings = out["findings"].as_array().cloned().unwrap_or_default();
+    if findings.is_empty() {
+        println!(
+            "  findings: none{}",
+            if out["complete"] == true {
+                ""
+            } else {
+                " (but the observation is incomplete)"
+            }
+        );
+    }
+    for f in findings {
+        let evidence: Vec<String> = f["evidence"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(s)
+            .collect();
+        println!(
+            "  {} {} [{}] {}",
+            s(&f["severity"]),
+            s(&f["code"]),
+            s(&f["phase"]),
+            evidence.join(", ")
+        );
+    }
+}
