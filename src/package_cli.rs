@@ -37,9 +37,14 @@ pub struct ObserveArgs {
     /// Where runs live (each gets a directory of its own).
     #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
     work: PathBuf,
-    /// Keep the run's directory (tree, decoy HOME, traces) for inspection.
+    /// Keep the run's directory (tree, decoy HOME, traces) for inspection (it stays mounted:
+    /// a tmpfs).
     #[arg(long)]
     keep: bool,
+    /// The `toolmark-probe` binary (the DNS sink and traps inside the sandbox); default: the
+    /// one beside this binary. Without one the traps are off and lookups' names unknown.
+    #[arg(long)]
+    probe: Option<PathBuf>,
     /// An argument after the entry point (the registry's `packageArguments`); repeatable.
     #[arg(long = "arg")]
     arguments: Vec<String>,
@@ -95,6 +100,12 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
         work: args.work.clone(),
         limits: Limits::default(),
         keep: args.keep,
+        probe: args.probe.clone().or_else(|| {
+            let beside = std::env::current_exe()
+                .ok()?
+                .with_file_name("toolmark-probe");
+            beside.is_file().then_some(beside)
+        }),
     };
     let launch = Launch {
         arguments: args.arguments.clone(),
@@ -132,8 +143,8 @@ fn tempfile_in(dir: &std::path::Path, ext: &str) -> Result<PathBuf> {
 
 /// The report as JSON: everything a reader needs to judge it.
 pub fn to_json(r: &Report, spec: &str, artifact: &str) -> Value {
-    let set = (r.status == observe::Status::Ok && r.pages.len() == 1)
-        .then(|| toolmark_toolset::ToolSet::parse(r.pages[0].as_bytes()).ok())
+    let set = (r.status == observe::Status::Ok)
+        .then(|| toolmark_observation::observe::assemble(&r.pages))
         .flatten();
     let digests = set.as_ref().map(|s| {
         json!({
@@ -171,6 +182,7 @@ pub fn to_json(r: &Report, spec: &str, artifact: &str) -> Value {
             "exec": acts(&p.facts.behaviour.exec),
             "network": acts(&p.facts.behaviour.network),
             "lookups": p.facts.lookups,
+            "requests": p.facts.requests,
             "decoys": acts(&p.facts.behaviour.decoys),
             "writes": acts(&p.facts.behaviour.writes),
             "exfiltrated": p.facts.exfiltrated,

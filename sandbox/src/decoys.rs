@@ -98,7 +98,8 @@ pub fn plant(home: &Path, cwd: Option<&Path>, canary: &Canary, uid: u32) -> io::
     Ok(())
 }
 
-fn chown_tree(dir: &Path, uid: u32) -> io::Result<()> {
+/// `chown` `dir` and everything under it to `uid` (links themselves, never what they name).
+pub(crate) fn chown_tree(dir: &Path, uid: u32) -> io::Result<()> {
     std::os::unix::fs::chown(dir, Some(uid), Some(uid))?;
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();

@@ -83,12 +83,12 @@ pub struct PhaseFacts {
     pub behaviour: Behaviour,
     /// Names looked up (or `?` for a lookup whose name is unknown).
     pub lookups: Vec<String>,
+    /// Requests the traps took (`https://name`, `smtp://name to recipients`).
+    pub requests: Vec<String>,
     /// Where the decoy canary was seen leaving (connections, trap payloads).
     pub exfiltrated: Vec<String>,
     /// Tools whose result carried the decoy canary.
     pub leaked_by: Vec<String>,
-    /// Programs the harness itself started in the phase, not the package (npm's script shell).
-    pub harness_programs: usize,
 }
 
 /// The findings for the phases seen, in phase order.

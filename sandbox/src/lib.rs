@@ -49,3 +49,4 @@ pub mod prepare;
 pub mod runsc;
 pub mod stdio;
 pub mod trace;
+pub mod traps;

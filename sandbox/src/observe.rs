@@ -14,11 +14,15 @@
 //!
 //! Limits ([`Limits::default`]): [`INSTALL_TIMEOUT`], [`STARTUP_TIMEOUT`], [`CALL_TIMEOUT`],
 //! [`CALLS_TIMEOUT`], [`MAX_CALLS`], [`MEMORY_BYTES`], [`HOST_PIDS`], [`OPEN_FILES`],
-//! [`MAX_STDERR_BYTES`]; each overrun ends the run with a named [`Status`].
+//! [`RUN_DISK_BYTES`] (each run's directory is a tmpfs of that size: the tree, the decoy HOME
+//! and the traces cannot fill the host's disk), [`MAX_STDERR_BYTES`] (the rest is read and
+//! dropped). A time, memory or size overrun ends the run with a named [`Status`]; a call
+//! overrun is that call's outcome, and the calls phase is then not complete.
 //!
 //! What it does not do yet (issue #14): PyPI wheels, the DNS sink and the HTTP/HTTPS/SMTP
 //! traps (so a lookup's name is unknown and the phase says so), a guest-side process limit
-//! (a fork bomb meets the host pids cgroup: `sandbox-error`).
+//! (a fork bomb meets the host pids cgroup: the sentry panics and the run ends `exited` or
+//! `install-failed`, its trace cut).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -37,6 +41,7 @@ use crate::prepare::{self, NpmOptions, NpmTree, PrepareError};
 use crate::runsc::{Bundle, BundleSpec, Mount, Sandbox, Trace as TraceSpec};
 use crate::stdio::{Stdio, StdioError};
 use crate::trace;
+use crate::traps::Traps;
 
 /// Longest the install phase (`npm rebuild` of the tree's install scripts) may run.
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -58,6 +63,10 @@ pub const OPEN_FILES: u64 = 1024;
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
 /// How long a server is given to exit after its stdin is closed, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(1);
+/// How long the output of a killed sandbox may take to end.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+/// The size of each run's directory (a tmpfs): trees, decoy HOME, traces.
+pub const RUN_DISK_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
 /// The uid the package runs as inside (and owns its decoy HOME on the host).
 pub const SANDBOX_UID: u32 = 1000;
@@ -65,6 +74,14 @@ pub const SANDBOX_UID: u32 = 1000;
 pub const HOME: &str = "/home/decoy";
 /// The package tree inside.
 pub const PKG: &str = "/pkg";
+/// The variables that point the runtimes (node, Python's ssl and requests, curl) at the trap
+/// CA the probe makes for the run.
+pub const TRAP_CA_VARIABLES: [&str; 4] = [
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+];
 /// The decoy note a path argument names.
 pub const NOTE: &str = "/home/decoy/notes/canary.txt";
 
@@ -248,6 +265,9 @@ pub struct Observer {
     pub limits: Limits,
     /// Keep each run's directory (trees, decoy HOME, traces) for inspection.
     pub keep: bool,
+    /// The `toolmark-probe` binary: the DNS sink and traps inside each sandbox (`None`: no
+    /// traps; a lookup's name is then unknown and the phase says so).
+    pub probe: Option<PathBuf>,
 }
 
 impl Observer {
@@ -261,13 +281,7 @@ impl Observer {
                 "runsc (gVisor) is not installed: no package code runs without it".into(),
             ),
             Some(runsc) => match Run::new(self, runsc) {
-                Ok(run) => {
-                    let report = run.npm(tarball, launch).await;
-                    if !self.keep {
-                        let _ = std::fs::remove_dir_all(&run.dir);
-                    }
-                    report
-                }
+                Ok(run) => run.npm(tarball, launch).await,
                 Err(e) => Report::new(Status::SandboxError, format!("setting up the run: {e}")),
             },
         };
@@ -288,6 +302,8 @@ pub fn runsc_version(runsc: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// One run: its directory (a tmpfs of [`RUN_DISK_BYTES`], unmounted and removed when the run
+/// is dropped, unless the observer keeps runs), its id and its two canaries.
 struct Run<'a> {
     observer: &'a Observer,
     runsc: &'a Path,
@@ -295,6 +311,24 @@ struct Run<'a> {
     id: String,
     canary: Canary,
     argument: Canary,
+}
+
+impl Drop for Run<'_> {
+    fn drop(&mut self) {
+        if !self.observer.keep {
+            let _ = rustix::mount::unmount(&self.dir, rustix::mount::UnmountFlags::DETACH);
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// How a sandbox ended.
+struct Ended {
+    /// Its own exit (`None`: it was killed, by us, when its time was up).
+    exit: Option<std::process::ExitStatus>,
+    /// Its stdout and stderr (the last [`MAX_STDERR_BYTES`] of each).
+    stdout: String,
+    stderr: String,
 }
 
 impl<'a> Run<'a> {
@@ -307,14 +341,24 @@ impl<'a> Run<'a> {
         );
         let dir = observer.work.join(&id);
         std::fs::create_dir_all(&dir)?;
-        Ok(Run {
+        let run = Run {
             observer,
             runsc,
             dir,
             id,
             canary,
             argument,
-        })
+        };
+        let size = std::ffi::CString::new(format!("size={RUN_DISK_BYTES},mode=0755"))
+            .map_err(std::io::Error::other)?;
+        rustix::mount::mount(
+            "tmpfs",
+            &run.dir,
+            "tmpfs",
+            rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV,
+            Some(size.as_c_str()),
+        )?;
+        Ok(run)
     }
 
     async fn npm(&self, tarball: &Path, launch: &Launch) -> Report {
@@ -338,35 +382,25 @@ impl<'a> Run<'a> {
         report.scripts = tree.scripts.clone();
         report.runsc_version = runsc_version(self.runsc);
         let home = self.dir.join("home");
+        // The note a path argument names holds the argument canary: a tool that reads the file
+        // it is asked to read leaks nothing.
+        let note = format!("{}\n", self.argument.as_str());
         if let Err(e) = decoys::plant(&home, None, &self.canary, SANDBOX_UID)
             .and_then(|()| std::fs::create_dir_all(home.join("notes")))
-            .and_then(|()| {
-                std::fs::write(
-                    home.join("notes/canary.txt"),
-                    format!("{}\n", self.canary.as_str()),
-                )
-            })
-            .and_then(|()| {
-                std::os::unix::fs::chown(
-                    home.join("notes/canary.txt"),
-                    Some(SANDBOX_UID),
-                    Some(SANDBOX_UID),
-                )
-            })
-            .and_then(|()| chown_tree(&tree.dir, SANDBOX_UID))
+            .and_then(|()| std::fs::write(home.join("notes/canary.txt"), note))
+            .and_then(|()| decoys::chown_tree(&home, SANDBOX_UID))
+            .and_then(|()| decoys::chown_tree(&tree.dir, SANDBOX_UID))
         {
             return Report::new(Status::SandboxError, format!("planting the decoys: {e}"));
         }
-        if !tree.scripts.is_empty() {
-            match self.install(&tree, &home).await {
-                Ok(phase) => report.phases.push(phase),
-                Err((status, detail, phase)) => {
-                    report.status = status;
-                    report.detail = detail;
-                    report.phases.extend(phase);
-                    report.findings = findings_of(&report.phases);
-                    return report;
-                }
+        if !tree.scripts.is_empty() || !tree.unreadable.is_empty() {
+            let (phase, failed) = self.install(&tree, &home).await;
+            report.phases.push(phase);
+            if let Some((status, detail)) = failed {
+                report.status = status;
+                report.detail = detail;
+                report.findings = findings_of(&report.phases);
+                return report;
             }
         }
         self.serve(&tree, &home, launch, &mut report).await;
@@ -391,16 +425,43 @@ impl<'a> Run<'a> {
         env
     }
 
-    fn bundle(
+    /// Start sandbox `phase` running `args`, traced.
+    fn start(
         &self,
-        name: &str,
+        phase: &str,
         args: Vec<String>,
         env: Vec<String>,
         cwd: &str,
         mounts: Vec<Mount>,
-    ) -> std::io::Result<Bundle> {
-        Bundle::create(
-            &self.dir.join(name),
+    ) -> Result<(Sandbox, TraceSpec, Option<PathBuf>), String> {
+        let (mut args, mut env, mut mounts) = (args, env, mounts);
+        let out = match &self.observer.probe {
+            None => None,
+            Some(probe) => {
+                let dir = self.dir.join("probe");
+                let out = self.dir.join(format!("out-{phase}"));
+                let copied = std::fs::create_dir_all(&dir)
+                    .and_then(|()| std::fs::copy(probe, dir.join("toolmark-probe")).map(|_| ()))
+                    .and_then(|()| std::fs::create_dir_all(&out));
+                copied.map_err(|e| format!("the probe: {e}"))?;
+                mounts.push(mount("/probe", &dir, false));
+                mounts.push(mount("/out", &out, true));
+                let mut wrapped = vec![
+                    "/probe/toolmark-probe".to_owned(),
+                    "/out".to_owned(),
+                    SANDBOX_UID.to_string(),
+                    "--".to_owned(),
+                ];
+                wrapped.append(&mut args);
+                args = wrapped;
+                for var in TRAP_CA_VARIABLES {
+                    env.push(format!("{var}=/out/ca.pem"));
+                }
+                Some(out)
+            }
+        };
+        let bundle = Bundle::create(
+            &self.dir.join(format!("bundle-{phase}")),
             &BundleSpec {
                 args,
                 env,
@@ -410,26 +471,88 @@ impl<'a> Run<'a> {
                 memory_bytes: self.observer.limits.memory_bytes,
                 host_pids: HOST_PIDS,
                 open_files: OPEN_FILES,
+                root_harness: out.is_some(),
             },
         )
-    }
-
-    fn trace_spec(&self, phase: &str) -> TraceSpec {
-        TraceSpec {
+        .map_err(|e| format!("the {phase} bundle: {e}"))?;
+        let spec = TraceSpec {
             log_dir: self.dir.join(format!("logs-{phase}")),
             syscalls: trace::TRACED_SYSCALLS
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+        };
+        let sandbox = Sandbox::spawn(
+            self.runsc,
+            bundle,
+            &format!("{}-{phase}", self.id),
+            Some(&spec),
+        )
+        .map_err(|e| format!("starting runsc: {e}"))?;
+        Ok((sandbox, spec, out))
+    }
+
+    /// What the probe recorded in `out`, and why the probe itself failed, if it did.
+    fn seen(out: &Option<PathBuf>) -> (Option<Traps>, Option<String>) {
+        let Some(out) = out else {
+            return (None, None);
+        };
+        let failed = std::fs::read_to_string(out.join("probe.log"))
+            .ok()
+            .map(|log| format!("the probe failed: {}", prepare::tail(&log, 1024)));
+        (Traps::read(&out.join("traps.jsonl")), failed)
+    }
+
+    /// Wait up to `grace` for the sandbox to end by itself, then kill and delete it; its
+    /// output, drained by `stdout` and `stderr`.
+    async fn end(
+        mut sandbox: Sandbox,
+        grace: Duration,
+        stdout: tokio::task::JoinHandle<String>,
+        stderr: tokio::task::JoinHandle<String>,
+    ) -> Ended {
+        let exit = match tokio::time::timeout(grace, sandbox.child.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            _ => None,
+        };
+        sandbox.stop().await;
+        let text = |h: tokio::task::JoinHandle<String>| async move {
+            tokio::time::timeout(DRAIN_GRACE, h)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default()
+        };
+        Ended {
+            exit,
+            stdout: text(stdout).await,
+            stderr: text(stderr).await,
         }
     }
 
-    /// The install phase: `npm rebuild` of the tree (read-write) in a sandbox.
+    /// Whether the host's memory cgroup killed the sandbox: runsc's own exit was 137 (a
+    /// SIGKILL of the whole sandbox) and — when the probe ran — the probe saw no exit of the
+    /// program (a program exiting 137 by itself is the probe's record, not a kill). Without
+    /// the probe a program exiting 137 reads the same as a kill.
+    fn oom(ended: &Ended, probed: bool, traps: Option<&Traps>) -> bool {
+        ended.exit.and_then(|s| s.code()) == Some(137)
+            && !(probed && traps.is_some_and(|t| t.exit.is_some()))
+    }
+
+    fn oom_detail(&self, what: &str) -> String {
+        format!(
+            "{what} was killed at its memory limit ({} bytes)",
+            self.observer.limits.memory_bytes
+        )
+    }
+
+    /// The install phase: `npm rebuild` of the tree (read-write) in a sandbox; the phase, and
+    /// how the run ends when it fails.
     async fn install(
         &self,
         tree: &NpmTree,
         home: &Path,
-    ) -> Result<PhaseReport, (Status, String, Option<PhaseReport>)> {
+    ) -> (PhaseReport, Option<(Status, String)>) {
         let mut env = self.env(&[]);
         env.push("npm_config_cache=/tmp/.npm".into());
         env.push("npm_config_update_notifier=false".into());
@@ -444,101 +567,70 @@ impl<'a> Run<'a> {
         .map(String::from)
         .to_vec();
         let mounts = vec![mount(PKG, &tree.dir, true), mount(HOME, home, true)];
-        let bundle = self
-            .bundle("bundle-install", args, env, PKG, mounts)
-            .map_err(|e| {
-                (
-                    Status::SandboxError,
-                    format!("the install bundle: {e}"),
-                    None,
-                )
-            })?;
-        let spec = self.trace_spec("install");
-        let mut sandbox = Sandbox::spawn(
-            self.runsc,
-            bundle,
-            &format!("{}-install", self.id),
-            Some(&spec),
-        )
-        .map_err(|e| (Status::SandboxError, format!("starting runsc: {e}"), None))?;
+        let (mut sandbox, spec, out) = match self.start("install", args, env, PKG, mounts) {
+            Ok(s) => s,
+            Err(e) => {
+                let phase = PhaseReport::unseen(Phase::Install, "sandbox-error");
+                return (phase, Some((Status::SandboxError, e)));
+            }
+        };
         drop(sandbox.child.stdin.take());
         let stdout = drain(sandbox.child.stdout.take());
         let stderr = drain(sandbox.child.stderr.take());
-        let waited = tokio::time::timeout(self.observer.limits.install, sandbox.child.wait()).await;
-        let exit = sandbox.stop().await;
-        let output = format!(
-            "{}{}",
-            stderr.await.unwrap_or_default(),
-            stdout.await.unwrap_or_default()
+        let ended = Self::end(sandbox, self.observer.limits.install, stdout, stderr).await;
+        let trace = self.read(&spec);
+        let (traps, probe_failed) = Self::seen(&out);
+        let harness = Harness::npm(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
+        let mut phase = self.phase(
+            Phase::Install,
+            &trace,
+            traps.as_ref(),
+            out.is_some(),
+            &Window::All,
+            &harness,
         );
-        let mut phase = self.phase(Phase::Install, &spec, None, true);
-        let result = match waited {
-            Err(_) => Err((
-                Status::Timeout,
-                format!(
-                    "install scripts ran longer than {:?}",
-                    self.observer.limits.install
-                ),
-            )),
-            Ok(Err(e)) => Err((Status::SandboxError, format!("waiting for runsc: {e}"))),
-            Ok(Ok(status)) if status.code() == Some(137) => Err((
-                Status::OutOfMemory,
-                format!(
-                    "the install phase was killed at its memory limit ({} bytes)",
-                    self.observer.limits.memory_bytes
-                ),
-            )),
-            Ok(Ok(status)) if !status.success() => Err((
+        let failed = match ended.exit {
+            _ if probe_failed.is_some() => {
+                Some((Status::SandboxError, probe_failed.unwrap_or_default()))
+            }
+            _ if Self::oom(&ended, out.is_some(), traps.as_ref()) => {
+                Some((Status::OutOfMemory, self.oom_detail("the install phase")))
+            }
+            None => {
+                phase.cut();
+                Some((
+                    Status::Timeout,
+                    format!(
+                        "install scripts ran longer than {:?}",
+                        self.observer.limits.install
+                    ),
+                ))
+            }
+            Some(status) if !status.success() => Some((
                 Status::InstallFailed,
                 format!(
                     "npm rebuild exited with {status}: {}",
-                    prepare::tail(&output, 2048)
+                    prepare::tail(&format!("{}{}", ended.stderr, ended.stdout), 2048)
                 ),
             )),
-            Ok(Ok(_)) => Ok(()),
+            Some(_) => None,
         };
-        let _ = exit;
-        match result {
-            Ok(()) => Ok(phase),
-            Err((status, detail)) => {
-                if status == Status::Timeout {
-                    phase.complete = false;
-                    phase.incomplete.push("phase-cut".into());
-                }
-                Err((status, detail, Some(phase)))
-            }
-        }
+        (phase, failed)
     }
 
     /// The startup and calls phases: the server in a sandbox, over stdio.
     async fn serve(&self, tree: &NpmTree, home: &Path, launch: &Launch, report: &mut Report) {
         let entry = format!("{PKG}/node_modules/{}/{}", tree.name, tree.bin);
-        let host_entry = tree
-            .dir
-            .join("node_modules")
-            .join(&tree.name)
-            .join(&tree.bin);
-        let mut args = match interpreter(&host_entry) {
-            Some(i) => vec![i, entry],
-            None => vec![entry],
-        };
+        let mut args: Vec<String> = tree.interpreter.iter().cloned().collect();
+        args.push(entry);
         args.extend(launch.arguments.iter().cloned());
         let mounts = vec![mount(PKG, &tree.dir, false), mount(HOME, home, true)];
-        let bundle = match self.bundle("bundle-run", args, self.env(&launch.env), HOME, mounts) {
-            Ok(b) => b,
-            Err(e) => {
-                report.status = Status::SandboxError;
-                report.detail = format!("the run bundle: {e}");
-                return;
-            }
-        };
-        let spec = self.trace_spec("run");
-        let mut sandbox =
-            match Sandbox::spawn(self.runsc, bundle, &format!("{}-run", self.id), Some(&spec)) {
+        let (mut sandbox, spec, out) =
+            match self.start("run", args, self.env(&launch.env), HOME, mounts) {
                 Ok(s) => s,
                 Err(e) => {
                     report.status = Status::SandboxError;
-                    report.detail = format!("starting runsc: {e}");
+                    report.detail = e;
                     return;
                 }
             };
@@ -564,6 +656,7 @@ impl<'a> Run<'a> {
         .await;
         let listed_at = SystemTime::now();
         let mut cut = false;
+        let mut windows = Vec::new();
         match listed {
             Err(_) => {
                 report.status = Status::Timeout;
@@ -572,63 +665,104 @@ impl<'a> Run<'a> {
             }
             Ok(Err(e)) => {
                 (report.status, report.detail) = match &e.failure {
-                    Failure::Transport(StdioError::Closed(_)) => (Status::Exited, e.to_string()),
+                    Failure::Transport(StdioError::Closed(_) | StdioError::Write(..)) => {
+                        (Status::Exited, e.to_string())
+                    }
                     Failure::Transport(StdioError::TooMuchOutput | StdioError::LineTooLong)
                     | Failure::TooLarge(_) => (Status::TooLarge, e.to_string()),
                     _ => (Status::Protocol, e.to_string()),
                 };
             }
             Ok(Ok(())) => {
-                report.calls = self.calls(&mut session, &mut stdio).await;
+                (report.calls, windows) = self.calls(&mut session, &mut stdio).await;
             }
         }
         drop(session);
         report.initialize = listing.initialize.clone();
         report.protocol_version = listing.protocol_version.clone();
         report.pages = listing.pages.clone();
-        let leaked_by: Vec<String> = report
+        let mut leaked_by: Vec<String> = report
             .calls
             .iter()
-            .filter(|c| c.outcome != "skipped" && c.outcome != "not-called")
-            .filter(|c| self.canary.found_in(c.detail.as_bytes()))
+            .filter(|c| matches!(c.outcome, "ok" | "error"))
+            .filter(|c| carries(&self.canary, &c.detail))
             .map(|c| c.tool.clone())
             .collect();
-        // Close stdin, give the server a moment, then kill it.
-        drop(stdio);
-        // Only an exit of its own says how it ended: ours (runsc kill) is a SIGKILL too.
-        let own_exit = match tokio::time::timeout(EXIT_GRACE, sandbox.child.wait()).await {
-            Ok(Ok(s)) => Some(s),
-            _ => None,
-        };
-        sandbox.stop().await;
-        if own_exit.and_then(|s| s.code()) == Some(137) && report.status != Status::Ok {
-            report.status = Status::OutOfMemory;
-            report.detail = format!(
-                "the sandbox was killed at its memory limit ({} bytes)",
-                limits.memory_bytes
-            );
+        let results: Vec<&str> = report.calls.iter().map(|c| c.detail.as_str()).collect();
+        if stdio
+            .lines
+            .iter()
+            .any(|l| carries(&self.canary, l) && !results.iter().any(|r| l.contains(r)))
+        {
+            // A notification, a request to the client, a listing: the canary still reached it.
+            leaked_by.push("(another message to the client)".into());
         }
-        report.stderr = stderr.await.unwrap_or_default();
-        let ok = report.status == Status::Ok;
-        let mut startup = self.phase(Phase::Startup, &spec, Some((listed_at, true)), false);
+        // Close stdin and give the server a moment; then it is killed.
+        drop(stdio);
+        let ended = Self::end(sandbox, EXIT_GRACE, empty(), stderr).await;
+        report.stderr = ended.stderr.clone();
+        let trace = self.read(&spec);
+        let (traps, probe_failed) = Self::seen(&out);
+        // Killed at its memory limit: before the listing that is the run's status; after it,
+        // the tools were observed and the calls phase is what the kill cut short.
+        let oom = Self::oom(&ended, out.is_some(), traps.as_ref());
+        if oom && report.status != Status::Ok {
+            report.status = Status::OutOfMemory;
+            report.detail = self.oom_detail("the sandbox");
+        }
+        if let Some(why) = probe_failed {
+            report.status = Status::SandboxError;
+            report.detail = why;
+        }
+        let harness = Harness::server(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
+        let probed = out.is_some();
+        let mut startup = self.phase(
+            Phase::Startup,
+            &trace,
+            traps.as_ref(),
+            probed,
+            &Window::Startup(listed_at, windows.clone()),
+            &harness,
+        );
         if cut {
-            startup.complete = false;
-            startup.incomplete.push("phase-cut".into());
+            startup.cut();
         }
         report.phases.push(startup);
-        if ok {
-            let mut calls = self.phase(Phase::Calls, &spec, Some((listed_at, false)), false);
+        if report.status == Status::Ok {
+            let mut calls = self.phase(
+                Phase::Calls,
+                &trace,
+                traps.as_ref(),
+                probed,
+                &Window::Calls(windows),
+                &harness,
+            );
             calls.facts.leaked_by = leaked_by;
+            let unanswered = report
+                .calls
+                .iter()
+                .filter(|c| !matches!(c.outcome, "ok" | "error"))
+                .count();
+            if oom {
+                calls.incomplete.push("out-of-memory".into());
+                calls.complete = false;
+            }
+            if unanswered > 0 {
+                // A tool that was not called, or did not answer, did what it does unseen.
+                calls.incomplete.push("calls-not-made".into());
+                calls.complete = false;
+            }
             report.phases.push(calls);
         }
     }
 
-    /// Each listed tool called once (up to the limits) with canary arguments.
+    /// Each listed tool called once (up to the limits) with canary arguments; the outcomes,
+    /// and each call's time window (from its request to its answer).
     async fn calls<R, W>(
         &self,
         session: &mut Session<'_>,
         stdio: &mut Stdio<R, W>,
-    ) -> Vec<CallOutcome>
+    ) -> (Vec<CallOutcome>, Vec<(SystemTime, SystemTime)>)
     where
         R: tokio::io::AsyncBufRead + Unpin + Send,
         W: tokio::io::AsyncWrite + Unpin + Send,
@@ -637,6 +771,7 @@ impl<'a> Run<'a> {
         let tools = tools_of(&session.listing().pages);
         let budget = Instant::now() + limits.calls;
         let mut out = Vec::new();
+        let mut windows = Vec::new();
         let mut gone = false;
         for (i, (name, schema)) in tools.into_iter().enumerate() {
             let outcome = |outcome, detail: String| CallOutcome {
@@ -663,7 +798,10 @@ impl<'a> Run<'a> {
             let left = budget
                 .saturating_duration_since(Instant::now())
                 .min(limits.call);
-            match tokio::time::timeout(left, session.call_tool(stdio, &name, args)).await {
+            let from = SystemTime::now();
+            let answer = tokio::time::timeout(left, session.call_tool(stdio, &name, args)).await;
+            windows.push((from, SystemTime::now()));
+            match answer {
                 Err(_) => out.push(outcome("timeout", format!("no answer within {left:?}"))),
                 Ok(Ok(Answer::Result(r))) => {
                     let is_error = serde_json::from_str::<Value>(&r)
@@ -678,66 +816,238 @@ impl<'a> Run<'a> {
                 )),
                 Ok(Err(e)) => {
                     gone = true;
-                    out.push(outcome("error", format!("{e:?}")));
+                    out.push(outcome("gone", e.to_string()));
                 }
             }
         }
-        out
+        (out, windows)
     }
 
-    /// The phase's facts from the trace in `spec`'s log directory: all of it, or the part
-    /// before (`true`) or after (`false`) a moment.
+    /// The trace of `spec`'s run, read once (`None`: there is none).
+    fn read(&self, spec: &TraceSpec) -> Option<trace::Trace> {
+        read_trace(&spec.log_dir)
+    }
+
+    /// The phase's facts from `trace` and the probe's `traps` (`probed`: the probe ran), the
+    /// part of them `window` selects, without what `harness` did.
     fn phase(
         &self,
         phase: Phase,
-        spec: &TraceSpec,
-        split: Option<(SystemTime, bool)>,
-        harness: bool,
+        trace: &Option<trace::Trace>,
+        traps: Option<&Traps>,
+        probed: bool,
+        window: &Window,
+        harness: &Harness,
     ) -> PhaseReport {
         let layout = Layout {
             home: HOME.into(),
             cwd: HOME.into(),
-            writable: if harness { vec![PKG.into()] } else { vec![] },
+            writable: if harness.script_parent.is_some() {
+                vec![PKG.into()]
+            } else {
+                vec![]
+            },
         };
         let mut incomplete = Vec::new();
-        let mut parsed = read_trace(&spec.log_dir).unwrap_or_else(|| {
-            incomplete.push("trace-missing".to_owned());
-            trace::Trace::default()
-        });
-        let whole_empty = parsed.events.is_empty();
-        if let Some((at, before)) = split {
-            let mark = trace_time(at);
-            parsed
+        let Some(whole) = trace else {
+            return PhaseReport::unseen(phase, "trace-missing");
+        };
+        let part = trace::Trace {
+            events: whole
                 .events
-                .retain(|e| (e.time.as_str() <= mark.as_str()) == before);
-        }
-        let mut b = behaviour::of(&parsed, &layout);
-        if !whole_empty {
+                .iter()
+                .filter(|e| window.holds(&e.time))
+                .cloned()
+                .collect(),
+            unparsed: whole.unparsed,
+            truncated: whole.truncated,
+        };
+        let mut b = behaviour::of(&part, &layout);
+        if !whole.events.is_empty() {
             // A quiet part of a trace that has events is not an empty trace.
             b.incomplete.remove("trace-empty");
             b.complete = b.incomplete.is_empty();
         }
-        if harness {
-            drop_harness(&mut b);
+        drop_harness(&mut b, harness);
+        if self.disk_full() {
+            incomplete.push("run-disk-full".to_owned());
         }
-        let exfiltrated = socket_leaks(&parsed, &self.canary);
-        let lookups: Vec<String> = b.dns.iter().map(|_| "?".to_owned()).collect();
-        if !lookups.is_empty() {
-            incomplete.push("lookup-name-unknown".to_owned());
+        let mut exfiltrated = socket_leaks(&part, &self.canary);
+        let mut lookups = Vec::new();
+        let mut requests = Vec::new();
+        match traps {
+            Some(t) => {
+                let names = t.names();
+                for act in &mut b.network {
+                    let addr = act.what.rsplit_once(':').map_or("", |(a, _)| a).to_owned();
+                    if let Some(name) = names.get(&addr) {
+                        let port = act.what[addr.len() + 1..].to_owned();
+                        act.what = format!("{name}:{port} ({addr})");
+                    }
+                }
+                lookups.extend(
+                    t.lookups
+                        .iter()
+                        .filter(|l| window.holds_at(l.at))
+                        .map(|l| l.name.clone()),
+                );
+                for c in t.connections.iter().filter(|c| window.holds_at(c.at)) {
+                    let what = c.describe(&names);
+                    let payload = String::from_utf8_lossy(&c.payload);
+                    if carries(&self.canary, &payload)
+                        || c.recipients
+                            .iter()
+                            .any(|r| self.canary.found_in(r.as_bytes()))
+                    {
+                        exfiltrated.push(what.clone());
+                    }
+                    if !c.complete {
+                        incomplete.push("trap-request-cut".to_owned());
+                    }
+                    requests.push(what);
+                }
+                if t.cut {
+                    incomplete.push("traps-cut".to_owned());
+                }
+                if t.unreadable > 0 {
+                    incomplete.push("traps-unreadable".to_owned());
+                }
+            }
+            None if probed => incomplete.push("traps-missing".to_owned()),
+            None => {
+                lookups.extend(b.dns.iter().map(|_| "?".to_owned()));
+                if !lookups.is_empty() {
+                    incomplete.push("lookup-name-unknown".to_owned());
+                }
+            }
         }
         incomplete.extend(b.incomplete.iter().map(|s| s.to_string()));
-        let complete = incomplete.is_empty();
+        incomplete.sort();
+        incomplete.dedup();
         PhaseReport {
             phase,
+            complete: incomplete.is_empty(),
+            incomplete,
             facts: PhaseFacts {
                 behaviour: b,
                 lookups,
+                requests,
                 exfiltrated,
                 leaked_by: Vec::new(),
-                harness_programs: 0,
             },
-            complete,
-            incomplete,
+        }
+    }
+
+    /// Whether the run's tmpfs is (nearly) full: a trace written into it may have been cut.
+    fn disk_full(&self) -> bool {
+        rustix::fs::statvfs(&self.dir)
+            .map(|v| v.f_bavail.saturating_mul(v.f_frsize) < 1024 * 1024)
+            .unwrap_or(true)
+    }
+}
+
+impl PhaseReport {
+    /// A phase nothing of which was seen.
+    fn unseen(phase: Phase, why: &str) -> PhaseReport {
+        PhaseReport {
+            phase,
+            facts: PhaseFacts::default(),
+            complete: false,
+            incomplete: vec![why.to_owned()],
+        }
+    }
+
+    /// The phase was cut short by its time limit.
+    fn cut(&mut self) {
+        self.complete = false;
+        self.incomplete.push("phase-cut".into());
+    }
+}
+
+/// Which part of a run's trace a phase is.
+enum Window {
+    /// All of it.
+    All,
+    /// Until the listing was read, and whatever happened after it outside every call.
+    Startup(SystemTime, Vec<(SystemTime, SystemTime)>),
+    /// Within the calls (request to answer).
+    Calls(Vec<(SystemTime, SystemTime)>),
+}
+
+impl Window {
+    /// Whether the window holds the moment `t` (a probe record's time).
+    fn holds_at(&self, t: SystemTime) -> bool {
+        let within =
+            |w: &[(SystemTime, SystemTime)]| w.iter().any(|(from, to)| *from <= t && t <= *to);
+        match self {
+            Window::All => true,
+            Window::Startup(listed, calls) => t <= *listed || !within(calls),
+            Window::Calls(calls) => within(calls),
+        }
+    }
+
+    /// Whether the window holds trace time `time`.
+    fn holds(&self, time: &str) -> bool {
+        let within = |w: &[(SystemTime, SystemTime)]| {
+            w.iter().any(|(from, to)| {
+                !before(time, &trace_time(*from)) && !before(&trace_time(*to), time)
+            })
+        };
+        match self {
+            Window::All => true,
+            Window::Startup(listed, calls) => !before(&trace_time(*listed), time) || !within(calls),
+            Window::Calls(calls) => within(calls),
+        }
+    }
+}
+
+/// Whether trace time `a` is earlier than `b` (`MMDD HH:MM:SS.micros`, no year): months more
+/// than six apart are a year's turn (December before January).
+fn before(a: &str, b: &str) -> bool {
+    let month = |t: &str| t.get(..2).and_then(|m| m.parse::<i32>().ok()).unwrap_or(0);
+    let (ma, mb) = (month(a), month(b));
+    if (ma - mb).abs() > 6 {
+        return ma > mb;
+    }
+    a < b
+}
+
+/// Whose acts in a trace are the harness's, not the package's.
+#[derive(Debug, Clone, Default)]
+struct Harness {
+    /// Processes that are wholly the harness's (the probe, npm).
+    whole: std::collections::BTreeSet<u32>,
+    /// A process whose first program is the harness starting the package's.
+    first_exec: Option<u32>,
+    /// A process (npm) each of whose children runs a script in a shell of the harness's.
+    script_parent: Option<u32>,
+}
+
+impl Harness {
+    /// The install phase: npm runs the scripts — pid 1, or the probe's child when the probe
+    /// (pid 1) ran (`Some(launch)`; an unrecorded launch is taken to be pid 2).
+    fn npm(probe: Option<Option<u32>>) -> Harness {
+        let npm = match probe {
+            None => 1,
+            Some(launch) => launch.unwrap_or(2),
+        };
+        Harness {
+            whole: [1, npm].into_iter().collect(),
+            first_exec: None,
+            script_parent: Some(npm),
+        }
+    }
+
+    /// The server phases: the server is the package (pid 1 without the probe; the probe's
+    /// child, whose start is the probe's, with it).
+    fn server(probe: Option<Option<u32>>) -> Harness {
+        match probe {
+            None => Harness::default(),
+            Some(launch) => Harness {
+                whole: [1].into_iter().collect(),
+                first_exec: Some(launch.unwrap_or(2)),
+                script_parent: None,
+            },
         }
     }
 }
@@ -747,22 +1057,37 @@ fn findings_of(phases: &[PhaseReport]) -> Vec<Finding> {
     findings::of(&list)
 }
 
-/// Remove what the install harness (npm, pid 1) did itself: its own acts, and the shell each
-/// of its direct children runs a script in.
-fn drop_harness(b: &mut Behaviour) {
+/// Remove what `harness` did itself from `b`.
+fn drop_harness(b: &mut Behaviour, harness: &Harness) {
     let parents = b.parents.clone();
-    let mut shells = std::collections::BTreeSet::new();
+    let mut first = std::collections::BTreeSet::new();
     b.exec.retain(|a| {
-        let npm_child = parents.get(&a.pid) == Some(&1);
-        let shell = a.what.ends_with("/sh") && npm_child && shells.insert(a.pid);
-        a.pid != 1 && !shell
+        if harness.whole.contains(&a.pid) {
+            return false;
+        }
+        let launch = harness.first_exec == Some(a.pid);
+        let script = harness.script_parent.is_some()
+            && parents.get(&a.pid) == harness.script_parent.as_ref()
+            && matches!(a.what.as_str(), "/bin/sh" | "/usr/bin/sh");
+        // Only the first program of such a process is the harness's.
+        !((launch || script) && first.insert(a.pid))
     });
     for acts in [&mut b.network, &mut b.dns, &mut b.decoys, &mut b.writes] {
-        acts.retain(|a| a.pid != 1);
+        acts.retain(|a| !harness.whole.contains(&a.pid));
     }
 }
 
-/// Writes into sockets (the trace's entry lines carry the buffer) that carry `canary`.
+/// Whether `text` carries `canary`, as written or once its JSON strings are decoded (a
+/// `\u0074oolmark-…` escape hides nothing).
+fn carries(canary: &Canary, text: &str) -> bool {
+    canary.found_in(text.as_bytes())
+        || serde_json::from_str::<Value>(text)
+            .is_ok_and(|v| canary.found_in(v.to_string().as_bytes()))
+}
+
+/// Writes into sockets that carry `canary`, as far as the trace shows them: the entry lines of
+/// `write`, `sendto` and `sendmsg` carry the first `--strace-log-size` bytes (1 KiB) of the
+/// buffer; `writev`, `sendmmsg` and anything past the first KiB are not seen.
 fn socket_leaks(t: &trace::Trace, canary: &Canary) -> Vec<String> {
     t.events
         .iter()
@@ -795,37 +1120,12 @@ fn read_trace(dir: &Path) -> Option<trace::Trace> {
     Some(trace::parse(&bytes))
 }
 
-/// `node` for a JavaScript entry point; `None` for a file with a shebang of its own.
-fn interpreter(entry: &Path) -> Option<String> {
-    let mut head = [0u8; 128];
-    let n = std::fs::File::open(entry)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    let head = &head[..n];
-    let own = head.starts_with(b"#!")
-        && !head
-            .split(|b| *b == b'\n')
-            .next()
-            .is_some_and(|l| l.windows(4).any(|w| w == b"node"));
-    (!own).then(|| "/usr/bin/node".to_owned())
-}
-
 fn mount(destination: &str, source: &Path, writable: bool) -> Mount {
     Mount {
         destination: destination.into(),
         source: source.to_owned(),
         writable,
     }
-}
-
-fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
-    std::os::unix::fs::lchown(dir, Some(uid), Some(uid))?;
-    if dir.is_dir() && !dir.is_symlink() {
-        for entry in std::fs::read_dir(dir)? {
-            chown_tree(&entry?.path(), uid)?;
-        }
-    }
-    Ok(())
 }
 
 /// Read `pipe` to its end, keeping the last [`MAX_STDERR_BYTES`].
@@ -852,22 +1152,20 @@ fn drain<R: AsyncRead + Unpin + Send + 'static>(
     })
 }
 
-/// The tools of a listing: name and `inputSchema`, in order.
+fn empty() -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async { String::new() })
+}
+
+/// The tools of a listing, in order: name and `inputSchema`.
 fn tools_of(pages: &[String]) -> Vec<(String, Option<Value>)> {
-    pages
+    let Some(set) = toolmark_observation::observe::assemble(pages) else {
+        return Vec::new();
+    };
+    set.tools
         .iter()
-        .filter_map(|p| serde_json::from_str::<Value>(p).ok())
-        .flat_map(|v| {
-            v.get("tools")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
         .filter_map(|t| {
-            Some((
-                t.get("name")?.as_str()?.to_owned(),
-                t.get("inputSchema").cloned(),
-            ))
+            let v: Value = serde_json::from_str(&t.raw).ok()?;
+            Some((t.name()?.to_owned(), v.get("inputSchema").cloned()))
         })
         .collect()
 }
@@ -888,6 +1186,32 @@ mod tests {
     }
 
     #[test]
+    fn trace_times_compare_across_the_years_turn() {
+        assert!(before("1231 23:59:59.999999", "0101 00:00:00.000001"));
+        assert!(!before("0101 00:00:00.000001", "1231 23:59:59.999999"));
+        assert!(before("1202 01:00:00.000000", "1202 01:00:00.000001"));
+        assert!(before("0630 10:00:00.000000", "0701 09:00:00.000000"));
+    }
+
+    #[test]
+    fn what_happens_after_the_listing_outside_every_call_is_startup() {
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_177_100 + s);
+        let calls = vec![(at(10), at(12))];
+        let startup = Window::Startup(at(5), calls.clone());
+        let during = Window::Calls(calls);
+        for (second, in_startup, in_calls) in [
+            (3, true, false),
+            (7, true, false),
+            (11, false, true),
+            (20, true, false),
+        ] {
+            let t = trace_time(at(second));
+            assert_eq!(startup.holds(&t), in_startup, "{second}");
+            assert_eq!(during.holds(&t), in_calls, "{second}");
+        }
+    }
+
+    #[test]
     fn npm_and_the_shell_it_runs_a_script_in_are_the_harness_not_the_package() {
         let act = |what: &str, pid| behaviour::Act {
             what: what.into(),
@@ -903,7 +1227,8 @@ mod tests {
             act("/usr/bin/sh", 3),
         ];
         b.decoys = vec![act("/home/decoy/.npmrc", 1), act("/home/decoy/.npmrc", 3)];
-        drop_harness(&mut b);
+        let mut server = b.clone();
+        drop_harness(&mut b, &Harness::npm(None));
         let whats = |v: &[behaviour::Act]| {
             v.iter()
                 .map(|a| (a.what.clone(), a.pid))
@@ -914,5 +1239,32 @@ mod tests {
             [("/usr/bin/node".into(), 3), ("/usr/bin/sh".into(), 3)]
         );
         assert_eq!(whats(&b.decoys), [("/home/decoy/.npmrc".into(), 3)]);
+        drop_harness(&mut server, &Harness::server(None));
+        assert_eq!(server.decoys.len(), 2, "the server is the package");
+        // Under the probe (pid 1), the probe's child is npm: its children's shells are npm's.
+        let mut probed = Behaviour::default();
+        probed.parents.insert(3, 2);
+        probed.exec = vec![
+            act("/usr/bin/npm", 2),
+            act("/bin/sh", 3),
+            act("/usr/bin/node", 3),
+        ];
+        drop_harness(&mut probed, &Harness::npm(Some(Some(2))));
+        assert_eq!(whats(&probed.exec), [("/usr/bin/node".into(), 3)]);
+        // And the server's own start is the probe's doing, not what the server does after.
+        let mut server = Behaviour {
+            exec: vec![act("/usr/bin/node", 2), act("/usr/bin/sh", 2)],
+            ..Default::default()
+        };
+        drop_harness(&mut server, &Harness::server(Some(Some(2))));
+        assert_eq!(whats(&server.exec), [("/usr/bin/sh".into(), 2)]);
+    }
+
+    #[test]
+    fn a_canary_hidden_behind_json_escapes_is_still_found() {
+        let canary = Canary::new().unwrap();
+        let hidden = canary.as_str().replacen('t', "\\u0074", 1);
+        assert!(carries(&canary, &format!(r#"{{"text":"{hidden}"}}"#)));
+        assert!(!carries(&canary, r#"{"text":"nothing"}"#));
     }
 }

@@ -84,6 +84,12 @@ pub struct NpmTree {
     /// Every install-time script npm did not run: (package directory relative to `dir`,
     /// script name, its text).
     pub scripts: Vec<(String, String, String)>,
+    /// Manifests (`package.json`) in the tree that could not be read: npm may still run
+    /// scripts they declare, so the install phase runs whenever there is one.
+    pub unreadable: Vec<String>,
+    /// How `bin` is started: `node` for JavaScript, else the file itself (its own `#!`). Read
+    /// here, before any package code could replace the file.
+    pub interpreter: Option<String>,
 }
 
 /// Install `tarball` into `dir` (created) with npm, scripts disabled.
@@ -112,6 +118,9 @@ pub async fn npm_tree(
         .env("npm_config_userconfig", &user)
         .env("npm_config_globalconfig", &global)
         .env("npm_config_update_notifier", "false")
+        // A git dependency would be cloned and its `prepare` script run by npm on the host,
+        // --ignore-scripts or not: there is no git for npm to run.
+        .env("npm_config_git", "/nonexistent/git")
         .current_dir(dir)
         .args([
             "install",
@@ -164,14 +173,18 @@ pub async fn npm_tree(
         PrepareError::NoEntryPoint(format!("{name} has no `bin` that npx would run"))
     })?;
     let mut scripts = Vec::new();
-    scripts_in(&modules, dir, &mut scripts)?;
+    let mut unreadable = Vec::new();
+    scripts_in(&modules, dir, &mut scripts, &mut unreadable)?;
     scripts.sort();
+    let interpreter = interpreter(&modules.join(&name).join(&bin))?;
     Ok(NpmTree {
         dir: dir.to_owned(),
         name,
         version,
         bin,
         scripts,
+        unreadable,
+        interpreter,
     })
 }
 
@@ -194,8 +207,30 @@ pub fn bin_of(name: &str, package: &Value) -> Option<String> {
 fn read_json(path: &Path) -> Result<Value, PrepareError> {
     let bytes = std::fs::read(path)
         .map_err(|e| PrepareError::NoEntryPoint(format!("{}: {e}", path.display())))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| PrepareError::NoEntryPoint(format!("{}: {e}", path.display())))
+    manifest(&bytes).map_err(|e| PrepareError::NoEntryPoint(format!("{}: {e}", path.display())))
+}
+
+/// A `package.json` as npm reads it (a leading byte-order mark is dropped).
+fn manifest(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes))
+}
+
+/// `node` for a JavaScript entry point, `None` for a file with a `#!` line of its own that is
+/// not node's. The entry must be a regular file (not a link or a FIFO).
+fn interpreter(entry: &Path) -> Result<Option<String>, PrepareError> {
+    let meta = std::fs::symlink_metadata(entry)
+        .map_err(|e| PrepareError::NoEntryPoint(format!("{}: {e}", entry.display())))?;
+    if !meta.file_type().is_file() {
+        return Err(PrepareError::NoEntryPoint(format!(
+            "{} is not a regular file",
+            entry.display()
+        )));
+    }
+    let mut head = [0u8; 128];
+    let n = std::io::Read::read(&mut std::fs::File::open(entry)?, &mut head)?;
+    let first = head[..n].split(|b| *b == b'\n').next().unwrap_or_default();
+    let own = first.starts_with(b"#!") && !first.windows(4).any(|w| w == b"node");
+    Ok((!own).then(|| "/usr/bin/node".to_owned()))
 }
 
 /// Every package directly under `modules` (and `@scope/` directories), recursively through
@@ -204,6 +239,7 @@ fn scripts_in(
     modules: &Path,
     root: &Path,
     out: &mut Vec<(String, String, String)>,
+    unreadable: &mut Vec<String>,
 ) -> Result<(), PrepareError> {
     let Ok(entries) = std::fs::read_dir(modules) else {
         return Ok(());
@@ -215,7 +251,7 @@ fn scripts_in(
         }
         let path = entry.path();
         if entry.file_name().to_string_lossy().starts_with('@') {
-            scripts_in(&path, root, out)?;
+            scripts_in(&path, root, out, unreadable)?;
             continue;
         }
         let Ok(bytes) = std::fs::read(path.join("package.json")) else {
@@ -226,7 +262,10 @@ fn scripts_in(
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned();
-        let package: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let Ok(package) = manifest(&bytes) else {
+            unreadable.push(rel);
+            continue;
+        };
         let declared = package.get("scripts").and_then(Value::as_object);
         for script in INSTALL_SCRIPTS {
             if let Some(text) = declared.and_then(|s| s.get(script)).and_then(Value::as_str) {
@@ -238,7 +277,7 @@ fn scripts_in(
         if !has_install && path.join("binding.gyp").is_file() {
             out.push((rel.clone(), "install".into(), "node-gyp rebuild".into()));
         }
-        scripts_in(&path.join("node_modules"), root, out)?;
+        scripts_in(&path.join("node_modules"), root, out, unreadable)?;
     }
     Ok(())
 }
@@ -326,8 +365,18 @@ mod tests {
             r#"{"scripts":{"preinstall":"sh -c id"}}"#,
         );
         write("node_modules/d/package.json", "not json");
+        write(
+            "node_modules/e/package.json",
+            "\u{feff}{\"scripts\":{\"install\":\"node e.js\"}}",
+        );
         let mut found = Vec::new();
-        scripts_in(&dir.join("node_modules"), &dir, &mut found).unwrap();
+        let mut unreadable = Vec::new();
+        scripts_in(&dir.join("node_modules"), &dir, &mut found, &mut unreadable).unwrap();
+        assert_eq!(
+            unreadable,
+            ["node_modules/d"],
+            "counted, so the install phase runs"
+        );
         found.sort();
         let s = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
         assert_eq!(
@@ -336,6 +385,7 @@ mod tests {
                 s("node_modules/@s/b", "install", "node-gyp rebuild"),
                 s("node_modules/a", "postinstall", "node steal.js"),
                 s("node_modules/a/node_modules/c", "preinstall", "sh -c id"),
+                s("node_modules/e", "install", "node e.js"),
             ]
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -61,6 +61,10 @@ pub struct BundleSpec {
     pub host_pids: u64,
     /// `RLIMIT_NOFILE` inside.
     pub open_files: u64,
+    /// `args[0]` is a harness (the probe) that runs as root inside with only `CAP_SETUID` and
+    /// `CAP_SETGID`, and starts the program it is given as `uid` — which then has no
+    /// capability at all. Otherwise `args` runs as `uid` from the start.
+    pub root_harness: bool,
 }
 
 /// An OCI bundle on disk, removed when dropped.
@@ -129,6 +133,11 @@ impl Drop for Bundle {
     }
 }
 
+/// The capabilities of a root harness: enough to start a program as another uid, nothing else
+/// (in gVisor an unprivileged task may bind low ports inside its own network stack, so the
+/// harness's traps need no `CAP_NET_BIND_SERVICE`).
+pub const HARNESS_CAPABILITIES: [&str; 2] = ["CAP_SETUID", "CAP_SETGID"];
+
 /// The OCI runtime configuration of `spec`.
 fn config(spec: &BundleSpec) -> serde_json::Value {
     let bind = |destination: &str, source: &Path, writable: bool| {
@@ -148,16 +157,21 @@ fn config(spec: &BundleSpec) -> serde_json::Value {
             .map(|m| bind(&m.destination, &m.source, m.writable)),
     );
     let none: [&str; 0] = [];
+    let (user, caps): (u32, &[&str]) = if spec.root_harness {
+        (0, &HARNESS_CAPABILITIES)
+    } else {
+        (spec.uid, &none)
+    };
     json!({
         "ociVersion": "1.0.2",
         "process": {
             "terminal": false,
-            "user": {"uid": spec.uid, "gid": spec.uid},
+            "user": {"uid": user, "gid": user},
             "args": spec.args,
             "env": spec.env,
             "cwd": spec.cwd,
             "noNewPrivileges": true,
-            "capabilities": {"bounding": none, "effective": none, "permitted": none,
+            "capabilities": {"bounding": caps, "effective": caps, "permitted": caps,
                              "inheritable": none, "ambient": none},
             "rlimits": [{"type": "RLIMIT_NOFILE", "hard": spec.open_files, "soft": spec.open_files}],
         },

@@ -55,11 +55,24 @@ pub const MAX_TRACE_EVENTS: usize = 1_000_000;
 /// `--strace-log-size`, 1 KiB by default; an `execve` with a large environment is longer).
 pub const MAX_TRACE_LINE: usize = 256 * 1024;
 
-static LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ strace\.go:\d+\] \[\s*(\d+):\s*(\d+)\] (.{1,16}?) ([EX]) ([a-z0-9_]+)\((.*?)\)(?: = (-?\d+) \(0x[0-9a-f]+\)(?: errno=(\d+) \([^)]*\))? \([^)]*\))?$",
-    )
-    .expect("the trace line pattern compiles")
+/// Longest command name the sentry logs (the kernel's `TASK_COMM_LEN` less its NUL).
+const MAX_COMM: usize = 15;
+
+/// The line up to the command name, which the task chooses (spaces and all).
+static HEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ strace\.go:\d+\] \[\s*(\d+):\s*(\d+)\] (.*)$")
+        .expect("the trace head pattern compiles")
+});
+
+/// Where the command name may end: ` E name(` or ` X name(`.
+static MARK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" ([EX]) ([a-z0-9_]+)\(").expect("the trace mark pattern compiles")
+});
+
+/// The call after its name's `(`: arguments, then the exit's return value and errno.
+static TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.*?)\)(?: = (-?\d+) \(0x[0-9a-f]+\)(?: errno=(\d+) \([^)]*\))? \([^)]*\))?$")
+        .expect("the trace tail pattern compiles")
 });
 
 /// One traced syscall, entry or exit.
@@ -104,19 +117,37 @@ pub struct Trace {
     pub truncated: bool,
 }
 
-/// One line as an event; `None` for a line that is not a syscall trace line.
+/// One line as an event; `None` for a line that is not a syscall trace line, or one whose
+/// reading is not certain: the command name is the task's own choice, so a name that could end
+/// in more than one place (`a X getpid(` followed by the real ` X connect(`), or a call this
+/// module does not trace, is refused rather than guessed (the caller counts it as unparsed).
 pub fn parse_line(line: &str) -> Option<Event> {
-    let c = LINE.captures(line)?;
+    let head = HEAD.captures(line)?;
+    let rest = head.get(4)?.as_str();
+    let mut marks = MARK.captures_iter(rest).filter(|c| {
+        c.get(0)
+            .is_some_and(|m| (1..=MAX_COMM + 1).contains(&m.start()))
+    });
+    let mark = marks.next()?;
+    if marks.next().is_some() {
+        return None;
+    }
+    let whole = mark.get(0)?;
+    let syscall = &mark[2];
+    if !TRACED_SYSCALLS.contains(&syscall) {
+        return None;
+    }
+    let tail = TAIL.captures(&rest[whole.end()..])?;
     Some(Event {
-        time: c[1].to_owned(),
-        pid: c[2].parse().ok()?,
-        tid: c[3].parse().ok()?,
-        comm: c[4].to_owned(),
-        exit: &c[5] == "X",
-        syscall: c[6].to_owned(),
-        args: c[7].to_owned(),
-        ret: c.get(8).and_then(|m| m.as_str().parse().ok()),
-        errno: c.get(9).and_then(|m| m.as_str().parse().ok()),
+        time: head[1].to_owned(),
+        pid: head[2].parse().ok()?,
+        tid: head[3].parse().ok()?,
+        comm: rest[..whole.start()].to_owned(),
+        exit: &mark[1] == "X",
+        syscall: syscall.to_owned(),
+        args: tail[1].to_owned(),
+        ret: tail.get(2).and_then(|m| m.as_str().parse().ok()),
+        errno: tail.get(3).and_then(|m| m.as_str().parse().ok()),
     })
 }
 
@@ -462,6 +493,18 @@ mod tests {
             "the first open is the missing ld.so.cache: {e:?}"
         );
         assert!(!e.succeeded());
+    }
+
+    #[test]
+    fn a_command_name_that_imitates_a_call_makes_the_line_unreadable_not_hidden() {
+        // A task named "a X getpid(" (node: process.title) connecting somewhere.
+        let spoof = "I1202 01:40:46.952751   32737 strace.go:605] [   7:   7] a X getpid( X connect(0x3 socket:[6], 0x7f {Family: AF_INET, Addr: 192.0.2.1, Port: 443}, 0x10) = 0 (0x0) (1µs)";
+        assert_eq!(parse_line(spoof), None);
+        let t = parse(format!("{spoof}\n").as_bytes());
+        assert_eq!(t.unparsed, 1, "counted: the trace is incomplete");
+        // A call that is never traced cannot be the one a line names.
+        let untraced = "I1202 01:40:46.952751   32737 strace.go:605] [   7:   7] node X getpid() = 7 (0x7) (1µs)";
+        assert_eq!(parse_line(untraced), None);
     }
 
     #[test]

@@ -2,11 +2,14 @@
 //! Needs root, `runsc` and `scripts/mcp-servers`' server-memory; skipped without them, except
 //! under CI, where missing parts fail the test.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::Stdio as ProcessStdio;
 use std::time::Duration;
 
 use serde_json::json;
+use support::needed;
 use tokio::io::BufReader;
 use toolmark_mcp::session::{Handshake, Identity, Limits, Listing, Session};
 use toolmark_sandbox::runsc::{Bundle, BundleSpec, Mount, Sandbox, runsc_path};
@@ -14,24 +17,10 @@ use toolmark_sandbox::stdio::Stdio;
 
 /// `node_modules` holding `@modelcontextprotocol/server-memory` (installed by scripts/mcp-servers).
 fn node_modules() -> Option<PathBuf> {
-    let base = std::env::var_os("TOOLMARK_MCP_SERVERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/mcp-servers"));
-    let dir = base.join("supergateway/node_modules");
+    let dir = support::servers().join("supergateway/node_modules");
     dir.join("@modelcontextprotocol/server-memory/dist/index.js")
         .is_file()
         .then_some(dir)
-}
-
-fn needed<T>(what: &str, found: Option<T>) -> Option<T> {
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{what} is needed under CI"
-        );
-        eprintln!("skipped: no {what}");
-    }
-    found
 }
 
 async fn list(
@@ -74,6 +63,7 @@ fn bundle_at(
             memory_bytes: 512 << 20,
             host_pids: 4096,
             open_files: 1024,
+            root_harness: false,
         },
     )
     .unwrap()

@@ -1,0 +1,35 @@
+//! The probe: pid 1 of a package's sandbox. It runs as root inside gVisor's sandbox with only
+//! `CAP_SETUID` and `CAP_SETGID`, binds the DNS sink and the traps on the sandbox's own
+//! loopback, starts the package's program as the unprivileged uid with no capability, and
+//! records what reaches the sink and the traps in `OUT/traps.jsonl` (one JSON object a line),
+//! which the package cannot write (root's, mode 0644).
+//!
+//! - **DNS sink** (UDP `127.0.0.1:53`): every question is recorded; an `A` question gets a
+//!   loopback address of its own (`127.128.x.y`, the same for the same name), anything else an
+//!   empty answer. Nothing is forwarded: the sandbox has no route out.
+//! - **Traps** (TCP on every loopback address): HTTP on 80, HTTPS on 443 (a certificate for the
+//!   name the client asks for, from a CA made for the run, `OUT/ca.pem`, which the runtime is
+//!   told to trust), SMTP on 25 and 587. Each answers as a server that took the request (`200
+//!   {}`, `250`), records the first [`MAX_TRAP_PAYLOAD`] bytes, and never forwards.
+//!
+//! What it never does: read the package's files, write anything but `OUT`, or talk to
+//! anything outside the sandbox.
+
+pub mod dns;
+pub mod record;
+pub mod smtp;
+
+/// Most payload bytes a trap keeps of one connection (the rest is read and counted).
+pub const MAX_TRAP_PAYLOAD: usize = 64 * 1024;
+
+/// Most bytes a trap reads from one connection before it closes it.
+pub const MAX_TRAP_READ: usize = 1024 * 1024;
+
+/// Longest a trap connection stays open.
+pub const TRAP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Most records written in one run; then one `cut` record and no more.
+pub const MAX_RECORDS: usize = 2_000;
+
+/// Most names the DNS sink hands addresses to; later names get an empty answer.
+pub const MAX_NAMES: usize = 4_096;

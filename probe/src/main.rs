@@ -1,0 +1,380 @@
+//! `toolmark-probe OUT UID -- PROGRAM [ARG…]`: the sandbox's pid 1 (see the library's docs).
+//! It never writes to stdout or stderr: they are the package's (its MCP channel); its own
+//! failures go to `OUT/probe.log`, and a probe that cannot set up exits 125.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the probe starts the package's program: it is the sandbox's pid 1"
+)]
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use toolmark_probe::smtp::{self, Reply};
+use toolmark_probe::{
+    MAX_NAMES, MAX_RECORDS, MAX_TRAP_PAYLOAD, MAX_TRAP_READ, TRAP_TIMEOUT, dns, record,
+};
+use toolmark_standins::tls::StandInCa;
+
+/// The exit status of a probe that could not set up (not the package's).
+const SETUP_FAILED: u8 = 125;
+
+/// Writes records, at most [`MAX_RECORDS`].
+struct Recorder {
+    file: Mutex<std::fs::File>,
+    written: AtomicUsize,
+}
+
+impl Recorder {
+    /// Write `v` whatever the count (the one record that must be there).
+    fn force(&self, v: Value) {
+        if let Ok(mut f) = self.file.lock() {
+            let _ = writeln!(f, "{v}");
+        }
+    }
+
+    fn write(&self, v: Value) {
+        let n = self.written.fetch_add(1, Ordering::SeqCst);
+        let v = match n {
+            _ if n < MAX_RECORDS => v,
+            _ if n == MAX_RECORDS => record::cut(),
+            _ => return,
+        };
+        if let Ok(mut f) = self.file.lock() {
+            let _ = writeln!(f, "{v}");
+        }
+    }
+}
+
+/// What every trap shares.
+struct Traps {
+    records: Recorder,
+    ca: StandInCa,
+    /// Names the DNS sink has answered, in order.
+    names: Mutex<HashMap<String, Ipv4Addr>>,
+    /// TLS configurations made, by name.
+    tls: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (out, uid, program) = match args.as_slice() {
+        [out, uid, dashes, program @ ..] if dashes == "--" && !program.is_empty() => {
+            match uid.parse::<u32>() {
+                Ok(uid) if uid != 0 => (PathBuf::from(out), uid, program.to_vec()),
+                _ => return ExitCode::from(SETUP_FAILED),
+            }
+        }
+        _ => return ExitCode::from(SETUP_FAILED),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return failed(&out, &format!("runtime: {e}")),
+    };
+    runtime.block_on(run(&out, uid, &program))
+}
+
+fn failed(out: &Path, why: &str) -> ExitCode {
+    let _ = std::fs::write(out.join("probe.log"), format!("{why}\n"));
+    ExitCode::from(SETUP_FAILED)
+}
+
+async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
+    let setup = async {
+        let ca = StandInCa::new("toolmark trap CA").map_err(|e| format!("trap CA: {e}"))?;
+        write_public(&out.join("ca.pem"), ca.certificate_pem().as_bytes())
+            .map_err(|e| format!("ca.pem: {e}"))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o644)
+            .open(out.join("traps.jsonl"))
+            .map_err(|e| format!("traps.jsonl: {e}"))?;
+        let traps = Arc::new(Traps {
+            records: Recorder {
+                file: Mutex::new(file),
+                written: AtomicUsize::new(0),
+            },
+            ca,
+            names: Mutex::new(HashMap::new()),
+            tls: Mutex::new(HashMap::new()),
+        });
+        let udp = UdpSocket::bind("127.0.0.1:53")
+            .await
+            .map_err(|e| format!("DNS sink: {e}"))?;
+        let mut listeners = Vec::new();
+        for (port, kind) in [(80, "http"), (443, "https"), (25, "smtp"), (587, "smtp")] {
+            let l = TcpListener::bind(("0.0.0.0", port))
+                .await
+                .map_err(|e| format!("trap on {port}: {e}"))?;
+            listeners.push((l, kind));
+        }
+        Ok::<_, String>((traps, udp, listeners))
+    };
+    let (traps, udp, listeners) = match setup.await {
+        Ok(s) => s,
+        Err(why) => return failed(out, &why),
+    };
+    tokio::spawn(sink(udp, traps.clone()));
+    for (listener, kind) in listeners {
+        tokio::spawn(accept(listener, kind, traps.clone()));
+    }
+    let mut command = tokio::process::Command::new(&program[0]);
+    command.args(&program[1..]).uid(uid).gid(uid);
+    let mut child = match command.spawn() {
+        Ok(c) => c,
+        Err(e) => return failed(out, &format!("starting {}: {e}", program[0])),
+    };
+    traps.records.write(record::launch(child.id().unwrap_or(0)));
+    let status = child.wait().await;
+    use std::os::unix::process::ExitStatusExt;
+    let code = match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => code,
+            (None, Some(signal)) => 128 + signal,
+            _ => 1,
+        },
+        Err(e) => return failed(out, &format!("waiting for the program: {e}")),
+    };
+    // Written unless the records were cut: the exit is the last thing the observer needs.
+    traps.records.force(record::exit(code));
+    ExitCode::from(code as u8)
+}
+
+/// A file anyone inside may read and only the probe write.
+fn write_public(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o644)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
+/// The DNS sink: every question recorded, `A` answered with the name's own address.
+async fn sink(udp: UdpSocket, traps: Arc<Traps>) {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let Ok((n, from)) = udp.recv_from(&mut buf).await else {
+            continue;
+        };
+        let Some(q) = dns::parse(&buf[..n]) else {
+            continue;
+        };
+        let addr = {
+            let Ok(mut names) = traps.names.lock() else {
+                continue;
+            };
+            let next = names.len();
+            match names.get(&q.name) {
+                Some(a) => Some(*a),
+                None if next < MAX_NAMES => {
+                    let a = dns::address(next);
+                    names.insert(q.name.clone(), a);
+                    Some(a)
+                }
+                None => None,
+            }
+        };
+        traps.records.write(record::dns(&q.name, q.qtype, addr));
+        let _ = udp.send_to(&dns::answer(&q, addr), from).await;
+    }
+}
+
+async fn accept(listener: TcpListener, kind: &'static str, traps: Arc<Traps>) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        };
+        let traps = traps.clone();
+        tokio::spawn(async move {
+            let local = tcp
+                .local_addr()
+                .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+            let seen = tokio::time::timeout(TRAP_TIMEOUT, serve(tcp, kind, &traps)).await;
+            let seen = seen.unwrap_or_else(|_| Seen::cut());
+            traps.records.write(record::connection(
+                kind,
+                local,
+                seen.sni.as_deref(),
+                &seen.recipients,
+                seen.bytes,
+                &seen.payload,
+                seen.complete,
+            ));
+        });
+    }
+}
+
+/// What a trap saw of one connection.
+#[derive(Default)]
+struct Seen {
+    sni: Option<String>,
+    recipients: Vec<String>,
+    bytes: usize,
+    payload: Vec<u8>,
+    complete: bool,
+}
+
+impl Seen {
+    fn cut() -> Seen {
+        Seen::default()
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len();
+        let room = MAX_TRAP_PAYLOAD.saturating_sub(self.payload.len());
+        self.payload
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+async fn serve(tcp: TcpStream, kind: &str, traps: &Traps) -> Seen {
+    match kind {
+        "http" => http(tcp, Seen::default()).await,
+        "https" => {
+            let acceptor =
+                tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), tcp);
+            let Ok(start) = acceptor.await else {
+                return Seen::cut();
+            };
+            let sni = start.client_hello().server_name().map(str::to_owned);
+            let Some(config) = tls_for(traps, sni.as_deref().unwrap_or("localhost")) else {
+                return Seen::cut();
+            };
+            let Ok(stream) = start.into_stream(config).await else {
+                return Seen { sni, ..Seen::cut() };
+            };
+            http(
+                stream,
+                Seen {
+                    sni,
+                    ..Seen::default()
+                },
+            )
+            .await
+        }
+        _ => mail(tcp).await,
+    }
+}
+
+fn tls_for(traps: &Traps, name: &str) -> Option<Arc<rustls::ServerConfig>> {
+    let mut made = traps.tls.lock().ok()?;
+    if let Some(c) = made.get(name) {
+        return Some(c.clone());
+    }
+    if made.len() >= MAX_NAMES {
+        return None;
+    }
+    let config = traps.ca.server_config(name).ok()?;
+    made.insert(name.to_owned(), config.clone());
+    Some(config)
+}
+
+/// An HTTP/1.1 request read whole (its head, then `Content-Length` bytes or chunks to the
+/// last), answered `200 {}`.
+async fn http<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, mut seen: Seen) -> Seen {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut all: Vec<u8> = Vec::new();
+    loop {
+        let Ok(n) = s.read(&mut buf).await else {
+            return seen;
+        };
+        if n == 0 {
+            return seen;
+        }
+        seen.keep(&buf[..n]);
+        all.extend_from_slice(&buf[..n.min(MAX_TRAP_PAYLOAD.saturating_sub(all.len()))]);
+        if seen.bytes > MAX_TRAP_READ {
+            return seen;
+        }
+        if request_ended(&all, seen.bytes) {
+            break;
+        }
+    }
+    seen.complete = true;
+    let _ = s
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        .await;
+    let _ = s.shutdown().await;
+    seen
+}
+
+/// Whether the request whose first bytes are `head` (of `total` read) is complete.
+fn request_ended(head: &[u8], total: usize) -> bool {
+    let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&head[..end]).to_ascii_lowercase();
+    let header = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_owned()))
+    };
+    if header("transfer-encoding:").is_some_and(|v| v.contains("chunked")) {
+        return head.ends_with(b"0\r\n\r\n");
+    }
+    let length = header("content-length:")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    total >= end + 4 + length
+}
+
+/// An SMTP conversation to its end: recipients and the message kept.
+async fn mail(tcp: TcpStream) -> Seen {
+    let mut seen = Seen::default();
+    let (read, mut write) = tcp.into_split();
+    let mut lines = BufReader::new(read.take(MAX_TRAP_READ as u64));
+    if write.write_all(smtp::GREETING.as_bytes()).await.is_err() {
+        return seen;
+    }
+    let mut line = String::new();
+    let mut data = false;
+    loop {
+        line.clear();
+        match lines.read_line(&mut line).await {
+            Ok(0) | Err(_) => return seen,
+            Ok(_) => {}
+        }
+        seen.keep(line.as_bytes());
+        let text = line.trim_end_matches(['\r', '\n']);
+        if data {
+            if text == "." {
+                data = false;
+                let _ = write.write_all(b"250 OK: queued\r\n").await;
+            }
+            continue;
+        }
+        let answer = match smtp::reply(text) {
+            Reply::Line(l) => l,
+            Reply::Recipient(r) => {
+                seen.recipients.push(r);
+                "250 OK\r\n"
+            }
+            Reply::Data => {
+                data = true;
+                "354 End data with <CR><LF>.<CR><LF>\r\n"
+            }
+            Reply::Quit => {
+                seen.complete = true;
+                let _ = write.write_all(b"221 Bye\r\n").await;
+                return seen;
+            }
+        };
+        if write.write_all(answer.as_bytes()).await.is_err() {
+            return seen;
+        }
+    }
+}

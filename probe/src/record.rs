@@ -1,0 +1,63 @@
+//! The records the probe writes to `OUT/traps.jsonl`, one JSON object a line (read by the
+//! observer, `toolmark_sandbox::traps`):
+//!
+//! - `{"t": µs, "kind": "dns", "name": "exfil.example", "qtype": 1, "answer": "127.128.0.1"}`
+//!   (`answer` null when none was given);
+//! - `{"t": µs, "kind": "http"|"https"|"smtp", "local": "127.128.0.1:443", "sni": "…"|null,
+//!   "recipients": ["…"], "bytes": n, "payload": "<base64 of the first MAX_TRAP_PAYLOAD bytes>",
+//!   "complete": bool}` — `complete` false when the connection was cut (by the trap's time or
+//!   size limit) before its request ended;
+//! - `{"t": µs, "kind": "launch", "pid": n}`: the package's program was started as pid `n`;
+//! - `{"t": µs, "kind": "exit", "code": n}`: it exited with status `n` (128 + the signal that
+//!   killed it); the probe exits with the same status. A sandbox that ends without this record
+//!   was killed whole (the host's memory cgroup, or the observer);
+//! - `{"t": µs, "kind": "cut"}`: [`crate::MAX_RECORDS`] were written; nothing more will be.
+//!
+//! `t` is microseconds since the Unix epoch when the record was made.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// Microseconds since the Unix epoch, now.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// A DNS question and what it was answered.
+pub fn dns(name: &str, qtype: u16, answer: Option<std::net::Ipv4Addr>) -> Value {
+    json!({"t": now(), "kind": "dns", "name": name, "qtype": qtype,
+           "answer": answer.map(|a| a.to_string())})
+}
+
+/// One trap connection.
+pub fn connection(
+    kind: &str,
+    local: std::net::SocketAddr,
+    sni: Option<&str>,
+    recipients: &[String],
+    bytes: usize,
+    payload: &[u8],
+    complete: bool,
+) -> Value {
+    json!({"t": now(), "kind": kind, "local": local.to_string(), "sni": sni,
+           "recipients": recipients, "bytes": bytes,
+           "payload": base64::engine::general_purpose::STANDARD.encode(payload),
+           "complete": complete})
+}
+
+/// The package's program started as `pid`.
+pub fn launch(pid: u32) -> Value {
+    json!({"t": now(), "kind": "launch", "pid": pid})
+}
+
+/// The package's program exited with `code`.
+pub fn exit(code: i32) -> Value {
+    json!({"t": now(), "kind": "exit", "code": code})
+}
+
+/// No more records will be written.
+pub fn cut() -> Value {
+    json!({"t": now(), "kind": "cut"})
+}

@@ -1,0 +1,188 @@
+//! What the probe recorded (`OUT/traps.jsonl`, written by `toolmark-probe` inside the sandbox,
+//! format in its `record` module), read into types. The file is the probe's, which the package
+//! cannot write; it is still read under [`MAX_TRAPS_BYTES`] and a line that does not parse is
+//! counted ([`Traps::unreadable`]), never guessed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use base64::Engine;
+use serde_json::Value;
+
+/// Most bytes of the probe's records read.
+pub const MAX_TRAPS_BYTES: u64 = 64 * 1024 * 1024;
+
+/// One name looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lookup {
+    /// When.
+    pub at: SystemTime,
+    /// The name.
+    pub name: String,
+    /// The address the sink answered with.
+    pub answer: Option<String>,
+}
+
+/// One connection a trap took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    /// When it ended.
+    pub at: SystemTime,
+    /// `http`, `https` or `smtp`.
+    pub kind: String,
+    /// The address and port it was made to (the name's own loopback address).
+    pub local: String,
+    /// The TLS server name asked for.
+    pub sni: Option<String>,
+    /// SMTP recipients.
+    pub recipients: Vec<String>,
+    /// Bytes the client sent.
+    pub bytes: u64,
+    /// The first bytes of it.
+    pub payload: Vec<u8>,
+    /// The request ended before a trap's limit cut it.
+    pub complete: bool,
+}
+
+/// Everything the probe recorded in one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traps {
+    /// Names looked up, in order.
+    pub lookups: Vec<Lookup>,
+    /// Connections the traps took, in order.
+    pub connections: Vec<Connection>,
+    /// The pid the package's program was started as.
+    pub launch: Option<u32>,
+    /// The status it exited with, as the probe saw it (`None`: the sandbox was killed whole).
+    pub exit: Option<i32>,
+    /// The probe stopped recording (its record limit).
+    pub cut: bool,
+    /// Lines that did not parse.
+    pub unreadable: usize,
+}
+
+impl Traps {
+    /// The records in `path` (`None`: the probe wrote none).
+    pub fn read(path: &Path) -> Option<Traps> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .ok()?
+            .take(MAX_TRAPS_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        let mut traps = Traps::parse(&bytes);
+        if bytes.len() as u64 >= MAX_TRAPS_BYTES {
+            traps.cut = true;
+        }
+        Some(traps)
+    }
+
+    /// Records from their bytes.
+    pub fn parse(bytes: &[u8]) -> Traps {
+        let mut t = Traps::default();
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            if t.take(line).is_none() {
+                t.unreadable += 1;
+            }
+        }
+        t
+    }
+
+    fn take(&mut self, line: &[u8]) -> Option<()> {
+        let v: Value = serde_json::from_slice(line).ok()?;
+        let at = SystemTime::UNIX_EPOCH + Duration::from_micros(v.get("t")?.as_u64()?);
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        match v.get("kind")?.as_str()? {
+            "dns" => self.lookups.push(Lookup {
+                at,
+                name: text("name")?,
+                answer: text("answer"),
+            }),
+            kind @ ("http" | "https" | "smtp") => self.connections.push(Connection {
+                at,
+                kind: kind.to_owned(),
+                local: text("local")?,
+                sni: text("sni"),
+                recipients: v
+                    .get("recipients")?
+                    .as_array()?
+                    .iter()
+                    .map(|r| r.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()?,
+                bytes: v.get("bytes")?.as_u64()?,
+                payload: base64::engine::general_purpose::STANDARD
+                    .decode(v.get("payload")?.as_str()?)
+                    .ok()?,
+                complete: v.get("complete")?.as_bool()?,
+            }),
+            "launch" => self.launch = Some(u32::try_from(v.get("pid")?.as_u64()?).ok()?),
+            "exit" => self.exit = Some(i32::try_from(v.get("code")?.as_i64()?).ok()?),
+            "cut" => self.cut = true,
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The name each answered address stands for.
+    pub fn names(&self) -> BTreeMap<String, String> {
+        self.lookups
+            .iter()
+            .filter_map(|l| Some((l.answer.clone()?, l.name.clone())))
+            .collect()
+    }
+}
+
+impl Connection {
+    /// Where the package meant it to go: `kind://name` (the TLS name, else the looked-up name
+    /// of the address, else the address), and the recipients of a mail.
+    pub fn describe(&self, names: &BTreeMap<String, String>) -> String {
+        let addr = self
+            .local
+            .rsplit_once(':')
+            .map_or(self.local.as_str(), |(a, _)| a);
+        let name = self
+            .sni
+            .clone()
+            .or_else(|| names.get(addr).cloned())
+            .unwrap_or_else(|| self.local.clone());
+        if self.recipients.is_empty() {
+            format!("{}://{name}", self.kind)
+        } else {
+            format!("{}://{name} to {}", self.kind, self.recipients.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probes_records_are_read_into_lookups_connections_and_the_launch() {
+        let t = Traps::parse(
+            br#"{"t":1796177100000000,"kind":"launch","pid":2}
+{"t":1796177100000001,"kind":"dns","name":"exfil.example","qtype":1,"answer":"127.128.0.1"}
+{"t":1796177100000002,"kind":"https","local":"127.128.0.1:443","sni":"exfil.example","recipients":[],"bytes":5,"payload":"aGVsbG8=","complete":true}
+{"t":1796177100000003,"kind":"smtp","local":"127.128.0.2:25","sni":null,"recipients":["x@outside.example"],"bytes":0,"payload":"","complete":false}
+not json
+{"t":1,"kind":"what"}
+{"t":2,"kind":"cut"}
+{"t":3,"kind":"exit","code":137}
+"#,
+        );
+        assert_eq!(t.launch, Some(2));
+        assert_eq!(t.exit, Some(137), "the program's own exit");
+        assert_eq!(t.lookups[0].name, "exfil.example");
+        assert_eq!(t.connections[0].payload, b"hello");
+        assert!(t.cut);
+        assert_eq!(t.unreadable, 2);
+        let names = t.names();
+        assert_eq!(t.connections[0].describe(&names), "https://exfil.example");
+        assert_eq!(
+            t.connections[1].describe(&names),
+            "smtp://127.128.0.2:25 to x@outside.example"
+        );
+    }
+}
