@@ -141,57 +141,40 @@ fn tempfile_in(dir: &std::path::Path, ext: &str) -> Result<PathBuf> {
     Ok(dir.join(format!("fetched-{}.{ext}", std::process::id())))
 }
 
-/// The report as JSON: everything a reader needs to judge it.
+/// The report as JSON: the observation the log would hold (status, digests, tools, the raw
+/// `initialize` result) and the sandbox's facts (`Report::facts`, its document member).
 pub fn to_json(r: &Report, spec: &str, artifact: &str) -> Value {
-    let set = (r.status == observe::Status::Ok)
-        .then(|| toolmark_observation::observe::assemble(&r.pages))
+    let package = match r.package_id() {
+        id if id.is_empty() => spec.to_owned(),
+        id => id,
+    };
+    let obs = r.observation(&package, None);
+    let set = (obs.status == toolmark_observation::observe::Status::Ok)
+        .then(|| obs.tool_set())
         .flatten();
-    let digests = set.as_ref().map(|s| {
-        json!({
-            "mtl1": toolmark_toolset::mtl1::tool_set_digest(s).map(|d| d.to_string()).ok(),
-            "full": toolmark_toolset::full::digest(s).to_string(),
-        })
-    });
+    let digests = obs
+        .digests()
+        .filter(|_| set.is_some())
+        .map(|d| json!({"mtl1": d.mtl1.ok().map(|s| s.to_string()), "full": d.full.to_string()}));
     let tools: Vec<Value> = set
         .as_ref()
         .map(|s| s.tools.iter().map(|t| json!(t.name())).collect())
         .unwrap_or_default();
-    let acts = |v: &[toolmark_sandbox::behaviour::Act]| -> Vec<Value> {
-        v.iter()
-            .map(|a| json!({"what": a.what, "pid": a.pid, "comm": a.comm}))
-            .collect()
-    };
-    json!({
-        "package": if r.name.is_empty() { spec.to_owned() } else { format!("npm:{}@{}", r.name, r.version) },
-        "status": r.status.as_str(),
-        "detail": r.detail,
+    let mut out = json!({
+        "package": package,
+        "status": obs.status.name(),
+        "detail": obs.detail,
         "artifact": artifact,
-        "runsc": r.runsc_version,
-        "elapsedMs": r.elapsed.as_millis() as u64,
-        "complete": r.complete(),
-        "protocolVersion": r.protocol_version,
+        "elapsedMs": u64::try_from(obs.elapsed.as_millis()).unwrap_or(u64::MAX),
+        "protocolVersion": obs.protocol_version,
         "tools": tools,
         "digests": digests,
-        "installScripts": r.scripts.iter().map(|(p, s, t)| json!({"package": p, "script": s, "command": t})).collect::<Vec<_>>(),
-        "calls": r.calls.iter().map(|c| json!({"tool": c.tool, "outcome": c.outcome,
-            "detail": if c.outcome == "ok" { Value::Null } else { json!(c.detail) }})).collect::<Vec<_>>(),
-        "behaviour": r.phases.iter().map(|p| json!({
-            "phase": p.phase.as_str(),
-            "complete": p.complete,
-            "incomplete": p.incomplete,
-            "exec": acts(&p.facts.behaviour.exec),
-            "network": acts(&p.facts.behaviour.network),
-            "lookups": p.facts.lookups,
-            "requests": p.facts.requests,
-            "decoys": acts(&p.facts.behaviour.decoys),
-            "writes": acts(&p.facts.behaviour.writes),
-            "exfiltrated": p.facts.exfiltrated,
-            "leakedBy": p.facts.leaked_by,
-        })).collect::<Vec<_>>(),
-        "findings": r.findings.iter().map(|f| json!({"code": f.code, "severity": f.severity.as_str(),
-            "phase": f.phase.as_str(), "evidence": f.evidence})).collect::<Vec<_>>(),
-        "initialize": r.initialize.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
-    })
+        "initialize": obs.initialize.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
+    });
+    if let (Some(o), Value::Object(facts)) = (out.as_object_mut(), r.facts()) {
+        o.extend(facts);
+    }
+    out
 }
 
 fn print_human(out: &Value) {

@@ -885,6 +885,7 @@ fn alpha_package_run(env: &mut Env) -> Vec<toolmark_index::Recorded> {
         via: Via::Package(Sandboxed {
             package: "npm:@example/alpha@1.0.0".into(),
             artifact: Some(Sri::of(b"the tarball")),
+            sandbox: None,
         }),
         ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
     };
@@ -987,6 +988,7 @@ fn ran(package: &str) -> Observation {
         via: Via::Package(Sandboxed {
             package: package.into(),
             artifact: None,
+            sandbox: None,
         }),
         ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
     }

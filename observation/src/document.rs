@@ -176,6 +176,9 @@ pub struct DocPackage {
     pub id: String,
     /// `sha256-<base64>` of the artifact as fetched, when one was.
     pub artifact: Option<String>,
+    /// What the sandbox saw (absent in documents written before the sandbox existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<serde_json::Value>,
 }
 
 /// The `kind` of a package's document; a remote's document has no `kind`.
@@ -364,6 +367,7 @@ impl Document {
             Via::Package(p) => DocVia::Package(DocPackage {
                 id: p.package.clone(),
                 artifact: p.artifact.map(|a| a.to_string()),
+                sandbox: p.sandbox.clone(),
             }),
         };
         Document {
@@ -474,6 +478,7 @@ mod tests {
             via: Via::Package(Sandboxed {
                 package: "npm:@acme/weather@1.2.3".into(),
                 artifact: Some(Sri::of(b"the tarball")),
+                sandbox: Some(serde_json::json!({"complete": true, "findings": []})),
             }),
             ..observation()
         }
@@ -578,6 +583,10 @@ mod tests {
         assert_eq!(
             v["package"]["artifact"],
             Sri::of(b"the tarball").to_string()
+        );
+        assert_eq!(
+            v["package"]["sandbox"]["complete"], true,
+            "the sandbox's facts kept"
         );
         // None of a remote's members.
         for member in [

@@ -62,6 +62,10 @@ pub enum Status {
     /// The target was listed but not dialled; the reason id (`templated-url`,
     /// `header-required`, `cleartext-url`, `unsupported-transport`, `invalid-url`).
     Skipped(&'static str),
+    /// A package's run that ended without its tools, by the sandbox's name for it
+    /// (`install-failed`, `no-entry-point`, `exited`, `out-of-memory`, `sandbox-error`,
+    /// `sandbox-unavailable`, `not-found`, `no-wheel`).
+    Package(&'static str),
 }
 
 impl Status {
@@ -81,7 +85,7 @@ impl Status {
             Status::BlockedAddress => "blocked-address".into(),
             Status::Redirect => "redirect".into(),
             Status::BadUrl => "bad-url".into(),
-            Status::Skipped(reason) => (*reason).into(),
+            Status::Skipped(reason) | Status::Package(reason) => (*reason).into(),
         }
     }
 }
@@ -265,6 +269,10 @@ pub struct Sandboxed {
     pub package: String,
     /// The digest of the artifact as fetched (tarball, wheel), when one was fetched.
     pub artifact: Option<Sri>,
+    /// What the sandbox saw, as it reports it (`toolmark_sandbox::observe::Report::facts`:
+    /// the runtime, the phases' behaviour and completeness, the calls, the findings); kept
+    /// whole in the document's `package.sandbox`.
+    pub sandbox: Option<serde_json::Value>,
 }
 
 impl Observation {

@@ -33,6 +33,8 @@ use toolmark_mcp::session::{
     Answer, Failure, Handshake, Identity, Limits as SessionLimits, Listing, Session,
 };
 
+use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
+
 use crate::arguments::{self, Arguments};
 use crate::behaviour::{self, Behaviour, Layout};
 use crate::decoys::{self, Canary};
@@ -221,8 +223,14 @@ pub struct Report {
     pub runsc_version: String,
     /// The last [`MAX_STDERR_BYTES`] of the server's stderr.
     pub stderr: String,
+    /// When it started.
+    pub started: SystemTime,
     /// How long it took.
     pub elapsed: Duration,
+    /// How long each step took, in order: `tree` (the host-side install), `install`,
+    /// `startup` (start until listed), `calls`, `teardown` (the server's exit or kill, the
+    /// traces read).
+    pub timings: Vec<(&'static str, Duration)>,
 }
 
 impl Report {
@@ -241,7 +249,9 @@ impl Report {
             findings: Vec::new(),
             runsc_version: String::new(),
             stderr: String::new(),
+            started: SystemTime::now(),
             elapsed: Duration::ZERO,
+            timings: Vec::new(),
         }
     }
 
@@ -275,6 +285,7 @@ impl Observer {
     /// integrity), started as `launch` says.
     pub async fn observe_npm(&self, tarball: &Path, launch: &Launch) -> Report {
         let started = Instant::now();
+        let started_at = SystemTime::now();
         let mut report = match self.runsc.as_deref() {
             None => Report::new(
                 Status::SandboxUnavailable,
@@ -285,8 +296,92 @@ impl Observer {
                 Err(e) => Report::new(Status::SandboxError, format!("setting up the run: {e}")),
             },
         };
+        report.started = started_at;
         report.elapsed = started.elapsed();
         report
+    }
+}
+
+/// The observer's version in the facts it reports: a version observed under an older one is
+/// observed again.
+pub const OBSERVER: &str = "toolmark-sandbox/1";
+
+impl Report {
+    /// `npm:<name>@<version>` as installed (empty before the tree was made).
+    pub fn package_id(&self) -> String {
+        if self.name.is_empty() {
+            String::new()
+        } else {
+            format!("npm:{}@{}", self.name, self.version)
+        }
+    }
+
+    /// What the sandbox saw, as one JSON object (the document's `package.sandbox`, and the
+    /// CLI's report): the observer and runtime, completeness, the steps' times, the install
+    /// scripts, each call's outcome, each phase's behaviour, and the findings.
+    pub fn facts(&self) -> Value {
+        use serde_json::json;
+        let acts = |v: &[behaviour::Act]| -> Vec<Value> {
+            v.iter()
+                .map(|a| json!({"what": a.what, "pid": a.pid, "comm": a.comm}))
+                .collect()
+        };
+        let ms = |d: &Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        json!({
+            "observer": OBSERVER,
+            "runsc": self.runsc_version,
+            "complete": self.complete(),
+            "timingsMs": self.timings.iter().map(|(k, d)| ((*k).to_owned(), json!(ms(d)))).collect::<serde_json::Map<_, _>>(),
+            "installScripts": self.scripts.iter().map(|(p, s, t)| json!({"package": p, "script": s, "command": t})).collect::<Vec<_>>(),
+            "calls": self.calls.iter().map(|c| json!({"tool": c.tool, "outcome": c.outcome,
+                "detail": if c.outcome == "ok" { Value::Null } else { json!(c.detail) }})).collect::<Vec<_>>(),
+            "behaviour": self.phases.iter().map(|p| json!({
+                "phase": p.phase.as_str(),
+                "complete": p.complete,
+                "incomplete": p.incomplete,
+                "exec": acts(&p.facts.behaviour.exec),
+                "network": acts(&p.facts.behaviour.network),
+                "lookups": p.facts.lookups,
+                "requests": p.facts.requests,
+                "decoys": acts(&p.facts.behaviour.decoys),
+                "writes": acts(&p.facts.behaviour.writes),
+                "exfiltrated": p.facts.exfiltrated,
+                "leakedBy": p.facts.leaked_by,
+            })).collect::<Vec<_>>(),
+            "findings": self.findings.iter().map(|f| json!({"code": f.code, "severity": f.severity.as_str(),
+                "phase": f.phase.as_str(), "evidence": f.evidence})).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The observation this report is, for the log: the core every observer fills (status,
+    /// raw `initialize` result and pages) and `via: Package` with the artifact's digest and
+    /// [`Report::facts`]. `package` names the version run (`npm:<name>@<version>`, the log
+    /// subject's `package`).
+    pub fn observation(
+        &self,
+        package: &str,
+        artifact: Option<toolmark_toolset::Sri>,
+    ) -> Observation {
+        let status = match self.status {
+            Status::Ok => ObsStatus::Ok,
+            Status::Timeout => ObsStatus::Timeout,
+            Status::Protocol => ObsStatus::Protocol,
+            Status::TooLarge => ObsStatus::TooLarge,
+            other => ObsStatus::Package(other.as_str()),
+        };
+        let mut obs = Observation::start(Via::Package(Sandboxed {
+            package: package.to_owned(),
+            artifact,
+            sandbox: Some(self.facts()),
+        }));
+        obs.started = self.started;
+        obs.elapsed = self.elapsed;
+        obs.status = status;
+        obs.detail = self.detail.clone();
+        obs.protocol_version = self.protocol_version.clone();
+        obs.initialize = self.initialize.clone();
+        obs.pages = self.pages.clone();
+        obs
     }
 }
 
@@ -362,6 +457,7 @@ impl<'a> Run<'a> {
     }
 
     async fn npm(&self, tarball: &Path, launch: &Launch) -> Report {
+        let step = Instant::now();
         let tree =
             match prepare::npm_tree(&self.observer.npm, tarball, &self.dir.join("tree")).await {
                 Ok(t) => t,
@@ -377,6 +473,7 @@ impl<'a> Run<'a> {
                 }
             };
         let mut report = Report::new(Status::Ok, String::new());
+        report.timings.push(("tree", step.elapsed()));
         report.name = tree.name.clone();
         report.version = tree.version.clone();
         report.scripts = tree.scripts.clone();
@@ -394,7 +491,9 @@ impl<'a> Run<'a> {
             return Report::new(Status::SandboxError, format!("planting the decoys: {e}"));
         }
         if !tree.scripts.is_empty() || !tree.unreadable.is_empty() {
+            let step = Instant::now();
             let (phase, failed) = self.install(&tree, &home).await;
+            report.timings.push(("install", step.elapsed()));
             report.phases.push(phase);
             if let Some((status, detail)) = failed {
                 report.status = status;
@@ -649,12 +748,15 @@ impl<'a> Run<'a> {
         };
         let limits = &self.observer.limits;
         let mut session = Session::new(SessionLimits::default(), identity, &mut listing);
+        let step = Instant::now();
         let listed = tokio::time::timeout(
             limits.startup,
             session.list_tools(&mut stdio, Handshake::Initialize("2025-06-18")),
         )
         .await;
         let listed_at = SystemTime::now();
+        report.timings.push(("startup", step.elapsed()));
+        let step = Instant::now();
         let mut cut = false;
         let mut windows = Vec::new();
         match listed {
@@ -678,6 +780,8 @@ impl<'a> Run<'a> {
             }
         }
         drop(session);
+        report.timings.push(("calls", step.elapsed()));
+        let step = Instant::now();
         report.initialize = listing.initialize.clone();
         report.protocol_version = listing.protocol_version.clone();
         report.pages = listing.pages.clone();
@@ -724,6 +828,7 @@ impl<'a> Run<'a> {
             &Window::Startup(listed_at, windows.clone()),
             &harness,
         );
+        report.timings.push(("teardown", step.elapsed()));
         if cut {
             startup.cut();
         }
@@ -1258,6 +1363,42 @@ mod tests {
         };
         drop_harness(&mut server, &Harness::server(Some(Some(2))));
         assert_eq!(whats(&server.exec), [("/usr/bin/sh".into(), 2)]);
+    }
+
+    #[test]
+    fn a_report_is_an_observation_whose_document_keeps_the_sandboxs_facts() {
+        use toolmark_observation::document::{DocTarget, Document};
+        let mut r = Report::new(Status::InstallFailed, "npm rebuild exited with 1".into());
+        r.name = "@acme/weather".into();
+        r.version = "1.2.3".into();
+        r.phases
+            .push(PhaseReport::unseen(Phase::Install, "trace-missing"));
+        let obs = r.observation(&r.package_id(), Some(toolmark_toolset::Sri::of(b"tgz")));
+        assert_eq!(obs.status.name(), "install-failed");
+        assert_eq!(obs.detail, "npm rebuild exited with 1");
+        let target = DocTarget {
+            server: "io.example/weather".into(),
+            endpoint: "npm:@acme/weather".into(),
+            declared_transport: "stdio".into(),
+        };
+        let bytes = Document::new(target, &obs).encode().unwrap();
+        let doc: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(doc["status"], "install-failed");
+        assert_eq!(doc["package"]["id"], "npm:@acme/weather@1.2.3");
+        let facts = &doc["package"]["sandbox"];
+        assert_eq!(facts["observer"], OBSERVER);
+        assert_eq!(facts["complete"], false);
+        assert_eq!(facts["behaviour"][0]["phase"], "install");
+        assert_eq!(facts["behaviour"][0]["incomplete"][0], "trace-missing");
+        // Statuses the core knows keep their own names.
+        for (status, name) in [
+            (Status::Ok, "ok"),
+            (Status::Timeout, "timeout"),
+            (Status::OutOfMemory, "out-of-memory"),
+        ] {
+            let r = Report::new(status, String::new());
+            assert_eq!(r.observation("npm:a@1", None).status.name(), name);
+        }
     }
 
     #[test]
