@@ -92,6 +92,8 @@ pub struct Behaviour {
     pub writes: Vec<Act>,
     /// Processes the run started, by pid: their parent.
     pub parents: BTreeMap<u32, u32>,
+    /// New processes the process limit refused (`fork`/`vfork`/`clone` failing with EAGAIN).
+    pub refused_spawns: usize,
     /// Everything could be read and decoded.
     pub complete: bool,
     /// Why not, when not.
@@ -183,9 +185,11 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
             // doing, whatever the program.
             Call::Connect(Address::Unix(path)) if path == NSCD_SOCKET => {}
             Call::Connect(Address::Unix(path)) => b.network.push(act(format!("unix:{path}"))),
-            Call::Spawn(child) => {
+            Call::Spawn(child) if e.succeeded() => {
                 b.parents.insert(child, e.pid);
             }
+            // EAGAIN: the process limit (`RLIMIT_NPROC`) refused a new process.
+            Call::Spawn(_) if e.errno == Some(11) => b.refused_spawns += 1,
             _ => {}
         }
     }

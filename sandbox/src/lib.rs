@@ -30,8 +30,10 @@
 //!   the server started, listed and each tool called once in another — into a report with
 //!   status, tools, calls, behaviour per phase and findings.
 //!
-//! What it will do (issue #14): PyPI wheels, the DNS sink and HTTP/HTTPS/SMTP traps inside the
-//! sandbox, a guest-side process limit; the observer is not yet called by any run.
+//! - [`traps`]: what the probe (`toolmark-probe`, the sandbox's pid 1: DNS sink and
+//!   HTTP/HTTPS/SMTP traps) recorded, read into types.
+//!
+//! What it will do (issue #14): PyPI wheels; the observer is not yet called by any run.
 //!
 //! What it never does: talk to the log or the index, or decide what a tool set is.
 

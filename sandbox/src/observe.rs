@@ -19,10 +19,11 @@
 //! dropped). A time, memory or size overrun ends the run with a named [`Status`]; a call
 //! overrun is that call's outcome, and the calls phase is then not complete.
 //!
-//! What it does not do yet (issue #14): PyPI wheels, the DNS sink and the HTTP/HTTPS/SMTP
-//! traps (so a lookup's name is unknown and the phase says so), a guest-side process limit
-//! (a fork bomb meets the host pids cgroup: the sentry panics and the run ends `exited` or
-//! `install-failed`, its trace cut).
+//! With the probe (`Observer::probe`) each sandbox's pid 1 is `toolmark-probe`: the DNS sink
+//! and the traps, their records read by [`crate::traps`]. [`MAX_PROCESSES`] is the guest-side
+//! process limit (a fork bomb: `too-many-processes`).
+//!
+//! What it does not do yet (issue #14): PyPI wheels.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -61,6 +62,10 @@ pub const MEMORY_BYTES: u64 = 512 * 1024 * 1024;
 pub const HOST_PIDS: u64 = 4096;
 /// `RLIMIT_NOFILE` inside.
 pub const OPEN_FILES: u64 = 1024;
+/// `RLIMIT_NPROC` inside: processes the package's uid may have at once (HISTOR: 256 PIDs). A
+/// fork past it fails; a run that did not list its tools and was refused a process is
+/// `too-many-processes`.
+pub const MAX_PROCESSES: u64 = 256;
 /// Most bytes of a phase's stderr kept (the rest is read and dropped).
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
 /// How long a server is given to exit after its stdin is closed, before it is killed.
@@ -136,6 +141,8 @@ pub enum Status {
     TooLarge,
     /// The sandbox was killed at its memory limit.
     OutOfMemory,
+    /// It did not list its tools, and the process limit refused it new processes.
+    TooManyProcesses,
     /// No gVisor here: nothing was run.
     SandboxUnavailable,
     /// Our side failed (never the package's behaviour).
@@ -154,6 +161,7 @@ impl Status {
             Status::Exited => "exited",
             Status::TooLarge => "too-large",
             Status::OutOfMemory => "out-of-memory",
+            Status::TooManyProcesses => "too-many-processes",
             Status::SandboxUnavailable => "sandbox-unavailable",
             Status::SandboxError => "sandbox-error",
         }
@@ -570,6 +578,7 @@ impl<'a> Run<'a> {
                 memory_bytes: self.observer.limits.memory_bytes,
                 host_pids: HOST_PIDS,
                 open_files: OPEN_FILES,
+                processes: MAX_PROCESSES,
                 root_harness: out.is_some(),
             },
         )
@@ -714,6 +723,16 @@ impl<'a> Run<'a> {
             )),
             Some(_) => None,
         };
+        let refused = phase.facts.behaviour.refused_spawns;
+        let failed = match failed {
+            Some((Status::Timeout | Status::InstallFailed, detail)) if refused > 0 => Some((
+                Status::TooManyProcesses,
+                format!(
+                    "the process limit ({MAX_PROCESSES}) refused {refused} new processes; {detail}"
+                ),
+            )),
+            other => other,
+        };
         (phase, failed)
     }
 
@@ -831,6 +850,16 @@ impl<'a> Run<'a> {
         report.timings.push(("teardown", step.elapsed()));
         if cut {
             startup.cut();
+        }
+        if report.status != Status::Ok
+            && report.status != Status::OutOfMemory
+            && startup.facts.behaviour.refused_spawns > 0
+        {
+            report.status = Status::TooManyProcesses;
+            report.detail = format!(
+                "the process limit ({MAX_PROCESSES}) refused {} new processes; {}",
+                startup.facts.behaviour.refused_spawns, report.detail
+            );
         }
         report.phases.push(startup);
         if report.status == Status::Ok {
@@ -976,6 +1005,10 @@ impl<'a> Run<'a> {
         drop_harness(&mut b, harness);
         if self.disk_full() {
             incomplete.push("run-disk-full".to_owned());
+        }
+        if b.refused_spawns > 0 {
+            // What the refused processes would have done was not done, so not seen.
+            incomplete.push("process-limit".to_owned());
         }
         let mut exfiltrated = socket_leaks(&part, &self.canary);
         let mut lookups = Vec::new();

@@ -61,6 +61,9 @@ pub struct BundleSpec {
     pub host_pids: u64,
     /// `RLIMIT_NOFILE` inside.
     pub open_files: u64,
+    /// `RLIMIT_NPROC` inside: processes of the sandbox's uid (gVisor enforces it: a fork past
+    /// it fails with EAGAIN, before the host pids cgroup is reached).
+    pub processes: u64,
     /// `args[0]` is a harness (the probe) that runs as root inside with only `CAP_SETUID` and
     /// `CAP_SETGID`, and starts the program it is given as `uid` — which then has no
     /// capability at all. Otherwise `args` runs as `uid` from the start.
@@ -173,7 +176,8 @@ fn config(spec: &BundleSpec) -> serde_json::Value {
             "noNewPrivileges": true,
             "capabilities": {"bounding": caps, "effective": caps, "permitted": caps,
                              "inheritable": none, "ambient": none},
-            "rlimits": [{"type": "RLIMIT_NOFILE", "hard": spec.open_files, "soft": spec.open_files}],
+            "rlimits": [{"type": "RLIMIT_NOFILE", "hard": spec.open_files, "soft": spec.open_files},
+                        {"type": "RLIMIT_NPROC", "hard": spec.processes, "soft": spec.processes}],
         },
         "root": {"path": "rootfs", "readonly": true},
         "hostname": "decoy-host",

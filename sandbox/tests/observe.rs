@@ -351,6 +351,13 @@ async fn hostile_servers_end_with_a_named_status_within_their_limits() {
             Status::OutOfMemory,
             40,
         ),
+        // A fork bomb in the background; it never answers.
+        (
+            "fork-bomb",
+            "require('child_process').spawn('/bin/sh', ['-c', 'b(){ b|b& };b'], { stdio: 'ignore' }); process.stdin.resume();",
+            Status::TooManyProcesses,
+            40,
+        ),
         // Exits at once.
         ("exits", "process.exit(3);", Status::Exited, 20),
         // Exits with the status a memory kill would give: still its own exit.

@@ -63,6 +63,7 @@ fn bundle_at(
             memory_bytes: 512 << 20,
             host_pids: 4096,
             open_files: 1024,
+            processes: 256,
             root_harness: false,
         },
     )
