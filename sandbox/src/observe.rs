@@ -689,6 +689,7 @@ impl<'a> Run<'a> {
         let trace = self.read(&spec);
         let (traps, probe_failed) = Self::seen(&out);
         let harness = Harness::npm(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
+        let never_started = out.is_some() && traps.as_ref().is_none_or(|t| t.launch.is_none());
         let mut phase = self.phase(
             Phase::Install,
             &trace,
@@ -701,6 +702,13 @@ impl<'a> Run<'a> {
             _ if probe_failed.is_some() => {
                 Some((Status::SandboxError, probe_failed.unwrap_or_default()))
             }
+            Some(status) if never_started && !status.success() => Some((
+                Status::SandboxError,
+                format!(
+                    "the sandbox never started npm: {}",
+                    prepare::tail(&ended.stderr, 1024)
+                ),
+            )),
             _ if Self::oom(&ended, out.is_some(), traps.as_ref()) => {
                 Some((Status::OutOfMemory, self.oom_detail("the install phase")))
             }
@@ -836,6 +844,16 @@ impl<'a> Run<'a> {
         if let Some(why) = probe_failed {
             report.status = Status::SandboxError;
             report.detail = why;
+        } else if out.is_some()
+            && report.status != Status::Ok
+            && traps.as_ref().is_none_or(|t| t.launch.is_none())
+        {
+            // The probe never started the program: the sandbox itself did not come up.
+            report.status = Status::SandboxError;
+            report.detail = format!(
+                "the sandbox never started the program: {}",
+                prepare::tail(&report.stderr, 1024)
+            );
         }
         let harness = Harness::server(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
         let probed = out.is_some();
