@@ -16,6 +16,7 @@
 //! anything outside the sandbox.
 
 pub mod dns;
+pub mod http;
 pub mod record;
 pub mod smtp;
 
@@ -33,3 +34,9 @@ pub const MAX_RECORDS: usize = 2_000;
 
 /// Most names the DNS sink hands addresses to; later names get an empty answer.
 pub const MAX_NAMES: usize = 4_096;
+
+/// Most trap connections open at once; one more is closed at once and recorded `refused`.
+pub const MAX_TRAP_CONNECTIONS: usize = 256;
+
+/// Most SMTP recipients kept of one connection (each at most 256 bytes).
+pub const MAX_RECIPIENTS: usize = 64;

@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -20,12 +20,16 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use toolmark_probe::smtp::{self, Reply};
 use toolmark_probe::{
-    MAX_NAMES, MAX_RECORDS, MAX_TRAP_PAYLOAD, MAX_TRAP_READ, TRAP_TIMEOUT, dns, record,
+    MAX_NAMES, MAX_RECIPIENTS, MAX_RECORDS, MAX_TRAP_CONNECTIONS, MAX_TRAP_PAYLOAD, MAX_TRAP_READ,
+    TRAP_TIMEOUT, dns, http, record,
 };
 use toolmark_standins::tls::StandInCa;
 
 /// The exit status of a probe that could not set up (not the package's).
 const SETUP_FAILED: u8 = 125;
+
+/// The exit status when the package's program could not be started.
+const LAUNCH_FAILED: u8 = 127;
 
 /// Writes records, at most [`MAX_RECORDS`].
 struct Recorder {
@@ -34,7 +38,7 @@ struct Recorder {
 }
 
 impl Recorder {
-    /// Write `v` whatever the count (the one record that must be there).
+    /// Write `v` whatever the count (the records that must be there: the launch's outcome).
     fn force(&self, v: Value) {
         if let Ok(mut f) = self.file.lock() {
             let _ = writeln!(f, "{v}");
@@ -48,9 +52,7 @@ impl Recorder {
             _ if n == MAX_RECORDS => record::cut(),
             _ => return,
         };
-        if let Ok(mut f) = self.file.lock() {
-            let _ = writeln!(f, "{v}");
-        }
+        self.force(v);
     }
 }
 
@@ -62,6 +64,10 @@ struct Traps {
     names: Mutex<HashMap<String, Ipv4Addr>>,
     /// TLS configurations made, by name.
     tls: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+    /// Connections taken so far (the next one's id).
+    taken: AtomicU64,
+    /// Connections open now.
+    open: AtomicUsize,
 }
 
 fn main() -> ExitCode {
@@ -109,6 +115,8 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
             ca,
             names: Mutex::new(HashMap::new()),
             tls: Mutex::new(HashMap::new()),
+            taken: AtomicU64::new(0),
+            open: AtomicUsize::new(0),
         });
         let udp = UdpSocket::bind("127.0.0.1:53")
             .await
@@ -130,24 +138,43 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
     for (listener, kind) in listeners {
         tokio::spawn(accept(listener, kind, traps.clone()));
     }
-    let mut command = tokio::process::Command::new(&program[0]);
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(&program[0]);
     command.args(&program[1..]).uid(uid).gid(uid);
-    let mut child = match command.spawn() {
-        Ok(c) => c,
-        Err(e) => return failed(out, &format!("starting {}: {e}", program[0])),
+    let child = match command.spawn() {
+        Ok(c) => c.id(),
+        Err(e) => {
+            // The package's program would not start (a `#!` naming nothing, an entry an
+            // install script removed): its outcome, not the probe's.
+            let why = format!("starting {}: {e}", program[0]);
+            traps.records.force(record::launch_failed(&why));
+            return ExitCode::from(LAUNCH_FAILED);
+        }
     };
-    traps.records.write(record::launch(child.id().unwrap_or(0)));
-    let status = child.wait().await;
-    use std::os::unix::process::ExitStatusExt;
-    let code = match status {
-        Ok(s) => match (s.code(), s.signal()) {
+    traps.records.force(record::launch(child));
+    // As pid 1 the probe reaps every process that ends (orphans are re-parented to it, and a
+    // zombie would count against the process limit); the program's own status ends the run.
+    let reaped = tokio::task::spawn_blocking(move || {
+        loop {
+            match rustix::process::wait(rustix::process::WaitOptions::empty()) {
+                Ok(Some((pid, status))) if pid.as_raw_nonzero().get().unsigned_abs() == child => {
+                    return Ok(status);
+                }
+                Ok(_) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    })
+    .await;
+    let code = match reaped {
+        Ok(Ok(s)) => match (s.exit_status(), s.terminating_signal()) {
             (Some(code), _) => code,
             (None, Some(signal)) => 128 + signal,
             _ => 1,
         },
+        Ok(Err(e)) => return failed(out, &format!("waiting for the program: {e}")),
         Err(e) => return failed(out, &format!("waiting for the program: {e}")),
     };
-    // Written unless the records were cut: the exit is the last thing the observer needs.
     traps.records.force(record::exit(code));
     ExitCode::from(code as u8)
 }
@@ -199,14 +226,24 @@ async fn accept(listener: TcpListener, kind: &'static str, traps: Arc<Traps>) {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
+        let local = tcp
+            .local_addr()
+            .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+        if traps.open.fetch_add(1, Ordering::SeqCst) >= MAX_TRAP_CONNECTIONS {
+            traps.open.fetch_sub(1, Ordering::SeqCst);
+            traps.records.write(record::refused(local));
+            continue;
+        }
+        let id = traps.taken.fetch_add(1, Ordering::SeqCst);
+        traps.records.write(record::open(id, local));
         let traps = traps.clone();
         tokio::spawn(async move {
-            let local = tcp
-                .local_addr()
-                .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
-            let seen = tokio::time::timeout(TRAP_TIMEOUT, serve(tcp, kind, &traps)).await;
-            let seen = seen.unwrap_or_else(|_| Seen::cut());
+            let mut seen = Seen::default();
+            // At its time limit the connection is cut; what it sent so far is kept.
+            let _ = tokio::time::timeout(TRAP_TIMEOUT, serve(tcp, kind, &traps, &mut seen)).await;
+            traps.open.fetch_sub(1, Ordering::SeqCst);
             traps.records.write(record::connection(
+                id,
                 kind,
                 local,
                 seen.sni.as_deref(),
@@ -230,10 +267,6 @@ struct Seen {
 }
 
 impl Seen {
-    fn cut() -> Seen {
-        Seen::default()
-    }
-
     fn keep(&mut self, bytes: &[u8]) {
         self.bytes += bytes.len();
         let room = MAX_TRAP_PAYLOAD.saturating_sub(self.payload.len());
@@ -242,32 +275,25 @@ impl Seen {
     }
 }
 
-async fn serve(tcp: TcpStream, kind: &str, traps: &Traps) -> Seen {
+async fn serve(tcp: TcpStream, kind: &str, traps: &Traps, seen: &mut Seen) {
     match kind {
-        "http" => http(tcp, Seen::default()).await,
+        "http" => http_request(tcp, seen).await,
         "https" => {
             let acceptor =
                 tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), tcp);
             let Ok(start) = acceptor.await else {
-                return Seen::cut();
+                return;
             };
-            let sni = start.client_hello().server_name().map(str::to_owned);
-            let Some(config) = tls_for(traps, sni.as_deref().unwrap_or("localhost")) else {
-                return Seen::cut();
+            seen.sni = start.client_hello().server_name().map(str::to_owned);
+            let Some(config) = tls_for(traps, seen.sni.as_deref().unwrap_or("localhost")) else {
+                return;
             };
             let Ok(stream) = start.into_stream(config).await else {
-                return Seen { sni, ..Seen::cut() };
+                return;
             };
-            http(
-                stream,
-                Seen {
-                    sni,
-                    ..Seen::default()
-                },
-            )
-            .await
+            http_request(stream, seen).await
         }
-        _ => mail(tcp).await,
+        _ => mail(tcp, seen).await,
     }
 }
 
@@ -284,75 +310,73 @@ fn tls_for(traps: &Traps, name: &str) -> Option<Arc<rustls::ServerConfig>> {
     Some(config)
 }
 
-/// An HTTP/1.1 request read whole (its head, then `Content-Length` bytes or chunks to the
-/// last), answered `200 {}`.
-async fn http<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, mut seen: Seen) -> Seen {
+/// An HTTP/1.1 request read whole ([`http::request_ended`]), answered `200 {}`; whatever the
+/// client sends after the answer is read too (within the limits).
+async fn http_request<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, seen: &mut Seen) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut all: Vec<u8> = Vec::new();
     loop {
         let Ok(n) = s.read(&mut buf).await else {
-            return seen;
+            return;
         };
         if n == 0 {
-            return seen;
+            return;
         }
         seen.keep(&buf[..n]);
-        all.extend_from_slice(&buf[..n.min(MAX_TRAP_PAYLOAD.saturating_sub(all.len()))]);
+        all.extend_from_slice(&buf[..n]);
         if seen.bytes > MAX_TRAP_READ {
-            return seen;
+            return;
         }
-        if request_ended(&all, seen.bytes) {
-            break;
+        match http::request_ended(&all) {
+            Some(true) => break,
+            Some(false) => {}
+            // Not a request this trap reads to its end: read what comes, unanswered.
+            None => {}
         }
     }
     seen.complete = true;
     let _ = s
         .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
         .await;
-    let _ = s.shutdown().await;
-    seen
-}
-
-/// Whether the request whose first bytes are `head` (of `total` read) is complete.
-fn request_ended(head: &[u8], total: usize) -> bool {
-    let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&head[..end]).to_ascii_lowercase();
-    let header = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_owned()))
-    };
-    if header("transfer-encoding:").is_some_and(|v| v.contains("chunked")) {
-        return head.ends_with(b"0\r\n\r\n");
+    let _ = s.flush().await;
+    // Anything more (a second request, a body sent after all) is still the package's.
+    while seen.bytes <= MAX_TRAP_READ {
+        match s.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                seen.keep(&buf[..n]);
+                if n > 0 {
+                    seen.complete = false;
+                }
+            }
+        }
     }
-    let length = header("content-length:")
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    total >= end + 4 + length
+    let _ = s.shutdown().await;
 }
 
 /// An SMTP conversation to its end: recipients and the message kept.
-async fn mail(tcp: TcpStream) -> Seen {
-    let mut seen = Seen::default();
+async fn mail(tcp: TcpStream, seen: &mut Seen) {
     let (read, mut write) = tcp.into_split();
     let mut lines = BufReader::new(read.take(MAX_TRAP_READ as u64));
     if write.write_all(smtp::GREETING.as_bytes()).await.is_err() {
-        return seen;
+        return;
     }
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut data = false;
     loop {
         line.clear();
-        match lines.read_line(&mut line).await {
-            Ok(0) | Err(_) => return seen,
+        match lines.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        seen.keep(line.as_bytes());
-        let text = line.trim_end_matches(['\r', '\n']);
+        seen.keep(&line);
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
         if data {
             if text == "." {
                 data = false;
+                // A message taken: a client that closes now has said what it had to.
+                seen.complete = true;
                 let _ = write.write_all(b"250 OK: queued\r\n").await;
             }
             continue;
@@ -360,21 +384,24 @@ async fn mail(tcp: TcpStream) -> Seen {
         let answer = match smtp::reply(text) {
             Reply::Line(l) => l,
             Reply::Recipient(r) => {
-                seen.recipients.push(r);
+                if seen.recipients.len() < MAX_RECIPIENTS {
+                    seen.recipients.push(r.chars().take(256).collect());
+                }
                 "250 OK\r\n"
             }
             Reply::Data => {
                 data = true;
+                seen.complete = false;
                 "354 End data with <CR><LF>.<CR><LF>\r\n"
             }
             Reply::Quit => {
                 seen.complete = true;
                 let _ = write.write_all(b"221 Bye\r\n").await;
-                return seen;
+                return;
             }
         };
         if write.write_all(answer.as_bytes()).await.is_err() {
-            return seen;
+            return;
         }
     }
 }

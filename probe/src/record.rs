@@ -7,7 +7,14 @@
 //!   "recipients": ["…"], "bytes": n, "payload": "<base64 of the first MAX_TRAP_PAYLOAD bytes>",
 //!   "complete": bool}` — `complete` false when the connection was cut (by the trap's time or
 //!   size limit) before its request ended;
+//! - `{"t": µs, "kind": "open", "id": n, "local": "127.128.0.1:443"}`: a trap took connection
+//!   `n`; its `http`/`https`/`smtp` record (same `id`) follows when it ends — an `open` without
+//!   one is a connection the run ended (recorded nowhere else: what it carried is unknown);
+//! - `{"t": µs, "kind": "refused", "local": "…"}`: a connection over `MAX_TRAP_CONNECTIONS`,
+//!   closed unread;
 //! - `{"t": µs, "kind": "launch", "pid": n}`: the package's program was started as pid `n`;
+//! - `{"t": µs, "kind": "launch-failed", "error": "…"}`: it could not be started (the probe
+//!   exits 127);
 //! - `{"t": µs, "kind": "exit", "code": n}`: it exited with status `n` (128 + the signal that
 //!   killed it); the probe exits with the same status. A sandbox that ends without this record
 //!   was killed whole (the host's memory cgroup, or the observer);
@@ -31,8 +38,28 @@ pub fn dns(name: &str, qtype: u16, answer: Option<std::net::Ipv4Addr>) -> Value 
            "answer": answer.map(|a| a.to_string())})
 }
 
-/// One trap connection.
+/// A trap took connection `id`.
+pub fn open(id: u64, local: std::net::SocketAddr) -> Value {
+    json!({"t": now(), "kind": "open", "id": id, "local": local.to_string()})
+}
+
+/// A connection closed unread: too many were open.
+pub fn refused(local: std::net::SocketAddr) -> Value {
+    json!({"t": now(), "kind": "refused", "local": local.to_string()})
+}
+
+/// The program could not be started.
+pub fn launch_failed(error: &str) -> Value {
+    json!({"t": now(), "kind": "launch-failed", "error": error})
+}
+
+/// One trap connection (`id` as its `open` record said).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one record's members, named at the one caller"
+)]
 pub fn connection(
+    id: u64,
     kind: &str,
     local: std::net::SocketAddr,
     sni: Option<&str>,
@@ -41,7 +68,7 @@ pub fn connection(
     payload: &[u8],
     complete: bool,
 ) -> Value {
-    json!({"t": now(), "kind": kind, "local": local.to_string(), "sni": sni,
+    json!({"t": now(), "id": id, "kind": kind, "local": local.to_string(), "sni": sni,
            "recipients": recipients, "bytes": bytes,
            "payload": base64::engine::general_purpose::STANDARD.encode(payload),
            "complete": complete})

@@ -117,18 +117,28 @@ impl Layout {
             || path == format!("{}/.env", self.cwd.trim_end_matches('/'))
     }
 
-    fn suspicious_write(&self, path: &str) -> bool {
+    /// A [`PERSISTENCE_PATHS`] entry under HOME.
+    fn persistence(&self, path: &str) -> bool {
         let in_home = path
             .strip_prefix(self.home.trim_end_matches('/'))
             .and_then(|r| r.strip_prefix('/'));
-        if let Some(rel) = in_home {
-            return PERSISTENCE_PATHS.iter().any(|p| {
+        in_home.is_some_and(|rel| {
+            PERSISTENCE_PATHS.iter().any(|p| {
                 if p.ends_with('/') {
                     rel.starts_with(p)
                 } else {
                     rel == *p
                 }
-            });
+            })
+        })
+    }
+
+    fn suspicious_write(&self, path: &str) -> bool {
+        let in_home = path
+            .strip_prefix(self.home.trim_end_matches('/'))
+            .is_some_and(|r| r.starts_with('/'));
+        if in_home {
+            return self.persistence(path);
         }
         let expected = ["/tmp", "/dev", "/proc"]
             .iter()
@@ -170,6 +180,16 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
                 }
             }
             Call::Exec(exec) if e.succeeded() => b.exec.push(act(exec.path)),
+            // A second name for a decoy or a persistence path: reading or writing through it
+            // is not seen as such, so making it counts.
+            Call::Link(target) if e.succeeded() => {
+                if layout.decoy(&target) {
+                    b.decoys.push(act(format!("link to {target}")));
+                }
+                if layout.persistence(&target) {
+                    b.writes.push(act(format!("link to {target}")));
+                }
+            }
             Call::Connect(Address::Inet { addr, port }) if addr == "127.0.0.1" && port == 53 => {
                 b.dns.push(act(format!("{addr}:{port}")));
             }

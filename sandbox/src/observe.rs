@@ -72,8 +72,13 @@ pub const MAX_STDERR_BYTES: usize = 64 * 1024;
 const EXIT_GRACE: Duration = Duration::from_secs(1);
 /// How long the output of a killed sandbox may take to end.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
-/// The size of each run's directory (a tmpfs): trees, decoy HOME, traces.
+/// The size of each run's directory (a tmpfs): the tree and the decoy HOME.
 pub const RUN_DISK_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// The size of the tmpfs holding a run's records (traces, the probe's records), mounted apart
+/// so that a package filling its own trees cannot cut what is recorded of it.
+pub const RECORDS_DISK_BYTES: u64 = 1024 * 1024 * 1024;
+/// Where in a run's directory the records' tmpfs is.
+const RECORDS: &str = "records";
 
 /// The uid the package runs as inside (and owns its decoy HOME on the host).
 pub const SANDBOX_UID: u32 = 1000;
@@ -419,7 +424,9 @@ struct Run<'a> {
 impl Drop for Run<'_> {
     fn drop(&mut self) {
         if !self.observer.keep {
-            let _ = rustix::mount::unmount(&self.dir, rustix::mount::UnmountFlags::DETACH);
+            let detach = rustix::mount::UnmountFlags::DETACH;
+            let _ = rustix::mount::unmount(self.dir.join(RECORDS), detach);
+            let _ = rustix::mount::unmount(&self.dir, detach);
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
@@ -452,15 +459,24 @@ impl<'a> Run<'a> {
             canary,
             argument,
         };
-        let size = std::ffi::CString::new(format!("size={RUN_DISK_BYTES},mode=0755"))
-            .map_err(std::io::Error::other)?;
-        rustix::mount::mount(
-            "tmpfs",
-            &run.dir,
-            "tmpfs",
-            rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV,
-            Some(size.as_c_str()),
-        )?;
+        // The package's writable trees and the records of what it did live on tmpfs mounts of
+        // their own: filling the one cannot cut the other.
+        let tmpfs = |dir: &Path, size: u64| {
+            let options = std::ffi::CString::new(format!("size={size},mode=0755"))
+                .map_err(std::io::Error::other)?;
+            rustix::mount::mount(
+                "tmpfs",
+                dir,
+                "tmpfs",
+                rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV,
+                Some(options.as_c_str()),
+            )
+            .map_err(std::io::Error::from)
+        };
+        tmpfs(&run.dir, RUN_DISK_BYTES)?;
+        let records = run.dir.join(RECORDS);
+        std::fs::create_dir(&records)?;
+        tmpfs(&records, RECORDS_DISK_BYTES)?;
         Ok(run)
     }
 
@@ -546,10 +562,15 @@ impl<'a> Run<'a> {
             None => None,
             Some(probe) => {
                 let dir = self.dir.join("probe");
-                let out = self.dir.join(format!("out-{phase}"));
+                let out = self.dir.join(RECORDS).join(format!("out-{phase}"));
                 let copied = std::fs::create_dir_all(&dir)
                     .and_then(|()| std::fs::copy(probe, dir.join("toolmark-probe")).map(|_| ()))
-                    .and_then(|()| std::fs::create_dir_all(&out));
+                    .and_then(|()| std::fs::create_dir_all(&out))
+                    .and_then(|()| {
+                        use std::os::unix::fs::PermissionsExt;
+                        // Root's inside: the package reads the CA there and writes nothing.
+                        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))
+                    });
                 copied.map_err(|e| format!("the probe: {e}"))?;
                 mounts.push(mount("/probe", &dir, false));
                 mounts.push(mount("/out", &out, true));
@@ -584,7 +605,7 @@ impl<'a> Run<'a> {
         )
         .map_err(|e| format!("the {phase} bundle: {e}"))?;
         let spec = TraceSpec {
-            log_dir: self.dir.join(format!("logs-{phase}")),
+            log_dir: self.dir.join(RECORDS).join(format!("logs-{phase}")),
             syscalls: trace::TRACED_SYSCALLS
                 .iter()
                 .map(|s| s.to_string())
@@ -689,7 +710,10 @@ impl<'a> Run<'a> {
         let trace = self.read(&spec);
         let (traps, probe_failed) = Self::seen(&out);
         let harness = Harness::npm(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
-        let never_started = out.is_some() && traps.as_ref().is_none_or(|t| t.launch.is_none());
+        let never_started = out.is_some()
+            && traps
+                .as_ref()
+                .is_none_or(|t| t.launch.is_none() && t.launch_failed.is_none());
         let mut phase = self.phase(
             Phase::Install,
             &trace,
@@ -841,7 +865,11 @@ impl<'a> Run<'a> {
             report.status = Status::OutOfMemory;
             report.detail = self.oom_detail("the sandbox");
         }
-        if let Some(why) = probe_failed {
+        if let Some(why) = traps.as_ref().and_then(|t| t.launch_failed.clone()) {
+            // The package's program would not start: the package's outcome.
+            report.status = Status::Exited;
+            report.detail = why;
+        } else if let Some(why) = probe_failed {
             report.status = Status::SandboxError;
             report.detail = why;
         } else if out.is_some()
@@ -1047,20 +1075,40 @@ impl<'a> Run<'a> {
                         .filter(|l| window.holds_at(l.at))
                         .map(|l| l.name.clone()),
                 );
+                for l in t.lookups.iter().filter(|l| window.holds_at(l.at)) {
+                    if self.canary.found_in(l.name.as_bytes()) {
+                        exfiltrated.push(format!("dns:{}", l.name));
+                    }
+                }
                 for c in t.connections.iter().filter(|c| window.holds_at(c.at)) {
                     let what = c.describe(&names);
                     let payload = String::from_utf8_lossy(&c.payload);
+                    let body = toolmark_probe::http::body(&c.payload);
                     if carries(&self.canary, &payload)
+                        || carries(&self.canary, &String::from_utf8_lossy(&body))
                         || c.recipients
                             .iter()
                             .any(|r| self.canary.found_in(r.as_bytes()))
+                        || c.sni
+                            .as_ref()
+                            .is_some_and(|s| self.canary.found_in(s.as_bytes()))
                     {
                         exfiltrated.push(what.clone());
                     }
                     if !c.complete {
                         incomplete.push("trap-request-cut".to_owned());
                     }
+                    if c.bytes > c.payload.len() as u64 {
+                        // What came after the kept bytes was not searched.
+                        incomplete.push("trap-payload-cut".to_owned());
+                    }
                     requests.push(what);
+                }
+                if t.unclosed.iter().any(|(at, _)| window.holds_at(*at)) {
+                    incomplete.push("trap-request-cut".to_owned());
+                }
+                if t.refused.iter().any(|(at, _)| window.holds_at(*at)) {
+                    incomplete.push("trap-refused".to_owned());
                 }
                 if t.cut {
                     incomplete.push("traps-cut".to_owned());
@@ -1096,9 +1144,12 @@ impl<'a> Run<'a> {
 
     /// Whether the run's tmpfs is (nearly) full: a trace written into it may have been cut.
     fn disk_full(&self) -> bool {
-        rustix::fs::statvfs(&self.dir)
-            .map(|v| v.f_bavail.saturating_mul(v.f_frsize) < 1024 * 1024)
-            .unwrap_or(true)
+        let full = |dir: &Path| {
+            rustix::fs::statvfs(dir)
+                .map(|v| v.f_bavail.saturating_mul(v.f_frsize) < 1024 * 1024)
+                .unwrap_or(true)
+        };
+        full(&self.dir) || full(&self.dir.join(RECORDS))
     }
 }
 

@@ -20,7 +20,7 @@ use regex::Regex;
 
 /// The syscalls a run is traced for (`--strace-syscalls`): what [`decode`] reads, the
 /// process tree, and the writes and renames a later rule may need.
-pub const TRACED_SYSCALLS: [&str; 22] = [
+pub const TRACED_SYSCALLS: [&str; 23] = [
     "open",
     "openat",
     "creat",
@@ -43,6 +43,7 @@ pub const TRACED_SYSCALLS: [&str; 22] = [
     "fork",
     "vfork",
     "symlinkat",
+    "linkat",
 ];
 
 /// Most trace bytes read; the rest is cut and the trace marked [`Trace::truncated`].
@@ -160,8 +161,20 @@ pub fn parse(log: &[u8]) -> Trace {
     } else {
         log
     };
+    // Whether the last line that began a log record was the sentry's strace.
+    let mut in_strace = false;
     for raw in log.split(|b| *b == b'\n') {
-        if !contains(raw, b" strace.go:") {
+        if !starts_record(raw) {
+            // A line that continues the record before it. After a strace record that is a
+            // line broken in two by a newline in what the task controls (its command name):
+            // what the call was is unknown.
+            if in_strace && !raw.is_empty() {
+                trace.unparsed += 1;
+            }
+            continue;
+        }
+        in_strace = contains(raw, b" strace.go:");
+        if !in_strace {
             continue;
         }
         if trace.events.len() >= MAX_TRACE_EVENTS {
@@ -181,6 +194,14 @@ pub fn parse(log: &[u8]) -> Trace {
         }
     }
     trace
+}
+
+/// Whether `raw` begins a log record (`I1202 01:40:15.124080 `, glog's header).
+fn starts_record(raw: &[u8]) -> bool {
+    raw.len() > 5
+        && matches!(raw[0], b'I' | b'W' | b'E' | b'F' | b'D')
+        && raw[1..5].iter().all(u8::is_ascii_digit)
+        && raw[5] == b' '
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -284,6 +305,8 @@ pub enum Call {
     Exec(Exec),
     /// A new process (not a thread): `fork`, `vfork`, `clone` without `CLONE_THREAD`; its pid.
     Spawn(u32),
+    /// A link (`symlinkat`, `linkat`) made to this file.
+    Link(String),
     /// Any other syscall, or a call whose arguments could not be read exactly.
     Other,
 }
@@ -292,6 +315,41 @@ pub enum Call {
 /// /cwd`, `0x3 /dir`).
 fn after_space(arg: &str) -> Option<&str> {
     arg.split_once(' ').map(|(_, rest)| rest)
+}
+
+/// `path` as an absolute, lexically clean path: relative to the directory `dir` names (an
+/// `openat` dirfd as logged: `AT_FDCWD /cwd`, `0x3 /dir`); `None` when it is relative and no
+/// directory is known (what it named cannot be told).
+fn resolve(dir: Option<&&str>, path: &str) -> Option<String> {
+    if path.starts_with('/') {
+        return Some(clean(path));
+    }
+    let base = after_space(dir?)?;
+    resolve_in(base, path)
+}
+
+fn resolve_in(base: &str, path: &str) -> Option<String> {
+    if path.starts_with('/') {
+        return Some(clean(path));
+    }
+    base.starts_with('/')
+        .then(|| clean(&format!("{base}/{path}")))
+}
+
+/// `.`, `..` and repeated `/` taken out, as the kernel walks them (symbolic links are not
+/// followed: a link is read where it is made, `Call::Link`).
+fn clean(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 fn write_flags(flags: &str) -> bool {
@@ -313,11 +371,11 @@ pub fn decode(e: &Event) -> Option<Call> {
     Some(match e.syscall.as_str() {
         "openat" => {
             let a = args()?;
-            let [_, path, flags, _] = a.as_slice() else {
+            let [dir, path, flags, _] = a.as_slice() else {
                 return None;
             };
             Call::Open(Open {
-                path: after_space(path)?.to_owned(),
+                path: resolve(Some(dir), after_space(path)?)?,
                 write: write_flags(flags),
             })
         }
@@ -327,17 +385,38 @@ pub fn decode(e: &Event) -> Option<Call> {
                 return None;
             };
             Call::Open(Open {
-                path: after_space(path)?.to_owned(),
+                path: resolve(None, after_space(path)?)?,
                 write: write_flags(flags),
             })
         }
         "creat" => {
             let a = args()?;
             Call::Open(Open {
-                path: after_space(a.first()?)?.to_owned(),
+                path: resolve(None, after_space(a.first()?)?)?,
                 write: true,
             })
         }
+        // A link makes a second name for a file: to the trace, opening the link is not
+        // opening the file it names, so the link's target is what counts.
+        "symlinkat" => {
+            let a = args()?;
+            let [target, dir, link] = a.as_slice() else {
+                return None;
+            };
+            let link = resolve(Some(dir), after_space(link)?)?;
+            let parent = link
+                .rsplit_once('/')
+                .map_or("/", |(p, _)| if p.is_empty() { "/" } else { p });
+            Call::Link(resolve_in(parent, after_space(target)?)?)
+        }
+        "linkat" => {
+            let a = args()?;
+            let [dir, target, ..] = a.as_slice() else {
+                return None;
+            };
+            Call::Link(resolve(Some(dir), after_space(target)?)?)
+        }
+        "symlink" | "link" => Call::Other,
         "connect" | "bind" => {
             let a = args()?;
             let address = address(a.get(1)?)?;
@@ -505,6 +584,47 @@ mod tests {
         // A call that is never traced cannot be the one a line names.
         let untraced = "I1202 01:40:46.952751   32737 strace.go:605] [   7:   7] node X getpid() = 7 (0x7) (1µs)";
         assert_eq!(parse_line(untraced), None);
+    }
+
+    #[test]
+    fn a_newline_in_a_command_name_makes_the_broken_line_unparsed() {
+        // process.title = "a\n": the sentry's line is broken in two.
+        let broken = "I1202 01:40:46.952751   32737 strace.go:605] [   7:   7] a\n X connect(0x3 socket:[6], 0x7f {Family: AF_INET, Addr: 192.0.2.1, Port: 443}, 0x10) = 0 (0x0) (1µs)\n";
+        let t = parse(broken.as_bytes());
+        assert!(t.events.is_empty());
+        assert_eq!(t.unparsed, 1);
+        // A record other than strace may span lines (the container's own EXEC line).
+        let exec = "I1201 23:22:48.451964   14870 kernel.go:791] EXEC: [/bin/sh -c a\nb]\n";
+        assert_eq!(parse(exec.as_bytes()).unparsed, 0);
+    }
+
+    #[test]
+    fn relative_and_unclean_paths_are_read_as_the_file_they_name() {
+        let open = |dir: &str, path: &str| {
+            let line = format!(
+                "I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] node X openat({dir}, 0x7f {path}, O_RDONLY|O_CLOEXEC, 0o0) = 18 (0x12) (5µs)"
+            );
+            match decode(&parse_line(&line).expect("parsed")) {
+                Some(Call::Open(o)) => Some(o.path),
+                _ => None,
+            }
+        };
+        let key = Some("/home/decoy/.ssh/id_rsa".to_owned());
+        assert_eq!(open("AT_FDCWD /home/decoy", ".ssh/id_rsa"), key);
+        assert_eq!(open("AT_FDCWD /", "/home/decoy//.ssh/./id_rsa"), key);
+        assert_eq!(open("AT_FDCWD /", "/tmp/../home/decoy/.ssh/id_rsa"), key);
+        assert_eq!(open("0x5 /home/decoy/.ssh", "id_rsa"), key);
+        assert_eq!(
+            open("0x5", "id_rsa"),
+            None,
+            "relative to nothing known: not read"
+        );
+        let link = "I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] node X symlinkat(0x7f .ssh/id_rsa, AT_FDCWD /home/decoy, 0x7f /home/decoy/notes/x) = 0 (0x0) (5µs)";
+        assert_eq!(
+            decode(&parse_line(link).unwrap()),
+            Some(Call::Link("/home/decoy/notes/.ssh/id_rsa".into())),
+            "a relative target is relative to the link's directory"
+        );
     }
 
     #[test]

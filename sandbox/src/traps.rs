@@ -27,8 +27,10 @@ pub struct Lookup {
 /// One connection a trap took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connection {
-    /// When it ended.
+    /// When it was taken (its `open` record), else when it ended.
     pub at: SystemTime,
+    /// Its id.
+    pub id: u64,
     /// `http`, `https` or `smtp`.
     pub kind: String,
     /// The address and port it was made to (the name's own loopback address).
@@ -52,6 +54,12 @@ pub struct Traps {
     pub lookups: Vec<Lookup>,
     /// Connections the traps took, in order.
     pub connections: Vec<Connection>,
+    /// Connections taken and never ended while the probe recorded: when, and where to.
+    pub unclosed: Vec<(SystemTime, String)>,
+    /// Connections refused (over the probe's connection limit): when, and where to.
+    pub refused: Vec<(SystemTime, String)>,
+    /// Why the package's program could not be started.
+    pub launch_failed: Option<String>,
     /// The pid the package's program was started as.
     pub launch: Option<u32>,
     /// The status it exited with, as the probe saw it (`None`: the sandbox was killed whole).
@@ -82,15 +90,26 @@ impl Traps {
     /// Records from their bytes.
     pub fn parse(bytes: &[u8]) -> Traps {
         let mut t = Traps::default();
+        let mut opened: BTreeMap<u64, (SystemTime, String)> = BTreeMap::new();
         for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            if t.take(line).is_none() {
+            if t.take(line, &mut opened).is_none() {
                 t.unreadable += 1;
             }
         }
+        for c in &mut t.connections {
+            if let Some((at, _)) = opened.remove(&c.id) {
+                c.at = at;
+            }
+        }
+        t.unclosed = opened.into_values().collect();
         t
     }
 
-    fn take(&mut self, line: &[u8]) -> Option<()> {
+    fn take(
+        &mut self,
+        line: &[u8],
+        opened: &mut BTreeMap<u64, (SystemTime, String)>,
+    ) -> Option<()> {
         let v: Value = serde_json::from_slice(line).ok()?;
         let at = SystemTime::UNIX_EPOCH + Duration::from_micros(v.get("t")?.as_u64()?);
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -102,6 +121,7 @@ impl Traps {
             }),
             kind @ ("http" | "https" | "smtp") => self.connections.push(Connection {
                 at,
+                id: v.get("id")?.as_u64()?,
                 kind: kind.to_owned(),
                 local: text("local")?,
                 sni: text("sni"),
@@ -117,6 +137,11 @@ impl Traps {
                     .ok()?,
                 complete: v.get("complete")?.as_bool()?,
             }),
+            "open" => {
+                opened.insert(v.get("id")?.as_u64()?, (at, text("local")?));
+            }
+            "refused" => self.refused.push((at, text("local")?)),
+            "launch-failed" => self.launch_failed = Some(text("error")?),
             "launch" => self.launch = Some(u32::try_from(v.get("pid")?.as_u64()?).ok()?),
             "exit" => self.exit = Some(i32::try_from(v.get("code")?.as_i64()?).ok()?),
             "cut" => self.cut = true,
@@ -164,8 +189,11 @@ mod tests {
         let t = Traps::parse(
             br#"{"t":1796177100000000,"kind":"launch","pid":2}
 {"t":1796177100000001,"kind":"dns","name":"exfil.example","qtype":1,"answer":"127.128.0.1"}
-{"t":1796177100000002,"kind":"https","local":"127.128.0.1:443","sni":"exfil.example","recipients":[],"bytes":5,"payload":"aGVsbG8=","complete":true}
-{"t":1796177100000003,"kind":"smtp","local":"127.128.0.2:25","sni":null,"recipients":["x@outside.example"],"bytes":0,"payload":"","complete":false}
+{"t":1796177100000002,"kind":"open","id":0,"local":"127.128.0.1:443"}
+{"t":1796177100000005,"id":0,"kind":"https","local":"127.128.0.1:443","sni":"exfil.example","recipients":[],"bytes":5,"payload":"aGVsbG8=","complete":true}
+{"t":1796177100000003,"id":1,"kind":"smtp","local":"127.128.0.2:25","sni":null,"recipients":["x@outside.example"],"bytes":0,"payload":"","complete":false}
+{"t":1796177100000004,"kind":"open","id":2,"local":"127.128.0.1:80"}
+{"t":1796177100000004,"kind":"refused","local":"127.128.0.1:80"}
 not json
 {"t":1,"kind":"what"}
 {"t":2,"kind":"cut"}
@@ -176,6 +204,13 @@ not json
         assert_eq!(t.exit, Some(137), "the program's own exit");
         assert_eq!(t.lookups[0].name, "exfil.example");
         assert_eq!(t.connections[0].payload, b"hello");
+        assert_eq!(
+            t.connections[0].at,
+            SystemTime::UNIX_EPOCH + Duration::from_micros(1796177100000002),
+            "a connection is timed when it was taken"
+        );
+        assert_eq!(t.unclosed.len(), 1, "taken and never ended");
+        assert_eq!(t.refused.len(), 1);
         assert!(t.cut);
         assert_eq!(t.unreadable, 2);
         let names = t.names();
