@@ -15,7 +15,9 @@ pub const CLASS_IN: u16 = 1;
 pub struct Question {
     /// The query's id.
     pub id: u16,
-    /// The name asked, lowercased, without the root dot.
+    /// The name asked, lowercased, without the root dot; a byte that is not printable ASCII
+    /// (or is a dot or backslash inside a label) written `\DDD`, as `dig` does (so at most
+    /// four times the wire name's 255 bytes).
     pub name: String,
     /// The record type asked.
     pub qtype: u16,
@@ -55,7 +57,7 @@ pub fn parse(query: &[u8]) -> Option<Question> {
         if length > 255 {
             return None;
         }
-        labels.push(String::from_utf8_lossy(label).to_ascii_lowercase());
+        labels.push(escape(label));
         i += n;
     }
     let qtype = u16::from_be_bytes([*query.get(i)?, *query.get(i + 1)?]);
@@ -66,6 +68,19 @@ pub fn parse(query: &[u8]) -> Option<Question> {
         qtype,
         raw: query[12..i + 4].to_vec(),
     })
+}
+
+/// A label as text: printable ASCII lowercased, anything else (and `.`, `\\`) as `\DDD`.
+fn escape(label: &[u8]) -> String {
+    let mut out = String::with_capacity(label.len());
+    for &b in label {
+        match b {
+            b'.' | b'\\' => out.push_str(&format!("\\{b:03}")),
+            0x21..=0x7e => out.push(char::from(b.to_ascii_lowercase())),
+            _ => out.push_str(&format!("\\{b:03}")),
+        }
+    }
+    out
 }
 
 /// The answer to `q`: `addr` for an `A` question, else no records (NOERROR).
@@ -148,6 +163,14 @@ mod tests {
         assert_eq!(parse(&short), None);
         let long = format!("{}.example", "a".repeat(64));
         assert_eq!(parse(&query(&long, 1)), None, "a label over 63 bytes");
+    }
+
+    #[test]
+    fn bytes_that_are_not_printable_ascii_are_escaped_not_lost() {
+        let mut q = query("xx.example", TYPE_A);
+        q[13] = 0xff;
+        q[14] = b'.';
+        assert_eq!(parse(&q).unwrap().name, "\\255\\046.example");
     }
 
     #[test]

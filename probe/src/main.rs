@@ -198,6 +198,7 @@ async fn sink(udp: UdpSocket, traps: Arc<Traps>) {
             continue;
         };
         let Some(q) = dns::parse(&buf[..n]) else {
+            traps.records.write(record::dns_unreadable(n));
             continue;
         };
         let addr = {

@@ -2,7 +2,8 @@
 //! observer, `toolmark_sandbox::traps`):
 //!
 //! - `{"t": µs, "kind": "dns", "name": "exfil.example", "qtype": 1, "answer": "127.128.0.1"}`
-//!   (`answer` null when none was given);
+//!   (`answer` null when none was given); `{"t": µs, "kind": "dns-unreadable", "bytes": n}` for
+//!   a datagram that is not a query the sink reads (unanswered);
 //! - `{"t": µs, "kind": "http"|"https"|"smtp", "local": "127.128.0.1:443", "sni": "…"|null,
 //!   "recipients": ["…"], "bytes": n, "payload": "<base64 of the first MAX_TRAP_PAYLOAD bytes>",
 //!   "complete": bool}` — `complete` false when the connection was cut (by the trap's time or
@@ -36,6 +37,11 @@ pub fn now() -> u64 {
 pub fn dns(name: &str, qtype: u16, answer: Option<std::net::Ipv4Addr>) -> Value {
     json!({"t": now(), "kind": "dns", "name": name, "qtype": qtype,
            "answer": answer.map(|a| a.to_string())})
+}
+
+/// A datagram to the DNS sink that is not a query it reads (no answer was sent).
+pub fn dns_unreadable(bytes: usize) -> Value {
+    json!({"t": now(), "kind": "dns-unreadable", "bytes": bytes})
 }
 
 /// A trap took connection `id`.

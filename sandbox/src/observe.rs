@@ -1110,6 +1110,16 @@ impl<'a> Run<'a> {
                 if t.refused.iter().any(|(at, _)| window.holds_at(*at)) {
                     incomplete.push("trap-refused".to_owned());
                 }
+                let unread = t
+                    .unreadable_lookups
+                    .iter()
+                    .filter(|at| window.holds_at(**at))
+                    .count();
+                if unread > 0 {
+                    // A lookup whose name the sink could not read: one happened, name unknown.
+                    lookups.extend(std::iter::repeat_n("?".to_owned(), unread));
+                    incomplete.push("lookup-unreadable".to_owned());
+                }
                 if t.cut {
                     incomplete.push("traps-cut".to_owned());
                 }

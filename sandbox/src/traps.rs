@@ -62,6 +62,8 @@ pub struct Traps {
     pub launch_failed: Option<String>,
     /// The pid the package's program was started as.
     pub launch: Option<u32>,
+    /// Datagrams to the DNS sink that were not a query it reads: when.
+    pub unreadable_lookups: Vec<SystemTime>,
     /// The status it exited with, as the probe saw it (`None`: the sandbox was killed whole).
     pub exit: Option<i32>,
     /// The probe stopped recording (its record limit).
@@ -141,6 +143,7 @@ impl Traps {
                 opened.insert(v.get("id")?.as_u64()?, (at, text("local")?));
             }
             "refused" => self.refused.push((at, text("local")?)),
+            "dns-unreadable" => self.unreadable_lookups.push(at),
             "launch-failed" => self.launch_failed = Some(text("error")?),
             "launch" => self.launch = Some(u32::try_from(v.get("pid")?.as_u64()?).ok()?),
             "exit" => self.exit = Some(i32::try_from(v.get("code")?.as_i64()?).ok()?),
