@@ -171,7 +171,12 @@ pub fn to_json(r: &Report, spec: &str, artifact: &str) -> Value {
         "digests": digests,
         "initialize": obs.initialize.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
     });
-    if let (Some(o), Value::Object(facts)) = (out.as_object_mut(), r.facts()) {
+    // The facts the observation already carries (its document's `package.sandbox`).
+    let facts = match obs.via {
+        toolmark_observation::observe::Via::Package(p) => p.sandbox,
+        toolmark_observation::observe::Via::Remote(_) => None,
+    };
+    if let (Some(o), Some(Value::Object(facts))) = (out.as_object_mut(), facts) {
         o.extend(facts);
     }
     out
