@@ -16,6 +16,153 @@ pub enum PackageCommand {
     /// Observe one package version in gVisor: status, tools, digests, each tool called once with
     /// canary arguments, behaviour per phase (install, startup, calls) and findings.
     Observe(ObserveArgs),
+    /// One package sweep: the npm and PyPI servers the stored registry records list (a crawl
+    /// stored them), each version observed once in gVisor and logged (docs/sandbox.md).
+    Sweep(SweepArgs),
+}
+
+#[derive(Args)]
+pub struct SweepArgs {
+    /// Data directory (log, blobs, index) a crawl has filled.
+    #[arg(long)]
+    data: PathBuf,
+    /// The MCP registry whose stored records list the packages (the crawl's --registry).
+    #[arg(long, default_value = toolmark_config::OFFICIAL_REGISTRY)]
+    registry: String,
+    /// Checkpoint origin for a log created by this run.
+    #[arg(long, default_value = toolmark_config::DEFAULT_ORIGIN)]
+    origin: String,
+    /// Versions observed at most.
+    #[arg(long, default_value_t = toolmark_ingest::sweep::DEFAULT_CAP)]
+    cap: usize,
+    /// Sandboxes at once.
+    #[arg(long, default_value_t = toolmark_ingest::sweep::DEFAULT_CONCURRENCY)]
+    concurrency: usize,
+    /// The npm registry.
+    #[arg(long, default_value = toolmark_crawler::packages::NPM_REGISTRY)]
+    npm_registry: String,
+    /// The Python package index.
+    #[arg(long, default_value = toolmark_crawler::packages::PYPI_INDEX)]
+    pypi_index: String,
+    /// Where runs live.
+    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
+    work: PathBuf,
+    /// npm's and pip's caches.
+    #[arg(long, default_value = "/var/cache/toolmark")]
+    cache: PathBuf,
+    /// Fetch packages from loopback or private addresses (tests, a local mirror).
+    #[arg(long)]
+    allow_private: bool,
+    /// The `toolmark-probe` binary; default: the one beside this binary.
+    #[arg(long)]
+    probe: Option<PathBuf>,
+    /// Print the run's report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The observer a sweep runs with: gVisor if installed, npm's (and pip's) caches under
+/// `options.cache`, runs under `options.work`, the probe from `options.probe` or beside this
+/// binary.
+pub fn sweep_observer(options: &toolmark_ingest::SweepOptions) -> Observer {
+    Observer {
+        runsc: toolmark_sandbox::runsc::runsc_path(),
+        npm: NpmOptions {
+            npm: "/usr/bin/npm".into(),
+            registry: options.npm_registry.clone(),
+            cache: options.cache.join("npm"),
+            offline: false,
+        },
+        work: options.work.clone(),
+        limits: Limits::default(),
+        keep: false,
+        probe: if options.probe.as_os_str().is_empty() {
+            probe_beside()
+        } else {
+            Some(options.probe.clone())
+        },
+    }
+}
+
+/// The `toolmark-probe` built beside this binary, when there is one.
+fn probe_beside() -> Option<PathBuf> {
+    let beside = std::env::current_exe()
+        .ok()?
+        .with_file_name("toolmark-probe");
+    beside.is_file().then_some(beside)
+}
+
+/// One sweep over `data`, blocking (not on a runtime worker); its summary.
+pub fn sweep_once(
+    runtime: &tokio::runtime::Handle,
+    data: &toolmark_index::DataDir,
+    origin: &str,
+    registry: &str,
+    options: &toolmark_ingest::SweepOptions,
+    stop: &toolmark_ingest::Stop,
+) -> Result<toolmark_ingest::SweepSummary> {
+    std::fs::create_dir_all(&options.cache)
+        .with_context(|| format!("{}: cannot create", options.cache.display()))?;
+    let observer = sweep_observer(options);
+    let run = toolmark_ingest::SweepRun {
+        data,
+        origin,
+        registry,
+        options,
+        observer: &observer,
+    };
+    Ok(toolmark_ingest::run_sweep(runtime, &run, stop)?)
+}
+
+fn sweep(args: SweepArgs) -> Result<bool> {
+    let options = toolmark_ingest::SweepOptions {
+        cap: args.cap,
+        concurrency: args.concurrency,
+        npm_registry: args.npm_registry,
+        pypi_index: args.pypi_index,
+        work: args.work,
+        cache: args.cache,
+        allow_private: args.allow_private,
+        probe: args.probe.unwrap_or_default(),
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let stop = toolmark_ingest::Stop::new();
+    let ctrl_c = stop.clone();
+    runtime.spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        ctrl_c.cancel();
+    });
+    let data = toolmark_index::DataDir::new(&args.data);
+    let summary = sweep_once(
+        runtime.handle(),
+        &data,
+        &args.origin,
+        &args.registry,
+        &options,
+        &stop,
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary.report)?);
+    } else {
+        let r = &summary.report;
+        println!(
+            "sweep run {}: {} packages listed, {} versions chosen, {} entries appended, log size {}",
+            r.run,
+            r.packages,
+            r.chosen.values().sum::<u64>(),
+            summary.appended,
+            r.log_size
+        );
+        for line in &summary.lines {
+            println!(
+                "  {}  {}  {}",
+                line.endpoint,
+                line.status,
+                line.entry_index.map_or("-".to_owned(), |i| i.to_string())
+            );
+        }
+    }
+    Ok(summary.report.abandoned == 0)
 }
 
 #[derive(Args)]
@@ -55,9 +202,13 @@ pub struct ObserveArgs {
 }
 
 pub fn run(command: PackageCommand) -> Result<bool> {
-    let PackageCommand::Observe(args) = command;
-    let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(observe_one(args))
+    match command {
+        PackageCommand::Observe(args) => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            runtime.block_on(observe_one(args))
+        }
+        PackageCommand::Sweep(args) => sweep(args),
+    }
 }
 
 async fn observe_one(args: ObserveArgs) -> Result<bool> {
@@ -100,12 +251,7 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
         work: args.work.clone(),
         limits: Limits::default(),
         keep: args.keep,
-        probe: args.probe.clone().or_else(|| {
-            let beside = std::env::current_exe()
-                .ok()?
-                .with_file_name("toolmark-probe");
-            beside.is_file().then_some(beside)
-        }),
+        probe: args.probe.clone().or_else(probe_beside),
     };
     let launch = Launch {
         arguments: args.arguments.clone(),

@@ -1,5 +1,6 @@
 //! `toolmark run`: the whole service in one process — the API, feeds and desk, and the
-//! schedules (the registry crawl, the checkpoint heartbeat) — over one data directory.
+//! schedules (the registry crawl, the package sweep, the checkpoint heartbeat) — over one data
+//! directory.
 //!
 //! Shutdown (SIGTERM or SIGINT): the scheduler signals the running jobs; a crawl stops taking
 //! targets, lets the observations in flight finish and records them (its last batch is signed
@@ -90,10 +91,16 @@ async fn service(config: Config) -> Result<()> {
     let lease = Duration::from_secs(config.schedules.lease_seconds);
     let crawl = JobSpec::new("crawl", &config.schedules.crawl)?.with_lease(lease);
     scheduler.add(crawl, crawl_job(&config, writer.clone()))?;
+    if !config.schedules.package_sweep.is_empty() {
+        let sweep =
+            JobSpec::new("package-sweep", &config.schedules.package_sweep)?.with_lease(lease);
+        scheduler.add(sweep, sweep_job(&config, writer.clone()))?;
+    }
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
     let crons = [
         ("crawl", &config.schedules.crawl),
+        ("package-sweep", &config.schedules.package_sweep),
         ("heartbeat", &config.schedules.heartbeat),
     ];
     for (job, at, due) in scheduler.next_runs()? {
@@ -176,6 +183,47 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
                 summary.changes(),
                 summary.report.log_size
             ))
+        })
+    })
+}
+
+/// The package sweep as a job: it holds the log for its run, as the crawl does.
+fn sweep_job(config: &Config, writer: LogWriter) -> JobFn {
+    let config = Arc::new(config.clone());
+    Arc::new(move |ctx: JobContext| {
+        let config = config.clone();
+        let writer = writer.clone();
+        Box::pin(async move {
+            let _writing = writer.lock().await;
+            let stop: Stop = ctx.stop.clone();
+            let handle = tokio::runtime::Handle::current();
+            let summary = tokio::task::spawn_blocking(move || {
+                let data = DataDir::new(&config.data);
+                crate::package_cli::sweep_once(
+                    &handle,
+                    &data,
+                    &config.origin,
+                    &config.registry,
+                    &config.packages,
+                    &stop,
+                )
+            })
+            .await
+            .map_err(|e| JobError::new(format!("the sweep task: {e}")))?
+            .map_err(|e| JobError::new(format!("{e:#}")))?;
+            let r = &summary.report;
+            let message = format!(
+                "sweep run {}: {} packages listed, {} versions observed, {} abandoned, log size {}",
+                r.run,
+                r.packages,
+                summary.lines.len(),
+                r.abandoned,
+                r.log_size
+            );
+            if r.abandoned > 0 {
+                return Err(JobError::new(message));
+            }
+            Ok(message)
         })
     })
 }

@@ -20,7 +20,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use toolmark_api::ApiOptions;
-use toolmark_ingest::{CrawlFlags, CrawlOptions};
+use toolmark_ingest::{CrawlFlags, CrawlOptions, SweepOptions};
 use toolmark_server::{HttpFlags, HttpOptions};
 
 /// The official registry (the default of `registry` and of `toolmark crawl --registry`).
@@ -102,6 +102,8 @@ pub struct Config {
     pub schedules: Schedules,
     /// How the crawl runs.
     pub crawl: CrawlOptions,
+    /// How the package sweep runs.
+    pub packages: SweepOptions,
     /// What one HTTP client may cost (connections, timeouts, request bodies).
     pub http: HttpOptions,
 }
@@ -114,6 +116,8 @@ pub struct Schedules {
     pub crawl: String,
     /// Re-signing the current checkpoint, so its publication time shows the log is alive.
     pub heartbeat: String,
+    /// The package sweep (npm and PyPI servers observed in gVisor); empty: never.
+    pub package_sweep: String,
     /// A job's lease on its lock: renewed every third of it while the job runs, so it only
     /// lapses when the holding process died or hung; that long, a dead holder blocks others.
     pub lease_seconds: u64,
@@ -133,6 +137,7 @@ impl Default for Config {
             tool_set_cache_mib: api.tool_set_cache_mib,
             schedules: Schedules::default(),
             crawl: CrawlOptions::default(),
+            packages: SweepOptions::default(),
             http: HttpOptions::default(),
         }
     }
@@ -143,6 +148,7 @@ impl Default for Schedules {
         Schedules {
             crawl: "0 3 * * *".to_owned(),
             heartbeat: "0 * * * *".to_owned(),
+            package_sweep: "0 5 * * *".to_owned(),
             lease_seconds: 120,
         }
     }
@@ -187,6 +193,15 @@ pub struct RunFlags {
     /// Cron expression of the checkpoint heartbeat.
     #[arg(long, env = "TOOLMARK_HEARTBEAT_SCHEDULE")]
     pub heartbeat_schedule: Option<String>,
+    /// Cron expression of the package sweep (empty: never).
+    #[arg(long, env = "TOOLMARK_PACKAGE_SWEEP_SCHEDULE")]
+    pub package_sweep_schedule: Option<String>,
+    /// Versions the package sweep observes per run at most.
+    #[arg(long, env = "TOOLMARK_PACKAGE_SWEEP_CAP")]
+    pub package_sweep_cap: Option<usize>,
+    /// Sandboxes the package sweep runs at once.
+    #[arg(long, env = "TOOLMARK_PACKAGE_SWEEP_CONCURRENCY")]
+    pub package_sweep_concurrency: Option<usize>,
     /// A job's lease on its lock, in seconds.
     #[arg(long, env = "TOOLMARK_LEASE_SECONDS")]
     pub lease_seconds: Option<u64>,
@@ -253,6 +268,7 @@ impl Config {
             (&a.registry, &mut self.registry),
             (&a.crawl_schedule, &mut self.schedules.crawl),
             (&a.heartbeat_schedule, &mut self.schedules.heartbeat),
+            (&a.package_sweep_schedule, &mut self.schedules.package_sweep),
         ];
         for (from, to) in strings {
             if let Some(v) = from {
@@ -263,6 +279,10 @@ impl Config {
         self.sensitive_rate = a.sensitive_rate.unwrap_or(self.sensitive_rate);
         self.tool_set_cache_mib = a.tool_set_cache_mib.unwrap_or(self.tool_set_cache_mib);
         a.crawl.apply(&mut self.crawl);
+        self.packages.cap = a.package_sweep_cap.unwrap_or(self.packages.cap);
+        self.packages.concurrency = a
+            .package_sweep_concurrency
+            .unwrap_or(self.packages.concurrency);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
         a.http.apply(&mut self.http);
         Ok(())
@@ -274,7 +294,11 @@ impl Config {
         for (key, expr) in [
             ("schedules.crawl", &self.schedules.crawl),
             ("schedules.heartbeat", &self.schedules.heartbeat),
+            ("schedules.package_sweep", &self.schedules.package_sweep),
         ] {
+            if key == "schedules.package_sweep" && expr.is_empty() {
+                continue;
+            }
             toolmark_schedules::JobSpec::new(key, expr)
                 .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         }
@@ -310,7 +334,12 @@ impl Config {
                 self.schedules.lease_seconds
             ));
         }
-        if let Some(problem) = self.crawl.problem().or_else(|| self.http.problem()) {
+        if let Some(problem) = self
+            .crawl
+            .problem()
+            .or_else(|| self.packages.problem())
+            .or_else(|| self.http.problem())
+        {
             return invalid(problem);
         }
         Ok(())

@@ -552,6 +552,40 @@ async fn get(
         .map_err(|_| failed(format!("no answer within {PACKAGE_FETCH_TIMEOUT:?}")))?
 }
 
+/// The latest version of `name` in `ecosystem` (npm's `dist-tags.latest`, PyPI's
+/// `info.version`), read through the SSRF guard like [`fetch`]: for a registry entry that names
+/// no version.
+pub async fn latest(
+    config: &ClientConfig,
+    registries: &Registries,
+    ecosystem: &Ecosystem,
+    name: &str,
+) -> Result<String, PackageError> {
+    match ecosystem {
+        Ecosystem::Npm => npm_latest(
+            &get(
+                config,
+                &npm_packument_url(&registries.npm, name),
+                "application/json",
+                MAX_PACKUMENT_BYTES,
+            )
+            .await?,
+        ),
+        Ecosystem::Pypi => pypi_latest(
+            &get(
+                config,
+                &pypi_project_url(&registries.pypi, name),
+                "application/json",
+                MAX_PACKUMENT_BYTES,
+            )
+            .await?,
+        ),
+        Ecosystem::Other(other) => Err(PackageError::Spec(format!(
+            "unsupported registry {other:?}"
+        ))),
+    }
+}
+
 /// Fetch `spec` from `registries` and verify it; every request (the metadata and the artifact
 /// URL it names) goes through the SSRF guard under `config`'s policy.
 pub async fn fetch(

@@ -19,6 +19,7 @@ use toolmark_toolset::Sri;
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
+use crate::packages::{Behaviour, compare, version_of};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
 use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
@@ -70,6 +71,7 @@ impl Index {
         tx.execute_batch(
             "DELETE FROM observations;
              DELETE FROM changes;
+             DELETE FROM package_observations;
              DELETE FROM sqlite_sequence WHERE name = 'changes';
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
                  last_observed_at = NULL, last_ok_entry = NULL, current_full = NULL,
@@ -311,6 +313,124 @@ fn index_entry(
     if let Some(servers) = doc.as_ref().and_then(authorization_servers) {
         return authorization(tx, (index, entry), &servers, &state);
     }
+    let behaviour_change = match doc.as_ref() {
+        Some(doc) => package_behaviour(tx, (index, entry), doc)?,
+        None => None,
+    };
+    let tools_change = tools(tx, blobs, (index, entry), doc.as_ref(), &state)?;
+    // An entry carries at most one change of each kind; its line names the tool-set change
+    // when there is one.
+    Ok(tools_change.or(behaviour_change))
+}
+
+/// What the sandbox saw of a package entry (its document's `package.sandbox`), indexed in
+/// `package_observations`; when the entry is `ok` and the package's previous `ok` observation
+/// ran another version that behaved differently, a `behaviour` change. Returns its id.
+fn package_behaviour(
+    tx: &Transaction,
+    (index, entry): (u64, &Entry),
+    doc: &Document,
+) -> Result<Option<i64>, IndexError> {
+    let DocVia::Package(package) = &doc.via else {
+        return Ok(None);
+    };
+    let Some(facts) = &package.sandbox else {
+        return Ok(None);
+    };
+    let listed: Vec<String> = doc
+        .tool_set()
+        .filter(|_| entry.status.is_ok())
+        .map(|set| {
+            set.tools
+                .iter()
+                .filter_map(|t| t.name().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let behaviour = Behaviour::from_facts(facts, &listed);
+    let target_id = entry.subject.id().to_string();
+    let version = version_of(&package.id);
+    tx.prepare_cached(
+        "INSERT INTO package_observations (entry, target_id, package, version, status, observer,
+             complete, artifact, findings, behaviour)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        int(index)?,
+        target_id,
+        package.id,
+        version,
+        entry.status.as_str(),
+        behaviour.observer,
+        behaviour.complete,
+        package.artifact,
+        serde_json::to_string(&behaviour.findings)?,
+        serde_json::to_string(&behaviour)?,
+    ])?;
+    if !entry.status.is_ok() {
+        return Ok(None);
+    }
+    let previous: Option<(i64, String, String)> = tx
+        .prepare_cached(
+            "SELECT entry, version, behaviour FROM package_observations
+             WHERE target_id = ?1 AND entry < ?2 AND status = 'ok'
+             ORDER BY entry DESC LIMIT 1",
+        )?
+        .query_row(params![target_id, int(index)?], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    // The same version observed again (an incomplete run, a new observer) is no change
+    // between versions.
+    let Some((old_entry, old_version, old)) = previous.filter(|(_, v, _)| v != version) else {
+        return Ok(None);
+    };
+    let old: Behaviour = serde_json::from_str(&old)?;
+    let Some(change) = compare(&old, &behaviour) else {
+        return Ok(None);
+    };
+    let side = |v: &str, added: &[String], removed: &[String]| {
+        serde_json::json!({"version": v, "added": added, "removed": removed})
+    };
+    tx.prepare_cached(
+        "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry, new_entry,
+             old_full, new_full, class, added, removed, modified, kind, diff, old_behaviour,
+             new_behaviour)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', ?7, ?8, ?9, 0, 'behaviour', ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        target_id,
+        entry.subject.server,
+        entry.subject.target,
+        entry.observed_at,
+        old_entry,
+        int(index)?,
+        change.class,
+        int(change.findings_added.len() as u64)?,
+        int(change.findings_removed.len() as u64)?,
+        serde_json::to_string(&change)?,
+        side(&old_version, &[], &change.findings_removed).to_string(),
+        side(version, &change.findings_added, &[]).to_string(),
+    ])?;
+    Ok(Some(tx.last_insert_rowid()))
+}
+
+/// The target's current tool set after an entry: when the entry is `ok` with another full
+/// digest than the target's current one, a `tools` change. Returns its id.
+fn tools(
+    tx: &Transaction,
+    blobs: &Blobs,
+    (index, entry): (u64, &Entry),
+    doc: Option<&Document>,
+    state: &TargetState,
+) -> Result<Option<i64>, IndexError> {
+    let target_id = entry.subject.id().to_string();
+    let (full, mtl1, raw) = (
+        entry.full.map(|d| d.to_string()),
+        entry.mtl1_digest().map(Sri::to_string),
+        entry.raw.map(|d| d.to_string()),
+    );
+    let at = int(index)?;
     let (Some(full), true) = (&full, entry.status.is_ok()) else {
         return Ok(None);
     };
@@ -323,8 +443,8 @@ fn index_entry(
             change = Some(insert_change(
                 tx,
                 blobs,
-                (index, entry, doc.as_ref()),
-                (old_entry, old_full, &state),
+                (index, entry, doc),
+                (old_entry, old_full, state),
             )?);
         }
     }

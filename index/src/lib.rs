@@ -40,6 +40,7 @@ pub mod datadir;
 mod derive;
 pub mod harvests;
 pub mod index;
+pub mod packages;
 pub mod queries;
 pub mod record;
 pub mod rows;

@@ -22,8 +22,9 @@
 //!   not dial;
 //! * a package that comes with an observation (`via: Package`, from a package observer): one
 //!   entry whose `subject.package` is the version it ran, `raw` naming its package document;
-//! * a package without one: no entry; its target row says `awaiting-sandbox` (no package
-//!   observer exists yet: issue #14) or `unsupported-package-type`.
+//! * a package without one (the crawl lists packages, the package sweep observes them): no
+//!   entry; its target row says `awaiting-sandbox` until its first entry, or
+//!   `unsupported-package-type`.
 //!
 //! Three outcomes are reported but not logged: a dialable remote with no observation
 //! ([`NOT_OBSERVED`]), an observation made another way than its target is observed or naming
@@ -218,7 +219,9 @@ fn observed_package(
                 .package
                 .strip_prefix(&name)
                 .and_then(|v| v.strip_prefix('@'));
-            match (ran, version) {
+            // `latest` (some registry entries name no version but that tag) is any version.
+            let listed = version.as_deref().filter(|v| *v != "latest");
+            match (ran, listed) {
                 (Some(v), Some(listed)) if v == listed => Ok(Some(p.package.clone())),
                 (Some(v), None) if !v.is_empty() => Ok(Some(p.package.clone())),
                 _ => Err(format!(
@@ -272,7 +275,9 @@ fn upsert_target(tx: &Transaction, target: &Target, listed: &str) -> Result<Stri
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10, ?11)
          ON CONFLICT (id) DO UPDATE SET server = excluded.server, target = excluded.target,
              kind = excluded.kind, declared_transport = excluded.declared_transport,
-             package_version = excluded.package_version, skip_reason = excluded.skip_reason,
+             package_version = excluded.package_version,
+             skip_reason = CASE WHEN excluded.skip_reason = 'awaiting-sandbox'
+                 AND targets.last_entry IS NOT NULL THEN NULL ELSE excluded.skip_reason END,
              skip_detail = excluded.skip_detail,
              first_listed = coalesce(targets.first_listed, excluded.first_listed),
              last_listed = excluded.last_listed, delisted_at = NULL,
@@ -391,6 +396,31 @@ impl<'a, S: Storage> Recorder<'a, S> {
                 )?;
             }
         }
+        tx.commit()?;
+        Ok(run)
+    }
+
+    /// Start a package sweep: a run of kind `sweep` over `registry`'s stored records, which
+    /// changes no listing (the crawl's runs do). A run still `running` was cut short and is
+    /// closed as failed, as [`Recorder::begin_run`] does. Returns the run id.
+    pub fn begin_sweep(&mut self, started_at: &str, registry: &str) -> Result<i64, IndexError> {
+        if !toolmark_log::entry::valid_time(started_at) {
+            return Err(IndexError::Invalid(format!(
+                "run start {started_at:?} is not YYYY-MM-DDTHH:MM:SSZ"
+            )));
+        }
+        let tx = self.index.conn.transaction()?;
+        tx.execute(
+            "UPDATE runs SET status = 'failed', finished_at = ?1, report = ?2
+             WHERE status = 'running'",
+            params![started_at, INTERRUPTED_REPORT],
+        )?;
+        tx.execute(
+            "INSERT INTO runs (kind, started_at, status, registry, harvest_complete)
+             VALUES ('sweep', ?1, 'running', ?2, 1)",
+            params![started_at, registry],
+        )?;
+        let run = tx.last_insert_rowid();
         tx.commit()?;
         Ok(run)
     }

@@ -54,7 +54,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -62,11 +62,70 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[2, 3];
+pub const READ_ONLY_VERSIONS: &[u32] = &[4];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES), (4, PACKAGE_TABLES)];
+
+/// Version 4: what the package sandbox saw of each package entry (derived from its document),
+/// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,
+/// so an entry can carry both a tool-set change and a behaviour change. A version-3 database
+/// has no package entries yet (no observer wrote any), so nothing needs deriving: the
+/// table starts empty and [`Index::rebuild`](crate::Index::rebuild) fills it from the log.
+const PACKAGE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS package_observations (
+    entry INTEGER PRIMARY KEY,
+    target_id TEXT NOT NULL,
+    package TEXT NOT NULL,
+    version TEXT NOT NULL,
+    status TEXT NOT NULL,
+    observer TEXT,
+    complete INTEGER NOT NULL,
+    artifact TEXT,
+    findings TEXT NOT NULL,
+    behaviour TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS package_observations_target ON package_observations (target_id, entry);
+CREATE INDEX IF NOT EXISTS package_observations_package ON package_observations (package, entry);
+CREATE TABLE changes_v4 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    target_id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    observed_at TEXT NOT NULL,
+    old_entry INTEGER NOT NULL,
+    new_entry INTEGER NOT NULL,
+    old_full TEXT NOT NULL,
+    new_full TEXT NOT NULL,
+    old_mtl1 TEXT,
+    new_mtl1 TEXT,
+    class TEXT NOT NULL CHECK (class IN ('benign', 'unsure', 'dangerous')),
+    added INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    diff TEXT,
+    classification TEXT,
+    kind TEXT NOT NULL DEFAULT 'tools' CHECK (kind IN ('tools', 'authorization', 'behaviour')),
+    old_auth TEXT,
+    new_auth TEXT,
+    old_behaviour TEXT,
+    new_behaviour TEXT,
+    UNIQUE (new_entry, kind)
+) STRICT;
+INSERT INTO changes_v4 (id, target_id, server, endpoint, observed_at, old_entry, new_entry,
+    old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff,
+    classification, kind, old_auth, new_auth)
+SELECT id, target_id, server, endpoint, observed_at, old_entry, new_entry, old_full, new_full,
+    old_mtl1, new_mtl1, class, added, removed, modified, diff, classification, kind, old_auth,
+    new_auth FROM changes;
+DROP TABLE changes;
+ALTER TABLE changes_v4 RENAME TO changes;
+CREATE INDEX IF NOT EXISTS changes_target ON changes (target_id, id);
+CREATE INDEX IF NOT EXISTS changes_server ON changes (server, id);
+CREATE INDEX IF NOT EXISTS changes_class ON changes (class, id);
+CREATE INDEX IF NOT EXISTS changes_new_entry ON changes (new_entry);
+";
 
 /// Version 3: the registry's records and the harvest bookkeeping that deltas start from.
 const REGISTRY_TABLES: &str = "
@@ -345,7 +404,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_3_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_version_4_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -360,12 +419,13 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers accept it as it is; the writer migrates it.
-        Index::open_read_only(&path).unwrap();
+        // Readers refuse it until the writer has migrated it (they query version 4's tables).
+        assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
+        Index::open_read_only(&path).unwrap();
         assert_eq!(
             meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("3")
+            Some("4")
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         let tables: i64 = index

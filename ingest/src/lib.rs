@@ -11,15 +11,19 @@
 //!   its records become the run's latest set (a delta merged into the registry records the index
 //!   keeps, so a delta run observes the same latest set as a full one).
 //! - [`pipeline`]: [`run_crawl`] — one crawl run; [`record_stream`], the batching recorder any
-//!   observer feeds (the crawler today; the package sweep will call it with its own source).
+//!   observer feeds (the crawler's and the package sweep's).
 //! - [`report`]: [`RunReport`], what a run did, stored with the run in the index and written
 //!   by `toolmark crawl --report`.
+//! - [`sweep`]: [`run_sweep`] — one package sweep: the npm and PyPI servers the stored
+//!   registry records list, each version observed once in the sandbox (gVisor) and recorded
+//!   through [`record_stream`] like the crawl's observations.
 //! - [`Stop`] (tokio-util's `CancellationToken`): the one way a run is told to stop early; what
 //!   was observed is recorded, nothing is lost.
 //!
 //! What it never does: parse flags for a binary of its own, install signal handlers, print to
 //! the terminal (it reports progress through [`Progress`] and logs with `tracing`), or dial
-//! anything itself (the crawler does, behind its SSRF guard).
+//! anything itself (the crawler does, behind its SSRF guard), or run package code (the sandbox
+//! does, in gVisor).
 
 #![deny(missing_docs)]
 
@@ -27,6 +31,7 @@ pub mod options;
 pub mod pipeline;
 pub mod plan;
 pub mod report;
+pub mod sweep;
 
 pub use options::{CrawlFlags, CrawlOptions, DEFAULT_FULL_HARVEST_DAYS, HarvestPolicy};
 pub use pipeline::{
@@ -34,6 +39,7 @@ pub use pipeline::{
     record_stream, run_crawl,
 };
 pub use report::{HarvestReport, RunReport};
+pub use sweep::{SweepOptions, SweepReport, SweepRun, SweepSummary, run_sweep};
 pub use toolmark_crawler::mcp::Trust;
 
 /// The one stop signal of a run: cancel it (a signal handler, the scheduler's shutdown, a lost

@@ -269,6 +269,32 @@ pub struct Package {
     pub version: Option<String>,
     /// `transport.type`, e.g. `stdio`; empty when absent.
     pub transport: String,
+    /// How a client starts it (`runtimeHint`, `packageArguments`, `environmentVariables`), as
+    /// far as the package sandbox can use it.
+    pub start: Start,
+}
+
+/// Most package arguments and environment variables kept per package (the most seen in real
+/// data is 11); the rest are ignored, and the sandbox starts the server without them.
+pub const MAX_START_ITEMS: usize = 64;
+
+/// How a package's server is started, from its `packages[]` entry: the arguments after the
+/// entry point and the environment. Values are the declaration's own (`value`, else
+/// `default`, else the only `choices` entry); a required or secret one with none gets
+/// `None`: the sandbox gives it a canary value, never a real credential.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Start {
+    /// `runtimeHint` (`npx`, `uvx`, `node`, `python`, …), when given (capped).
+    pub runtime_hint: Option<String>,
+    /// Arguments after the entry point, in order: a positional's value, or a named one's
+    /// `--name value` (a name that starts with `-` is kept as is). Required arguments without
+    /// a value are not given (the server may refuse to start: that is what it does without
+    /// them), and counted in [`Start::unfilled`].
+    pub arguments: Vec<String>,
+    /// Environment variables: name and value (`None`: a canary value).
+    pub env: Vec<(String, Option<String>)>,
+    /// Names of required arguments that had no value to give.
+    pub unfilled: Vec<String>,
 }
 
 // ---- raw wire shapes (unknown members ignored; header `value` never read) ----
@@ -361,6 +387,14 @@ struct RawPackage {
     version: Option<String>,
     #[serde(default)]
     transport: Option<RawPackageTransport>,
+    #[serde(default)]
+    runtime_hint: Option<String>,
+    /// Read leniently ([`start_of`]): a malformed declaration costs the package its start
+    /// values, never the item.
+    #[serde(default)]
+    package_arguments: Option<serde_json::Value>,
+    #[serde(default)]
+    environment_variables: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -389,6 +423,98 @@ fn cap(mut s: String, max: usize) -> String {
 
 fn cap_opt(s: Option<String>) -> Option<String> {
     s.map(|s| cap(s, MAX_TEXT_LEN))
+}
+
+/// A declared argument's or variable's value: `value`, else `default`, else the only
+/// `choices` entry (strings, each at most [`MAX_TEXT_LEN`] bytes).
+fn declared_value(item: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    let text = |v: Option<&serde_json::Value>| {
+        v.and_then(serde_json::Value::as_str)
+            .filter(|s| s.len() <= MAX_TEXT_LEN && !s.contains('\0'))
+            .map(str::to_owned)
+    };
+    text(item.get("value"))
+        .or_else(|| text(item.get("default")))
+        .or_else(|| match item.get("choices").and_then(|c| c.as_array()) {
+            Some(only) if only.len() == 1 => text(only.first()),
+            _ => None,
+        })
+}
+
+/// [`Start`] from a package's raw declarations; anything not shaped as the schema says is
+/// passed over.
+fn start_of(
+    runtime_hint: Option<String>,
+    arguments: Option<&serde_json::Value>,
+    variables: Option<&serde_json::Value>,
+) -> Start {
+    let items = |v: Option<&serde_json::Value>| -> Vec<serde_json::Map<String, serde_json::Value>> {
+        v.and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .take(MAX_START_ITEMS)
+            .filter_map(|i| i.as_object().cloned())
+            .collect()
+    };
+    let flag = |item: &serde_json::Map<String, serde_json::Value>, key: &str| {
+        item.get(key).and_then(serde_json::Value::as_bool) == Some(true)
+    };
+    let name_of = |item: &serde_json::Map<String, serde_json::Value>| {
+        item.get("name")
+            .and_then(serde_json::Value::as_str)
+            .filter(|n| !n.is_empty() && n.len() <= MAX_TEXT_LEN && !n.contains('\0'))
+            .map(str::to_owned)
+    };
+    let mut start = Start {
+        runtime_hint: cap_opt(runtime_hint),
+        ..Start::default()
+    };
+    for item in items(arguments) {
+        let value = declared_value(&item);
+        let required = flag(&item, "isRequired");
+        let named = item.get("type").and_then(serde_json::Value::as_str) == Some("named");
+        match (named, name_of(&item), value) {
+            (true, Some(name), value) => {
+                if value.is_none() && !required {
+                    continue;
+                }
+                if value.is_none() {
+                    start.unfilled.push(name);
+                    continue;
+                }
+                let flag = if name.starts_with('-') {
+                    name
+                } else {
+                    format!("--{name}")
+                };
+                start.arguments.push(flag);
+                start.arguments.extend(value);
+            }
+            (false, _, Some(value)) => start.arguments.push(value),
+            (false, name, None) if required => start.unfilled.push(
+                name.or_else(|| {
+                    item.get("valueHint")
+                        .and_then(serde_json::Value::as_str)
+                        .map(|h| cap(h.to_owned(), MAX_TEXT_LEN))
+                })
+                .unwrap_or_else(|| "(positional)".to_owned()),
+            ),
+            _ => {}
+        }
+    }
+    for item in items(variables) {
+        let Some(name) = name_of(&item) else { continue };
+        let secret = flag(&item, "isSecret");
+        let required = flag(&item, "isRequired");
+        match declared_value(&item) {
+            // A secret's declared value is a placeholder at best: the sandbox's canary stands in.
+            _ if secret => start.env.push((name, None)),
+            Some(value) => start.env.push((name, Some(value))),
+            None if required => start.env.push((name, None)),
+            None => {}
+        }
+    }
+    start
 }
 
 /// Parse one live `/v0.1/servers` page.
@@ -506,6 +632,11 @@ fn parse_item(item: &serde_json::Value) -> Result<Record, ItemError> {
             packages_omitted += 1;
             continue;
         }
+        let start = start_of(
+            p.runtime_hint,
+            p.package_arguments.as_ref(),
+            p.environment_variables.as_ref(),
+        );
         packages.push(Package {
             registry_type: cap(p.registry_type, MAX_TEXT_LEN),
             identifier: p.identifier,
@@ -514,6 +645,7 @@ fn parse_item(item: &serde_json::Value) -> Result<Record, ItemError> {
                 p.transport.and_then(|t| t.transport).unwrap_or_default(),
                 MAX_TEXT_LEN,
             ),
+            start,
         });
     }
 
@@ -737,7 +869,8 @@ pub enum Ecosystem {
 }
 
 impl Ecosystem {
-    fn parse(s: &str) -> Self {
+    /// The ecosystem a `registryType` names.
+    pub fn parse(s: &str) -> Self {
         match s {
             "npm" => Ecosystem::Npm,
             "pypi" => Ecosystem::Pypi,

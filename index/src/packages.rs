@@ -1,0 +1,482 @@
+//! What the package sandbox saw of each package entry, read from its observation document's
+//! `package.sandbox` facts into the shape answers and pages show ([`Behaviour`], WARDEN's
+//! `packageSignals.behaviour`: per phase `exec`, `network`, `lookups`, `decoys`, `writes`,
+//! `packages`, `tools`), and whether two versions behave differently ([`compare`]).
+//!
+//! Pure: the facts are a JSON value the sandbox wrote; anything not shaped as it writes them is
+//! read as absent, and a behaviour read from such facts is not `complete`.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where the sandbox's decoy HOME is inside; decoy and write paths are shown relative to it
+/// (`.ssh/id_rsa`), as WARDEN reads them.
+const HOME: &str = "/home/decoy/";
+
+/// The phases, as the facts name them and as the answer names them (HISTOR's and WARDEN's
+/// `installScripts`, `startup`, `calls`).
+const PHASES: [(&str, &str); 3] = [
+    ("install", "installScripts"),
+    ("startup", "startup"),
+    ("calls", "calls"),
+];
+
+/// Finding codes whose appearance in a newer version makes its behaviour change `dangerous`.
+pub const HIGH_CODES: [&str; 4] = [
+    "READS_SECRETS",
+    "PERSISTENCE",
+    "EXFILTRATION",
+    "TOOL_OUTPUT_LEAK",
+];
+
+/// One phase as answers show it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseBehaviour {
+    /// Whether everything in it was seen (absent phases are not).
+    pub complete: bool,
+    /// Decoys opened, relative to HOME (`.ssh/id_rsa`; `.env` is the working directory's).
+    pub decoys: Vec<String>,
+    /// Programs started.
+    pub exec: Vec<String>,
+    /// Why it is not complete.
+    pub incomplete: Vec<String>,
+    /// Names looked up.
+    pub lookups: Vec<String>,
+    /// Connections attempted (`host:port`, `unix:<path>`).
+    pub network: Vec<String>,
+    /// The packages whose install scripts ran (install phase).
+    pub packages: Vec<String>,
+    /// Requests the traps took (`https://name`, `smtp://name to …`).
+    pub requests: Vec<String>,
+    /// Tools: listed (startup) or called (calls).
+    pub tools: Vec<String>,
+    /// Files written at persistence paths or outside the allowed trees.
+    pub writes: Vec<String>,
+}
+
+/// One finding as answers show it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FindingSummary {
+    /// HISTOR's code (`READS_SECRETS`, …) or ours (`EXFILTRATION`, `TOOL_OUTPUT_LEAK`).
+    pub code: String,
+    /// Evidence (paths, addresses, tools).
+    pub evidence: Vec<String>,
+    /// `installScripts`, `startup` or `calls`.
+    pub phase: String,
+    /// `low`, `medium`, `high`.
+    pub severity: String,
+}
+
+/// What the sandbox saw of one package version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Behaviour {
+    /// The calls phase.
+    pub calls: PhaseBehaviour,
+    /// Status `ok` and every phase run completely seen: only then does an absence of
+    /// findings mean something.
+    pub complete: bool,
+    /// The findings.
+    pub findings: Vec<FindingSummary>,
+    /// The install phase (empty and complete when the package had no install-time code).
+    pub install_scripts: PhaseBehaviour,
+    /// The observer that made it (`toolmark-sandbox/1`).
+    pub observer: Option<String>,
+    /// The runsc version it ran under.
+    pub runsc: Option<String>,
+    /// The startup phase.
+    pub startup: PhaseBehaviour,
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The `what` of each act, deduplicated in order.
+fn acts(v: &Value) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["what"].as_str())
+        .filter(|w| seen.insert(*w))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn relative(path: String) -> String {
+    match path.strip_prefix(HOME) {
+        Some(rest) => rest.to_owned(),
+        None => path,
+    }
+}
+
+impl Behaviour {
+    /// Read the sandbox's facts (the document's `package.sandbox`). Tools listed come from the
+    /// observation, not the facts: pass them as `listed`.
+    pub fn from_facts(facts: &Value, listed: &[String]) -> Behaviour {
+        let mut out = Behaviour {
+            complete: facts["complete"].as_bool() == Some(true),
+            observer: facts["observer"].as_str().map(str::to_owned),
+            runsc: facts["runsc"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+            ..Behaviour::default()
+        };
+        // A phase that was not run is complete only when nothing needed running it: the
+        // install phase without install-time code. Startup and calls not run are not.
+        out.install_scripts.complete = true;
+        for phase in facts["behaviour"].as_array().into_iter().flatten() {
+            let Some(name) = phase["phase"].as_str() else {
+                out.complete = false;
+                continue;
+            };
+            let shown = PhaseBehaviour {
+                complete: phase["complete"].as_bool() == Some(true),
+                incomplete: strings(&phase["incomplete"]),
+                exec: acts(&phase["exec"]),
+                network: acts(&phase["network"]),
+                lookups: strings(&phase["lookups"]),
+                requests: strings(&phase["requests"]),
+                decoys: acts(&phase["decoys"]).into_iter().map(relative).collect(),
+                writes: acts(&phase["writes"]).into_iter().map(relative).collect(),
+                packages: Vec::new(),
+                tools: Vec::new(),
+            };
+            match name {
+                "install" => out.install_scripts = shown,
+                "startup" => out.startup = shown,
+                "calls" => out.calls = shown,
+                _ => out.complete = false,
+            }
+        }
+        let mut packages: Vec<String> = facts["installScripts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["package"].as_str().map(str::to_owned))
+            .collect();
+        packages.dedup();
+        out.install_scripts.packages = packages;
+        out.startup.tools = listed.to_vec();
+        out.calls.tools = facts["calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| matches!(c["outcome"].as_str(), Some("ok" | "error" | "timeout")))
+            .filter_map(|c| c["tool"].as_str().map(str::to_owned))
+            .collect();
+        out.findings = facts["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| FindingSummary {
+                code: f["code"].as_str().unwrap_or_default().to_owned(),
+                severity: f["severity"].as_str().unwrap_or_default().to_owned(),
+                phase: PHASES
+                    .iter()
+                    .find(|(from, _)| Some(*from) == f["phase"].as_str())
+                    .map_or("", |(_, to)| to)
+                    .to_owned(),
+                evidence: strings(&f["evidence"]),
+            })
+            .collect();
+        out
+    }
+
+    /// What a comparison of two versions looks at: the findings (code and phase) and, per
+    /// phase, the programs, destinations (without the sandbox's per-run addresses), names,
+    /// decoys and writes — sorted, so order and repetition do not count.
+    pub fn profile(&self) -> Profile {
+        let phase = |name: &str, p: &PhaseBehaviour| {
+            let mut out = BTreeSet::new();
+            let mut put = |what: &str, items: &[String]| {
+                for i in items {
+                    // `collect.example:443 (127.128.0.1)`: the address is the run's own.
+                    let i = i.split(" (").next().unwrap_or(i);
+                    out.insert(format!("{name} {what} {i}"));
+                }
+            };
+            put("exec", &p.exec);
+            put("network", &p.network);
+            put("lookup", &p.lookups);
+            put("decoy", &p.decoys);
+            put("write", &p.writes);
+            out
+        };
+        let mut acts = phase("installScripts", &self.install_scripts);
+        acts.extend(phase("startup", &self.startup));
+        acts.extend(phase("calls", &self.calls));
+        Profile {
+            findings: self
+                .findings
+                .iter()
+                .map(|f| format!("{} {}", f.phase, f.code))
+                .collect(),
+            acts,
+        }
+    }
+}
+
+/// What two versions' behaviour is compared by ([`Behaviour::profile`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profile {
+    /// `<phase> <CODE>`, sorted.
+    pub findings: BTreeSet<String>,
+    /// `<phase> <what> <item>`, sorted.
+    pub acts: BTreeSet<String>,
+}
+
+/// How a version's behaviour differs from the previous version's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BehaviourChange {
+    /// `dangerous` when a high-severity code ([`HIGH_CODES`]) appeared; `unsure` when another
+    /// finding appeared, acts were added, or either side was not completely seen; `benign`
+    /// when only findings or acts went away.
+    pub class: &'static str,
+    /// Findings the newer version has and the older had not.
+    pub findings_added: Vec<String>,
+    /// Findings the older version had and the newer has not.
+    pub findings_removed: Vec<String>,
+    /// Acts the newer version did and the older did not.
+    pub acts_added: Vec<String>,
+    /// Acts the older version did and the newer did not.
+    pub acts_removed: Vec<String>,
+}
+
+/// Compare an older version's behaviour with a newer one's; `None` when they behave the same.
+pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
+    let (a, b) = (old.profile(), new.profile());
+    if a == b {
+        return None;
+    }
+    let diff = |x: &BTreeSet<String>, y: &BTreeSet<String>| -> Vec<String> {
+        x.difference(y).cloned().collect()
+    };
+    let findings_added = diff(&b.findings, &a.findings);
+    let acts_added = diff(&b.acts, &a.acts);
+    let class = if findings_added
+        .iter()
+        .any(|f| HIGH_CODES.iter().any(|c| f.ends_with(&format!(" {c}"))))
+    {
+        "dangerous"
+    } else if !findings_added.is_empty()
+        || !acts_added.is_empty()
+        || !old.complete
+        || !new.complete
+    {
+        "unsure"
+    } else {
+        "benign"
+    };
+    Some(BehaviourChange {
+        class,
+        findings_removed: diff(&a.findings, &b.findings),
+        findings_added,
+        acts_removed: diff(&a.acts, &b.acts),
+        acts_added,
+    })
+}
+
+/// The version of `package` (`npm:<name>@<version>`, `pypi:<name>@<version>`): what follows
+/// the last `@` after the ecosystem's prefix and a scope's leading `@`.
+pub fn version_of(package: &str) -> &str {
+    let rest = package.split_once(':').map_or(package, |(_, r)| r);
+    let skip = usize::from(rest.starts_with('@'));
+    match rest[skip..].rfind('@') {
+        Some(i) => &rest[skip + i + 1..],
+        None => "",
+    }
+}
+
+/// One indexed observation of a package version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageObservation {
+    /// The log entry.
+    pub entry: u64,
+    /// `npm:<name>@<version>`.
+    pub package: String,
+    /// The version.
+    pub version: String,
+    /// How it ended.
+    pub status: String,
+    /// When (the entry's `observedAt`).
+    pub observed_at: String,
+    /// The observer that made it.
+    pub observer: Option<String>,
+    /// `ok` and every phase completely seen.
+    pub complete: bool,
+    /// What the sandbox saw.
+    pub behaviour: Behaviour,
+}
+
+impl crate::Index {
+    /// Every indexed observation of target `target_id`'s package versions, newest last
+    /// (at most `limit`, the newest ones).
+    pub fn package_observations(
+        &self,
+        target_id: &str,
+        limit: usize,
+    ) -> Result<Vec<PackageObservation>, crate::IndexError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT p.entry, p.package, p.version, p.status, o.observed_at, p.observer,
+                 p.complete, p.behaviour
+             FROM package_observations p JOIN observations o ON o.entry = p.entry
+             WHERE p.target_id = ?1 ORDER BY p.entry DESC LIMIT ?2",
+        )?;
+        let rows = st.query_map(
+            rusqlite::params![target_id, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |r| {
+                let behaviour: String = r.get(7)?;
+                Ok(PackageObservation {
+                    entry: crate::rows::unsigned(r, 0)?.unwrap_or_default(),
+                    package: r.get(1)?,
+                    version: r.get(2)?,
+                    status: r.get(3)?,
+                    observed_at: r.get(4)?,
+                    observer: r.get(5)?,
+                    complete: r.get(6)?,
+                    behaviour: serde_json::from_str(&behaviour).unwrap_or_default(),
+                })
+            },
+        )?;
+        let mut out: Vec<PackageObservation> = rows.collect::<Result<_, _>>()?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The indexed observation in log entry `entry`, if it is a package's.
+    pub fn package_observation(
+        &self,
+        entry: u64,
+    ) -> Result<Option<PackageObservation>, crate::IndexError> {
+        use rusqlite::OptionalExtension;
+        let target: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT target_id FROM package_observations WHERE entry = ?1",
+                [crate::rows::int(entry)?],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(target) = target else {
+            return Ok(None);
+        };
+        Ok(self
+            .package_observations(&target, usize::MAX)?
+            .into_iter()
+            .find(|o| o.entry == entry))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn facts(startup_decoys: &[&str], findings: Value, complete: bool) -> Value {
+        json!({
+            "observer": "toolmark-sandbox/1",
+            "runsc": "runsc version 0.0~20221219.0",
+            "complete": complete,
+            "installScripts": [{"package": "evil", "script": "postinstall", "command": "node x"}],
+            "calls": [{"tool": "echo", "outcome": "ok"}, {"tool": "big", "outcome": "skipped"}],
+            "behaviour": [
+                {"phase": "install", "complete": true, "incomplete": [], "exec": [{"what": "/usr/bin/node", "pid": 3, "comm": "node"}],
+                 "network": [], "lookups": [], "requests": [], "decoys": [], "writes": [{"what": "/home/decoy/.bashrc", "pid": 3, "comm": "node"}]},
+                {"phase": "startup", "complete": complete, "incomplete": if complete { json!([]) } else { json!(["phase-cut"]) },
+                 "exec": [], "network": [{"what": "collect.example:443 (127.128.0.1)", "pid": 2, "comm": "node"}],
+                 "lookups": ["collect.example"], "requests": ["https://collect.example"],
+                 "decoys": startup_decoys.iter().map(|d| json!({"what": d, "pid": 2, "comm": "node"})).collect::<Vec<_>>(),
+                 "writes": []},
+                {"phase": "calls", "complete": true, "incomplete": [], "exec": [], "network": [], "lookups": [],
+                 "requests": [], "decoys": [], "writes": []}
+            ],
+            "findings": findings,
+        })
+    }
+
+    #[test]
+    fn facts_read_into_wardens_phases_with_home_relative_decoys() {
+        let f = facts(
+            &["/home/decoy/.ssh/id_rsa", "/home/decoy/.ssh/id_rsa"],
+            json!([{"code": "READS_SECRETS", "severity": "high", "phase": "startup", "evidence": ["/home/decoy/.ssh/id_rsa"]}]),
+            true,
+        );
+        let b = Behaviour::from_facts(&f, &["echo".into(), "big".into()]);
+        assert!(b.complete);
+        assert_eq!(b.observer.as_deref(), Some("toolmark-sandbox/1"));
+        assert_eq!(b.startup.decoys, [".ssh/id_rsa"]);
+        assert_eq!(b.install_scripts.writes, [".bashrc"]);
+        assert_eq!(b.install_scripts.packages, ["evil"]);
+        assert_eq!(b.startup.tools, ["echo", "big"]);
+        assert_eq!(b.calls.tools, ["echo"]);
+        assert_eq!(b.findings[0].phase, "startup");
+        let wire = serde_json::to_value(&b).unwrap();
+        assert!(wire["installScripts"]["exec"].is_array());
+        assert_eq!(wire["startup"]["lookups"], json!(["collect.example"]));
+    }
+
+    #[test]
+    fn facts_not_shaped_as_the_sandbox_writes_them_are_not_complete() {
+        let b = Behaviour::from_facts(&json!({"complete": true, "behaviour": [{"nophase": 1}]}), &[]);
+        assert!(!b.complete);
+        let b = Behaviour::from_facts(&json!("nonsense"), &[]);
+        assert!(!b.complete);
+        assert!(!b.startup.complete);
+    }
+
+    #[test]
+    fn the_same_behaviour_with_other_run_addresses_is_no_change() {
+        let a = Behaviour::from_facts(&facts(&[], json!([]), true), &[]);
+        let mut f = facts(&[], json!([]), true);
+        f["behaviour"][1]["network"][0]["what"] = json!("collect.example:443 (127.128.0.9)");
+        let b = Behaviour::from_facts(&f, &["other".into()]);
+        assert_eq!(compare(&a, &b), None);
+    }
+
+    #[test]
+    fn a_new_secret_read_is_a_dangerous_change() {
+        let old = Behaviour::from_facts(&facts(&[], json!([]), true), &[]);
+        let new = Behaviour::from_facts(
+            &facts(
+                &["/home/decoy/.aws/credentials"],
+                json!([{"code": "READS_SECRETS", "severity": "high", "phase": "startup", "evidence": []}]),
+                true,
+            ),
+            &[],
+        );
+        let change = compare(&old, &new).unwrap();
+        assert_eq!(change.class, "dangerous");
+        assert_eq!(change.findings_added, ["startup READS_SECRETS"]);
+        assert_eq!(change.acts_added, ["startup decoy .aws/credentials"]);
+        // The other way round, only something went away.
+        let back = compare(&new, &old).unwrap();
+        assert_eq!(back.class, "benign");
+        assert_eq!(back.findings_removed, ["startup READS_SECRETS"]);
+    }
+
+    #[test]
+    fn a_change_involving_an_incomplete_observation_is_unsure() {
+        let old = Behaviour::from_facts(&facts(&[], json!([]), true), &[]);
+        let mut f = facts(&[], json!([]), false);
+        f["behaviour"][1]["lookups"] = json!([]);
+        let new = Behaviour::from_facts(&f, &[]);
+        assert_eq!(compare(&old, &new).unwrap().class, "unsure");
+    }
+
+    #[test]
+    fn versions_are_read_after_the_scope() {
+        assert_eq!(version_of("npm:@scope/name@1.2.3"), "1.2.3");
+        assert_eq!(version_of("npm:left-pad@1.3.0"), "1.3.0");
+        assert_eq!(version_of("pypi:mcp-server-time@2026.10.19"), "2026.10.19");
+        assert_eq!(version_of("npm:@scope/name"), "");
+    }
+}

@@ -1,0 +1,530 @@
+//! The package sweep: every npm and PyPI server the registry lists, each version observed once
+//! in the sandbox (gVisor) and logged like a remote's observation.
+//!
+//! One sweep run ([`run_sweep`]) reads the registry records the last crawl stored (it never
+//! harvests: the crawl does), lists their packages, chooses which versions to observe
+//! ([`choose`]), fetches each (verified against its registry's digest, through the crawler's
+//! SSRF guard), observes it in the sandbox with the start values its registry entry declares,
+//! and records the observations through the same batching recorder the crawl uses
+//! ([`crate::record_stream`]): one log entry per observation, subject `npm:<name>` with
+//! `package` `npm:<name>@<version>`, its document holding the raw responses and the sandbox's
+//! facts.
+//!
+//! Which versions, in order, at most [`SweepOptions::cap`] per run:
+//! 1. a new version of a package observed before (it changed; the answer for it is stale);
+//! 2. a package never observed;
+//! 3. a version observed, but not completely (any status but `ok`, or a phase not completely
+//!    seen) or under an older observer ([`toolmark_sandbox::observe::OBSERVER`]) — oldest
+//!    attempt first.
+//!
+//! A version observed completely by the current observer is never observed again. Without
+//! gVisor the sweep does not start ([`IngestError::Options`]): no package code ever runs
+//! outside it, and no `sandbox-unavailable` entry is logged for every package every day.
+//!
+//! What it never does: run package code itself (the sandbox does), harvest the registry, or
+//! list or delist anything (the crawl's runs do).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use toolmark_crawler::mcp::ClientConfig;
+use toolmark_crawler::packages::{self, PackageError, Registries, Spec};
+use toolmark_index::record::{Recorded, Recorder, RunStatus, TargetOutcome, target_string};
+use toolmark_index::{DataDir, IndexError};
+use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
+use toolmark_observation::registry::{Ecosystem, Record, Target, TargetKind};
+use toolmark_sandbox::observe::{Artifact, Launch, Observer, OBSERVER};
+
+use crate::{IngestError, Stop, plan};
+
+/// Versions observed per sweep run at most (HISTOR: 300 per crawl).
+pub const DEFAULT_CAP: usize = 300;
+
+/// Sandboxes run at once (HISTOR: 2 slots; this machine has 2 cores).
+pub const DEFAULT_CONCURRENCY: usize = 2;
+
+/// Observations of a package read to choose its next version (the newest ones).
+const HISTORY: usize = 64;
+
+/// The sweep's knobs: the `[packages]` section of the service's configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepOptions {
+    /// Versions observed per run at most (0: none).
+    pub cap: usize,
+    /// Sandboxes at once (1–8).
+    pub concurrency: usize,
+    /// The npm registry packages and their dependencies come from.
+    pub npm_registry: String,
+    /// The Python package index (its JSON API under `/pypi/`, its simple index under
+    /// `/simple/`).
+    pub pypi_index: String,
+    /// Where sandbox runs live (each a tmpfs of its own, removed afterwards).
+    pub work: PathBuf,
+    /// npm's and pip's caches (content-addressed, checked; shared between runs).
+    pub cache: PathBuf,
+    /// Fetch from loopback or private addresses (tests, a local mirror).
+    pub allow_private: bool,
+    /// The `toolmark-probe` binary (the sandbox's DNS sink and traps); empty: the one beside
+    /// the running binary.
+    pub probe: PathBuf,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            cap: DEFAULT_CAP,
+            concurrency: DEFAULT_CONCURRENCY,
+            npm_registry: packages::NPM_REGISTRY.to_owned(),
+            pypi_index: packages::PYPI_INDEX.to_owned(),
+            work: PathBuf::from("/var/tmp/toolmark-sandbox"),
+            cache: PathBuf::from("/var/cache/toolmark"),
+            allow_private: false,
+            probe: PathBuf::new(),
+        }
+    }
+}
+
+impl SweepOptions {
+    /// What makes these options unusable, if anything.
+    pub fn problem(&self) -> Option<String> {
+        if !(1..=8).contains(&self.concurrency) {
+            return Some(format!(
+                "packages.concurrency must be 1–8, not {}",
+                self.concurrency
+            ));
+        }
+        None
+    }
+}
+
+/// What one sweep run reads and writes.
+#[derive(Debug, Clone)]
+pub struct SweepRun<'a> {
+    /// The data directory written.
+    pub data: &'a DataDir,
+    /// The checkpoint origin of a log this run creates.
+    pub origin: &'a str,
+    /// The MCP registry whose stored records list the packages (the crawl's `registry`).
+    pub registry: &'a str,
+    /// The knobs.
+    pub options: &'a SweepOptions,
+    /// The observer (gVisor, the probe, npm's and pip's options, the limits).
+    pub observer: &'a Observer,
+}
+
+/// One version chosen for a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// The target (a package of a listed server).
+    pub target: Target,
+    /// The version the registry entry lists (`None`: the package registry's latest).
+    pub version: Option<String>,
+    /// How its server is started.
+    pub launch: Launch,
+    /// Why it was chosen: `new-version`, `never-observed` or `retry`.
+    pub why: &'static str,
+}
+
+/// A package target with what the index knows of it, for [`choose`].
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The target, its version as listed, and its start.
+    pub chosen: Chosen,
+    /// Observations of its versions (version, status complete under `OBSERVER`, observedAt),
+    /// oldest first.
+    pub seen: Vec<Seen>,
+}
+
+/// One earlier observation of a package, as [`choose`] weighs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The version observed.
+    pub version: String,
+    /// Complete (`ok`, every phase seen) under the current observer.
+    pub done: bool,
+    /// When.
+    pub observed_at: String,
+}
+
+/// The versions to observe, in order, at most `cap` (module docs). A candidate whose listed
+/// version is unknown (`None`) is chosen unless its newest observation is `done` and no older
+/// than a week: its latest version can only be read by asking the registry.
+pub fn choose(candidates: Vec<Candidate>, cap: usize) -> Vec<Chosen> {
+    let mut new_versions = Vec::new();
+    let mut never = Vec::new();
+    let mut retries: Vec<(String, Chosen)> = Vec::new();
+    for c in candidates {
+        let Candidate { mut chosen, seen } = c;
+        if seen.is_empty() {
+            chosen.why = "never-observed";
+            never.push(chosen);
+            continue;
+        }
+        let Some(version) = chosen.version.clone() else {
+            // Which version is latest is the package registry's to say: asked each run.
+            let last = seen.last().map(|s| s.observed_at.clone()).unwrap_or_default();
+            chosen.why = "retry";
+            retries.push((last, chosen));
+            continue;
+        };
+        let of_version: Vec<&Seen> = seen.iter().filter(|s| s.version == version).collect();
+        if of_version.is_empty() {
+            chosen.why = "new-version";
+            new_versions.push(chosen);
+        } else if !of_version.iter().any(|s| s.done) {
+            let last = of_version
+                .last()
+                .map(|s| s.observed_at.clone())
+                .unwrap_or_default();
+            chosen.why = "retry";
+            retries.push((last, chosen));
+        }
+    }
+    retries.sort_by(|a, b| a.0.cmp(&b.0));
+    new_versions
+        .into_iter()
+        .chain(never)
+        .chain(retries.into_iter().map(|(_, c)| c))
+        .take(cap)
+        .collect()
+}
+
+/// The package targets of `records` the sandbox can observe: npm and PyPI packages with the
+/// stdio transport (or none declared), each with its listed version (`latest` or none: `None`)
+/// and its start. Others are the crawl's to list with their skip reasons.
+pub fn package_targets(records: &[Record]) -> Vec<Chosen> {
+    let mut out = Vec::new();
+    for record in records {
+        for target in toolmark_observation::registry::targets(record) {
+            let TargetKind::Package {
+                ecosystem,
+                name,
+                version,
+                transport,
+            } = &target.kind
+            else {
+                continue;
+            };
+            if target.skip.is_some()
+                || !matches!(ecosystem, Ecosystem::Npm | Ecosystem::Pypi)
+                || !(transport.is_empty() || transport == "stdio")
+            {
+                continue;
+            }
+            let Some(package) = record.packages.iter().find(|p| {
+                p.identifier == *name && Ecosystem::parse(&p.registry_type) == *ecosystem
+            }) else {
+                continue;
+            };
+            out.push(Chosen {
+                version: version
+                    .clone()
+                    .filter(|v| !v.is_empty() && v != "latest"),
+                launch: Launch {
+                    arguments: package.start.arguments.clone(),
+                    env: package.start.env.clone(),
+                },
+                target,
+                why: "",
+            });
+        }
+    }
+    out
+}
+
+/// What one sweep run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepReport {
+    /// The run's id in the index.
+    pub run: i64,
+    /// `sweep`.
+    pub kind: String,
+    /// The registry whose records were read.
+    pub registry: String,
+    /// UTC start.
+    pub started_at: String,
+    /// UTC end.
+    pub finished_at: String,
+    /// Package targets the sandbox can observe.
+    pub packages: usize,
+    /// Versions chosen (at most the cap), by why.
+    pub chosen: BTreeMap<String, u64>,
+    /// Versions chosen but not observed because the run was stopped.
+    pub abandoned: usize,
+    /// How long observing took.
+    pub observe_seconds: f64,
+    /// The log's size after the run.
+    pub log_size: u64,
+    /// Observations per status.
+    pub totals: BTreeMap<String, u64>,
+}
+
+/// What a finished sweep did.
+#[derive(Debug)]
+pub struct SweepSummary {
+    /// The run's report (also stored with the run in the index).
+    pub report: SweepReport,
+    /// One line per observation, in the order recorded.
+    pub lines: Vec<Recorded>,
+    /// Log entries appended.
+    pub appended: u64,
+}
+
+/// The package string of `target` at `version`: `<target string>@<version>` (the log's
+/// `subject.package`).
+fn package_id(target: &Target, version: &str) -> String {
+    format!("{}@{}", target_string(&target.kind), version)
+}
+
+/// An observation of a version that could not be run, for the log: fetched or not, nothing of
+/// the package ran. `status` is the package's (`not-found`, `no-wheel`) or ours
+/// (`sandbox-error`).
+fn unrun(package: String, status: &'static str, detail: String) -> Observation {
+    let mut obs = Observation::start(Via::Package(Sandboxed {
+        package,
+        artifact: None,
+        sandbox: None,
+    }));
+    obs.status = ObsStatus::Package(status);
+    obs.detail = detail;
+    obs.elapsed = obs.started.elapsed().unwrap_or_default();
+    obs
+}
+
+/// The fetch failure's status: the package's when the registry says it has no such version or
+/// no wheel; ours (`sandbox-error`, never the package's behaviour) otherwise.
+fn fetch_status(e: &PackageError) -> &'static str {
+    match e {
+        PackageError::NotFound(_) => "not-found",
+        PackageError::NoWheel(_) => "no-wheel",
+        _ => "sandbox-error",
+    }
+}
+
+/// Fetch and observe one chosen version; the observation to log.
+async fn observe_one(
+    client: &ClientConfig,
+    registries: &Registries,
+    observer: &Observer,
+    chosen: &Chosen,
+) -> Observation {
+    let TargetKind::Package {
+        ecosystem, name, ..
+    } = &chosen.target.kind
+    else {
+        unreachable!("only packages are chosen");
+    };
+    let version = match &chosen.version {
+        Some(v) => v.clone(),
+        None => match packages::latest(client, registries, ecosystem, name).await {
+            Ok(v) => v,
+            Err(e) => {
+                return unrun(
+                    format!("{}@latest", target_string(&chosen.target.kind)),
+                    fetch_status(&e),
+                    format!("reading the latest version: {e}"),
+                );
+            }
+        },
+    };
+    let package = package_id(&chosen.target, &version);
+    let spec = Spec {
+        ecosystem: ecosystem.clone(),
+        name: name.clone(),
+        version: version.clone(),
+    };
+    let fetched = match packages::fetch(client, registries, &spec).await {
+        Ok(f) => f,
+        Err(e) => return unrun(package, fetch_status(&e), format!("fetching {spec}: {e}")),
+    };
+    let file = observer.work.join(format!(
+        "artifact-{}-{}.{}",
+        std::process::id(),
+        &fetched.sha256_sri[7..19].replace(['/', '+'], "_"),
+        if *ecosystem == Ecosystem::Npm {
+            "tgz"
+        } else {
+            "whl"
+        }
+    ));
+    if let Err(e) = std::fs::write(&file, &fetched.bytes) {
+        return unrun(
+            package,
+            "sandbox-error",
+            format!("writing the artifact: {e}"),
+        );
+    }
+    drop(fetched.bytes);
+    let artifact = match ecosystem {
+        Ecosystem::Npm => Artifact::Npm(file.clone()),
+        _ => Artifact::Wheel(file.clone()),
+    };
+    let report = observer.observe(&artifact, &chosen.launch).await;
+    let _ = std::fs::remove_file(&file);
+    let sri = fetched.sha256_sri.parse().ok();
+    report.observation(&package, sri)
+}
+
+/// One sweep run: choose, fetch, observe, record, report. Blocks the calling thread (which
+/// must not be one of `runtime`'s workers). Each observation is recorded (appended, signed,
+/// indexed) as soon as it is made. Cancelling `stop` takes no new version; those in flight
+/// finish and are recorded, and the run is closed as failed with the rest counted in
+/// [`SweepReport::abandoned`].
+pub fn run_sweep(
+    runtime: &tokio::runtime::Handle,
+    run: &SweepRun<'_>,
+    stop: &Stop,
+) -> Result<SweepSummary, IngestError> {
+    let opts = run.options;
+    if let Some(problem) = opts.problem() {
+        return Err(IngestError::Options(problem));
+    }
+    if run.observer.runsc.is_none() {
+        return Err(IngestError::Options(
+            "runsc (gVisor) is not installed: the package sweep runs no package code without it"
+                .into(),
+        ));
+    }
+    std::fs::create_dir_all(&run.observer.work).map_err(|e| {
+        IngestError::Options(format!("{}: {e}", run.observer.work.display()))
+    })?;
+    let mut writer = run.data.open_writer(run.origin)?;
+    let started = SystemTime::now();
+    let started_at = toolmark_observation::time::utc(started);
+    let size_before = writer.log.head().size;
+    let registry_key = run.registry.trim_end_matches('/');
+    let stored = writer
+        .index
+        .registry_items(registry_key)
+        .map_err(|source| IngestError::Index {
+            what: "reading the stored registry records",
+            source,
+        })?;
+    let records: Vec<Record> = plan::parse_stored(stored)
+        .map_err(|e| IngestError::Options(format!("the stored registry records: {e}")))?
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
+    let targets = package_targets(&records);
+    drop(records);
+    let packages_listed = targets.len();
+    let mut candidates = Vec::with_capacity(targets.len());
+    for chosen in targets {
+        let id = toolmark_index::record::target_id(&chosen.target);
+        let seen = writer
+            .index
+            .package_observations(&id, HISTORY)
+            .map_err(|source| IngestError::Index {
+                what: "reading package observations",
+                source,
+            })?
+            .into_iter()
+            .map(|o| Seen {
+                done: o.complete && o.observer.as_deref() == Some(OBSERVER),
+                version: o.version,
+                observed_at: o.observed_at,
+            })
+            .collect();
+        candidates.push(Candidate { chosen, seen });
+    }
+    let chosen = choose(candidates, opts.cap);
+    let mut why: BTreeMap<String, u64> = BTreeMap::new();
+    for c in &chosen {
+        *why.entry(c.why.to_owned()).or_default() += 1;
+    }
+    tracing::info!(
+        "package sweep: {packages_listed} packages listed, {} versions chosen {why:?}",
+        chosen.len()
+    );
+
+    let mut client = ClientConfig::default();
+    client.policy.allow_private = opts.allow_private;
+    let registries = Registries {
+        npm: opts.npm_registry.clone(),
+        pypi: opts.pypi_index.clone(),
+    };
+    let mut recorder = Recorder::new(&mut writer.log, &writer.blobs, &mut writer.index);
+    let run_id = recorder
+        .begin_sweep(&started_at, registry_key)
+        .map_err(|source| IngestError::Index {
+            what: "starting the sweep in the index",
+            source,
+        })?;
+    let clock = Instant::now();
+    let total = chosen.len();
+    // A held limit of 0: every observation is recorded as soon as it arrives.
+    let (lines, taken, record_error) = crate::record_stream(&mut recorder, run_id, 0, |sink| {
+        runtime.block_on(async {
+            let taken = std::cell::Cell::new(0usize);
+            let work = futures_util::stream::iter(chosen.iter())
+                .take_while(|_| std::future::ready(!stop.is_cancelled()))
+                .map(|c| {
+                    taken.set(taken.get() + 1);
+                    let (client, registries) = (&client, &registries);
+                    async move {
+                        let obs = observe_one(client, registries, run.observer, c).await;
+                        (c, obs)
+                    }
+                })
+                .buffer_unordered(opts.concurrency);
+            futures_util::pin_mut!(work);
+            while let Some((c, obs)) = work.next().await {
+                tracing::info!(
+                    "{} ({}): {}",
+                    target_string(&c.target.kind),
+                    c.why,
+                    obs.status.name()
+                );
+                let item = TargetOutcome {
+                    target: c.target.clone(),
+                    observation: Some(obs),
+                };
+                let _ = sink.send((item, None));
+            }
+            taken.get()
+        })
+    });
+    let abandoned = total - taken;
+    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+    for line in &lines {
+        *totals.entry(line.status.clone()).or_default() += 1;
+    }
+    let report = SweepReport {
+        run: run_id,
+        kind: "sweep".into(),
+        registry: registry_key.to_owned(),
+        started_at,
+        finished_at: toolmark_observation::time::now(),
+        packages: packages_listed,
+        chosen: why,
+        abandoned,
+        observe_seconds: clock.elapsed().as_secs_f64(),
+        log_size: writer.log.head().size,
+        totals,
+    };
+    let status = if record_error.is_none() && abandoned == 0 {
+        RunStatus::Complete
+    } else {
+        RunStatus::Failed
+    };
+    let stored = serde_json::to_value(&report).map_err(|e| IngestError::Record(e.to_string()))?;
+    Recorder::new(&mut writer.log, &writer.blobs, &mut writer.index)
+        .finish_run(run_id, &report.finished_at, status, &stored)
+        .map_err(|source: IndexError| IngestError::Index {
+            what: "finishing the sweep in the index",
+            source,
+        })?;
+    if let Some(e) = record_error {
+        return Err(IngestError::Record(e.to_string()));
+    }
+    Ok(SweepSummary {
+        appended: report.log_size - size_before,
+        report,
+        lines,
+    })
+}
