@@ -48,8 +48,8 @@ pub enum ChangeError {
         /// What the reader refused.
         source: serde_json::Error,
     },
-    /// The stored kind is neither `tools` nor `authorization`.
-    #[error("change {id}: the stored kind {kind:?} is not tools or authorization")]
+    /// The stored kind is not `tools`, `authorization` or `behaviour`.
+    #[error("change {id}: the stored kind {kind:?} is not tools, authorization or behaviour")]
     Kind {
         /// The change id.
         id: i64,
@@ -59,6 +59,12 @@ pub enum ChangeError {
     /// An `authorization` change whose old or new servers are not a JSON array of strings.
     #[error("change {id}: the stored authorization servers do not parse")]
     Authorization {
+        /// The change id.
+        id: i64,
+    },
+    /// A `behaviour` change whose versions or differences do not parse.
+    #[error("change {id}: the stored behaviour change does not parse")]
+    Behaviour {
         /// The change id.
         id: i64,
     },
@@ -102,6 +108,27 @@ pub struct ChangeView {
     /// For a change of the authorization servers (`kind` = `authorization`): the servers
     /// before and after.
     pub authorization: Option<AuthorizationChange>,
+    /// For a package whose newer version behaved differently in the sandbox (`kind` =
+    /// `behaviour`): the two versions and what differs.
+    pub behaviour: Option<BehaviourChangeView>,
+}
+
+/// A package's behaviour change between two versions.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BehaviourChangeView {
+    /// The older version.
+    pub old_version: String,
+    /// The newer version.
+    pub new_version: String,
+    /// Findings (`<phase> <CODE>`) the newer version has and the older had not.
+    pub findings_added: Vec<String>,
+    /// Findings the older had and the newer has not.
+    pub findings_removed: Vec<String>,
+    /// Acts (`<phase> <what> <item>`) the newer version did and the older did not.
+    pub acts_added: Vec<String>,
+    /// Acts the older did and the newer did not.
+    pub acts_removed: Vec<String>,
 }
 
 /// The authorization servers a remote's protected-resource metadata named before and after a
@@ -129,8 +156,12 @@ impl ChangeView {
                 });
             }
         };
+        let behaviour = match row.kind.as_str() {
+            "behaviour" => Some(behaviour_of(&row).ok_or(ChangeError::Behaviour { id })?),
+            _ => None,
+        };
         let authorization = match row.kind.as_str() {
-            "tools" => None,
+            "tools" | "behaviour" => None,
             "authorization" => {
                 let read = |v: &Option<String>| -> Option<Vec<String>> {
                     serde_json::from_str(v.as_deref()?).ok()
@@ -161,14 +192,17 @@ impl ChangeView {
             class,
             analysis,
             authorization,
+            behaviour,
         })
     }
 
-    /// What changed, as titles say it: `tool definitions changed` or `authorization server
-    /// changed`.
+    /// What changed, as titles say it: `tool definitions changed`, `authorization server
+    /// changed` or `behaviour changed`.
     pub fn headline(&self) -> &'static str {
         if self.authorization.is_some() {
             "authorization server changed"
+        } else if self.behaviour.is_some() {
+            "behaviour changed"
         } else {
             "tool definitions changed"
         }
@@ -227,6 +261,22 @@ impl ChangeView {
             .map(|t| (t.tool.as_str(), t.class))
             .collect()
     }
+}
+
+/// A stored behaviour change read back: its two versions and what differs.
+fn behaviour_of(row: &ChangeRow) -> Option<BehaviourChangeView> {
+    let old: serde_json::Value = serde_json::from_str(row.old_behaviour.as_deref()?).ok()?;
+    let new: serde_json::Value = serde_json::from_str(row.new_behaviour.as_deref()?).ok()?;
+    let change: toolmark_index::packages::BehaviourChange =
+        serde_json::from_value(new.get("change")?.clone()).ok()?;
+    Some(BehaviourChangeView {
+        old_version: old.get("version")?.as_str()?.to_owned(),
+        new_version: new.get("version")?.as_str()?.to_owned(),
+        findings_added: change.findings_added,
+        findings_removed: change.findings_removed,
+        acts_added: change.acts_added,
+        acts_removed: change.acts_removed,
+    })
 }
 
 /// A signal with its rule's one-line meaning, as the JSON endpoints and feeds list it.

@@ -820,25 +820,67 @@ fn answer(
         },
         seen_before: decision.seen_before,
         signature: None,
-        target: found.as_ref().map(|f| target(state, f)),
+        target: found.as_ref().map(|f| target(state, f)).transpose()?,
         kind: ANSWER_TYPE.to_owned(),
     })
 }
 
+/// Package observations read for a package target's signals (the newest ones).
+const PACKAGE_HISTORY: usize = 64;
+
+/// A package target's `packageVersion` and `packageSignals`: the version of its latest
+/// successful observation (else its latest observation) and what the sandbox saw it do, with
+/// the version observed before it.
+fn package_signals(
+    state: &AppState,
+    t: &TargetRow,
+) -> Result<(Option<String>, Option<wire::PackageSignals>), ApiError> {
+    if t.kind != "package" {
+        return Ok((None, None));
+    }
+    let seen = state.index.get().package_observations(&t.id, PACKAGE_HISTORY)?;
+    let Some(at) = seen
+        .iter()
+        .rposition(|o| o.status == "ok")
+        .or_else(|| seen.len().checked_sub(1))
+    else {
+        return Ok((None, None));
+    };
+    let shown = &seen[at];
+    let previous_version = seen[..at]
+        .iter()
+        .rev()
+        .find(|o| o.version != shown.version)
+        .map(|o| o.version.clone());
+    let version = (shown.status == "ok").then(|| shown.version.clone());
+    Ok((
+        version,
+        Some(wire::PackageSignals {
+            behaviour: shown.behaviour.clone(),
+            behaviour_entry: shown.entry,
+            previous_version,
+            version: shown.version.clone(),
+        }),
+    ))
+}
+
 /// The answer's `target`.
-fn target(state: &AppState, found: &Found<'_>) -> wire::Target {
+fn target(state: &AppState, found: &Found<'_>) -> Result<wire::Target, ApiError> {
     let t = found.row;
-    wire::Target {
+    let (package_version, package_signals) = package_signals(state, t)?;
+    Ok(wire::Target {
         endpoint: t.target.clone(),
         id: found.id.clone(),
         last_observed: t.last_observed_at.clone(),
         last_status: t.last_status.clone(),
         listed: t.delisted_at.is_none(),
         name: t.server.clone(),
+        package_signals,
+        package_version,
         page: format!("{}/s/{}", state.base_url, t.id),
         skip_reason: t.skip_reason.clone(),
         withheld_headers: t.withheld_headers.clone(),
-    }
+    })
 }
 
 /// The answer's `observed`: the latest successful entry, and the target's counts.

@@ -30,7 +30,7 @@ use axum::routing::get;
 use maud::html;
 use serde_json::{Value, json};
 
-use crate::changes::{ChangeView, SignalView};
+use crate::changes::{BehaviourChangeView, ChangeView, SignalView};
 use crate::desk::layout::to_html;
 use crate::servers::{ChangeQuery, Params, blocking, change_json, query_changes, valid_id};
 use crate::{ApiError, AppState};
@@ -289,6 +289,19 @@ fn item_text(c: &ChangeView) -> String {
         ));
         return out;
     }
+    if let Some(b) = &c.behaviour {
+        out.push_str(&format!("Versions: {} -> {}\n", b.old_version, b.new_version));
+        for (label, items) in behaviour_lists(b) {
+            if !items.is_empty() {
+                out.push_str(&format!("{label}: {}\n", items.join(", ")));
+            }
+        }
+        out.push_str(&format!(
+            "Log entry: {} (previous: {})\n",
+            r.new_entry, r.old_entry
+        ));
+        return out;
+    }
     let (signals, more_signals) = shown_signals(c);
     for line in &signals {
         out.push_str(&format!("  - {line}\n"));
@@ -317,6 +330,23 @@ fn item_text(c: &ChangeView) -> String {
     out
 }
 
+/// A behaviour change's lists, labelled, at most [`ITEM_NAMES`] items each.
+fn behaviour_lists(b: &BehaviourChangeView) -> [(&'static str, Vec<String>); 4] {
+    let cut = |v: &[String]| {
+        let mut shown: Vec<String> = v.iter().take(ITEM_NAMES).cloned().collect();
+        if v.len() > ITEM_NAMES {
+            shown.push(format!("+{} more", v.len() - ITEM_NAMES));
+        }
+        shown
+    };
+    [
+        ("New findings", cut(&b.findings_added)),
+        ("Findings gone", cut(&b.findings_removed)),
+        ("New acts", cut(&b.acts_added)),
+        ("Acts gone", cut(&b.acts_removed)),
+    ]
+}
+
 /// The item as HTML (escaped again by the XML writer for Atom and RSS).
 fn item_html(c: &ChangeView, base: &str) -> String {
     let r = &c.row;
@@ -334,6 +364,19 @@ fn item_html(c: &ChangeView, base: &str) -> String {
             p { "Class: " strong { (c.class.as_str()) } }
             p {
                 "Authorization servers: " code { (server_list(&a.old)) } " → " code { (server_list(&a.new)) }
+            }
+            (links)
+        });
+    }
+    if let Some(b) = &c.behaviour {
+        return to_html(html! {
+            p { "Package: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p { "Versions: " code { (b.old_version) } " → " code { (b.new_version) } }
+            @for (label, items) in behaviour_lists(b) {
+                @if !items.is_empty() {
+                    p { (label) ": " (items.join(", ")) }
+                }
             }
             (links)
         });

@@ -178,6 +178,21 @@ pub struct Target {
     pub listed: bool,
     /// The registry server name.
     pub name: String,
+    /// For a package: its observed version's behaviour and findings.
+    #[serde(
+        rename = "packageSignals",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub package_signals: Option<PackageSignals>,
+    /// For a package: the version whose tool set is the target's current one (its latest
+    /// successful observation).
+    #[serde(
+        rename = "packageVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub package_version: Option<String>,
     /// The target's page on the service.
     pub page: String,
     /// Why toolmark does not observe it (`null` if it does).
@@ -306,4 +321,85 @@ mod text {
             .parse()
             .map_err(serde::de::Error::custom)
     }
+}
+
+/// What toolmark knows of a package target's observed version (`target.packageSignals`, the
+/// member WARDEN reads): the version and what the sandbox saw it do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageSignals {
+    /// What the sandbox saw the version do, per phase, and the findings.
+    pub behaviour: Behaviour,
+    /// The log entry whose observation document holds these facts (`package.sandbox`).
+    #[serde(rename = "behaviourEntry")]
+    pub behaviour_entry: u64,
+    /// The version observed before it, when another was.
+    #[serde(
+        rename = "previousVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub previous_version: Option<String>,
+    /// The version.
+    pub version: String,
+}
+
+/// One phase as answers show it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseBehaviour {
+    /// Whether everything in it was seen (absent phases are not).
+    pub complete: bool,
+    /// Decoys opened, relative to HOME (`.ssh/id_rsa`; `.env` is the working directory's).
+    pub decoys: Vec<String>,
+    /// Programs started.
+    pub exec: Vec<String>,
+    /// Why it is not complete.
+    pub incomplete: Vec<String>,
+    /// Names looked up.
+    pub lookups: Vec<String>,
+    /// Connections attempted (`host:port`, `unix:<path>`).
+    pub network: Vec<String>,
+    /// The packages whose install scripts ran (install phase).
+    pub packages: Vec<String>,
+    /// Requests the traps took (`https://name`, `smtp://name to …`).
+    pub requests: Vec<String>,
+    /// Tools: listed (startup) or called (calls).
+    pub tools: Vec<String>,
+    /// Files written at persistence paths or outside the allowed trees.
+    pub writes: Vec<String>,
+}
+
+/// One finding as answers show it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FindingSummary {
+    /// HISTOR's code (`READS_SECRETS`, …) or ours (`EXFILTRATION`, `TOOL_OUTPUT_LEAK`).
+    pub code: String,
+    /// Evidence (paths, addresses, tools).
+    pub evidence: Vec<String>,
+    /// `installScripts`, `startup` or `calls`.
+    pub phase: String,
+    /// `low`, `medium`, `high`.
+    pub severity: String,
+}
+
+/// What the sandbox saw of one package version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Behaviour {
+    /// The calls phase.
+    pub calls: PhaseBehaviour,
+    /// Status `ok` and every phase run completely seen: only then does an absence of
+    /// findings mean something.
+    pub complete: bool,
+    /// The findings.
+    pub findings: Vec<FindingSummary>,
+    /// The install phase (empty and complete when the package had no install-time code).
+    pub install_scripts: PhaseBehaviour,
+    /// The observer that made it (`toolmark-sandbox/1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<String>,
+    /// The runsc version it ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runsc: Option<String>,
+    /// The startup phase.
+    pub startup: PhaseBehaviour,
 }

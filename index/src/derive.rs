@@ -19,7 +19,7 @@ use toolmark_toolset::Sri;
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
-use crate::packages::{Behaviour, compare, version_of};
+use crate::packages::{Behaviour, compare, from_facts, version_of};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
 use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
@@ -347,7 +347,7 @@ fn package_behaviour(
                 .collect()
         })
         .unwrap_or_default();
-    let behaviour = Behaviour::from_facts(facts, &listed);
+    let behaviour = from_facts(facts, &listed);
     let target_id = entry.subject.id().to_string();
     let version = version_of(&package.id);
     tx.prepare_cached(
@@ -389,14 +389,11 @@ fn package_behaviour(
     let Some(change) = compare(&old, &behaviour) else {
         return Ok(None);
     };
-    let side = |v: &str, added: &[String], removed: &[String]| {
-        serde_json::json!({"version": v, "added": added, "removed": removed})
-    };
     tx.prepare_cached(
         "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry, new_entry,
-             old_full, new_full, class, added, removed, modified, kind, diff, old_behaviour,
+             old_full, new_full, class, added, removed, modified, kind, old_behaviour,
              new_behaviour)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', ?7, ?8, ?9, 0, 'behaviour', ?10, ?11, ?12)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', ?7, ?8, ?9, 0, 'behaviour', ?10, ?11)",
     )?
     .execute(params![
         target_id,
@@ -408,9 +405,8 @@ fn package_behaviour(
         change.class,
         int(change.findings_added.len() as u64)?,
         int(change.findings_removed.len() as u64)?,
-        serde_json::to_string(&change)?,
-        side(&old_version, &[], &change.findings_removed).to_string(),
-        side(version, &change.findings_added, &[]).to_string(),
+        serde_json::json!({"version": old_version}).to_string(),
+        serde_json::json!({"version": version, "change": change}).to_string(),
     ])?;
     Ok(Some(tx.last_insert_rowid()))
 }

@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+// The shapes answers show: one definition, in the client crate (the wire's).
+pub use toolmark_client::answer::{Behaviour, FindingSummary, PhaseBehaviour};
 
 /// Where the sandbox's decoy HOME is inside; decoy and write paths are shown relative to it
 /// (`.ssh/id_rsa`), as WARDEN reads them.
@@ -30,65 +32,6 @@ pub const HIGH_CODES: [&str; 4] = [
     "EXFILTRATION",
     "TOOL_OUTPUT_LEAK",
 ];
-
-/// One phase as answers show it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PhaseBehaviour {
-    /// Whether everything in it was seen (absent phases are not).
-    pub complete: bool,
-    /// Decoys opened, relative to HOME (`.ssh/id_rsa`; `.env` is the working directory's).
-    pub decoys: Vec<String>,
-    /// Programs started.
-    pub exec: Vec<String>,
-    /// Why it is not complete.
-    pub incomplete: Vec<String>,
-    /// Names looked up.
-    pub lookups: Vec<String>,
-    /// Connections attempted (`host:port`, `unix:<path>`).
-    pub network: Vec<String>,
-    /// The packages whose install scripts ran (install phase).
-    pub packages: Vec<String>,
-    /// Requests the traps took (`https://name`, `smtp://name to …`).
-    pub requests: Vec<String>,
-    /// Tools: listed (startup) or called (calls).
-    pub tools: Vec<String>,
-    /// Files written at persistence paths or outside the allowed trees.
-    pub writes: Vec<String>,
-}
-
-/// One finding as answers show it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct FindingSummary {
-    /// HISTOR's code (`READS_SECRETS`, …) or ours (`EXFILTRATION`, `TOOL_OUTPUT_LEAK`).
-    pub code: String,
-    /// Evidence (paths, addresses, tools).
-    pub evidence: Vec<String>,
-    /// `installScripts`, `startup` or `calls`.
-    pub phase: String,
-    /// `low`, `medium`, `high`.
-    pub severity: String,
-}
-
-/// What the sandbox saw of one package version.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Behaviour {
-    /// The calls phase.
-    pub calls: PhaseBehaviour,
-    /// Status `ok` and every phase run completely seen: only then does an absence of
-    /// findings mean something.
-    pub complete: bool,
-    /// The findings.
-    pub findings: Vec<FindingSummary>,
-    /// The install phase (empty and complete when the package had no install-time code).
-    pub install_scripts: PhaseBehaviour,
-    /// The observer that made it (`toolmark-sandbox/1`).
-    pub observer: Option<String>,
-    /// The runsc version it ran under.
-    pub runsc: Option<String>,
-    /// The startup phase.
-    pub startup: PhaseBehaviour,
-}
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
@@ -117,10 +60,9 @@ fn relative(path: String) -> String {
     }
 }
 
-impl Behaviour {
-    /// Read the sandbox's facts (the document's `package.sandbox`). Tools listed come from the
-    /// observation, not the facts: pass them as `listed`.
-    pub fn from_facts(facts: &Value, listed: &[String]) -> Behaviour {
+/// Read the sandbox's facts (the document's `package.sandbox`). Tools listed come from the
+/// observation, not the facts: pass them as `listed`.
+pub fn from_facts(facts: &Value, listed: &[String]) -> Behaviour {
         let mut out = Behaviour {
             complete: facts["complete"].as_bool() == Some(true),
             observer: facts["observer"].as_str().map(str::to_owned),
@@ -191,10 +133,10 @@ impl Behaviour {
         out
     }
 
-    /// What a comparison of two versions looks at: the findings (code and phase) and, per
-    /// phase, the programs, destinations (without the sandbox's per-run addresses), names,
-    /// decoys and writes — sorted, so order and repetition do not count.
-    pub fn profile(&self) -> Profile {
+/// What a comparison of two versions looks at: the findings (code and phase) and, per phase,
+/// the programs, destinations (without the sandbox's per-run addresses), names, decoys and
+/// writes — sorted, so order and repetition do not count.
+pub fn profile(b: &Behaviour) -> Profile {
         let phase = |name: &str, p: &PhaseBehaviour| {
             let mut out = BTreeSet::new();
             let mut put = |what: &str, items: &[String]| {
@@ -211,18 +153,17 @@ impl Behaviour {
             put("write", &p.writes);
             out
         };
-        let mut acts = phase("installScripts", &self.install_scripts);
-        acts.extend(phase("startup", &self.startup));
-        acts.extend(phase("calls", &self.calls));
+        let mut acts = phase("installScripts", &b.install_scripts);
+        acts.extend(phase("startup", &b.startup));
+        acts.extend(phase("calls", &b.calls));
         Profile {
-            findings: self
+            findings: b
                 .findings
                 .iter()
                 .map(|f| format!("{} {}", f.phase, f.code))
                 .collect(),
             acts,
         }
-    }
 }
 
 /// What two versions' behaviour is compared by ([`Behaviour::profile`]).
@@ -240,7 +181,7 @@ pub struct BehaviourChange {
     /// `dangerous` when a high-severity code ([`HIGH_CODES`]) appeared; `unsure` when another
     /// finding appeared, acts were added, or either side was not completely seen; `benign`
     /// when only findings or acts went away.
-    pub class: &'static str,
+    pub class: String,
     /// Findings the newer version has and the older had not.
     pub findings_added: Vec<String>,
     /// Findings the older version had and the newer has not.
@@ -253,7 +194,7 @@ pub struct BehaviourChange {
 
 /// Compare an older version's behaviour with a newer one's; `None` when they behave the same.
 pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
-    let (a, b) = (old.profile(), new.profile());
+    let (a, b) = (profile(old), profile(new));
     if a == b {
         return None;
     }
@@ -277,7 +218,7 @@ pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
         "benign"
     };
     Some(BehaviourChange {
-        class,
+        class: class.to_owned(),
         findings_removed: diff(&a.findings, &b.findings),
         findings_added,
         acts_removed: diff(&a.acts, &b.acts),
@@ -410,7 +351,7 @@ mod tests {
             json!([{"code": "READS_SECRETS", "severity": "high", "phase": "startup", "evidence": ["/home/decoy/.ssh/id_rsa"]}]),
             true,
         );
-        let b = Behaviour::from_facts(&f, &["echo".into(), "big".into()]);
+        let b = from_facts(&f, &["echo".into(), "big".into()]);
         assert!(b.complete);
         assert_eq!(b.observer.as_deref(), Some("toolmark-sandbox/1"));
         assert_eq!(b.startup.decoys, [".ssh/id_rsa"]);
@@ -426,26 +367,26 @@ mod tests {
 
     #[test]
     fn facts_not_shaped_as_the_sandbox_writes_them_are_not_complete() {
-        let b = Behaviour::from_facts(&json!({"complete": true, "behaviour": [{"nophase": 1}]}), &[]);
+        let b = from_facts(&json!({"complete": true, "behaviour": [{"nophase": 1}]}), &[]);
         assert!(!b.complete);
-        let b = Behaviour::from_facts(&json!("nonsense"), &[]);
+        let b = from_facts(&json!("nonsense"), &[]);
         assert!(!b.complete);
         assert!(!b.startup.complete);
     }
 
     #[test]
     fn the_same_behaviour_with_other_run_addresses_is_no_change() {
-        let a = Behaviour::from_facts(&facts(&[], json!([]), true), &[]);
+        let a = from_facts(&facts(&[], json!([]), true), &[]);
         let mut f = facts(&[], json!([]), true);
         f["behaviour"][1]["network"][0]["what"] = json!("collect.example:443 (127.128.0.9)");
-        let b = Behaviour::from_facts(&f, &["other".into()]);
+        let b = from_facts(&f, &["other".into()]);
         assert_eq!(compare(&a, &b), None);
     }
 
     #[test]
     fn a_new_secret_read_is_a_dangerous_change() {
-        let old = Behaviour::from_facts(&facts(&[], json!([]), true), &[]);
-        let new = Behaviour::from_facts(
+        let old = from_facts(&facts(&[], json!([]), true), &[]);
+        let new = from_facts(
             &facts(
                 &["/home/decoy/.aws/credentials"],
                 json!([{"code": "READS_SECRETS", "severity": "high", "phase": "startup", "evidence": []}]),
@@ -465,10 +406,10 @@ mod tests {
 
     #[test]
     fn a_change_involving_an_incomplete_observation_is_unsure() {
-        let old = Behaviour::from_facts(&facts(&[], json!([]), true), &[]);
+        let old = from_facts(&facts(&[], json!([]), true), &[]);
         let mut f = facts(&[], json!([]), false);
         f["behaviour"][1]["lookups"] = json!([]);
-        let new = Behaviour::from_facts(&f, &[]);
+        let new = from_facts(&f, &[]);
         assert_eq!(compare(&old, &new).unwrap().class, "unsure");
     }
 

@@ -182,12 +182,18 @@ pub struct ChangeRow {
     pub diff: Option<String>,
     /// The classification (JSON), when both documents were stored.
     pub classification: Option<String>,
-    /// `tools` (the tool set changed) or `authorization` (the authorization servers changed).
+    /// `tools` (the tool set changed), `authorization` (the authorization servers changed) or
+    /// `behaviour` (a package's newer version behaved differently in the sandbox).
     pub kind: String,
     /// For an `authorization` change: the authorization servers before (a JSON array).
     pub old_auth: Option<String>,
     /// For an `authorization` change: the authorization servers after (a JSON array).
     pub new_auth: Option<String>,
+    /// For a `behaviour` change: the older version (`{"version"}`, JSON).
+    pub old_behaviour: Option<String>,
+    /// For a `behaviour` change: the newer version and what differs (`{"version",
+    /// "change"}`, the change a `crate::packages::BehaviourChange`; JSON).
+    pub new_behaviour: Option<String>,
 }
 
 /// `v` as an SQLite integer (`IndexError::Invalid` past `i64::MAX`).
@@ -309,7 +315,7 @@ pub(crate) fn observation_row(r: &Row) -> rusqlite::Result<ObservationRow> {
 
 pub(crate) const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
     old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification, \
-    kind, old_auth, new_auth";
+    kind, old_auth, new_auth, old_behaviour, new_behaviour";
 
 pub(crate) fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
     Ok(ChangeRow {
@@ -333,5 +339,7 @@ pub(crate) fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
         kind: r.get(17)?,
         old_auth: r.get(18)?,
         new_auth: r.get(19)?,
+        old_behaviour: r.get(20)?,
+        new_behaviour: r.get(21)?,
     })
 }

@@ -49,8 +49,31 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
         "Entries",
         html! { (entry_link(r.old_entry)) " → " (entry_link(r.new_entry)) " (inclusion proofs)" },
     );
-    let what = match &c.authorization {
-        Some(a) => html! {
+    let list = |items: &[String]| {
+        html! {
+            @if items.is_empty() { "none" }
+            @for (i, a) in items.iter().enumerate() { @if i > 0 { ", " } code { (a) } }
+        }
+    };
+    let what = match (&c.authorization, &c.behaviour) {
+        (None, Some(b)) => html! {
+            dl class="facts" {
+                (fact("Versions", html! { code { (b.old_version) } " → " code { (b.new_version) } }))
+                (fact("New findings", list(&b.findings_added)))
+                (fact("Findings gone", list(&b.findings_removed)))
+                (fact("New acts", list(&b.acts_added)))
+                (fact("Acts gone", list(&b.acts_removed)))
+                (entries)
+            }
+            p {
+                "The newer version, observed in the sandbox (gVisor) with decoy credentials and traps, "
+                "did other things than the older one. A new high-severity finding (a secret read, a "
+                "persistence write, a decoy sent out, a decoy in a tool's result) makes the change "
+                strong { "dangerous" } "; other new findings or acts, or a side not completely seen, "
+                strong { "unsure" } "; only things that went away, " strong { "benign" } "."
+            }
+        },
+        (Some(a), _) => html! {
             dl class="facts" {
                 (fact("Authorization servers", html! { (servers(&a.old)) " → " (servers(&a.new)) }))
                 (entries)
@@ -62,7 +85,7 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
                 strong { "dangerous" } "."
             }
         },
-        None => html! {
+        (None, None) => html! {
             dl class="facts" {
                 (fact("Tools", counts(&c)))
                 (entries)

@@ -71,7 +71,12 @@ pub(super) struct TargetData {
     pub server: Option<ServerRow>,
     pub observations: Vec<ObservationRow>,
     pub changes: Vec<ChangeRow>,
+    /// A package's observed versions (newest last), with what the sandbox saw.
+    pub packages: Vec<toolmark_index::packages::PackageObservation>,
 }
+
+/// Package observations a target page lists (the newest).
+const TARGET_VERSIONS: usize = 20;
 
 /// The target `id`, its registry record, a page of its timeline (below `before`) and its
 /// changes; `None` when no such target is known.
@@ -80,7 +85,7 @@ pub(super) fn load_target(
     id: &str,
     before: Option<u64>,
 ) -> Result<Option<TargetData>, Fail> {
-    let (target, server, observations, changes) = {
+    let (target, server, observations, changes, packages) = {
         let index = state.index.get();
         let Some(target) = index.target(id).map_err(sql)? else {
             return Ok(None);
@@ -95,13 +100,21 @@ pub(super) fn load_target(
             .into_iter()
             .filter(|c| c.target_id == id)
             .collect();
-        (target, server, observations, changes)
+        let packages = if target.kind == "package" {
+            index
+                .package_observations(id, TARGET_VERSIONS)
+                .map_err(sql)?
+        } else {
+            Vec::new()
+        };
+        (target, server, observations, changes, packages)
     };
     Ok(Some(TargetData {
         target,
         server,
         observations,
         changes,
+        packages,
     }))
 }
 

@@ -230,6 +230,9 @@ pub(super) fn counts(c: &ChangeView) -> Markup {
     if c.authorization.is_some() {
         return html! { span class="counts" { "authorization server changed" } };
     }
+    if let Some(b) = &c.behaviour {
+        return html! { span class="counts" { "behaviour changed (" (b.old_version) " → " (b.new_version) ")" } };
+    }
     html! {
         span class="counts" {
             span title="tools added" { "+" (r.added) } " "

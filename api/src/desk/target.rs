@@ -57,6 +57,9 @@ pub(super) async fn page(
             @if let Some(desc) = &s.description { p class="description" { (desc) } }
         }
         (summary(t, d.server.as_ref()))
+        @if !d.packages.is_empty() {
+            (package_versions(&d.packages))
+        }
         section aria-labelledby="tools-h" {
             h2 id="tools-h" { "Current tools" }
             @match &tools {
@@ -94,6 +97,66 @@ pub(super) async fn page(
             body,
         },
     ))
+}
+
+/// A package's versions as the sandbox observed them: status, completeness and findings per
+/// version, then the newest version's behaviour per phase.
+fn package_versions(seen: &[toolmark_index::packages::PackageObservation]) -> Markup {
+    let phase = |name: &str, p: &toolmark_index::packages::PhaseBehaviour| {
+        let list = |items: &[String]| {
+            html! {
+                @if items.is_empty() { "—" }
+                @for (i, a) in items.iter().enumerate() { @if i > 0 { ", " } code { (a) } }
+            }
+        };
+        html! {
+            tr {
+                th scope="row" { (name) }
+                td { @if p.complete { "complete" } @else { strong { "incomplete" } " (" (p.incomplete.join(", ")) ")" } }
+                td { (list(&p.exec)) }
+                td { (list(&p.network)) }
+                td { (list(&p.lookups)) }
+                td { (list(&p.decoys)) }
+                td { (list(&p.writes)) }
+            }
+        }
+    };
+    let newest = seen.last();
+    html! {
+        section aria-labelledby="versions-h" {
+            h2 id="versions-h" { "Package versions (observed in gVisor)" }
+            (listing("package-versions", "Versions observed", &["Version", "Observed", "Status", "Seen", "Findings", "Entry"], &[], html! {
+                @for o in seen.iter().rev() {
+                    tr {
+                        th scope="row" { code { (o.version) } }
+                        td { (time(Some(&o.observed_at))) }
+                        td { (status_badge(Some(&o.status), false)) }
+                        td { @if o.complete { "completely" } @else { strong { "not completely" } } }
+                        td {
+                            @if o.behaviour.findings.is_empty() {
+                                @if o.complete { "none" } @else { "none seen (incomplete: not a clean bill)" }
+                            }
+                            @for (i, f) in o.behaviour.findings.iter().enumerate() {
+                                @if i > 0 { ", " }
+                                span class={ "finding severity-" (f.severity) } title=(f.evidence.join(", ")) {
+                                    (f.code) " (" (f.phase) ")"
+                                }
+                            }
+                        }
+                        td { (entry_link(o.entry)) }
+                    }
+                }
+            }))
+            @if let Some(o) = newest {
+                h3 { "Behaviour of " code { (o.version) } }
+                (listing("package-behaviour", "Behaviour per phase", &["Phase", "Seen", "Programs", "Connections", "Lookups", "Decoys read", "Writes"], &[], html! {
+                    (phase("install", &o.behaviour.install_scripts))
+                    (phase("startup", &o.behaviour.startup))
+                    (phase("calls", &o.behaviour.calls))
+                }))
+            }
+        }
+    }
 }
 
 /// The summary section: what the index and the registry say about the target.
