@@ -838,7 +838,10 @@ fn package_signals(
     if t.kind != "package" {
         return Ok((None, None));
     }
-    let seen = state.index.get().package_observations(&t.id, PACKAGE_HISTORY)?;
+    let seen = state
+        .index
+        .get()
+        .package_observations(&t.id, PACKAGE_HISTORY)?;
     let Some(at) = seen
         .iter()
         .rposition(|o| o.status == "ok")

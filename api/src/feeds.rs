@@ -290,7 +290,10 @@ fn item_text(c: &ChangeView) -> String {
         return out;
     }
     if let Some(b) = &c.behaviour {
-        out.push_str(&format!("Versions: {} -> {}\n", b.old_version, b.new_version));
+        out.push_str(&format!(
+            "Versions: {} -> {}\n",
+            b.old_version, b.new_version
+        ));
         for (label, items) in behaviour_lists(b) {
             if !items.is_empty() {
                 out.push_str(&format!("{label}: {}\n", items.join(", ")));

@@ -63,107 +63,107 @@ fn relative(path: String) -> String {
 /// Read the sandbox's facts (the document's `package.sandbox`). Tools listed come from the
 /// observation, not the facts: pass them as `listed`.
 pub fn from_facts(facts: &Value, listed: &[String]) -> Behaviour {
-        let mut out = Behaviour {
-            complete: facts["complete"].as_bool() == Some(true),
-            observer: facts["observer"].as_str().map(str::to_owned),
-            runsc: facts["runsc"]
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-            ..Behaviour::default()
+    let mut out = Behaviour {
+        complete: facts["complete"].as_bool() == Some(true),
+        observer: facts["observer"].as_str().map(str::to_owned),
+        runsc: facts["runsc"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+        ..Behaviour::default()
+    };
+    // A phase that was not run is complete only when nothing needed running it: the
+    // install phase without install-time code. Startup and calls not run are not.
+    out.install_scripts.complete = true;
+    for phase in facts["behaviour"].as_array().into_iter().flatten() {
+        let Some(name) = phase["phase"].as_str() else {
+            out.complete = false;
+            continue;
         };
-        // A phase that was not run is complete only when nothing needed running it: the
-        // install phase without install-time code. Startup and calls not run are not.
-        out.install_scripts.complete = true;
-        for phase in facts["behaviour"].as_array().into_iter().flatten() {
-            let Some(name) = phase["phase"].as_str() else {
-                out.complete = false;
-                continue;
-            };
-            let shown = PhaseBehaviour {
-                complete: phase["complete"].as_bool() == Some(true),
-                incomplete: strings(&phase["incomplete"]),
-                exec: acts(&phase["exec"]),
-                network: acts(&phase["network"]),
-                lookups: strings(&phase["lookups"]),
-                requests: strings(&phase["requests"]),
-                decoys: acts(&phase["decoys"]).into_iter().map(relative).collect(),
-                writes: acts(&phase["writes"]).into_iter().map(relative).collect(),
-                packages: Vec::new(),
-                tools: Vec::new(),
-            };
-            match name {
-                "install" => out.install_scripts = shown,
-                "startup" => out.startup = shown,
-                "calls" => out.calls = shown,
-                _ => out.complete = false,
-            }
+        let shown = PhaseBehaviour {
+            complete: phase["complete"].as_bool() == Some(true),
+            incomplete: strings(&phase["incomplete"]),
+            exec: acts(&phase["exec"]),
+            network: acts(&phase["network"]),
+            lookups: strings(&phase["lookups"]),
+            requests: strings(&phase["requests"]),
+            decoys: acts(&phase["decoys"]).into_iter().map(relative).collect(),
+            writes: acts(&phase["writes"]).into_iter().map(relative).collect(),
+            packages: Vec::new(),
+            tools: Vec::new(),
+        };
+        match name {
+            "install" => out.install_scripts = shown,
+            "startup" => out.startup = shown,
+            "calls" => out.calls = shown,
+            _ => out.complete = false,
         }
-        let mut packages: Vec<String> = facts["installScripts"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s["package"].as_str().map(str::to_owned))
-            .collect();
-        packages.dedup();
-        out.install_scripts.packages = packages;
-        out.startup.tools = listed.to_vec();
-        out.calls.tools = facts["calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|c| matches!(c["outcome"].as_str(), Some("ok" | "error" | "timeout")))
-            .filter_map(|c| c["tool"].as_str().map(str::to_owned))
-            .collect();
-        out.findings = facts["findings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| FindingSummary {
-                code: f["code"].as_str().unwrap_or_default().to_owned(),
-                severity: f["severity"].as_str().unwrap_or_default().to_owned(),
-                phase: PHASES
-                    .iter()
-                    .find(|(from, _)| Some(*from) == f["phase"].as_str())
-                    .map_or("", |(_, to)| to)
-                    .to_owned(),
-                evidence: strings(&f["evidence"]),
-            })
-            .collect();
-        out
     }
+    let mut packages: Vec<String> = facts["installScripts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["package"].as_str().map(str::to_owned))
+        .collect();
+    packages.dedup();
+    out.install_scripts.packages = packages;
+    out.startup.tools = listed.to_vec();
+    out.calls.tools = facts["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| matches!(c["outcome"].as_str(), Some("ok" | "error" | "timeout")))
+        .filter_map(|c| c["tool"].as_str().map(str::to_owned))
+        .collect();
+    out.findings = facts["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| FindingSummary {
+            code: f["code"].as_str().unwrap_or_default().to_owned(),
+            severity: f["severity"].as_str().unwrap_or_default().to_owned(),
+            phase: PHASES
+                .iter()
+                .find(|(from, _)| Some(*from) == f["phase"].as_str())
+                .map_or("", |(_, to)| to)
+                .to_owned(),
+            evidence: strings(&f["evidence"]),
+        })
+        .collect();
+    out
+}
 
 /// What a comparison of two versions looks at: the findings (code and phase) and, per phase,
 /// the programs, destinations (without the sandbox's per-run addresses), names, decoys and
 /// writes — sorted, so order and repetition do not count.
 pub fn profile(b: &Behaviour) -> Profile {
-        let phase = |name: &str, p: &PhaseBehaviour| {
-            let mut out = BTreeSet::new();
-            let mut put = |what: &str, items: &[String]| {
-                for i in items {
-                    // `collect.example:443 (127.128.0.1)`: the address is the run's own.
-                    let i = i.split(" (").next().unwrap_or(i);
-                    out.insert(format!("{name} {what} {i}"));
-                }
-            };
-            put("exec", &p.exec);
-            put("network", &p.network);
-            put("lookup", &p.lookups);
-            put("decoy", &p.decoys);
-            put("write", &p.writes);
-            out
+    let phase = |name: &str, p: &PhaseBehaviour| {
+        let mut out = BTreeSet::new();
+        let mut put = |what: &str, items: &[String]| {
+            for i in items {
+                // `collect.example:443 (127.128.0.1)`: the address is the run's own.
+                let i = i.split(" (").next().unwrap_or(i);
+                out.insert(format!("{name} {what} {i}"));
+            }
         };
-        let mut acts = phase("installScripts", &b.install_scripts);
-        acts.extend(phase("startup", &b.startup));
-        acts.extend(phase("calls", &b.calls));
-        Profile {
-            findings: b
-                .findings
-                .iter()
-                .map(|f| format!("{} {}", f.phase, f.code))
-                .collect(),
-            acts,
-        }
+        put("exec", &p.exec);
+        put("network", &p.network);
+        put("lookup", &p.lookups);
+        put("decoy", &p.decoys);
+        put("write", &p.writes);
+        out
+    };
+    let mut acts = phase("installScripts", &b.install_scripts);
+    acts.extend(phase("startup", &b.startup));
+    acts.extend(phase("calls", &b.calls));
+    Profile {
+        findings: b
+            .findings
+            .iter()
+            .map(|f| format!("{} {}", f.phase, f.code))
+            .collect(),
+        acts,
+    }
 }
 
 /// What two versions' behaviour is compared by ([`Behaviour::profile`]).
@@ -208,10 +208,7 @@ pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
         .any(|f| HIGH_CODES.iter().any(|c| f.ends_with(&format!(" {c}"))))
     {
         "dangerous"
-    } else if !findings_added.is_empty()
-        || !acts_added.is_empty()
-        || !old.complete
-        || !new.complete
+    } else if !findings_added.is_empty() || !acts_added.is_empty() || !old.complete || !new.complete
     {
         "unsure"
     } else {
@@ -367,7 +364,10 @@ mod tests {
 
     #[test]
     fn facts_not_shaped_as_the_sandbox_writes_them_are_not_complete() {
-        let b = from_facts(&json!({"complete": true, "behaviour": [{"nophase": 1}]}), &[]);
+        let b = from_facts(
+            &json!({"complete": true, "behaviour": [{"nophase": 1}]}),
+            &[],
+        );
         assert!(!b.complete);
         let b = from_facts(&json!("nonsense"), &[]);
         assert!(!b.complete);

@@ -36,7 +36,7 @@ use toolmark_index::record::{Recorded, Recorder, RunStatus, TargetOutcome, targe
 use toolmark_index::{DataDir, IndexError};
 use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
 use toolmark_observation::registry::{Ecosystem, Record, Target, TargetKind};
-use toolmark_sandbox::observe::{Artifact, Launch, Observer, OBSERVER};
+use toolmark_sandbox::observe::{Artifact, Launch, OBSERVER, Observer};
 
 use crate::{IngestError, Stop, plan};
 
@@ -166,7 +166,10 @@ pub fn choose(candidates: Vec<Candidate>, cap: usize) -> Vec<Chosen> {
         }
         let Some(version) = chosen.version.clone() else {
             // Which version is latest is the package registry's to say: asked each run.
-            let last = seen.last().map(|s| s.observed_at.clone()).unwrap_or_default();
+            let last = seen
+                .last()
+                .map(|s| s.observed_at.clone())
+                .unwrap_or_default();
             chosen.why = "retry";
             retries.push((last, chosen));
             continue;
@@ -221,9 +224,7 @@ pub fn package_targets(records: &[Record]) -> Vec<Chosen> {
                 continue;
             };
             out.push(Chosen {
-                version: version
-                    .clone()
-                    .filter(|v| !v.is_empty() && v != "latest"),
+                version: version.clone().filter(|v| !v.is_empty() && v != "latest"),
                 launch: Launch {
                     arguments: package.start.arguments.clone(),
                     env: package.start.env.clone(),
@@ -390,9 +391,8 @@ pub fn run_sweep(
                 .into(),
         ));
     }
-    std::fs::create_dir_all(&run.observer.work).map_err(|e| {
-        IngestError::Options(format!("{}: {e}", run.observer.work.display()))
-    })?;
+    std::fs::create_dir_all(&run.observer.work)
+        .map_err(|e| IngestError::Options(format!("{}: {e}", run.observer.work.display())))?;
     let mut writer = run.data.open_writer(run.origin)?;
     let started = SystemTime::now();
     let started_at = toolmark_observation::time::utc(started);
