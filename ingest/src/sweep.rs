@@ -528,3 +528,151 @@ pub fn run_sweep(
         lines,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(name: &str, listed: Option<&str>, seen: &[(&str, bool, &str)]) -> Candidate {
+        Candidate {
+            chosen: Chosen {
+                target: Target {
+                    server: format!("io.example/{name}"),
+                    version: "1".into(),
+                    kind: TargetKind::Package {
+                        ecosystem: Ecosystem::Npm,
+                        name: name.into(),
+                        version: listed.map(str::to_owned),
+                        transport: "stdio".into(),
+                    },
+                    skip: None,
+                },
+                version: listed.map(str::to_owned),
+                launch: Launch::default(),
+                why: "",
+            },
+            seen: seen
+                .iter()
+                .map(|(v, done, at)| Seen {
+                    version: (*v).into(),
+                    done: *done,
+                    observed_at: (*at).into(),
+                })
+                .collect(),
+        }
+    }
+
+    fn names(chosen: &[Chosen]) -> Vec<(String, &'static str)> {
+        chosen
+            .iter()
+            .map(|c| (target_string(&c.target.kind), c.why))
+            .collect()
+    }
+
+    #[test]
+    fn new_versions_go_first_then_never_observed_then_retries_oldest_first() {
+        let chosen = choose(
+            vec![
+                candidate("never", Some("1.0.0"), &[]),
+                candidate(
+                    "retry-late",
+                    Some("1.0.0"),
+                    &[("1.0.0", false, "2026-12-02T00:00:00Z")],
+                ),
+                candidate(
+                    "done",
+                    Some("1.0.0"),
+                    &[("1.0.0", true, "2026-12-01T00:00:00Z")],
+                ),
+                candidate(
+                    "newer",
+                    Some("2.0.0"),
+                    &[("1.0.0", true, "2026-12-01T00:00:00Z")],
+                ),
+                candidate(
+                    "retry-early",
+                    Some("1.0.0"),
+                    &[("1.0.0", false, "2026-11-01T00:00:00Z")],
+                ),
+            ],
+            10,
+        );
+        assert_eq!(
+            names(&chosen),
+            [
+                ("npm:newer".to_owned(), "new-version"),
+                ("npm:never".to_owned(), "never-observed"),
+                ("npm:retry-early".to_owned(), "retry"),
+                ("npm:retry-late".to_owned(), "retry"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_version_observed_completely_is_not_observed_again_and_the_cap_holds() {
+        let done = candidate(
+            "done",
+            Some("1.0.0"),
+            &[("1.0.0", false, "a"), ("1.0.0", true, "b")],
+        );
+        assert!(choose(vec![done], 10).is_empty());
+        let many: Vec<Candidate> = (0..5)
+            .map(|i| candidate(&format!("p{i}"), Some("1.0.0"), &[]))
+            .collect();
+        assert_eq!(choose(many, 3).len(), 3);
+    }
+
+    #[test]
+    fn a_package_listed_without_a_version_is_asked_about_each_run() {
+        let chosen = choose(
+            vec![candidate(
+                "floating",
+                None,
+                &[("3.1.0", true, "2026-12-01T00:00:00Z")],
+            )],
+            10,
+        );
+        assert_eq!(names(&chosen), [("npm:floating".to_owned(), "retry")]);
+    }
+
+    #[test]
+    fn only_stdio_npm_and_pypi_packages_are_swept_with_their_start_values() {
+        let page = serde_json::json!([{
+            "server": {"name": "io.example/mixed", "version": "1.0.0", "packages": [
+                {"registryType": "npm", "identifier": "a", "version": "latest",
+                 "transport": {"type": "stdio"},
+                 "packageArguments": [{"type": "positional", "value": "--stdio"},
+                                      {"type": "named", "name": "port", "default": "8089"}],
+                 "environmentVariables": [{"name": "API_KEY", "isSecret": true, "isRequired": true},
+                                          {"name": "MODE", "choices": ["fast"]}]},
+                {"registryType": "pypi", "identifier": "b", "version": "2.0", "transport": {"type": "stdio"}},
+                {"registryType": "npm", "identifier": "c", "version": "1.0", "transport": {"type": "sse", "url": "http://127.0.0.1:{port}/sse"}},
+                {"registryType": "oci", "identifier": "d", "version": "1"}
+            ]},
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active", "isLatest": true}}
+        }]);
+        let records = toolmark_observation::registry::parse_snapshot(page.to_string().as_bytes())
+            .unwrap()
+            .servers;
+        let swept = package_targets(&records);
+        let listed: Vec<(String, Option<String>)> = swept
+            .iter()
+            .map(|c| (target_string(&c.target.kind), c.version.clone()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("npm:a".to_owned(), None),
+                ("pypi:b".to_owned(), Some("2.0".to_owned()))
+            ]
+        );
+        assert_eq!(swept[0].launch.arguments, ["--stdio", "--port", "8089"]);
+        assert_eq!(
+            swept[0].launch.env,
+            [
+                ("API_KEY".to_owned(), None),
+                ("MODE".to_owned(), Some("fast".to_owned()))
+            ]
+        );
+    }
+}
