@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-// The shapes answers show: one definition, in the client crate (the wire's).
-pub use toolmark_client::answer::{Behaviour, FindingSummary, PhaseBehaviour};
+// The shapes answers show: one definition, with the observation model.
+pub use toolmark_observation::behaviour::{Behaviour, FindingSummary, PhaseBehaviour};
 
 /// Where the sandbox's decoy HOME is inside; decoy and write paths are shown relative to it
 /// (`.ssh/id_rsa`), as WARDEN reads them.

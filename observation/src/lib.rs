@@ -11,6 +11,7 @@
 //!   run in the sandbox).
 //! - [`document`]: the stored observation document (`toolmark-observation/1`), the blob a log
 //!   entry's `raw` names; old documents still read.
+//! - [`behaviour`]: what the package sandbox saw a version do, in the shape answers show it.
 //! - [`time`]: UTC timestamps in the log's format.
 //!
 //! What it never does: I/O of any kind (no sockets, files, processes or clocks other than
@@ -21,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+pub mod behaviour;
 pub mod document;
 pub mod observe;
 pub mod registry;
