@@ -1,8 +1,11 @@
-//! One npm package observed in gVisor: its tree made on the host with scripts disabled
-//! ([`prepare`]), its install scripts run traced in a sandbox of their own (the install
-//! phase), then the server started traced in a fresh sandbox, its tools listed (the startup
-//! phase) and each called once with canary arguments (the calls phase); what each phase did,
-//! read from its trace, and the findings.
+//! One package observed in gVisor ([`Observer::observe`] of an [`Artifact`]: an npm tarball or
+//! a PyPI wheel): its tree made on the host without running its code ([`prepare`]: npm with
+//! scripts disabled, pip with wheels only), its install-time code run traced in a sandbox of its
+//! own (the install phase: `npm rebuild` of the install scripts, or a Python adding the tree's
+//! `.pth` files), then the server started traced in a fresh sandbox (`bin` with node, or the
+//! console script `uvx` would run, by a shim), its tools listed (the startup phase) and each
+//! called once with canary arguments (the calls phase); what each phase did, read from its
+//! trace, and the findings. npm and PyPI share everything but the tree and the command lines.
 //!
 //! Every run gets a fresh decoy HOME and two canaries: the decoy canary in every decoy file and
 //! token (seen again in a tool result or leaving through a socket: a leak), and the argument
@@ -10,7 +13,7 @@
 //!
 //! Phases are split by time: the trace's timestamps (the sentry's UTC wall clock) against the
 //! moment the tool listing was read. Events of the harness itself (npm running the scripts in
-//! the install phase) are not the package's.
+//! the install phase; the probe starting a program) are not the package's.
 //!
 //! Limits ([`Limits::default`]): [`INSTALL_TIMEOUT`], [`STARTUP_TIMEOUT`], [`CALL_TIMEOUT`],
 //! [`CALLS_TIMEOUT`], [`MAX_CALLS`], [`MEMORY_BYTES`], [`HOST_PIDS`], [`OPEN_FILES`],
@@ -23,7 +26,7 @@
 //! and the traps, their records read by [`crate::traps`]. [`MAX_PROCESSES`] is the guest-side
 //! process limit (a fork bomb: `too-many-processes`).
 //!
-//! What it does not do yet (issue #14): PyPI wheels.
+//! `no-wheel` and `not-found` are the fetch's statuses ([`Report::unfetched`]): nothing runs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -47,7 +50,8 @@ use crate::trace;
 use crate::traps::Traps;
 use toolmark_observation::registry::{Ecosystem, pep503};
 
-/// Longest the install phase (`npm rebuild` of the tree's install scripts) may run.
+/// Longest the install phase (`npm rebuild` of the tree's install scripts, or a wheel tree's
+/// `.pth` code) may run.
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest from start until the tools are listed.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(45);
@@ -415,7 +419,7 @@ impl Report {
 
     /// The observation this report is, for the log: the core every observer fills (status,
     /// raw `initialize` result and pages) and `via: Package` with the artifact's digest and
-    /// [`Report::facts`]. `package` names the version run (`npm:<name>@<version>`, the log
+    /// [`Report::facts`]. `package` names the version run ([`Report::package_id`], the log
     /// subject's `package`).
     pub fn observation(
         &self,
@@ -838,8 +842,8 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// The install phase: `npm rebuild` of the tree (read-write) in a sandbox; the phase, and
-    /// how the run ends when it fails.
+    /// The install phase: `installer` (`npm rebuild`, or a Python adding the `.pth` files) with
+    /// the tree read-write in a sandbox; the phase, and how the run ends when it fails.
     async fn install(
         &self,
         installer: Installer,
@@ -1676,5 +1680,31 @@ mod tests {
         let hidden = canary.as_str().replacen('t', "\\u0074", 1);
         assert!(carries(&canary, &format!(r#"{{"text":"{hidden}"}}"#)));
         assert!(!carries(&canary, r#"{"text":"nothing"}"#));
+    }
+
+    #[test]
+    fn a_wheels_package_id_is_its_pep503_name_and_version() {
+        let mut r = Report::new(Status::Ok, String::new());
+        r.ecosystem = Ecosystem::Pypi;
+        r.name = "MCP_Server.Time".into();
+        r.version = "2026.10.19".into();
+        assert_eq!(r.package_id(), "pypi:mcp-server-time==2026.10.19");
+        r.ecosystem = Ecosystem::Npm;
+        r.name = "@acme/weather".into();
+        assert_eq!(r.package_id(), "npm:@acme/weather@2026.10.19");
+    }
+
+    #[test]
+    fn an_unfetched_version_keeps_the_fetchs_status_and_ran_nothing() {
+        for (status, name) in [
+            (Status::NoWheel, "no-wheel"),
+            (Status::NotFound, "not-found"),
+        ] {
+            let r = Report::unfetched(status, "fetching pypi:x==1: …");
+            assert_eq!(r.observation("pypi:x==1", None).status.name(), name);
+            assert!(r.phases.is_empty() && r.pages.is_empty());
+            assert!(!r.complete());
+            assert_eq!(r.package_id(), "", "nothing was installed");
+        }
     }
 }
