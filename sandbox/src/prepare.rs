@@ -414,12 +414,16 @@ impl EntryPoint {
     /// what a console-script shim does — import the module, exit with the callable's result.
     /// `site` is the observer's own path (`/pkg`), never the package's.
     pub fn shim(&self, site: &str) -> String {
-        let argv0 = self
+        let plain = self
             .script
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-            .then(|| format!("sys.argv[0] = {:?}; ", self.script))
-            .unwrap_or_default();
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        // Only a plain token is put into the code as the program's name.
+        let argv0 = if plain {
+            format!("sys.argv[0] = {:?}; ", self.script)
+        } else {
+            String::new()
+        };
         format!(
             "import site, sys; site.addsitedir({site:?}); {argv0}import {} as _entry; sys.exit(_entry.{}())",
             self.module, self.attr
