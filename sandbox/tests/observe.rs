@@ -73,6 +73,25 @@ fn codes(report: &Report) -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// The report ran all three phases, saw them completely, and found exactly `expected`
+/// (code, phase), in order.
+fn every_phase_complete_with(report: &Report, expected: &[(&str, &str)]) {
+    let phases: Vec<Phase> = report.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(phases, [Phase::Install, Phase::Startup, Phase::Calls]);
+    assert!(report.complete(), "{:?}", report.phases);
+    assert_eq!(codes(report), expected, "{:#?}", report.findings);
+}
+
+/// The evidence of the first finding `code` of `report`.
+fn evidence(report: &Report, code: &str) -> Vec<String> {
+    report
+        .findings
+        .iter()
+        .find(|f| f.code == code)
+        .map(|f| f.evidence.clone())
+        .unwrap_or_else(|| panic!("no {code}: {:?}", report.findings))
+}
+
 /// The tools/list pages of `entry` run with node on the host, over stdio.
 async fn listed_outside(entry: &Path) -> Vec<String> {
     listed_by(
@@ -294,12 +313,9 @@ async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
             "node steal.js".into()
         )]
     );
-    let phases: Vec<Phase> = report.phases.iter().map(|p| p.phase).collect();
-    assert_eq!(phases, [Phase::Install, Phase::Startup, Phase::Calls]);
-    assert!(report.complete(), "{:?}", report.phases);
-    assert_eq!(
-        codes(&report),
-        [
+    every_phase_complete_with(
+        &report,
+        &[
             ("READS_SECRETS", "install"),
             ("PERSISTENCE", "install"),
             ("INSTALL_BEHAVIOUR", "install"),
@@ -310,17 +326,8 @@ async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
             ("EXFILTRATION", "calls"),
             ("TOOL_OUTPUT_LEAK", "calls"),
         ],
-        "{:#?}",
-        report.findings
     );
-    let evidence = |code: &str| {
-        report
-            .findings
-            .iter()
-            .find(|f| f.code == code)
-            .map(|f| f.evidence.clone())
-            .unwrap()
-    };
+    let evidence = |code: &str| evidence(&report, code);
     assert_eq!(evidence("READS_SECRETS"), ["/home/decoy/.ssh/id_rsa"]);
     assert_eq!(evidence("PERSISTENCE"), ["/home/decoy/.bashrc"]);
     assert_eq!(evidence("INSTALL_BEHAVIOUR"), ["/usr/bin/node"]);
@@ -628,12 +635,9 @@ async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_i
             ("canary_wheel.pth".into(), "pth".into(), CANARY_PTH.into()),
         ]
     );
-    let phases: Vec<Phase> = report.phases.iter().map(|p| p.phase).collect();
-    assert_eq!(phases, [Phase::Install, Phase::Startup, Phase::Calls]);
-    assert!(report.complete(), "{:?}", report.phases);
-    assert_eq!(
-        codes(&report),
-        [
+    every_phase_complete_with(
+        &report,
+        &[
             ("READS_SECRETS", "install"),
             ("INSTALL_BEHAVIOUR", "install"),
             // The .pth runs again at the server's start, as at every Python's start.
@@ -641,17 +645,8 @@ async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_i
             ("STARTS_PROGRAMS", "startup"),
             ("TOOL_OUTPUT_LEAK", "calls"),
         ],
-        "{:#?}",
-        report.findings
     );
-    let evidence = |code: &str| {
-        report
-            .findings
-            .iter()
-            .find(|f| f.code == code)
-            .map(|f| f.evidence.clone())
-            .unwrap()
-    };
+    let evidence = |code: &str| evidence(&report, code);
     assert_eq!(evidence("READS_SECRETS"), ["/home/decoy/.ssh/id_rsa"]);
     assert_eq!(
         evidence("INSTALL_BEHAVIOUR"),
@@ -666,54 +661,57 @@ async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_i
     let _ = std::fs::remove_dir_all(&work);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wheel_whose_dependency_has_no_wheel_is_install_failed_with_pips_reason() {
-    let Some(runsc) = needed("runsc", runsc_path()) else {
-        return;
-    };
-    let work = work_dir("observe-wheel-dep");
+/// A one-module wheel `name` with console `scripts` and `requires`, observed installing offline
+/// from a directory holding nothing else (pip finds no other wheel, and builds no sdist): it
+/// ends `status` with nothing run (`None`: skipped).
+async fn small_wheel_fails(
+    name: &str,
+    scripts: &str,
+    requires: &str,
+    status: Status,
+) -> Option<Report> {
+    let runsc = needed("runsc", runsc_path())?;
+    let work = work_dir(&format!("observe-wheel-{name}"));
+    let module = format!("{}/__init__.py", name.replace('-', "_"));
     let wheel = wheel(
         &work,
-        "needs-missing",
-        &[("needs_missing/__init__.py", "def main():\n    return 0\n")],
-        "needs-missing = needs_missing:main",
-        "Requires-Dist: toolmark-no-such-dependency",
+        name,
+        &[(&module, "def main():\n    return 0\n")],
+        scripts,
+        requires,
     );
     let mut observer = observer(runsc, &work);
-    // Offline from a directory without it: pip finds no wheel (never an sdist).
     observer.pip.find_links = Some(work.clone());
     let report = observer
         .observe(&Artifact::Wheel(wheel), &Launch::default())
         .await;
-    assert_eq!(report.status, Status::InstallFailed, "{}", report.detail);
+    let _ = std::fs::remove_dir_all(&work);
+    assert_eq!(report.status, status, "{}", report.detail);
+    assert!(report.phases.is_empty(), "nothing ran");
+    Some(report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wheel_whose_dependency_has_no_wheel_is_install_failed_with_pips_reason() {
+    let Some(report) = small_wheel_fails(
+        "needs-missing",
+        "needs-missing = needs_missing:main",
+        "Requires-Dist: toolmark-no-such-dependency",
+        Status::InstallFailed,
+    )
+    .await
+    else {
+        return;
+    };
     assert!(
         report.detail.contains("toolmark-no-such-dependency"),
         "{}",
         report.detail
     );
-    assert!(report.phases.is_empty(), "nothing ran");
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wheel_with_no_console_script_uvx_would_run_has_no_entry_point() {
-    let Some(runsc) = needed("runsc", runsc_path()) else {
-        return;
-    };
-    let work = work_dir("observe-wheel-entry");
-    let wheel = wheel(
-        &work,
-        "two-scripts",
-        &[("two_scripts/__init__.py", "def a():\n    return 0\n")],
-        "one = two_scripts:a\nother = two_scripts:a",
-        "",
-    );
-    let mut observer = observer(runsc, &work);
-    observer.pip.find_links = Some(work.clone());
-    let report = observer
-        .observe(&Artifact::Wheel(wheel), &Launch::default())
-        .await;
-    assert_eq!(report.status, Status::NoEntryPoint, "{}", report.detail);
-    assert!(report.phases.is_empty(), "nothing ran");
-    let _ = std::fs::remove_dir_all(&work);
+    let two = "one = two_scripts:main\nother = two_scripts:main";
+    small_wheel_fails("two-scripts", two, "", Status::NoEntryPoint).await;
 }
