@@ -539,65 +539,29 @@ def main():
 /// starts `id`.
 const CANARY_PTH: &str = "import os, subprocess; open(os.path.expanduser('~/.ssh/id_rsa')).read(); subprocess.run(['/usr/bin/id'], stdout=subprocess.DEVNULL)";
 
-/// A wheel `name`-1.0 (`py3-none-any`) made here with Python's zipfile: `files` (path, text)
-/// plus its `.dist-info` (`METADATA` with `requires`, `WHEEL`, `entry_points.txt` of
-/// `console_scripts`, `RECORD`).
+/// A wheel `name`-1.0 (`py3-none-any`) made here by `fixtures/wheel.py` (Python's zipfile):
+/// `files` (path, text), console `scripts`, and `requires` added to its `METADATA`.
 fn wheel(dir: &Path, name: &str, files: &[(&str, &str)], scripts: &str, requires: &str) -> PathBuf {
-    let dist = name.replace('-', "_");
-    let src = dir.join(format!("{dist}-src"));
-    let info = format!("{dist}-1.0.dist-info");
-    let mut all: Vec<(String, String)> = files
-        .iter()
-        .map(|(p, t)| (p.to_string(), t.to_string()))
-        .collect();
-    all.push((
-        format!("{info}/METADATA"),
-        format!("Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n{requires}\n"),
-    ));
-    all.push((
-        format!("{info}/WHEEL"),
-        "Wheel-Version: 1.0\nGenerator: toolmark-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-            .into(),
-    ));
-    all.push((
-        format!("{info}/entry_points.txt"),
-        format!("[console_scripts]\n{scripts}\n"),
-    ));
-    for (path, text) in &all {
+    let src = dir.join(format!("{name}-src"));
+    for (path, text) in files {
         let p = src.join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    let out = dir.join(format!("{dist}-1.0-py3-none-any.whl"));
-    let zipped = std::process::Command::new("/usr/bin/python3")
-        .args([
-            "-I",
-            "-c",
-            r#"import base64, hashlib, os, sys, zipfile
-src, out, info = sys.argv[1:]
-names = sorted(os.path.relpath(os.path.join(r, f), src) for r, _, fs in os.walk(src) for f in fs)
-record = []
-with zipfile.ZipFile(out, "w") as z:
-    for n in names:
-        data = open(os.path.join(src, n), "rb").read()
-        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{n},sha256={h},{len(data)}")
-        z.writestr(n, data)
-    record.append(f"{info}/RECORD,,")
-    z.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
-"#,
-        ])
+    let made = std::process::Command::new("/usr/bin/python3")
+        .arg("-I")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wheel.py"))
         .arg(&src)
-        .arg(&out)
-        .arg(&info)
+        .arg(dir)
+        .args([name, "1.0", scripts, requires])
         .output()
         .unwrap();
     assert!(
-        zipped.status.success(),
+        made.status.success(),
         "{}",
-        String::from_utf8_lossy(&zipped.stderr)
+        String::from_utf8_lossy(&made.stderr)
     );
-    out
+    PathBuf::from(String::from_utf8(made.stdout).unwrap().trim())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
