@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sandbox benchmark (issue #14): seconds per package version observed in gVisor, and versions
 # per hour at concurrency 2, on the real npm set scripts/mcp-servers packs (server-memory,
-# server-everything, server-filesystem, server-sequential-thinking 2026.8.31), each run by
-# `toolmark package observe --json --offline` (the tree from the warmed npm cache: no network).
+# server-everything, server-filesystem, server-sequential-thinking 2026.8.31) and the PyPI
+# wheels it downloads (mcp-server-time 2026.10.19, mcp-server-fetch 2026.10.24), each run by
+# `toolmark package observe --json --offline --find-links` (the tree from the warmed npm cache or
+# the downloaded wheels: no network).
 #
 #   bench/sandbox.sh            RUNS=3 runs of each package one at a time, then the set twice
 #                               over with two observations at a time
@@ -30,10 +32,14 @@ args_for() { # the registry's packageArguments for the servers that need them
     *) echo "" ;;
   esac
 }
-observe() { # tarball, report file
+observe() { # tarball or wheel, report file
   # shellcheck disable=SC2046
   "$toolmark" package observe --json --offline --registry https://registry.npmjs.org/ \
-    --npm-cache "$packages/npm-cache" --work "$work" $(args_for "$1") "$1" >"$2" || true
+    --npm-cache "$packages/npm-cache" --find-links "$packages/wheels" \
+    --pip-cache "$work/pip-cache" --work "$work" $(args_for "$1") "$1" >"$2" || true
+}
+set_of() { # the artifacts observed
+  ls "$packages"/*.tgz "$packages"/wheels/mcp_server_time-*.whl "$packages"/wheels/mcp_server_fetch-*.whl
 }
 {
   echo "# bench/sandbox.sh, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r), $(runsc --version | head -n 1)"
@@ -43,10 +49,11 @@ observe() { # tarball, report file
   echo "| package | status | tools | findings | complete | median s | tree | install | startup | calls | teardown |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out/summary.md"
-for tgz in "$packages"/*.tgz; do
-  name=$(basename "$tgz" .tgz)
+for artifact in $(set_of); do
+  name=$(basename "$artifact")
+  name=${name%.*}
   for i in $(seq 1 "$runs"); do
-    observe "$tgz" "$out/$name.$i.json"
+    observe "$artifact" "$out/$name.$i.json"
   done
   python3 - "$out" "$name" "$runs" >>"$out/summary.md" <<'EOF'
 import json, sys, statistics
@@ -63,12 +70,12 @@ EOF
 done
 # Concurrency 2: the set twice over, two observations at a time.
 list=()
-for tgz in "$packages"/*.tgz "$packages"/*.tgz; do list+=("$tgz"); done
+for artifact in $(set_of) $(set_of); do list+=("$artifact"); done
 start=$(date +%s.%N)
 i=0
-for tgz in "${list[@]}"; do
+for artifact in "${list[@]}"; do
   i=$((i + 1))
-  observe "$tgz" "$out/pair.$i.json" &
+  observe "$artifact" "$out/pair.$i.json" &
   if (( i % 2 == 0 )); then wait; fi
 done
 wait

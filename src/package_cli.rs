@@ -1,15 +1,18 @@
-//! `toolmark package observe SPEC`: one npm package observed in gVisor, printed.
+//! `toolmark package observe SPEC`: one npm package or PyPI wheel observed in gVisor, printed.
 //!
 //! SPEC is `npm:<name>@<version>` (fetched from the registry and checked against its
-//! `dist.integrity` first) or a local `.tgz` observed as if published (for tests, and for a
-//! publisher checking a release before publishing it). PyPI is not observed yet (issue #14).
+//! `dist.integrity` first), `pypi:<name>==<version>` (its wheel fetched and checked against the
+//! index's SHA-256; a release without a wheel is `no-wheel`, a missing one `not-found`, printed
+//! as statuses), or a local `.tgz` or `.whl` observed as if published (for tests, and for a
+//! publisher checking a release before publishing it).
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use toolmark_sandbox::observe::{self, Launch, Limits, Observer, Report};
-use toolmark_sandbox::prepare::NpmOptions;
+use toolmark_crawler::packages::{PackageError, Published};
+use toolmark_sandbox::observe::{self, Artifact, Launch, Limits, Observer, Report, Status};
+use toolmark_sandbox::prepare::{NpmOptions, PipOptions};
 
 #[derive(Subcommand)]
 pub enum PackageCommand {
@@ -167,7 +170,8 @@ fn sweep(args: SweepArgs) -> Result<bool> {
 
 #[derive(Args)]
 pub struct ObserveArgs {
-    /// `npm:<name>@<version>`, or a local npm tarball (`.tgz`).
+    /// `npm:<name>@<version>`, `pypi:<name>==<version>`, or a local npm tarball (`.tgz`) or
+    /// wheel (`.whl`, under its published file name).
     spec: String,
     /// Print the whole report as one JSON object.
     #[arg(long)]
@@ -178,9 +182,20 @@ pub struct ObserveArgs {
     /// npm's cache (content-addressed, integrity-checked).
     #[arg(long, default_value = "/var/cache/toolmark/npm")]
     npm_cache: PathBuf,
-    /// Install dependencies from the cache only.
+    /// Install npm dependencies from the cache only.
     #[arg(long)]
     offline: bool,
+    /// The Python package index a wheel comes from (its JSON API, `/pypi/<name>/json`) and pip
+    /// installs its dependencies from (its simple API, `/simple`).
+    #[arg(long, default_value = toolmark_crawler::packages::PYPI_INDEX)]
+    pypi_index: String,
+    /// pip's cache (shared between runs).
+    #[arg(long, default_value = "/var/cache/toolmark/pip")]
+    pip_cache: PathBuf,
+    /// Install a wheel's dependencies from the wheels in this directory only (`pip --no-index
+    /// --find-links`): no index is asked.
+    #[arg(long)]
+    find_links: Option<PathBuf>,
     /// Where runs live (each gets a directory of its own).
     #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
     work: PathBuf,
@@ -216,38 +231,74 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
         .with_context(|| format!("{}: cannot create", args.work.display()))?;
     std::fs::create_dir_all(&args.npm_cache)
         .with_context(|| format!("{}: cannot create", args.npm_cache.display()))?;
-    let (tarball, artifact, _fetched) = if args.spec.ends_with(".tgz") {
+    std::fs::create_dir_all(&args.pip_cache)
+        .with_context(|| format!("{}: cannot create", args.pip_cache.display()))?;
+    let local = |ext: &str| args.spec.ends_with(ext);
+    let (artifact, digest, _fetched) = if local(".tgz") || local(".whl") {
         let path = PathBuf::from(&args.spec);
         let bytes =
             std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-        (path, toolmark_toolset::Sri::of(&bytes).to_string(), None)
-    } else if args.spec.starts_with("npm:") {
+        let digest = toolmark_toolset::Sri::of(&bytes).to_string();
+        let artifact = if local(".whl") {
+            Artifact::Wheel(path)
+        } else {
+            Artifact::Npm(path)
+        };
+        (artifact, digest, None)
+    } else if args.spec.starts_with("npm:") || args.spec.starts_with("pypi:") {
         let spec = toolmark_crawler::packages::Spec::parse(&args.spec)?;
         let registries = toolmark_crawler::packages::Registries {
             npm: args.registry.clone(),
-            ..Default::default()
+            pypi: args.pypi_index.clone(),
         };
         let config = toolmark_crawler::mcp::ClientConfig::default();
-        let fetched = toolmark_crawler::packages::fetch(&config, &registries, &spec)
-            .await
-            .with_context(|| format!("fetching {spec}"))?;
-        let file = tempfile_in(&args.work, "tgz")?;
+        let fetched = match toolmark_crawler::packages::fetch(&config, &registries, &spec).await {
+            Ok(f) => f,
+            // The registry's answer about the package, not a failure of ours: a status.
+            Err(e @ (PackageError::NoWheel(_) | PackageError::NotFound(_))) => {
+                let status = match e {
+                    PackageError::NoWheel(_) => Status::NoWheel,
+                    _ => Status::NotFound,
+                };
+                let report = Report::unfetched(status, format!("fetching {spec}: {e}"));
+                print(&report, &args, "")?;
+                return Ok(false);
+            }
+            Err(e) => return Err(e).with_context(|| format!("fetching {spec}")),
+        };
+        // Under its published name (pip reads a wheel's tags from it), in a directory of its own.
+        let name = match &fetched.published {
+            Published::Pypi(wheel) => wheel.filename.clone(),
+            Published::Npm(_) => "package.tgz".to_owned(),
+        };
+        if name.starts_with('.') || std::path::Path::new(&name).file_name() != Some(name.as_ref()) {
+            bail!("the index names the wheel {name:?}: not a file name");
+        }
+        let dir = args.work.join(format!("fetched-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let kept = TempDir(dir.clone());
+        let file = dir.join(&name);
         std::fs::write(&file, &fetched.bytes)?;
-        let sri = fetched.sha256_sri.clone();
-        (file.clone(), sri, Some(TempFile(file)))
-    } else if args.spec.starts_with("pypi:") || args.spec.ends_with(".whl") {
-        bail!("PyPI packages are not observed yet (issue #14): only npm");
+        let artifact = match fetched.published {
+            Published::Pypi(_) => Artifact::Wheel(file),
+            Published::Npm(_) => Artifact::Npm(file),
+        };
+        (artifact, fetched.sha256_sri.clone(), Some(kept))
     } else {
-        bail!("{:?}: not npm:<name>@<version> or a .tgz file", args.spec);
+        bail!(
+            "{:?}: not npm:<name>@<version>, pypi:<name>==<version>, or a .tgz or .whl file",
+            args.spec
+        );
     };
+    let mut pip = PipOptions::new(
+        format!("{}/simple", args.pypi_index.trim_end_matches('/')),
+        args.pip_cache.clone(),
+    );
+    pip.find_links = args.find_links.clone();
     let observer = Observer {
         runsc: toolmark_sandbox::runsc::runsc_path(),
-        npm: NpmOptions {
-            npm: "/usr/bin/npm".into(),
-            registry: args.registry.clone(),
-            cache: args.npm_cache.clone(),
-            offline: args.offline,
-        },
+        npm: NpmOptions::new(args.registry.clone(), args.npm_cache.clone(), args.offline),
+        pip,
         work: args.work.clone(),
         limits: Limits::default(),
         keep: args.keep,
@@ -264,27 +315,29 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
             })
             .collect(),
     };
-    let report = observer.observe_npm(&tarball, &launch).await;
-    let out = to_json(&report, &args.spec, &artifact);
+    let report = observer.observe(&artifact, &launch).await;
+    print(&report, &args, &digest)?;
+    Ok(report.status == observe::Status::Ok)
+}
+
+/// Print `report` as `args` ask (JSON or for people).
+fn print(report: &Report, args: &ObserveArgs, digest: &str) -> Result<()> {
+    let out = to_json(report, &args.spec, digest);
     if args.json {
         println!("{}", serde_json::to_string(&out)?);
     } else {
         print_human(&out);
     }
-    Ok(report.status == observe::Status::Ok)
+    Ok(())
 }
 
-/// A file removed when dropped.
-struct TempFile(PathBuf);
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
 
-impl Drop for TempFile {
+impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn tempfile_in(dir: &std::path::Path, ext: &str) -> Result<PathBuf> {
-    Ok(dir.join(format!("fetched-{}.{ext}", std::process::id())))
 }
 
 /// The report as JSON: the observation the log would hold (status, digests, tools, the raw

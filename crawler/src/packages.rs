@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256, Sha512};
 pub use crate::limits::{MAX_ARTIFACT_BYTES, MAX_PACKUMENT_BYTES, PACKAGE_FETCH_TIMEOUT};
 
 use toolmark_observation::registry::Declared;
-pub use toolmark_observation::registry::Ecosystem;
+pub use toolmark_observation::registry::{Ecosystem, pep503};
 
 use crate::guard;
 use crate::mcp::ClientConfig;
@@ -357,24 +357,6 @@ struct ReleaseFile {
     size: Option<u64>,
     #[serde(default)]
     yanked: bool,
-}
-
-/// The PEP 503 normal form of a PyPI name: lower case, runs of `-`, `_`, `.` as one `-`.
-pub fn pep503(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-            continue;
-        }
-        if sep && !out.is_empty() {
-            out.push('-');
-        }
-        sep = false;
-        out.extend(c.to_lowercase());
-    }
-    out
 }
 
 /// The project JSON URL of `name` under `index`.

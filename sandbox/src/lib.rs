@@ -22,18 +22,19 @@
 //! - [`decoys`]: a per-run canary, the decoy HOME (every `behaviour::DECOY_PATHS` file and a
 //!   `.env`) and decoy tokens for the environment, all carrying it.
 //!
-//! - [`prepare`]: an npm package's tree made on the host by npm with every script disabled, and
-//!   the install scripts it holds.
+//! - [`prepare`]: a package's tree made on the host without running its code — an npm package's
+//!   by npm with every script disabled, a wheel's by pip with wheels only — and the install-time
+//!   code it holds (npm's scripts; `.pth` lines and console scripts).
 //! - [`arguments`]: canary arguments for one call of a tool, from its `inputSchema`.
 //! - [`findings`]: the codes a package's behaviour earns, per phase.
-//! - [`observe`]: one npm package observed end to end — install scripts traced in one sandbox,
-//!   the server started, listed and each tool called once in another — into a report with
-//!   status, tools, calls, behaviour per phase and findings.
+//! - [`observe`]: one npm package or PyPI wheel observed end to end — install-time code traced
+//!   in one sandbox, the server started, listed and each tool called once in another — into a
+//!   report with status, tools, calls, behaviour per phase and findings.
 //!
 //! - [`traps`]: what the probe (`toolmark-probe`, the sandbox's pid 1: DNS sink and
 //!   HTTP/HTTPS/SMTP traps) recorded, read into types.
 //!
-//! What it will do (issue #14): PyPI wheels; the observer is not yet called by any run.
+//! What it will do (issue #14): the observer is not yet called by any run (the package sweep).
 //!
 //! What it never does: talk to the log or the index, or decide what a tool set is.
 

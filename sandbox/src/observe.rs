@@ -1,8 +1,11 @@
-//! One npm package observed in gVisor: its tree made on the host with scripts disabled
-//! ([`prepare`]), its install scripts run traced in a sandbox of their own (the install
-//! phase), then the server started traced in a fresh sandbox, its tools listed (the startup
-//! phase) and each called once with canary arguments (the calls phase); what each phase did,
-//! read from its trace, and the findings.
+//! One package observed in gVisor ([`Observer::observe`] of an [`Artifact`]: an npm tarball or
+//! a PyPI wheel): its tree made on the host without running its code ([`prepare`]: npm with
+//! scripts disabled, pip with wheels only), its install-time code run traced in a sandbox of its
+//! own (the install phase: `npm rebuild` of the install scripts, or a Python adding the tree's
+//! `.pth` files), then the server started traced in a fresh sandbox (`bin` with node, or the
+//! console script `uvx` would run, by a shim), its tools listed (the startup phase) and each
+//! called once with canary arguments (the calls phase); what each phase did, read from its
+//! trace, and the findings. npm and PyPI share everything but the tree and the command lines.
 //!
 //! Every run gets a fresh decoy HOME and two canaries: the decoy canary in every decoy file and
 //! token (seen again in a tool result or leaving through a socket: a leak), and the argument
@@ -10,7 +13,7 @@
 //!
 //! Phases are split by time: the trace's timestamps (the sentry's UTC wall clock) against the
 //! moment the tool listing was read. Events of the harness itself (npm running the scripts in
-//! the install phase) are not the package's.
+//! the install phase; the probe starting a program) are not the package's.
 //!
 //! Limits ([`Limits::default`]): [`INSTALL_TIMEOUT`], [`STARTUP_TIMEOUT`], [`CALL_TIMEOUT`],
 //! [`CALLS_TIMEOUT`], [`MAX_CALLS`], [`MEMORY_BYTES`], [`HOST_PIDS`], [`OPEN_FILES`],
@@ -23,7 +26,7 @@
 //! and the traps, their records read by [`crate::traps`]. [`MAX_PROCESSES`] is the guest-side
 //! process limit (a fork bomb: `too-many-processes`).
 //!
-//! What it does not do yet (issue #14): PyPI wheels.
+//! `no-wheel` and `not-found` are the fetch's statuses ([`Report::unfetched`]): nothing runs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -40,13 +43,15 @@ use crate::arguments::{self, Arguments};
 use crate::behaviour::{self, Behaviour, Layout};
 use crate::decoys::{self, Canary};
 use crate::findings::{self, Finding, Phase, PhaseFacts};
-use crate::prepare::{self, NpmOptions, NpmTree, PrepareError};
+use crate::prepare::{self, NpmOptions, NpmTree, PipOptions, PrepareError, PypiTree};
 use crate::runsc::{Bundle, BundleSpec, Mount, Sandbox, Trace as TraceSpec};
 use crate::stdio::{Stdio, StdioError};
 use crate::trace;
 use crate::traps::Traps;
+use toolmark_observation::registry::{Ecosystem, pep503};
 
-/// Longest the install phase (`npm rebuild` of the tree's install scripts) may run.
+/// Longest the install phase (`npm rebuild` of the tree's install scripts, or a wheel tree's
+/// `.pth` code) may run.
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest from start until the tools are listed.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(45);
@@ -132,9 +137,9 @@ impl Default for Limits {
 pub enum Status {
     /// The tools were listed.
     Ok,
-    /// npm could not install the package, or its install scripts failed.
+    /// npm or pip could not install the package, or its install scripts failed.
     InstallFailed,
-    /// Nothing to run (no `bin` npx would run).
+    /// Nothing to run (no `bin` npx would run, no console script uvx would run).
     NoEntryPoint,
     /// The server broke MCP.
     Protocol,
@@ -150,6 +155,11 @@ pub enum Status {
     TooManyProcesses,
     /// No gVisor here: nothing was run.
     SandboxUnavailable,
+    /// The PyPI release has no wheel to install without building (from the fetch: nothing was
+    /// run).
+    NoWheel,
+    /// The registry has no such package or version (from the fetch: nothing was run).
+    NotFound,
     /// Our side failed (never the package's behaviour).
     SandboxError,
 }
@@ -168,6 +178,8 @@ impl Status {
             Status::OutOfMemory => "out-of-memory",
             Status::TooManyProcesses => "too-many-processes",
             Status::SandboxUnavailable => "sandbox-unavailable",
+            Status::NoWheel => "no-wheel",
+            Status::NotFound => "not-found",
             Status::SandboxError => "sandbox-error",
         }
     }
@@ -214,6 +226,8 @@ pub struct Report {
     pub status: Status,
     /// Why, for anything but `ok`.
     pub detail: String,
+    /// npm or PyPI.
+    pub ecosystem: Ecosystem,
     /// The package's name and version as installed.
     pub name: String,
     /// See `name`.
@@ -224,7 +238,9 @@ pub struct Report {
     pub protocol_version: Option<String>,
     /// The raw `tools/list` results.
     pub pages: Vec<String>,
-    /// Install-time scripts found in the tree (package directory, script, text).
+    /// Install-time code found in the tree: npm's scripts (package directory, script, text);
+    /// a wheel tree's `.pth` lines (file, `pth`, line) and console scripts (`.dist-info`,
+    /// `console_scripts`, `name = module:attr`).
     pub scripts: Vec<(String, String, String)>,
     /// Each tool's call.
     pub calls: Vec<CallOutcome>,
@@ -251,6 +267,7 @@ impl Report {
         Report {
             status,
             detail,
+            ecosystem: Ecosystem::Npm,
             name: String::new(),
             version: String::new(),
             initialize: None,
@@ -268,6 +285,12 @@ impl Report {
         }
     }
 
+    /// A report for a version that was never fetched ([`Status::NoWheel`], [`Status::NotFound`]
+    /// or another status the caller names): nothing ran.
+    pub fn unfetched(status: Status, detail: impl Into<String>) -> Report {
+        Report::new(status, detail.into())
+    }
+
     /// Every phase run was completely seen and the tools were listed: the only state in which
     /// an absence of findings means something.
     pub fn complete(&self) -> bool {
@@ -275,13 +298,33 @@ impl Report {
     }
 }
 
-/// The observer: where gVisor and npm are, where runs live, and under which limits.
+/// A verified package file on disk (checked against its registry's digest, or given by hand).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Artifact {
+    /// An npm tarball (`.tgz`).
+    Npm(PathBuf),
+    /// A wheel (`.whl`, under its published file name: pip reads the name).
+    Wheel(PathBuf),
+}
+
+impl Artifact {
+    fn ecosystem(&self) -> Ecosystem {
+        match self {
+            Artifact::Npm(_) => Ecosystem::Npm,
+            Artifact::Wheel(_) => Ecosystem::Pypi,
+        }
+    }
+}
+
+/// The observer: where gVisor, npm and pip are, where runs live, and under which limits.
 #[derive(Debug, Clone)]
 pub struct Observer {
     /// The `runsc` binary (`None`: [`Status::SandboxUnavailable`], nothing runs).
     pub runsc: Option<PathBuf>,
-    /// How the tree is installed.
+    /// How an npm tree is installed.
     pub npm: NpmOptions,
+    /// How a wheel's tree is installed.
+    pub pip: PipOptions,
     /// A directory for runs (each gets its own, removed afterwards).
     pub work: PathBuf,
     /// The limits.
@@ -295,8 +338,14 @@ pub struct Observer {
 
 impl Observer {
     /// Observe the npm package in `tarball` (already verified against its registry's
-    /// integrity), started as `launch` says.
+    /// integrity), started as `launch` says: [`Observer::observe`] of [`Artifact::Npm`].
     pub async fn observe_npm(&self, tarball: &Path, launch: &Launch) -> Report {
+        self.observe(&Artifact::Npm(tarball.to_owned()), launch)
+            .await
+    }
+
+    /// Observe the package in `artifact` (already verified), started as `launch` says.
+    pub async fn observe(&self, artifact: &Artifact, launch: &Launch) -> Report {
         let started = Instant::now();
         let started_at = SystemTime::now();
         let mut report = match self.runsc.as_deref() {
@@ -305,10 +354,11 @@ impl Observer {
                 "runsc (gVisor) is not installed: no package code runs without it".into(),
             ),
             Some(runsc) => match Run::new(self, runsc) {
-                Ok(run) => run.npm(tarball, launch).await,
+                Ok(run) => run.observe(artifact, launch).await,
                 Err(e) => Report::new(Status::SandboxError, format!("setting up the run: {e}")),
             },
         };
+        report.ecosystem = artifact.ecosystem();
         report.started = started_at;
         report.elapsed = started.elapsed();
         report
@@ -342,12 +392,13 @@ impl Observer {
 pub const OBSERVER: &str = "toolmark-sandbox/1";
 
 impl Report {
-    /// `npm:<name>@<version>` as installed (empty before the tree was made).
+    /// `npm:<name>@<version>` or `pypi:<pep503-name>==<version>` as installed (empty before
+    /// the tree was made).
     pub fn package_id(&self) -> String {
-        if self.name.is_empty() {
-            String::new()
-        } else {
-            format!("npm:{}@{}", self.name, self.version)
+        match &self.ecosystem {
+            _ if self.name.is_empty() => String::new(),
+            Ecosystem::Pypi => format!("pypi:{}=={}", pep503(&self.name), self.version),
+            _ => format!("npm:{}@{}", self.name, self.version),
         }
     }
 
@@ -390,7 +441,7 @@ impl Report {
 
     /// The observation this report is, for the log: the core every observer fills (status,
     /// raw `initialize` result and pages) and `via: Package` with the artifact's digest and
-    /// [`Report::facts`]. `package` names the version run (`npm:<name>@<version>`, the log
+    /// [`Report::facts`]. `package` names the version run ([`Report::package_id`], the log
     /// subject's `package`).
     pub fn observation(
         &self,
@@ -454,6 +505,114 @@ impl Drop for Run<'_> {
     }
 }
 
+/// A tree made on the host, as the phases need it: what is mounted at [`PKG`], what runs there,
+/// and the install phase's program when one runs. npm and wheels differ only here.
+struct Prepared {
+    /// The tree (mounted at [`PKG`]).
+    dir: PathBuf,
+    name: String,
+    version: String,
+    scripts: Vec<(String, String, String)>,
+    /// The install phase, when the tree has install-time code.
+    install: Option<Installer>,
+    /// The server's command line inside, before `Launch::arguments`.
+    run: Vec<String>,
+}
+
+impl Prepared {
+    fn npm(tree: NpmTree) -> Prepared {
+        let mut run: Vec<String> = tree.interpreter.iter().cloned().collect();
+        run.push(format!("{PKG}/node_modules/{}/{}", tree.name, tree.bin));
+        let install = (!tree.scripts.is_empty() || !tree.unreadable.is_empty())
+            .then_some(Installer::NpmRebuild);
+        Prepared {
+            dir: tree.dir,
+            name: tree.name,
+            version: tree.version,
+            scripts: tree.scripts,
+            install,
+            run,
+        }
+    }
+
+    fn wheel(tree: PypiTree) -> Prepared {
+        let run = python(tree.entry.shim(PKG));
+        Prepared {
+            dir: tree.dir,
+            name: tree.name,
+            version: tree.version,
+            scripts: tree.scripts,
+            install: tree.pth_code.then_some(Installer::PythonSite),
+            run,
+        }
+    }
+}
+
+/// [`prepare::PYTHON`] running `code`: isolated (`-I`: no `PYTHON*` variable, no user site)
+/// and without the host's site packages (`-S`) — the code adds the tree as a site directory,
+/// as a virtual environment holding only the tree would.
+fn python(code: String) -> Vec<String> {
+    [prepare::PYTHON, "-I", "-S", "-c"]
+        .map(String::from)
+        .into_iter()
+        .chain([code])
+        .collect()
+}
+
+/// The install phase's program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Installer {
+    /// `npm rebuild`: npm runs every install script of the tree, each in a shell.
+    NpmRebuild,
+    /// A Python started with the tree as a site directory: the `.pth` files' code runs, as at
+    /// every Python's start with the tree installed.
+    PythonSite,
+}
+
+impl Installer {
+    fn what(self) -> &'static str {
+        match self {
+            Installer::NpmRebuild => "npm rebuild",
+            Installer::PythonSite => "python3 adding the tree's .pth files",
+        }
+    }
+
+    fn args(self) -> Vec<String> {
+        match self {
+            Installer::NpmRebuild => [
+                "/usr/bin/npm",
+                "rebuild",
+                "--foreground-scripts",
+                "--offline",
+                "--no-audit",
+                "--no-fund",
+            ]
+            .map(String::from)
+            .to_vec(),
+            Installer::PythonSite => python(format!("import site; site.addsitedir({PKG:?})")),
+        }
+    }
+
+    fn env(self) -> &'static [&'static str] {
+        match self {
+            Installer::NpmRebuild => &[
+                "npm_config_cache=/tmp/.npm",
+                "npm_config_update_notifier=false",
+            ],
+            Installer::PythonSite => &[],
+        }
+    }
+
+    /// Whose acts are the harness's: npm and the shells it runs scripts in; the Python's own
+    /// start (the probe starting it), whose `.pth` code is the package's.
+    fn harness(self, probe: Option<Option<u32>>) -> Harness {
+        match self {
+            Installer::NpmRebuild => Harness::npm(probe),
+            Installer::PythonSite => Harness::server(probe),
+        }
+    }
+}
+
 /// How a sandbox ended.
 struct Ended {
     /// Its own exit (`None`: it was killed, by us, when its time was up).
@@ -502,22 +661,30 @@ impl<'a> Run<'a> {
         Ok(run)
     }
 
-    async fn npm(&self, tarball: &Path, launch: &Launch) -> Report {
+    async fn observe(&self, artifact: &Artifact, launch: &Launch) -> Report {
         let step = Instant::now();
-        let tree =
-            match prepare::npm_tree(&self.observer.npm, tarball, &self.dir.join("tree")).await {
-                Ok(t) => t,
-                Err(e) => {
-                    let status = match &e {
-                        PrepareError::InstallFailed(_) => Status::InstallFailed,
-                        PrepareError::Timeout => Status::Timeout,
-                        PrepareError::TooLarge => Status::TooLarge,
-                        PrepareError::NoEntryPoint(_) => Status::NoEntryPoint,
-                        PrepareError::Io(_) => Status::SandboxError,
-                    };
-                    return Report::new(status, e.to_string());
-                }
-            };
+        let dir = self.dir.join("tree");
+        let tree = match artifact {
+            Artifact::Npm(tarball) => prepare::npm_tree(&self.observer.npm, tarball, &dir)
+                .await
+                .map(Prepared::npm),
+            Artifact::Wheel(wheel) => prepare::pypi_tree(&self.observer.pip, wheel, &dir)
+                .await
+                .map(Prepared::wheel),
+        };
+        let tree = match tree {
+            Ok(t) => t,
+            Err(e) => {
+                let status = match &e {
+                    PrepareError::InstallFailed(_) => Status::InstallFailed,
+                    PrepareError::Timeout => Status::Timeout,
+                    PrepareError::TooLarge => Status::TooLarge,
+                    PrepareError::NoEntryPoint(_) => Status::NoEntryPoint,
+                    PrepareError::Io(_) => Status::SandboxError,
+                };
+                return Report::new(status, e.to_string());
+            }
+        };
         let mut report = Report::new(Status::Ok, String::new());
         report.timings.push(("tree", step.elapsed()));
         report.name = tree.name.clone();
@@ -536,9 +703,9 @@ impl<'a> Run<'a> {
         {
             return Report::new(Status::SandboxError, format!("planting the decoys: {e}"));
         }
-        if !tree.scripts.is_empty() || !tree.unreadable.is_empty() {
+        if let Some(installer) = tree.install {
             let step = Instant::now();
-            let (phase, failed) = self.install(&tree, &home).await;
+            let (phase, failed) = self.install(installer, &tree, &home).await;
             report.timings.push(("install", step.elapsed()));
             report.phases.push(phase);
             if let Some((status, detail)) = failed {
@@ -697,26 +864,17 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// The install phase: `npm rebuild` of the tree (read-write) in a sandbox; the phase, and
-    /// how the run ends when it fails.
+    /// The install phase: `installer` (`npm rebuild`, or a Python adding the `.pth` files) with
+    /// the tree read-write in a sandbox; the phase, and how the run ends when it fails.
     async fn install(
         &self,
-        tree: &NpmTree,
+        installer: Installer,
+        tree: &Prepared,
         home: &Path,
     ) -> (PhaseReport, Option<(Status, String)>) {
         let mut env = self.env(&[]);
-        env.push("npm_config_cache=/tmp/.npm".into());
-        env.push("npm_config_update_notifier=false".into());
-        let args = [
-            "/usr/bin/npm",
-            "rebuild",
-            "--foreground-scripts",
-            "--offline",
-            "--no-audit",
-            "--no-fund",
-        ]
-        .map(String::from)
-        .to_vec();
+        env.extend(installer.env().iter().map(|v| v.to_string()));
+        let args = installer.args();
         let mounts = vec![mount(PKG, &tree.dir, true), mount(HOME, home, true)];
         let (mut sandbox, spec, out) = match self.start("install", args, env, PKG, mounts) {
             Ok(s) => s,
@@ -731,7 +889,8 @@ impl<'a> Run<'a> {
         let ended = Self::end(sandbox, self.observer.limits.install, stdout, stderr).await;
         let trace = self.read(&spec);
         let (traps, probe_failed) = Self::seen(&out);
-        let harness = Harness::npm(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
+        let harness =
+            installer.harness(out.as_ref().map(|_| traps.as_ref().and_then(|t| t.launch)));
         let never_started = out.is_some()
             && traps
                 .as_ref()
@@ -751,7 +910,8 @@ impl<'a> Run<'a> {
             Some(status) if never_started && !status.success() => Some((
                 Status::SandboxError,
                 format!(
-                    "the sandbox never started npm: {}",
+                    "the sandbox never started {}: {}",
+                    installer.what(),
                     prepare::tail(&ended.stderr, 1024)
                 ),
             )),
@@ -771,7 +931,8 @@ impl<'a> Run<'a> {
             Some(status) if !status.success() => Some((
                 Status::InstallFailed,
                 format!(
-                    "npm rebuild exited with {status}: {}",
+                    "{} exited with {status}: {}",
+                    installer.what(),
                     prepare::tail(&format!("{}{}", ended.stderr, ended.stdout), 2048)
                 ),
             )),
@@ -791,10 +952,8 @@ impl<'a> Run<'a> {
     }
 
     /// The startup and calls phases: the server in a sandbox, over stdio.
-    async fn serve(&self, tree: &NpmTree, home: &Path, launch: &Launch, report: &mut Report) {
-        let entry = format!("{PKG}/node_modules/{}/{}", tree.name, tree.bin);
-        let mut args: Vec<String> = tree.interpreter.iter().cloned().collect();
-        args.push(entry);
+    async fn serve(&self, tree: &Prepared, home: &Path, launch: &Launch, report: &mut Report) {
+        let mut args = tree.run.clone();
         args.extend(launch.arguments.iter().cloned());
         let mounts = vec![mount(PKG, &tree.dir, false), mount(HOME, home, true)];
         let (mut sandbox, spec, out) =
@@ -1044,7 +1203,8 @@ impl<'a> Run<'a> {
         let layout = Layout {
             home: HOME.into(),
             cwd: HOME.into(),
-            writable: if harness.script_parent.is_some() {
+            // The install phase has the tree read-write.
+            writable: if phase == Phase::Install {
                 vec![PKG.into()]
             } else {
                 vec![]
@@ -1277,8 +1437,9 @@ impl Harness {
         }
     }
 
-    /// The server phases: the server is the package (pid 1 without the probe; the probe's
-    /// child, whose start is the probe's, with it).
+    /// A program the probe starts — the server, or the Python of a wheel tree's install phase
+    /// — is the package (pid 1 without the probe; the probe's child, whose start is the
+    /// probe's, with it).
     fn server(probe: Option<Option<u32>>) -> Harness {
         match probe {
             None => Harness::default(),
@@ -1541,5 +1702,31 @@ mod tests {
         let hidden = canary.as_str().replacen('t', "\\u0074", 1);
         assert!(carries(&canary, &format!(r#"{{"text":"{hidden}"}}"#)));
         assert!(!carries(&canary, r#"{"text":"nothing"}"#));
+    }
+
+    #[test]
+    fn a_wheels_package_id_is_its_pep503_name_and_version() {
+        let mut r = Report::new(Status::Ok, String::new());
+        r.ecosystem = Ecosystem::Pypi;
+        r.name = "MCP_Server.Time".into();
+        r.version = "2026.10.19".into();
+        assert_eq!(r.package_id(), "pypi:mcp-server-time==2026.10.19");
+        r.ecosystem = Ecosystem::Npm;
+        r.name = "@acme/weather".into();
+        assert_eq!(r.package_id(), "npm:@acme/weather@2026.10.19");
+    }
+
+    #[test]
+    fn an_unfetched_version_keeps_the_fetchs_status_and_ran_nothing() {
+        for (status, name) in [
+            (Status::NoWheel, "no-wheel"),
+            (Status::NotFound, "not-found"),
+        ] {
+            let r = Report::unfetched(status, "fetching pypi:x==1: …");
+            assert_eq!(r.observation("pypi:x==1", None).status.name(), name);
+            assert!(r.phases.is_empty() && r.pages.is_empty());
+            assert!(!r.complete());
+            assert_eq!(r.package_id(), "", "nothing was installed");
+        }
     }
 }

@@ -1,18 +1,26 @@
 //! A package's tree, made on the host without running any of its code: npm installs the
-//! verified tarball and its dependencies with every lifecycle script disabled.
+//! verified tarball and its dependencies with every lifecycle script disabled; pip installs the
+//! verified wheel and its dependencies as wheels only (a wheel is unpacked, never built or run).
 //!
-//! npm is trusted software here; the packages are not. It runs with nothing of the host's
-//! configuration or credentials (an empty HOME and user/global config of its own, the
-//! environment cleared), `--ignore-scripts` (no `preinstall`/`install`/`postinstall`/`prepare`
-//! of any package runs), `--omit=dev`, against one registry, within [`NPM_INSTALL_TIMEOUT`]; a
-//! tree larger than [`MAX_TREE_BYTES`] or [`MAX_TREE_FILES`] is refused. npm checks every
-//! dependency's tarball against the integrity its registry states; the package's own tarball
-//! was checked against `dist.integrity` before it got here.
+//! npm and pip are trusted software here; the packages are not. Each runs with nothing of the
+//! host's configuration or credentials (the environment cleared, an empty HOME, npm's user and
+//! global config empty files of its own, pip `--isolated` with `PIP_CONFIG_FILE=/dev/null`),
+//! against one registry or index, within [`TREE_TIMEOUT`]; a tree larger than
+//! [`MAX_TREE_BYTES`] or [`MAX_TREE_FILES`] is refused.
 //!
-//! The scripts npm did not run are listed ([`NpmTree::scripts`]): the observer runs them in
-//! the sandbox's install phase (`npm rebuild`), traced.
+//! - npm: `--ignore-scripts` (no `preinstall`/`install`/`postinstall`/`prepare` of any package
+//!   runs), `--omit=dev`; npm checks every dependency's tarball against the integrity its
+//!   registry states; the package's own tarball was checked against `dist.integrity` before it
+//!   got here. The scripts npm did not run are listed ([`NpmTree::scripts`]): the observer runs
+//!   them in the sandbox's install phase (`npm rebuild`), traced.
+//! - pip (`/usr/bin/python3 -m pip install --only-binary=:all: --no-compile --target`, [`PYTHON`],
+//!   the interpreter the sandbox runs too): a dependency with no wheel fails the install (an
+//!   sdist's build would run its code); the wheel itself was checked against its index's SHA-256.
+//!   What runs at a Python's start — executable lines of the tree's `.pth` files — and the
+//!   console scripts the tree declares are listed ([`PypiTree::scripts`]); the entry point
+//!   (`uvx`'s console script) is read from the package's own `entry_points.txt`.
 //!
-//! What it does not do: fetch the package's own tarball (the crawler does, verified), or run
+//! What it does not do: fetch the package's own artifact (the crawler does, verified), or run
 //! anything in the tree.
 
 use std::path::{Path, PathBuf};
@@ -20,9 +28,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
+use toolmark_observation::registry::pep503;
 
-/// Longest an `npm install` of one package's tree may take.
-pub const NPM_INSTALL_TIMEOUT: Duration = Duration::from_secs(180);
+/// Longest the host-side install of one package's tree (`npm install`, `pip install`) may take.
+pub const TREE_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Largest tree (bytes of regular files) a package may install.
 pub const MAX_TREE_BYTES: u64 = 512 * 1024 * 1024;
@@ -30,29 +39,37 @@ pub const MAX_TREE_BYTES: u64 = 512 * 1024 * 1024;
 /// Most files a package's tree may hold.
 pub const MAX_TREE_FILES: u64 = 100_000;
 
-/// Most bytes of npm's own output kept for the error of a failed install.
-const NPM_OUTPUT_KEPT: usize = 4096;
+/// Most bytes of the installer's own output kept for the error of a failed install.
+const INSTALLER_OUTPUT_KEPT: usize = 4096;
 
 /// Lifecycle scripts that npm runs at install time.
 pub const INSTALL_SCRIPTS: [&str; 3] = ["preinstall", "install", "postinstall"];
 
+/// The Python that installs a wheel's tree on the host and runs it in the sandbox (Debian's;
+/// the sandbox mounts the host's `/usr`, so it is the same interpreter inside).
+pub const PYTHON: &str = "/usr/bin/python3";
+
+/// The public index pip installs dependencies from (its simple API).
+pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
+
 /// Why no tree was made.
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
-    /// npm could not install it (a dependency that does not resolve, a broken tarball…): the
-    /// package's `install-failed`.
-    #[error("npm install failed: {0}")]
+    /// npm or pip could not install it (a dependency that does not resolve or has no wheel, a
+    /// broken artifact…): the package's `install-failed`, with the installer's own words.
+    #[error("{0}")]
     InstallFailed(String),
-    /// It did not finish within [`NPM_INSTALL_TIMEOUT`].
-    #[error("npm install took longer than {NPM_INSTALL_TIMEOUT:?}")]
+    /// It did not finish within [`TREE_TIMEOUT`].
+    #[error("installing the tree took longer than {TREE_TIMEOUT:?}")]
     Timeout,
     /// The tree is larger than [`MAX_TREE_BYTES`] or [`MAX_TREE_FILES`].
     #[error("the installed tree is larger than {MAX_TREE_BYTES} bytes or {MAX_TREE_FILES} files")]
     TooLarge,
-    /// The package is not what a server needs (no `package.json`, no `bin` to run).
+    /// The package is not what a server needs (no `package.json`, no `bin` to run, no console
+    /// script `uvx` would run).
     #[error("{0}")]
     NoEntryPoint(String),
-    /// Our side failed (spawning npm, the work directory).
+    /// Our side failed (spawning the installer, the work directory).
     #[error("preparing the tree: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -68,6 +85,48 @@ pub struct NpmOptions {
     pub cache: PathBuf,
     /// Install from the cache only (no request to the registry).
     pub offline: bool,
+}
+
+impl NpmOptions {
+    /// Debian's npm (`/usr/bin/npm`) against `registry`, its cache at `cache`; `offline`: from
+    /// the cache only.
+    pub fn new(registry: impl Into<String>, cache: impl Into<PathBuf>, offline: bool) -> Self {
+        NpmOptions {
+            npm: "/usr/bin/npm".into(),
+            registry: registry.into(),
+            cache: cache.into(),
+            offline,
+        }
+    }
+}
+
+/// How pip is run (always by [`PYTHON`]: the tree is made for the interpreter that runs it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipOptions {
+    /// The index dependencies come from (its simple API, e.g. [`PYPI_SIMPLE`]).
+    pub index: String,
+    /// pip's cache (shared between runs; pip checks what it takes from it by hash).
+    pub cache: PathBuf,
+    /// Install from the wheels in this directory only (`--no-index --find-links`): no request
+    /// to the index.
+    pub find_links: Option<PathBuf>,
+}
+
+impl PipOptions {
+    /// pip against `index` (a simple API), its cache at `cache`.
+    pub fn new(index: impl Into<String>, cache: impl Into<PathBuf>) -> Self {
+        PipOptions {
+            index: index.into(),
+            cache: cache.into(),
+            find_links: None,
+        }
+    }
+
+    /// The same, installing from the wheels in `dir` only.
+    pub fn offline(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.find_links = Some(dir.into());
+        self
+    }
 }
 
 /// A package installed with its dependencies, scripts not run.
@@ -138,25 +197,10 @@ pub async fn npm_tree(
     if options.offline {
         cmd.arg("--offline");
     }
-    cmd.arg(&tarball)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let child = cmd.spawn()?;
-    let out = tokio::time::timeout(NPM_INSTALL_TIMEOUT, child.wait_with_output())
-        .await
-        .map_err(|_| PrepareError::Timeout)??;
-    if !out.status.success() {
-        let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
-        text.push_str(&String::from_utf8_lossy(&out.stdout));
-        return Err(PrepareError::InstallFailed(tail(&text, NPM_OUTPUT_KEPT)));
-    }
+    cmd.arg(&tarball);
+    install(cmd, "npm install").await?;
     let modules = dir.join("node_modules");
-    let (bytes, files) = size_of(&modules)?;
-    if bytes > MAX_TREE_BYTES || files > MAX_TREE_FILES {
-        return Err(PrepareError::TooLarge);
-    }
+    bounded(&modules)?;
     let manifest: Value = read_json(&dir.join("package.json"))?;
     let name = manifest
         .get("dependencies")
@@ -282,6 +326,297 @@ fn scripts_in(
     Ok(())
 }
 
+/// Run the installer `cmd` (`what`, for its errors) to its end within [`TREE_TIMEOUT`]; its
+/// output is the error of a failed install.
+async fn install(mut cmd: tokio::process::Command, what: &str) -> Result<(), PrepareError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let child = cmd.spawn()?;
+    let out = tokio::time::timeout(TREE_TIMEOUT, child.wait_with_output())
+        .await
+        .map_err(|_| PrepareError::Timeout)??;
+    if !out.status.success() {
+        let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stdout));
+        return Err(PrepareError::InstallFailed(format!(
+            "{what} failed: {}",
+            tail(&text, INSTALLER_OUTPUT_KEPT)
+        )));
+    }
+    Ok(())
+}
+
+/// The tree under `dir` within [`MAX_TREE_BYTES`] and [`MAX_TREE_FILES`].
+fn bounded(dir: &Path) -> Result<(), PrepareError> {
+    let (bytes, files) = size_of(dir)?;
+    if bytes > MAX_TREE_BYTES || files > MAX_TREE_FILES {
+        return Err(PrepareError::TooLarge);
+    }
+    Ok(())
+}
+
+/// A wheel installed with its dependencies (wheels only), nothing of it run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PypiTree {
+    /// The site directory pip installed into (mounted as the sandbox's package tree).
+    pub dir: PathBuf,
+    /// The project's name, from its `METADATA`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The console script `uvx` would run.
+    pub entry: EntryPoint,
+    /// Install-time code and shims: every executable line of a `.pth` file in the site
+    /// directory (file, `pth`, the line) and every console script a distribution declares
+    /// (its `.dist-info`, `console_scripts`, `name = module:attr`).
+    pub scripts: Vec<(String, String, String)>,
+    /// A `.pth` file has a line a Python executes at its start: the install phase runs.
+    pub pth_code: bool,
+}
+
+/// A console script: `name = module:attr`, both checked to be dotted ASCII identifiers (they are
+/// put into the code that starts it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryPoint {
+    /// The script's name.
+    pub script: String,
+    /// The module imported.
+    pub module: String,
+    /// The callable in it (dotted: attributes of attributes).
+    pub attr: String,
+}
+
+impl EntryPoint {
+    /// `name = module:attr [extras]` as a console script, or why it is not one.
+    pub fn parse(script: &str, value: &str) -> Result<EntryPoint, PrepareError> {
+        let target = value.split('[').next().unwrap_or_default().trim();
+        let bad = || {
+            PrepareError::NoEntryPoint(format!(
+                "console script {script:?} = {value:?} is not module:attr of identifiers"
+            ))
+        };
+        let (module, attr) = target.split_once(':').ok_or_else(bad)?;
+        let (module, attr) = (module.trim(), attr.trim());
+        if !dotted_identifiers(module) || !dotted_identifiers(attr) {
+            return Err(bad());
+        }
+        Ok(EntryPoint {
+            script: script.to_owned(),
+            module: module.to_owned(),
+            attr: attr.to_owned(),
+        })
+    }
+
+    /// The Python code (`python3 -I -S -c CODE`) that starts it with the tree at `site`: the
+    /// site directory added as a Python's start would add it (its `.pth` files processed), then
+    /// what a console-script shim does — import the module, exit with the callable's result.
+    /// `site` is the observer's own path (`/pkg`), never the package's.
+    pub fn shim(&self, site: &str) -> String {
+        let plain = self
+            .script
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        // Only a plain token is put into the code as the program's name.
+        let argv0 = if plain {
+            format!("sys.argv[0] = {:?}; ", self.script)
+        } else {
+            String::new()
+        };
+        format!(
+            "import site, sys; site.addsitedir({site:?}); {argv0}import {} as _entry; sys.exit(_entry.{}())",
+            self.module, self.attr
+        )
+    }
+}
+
+/// `a`, `a.b_c`: dotted ASCII identifiers (no keyword check: a keyword fails to import, in the
+/// sandbox, as the package's own error).
+pub fn dotted_identifiers(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|part| {
+            let mut bytes = part.bytes();
+            bytes
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+}
+
+/// The `[console_scripts]` of an `entry_points.txt`: (name, value), in order.
+pub fn console_scripts(entry_points: &str) -> Vec<(String, String)> {
+    let mut section = "";
+    let mut out = Vec::new();
+    for line in entry_points.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.trim();
+            continue;
+        }
+        if section == "console_scripts"
+            && let Some((name, value)) = line.split_once('=')
+        {
+            out.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    out
+}
+
+/// The console script `uvx <project>` runs: the one named after the project (names compared
+/// PEP 503-normalised), else the only one.
+pub fn console_script<'a>(
+    project: &str,
+    scripts: &'a [(String, String)],
+) -> Option<&'a (String, String)> {
+    let wanted = pep503(project);
+    scripts
+        .iter()
+        .find(|(name, _)| pep503(name) == wanted)
+        .or_else(|| (scripts.len() == 1).then(|| &scripts[0]))
+}
+
+/// The lines of a `.pth` file a Python executes when it adds the directory holding it (those
+/// starting `import ` or `import<TAB>`, as `site` reads them).
+pub fn pth_code(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == b'\n' || *b == b'\r')
+        .filter(|l| l.starts_with(b"import ") || l.starts_with(b"import\t"))
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect()
+}
+
+/// Install `wheel` (a file with its published name) and its dependencies, wheels only, into
+/// `dir/site` with pip; its project, entry point and install-time code read from the tree.
+pub async fn pypi_tree(
+    options: &PipOptions,
+    wheel: &Path,
+    dir: &Path,
+) -> Result<PypiTree, PrepareError> {
+    let wheel = std::path::absolute(wheel)?;
+    let cache = std::path::absolute(&options.cache)?;
+    let dir = std::path::absolute(dir)?;
+    let (site, home, tmp) = (
+        dir.join("site"),
+        dir.join(".pip-home"),
+        dir.join(".pip-tmp"),
+    );
+    for d in [&site, &home, &tmp] {
+        std::fs::create_dir_all(d)?;
+    }
+    let mut cmd = tokio::process::Command::new(PYTHON);
+    cmd.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("TMPDIR", &tmp)
+        // No configuration file at all (global, user or site), whatever --isolated leaves.
+        .env("PIP_CONFIG_FILE", "/dev/null")
+        .current_dir(&dir)
+        .args(["-I", "-m", "pip", "install", "--isolated"])
+        .args(["--only-binary=:all:", "--no-compile", "--no-input"])
+        .args(["--disable-pip-version-check", "--no-warn-script-location"])
+        .args(["--root-user-action=ignore", "--progress-bar=off", "--quiet"])
+        .arg("--target")
+        .arg(&site)
+        .arg("--cache-dir")
+        .arg(&cache);
+    match &options.find_links {
+        Some(links) => cmd
+            .args(["--no-index", "--find-links"])
+            .arg(std::path::absolute(links)?),
+        None => cmd.arg(format!("--index-url={}", options.index)),
+    };
+    cmd.arg(&wheel);
+    install(cmd, "pip install").await?;
+    bounded(&site)?;
+    let file = wheel.file_name().unwrap_or_default().to_string_lossy();
+    let distribution = file.split('-').next().unwrap_or_default();
+    let (dist_info, name, version) = own_dist_info(&site, distribution)?;
+    let entry_points =
+        std::fs::read_to_string(site.join(&dist_info).join("entry_points.txt")).unwrap_or_default();
+    let declared = console_scripts(&entry_points);
+    let (script, value) = console_script(&name, &declared).ok_or_else(|| {
+        PrepareError::NoEntryPoint(format!("{name} has no console script uvx would run"))
+    })?;
+    let entry = EntryPoint::parse(script, value)?;
+    let mut scripts = Vec::new();
+    let mut pth = false;
+    for e in std::fs::read_dir(&site)? {
+        let e = e?;
+        let file = e.file_name().to_string_lossy().into_owned();
+        if file.ends_with(".pth") && e.file_type()?.is_file() {
+            for line in pth_code(&std::fs::read(e.path())?) {
+                pth = true;
+                scripts.push((file.clone(), "pth".to_owned(), line));
+            }
+        } else if file.ends_with(".dist-info") {
+            let text =
+                std::fs::read_to_string(e.path().join("entry_points.txt")).unwrap_or_default();
+            for (n, v) in console_scripts(&text) {
+                scripts.push((
+                    file.clone(),
+                    "console_scripts".to_owned(),
+                    format!("{n} = {v}"),
+                ));
+            }
+        }
+    }
+    scripts.sort();
+    Ok(PypiTree {
+        dir: site,
+        name,
+        version,
+        entry,
+        scripts,
+        pth_code: pth,
+    })
+}
+
+/// The `.dist-info` directory of `distribution` (the wheel file name's first part) in `site`,
+/// and the project's name and version from its `METADATA`.
+fn own_dist_info(
+    site: &Path,
+    distribution: &str,
+) -> Result<(String, String, String), PrepareError> {
+    let wanted = pep503(distribution);
+    for e in std::fs::read_dir(site)? {
+        let file = e?.file_name().to_string_lossy().into_owned();
+        let Some((n, _)) = file
+            .strip_suffix(".dist-info")
+            .and_then(|s| s.rsplit_once('-'))
+        else {
+            continue;
+        };
+        if pep503(n) != wanted {
+            continue;
+        }
+        let metadata = std::fs::read_to_string(site.join(&file).join("METADATA"))
+            .map_err(|e| PrepareError::NoEntryPoint(format!("{file}/METADATA: {e}")))?;
+        let header = |key: &str| {
+            metadata
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .find_map(|l| {
+                    l.strip_prefix(key)?
+                        .strip_prefix(':')
+                        .map(|v| v.trim().to_owned())
+                })
+        };
+        let (Some(name), Some(version)) = (header("Name"), header("Version")) else {
+            return Err(PrepareError::NoEntryPoint(format!(
+                "{file}/METADATA names no Name and Version"
+            )));
+        };
+        return Ok((file, name, version));
+    }
+    Err(PrepareError::NoEntryPoint(format!(
+        "pip installed no {distribution}"
+    )))
+}
+
 /// Bytes of regular files and the number of entries under `dir` (symlinks not followed).
 fn size_of(dir: &Path) -> std::io::Result<(u64, u64)> {
     let (mut bytes, mut files) = (0, 0);
@@ -389,5 +724,98 @@ mod tests {
             ]
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn console_scripts_are_read_from_their_section_only() {
+        let text = "# generated\n[gui_scripts]\ngui = a:b\n\n[console_scripts]\n\
+                    mcp-server-time = mcp_server_time:main\n; a comment\nother=pkg.cli:run [extra]\n\
+                    [other]\nx = y:z\n";
+        assert_eq!(
+            console_scripts(text),
+            [
+                ("mcp-server-time".into(), "mcp_server_time:main".into()),
+                ("other".into(), "pkg.cli:run [extra]".into())
+            ]
+        );
+        assert!(console_scripts("").is_empty());
+    }
+
+    #[test]
+    fn the_console_script_uvx_would_run_is_named_after_the_project_or_the_only_one() {
+        let s = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let two = s(&[("other", "o:main"), ("MCP_Server.Time", "t:main")]);
+        assert_eq!(
+            console_script("mcp-server-time", &two).map(|p| p.1.as_str()),
+            Some("t:main"),
+            "PEP 503 names compare equal"
+        );
+        let one = s(&[("whatever", "w:main")]);
+        assert_eq!(
+            console_script("mcp-server-time", &one).map(|p| p.1.as_str()),
+            Some("w:main")
+        );
+        assert_eq!(
+            console_script("mcp-server-time", &s(&[("a", "a:m"), ("b", "b:m")])),
+            None
+        );
+        assert_eq!(console_script("x", &[]), None);
+    }
+
+    #[test]
+    fn an_entry_point_is_module_and_attribute_of_identifiers_or_none() {
+        let e = EntryPoint::parse("t", "pkg.cli:main.run [extra]").unwrap();
+        assert_eq!(
+            (e.module.as_str(), e.attr.as_str()),
+            ("pkg.cli", "main.run")
+        );
+        for bad in [
+            "pkg",
+            "pkg:",
+            ":main",
+            "pkg:main()",
+            "os; import x:main",
+            "pkg:main\nimport os",
+            "1pkg:main",
+            "pkg..a:main",
+            "pkg:ma in",
+            "pkg:mäin",
+        ] {
+            assert!(
+                matches!(
+                    EntryPoint::parse("t", bad),
+                    Err(PrepareError::NoEntryPoint(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        assert!(dotted_identifiers("_a.b2"));
+        assert!(!dotted_identifiers("a-b"));
+    }
+
+    #[test]
+    fn the_shim_adds_the_site_and_exits_with_the_callables_result() {
+        let e = EntryPoint::parse("mcp-server-time", "mcp_server_time:main").unwrap();
+        assert_eq!(
+            e.shim("/pkg"),
+            "import site, sys; site.addsitedir(\"/pkg\"); sys.argv[0] = \"mcp-server-time\"; \
+             import mcp_server_time as _entry; sys.exit(_entry.main())"
+        );
+        let odd = EntryPoint::parse("a'b", "m:f").unwrap();
+        assert!(
+            !odd.shim("/pkg").contains("argv"),
+            "a name that is not a plain token is not put in code"
+        );
+    }
+
+    #[test]
+    fn only_pth_lines_starting_with_import_are_code() {
+        let pth = b"# comment\n/some/dir\nimport os; os.system('id')\r\n import x\nimport\tsys\nimportlib\n";
+        assert_eq!(pth_code(pth), ["import os; os.system('id')", "import\tsys"]);
+        assert!(pth_code(b"../lib\n").is_empty());
     }
 }
