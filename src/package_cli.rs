@@ -70,12 +70,15 @@ pub struct SweepArgs {
 pub fn sweep_observer(options: &toolmark_ingest::SweepOptions) -> Observer {
     Observer {
         runsc: toolmark_sandbox::runsc::runsc_path(),
-        npm: NpmOptions {
-            npm: "/usr/bin/npm".into(),
-            registry: options.npm_registry.clone(),
-            cache: options.cache.join("npm"),
-            offline: false,
-        },
+        npm: NpmOptions::new(
+            options.npm_registry.clone(),
+            options.cache.join("npm"),
+            false,
+        ),
+        pip: PipOptions::new(
+            format!("{}/simple", options.pypi_index.trim_end_matches('/')),
+            options.cache.join("pip"),
+        ),
         work: options.work.clone(),
         limits: Limits::default(),
         keep: false,

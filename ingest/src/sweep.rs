@@ -307,6 +307,17 @@ fn fetch_status(e: &PackageError) -> &'static str {
     }
 }
 
+/// A file name a registry may give: one path component of visible ASCII.
+fn valid_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'/' && b != b'\\')
+}
+
 /// Fetch and observe one chosen version; the observation to log.
 async fn observe_one(
     client: &ClientConfig,
@@ -343,17 +354,31 @@ async fn observe_one(
         Ok(f) => f,
         Err(e) => return unrun(package, fetch_status(&e), format!("fetching {spec}: {e}")),
     };
-    let file = observer.work.join(format!(
-        "artifact-{}-{}.{}",
+    // A wheel keeps its published file name (pip reads the name); each file in a directory of
+    // its own, so two runs of one file name cannot meet.
+    let dir = observer.work.join(format!(
+        "artifact-{}-{}",
         std::process::id(),
-        &fetched.sha256_sri[7..19].replace(['/', '+'], "_"),
-        if *ecosystem == Ecosystem::Npm {
-            "tgz"
-        } else {
-            "whl"
-        }
+        fetched.sha256_sri[7..27].replace(['/', '+'], "_")
     ));
-    if let Err(e) = std::fs::write(&file, &fetched.bytes) {
+    let name = match &fetched.published {
+        packages::Published::Pypi(wheel) if valid_file_name(&wheel.filename) => {
+            wheel.filename.clone()
+        }
+        packages::Published::Pypi(wheel) => {
+            return unrun(
+                package,
+                "no-wheel",
+                format!("the wheel's file name {:?} is not one", wheel.filename),
+            );
+        }
+        packages::Published::Npm(_) => "package.tgz".to_owned(),
+    };
+    let file = dir.join(name);
+    if let Err(e) =
+        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &fetched.bytes))
+    {
+        let _ = std::fs::remove_dir_all(&dir);
         return unrun(
             package,
             "sandbox-error",
@@ -366,7 +391,7 @@ async fn observe_one(
         _ => Artifact::Wheel(file.clone()),
     };
     let report = observer.observe(&artifact, &chosen.launch).await;
-    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_dir_all(&dir);
     let sri = fetched.sha256_sri.parse().ok();
     report.observation(&package, sri)
 }

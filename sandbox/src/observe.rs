@@ -365,28 +365,6 @@ impl Observer {
     }
 }
 
-/// A package artifact on disk, already verified against its registry's digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Artifact {
-    /// An npm tarball.
-    Npm(PathBuf),
-    /// A PyPI wheel.
-    Wheel(PathBuf),
-}
-
-impl Observer {
-    /// Observe `artifact`, started as `launch` says.
-    pub async fn observe(&self, artifact: &Artifact, launch: &Launch) -> Report {
-        match artifact {
-            Artifact::Npm(tarball) => self.observe_npm(tarball, launch).await,
-            Artifact::Wheel(_) => Report::new(
-                Status::SandboxError,
-                "PyPI wheels are not observed yet (issue #14)".into(),
-            ),
-        }
-    }
-}
-
 /// The observer's version in the facts it reports: a version observed under an older one is
 /// observed again.
 pub const OBSERVER: &str = "toolmark-sandbox/1";
