@@ -1,23 +1,21 @@
-//! The package sweep end to end: a registry stand-in lists one npm server, a loopback npm
-//! registry serves its two versions, `toolmark crawl` stores the listing, `toolmark package
+//! The package sweep end to end: a registry stand-in lists one npm server, a real npm registry
+//! on loopback (Verdaccio) serves the two versions published to it, `toolmark crawl` stores the listing, `toolmark package
 //! sweep` observes each version once in gVisor and logs it, and `toolmark serve` answers
 //! `/check` for the package with its version, behaviour and proof; the newer version's secret
 //! read is a dangerous behaviour change.
-//! Needs root and runsc; skipped without them, except under CI.
+//! Needs root, runsc and Verdaccio (`scripts/verdaccio`); skipped without them, except under
+//! CI.
 // Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
 #![allow(clippy::disallowed_methods)]
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use common::{Stream, Watched};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha512};
 use toolmark_standins::registry::RegistryStandIn;
 
 /// The server of both versions: one tool in 0.1.0; in 0.2.0 a second tool, and it reads the
@@ -59,8 +57,8 @@ fn tools(version: &str) -> Value {
     }
 }
 
-/// `npm pack` of version `version` into `dir`; the tarball's bytes.
-fn pack(dir: &Path, version: &str) -> Vec<u8> {
+/// `npm pack` of version `version` into `dir`; the tarball.
+fn pack(dir: &Path, version: &str) -> PathBuf {
     let src = dir.join(format!("src-{version}"));
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(
@@ -77,40 +75,91 @@ fn pack(dir: &Path, version: &str) -> Vec<u8> {
         .output()
         .unwrap();
     assert!(packed.status.success(), "{packed:?}");
-    std::fs::read(dir.join(format!("one-tool-{version}.tgz"))).unwrap()
+    dir.join(format!("one-tool-{version}.tgz"))
 }
 
-/// A loopback npm registry serving `one-tool`'s packument (the versions published so far) and
-/// tarballs, checked by their SHA-512 integrity as npm's registry publishes it.
-async fn npm_registry(tarballs: HashMap<String, Vec<u8>>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let mut versions = serde_json::Map::new();
-    for (v, bytes) in &tarballs {
-        let integrity = format!(
-            "sha512-{}",
-            base64::engine::general_purpose::STANDARD.encode(Sha512::digest(bytes))
-        );
-        versions.insert(
-            v.clone(),
-            json!({"name": "one-tool", "version": v, "bin": {"one-tool": "server.js"},
-                "dist": {"tarball": format!("{base}/one-tool/-/one-tool-{v}.tgz"), "integrity": integrity}}),
-        );
+/// A real npm registry on loopback: Verdaccio (`scripts/verdaccio`), with storage of its own,
+/// no uplink, and publishing for a user the test registers.
+struct Verdaccio {
+    process: std::process::Child,
+    url: String,
+    npmrc: PathBuf,
+}
+
+impl Verdaccio {
+    fn start(install: &Path, dir: &Path) -> Verdaccio {
+        let home = dir.join("verdaccio");
+        std::fs::create_dir_all(home.join("storage")).unwrap();
+        std::fs::write(
+            home.join("config.yaml"),
+            "storage: ./storage\nauth:\n  htpasswd:\n    file: ./htpasswd\n    max_users: 1\n\
+             uplinks: {}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\n\
+             log: { type: stdout, format: pretty, level: warn }\n",
+        )
+        .unwrap();
+        // A free loopback port for it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}");
+        let process = Command::new(install.join("node_modules/.bin/verdaccio"))
+            .arg("--config")
+            .arg(home.join("config.yaml"))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while ureq::get(&format!("{url}/-/ping")).call().is_err() {
+            assert!(Instant::now() < deadline, "verdaccio did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // Register a user (as `npm adduser` does) and keep its token for `npm publish`.
+        let answer = ureq::put(&format!("{url}/-/user/org.couchdb.user:toolmark"))
+            .header("content-type", "application/json")
+            .send(json!({"name": "toolmark", "password": "toolmark-test"}).to_string())
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        let token: Value = serde_json::from_str(&answer).unwrap();
+        let npmrc = home.join("npmrc");
+        std::fs::write(
+            &npmrc,
+            format!(
+                "//127.0.0.1:{port}/:_authToken={}\n",
+                token["token"].as_str().unwrap()
+            ),
+        )
+        .unwrap();
+        Verdaccio {
+            process,
+            url,
+            npmrc,
+        }
     }
-    let packument =
-        json!({"name": "one-tool", "dist-tags": {"latest": "0.2.0"}, "versions": versions});
-    let mut app = axum::Router::new().route(
-        "/one-tool",
-        axum::routing::get(move || async move { axum::Json(packument) }),
-    );
-    for (v, bytes) in tarballs {
-        app = app.route(
-            &format!("/one-tool/-/one-tool-{v}.tgz"),
-            axum::routing::get(move || async move { bytes }),
-        );
+
+    /// `npm publish` of a tarball to it.
+    fn publish(&self, tarball: &Path) {
+        let out = Command::new("/usr/bin/npm")
+            .arg("publish")
+            .arg(tarball)
+            .args(["--registry", &self.url, "--userconfig"])
+            .arg(&self.npmrc)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
     }
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    base
+}
+
+impl Drop for Verdaccio {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
 }
 
 fn item(version: &str, published: &str) -> Value {
@@ -202,16 +251,22 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
         eprintln!("skipped: no runsc");
         return;
     }
+    let Some(install) = std::env::var_os("TOOLMARK_VERDACCIO").map(PathBuf::from) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "TOOLMARK_VERDACCIO is needed under CI (scripts/verdaccio)"
+        );
+        eprintln!("skipped: no Verdaccio (export TOOLMARK_VERDACCIO=$(scripts/verdaccio))");
+        return;
+    };
     let dir: PathBuf =
         std::env::temp_dir().join(format!("toolmark-package-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let tarballs: HashMap<String, Vec<u8>> = ["0.1.0", "0.2.0"]
-        .iter()
-        .map(|v| (v.to_string(), pack(&dir, v)))
-        .collect();
-    let npm = runtime.block_on(npm_registry(tarballs));
+    let verdaccio = Verdaccio::start(&install, &dir);
+    verdaccio.publish(&pack(&dir, "0.1.0"));
+    let npm = verdaccio.url.clone();
     let registry = runtime
         .block_on(RegistryStandIn::start(vec![item(
             "0.1.0",
@@ -232,6 +287,7 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
     assert_eq!(again["totals"], json!({}), "{again}");
 
     // Day two: 0.2.0 is published and listed; the sweep observes it first, as a new version.
+    verdaccio.publish(&pack(&dir, "0.2.0"));
     registry.set_items(vec![item("0.2.0", "2026-12-02T00:00:00Z")]);
     crawl(&registry.url(), &data);
     let second = sweep(&registry.url(), &npm, &dir);
