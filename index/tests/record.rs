@@ -1165,3 +1165,93 @@ fn a_target_row_names_the_declared_headers_it_is_dialled_without() {
     assert_eq!(fixed.skip_reason.as_deref(), Some("header-required"));
     assert!(fixed.withheld_headers.is_empty());
 }
+
+/// The sandbox's facts for one run: a clean one, or one that read the decoy SSH key at startup.
+fn sandbox_facts(reads_key: bool) -> serde_json::Value {
+    let decoys = if reads_key {
+        json!([{"what": "/home/decoy/.ssh/id_rsa", "pid": 2, "comm": "node"}])
+    } else {
+        json!([])
+    };
+    let findings = if reads_key {
+        json!([{"code": "READS_SECRETS", "severity": "high", "phase": "startup",
+                "evidence": ["/home/decoy/.ssh/id_rsa"]}])
+    } else {
+        json!([])
+    };
+    let phase = |name: &str, decoys: serde_json::Value| {
+        json!({"phase": name, "complete": true, "incomplete": [], "exec": [], "network": [],
+               "lookups": [], "requests": [], "decoys": decoys, "writes": [],
+               "exfiltrated": [], "leakedBy": []})
+    };
+    json!({
+        "observer": "toolmark-sandbox/1", "runsc": "runsc version test", "complete": true,
+        "installScripts": [], "calls": [],
+        "behaviour": [phase("startup", decoys), phase("calls", json!([]))],
+        "findings": findings,
+    })
+}
+
+#[test]
+fn a_package_version_that_reads_a_secret_is_a_dangerous_behaviour_change_derived_again_alike() {
+    let mut env = Env::new("package-behaviour");
+    let records = registry();
+    let mut rec = env.recorder();
+    let run = rec.begin_run(&first_day_input(&records)).unwrap();
+    let package = toolmark_observation::registry::targets(&records[0])
+        .into_iter()
+        .find(|t| matches!(t.kind, TargetKind::Package { .. }))
+        .unwrap();
+    let at_version = |version: &str| {
+        let mut t = package.clone();
+        if let TargetKind::Package { version: v, .. } = &mut t.kind {
+            *v = Some(version.to_owned());
+        }
+        t
+    };
+    let observed = |version: &str, reads_key: bool, minute: u64| Observation {
+        via: Via::Package(Sandboxed {
+            package: format!("npm:@example/alpha@{version}"),
+            artifact: Some(Sri::of(version.as_bytes())),
+            sandbox: Some(sandbox_facts(reads_key)),
+        }),
+        ..ok(day(0, minute), vec![corpus_page(FILESYSTEM)])
+    };
+    for (version, reads_key, minute) in [("1.0.0", false, 20), ("2.0.0", true, 30)] {
+        rec.record(
+            run,
+            vec![TargetOutcome {
+                target: at_version(version),
+                observation: Some(observed(version, reads_key, minute)),
+            }],
+        )
+        .unwrap();
+    }
+    let id = toolmark_index::record::target_id(&package);
+    let seen = env.index.package_observations(&id, 10).unwrap();
+    let versions: Vec<&str> = seen.iter().map(|o| o.version.as_str()).collect();
+    assert_eq!(versions, ["1.0.0", "2.0.0"]);
+    assert!(seen.iter().all(|o| o.complete));
+    assert_eq!(seen[1].behaviour.startup.decoys, [".ssh/id_rsa"]);
+    assert_eq!(seen[1].behaviour.findings[0].code, "READS_SECRETS");
+    let changes = env
+        .index
+        .latest_changes(None, 10, Some("io.example/alpha"), None)
+        .unwrap();
+    assert_eq!(changes.len(), 1, "the tool set did not change: {changes:?}");
+    assert_eq!(changes[0].kind, "behaviour");
+    assert_eq!(changes[0].class, "dangerous");
+    assert_eq!((changes[0].old_entry, changes[0].new_entry), (0, 1));
+    // The log and the documents alone derive the same rows.
+    let Env {
+        log, blobs, index, ..
+    } = &mut env;
+    index.rebuild(log, blobs).unwrap();
+    assert_eq!(index.package_observations(&id, 10).unwrap(), seen);
+    assert_eq!(
+        index
+            .latest_changes(None, 10, Some("io.example/alpha"), None)
+            .unwrap(),
+        changes
+    );
+}
