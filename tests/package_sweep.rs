@@ -367,6 +367,30 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
         &json!({"package": "npm:one-tool", "tools": [{"name": "rm", "inputSchema": {"type": "object"}}]}),
     );
     assert_eq!(other["match"], "different", "{other}");
+    // The desk lists both versions with the newer one's finding; the feed says what changed.
+    let get = |path: &str| {
+        ureq::get(&format!("{base}{path}"))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap()
+    };
+    let page = get(&format!("/s/{}", target["id"].as_str().unwrap()));
+    for needle in [
+        "package-versions",
+        "0.1.0",
+        "0.2.0",
+        "READS_SECRETS (startup)",
+        ".ssh/id_rsa",
+    ] {
+        assert!(page.contains(needle), "{needle} not on the target page");
+    }
+    let feed = get("/feed.xml");
+    assert!(
+        feed.contains("io.example/one-tool: behaviour changed (dangerous)"),
+        "{feed}"
+    );
     drop(service);
     drop(registry);
     let _ = std::fs::remove_dir_all(&dir);
