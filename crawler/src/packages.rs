@@ -403,6 +403,50 @@ pub fn wheel_rank(filename: &str) -> Option<u8> {
     (linux && cpython && !platform.contains("musllinux")).then_some(2)
 }
 
+/// One file a Python package index lists for a version: from the JSON API or the simple index.
+struct IndexFile {
+    filename: String,
+    /// As listed (resolved against the page it came from by [`best_wheel`]).
+    url: String,
+    /// The SHA-256 the index states, as given.
+    sha256: Option<String>,
+    size: Option<u64>,
+}
+
+/// The best wheel among `files` of one version ([`wheel_rank`], then by name), its URL resolved
+/// against `page_url` and its SHA-256 required; `listed` is how many files the version has.
+fn best_wheel(files: Vec<IndexFile>, listed: usize, page_url: &str) -> Result<Wheel, PackageError> {
+    let best = files
+        .into_iter()
+        .filter_map(|f| Some((wheel_rank(&f.filename)?, f)))
+        .min_by(|(a, fa), (b, fb)| a.cmp(b).then_with(|| fa.filename.cmp(&fb.filename)))
+        .map(|(_, f)| f)
+        .ok_or(PackageError::NoWheel(listed))?;
+    let sha256 = best
+        .sha256
+        .as_deref()
+        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_ascii_lowercase)
+        .ok_or(PackageError::IntegrityMissing("SHA-256"))?;
+    let url = url::Url::parse(page_url)
+        .and_then(|base| base.join(&best.url))
+        .map_err(|e| PackageError::Metadata(format!("wheel URL {:?}: {e}", best.url)))?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(PackageError::Metadata(format!(
+            "wheel URL {url} is not HTTP"
+        )));
+    }
+    let mut url = url;
+    // The digest travels in the fragment on a simple index; it is not part of the file's URL.
+    url.set_fragment(None);
+    Ok(Wheel {
+        filename: best.filename,
+        url: url.into(),
+        sha256,
+        size: best.size,
+    })
+}
+
 /// The best wheel of `version` in a project JSON fetched from `json_url` (file URLs are
 /// resolved against it), yanked files excluded.
 pub fn pypi_wheel(
@@ -416,34 +460,224 @@ pub fn pypi_wheel(
         .remove(version)
         .ok_or_else(|| PackageError::NotFound(format!("version {version}")))?;
     let count = files.len();
-    let best = files
+    let files = files
         .into_iter()
         .filter(|f| !f.yanked && (f.packagetype == "bdist_wheel" || f.packagetype.is_empty()))
-        .filter_map(|f| Some((wheel_rank(&f.filename)?, f)))
-        .min_by(|(a, fa), (b, fb)| a.cmp(b).then_with(|| fa.filename.cmp(&fb.filename)))
-        .map(|(_, f)| f)
-        .ok_or(PackageError::NoWheel(count))?;
-    let sha256 = best
-        .digests
-        .get("sha256")
-        .and_then(|v| v.as_str())
-        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(str::to_ascii_lowercase)
-        .ok_or(PackageError::IntegrityMissing("SHA-256"))?;
-    let url = url::Url::parse(json_url)
-        .and_then(|base| base.join(&best.url))
-        .map_err(|e| PackageError::Metadata(format!("wheel URL {:?}: {e}", best.url)))?;
-    if !matches!(url.scheme(), "https" | "http") {
-        return Err(PackageError::Metadata(format!(
-            "wheel URL {url} is not HTTP"
-        )));
+        .map(|f| IndexFile {
+            sha256: f
+                .digests
+                .get("sha256")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned),
+            filename: f.filename,
+            url: f.url,
+            size: f.size,
+        })
+        .collect();
+    best_wheel(files, count, json_url)
+}
+
+/// Most links read from one simple-index page (a project with thousands of files has some
+/// thousands; the page itself is bounded by [`MAX_PACKUMENT_BYTES`]).
+pub const MAX_SIMPLE_LINKS: usize = 100_000;
+
+/// The simple-index page (PEP 503) of `name` under `index`.
+pub fn pypi_simple_url(index: &str, name: &str) -> String {
+    format!("{}/simple/{}/", index.trim_end_matches('/'), pep503(name))
+}
+
+/// One link of a simple-index page: its `href` (entities decoded), its text, and whether it
+/// is marked `data-yanked`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleLink {
+    /// The `href` attribute, entities decoded.
+    pub href: String,
+    /// The text inside the anchor (the file name), entities decoded, trimmed.
+    pub text: String,
+    /// `data-yanked` is present.
+    pub yanked: bool,
+}
+
+/// HTML character references decoded (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#39;`, `&#NN;`,
+/// `&#xHH;`); anything else is left as written.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let decoded = rest.find(';').filter(|&end| end <= 10).and_then(|end| {
+            let name = &rest[1..end];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                _ => {
+                    let n = if let Some(hex) = name.strip_prefix("#x").or(name.strip_prefix("#X")) {
+                        u32::from_str_radix(hex, 16).ok()
+                    } else {
+                        name.strip_prefix('#').and_then(|d| d.parse().ok())
+                    };
+                    n.and_then(char::from_u32)
+                }
+            }?;
+            Some((c, end))
+        });
+        match decoded {
+            Some((c, end)) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
     }
-    Ok(Wheel {
-        filename: best.filename,
-        url: url.into(),
-        sha256,
-        size: best.size,
-    })
+    out.push_str(rest);
+    out
+}
+
+/// A tag's attributes: name, and value (quoted or not) when it has one.
+fn attributes_of(text: &str) -> Vec<(&str, Option<&str>)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b'/') {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'=' {
+            i += 1;
+        }
+        if start == i {
+            i += 1;
+            continue;
+        }
+        let name = &text[start..i];
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut value = None;
+        if i < b.len() && b[i] == b'=' {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
+                let quote = b[i];
+                let from = i + 1;
+                let to = b[from..]
+                    .iter()
+                    .position(|&c| c == quote)
+                    .map_or(b.len(), |p| from + p);
+                value = Some(&text[from..to]);
+                i = to + 1;
+            } else {
+                let from = i;
+                while i < b.len() && !b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                value = Some(&text[from..i]);
+            }
+        }
+        out.push((name, value));
+    }
+    out
+}
+
+/// The anchors of a simple-index page (PEP 503), at most [`MAX_SIMPLE_LINKS`]: a small scanner
+/// for what the PEP specifies (`<a href="…" data-…>file name</a>`), not an HTML parser; an
+/// anchor it cannot read is passed over.
+pub fn simple_links(html: &str) -> Vec<SimpleLink> {
+    let mut out = Vec::new();
+    let lower = html.to_ascii_lowercase();
+    let mut at = 0;
+    while out.len() < MAX_SIMPLE_LINKS {
+        let Some(open) = lower[at..].find("<a").map(|i| at + i) else {
+            break;
+        };
+        at = open + 2;
+        // `<a` must end the tag name.
+        if !lower[at..].starts_with(|c: char| c.is_ascii_whitespace()) {
+            continue;
+        }
+        let Some(close) = lower[at..].find('>').map(|i| at + i) else {
+            break;
+        };
+        let attributes = &html[at..close];
+        let Some(end) = lower[close..].find("</a").map(|i| close + i) else {
+            break;
+        };
+        let text = unescape(html[close + 1..end].trim());
+        at = end;
+        let mut href = None;
+        let mut yanked = false;
+        for (name, value) in attributes_of(attributes) {
+            match name.to_ascii_lowercase().as_str() {
+                "href" => href = value.map(unescape),
+                "data-yanked" => yanked = true,
+                _ => {}
+            }
+        }
+        if let Some(href) = href {
+            out.push(SimpleLink { href, text, yanked });
+        }
+    }
+    out
+}
+
+/// The best wheel of `version` of project `name` on a simple-index page fetched from
+/// `page_url` (PEP 503: file names in the anchors' text, the SHA-256 in the `href`'s
+/// `#sha256=` fragment), yanked files excluded. The version is read from each wheel's file name
+/// (`{name}-{version}-…whl`, the name compared PEP 503-normalised).
+pub fn pypi_simple_wheel(
+    html: &[u8],
+    name: &str,
+    version: &str,
+    page_url: &str,
+) -> Result<Wheel, PackageError> {
+    let html = std::str::from_utf8(html)
+        .map_err(|_| PackageError::Metadata("simple index page: not UTF-8".into()))?;
+    let project = pep503(name);
+    let of_version: Vec<SimpleLink> = simple_links(html)
+        .into_iter()
+        .filter(|l| {
+            let file = l.text.as_str();
+            let stem = file
+                .strip_suffix(".whl")
+                .or_else(|| file.strip_suffix(".tar.gz"))
+                .or_else(|| file.strip_suffix(".zip"))
+                .unwrap_or(file);
+            let mut parts = stem.splitn(3, '-');
+            let (Some(n), Some(v)) = (parts.next(), parts.next()) else {
+                return false;
+            };
+            pep503(n) == project && v == version
+        })
+        .collect();
+    if of_version.is_empty() {
+        return Err(PackageError::NotFound(format!("version {version}")));
+    }
+    let listed = of_version.len();
+    let files = of_version
+        .into_iter()
+        .filter(|l| !l.yanked)
+        .map(|l| IndexFile {
+            sha256: l
+                .href
+                .split_once('#')
+                .and_then(|(_, f)| f.strip_prefix("sha256="))
+                .map(str::to_owned),
+            filename: l.text,
+            url: l.href,
+            size: None,
+        })
+        .collect();
+    best_wheel(files, listed, page_url)
 }
 
 /// Check `bytes` against a lower-case hex SHA-256.
@@ -596,9 +830,22 @@ pub async fn fetch(
             (version.tarball.clone(), bytes, Published::Npm(version))
         }
         Ecosystem::Pypi => {
+            // The JSON API where the index has one (pypi.org); its simple index (PEP 503:
+            // pypiserver, mirrors) where it has none.
             let json_url = pypi_project_url(&registries.pypi, &spec.name);
-            let project = get(config, &json_url, "application/json", MAX_PACKUMENT_BYTES).await?;
-            let wheel = pypi_wheel(&project, &spec.version, &json_url)?;
+            let wheel = match get(config, &json_url, "application/json", MAX_PACKUMENT_BYTES).await
+            {
+                Ok(project) => pypi_wheel(&project, &spec.version, &json_url)?,
+                Err(PackageError::NotFound(_))
+                | Err(PackageError::Http {
+                    status: 300..=399, ..
+                }) => {
+                    let page_url = pypi_simple_url(&registries.pypi, &spec.name);
+                    let page = get(config, &page_url, "text/html", MAX_PACKUMENT_BYTES).await?;
+                    pypi_simple_wheel(&page, &spec.name, &spec.version, &page_url)?
+                }
+                Err(e) => return Err(e),
+            };
             let bytes = get(
                 config,
                 &wheel.url,
@@ -637,6 +884,74 @@ mod tests {
     const PROJECT: &[u8] =
         include_bytes!("../tests/fixtures/packages/mcp-server-time.project.json");
     const PROJECT_URL: &str = "https://pypi.org/pypi/mcp-server-time/json";
+
+    const SIMPLE: &[u8] = include_bytes!("../tests/fixtures/packages/mcp-server-time.simple.html");
+    const SIMPLE_URL: &str = "https://pypi.org/simple/mcp-server-time/";
+
+    #[test]
+    fn a_simple_index_page_gives_the_versions_wheel_with_its_digest_from_the_fragment() {
+        let w = pypi_simple_wheel(SIMPLE, "mcp_server_time", "2026.10.19", SIMPLE_URL).unwrap();
+        assert_eq!(w.filename, "mcp_server_time-2026.10.19-py3-none-any.whl");
+        assert!(
+            !w.url.contains('#') && w.url.ends_with(&w.filename),
+            "{}",
+            w.url
+        );
+        assert_eq!(w.sha256.len(), 64);
+        // The same wheel as the JSON API names.
+        let json = pypi_wheel(PROJECT, "2026.10.19", PROJECT_URL).unwrap();
+        assert_eq!((json.filename, json.sha256), (w.filename, w.sha256));
+        assert!(matches!(
+            pypi_simple_wheel(SIMPLE, "mcp-server-time", "9.9.9", SIMPLE_URL),
+            Err(PackageError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn simple_index_links_are_read_as_pep_503_writes_them_and_nothing_else() {
+        let page = "<a href='../../packages/demo-1.0-py3-none-any.whl#sha256=AB&amp;x' data-yanked>demo-1.0-py3-none-any.whl</a>\
+                    <abbr href=\"x\">no</abbr><A HREF=other.tar.gz>other &amp; more</A><a data-x>no href</a><a href=\"unterminated";
+        let links = simple_links(page);
+        assert_eq!(
+            links,
+            [
+                SimpleLink {
+                    href: "../../packages/demo-1.0-py3-none-any.whl#sha256=AB&x".into(),
+                    text: "demo-1.0-py3-none-any.whl".into(),
+                    yanked: true
+                },
+                SimpleLink {
+                    href: "other.tar.gz".into(),
+                    text: "other & more".into(),
+                    yanked: false
+                },
+            ]
+        );
+        assert_eq!(
+            unescape("&gt;=3.10 &#65;&#x42; &bogus; &"),
+            ">=3.10 AB &bogus; &"
+        );
+    }
+
+    #[test]
+    fn a_simple_index_wheel_without_a_digest_or_only_yanked_is_refused() {
+        let url = "http://127.0.0.1:1/simple/demo/";
+        let no_digest =
+            b"<a href=\"../../packages/demo-1.0-py3-none-any.whl\">demo-1.0-py3-none-any.whl</a>";
+        assert!(matches!(
+            pypi_simple_wheel(no_digest, "demo", "1.0", url),
+            Err(PackageError::IntegrityMissing(_))
+        ));
+        let yanked = format!(
+            "<a href=\"demo-1.0-py3-none-any.whl#sha256={}\" data-yanked=\"\">demo-1.0-py3-none-any.whl</a><a href=\"demo-1.0.tar.gz#sha256={}\">demo-1.0.tar.gz</a>",
+            "a".repeat(64),
+            "b".repeat(64)
+        );
+        assert!(matches!(
+            pypi_simple_wheel(yanked.as_bytes(), "demo", "1.0", url),
+            Err(PackageError::NoWheel(2))
+        ));
+    }
 
     #[test]
     fn specs_parse_scoped_npm_names_and_pypi_pins() {
