@@ -163,14 +163,23 @@ impl Drop for Verdaccio {
 }
 
 fn item(version: &str, published: &str) -> Value {
+    registry_item(
+        "io.example/one-tool",
+        version,
+        published,
+        json!([{"registryType": "npm", "identifier": "one-tool", "version": version,
+            "runtimeHint": "npx", "transport": {"type": "stdio"}}]),
+    )
+}
+
+fn registry_item(name: &str, version: &str, published: &str, packages: Value) -> Value {
     json!({
         "server": {
             "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
-            "name": "io.example/one-tool",
+            "name": name,
             "description": "a package observed in the sandbox",
             "version": version,
-            "packages": [{"registryType": "npm", "identifier": "one-tool", "version": version,
-                "runtimeHint": "npx", "transport": {"type": "stdio"}}],
+            "packages": packages,
         },
         "_meta": {"io.modelcontextprotocol.registry/official": {
             "status": "active", "publishedAt": published, "updatedAt": published, "isLatest": true,
@@ -208,18 +217,22 @@ fn crawl(registry: &str, data: &Path) {
 }
 
 fn sweep(registry: &str, npm: &str, dir: &Path) -> Value {
+    sweep_with(registry, &["--npm-registry", npm], dir)
+}
+
+fn sweep_with(registry: &str, index: &[&str], dir: &Path) -> Value {
+    let mut args = vec![
+        "package",
+        "sweep",
+        "--json",
+        "--allow-private",
+        "--registry",
+        registry,
+    ];
+    args.extend_from_slice(index);
+    args.push("--data");
     toolmark(
-        &[
-            "package",
-            "sweep",
-            "--json",
-            "--allow-private",
-            "--registry",
-            registry,
-            "--npm-registry",
-            npm,
-            "--data",
-        ],
+        &args,
         &[
             &dir.join("data"),
             Path::new("--work"),
@@ -390,6 +403,138 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
     assert!(
         feed.contains("io.example/one-tool: behaviour changed (dangerous)"),
         "{feed}"
+    );
+    drop(service);
+    drop(registry);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stdio MCP server in Python (standard library only) with one tool.
+const PYTHON_SERVER: &str = r#"import json, sys
+
+
+def main():
+    for line in iter(sys.stdin.readline, ""):
+        m = json.loads(line)
+        if "id" not in m:
+            continue
+        if m["method"] == "initialize":
+            r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                 "serverInfo": {"name": "py-tool", "version": "1.0.0"}}
+        elif m["method"] == "tools/list":
+            r = {"tools": [{"name": "now", "inputSchema": {"type": "object", "properties": {}}}]}
+        else:
+            r = {"content": [{"type": "text", "text": "12:00"}]}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"#;
+
+#[test]
+fn a_pypi_server_is_fetched_from_a_simple_index_observed_and_answered() {
+    if !["/usr/bin/runsc", "/usr/sbin/runsc"]
+        .iter()
+        .any(|p| Path::new(p).is_file())
+    {
+        assert!(std::env::var_os("CI").is_none(), "runsc is needed under CI");
+        eprintln!("skipped: no runsc");
+        return;
+    }
+    let Some(venv) = std::env::var_os("TOOLMARK_PYPISERVER").map(PathBuf::from) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "TOOLMARK_PYPISERVER is needed under CI (scripts/pypiserver)"
+        );
+        eprintln!("skipped: no pypiserver (export TOOLMARK_PYPISERVER=$(scripts/pypiserver))");
+        return;
+    };
+    let dir: PathBuf = std::env::temp_dir().join(format!(
+        "toolmark-package-sweep-pypi-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let src = dir.join("src/py_tool");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("__init__.py"), PYTHON_SERVER).unwrap();
+    let wheels = dir.join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    let made = Command::new("/usr/bin/python3")
+        .arg("-I")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox/tests/fixtures/wheel.py"))
+        .arg(dir.join("src"))
+        .arg(&wheels)
+        .args(["py-tool", "1.0.0", "py-tool = py_tool:main", ""])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    // pypiserver on a free loopback port, serving the wheel, with no fallback to pypi.org.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let index = format!("http://127.0.0.1:{port}");
+    let mut pypiserver = Command::new(venv.join("bin/pypi-server"))
+        .args(["run", "-i", "127.0.0.1", "-p", &port.to_string()])
+        .args([
+            "-a",
+            ".",
+            "-P",
+            ".",
+            "--disable-fallback",
+            "--hash-algo",
+            "sha256",
+        ])
+        .arg(&wheels)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ureq::get(&format!("{index}/simple/")).call().is_err() {
+        assert!(Instant::now() < deadline, "pypiserver did not start");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let registry = runtime
+        .block_on(RegistryStandIn::start(vec![registry_item(
+            "io.example/py-tool",
+            "1.0.0",
+            "2026-12-01T00:00:00Z",
+            json!([{"registryType": "pypi", "identifier": "Py_Tool", "version": "1.0.0",
+                "runtimeHint": "uvx", "transport": {"type": "stdio"}}]),
+        )]))
+        .unwrap();
+    let data = dir.join("data");
+    crawl(&registry.url(), &data);
+    let report = sweep_with(&registry.url(), &["--pypi-index", &index], &dir);
+    let _ = pypiserver.kill();
+    let _ = pypiserver.wait();
+    assert_eq!(report["chosen"], json!({"never-observed": 1}), "{report}");
+    assert_eq!(report["totals"], json!({"ok": 1}), "{report}");
+
+    let index = toolmark_index::Index::open_read_only(&data.join("index.sqlite")).unwrap();
+    let target = index.targets_of("io.example/py-tool").unwrap().remove(0);
+    let seen = index.package_observations(&target.id, 10).unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].package, "pypi:Py_Tool@1.0.0");
+    assert!(seen[0].complete, "{seen:?}");
+    assert!(seen[0].behaviour.findings.is_empty(), "{seen:?}");
+    drop(index);
+
+    // WARDEN asks with the PEP 503 name.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    serve
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data);
+    let mut service = Watched::spawn(serve, Stream::Stderr, "serve");
+    let line = service.wait_for("toolmark serving", Instant::now() + Duration::from_secs(60));
+    let base = Watched::url_in(&line);
+    let tools = json!([{"name": "now", "inputSchema": {"type": "object", "properties": {}}}]);
+    let same = check(&base, &json!({"package": "pypi:py-tool", "tools": tools}));
+    assert_eq!(same["match"], "same", "{same}");
+    assert_eq!(same["target"]["packageVersion"], "1.0.0", "{same}");
+    assert_eq!(
+        same["target"]["packageSignals"]["behaviour"]["calls"]["tools"],
+        json!(["now"])
     );
     drop(service);
     drop(registry);
