@@ -15,7 +15,9 @@
 //!   them in the sandbox's install phase (`npm rebuild`), traced.
 //! - pip (`/usr/bin/python3 -m pip install --only-binary=:all: --no-compile --target`, [`PYTHON`],
 //!   the interpreter the sandbox runs too): a dependency with no wheel fails the install (an
-//!   sdist's build would run its code); the wheel itself was checked against its index's SHA-256.
+//!   sdist's build would run its code), and pip runs under an audit hook that refuses every
+//!   process it would start (`--only-binary` does not stop it building a dependency named by a
+//!   direct URL to an sdist); the wheel itself was checked against its index's SHA-256.
 //!   What runs at a Python's start — executable lines of the tree's `.pth` files — and the
 //!   console scripts the tree declares are listed ([`PypiTree::scripts`]); the entry point
 //!   (`uvx`'s console script) is read from the package's own `entry_points.txt`.
@@ -48,6 +50,11 @@ pub const INSTALL_SCRIPTS: [&str; 3] = ["preinstall", "install", "postinstall"];
 /// The Python that installs a wheel's tree on the host and runs it in the sandbox (Debian's;
 /// the sandbox mounts the host's `/usr`, so it is the same interpreter inside).
 pub const PYTHON: &str = "/usr/bin/python3";
+
+/// pip's `__main__` run under an audit hook that refuses every process it would start (a build
+/// backend, `setup.py`, a version-control checkout): `--only-binary=:all:` alone does not stop
+/// pip building a dependency named by a direct URL to an sdist.
+const PIP_NO_PROCESS: &str = include_str!("pip_no_process.py");
 
 /// The public index pip installs dependencies from (its simple API).
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
@@ -515,7 +522,8 @@ pub async fn pypi_tree(
         // No configuration file at all (global, user or site), whatever --isolated leaves.
         .env("PIP_CONFIG_FILE", "/dev/null")
         .current_dir(&dir)
-        .args(["-I", "-m", "pip", "install", "--isolated"])
+        // pip under an audit hook that refuses to start any process (a build, a checkout).
+        .args(["-I", "-c", PIP_NO_PROCESS, "install", "--isolated"])
         .args(["--only-binary=:all:", "--no-compile", "--no-input"])
         .args(["--disable-pip-version-check", "--no-warn-script-location"])
         .args(["--root-user-action=ignore", "--progress-bar=off", "--quiet"])
