@@ -637,6 +637,47 @@ async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_i
     let _ = std::fs::remove_dir_all(&work);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pth_that_never_returns_is_an_install_phase_timeout() {
+    let Some(runsc) = needed("runsc", runsc_path()) else {
+        return;
+    };
+    let work = work_dir("observe-wheel-sleeps");
+    let wheel = wheel(
+        &work,
+        "sleeps",
+        &[
+            ("sleeps/__init__.py", CANARY_SERVER),
+            ("sleeps.pth", "import time; time.sleep(3600)\n"),
+        ],
+        "sleeps = sleeps:main",
+        "",
+    );
+    let runs = work.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let mut observer = observer(runsc, &runs);
+    observer.limits.install = Duration::from_secs(3);
+    let report = observer
+        .observe(&Artifact::Wheel(wheel), &Launch::default())
+        .await;
+    assert_eq!(report.status, Status::Timeout, "{}", report.detail);
+    assert_eq!(report.phases.len(), 1, "the server never started");
+    assert_eq!(report.phases[0].phase, Phase::Install);
+    assert!(
+        report.phases[0]
+            .incomplete
+            .contains(&"phase-cut".to_owned()),
+        "{:?}",
+        report.phases[0]
+    );
+    assert!(
+        report.elapsed < Duration::from_secs(20),
+        "{:?}",
+        report.elapsed
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// A one-module wheel `name` with console `scripts` and `requires`, observed installing offline
 /// from a directory holding nothing else (pip finds no other wheel, and builds no sdist): it
 /// ends `status` with nothing run (`None`: skipped).
