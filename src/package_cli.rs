@@ -257,17 +257,14 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
         let config = toolmark_crawler::mcp::ClientConfig::default();
         let fetched = match toolmark_crawler::packages::fetch(&config, &registries, &spec).await {
             Ok(f) => f,
-            // The registry's answer about the package, not a failure of ours: a status.
-            Err(e @ (PackageError::NoWheel(_) | PackageError::NotFound(_))) => {
-                let status = match e {
-                    PackageError::NoWheel(_) => Status::NoWheel,
-                    _ => Status::NotFound,
-                };
-                let report = Report::unfetched(status, format!("fetching {spec}: {e}"));
-                print(&report, &args, "")?;
-                return Ok(false);
-            }
-            Err(e) => return Err(e).with_context(|| format!("fetching {spec}")),
+            Err(e) => match unfetched(&e) {
+                Some(status) => {
+                    let report = Report::unfetched(status, format!("fetching {spec}: {e}"));
+                    print(&report, &args, "")?;
+                    return Ok(false);
+                }
+                None => return Err(e).with_context(|| format!("fetching {spec}")),
+            },
         };
         // Under its published name (pip reads a wheel's tags from it), in a directory of its own.
         let name = match &fetched.published {
@@ -321,6 +318,16 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
     let report = observer.observe(&artifact, &launch).await;
     print(&report, &args, &digest)?;
     Ok(report.status == observe::Status::Ok)
+}
+
+/// The status of a version the registry says cannot be observed (`no-wheel`, `not-found`): the
+/// registry's answer about the package, not a failure of ours. `None` for every other error.
+fn unfetched(e: &PackageError) -> Option<Status> {
+    match e {
+        PackageError::NoWheel(_) => Some(Status::NoWheel),
+        PackageError::NotFound(_) => Some(Status::NotFound),
+        _ => None,
+    }
 }
 
 /// Print `report` as `args` ask (JSON or for people).
@@ -444,5 +451,27 @@ fn print_human(out: &Value) {
             s(&f["phase"]),
             evidence.join(", ")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_wheel_and_not_found_are_printed_statuses_and_other_fetch_errors_are_not() {
+        assert_eq!(unfetched(&PackageError::NoWheel(1)), Some(Status::NoWheel));
+        assert_eq!(
+            unfetched(&PackageError::NotFound("version 9".into())),
+            Some(Status::NotFound)
+        );
+        assert_eq!(unfetched(&PackageError::IntegrityMissing("SHA-256")), None);
+        let report = Report::unfetched(Status::NoWheel, "fetching pypi:x==1: no wheel");
+        let out = to_json(&report, "pypi:x==1", "");
+        assert_eq!(out["package"], "pypi:x==1");
+        assert_eq!(out["status"], "no-wheel");
+        assert_eq!(out["detail"], "fetching pypi:x==1: no wheel");
+        assert_eq!(out["complete"], false);
+        assert_eq!(out["tools"], serde_json::json!([]));
     }
 }

@@ -172,7 +172,7 @@ pub struct DocVariable {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DocPackage {
-    /// `npm:<name>@<version>` or `pypi:<name>@<version>` (the entry's `subject.package`).
+    /// `npm:<name>@<version>` or `pypi:<name>==<version>` (the entry's `subject.package`).
     pub id: String,
     /// `sha256-<base64>` of the artifact as fetched, when one was.
     pub artifact: Option<String>,

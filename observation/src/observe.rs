@@ -265,7 +265,7 @@ pub struct Dialled {
 /// (new members of `package`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandboxed {
-    /// `npm:<name>@<version>` or `pypi:<name>@<version>`: the log subject's `package`.
+    /// `npm:<name>@<version>` or `pypi:<name>==<version>`: the log subject's `package`.
     pub package: String,
     /// The digest of the artifact as fetched (tarball, wheel), when one was fetched.
     pub artifact: Option<Sri>,

@@ -7,7 +7,7 @@
 //! | `PERSISTENCE` | high | a phase wrote a persistence path or outside the trees it may write |
 //! | `STARTUP_NETWORK` | medium | the startup phase connected anywhere or looked a name up (network during calls is what many tools are for: not a finding) |
 //! | `STARTS_PROGRAMS` | low | the startup or calls phase started a program |
-//! | `INSTALL_BEHAVIOUR` | medium | an install script (or a wheel's `.pth` code) connected, looked a name up or started a program beyond the shell npm runs it in |
+//! | `INSTALL_BEHAVIOUR` | medium | an install script (or a wheel's `.pth` code or `sitecustomize`) connected, looked a name up or started a program beyond the shell npm runs it in |
 //! | `EXFILTRATION` | high | the run's decoy canary left through a connection the trace or a trap saw |
 //! | `TOOL_OUTPUT_LEAK` | high | the run's decoy canary came back in a tool result |
 //!
@@ -20,7 +20,7 @@ use crate::behaviour::Behaviour;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
     /// Install-time code: npm lifecycle scripts (`npm rebuild` in the sandbox), a wheel tree's
-    /// `.pth` code (a Python adding the tree).
+    /// `.pth` code and `sitecustomize` (a Python starting with the tree).
     Install,
     /// Start until the tools are listed.
     Startup,

@@ -24,7 +24,7 @@
 //!
 //! - [`prepare`]: a package's tree made on the host without running its code — an npm package's
 //!   by npm with every script disabled, a wheel's by pip with wheels only — and the install-time
-//!   code it holds (npm's scripts; `.pth` lines and console scripts).
+//!   code it holds (npm's scripts; `.pth` lines, `sitecustomize` and console scripts).
 //! - [`arguments`]: canary arguments for one call of a tool, from its `inputSchema`.
 //! - [`findings`]: the codes a package's behaviour earns, per phase.
 //! - [`observe`]: one npm package or PyPI wheel observed end to end — install-time code traced

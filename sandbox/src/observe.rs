@@ -2,7 +2,7 @@
 //! a PyPI wheel): its tree made on the host without running its code ([`prepare`]: npm with
 //! scripts disabled, pip with wheels only), its install-time code run traced in a sandbox of its
 //! own (the install phase: `npm rebuild` of the install scripts, or a Python adding the tree's
-//! `.pth` files), then the server started traced in a fresh sandbox (`bin` with node, or the
+//! `.pth` files and `sitecustomize`), then the server started traced in a fresh sandbox (`bin` with node, or the
 //! console script `uvx` would run, by a shim), its tools listed (the startup phase) and each
 //! called once with canary arguments (the calls phase); what each phase did, read from its
 //! trace, and the findings. npm and PyPI share everything but the tree and the command lines.
@@ -51,7 +51,7 @@ use crate::traps::Traps;
 use toolmark_observation::registry::{Ecosystem, pep503};
 
 /// Longest the install phase (`npm rebuild` of the tree's install scripts, or a wheel tree's
-/// `.pth` code) may run.
+/// `.pth` code and `sitecustomize`) may run.
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest from start until the tools are listed.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(45);
@@ -239,7 +239,7 @@ pub struct Report {
     /// The raw `tools/list` results.
     pub pages: Vec<String>,
     /// Install-time code found in the tree: npm's scripts (package directory, script, text);
-    /// a wheel tree's `.pth` lines (file, `pth`, line) and console scripts (`.dist-info`,
+    /// a wheel tree's `.pth` lines (file, `pth`, line), `sitecustomize` and console scripts (`.dist-info`,
     /// `console_scripts`, `name = module:attr`).
     pub scripts: Vec<(String, String, String)>,
     /// Each tool's call.
@@ -514,13 +514,14 @@ impl Prepared {
     }
 
     fn wheel(tree: PypiTree) -> Prepared {
-        let run = python(tree.entry.shim(PKG));
+        let start = prepare::site_start(PKG, tree.sitecustomize);
+        let run = python(tree.entry.shim(&start));
         Prepared {
             dir: tree.dir,
             name: tree.name,
             version: tree.version,
             scripts: tree.scripts,
-            install: tree.pth_code.then_some(Installer::PythonSite),
+            install: tree.start_code.then_some(Installer::PythonSite(start)),
             run,
         }
     }
@@ -538,24 +539,25 @@ fn python(code: String) -> Vec<String> {
 }
 
 /// The install phase's program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Installer {
     /// `npm rebuild`: npm runs every install script of the tree, each in a shell.
     NpmRebuild,
-    /// A Python started with the tree as a site directory: the `.pth` files' code runs, as at
-    /// every Python's start with the tree installed.
-    PythonSite,
+    /// A Python started with the tree as a site directory (this code: [`prepare::site_start`]):
+    /// the `.pth` files' code and a `sitecustomize` run, as at every Python's start with the
+    /// tree installed.
+    PythonSite(String),
 }
 
 impl Installer {
-    fn what(self) -> &'static str {
+    fn what(&self) -> &'static str {
         match self {
             Installer::NpmRebuild => "npm rebuild",
-            Installer::PythonSite => "python3 adding the tree's .pth files",
+            Installer::PythonSite(_) => "python3 starting with the tree",
         }
     }
 
-    fn args(self) -> Vec<String> {
+    fn args(&self) -> Vec<String> {
         match self {
             Installer::NpmRebuild => [
                 "/usr/bin/npm",
@@ -567,26 +569,26 @@ impl Installer {
             ]
             .map(String::from)
             .to_vec(),
-            Installer::PythonSite => python(format!("import site; site.addsitedir({PKG:?})")),
+            Installer::PythonSite(start) => python(start.clone()),
         }
     }
 
-    fn env(self) -> &'static [&'static str] {
+    fn env(&self) -> &'static [&'static str] {
         match self {
             Installer::NpmRebuild => &[
                 "npm_config_cache=/tmp/.npm",
                 "npm_config_update_notifier=false",
             ],
-            Installer::PythonSite => &[],
+            Installer::PythonSite(_) => &[],
         }
     }
 
     /// Whose acts are the harness's: npm and the shells it runs scripts in; the Python's own
-    /// start (the probe starting it), whose `.pth` code is the package's.
-    fn harness(self, probe: Option<Option<u32>>) -> Harness {
+    /// start (the probe starting it), whose `.pth` code and `sitecustomize` are the package's.
+    fn harness(&self, probe: Option<Option<u32>>) -> Harness {
         match self {
             Installer::NpmRebuild => Harness::npm(probe),
-            Installer::PythonSite => Harness::server(probe),
+            Installer::PythonSite(_) => Harness::server(probe),
         }
     }
 }
@@ -681,7 +683,7 @@ impl<'a> Run<'a> {
         {
             return Report::new(Status::SandboxError, format!("planting the decoys: {e}"));
         }
-        if let Some(installer) = tree.install {
+        if let Some(installer) = &tree.install {
             let step = Instant::now();
             let (phase, failed) = self.install(installer, &tree, &home).await;
             report.timings.push(("install", step.elapsed()));
@@ -842,11 +844,11 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// The install phase: `installer` (`npm rebuild`, or a Python adding the `.pth` files) with
+    /// The install phase: `installer` (`npm rebuild`, or a Python starting with the tree) with
     /// the tree read-write in a sandbox; the phase, and how the run ends when it fails.
     async fn install(
         &self,
-        installer: Installer,
+        installer: &Installer,
         tree: &Prepared,
         home: &Path,
     ) -> (PhaseReport, Option<(Status, String)>) {

@@ -15,8 +15,11 @@
 //!   them in the sandbox's install phase (`npm rebuild`), traced.
 //! - pip (`/usr/bin/python3 -m pip install --only-binary=:all: --no-compile --target`, [`PYTHON`],
 //!   the interpreter the sandbox runs too): a dependency with no wheel fails the install (an
-//!   sdist's build would run its code); the wheel itself was checked against its index's SHA-256.
-//!   What runs at a Python's start — executable lines of the tree's `.pth` files — and the
+//!   sdist's build would run its code), and pip runs under an audit hook that refuses every
+//!   process it would start (`--only-binary` does not stop it building a dependency named by a
+//!   direct URL to an sdist); the wheel itself was checked against its index's SHA-256.
+//!   What runs at a Python's start — executable lines of the tree's `.pth` files, a
+//!   `sitecustomize` — and the
 //!   console scripts the tree declares are listed ([`PypiTree::scripts`]); the entry point
 //!   (`uvx`'s console script) is read from the package's own `entry_points.txt`.
 //!
@@ -48,6 +51,11 @@ pub const INSTALL_SCRIPTS: [&str; 3] = ["preinstall", "install", "postinstall"];
 /// The Python that installs a wheel's tree on the host and runs it in the sandbox (Debian's;
 /// the sandbox mounts the host's `/usr`, so it is the same interpreter inside).
 pub const PYTHON: &str = "/usr/bin/python3";
+
+/// pip's `__main__` run under an audit hook that refuses every process it would start (a build
+/// backend, `setup.py`, a version-control checkout): `--only-binary=:all:` alone does not stop
+/// pip building a dependency named by a direct URL to an sdist.
+const PIP_NO_PROCESS: &str = include_str!("pip_no_process.py");
 
 /// The public index pip installs dependencies from (its simple API).
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
@@ -369,11 +377,27 @@ pub struct PypiTree {
     /// The console script `uvx` would run.
     pub entry: EntryPoint,
     /// Install-time code and shims: every executable line of a `.pth` file in the site
-    /// directory (file, `pth`, the line) and every console script a distribution declares
-    /// (its `.dist-info`, `console_scripts`, `name = module:attr`).
+    /// directory (file, `pth`, the line), a `sitecustomize` module there (its file,
+    /// `sitecustomize`, `import sitecustomize`) and every console script a distribution
+    /// declares (its `.dist-info`, `console_scripts`, `name = module:attr`).
     pub scripts: Vec<(String, String, String)>,
-    /// A `.pth` file has a line a Python executes at its start: the install phase runs.
-    pub pth_code: bool,
+    /// Code a Python runs at its start with the tree installed (a `.pth` line, a
+    /// `sitecustomize`): the install phase runs.
+    pub start_code: bool,
+    /// The tree has a `sitecustomize` module: a Python's start imports it.
+    pub sitecustomize: bool,
+}
+
+/// The Python code that starts an interpreter with the tree at `site` as a virtual
+/// environment's start would: the site directory added (its `.pth` files processed), then its
+/// `sitecustomize` imported when it has one. `site` is the observer's own path (`/pkg`).
+pub fn site_start(site: &str, sitecustomize: bool) -> String {
+    let custom = if sitecustomize {
+        "import sitecustomize; "
+    } else {
+        ""
+    };
+    format!("import site, sys; site.addsitedir({site:?}); {custom}")
 }
 
 /// A console script: `name = module:attr`, both checked to be dotted ASCII identifiers (they are
@@ -409,11 +433,10 @@ impl EntryPoint {
         })
     }
 
-    /// The Python code (`python3 -I -S -c CODE`) that starts it with the tree at `site`: the
-    /// site directory added as a Python's start would add it (its `.pth` files processed), then
-    /// what a console-script shim does — import the module, exit with the callable's result.
-    /// `site` is the observer's own path (`/pkg`), never the package's.
-    pub fn shim(&self, site: &str) -> String {
+    /// The Python code (`python3 -I -S -c CODE`) that starts it: `start` (a Python's start
+    /// with the tree, [`site_start`]), then what a console-script shim does — import the
+    /// module, exit with the callable's result.
+    pub fn shim(&self, start: &str) -> String {
         let plain = self
             .script
             .bytes()
@@ -425,7 +448,7 @@ impl EntryPoint {
             String::new()
         };
         format!(
-            "import site, sys; site.addsitedir({site:?}); {argv0}import {} as _entry; sys.exit(_entry.{}())",
+            "{start}{argv0}import {} as _entry; sys.exit(_entry.{}())",
             self.module, self.attr
         )
     }
@@ -515,7 +538,8 @@ pub async fn pypi_tree(
         // No configuration file at all (global, user or site), whatever --isolated leaves.
         .env("PIP_CONFIG_FILE", "/dev/null")
         .current_dir(&dir)
-        .args(["-I", "-m", "pip", "install", "--isolated"])
+        // pip under an audit hook that refuses to start any process (a build, a checkout).
+        .args(["-I", "-c", PIP_NO_PROCESS, "install", "--isolated"])
         .args(["--only-binary=:all:", "--no-compile", "--no-input"])
         .args(["--disable-pip-version-check", "--no-warn-script-location"])
         .args(["--root-user-action=ignore", "--progress-bar=off", "--quiet"])
@@ -542,9 +566,36 @@ pub async fn pypi_tree(
         PrepareError::NoEntryPoint(format!("{name} has no console script uvx would run"))
     })?;
     let entry = EntryPoint::parse(script, value)?;
+    let code = install_time_code(&site)?;
+    Ok(PypiTree {
+        dir: site,
+        name,
+        version,
+        entry,
+        scripts: code.scripts,
+        start_code: code.start_code,
+        sitecustomize: code.sitecustomize,
+    })
+}
+
+/// What of a wheel tree is code that runs without being called.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallTimeCode {
+    /// [`PypiTree::scripts`], sorted.
+    pub scripts: Vec<(String, String, String)>,
+    /// [`PypiTree::start_code`].
+    pub start_code: bool,
+    /// [`PypiTree::sitecustomize`].
+    pub sitecustomize: bool,
+}
+
+/// What of the tree at `site` runs at a Python's start — executable `.pth` lines, a
+/// `sitecustomize` module (a file, a package or an extension) — and the console scripts its
+/// distributions declare.
+pub fn install_time_code(site: &Path) -> Result<InstallTimeCode, PrepareError> {
     let mut scripts = Vec::new();
-    let mut pth = false;
-    for e in std::fs::read_dir(&site)? {
+    let (mut pth, mut custom) = (false, false);
+    for e in std::fs::read_dir(site)? {
         let e = e?;
         let file = e.file_name().to_string_lossy().into_owned();
         if file.ends_with(".pth") && e.file_type()?.is_file() {
@@ -552,26 +603,24 @@ pub async fn pypi_tree(
                 pth = true;
                 scripts.push((file.clone(), "pth".to_owned(), line));
             }
+        } else if file == "sitecustomize" || file.starts_with("sitecustomize.") {
+            custom = true;
+            let code = "import sitecustomize".to_owned();
+            scripts.push((file.clone(), "sitecustomize".to_owned(), code));
         } else if file.ends_with(".dist-info") {
             let text =
                 std::fs::read_to_string(e.path().join("entry_points.txt")).unwrap_or_default();
             for (n, v) in console_scripts(&text) {
-                scripts.push((
-                    file.clone(),
-                    "console_scripts".to_owned(),
-                    format!("{n} = {v}"),
-                ));
+                let line = format!("{n} = {v}");
+                scripts.push((file.clone(), "console_scripts".to_owned(), line));
             }
         }
     }
     scripts.sort();
-    Ok(PypiTree {
-        dir: site,
-        name,
-        version,
-        entry,
+    Ok(InstallTimeCode {
         scripts,
-        pth_code: pth,
+        start_code: pth || custom,
+        sitecustomize: custom,
     })
 }
 
@@ -801,13 +850,13 @@ mod tests {
     fn the_shim_adds_the_site_and_exits_with_the_callables_result() {
         let e = EntryPoint::parse("mcp-server-time", "mcp_server_time:main").unwrap();
         assert_eq!(
-            e.shim("/pkg"),
+            e.shim(&site_start("/pkg", false)),
             "import site, sys; site.addsitedir(\"/pkg\"); sys.argv[0] = \"mcp-server-time\"; \
              import mcp_server_time as _entry; sys.exit(_entry.main())"
         );
         let odd = EntryPoint::parse("a'b", "m:f").unwrap();
         assert!(
-            !odd.shim("/pkg").contains("argv"),
+            !odd.shim("").contains("argv"),
             "a name that is not a plain token is not put in code"
         );
     }
@@ -817,5 +866,56 @@ mod tests {
         let pth = b"# comment\n/some/dir\nimport os; os.system('id')\r\n import x\nimport\tsys\nimportlib\n";
         assert_eq!(pth_code(pth), ["import os; os.system('id')", "import\tsys"]);
         assert!(pth_code(b"../lib\n").is_empty());
+    }
+
+    #[test]
+    fn a_sitecustomize_and_pth_lines_are_start_code_and_console_scripts_are_listed() {
+        let dir = std::env::temp_dir().join(format!("toolmark-start-code-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |rel: &str, text: &str| {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("a.pth", "/some/dir\nimport os\n");
+        write("only-paths.pth", "lib\n");
+        write(
+            "x-1.0.dist-info/entry_points.txt",
+            "[console_scripts]\nx = x:main\n",
+        );
+        write("x/__init__.py", "");
+        let s = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+        let code = install_time_code(&dir).unwrap();
+        assert_eq!(
+            code.scripts,
+            [
+                s("a.pth", "pth", "import os"),
+                s("x-1.0.dist-info", "console_scripts", "x = x:main")
+            ]
+        );
+        assert!(code.start_code && !code.sitecustomize);
+        write("sitecustomize/__init__.py", "");
+        let code = install_time_code(&dir).unwrap();
+        assert!(code.scripts.contains(&s(
+            "sitecustomize",
+            "sitecustomize",
+            "import sitecustomize"
+        )));
+        assert!(code.start_code && code.sitecustomize);
+        std::fs::remove_file(dir.join("a.pth")).unwrap();
+        assert!(
+            install_time_code(&dir).unwrap().start_code,
+            "a sitecustomize alone is start code"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_python_start_adds_the_site_then_imports_its_sitecustomize() {
+        assert_eq!(
+            site_start("/pkg", true),
+            "import site, sys; site.addsitedir(\"/pkg\"); import sitecustomize; "
+        );
+        assert!(!site_start("/pkg", false).contains("sitecustomize"));
     }
 }
