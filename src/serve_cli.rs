@@ -73,6 +73,13 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// The API's state over `data` (which must hold a log), with its rate limits and cache.
 pub fn open_state(data: &std::path::Path, base: &str, api: &ApiOptions) -> Result<AppState> {
+    // An index of an older schema is migrated first (the readers query the current one's
+    // tables); an index that does not exist yet is left for the first crawl to create.
+    let index = toolmark_index::DataDir::new(data).index_path();
+    if index.exists() {
+        toolmark_index::Index::open(&index)
+            .with_context(|| format!("opening {} to migrate it", index.display()))?;
+    }
     AppState::open_with(data, base, api).with_context(|| format!("opening {}", data.display()))
 }
 

@@ -170,7 +170,7 @@ def main():
             wheel.as_os_str(),
         ],
     );
-    one_tool_ok(&report, "pypi:one-tool==0.1.0", &["startup", "calls"]);
+    one_tool_ok(&report, "pypi:one-tool@0.1.0", &["startup", "calls"]);
     assert_eq!(
         report["installScripts"],
         serde_json::json!([{"package": "one_tool-0.1.0.dist-info", "script": "console_scripts",

@@ -820,57 +820,56 @@ fn answer(
         },
         seen_before: decision.seen_before,
         signature: None,
-        target: found.as_ref().map(|f| target(state, f)).transpose()?,
+        target: found
+            .as_ref()
+            .map(|f| target(state, f, current.as_ref()))
+            .transpose()?,
         kind: ANSWER_TYPE.to_owned(),
     })
 }
 
-/// Package observations read for a package target's signals (the newest ones).
-const PACKAGE_HISTORY: usize = 64;
-
-/// A package target's `packageVersion` and `packageSignals`: the version of its latest
-/// successful observation (else its latest observation) and what the sandbox saw it do, with
-/// the version observed before it.
+/// A package target's `packageVersion` and `packageSignals`. With `current` (the latest `ok`
+/// entry the answer reads from the log at its checkpoint): that entry's version and what the
+/// sandbox saw of it, so the signals describe the entry the verdict rests on. Without one
+/// (never observed successfully): no `packageVersion`, and the signals of the newest
+/// observation, whatever its status.
 fn package_signals(
     state: &AppState,
     t: &TargetRow,
+    current: Option<&Backing>,
 ) -> Result<(Option<String>, Option<wire::PackageSignals>), ApiError> {
     if t.kind != "package" {
         return Ok((None, None));
     }
-    let seen = state
-        .index
-        .get()
-        .package_observations(&t.id, PACKAGE_HISTORY)?;
-    let Some(at) = seen
-        .iter()
-        .rposition(|o| o.status == "ok")
-        .or_else(|| seen.len().checked_sub(1))
-    else {
+    let index = state.index.get();
+    let shown = match current {
+        Some(c) => index.package_observation(c.index)?,
+        None => index.package_observations(&t.id, 1)?.pop(),
+    };
+    let Some(shown) = shown else {
         return Ok((None, None));
     };
-    let shown = &seen[at];
-    let previous_version = seen[..at]
-        .iter()
-        .rev()
-        .find(|o| o.version != shown.version)
-        .map(|o| o.version.clone());
-    let version = (shown.status == "ok").then(|| shown.version.clone());
+    let previous_version = index.package_version_before(&t.id, shown.entry, &shown.version)?;
+    let version = current.map(|_| shown.version.clone());
     Ok((
         version,
         Some(wire::PackageSignals {
-            behaviour: shown.behaviour.clone(),
+            behaviour: shown.behaviour,
             behaviour_entry: shown.entry,
             previous_version,
-            version: shown.version.clone(),
+            version: shown.version,
         }),
     ))
 }
 
 /// The answer's `target`.
-fn target(state: &AppState, found: &Found<'_>) -> Result<wire::Target, ApiError> {
+fn target(
+    state: &AppState,
+    found: &Found<'_>,
+    current: Option<&Backing>,
+) -> Result<wire::Target, ApiError> {
     let t = found.row;
-    let (package_version, package_signals) = package_signals(state, t)?;
+    let (package_version, package_signals) = package_signals(state, t, current)?;
     Ok(wire::Target {
         endpoint: t.target.clone(),
         id: found.id.clone(),

@@ -199,9 +199,11 @@ fn index_entry(
         .is_some();
     if seen {
         return Ok(tx
-            .query_row("SELECT id FROM changes WHERE new_entry = ?1", [at], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT id FROM changes WHERE new_entry = ?1 ORDER BY kind <> 'tools', id LIMIT 1",
+                [at],
+                |r| r.get(0),
+            )
             .optional()?);
     }
     let target_id = entry.subject.id().to_string();
@@ -334,9 +336,6 @@ fn package_behaviour(
     let DocVia::Package(package) = &doc.via else {
         return Ok(None);
     };
-    let Some(facts) = &package.sandbox else {
-        return Ok(None);
-    };
     let listed: Vec<String> = doc
         .tool_set()
         .filter(|_| entry.status.is_ok())
@@ -347,7 +346,11 @@ fn package_behaviour(
                 .collect()
         })
         .unwrap_or_default();
-    let behaviour = from_facts(facts, &listed);
+    // A version that was never run (its fetch failed) has a row too, with nothing seen.
+    let behaviour = match &package.sandbox {
+        Some(facts) => from_facts(facts, &listed),
+        None => Behaviour::default(),
+    };
     let target_id = entry.subject.id().to_string();
     let version = version_of(&package.id);
     tx.prepare_cached(
@@ -370,19 +373,31 @@ fn package_behaviour(
     if !entry.status.is_ok() {
         return Ok(None);
     }
+    // Compared with the package's latest `ok` observation of another version; a version
+    // already seen completely and `ok` before was compared then (a new observer's run of it
+    // is not a change between versions), but one seen only incompletely is compared again now.
+    let seen_before: bool = tx
+        .prepare_cached(
+            "SELECT 1 FROM package_observations WHERE target_id = ?1 AND entry < ?2
+                 AND version = ?3 AND status = 'ok' AND complete = 1",
+        )?
+        .query_row(params![target_id, int(index)?, version], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if seen_before {
+        return Ok(None);
+    }
     let previous: Option<(i64, String, String)> = tx
         .prepare_cached(
             "SELECT entry, version, behaviour FROM package_observations
-             WHERE target_id = ?1 AND entry < ?2 AND status = 'ok'
+             WHERE target_id = ?1 AND entry < ?2 AND status = 'ok' AND version <> ?3
              ORDER BY entry DESC LIMIT 1",
         )?
-        .query_row(params![target_id, int(index)?], |r| {
+        .query_row(params![target_id, int(index)?, version], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .optional()?;
-    // The same version observed again (an incomplete run, a new observer) is no change
-    // between versions.
-    let Some((old_entry, old_version, old)) = previous.filter(|(_, v, _)| v != version) else {
+    let Some((old_entry, old_version, old)) = previous else {
         return Ok(None);
     };
     let old: Behaviour = serde_json::from_str(&old)?;

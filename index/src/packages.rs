@@ -25,14 +25,6 @@ const PHASES: [(&str, &str); 3] = [
     ("calls", "calls"),
 ];
 
-/// Finding codes whose appearance in a newer version makes its behaviour change `dangerous`.
-pub const HIGH_CODES: [&str; 4] = [
-    "READS_SECRETS",
-    "PERSISTENCE",
-    "EXFILTRATION",
-    "TOOL_OUTPUT_LEAK",
-];
-
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .into_iter()
@@ -178,7 +170,7 @@ pub struct Profile {
 /// How a version's behaviour differs from the previous version's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BehaviourChange {
-    /// `dangerous` when a high-severity code ([`HIGH_CODES`]) appeared; `unsure` when another
+    /// `dangerous` when a finding of high severity appeared; `unsure` when another
     /// finding appeared, acts were added, or either side was not completely seen; `benign`
     /// when only findings or acts went away.
     pub class: String,
@@ -203,10 +195,11 @@ pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
     };
     let findings_added = diff(&b.findings, &a.findings);
     let acts_added = diff(&b.acts, &a.acts);
-    let class = if findings_added
-        .iter()
-        .any(|f| HIGH_CODES.iter().any(|c| f.ends_with(&format!(" {c}"))))
-    {
+    // The severity is the sandbox's (its finding rules), carried with each finding.
+    let high_added = new.findings.iter().any(|f| {
+        f.severity == "high" && findings_added.contains(&format!("{} {}", f.phase, f.code))
+    });
+    let class = if high_added {
         "dangerous"
     } else if !findings_added.is_empty() || !acts_added.is_empty() || !old.complete || !new.complete
     {
@@ -255,62 +248,83 @@ pub struct PackageObservation {
     pub behaviour: Behaviour,
 }
 
+/// The columns [`package_row`] reads, joined with the entry's observation row.
+const PACKAGE_SELECT: &str = "SELECT p.entry, p.package, p.version, p.status, o.observed_at,
+         p.observer, p.complete, p.behaviour
+     FROM package_observations p JOIN observations o ON o.entry = p.entry";
+
+fn package_row(r: &rusqlite::Row) -> rusqlite::Result<PackageObservation> {
+    let behaviour: String = r.get(7)?;
+    Ok(PackageObservation {
+        entry: crate::rows::unsigned(r, 0)?.unwrap_or_default(),
+        package: r.get(1)?,
+        version: r.get(2)?,
+        status: r.get(3)?,
+        observed_at: r.get(4)?,
+        observer: r.get(5)?,
+        complete: r.get(6)?,
+        // The index wrote it; one that does not read back is an error, never an empty
+        // behaviour in an answer.
+        behaviour: serde_json::from_str(&behaviour).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+    })
+}
+
 impl crate::Index {
-    /// Every indexed observation of target `target_id`'s package versions, newest last
-    /// (at most `limit`, the newest ones).
+    /// The indexed observations of target `target_id`'s package versions, oldest first: the
+    /// newest `limit` of them.
     pub fn package_observations(
         &self,
         target_id: &str,
         limit: usize,
     ) -> Result<Vec<PackageObservation>, crate::IndexError> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT p.entry, p.package, p.version, p.status, o.observed_at, p.observer,
-                 p.complete, p.behaviour
-             FROM package_observations p JOIN observations o ON o.entry = p.entry
-             WHERE p.target_id = ?1 ORDER BY p.entry DESC LIMIT ?2",
-        )?;
+        let mut st = self.conn.prepare_cached(&format!(
+            "{PACKAGE_SELECT} WHERE p.target_id = ?1 ORDER BY p.entry DESC LIMIT ?2"
+        ))?;
         let rows = st.query_map(
             rusqlite::params![target_id, i64::try_from(limit).unwrap_or(i64::MAX)],
-            |r| {
-                let behaviour: String = r.get(7)?;
-                Ok(PackageObservation {
-                    entry: crate::rows::unsigned(r, 0)?.unwrap_or_default(),
-                    package: r.get(1)?,
-                    version: r.get(2)?,
-                    status: r.get(3)?,
-                    observed_at: r.get(4)?,
-                    observer: r.get(5)?,
-                    complete: r.get(6)?,
-                    behaviour: serde_json::from_str(&behaviour).unwrap_or_default(),
-                })
-            },
+            package_row,
         )?;
         let mut out: Vec<PackageObservation> = rows.collect::<Result<_, _>>()?;
         out.reverse();
         Ok(out)
     }
 
-    /// The indexed observation in log entry `entry`, if it is a package's.
+    /// The indexed observation of log entry `entry`, if it is a package's.
     pub fn package_observation(
         &self,
         entry: u64,
     ) -> Result<Option<PackageObservation>, crate::IndexError> {
         use rusqlite::OptionalExtension;
-        let target: Option<String> = self
+        Ok(self
             .conn
+            .prepare_cached(&format!("{PACKAGE_SELECT} WHERE p.entry = ?1"))?
+            .query_row([crate::rows::int(entry)?], package_row)
+            .optional()?)
+    }
+
+    /// The newest version of target `target_id` observed before log entry `entry` that is not
+    /// `version`.
+    pub fn package_version_before(
+        &self,
+        target_id: &str,
+        entry: u64,
+        version: &str,
+    ) -> Result<Option<String>, crate::IndexError> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT version FROM package_observations
+                 WHERE target_id = ?1 AND entry < ?2 AND version <> ?3
+                 ORDER BY entry DESC LIMIT 1",
+            )?
             .query_row(
-                "SELECT target_id FROM package_observations WHERE entry = ?1",
-                [crate::rows::int(entry)?],
+                rusqlite::params![target_id, crate::rows::int(entry)?, version],
                 |r| r.get(0),
             )
-            .optional()?;
-        let Some(target) = target else {
-            return Ok(None);
-        };
-        Ok(self
-            .package_observations(&target, usize::MAX)?
-            .into_iter()
-            .find(|o| o.entry == entry))
+            .optional()?)
     }
 }
 

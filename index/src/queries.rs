@@ -595,12 +595,14 @@ impl Index {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The newest run.
+    /// The newest crawl run (package sweeps are runs of another kind).
     pub fn last_run(&self) -> Result<Option<RunRow>, IndexError> {
         Ok(self
             .conn
             .query_row(
-                &format!("SELECT {RUN_COLS} FROM runs ORDER BY id DESC LIMIT 1"),
+                &format!(
+                    "SELECT {RUN_COLS} FROM runs WHERE kind = 'crawl' ORDER BY id DESC LIMIT 1"
+                ),
                 [],
                 run_row,
             )

@@ -219,8 +219,8 @@ fn observed_package(
                 .package
                 .strip_prefix(&name)
                 .and_then(|v| v.strip_prefix('@'));
-            // `latest` (some registry entries name no version but that tag) is any version.
-            let listed = version.as_deref().filter(|v| *v != "latest");
+            // No version, an empty one or `latest` listed: any version is the listed one.
+            let listed = toolmark_observation::registry::listed_version(version.as_deref());
             match (ran, listed) {
                 (Some(v), Some(listed)) if v == listed => Ok(Some(p.package.clone())),
                 (Some(v), None) if !v.is_empty() => Ok(Some(p.package.clone())),

@@ -23,6 +23,10 @@
 //!   `transport`, `protocol_version`, `elapsed_ms` from its observation document, `prev`, and
 //!   the `run_id` that recorded it (bookkeeping: `NULL` for rows derived by
 //!   [`Index::catch_up`](crate::Index::catch_up)).
+//! * `package_observations` (version 4): per package entry, what the sandbox saw, derived from
+//!   its document's `package.sandbox` (`crate::packages`): `package`, `version`, `status`,
+//!   `observer`, `complete`, `artifact`, `findings` and `behaviour` (JSON, the answer's shape);
+//!   an entry whose document holds no facts (a fetch that failed) has a row too, not complete.
 //! * `changes`: one row per `ok` entry whose full digest differs from the target's previous `ok`
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
@@ -30,7 +34,10 @@
 //!   `kind` is `tools` for those; `authorization` for a change of the authorization servers a
 //!   remote's protected-resource metadata names (`old_auth`, `new_auth`: JSON arrays, the
 //!   entries that read them; `old_full`/`new_full` empty, no diff; always `dangerous`: a swapped
-//!   authorization server decides who may mint tokens for the server).
+//!   authorization server decides who may mint tokens for the server); `behaviour` (version 4)
+//!   for a package entry whose version behaved otherwise than the package's latest `ok`
+//!   observation of another version (`old_behaviour`, `new_behaviour`: JSON; `added`/`removed`
+//!   count findings).
 //! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
@@ -40,11 +47,14 @@
 //!   the last complete full harvest (`last_full_at`).
 //!
 //! Version 2 changed tables in place (the authorization columns); from it on, migrations are
-//! additive and numbered ([`MIGRATIONS`]): opening a database of version
+//! numbered ([`MIGRATIONS`]) and keep every row: opening a database of version
 //! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
-//! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). A
-//! read-only open accepts the versions in [`READ_ONLY_VERSIONS`] (version 3 only adds tables the
-//! crawl reads and writes). The index is derivable, so an operator can always rebuild it.
+//! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
+//! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
+//! rows) so that it holds `behaviour` changes and one change of each kind per entry. A
+//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers query version
+//! 4's tables): the binary migrates (a writable open) before it serves. The index is derivable,
+//! so an operator can always rebuild it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -419,6 +429,17 @@ mod tests {
             )
             .unwrap();
         }
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute(
+                "INSERT INTO changes (id, target_id, server, endpoint, observed_at, old_entry,
+                     new_entry, old_full, new_full, class, added, removed, modified)
+                 VALUES (7, 't', 'a/b', 'https://a.example', 'x', 0, 1, 'f0', 'f1', 'benign',
+                     1, 0, 0)",
+                [],
+            )
+            .unwrap();
+        }
         // Readers refuse it until the writer has migrated it (they query version 4's tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
@@ -428,6 +449,35 @@ mod tests {
             Some("4")
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
+        // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
+        // each kind, and no two of one kind.
+        let kept: (i64, String) = index
+            .conn
+            .query_row("SELECT id, kind FROM changes", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(kept, (7, "tools".to_owned()));
+        let insert = |kind: &str| {
+            index.conn.execute(
+                "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry,
+                     new_entry, old_full, new_full, class, added, removed, modified, kind)
+                 VALUES ('t', 'a/b', 'e', 'x', 0, 1, '', '', 'dangerous', 1, 0, 0, ?1)",
+                [kind],
+            )
+        };
+        insert("behaviour").unwrap();
+        assert!(insert("behaviour").is_err());
+        let indices: i64 = index
+            .conn
+            .query_row(
+                "SELECT count(*) FROM pragma_index_list('changes') WHERE name IN
+                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indices, 4);
         let tables: i64 = index
             .conn
             .query_row(

@@ -13,11 +13,12 @@
 //! Which versions, in order, at most [`SweepOptions::cap`] per run:
 //! 1. a new version of a package observed before (it changed; the answer for it is stale);
 //! 2. a package never observed;
-//! 3. a version observed, but not completely (any status but `ok`, or a phase not completely
+//! 3. a version observed, but not completely (a status but `ok`, or a phase not completely
 //!    seen) or under an older observer ([`toolmark_sandbox::observe::OBSERVER`]) — oldest
-//!    attempt first.
+//!    attempt first — and packages listed without a version.
 //!
-//! A version observed completely by the current observer is never observed again. Without
+//! A version observed completely by the current observer, or that ended in one of
+//! [`FINAL_STATUSES`], is never observed again. Without
 //! gVisor the sweep does not start ([`IngestError::Options`]): no package code ever runs
 //! outside it, and no `sandbox-unavailable` entry is logged for every package every day.
 //!
@@ -139,20 +140,26 @@ pub struct Candidate {
     pub seen: Vec<Seen>,
 }
 
+/// Statuses that are the package's own final word on a version: observing it again would say
+/// the same (the registry has no such version or no wheel; it does not install; it has nothing
+/// to run). Every other status but a complete `ok` is observed again.
+pub const FINAL_STATUSES: [&str; 4] = ["not-found", "no-wheel", "install-failed", "no-entry-point"];
+
 /// One earlier observation of a package, as [`choose`] weighs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
     /// The version observed.
     pub version: String,
-    /// Complete (`ok`, every phase seen) under the current observer.
+    /// Not to be observed again: complete (`ok`, every phase seen) under the current observer,
+    /// or ended in one of [`FINAL_STATUSES`].
     pub done: bool,
     /// When.
     pub observed_at: String,
 }
 
-/// The versions to observe, in order, at most `cap` (module docs). A candidate whose listed
-/// version is unknown (`None`) is chosen unless its newest observation is `done` and no older
-/// than a week: its latest version can only be read by asking the registry.
+/// The versions to observe, in order, at most `cap` (module docs). A candidate listed without a
+/// version (`None`) is chosen every run, among the retries: which version is its latest only the
+/// package registry can say, and a version already observed is then recorded again.
 pub fn choose(candidates: Vec<Candidate>, cap: usize) -> Vec<Chosen> {
     let mut new_versions = Vec::new();
     let mut never = Vec::new();
@@ -307,6 +314,29 @@ fn fetch_status(e: &PackageError) -> &'static str {
     }
 }
 
+/// Why the installed package is not `name` at `version`, if it is not (names compared as
+/// their registry compares them; nothing installed, nothing to compare).
+fn installed_mismatch(
+    ecosystem: &Ecosystem,
+    name: &str,
+    version: &str,
+    report: &toolmark_sandbox::observe::Report,
+) -> Option<String> {
+    if report.name.is_empty() {
+        return None;
+    }
+    let same_name = match ecosystem {
+        Ecosystem::Pypi => packages::pep503(&report.name) == packages::pep503(name),
+        _ => report.name == name,
+    };
+    (!same_name || report.version != version).then(|| {
+        format!(
+            "the artifact installed {}@{}, not {name}@{version}",
+            report.name, report.version
+        )
+    })
+}
+
 /// A file name a registry may give: one path component of visible ASCII.
 fn valid_file_name(name: &str) -> bool {
     !name.is_empty()
@@ -323,7 +353,7 @@ async fn observe_one(
     client: &ClientConfig,
     registries: &Registries,
     observer: &Observer,
-    chosen: &Chosen,
+    (slot, chosen): (usize, &Chosen),
 ) -> Observation {
     let TargetKind::Package {
         ecosystem, name, ..
@@ -354,13 +384,12 @@ async fn observe_one(
         Ok(f) => f,
         Err(e) => return unrun(package, fetch_status(&e), format!("fetching {spec}: {e}")),
     };
-    // A wheel keeps its published file name (pip reads the name); each file in a directory of
-    // its own, so two runs of one file name cannot meet.
-    let dir = observer.work.join(format!(
-        "artifact-{}-{}",
-        std::process::id(),
-        fetched.sha256_sri[7..27].replace(['/', '+'], "_")
-    ));
+    // A wheel keeps its published file name (pip reads the name); each artifact in a directory
+    // of its own, named by the process and the version's place in the run, so two runs (two
+    // servers listing one package) never share a file.
+    let dir = observer
+        .work
+        .join(format!("artifact-{}-{slot}", std::process::id()));
     let name = match &fetched.published {
         packages::Published::Pypi(wheel) if valid_file_name(&wheel.filename) => {
             wheel.filename.clone()
@@ -393,7 +422,14 @@ async fn observe_one(
     let report = observer.observe(&artifact, &chosen.launch).await;
     let _ = std::fs::remove_dir_all(&dir);
     let sri = fetched.sha256_sri.parse().ok();
-    report.observation(&package, sri)
+    let mut obs = report.observation(&package, sri);
+    // What was installed must be what was asked for: a registry that serves another package's
+    // artifact under this name (its digest is the registry's own word) is not this package.
+    if let Some(why) = installed_mismatch(ecosystem, &spec.name, &version, &report) {
+        obs.status = ObsStatus::Package("artifact-mismatch");
+        obs.detail = why;
+    }
+    obs
 }
 
 /// One sweep run: choose, fetch, observe, record, report. Blocks the calling thread (which
@@ -450,7 +486,8 @@ pub fn run_sweep(
             })?
             .into_iter()
             .map(|o| Seen {
-                done: o.complete && o.observer.as_deref() == Some(OBSERVER),
+                done: (o.complete && o.observer.as_deref() == Some(OBSERVER))
+                    || FINAL_STATUSES.contains(&o.status.as_str()),
                 version: o.version,
                 observed_at: o.observed_at,
             })
@@ -486,13 +523,15 @@ pub fn run_sweep(
     let (lines, taken, record_error) = crate::record_stream(&mut recorder, run_id, 0, |sink| {
         runtime.block_on(async {
             let taken = std::cell::Cell::new(0usize);
-            let work = futures_util::stream::iter(chosen.iter())
-                .take_while(|_| std::future::ready(!stop.is_cancelled()))
-                .map(|c| {
+            // Recording failed: nothing more would be acknowledged, so nothing more is taken.
+            let unrecorded = std::cell::Cell::new(false);
+            let work = futures_util::stream::iter(chosen.iter().enumerate())
+                .take_while(|_| std::future::ready(!stop.is_cancelled() && !unrecorded.get()))
+                .map(|(slot, c)| {
                     taken.set(taken.get() + 1);
                     let (client, registries) = (&client, &registries);
                     async move {
-                        let obs = observe_one(client, registries, run.observer, c).await;
+                        let obs = observe_one(client, registries, run.observer, (slot, c)).await;
                         (c, obs)
                     }
                 })
@@ -509,7 +548,9 @@ pub fn run_sweep(
                     target: c.target.clone(),
                     observation: Some(obs),
                 };
-                let _ = sink.send((item, None));
+                if sink.send((item, None)).is_err() {
+                    unrecorded.set(true);
+                }
             }
             taken.get()
         })
@@ -645,6 +686,24 @@ mod tests {
             .map(|i| candidate(&format!("p{i}"), Some("1.0.0"), &[]))
             .collect();
         assert_eq!(choose(many, 3).len(), 3);
+    }
+
+    #[test]
+    fn a_version_the_package_itself_failed_for_good_is_not_observed_again() {
+        let seen = |status: &str| {
+            let mut c = candidate("p", Some("1.0.0"), &[]);
+            c.seen = vec![Seen {
+                version: "1.0.0".into(),
+                done: FINAL_STATUSES.contains(&status),
+                observed_at: "a".into(),
+            }];
+            c
+        };
+        assert!(choose(vec![seen("no-wheel")], 10).is_empty());
+        assert!(choose(vec![seen("install-failed")], 10).is_empty());
+        // Our own failure, or a run cut short, is observed again.
+        assert_eq!(choose(vec![seen("sandbox-error")], 10).len(), 1);
+        assert_eq!(choose(vec![seen("timeout")], 10).len(), 1);
     }
 
     #[test]

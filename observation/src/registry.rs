@@ -274,6 +274,12 @@ pub struct Package {
     pub start: Start,
 }
 
+/// The version a `packages[]` entry lists, when it names one: `None` for none, an empty one, or
+/// `latest` (a tag some entries give instead of a version: any version is then the listed one).
+pub fn listed_version(version: Option<&str>) -> Option<&str> {
+    version.filter(|v| !v.is_empty() && *v != "latest")
+}
+
 /// Most package arguments and environment variables kept per package (the most seen in real
 /// data is 11); the rest are ignored, and the sandbox starts the server without them.
 pub const MAX_START_ITEMS: usize = 64;
@@ -503,7 +509,14 @@ fn start_of(
         }
     }
     for item in items(variables) {
-        let Some(name) = name_of(&item) else { continue };
+        // An environment variable's name as a shell writes one; anything else is passed over.
+        let Some(name) = name_of(&item).filter(|n| {
+            n.len() <= 128
+                && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        }) else {
+            continue;
+        };
         let secret = flag(&item, "isSecret");
         let required = flag(&item, "isRequired");
         match declared_value(&item) {
@@ -1258,6 +1271,34 @@ fn url_scheme_is_https(url: &str) -> Option<bool> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_empty_or_latest_version_lists_none() {
+        assert_eq!(super::listed_version(Some("1.2.0")), Some("1.2.0"));
+        for none in [None, Some(""), Some("latest")] {
+            assert_eq!(super::listed_version(none), None);
+        }
+    }
+
+    #[test]
+    fn start_values_keep_only_variables_a_shell_could_name() {
+        let vars = serde_json::json!([
+            {"name": "GOOD_1", "default": "x"},
+            {"name": "1BAD", "default": "x"},
+            {"name": "BAD-NAME", "default": "x"},
+            {"name": "A=B", "default": "x"},
+            {"name": "TOKEN", "isSecret": true, "default": "placeholder"},
+            {"name": "OPTIONAL"}
+        ]);
+        let start = super::start_of(None, None, Some(&vars));
+        assert_eq!(
+            start.env,
+            [
+                ("GOOD_1".to_owned(), Some("x".to_owned())),
+                ("TOKEN".to_owned(), None)
+            ]
+        );
+    }
+
     use super::*;
 
     #[test]

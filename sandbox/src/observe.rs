@@ -370,12 +370,12 @@ impl Observer {
 pub const OBSERVER: &str = "toolmark-sandbox/1";
 
 impl Report {
-    /// `npm:<name>@<version>` or `pypi:<pep503-name>==<version>` as installed (empty before
+    /// `npm:<name>@<version>` or `pypi:<pep503-name>@<version>` as installed (empty before
     /// the tree was made).
     pub fn package_id(&self) -> String {
         match &self.ecosystem {
             _ if self.name.is_empty() => String::new(),
-            Ecosystem::Pypi => format!("pypi:{}=={}", pep503(&self.name), self.version),
+            Ecosystem::Pypi => format!("pypi:{}@{}", pep503(&self.name), self.version),
             _ => format!("npm:{}@{}", self.name, self.version),
         }
     }
@@ -708,7 +708,18 @@ impl<'a> Run<'a> {
             "LANG=C.UTF-8".to_owned(),
         ];
         env.extend(decoys::environment(&self.canary));
+        // The run's own variables (the paths, the decoy tokens, the trap CA the probe adds)
+        // stay as the sandbox sets them: a registry entry declaring one with a value of its
+        // choosing would otherwise replace a decoy or blind a trap.
+        let own: Vec<String> = env
+            .iter()
+            .filter_map(|e| e.split_once('=').map(|(n, _)| n.to_owned()))
+            .chain(TRAP_CA_VARIABLES.iter().map(|v| (*v).to_owned()))
+            .collect();
         for (name, value) in extra {
+            if own.contains(name) || name.is_empty() || name.contains(['=', '\0']) {
+                continue;
+            }
             let value = value
                 .clone()
                 .unwrap_or_else(|| self.canary.as_str().to_owned());
@@ -1690,7 +1701,7 @@ mod tests {
         r.ecosystem = Ecosystem::Pypi;
         r.name = "MCP_Server.Time".into();
         r.version = "2026.10.19".into();
-        assert_eq!(r.package_id(), "pypi:mcp-server-time==2026.10.19");
+        assert_eq!(r.package_id(), "pypi:mcp-server-time@2026.10.19");
         r.ecosystem = Ecosystem::Npm;
         r.name = "@acme/weather".into();
         assert_eq!(r.package_id(), "npm:@acme/weather@2026.10.19");

@@ -441,7 +441,7 @@ async fn pypi_servers_are_observed_ok_and_list_what_they_list_on_the_host() {
             "mcp-server-time",
             "mcp-server-time",
             &["--local-timezone", "UTC"][..],
-            "pypi:mcp-server-time==2026.10.19",
+            "pypi:mcp-server-time@2026.10.19",
             2,
         ),
         (
@@ -449,7 +449,7 @@ async fn pypi_servers_are_observed_ok_and_list_what_they_list_on_the_host() {
             "mcp-server-fetch",
             "mcp-server-fetch",
             &[][..],
-            "pypi:mcp-server-fetch==2026.10.24",
+            "pypi:mcp-server-fetch@2026.10.24",
             1,
         ),
     ] {
@@ -604,7 +604,7 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
         .observe(&Artifact::Wheel(wheel), &Launch::default())
         .await;
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
-    assert_eq!(report.package_id(), "pypi:canary-wheel==1.0");
+    assert_eq!(report.package_id(), "pypi:canary-wheel@1.0");
     assert_eq!(
         report.scripts,
         [
