@@ -3,7 +3,9 @@ bundled real snapshots (demo/data/*.json.gz): `GET /v0.1/servers?limit=&cursor=&
 pages the latest item of every server, sorted by name, with `metadata.nextCursor`. Standard
 library only.
 
-python3 bench/registry_replica.py SNAPSHOT.json.gz PORT
+python3 bench/registry_replica.py SNAPSHOT.json.gz PORT [REGISTRY_TYPE]
+
+With REGISTRY_TYPE (`npm`), only the servers with a package of that registry type are served.
 """
 import gzip
 import json
@@ -12,11 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 snapshot, port = sys.argv[1], int(sys.argv[2])
+only = sys.argv[3] if len(sys.argv) > 3 else None
 with gzip.open(snapshot, "rt", encoding="utf-8-sig") as f:
     items = json.load(f)
 latest = sorted(
     (i for i in items
-     if i.get("_meta", {}).get("io.modelcontextprotocol.registry/official", {}).get("isLatest")),
+     if i.get("_meta", {}).get("io.modelcontextprotocol.registry/official", {}).get("isLatest")
+     and (only is None or any(p.get("registryType") == only for p in i["server"].get("packages") or []))),
     key=lambda i: i["server"]["name"],
 )
 

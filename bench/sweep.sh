@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Package sweep benchmark (issue #14): `toolmark package sweep` over the real registry's npm and
-# PyPI servers (the bundled 2025-12-18 snapshot, served on loopback by bench/registry_replica.py
-# and stored by one `toolmark crawl --no-dns`, whose remotes all fail at once), fetching every
-# package and its dependencies from the real npm registry and PyPI (cold caches), each version
-# observed in gVisor: wall time, versions per hour at concurrency 2, the median seconds per
-# version, and the statuses and findings seen. The sweep takes the first CAP packages by server
-# name (never observed: registry order).
+# Package sweep benchmark (issue #14): `toolmark package sweep` over the real registry's npm
+# servers (the bundled 2025-12-18 snapshot's servers with an npm package, served on loopback by
+# bench/registry_replica.py and stored by one `toolmark crawl --no-dns`, whose remotes all fail
+# at once), every package and its dependencies fetched from the real npm registry through a
+# Verdaccio on loopback that proxies it (cold caches: on these machines the registries answer
+# from an address the SSRF guard refuses, so toolmark cannot fetch from them directly), each
+# version observed in gVisor: wall time, versions per hour at concurrency 2, the median seconds
+# per version, and the statuses and findings seen. The sweep takes the first CAP packages by
+# server name (never observed: registry order). PyPI is not in it: no proxy for it is set up
+# here (bench/sandbox.sh measures the wheels).
 #
 #   CAP=40 bench/sweep.sh
 #
@@ -25,16 +28,36 @@ if [ ! -x "$toolmark" ] || [ ! -x "$(dirname "$toolmark")/toolmark-probe" ]; the
 fi
 work=$(mktemp -d /var/tmp/toolmark-bench-sweep-XXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 bench/registry_replica.py demo/data/mcp-insights-servers-2025-12-18T0842Z.json.gz "$port" &
+python3 bench/registry_replica.py demo/data/mcp-insights-servers-2025-12-18T0842Z.json.gz "$port" npm &
 replica=$!
-trap 'kill $replica 2>/dev/null; rm -rf "$work"' EXIT
+verdaccio_dir=$(scripts/verdaccio)
+vport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$work/verdaccio/storage"
+cat >"$work/verdaccio/config.yaml" <<YAML
+storage: ./storage
+uplinks:
+  npmjs:
+    url: https://registry.npmjs.org/
+    timeout: 60s
+packages:
+  '**':
+    access: \$all
+    proxy: npmjs
+log: { type: stdout, format: pretty, level: warn }
+YAML
+"$verdaccio_dir/node_modules/.bin/verdaccio" --config "$work/verdaccio/config.yaml" \
+  --listen "127.0.0.1:$vport" >"$out/verdaccio.log" 2>&1 &
+verdaccio=$!
+trap 'kill $replica $verdaccio 2>/dev/null; rm -rf "$work"' EXIT
 until curl -sf "http://127.0.0.1:$port/v0.1/servers?limit=1" >/dev/null; do sleep 0.2; done
+until curl -sf "http://127.0.0.1:$vport/-/ping" >/dev/null; do sleep 0.2; done
 registry="http://127.0.0.1:$port"
 "$toolmark" crawl --data "$out/data" --registry "$registry" --allow-private --no-dns \
   --registry-rate 100 --report "$out/crawl.json" >/dev/null 2>"$out/crawl.log"
 start=$(date +%s.%N)
 "$toolmark" package sweep --data "$out/data" --registry "$registry" --cap "$cap" \
   --concurrency "$concurrency" --work "$work/runs" --cache "$work/cache" --json \
+  --npm-registry "http://127.0.0.1:$vport" --allow-private \
   >"$out/sweep.json" 2>"$out/sweep.log" || true
 end=$(date +%s.%N)
 python3 - "$out" "$start" "$end" "$concurrency" >"$out/summary.md" <<'PY'

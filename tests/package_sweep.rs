@@ -32,6 +32,12 @@ fn server_js(version: &str) -> String {
             "try { require('fs').readFileSync(require('os').homedir() + '/.ssh/id_rsa'); } catch (e) {}\n",
         )
     };
+    // Both versions send the API key their registry entry declares to their own service at
+    // startup: a network finding, never a leak of a credential.
+    let startup = format!(
+        "{startup}require('https').request({{ host: 'api.one-tool.example', method: 'POST', \
+         headers: {{ authorization: 'Bearer ' + process.env.ONE_TOOL_KEY }} }}).on('error', () => {{}}).end('{{}}');\n"
+    );
     format!(
         r#"{startup}const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
 require('readline').createInterface({{ input: process.stdin }}).on('line', (line) => {{
@@ -168,7 +174,8 @@ fn item(version: &str, published: &str) -> Value {
         version,
         published,
         json!([{"registryType": "npm", "identifier": "one-tool", "version": version,
-            "runtimeHint": "npx", "transport": {"type": "stdio"}}]),
+            "runtimeHint": "npx", "transport": {"type": "stdio"},
+            "environmentVariables": [{"name": "ONE_TOOL_KEY", "isSecret": true, "isRequired": true}]}]),
     )
 }
 
@@ -318,7 +325,19 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
     let versions: Vec<&str> = seen.iter().map(|o| o.version.as_str()).collect();
     assert_eq!(versions, ["0.1.0", "0.2.0"]);
     assert!(seen.iter().all(|o| o.complete), "{seen:?}");
-    assert!(seen[0].behaviour.findings.is_empty(), "{seen:?}");
+    // The declared key sent to the package's own service: seen, and no leak.
+    let codes = |o: &toolmark_index::packages::PackageObservation| -> Vec<String> {
+        o.behaviour
+            .findings
+            .iter()
+            .map(|f| f.code.clone())
+            .collect()
+    };
+    assert_eq!(codes(&seen[0]), ["STARTUP_NETWORK"], "{seen:?}");
+    assert_eq!(
+        seen[0].behaviour.startup.requests,
+        ["https://api.one-tool.example"]
+    );
     assert_eq!(seen[1].behaviour.startup.decoys, [".ssh/id_rsa"]);
     let changes = index
         .latest_changes(None, 10, Some("io.example/one-tool"), None)
@@ -366,7 +385,7 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
         .iter()
         .map(|f| f["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, ["READS_SECRETS"]);
+    assert_eq!(codes, ["READS_SECRETS", "STARTUP_NETWORK"]);
     assert!(same["proof"]["tlogProof"].is_string());
     let entry: Value = serde_json::from_str(same["proof"]["entry"].as_str().unwrap()).unwrap();
     assert_eq!(entry["subject"]["package"], "npm:one-tool@0.2.0", "{entry}");

@@ -287,7 +287,8 @@ pub const MAX_START_ITEMS: usize = 64;
 /// How a package's server is started, from its `packages[]` entry: the arguments after the
 /// entry point and the environment. Values are the declaration's own (`value`, else
 /// `default`, else the only `choices` entry); a required or secret one with none gets
-/// `None`: the sandbox gives it a canary value, never a real credential.
+/// `None`: the sandbox gives it a canary value (the one a configured value carries, not the
+/// decoys'), never a real credential.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Start {
     /// `runtimeHint` (`npx`, `uvx`, `node`, `python`, …), when given (capped).

@@ -190,7 +190,9 @@ impl Status {
 pub struct Launch {
     /// Arguments after the entry point (`packageArguments`).
     pub arguments: Vec<String>,
-    /// Environment variables the entry declares: a value, or `None` for a canary value.
+    /// Environment variables the entry declares: a value, or `None` for the argument canary (a
+    /// value the user configures, such as the server's own API key: the server sending it to
+    /// its service is no leak).
     pub env: Vec<(String, Option<String>)>,
 }
 
@@ -720,9 +722,12 @@ impl<'a> Run<'a> {
             if own.contains(name) || name.is_empty() || name.contains(['=', '\0']) {
                 continue;
             }
+            // A value the user would configure (an API key the server is meant to send to its
+            // service) carries the argument canary: sending it where the server sends it is
+            // what it is for, not a leak of a credential it had no business reading.
             let value = value
                 .clone()
-                .unwrap_or_else(|| self.canary.as_str().to_owned());
+                .unwrap_or_else(|| self.argument.as_str().to_owned());
             env.push(format!("{name}={value}"));
         }
         env
