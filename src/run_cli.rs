@@ -145,86 +145,84 @@ async fn service(config: Config) -> Result<()> {
     served
 }
 
-/// The registry crawl as a job.
-fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
+/// A job that writes the log: it takes this process's log writer, then runs `work` on a
+/// blocking thread with the runtime's handle, the configuration and the job's stop signal
+/// (shutdown or a lost lease stops it); `work`'s error is the job's.
+fn writing_job(
+    config: &Config,
+    writer: LogWriter,
+    what: &'static str,
+    work: fn(&tokio::runtime::Handle, &Config, &Stop) -> Result<String>,
+) -> JobFn {
     let config = Arc::new(config.clone());
     Arc::new(move |ctx: JobContext| {
         let config = config.clone();
         let writer = writer.clone();
         Box::pin(async move {
             let _writing = writer.lock().await;
-            // The job's stop signal is the crawl's: shutdown or a lost lease stops it.
             let stop: Stop = ctx.stop.clone();
             let handle = tokio::runtime::Handle::current();
-            let summary = tokio::task::spawn_blocking(move || {
-                let data = DataDir::new(&config.data);
-                // A delta from the last complete harvest, or a full one when due or when none
-                // is stored (`crawl.harvest`, `crawl.full_harvest_days`).
-                let run = CrawlRun {
-                    data: &data,
-                    origin: &config.origin,
-                    registry: &config.registry,
-                    since: None,
-                    options: &config.crawl,
-                    trust: toolmark_ingest::Trust::platform(),
-                };
-                crate::crawl_cli::crawl_once(&handle, &run, &stop)
-            })
-            .await;
-            let summary = summary
-                .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
-                .map_err(|e| JobError::new(format!("{e:#}")))?;
-            Ok(format!(
-                "run {} (harvest {}): {} targets, {} entries appended, {} changes, log size {}",
-                summary.report.run,
-                summary.report.harvest.mode,
-                summary.lines.len(),
-                summary.appended,
-                summary.changes(),
-                summary.report.log_size
-            ))
+            tokio::task::spawn_blocking(move || work(&handle, &config, &stop))
+                .await
+                .map_err(|e| JobError::new(format!("the {what} task: {e}")))?
+                .map_err(|e| JobError::new(format!("{e:#}")))
         })
     })
 }
 
-/// The package sweep as a job: it holds the log for its run, as the crawl does.
+/// The registry crawl as a job.
+fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
+    writing_job(config, writer, "crawl", |handle, config, stop| {
+        let data = DataDir::new(&config.data);
+        // A delta from the last complete harvest, or a full one when due or when none is
+        // stored (`crawl.harvest`, `crawl.full_harvest_days`).
+        let run = CrawlRun {
+            data: &data,
+            origin: &config.origin,
+            registry: &config.registry,
+            since: None,
+            options: &config.crawl,
+            trust: toolmark_ingest::Trust::platform(),
+        };
+        let summary = crate::crawl_cli::crawl_once(handle, &run, stop)?;
+        Ok(format!(
+            "run {} (harvest {}): {} targets, {} entries appended, {} changes, log size {}",
+            summary.report.run,
+            summary.report.harvest.mode,
+            summary.lines.len(),
+            summary.appended,
+            summary.changes(),
+            summary.report.log_size
+        ))
+    })
+}
+
+/// The package sweep as a job: it holds the log for its run, as the crawl does; versions left
+/// when it was stopped make it fail (so the next fire time takes them).
 fn sweep_job(config: &Config, writer: LogWriter) -> JobFn {
-    let config = Arc::new(config.clone());
-    Arc::new(move |ctx: JobContext| {
-        let config = config.clone();
-        let writer = writer.clone();
-        Box::pin(async move {
-            let _writing = writer.lock().await;
-            let stop: Stop = ctx.stop.clone();
-            let handle = tokio::runtime::Handle::current();
-            let summary = tokio::task::spawn_blocking(move || {
-                let data = DataDir::new(&config.data);
-                crate::package_cli::sweep_once(
-                    &handle,
-                    &data,
-                    &config.origin,
-                    &config.registry,
-                    &config.packages,
-                    &stop,
-                )
-            })
-            .await
-            .map_err(|e| JobError::new(format!("the sweep task: {e}")))?
-            .map_err(|e| JobError::new(format!("{e:#}")))?;
-            let r = &summary.report;
-            let message = format!(
-                "sweep run {}: {} packages listed, {} versions observed, {} abandoned, log size {}",
-                r.run,
-                r.packages,
-                summary.lines.len(),
-                r.abandoned,
-                r.log_size
-            );
-            if r.abandoned > 0 {
-                return Err(JobError::new(message));
-            }
-            Ok(message)
-        })
+    writing_job(config, writer, "sweep", |handle, config, stop| {
+        let data = DataDir::new(&config.data);
+        let summary = crate::package_cli::sweep_once(
+            handle,
+            &data,
+            &config.origin,
+            &config.registry,
+            &config.packages,
+            stop,
+        )?;
+        let r = &summary.report;
+        let message = format!(
+            "sweep run {}: {} packages listed, {} versions observed, {} abandoned, log size {}",
+            r.run,
+            r.packages,
+            summary.lines.len(),
+            r.abandoned,
+            r.log_size
+        );
+        if r.abandoned > 0 {
+            anyhow::bail!(message);
+        }
+        Ok(message)
     })
 }
 

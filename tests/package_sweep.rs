@@ -261,22 +261,39 @@ fn check(base: &str, body: &Value) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// runsc and the registry install `variable` names (by its script), or `None` when a part is
+/// missing: the test is then skipped, except under CI, where it fails.
+fn parts(variable: &str, script: &str) -> Option<PathBuf> {
+    let runsc = ["/usr/bin/runsc", "/usr/sbin/runsc"]
+        .iter()
+        .any(|p| Path::new(p).is_file());
+    let install = std::env::var_os(variable).map(PathBuf::from);
+    if runsc && install.is_some() {
+        return install;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "runsc and {variable} (scripts/{script}) are needed under CI"
+    );
+    eprintln!("skipped: needs runsc and {variable} (export {variable}=$(scripts/{script}))");
+    None
+}
+
+/// `toolmark serve` over `data` on a loopback port: the process and its base URL.
+fn serve(data: &Path) -> (Watched, String) {
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    serve
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data);
+    let mut service = Watched::spawn(serve, Stream::Stderr, "serve");
+    let line = service.wait_for("toolmark serving", Instant::now() + Duration::from_secs(60));
+    let base = Watched::url_in(&line);
+    (service, base)
+}
+
 #[test]
 fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
-    if !["/usr/bin/runsc", "/usr/sbin/runsc"]
-        .iter()
-        .any(|p| Path::new(p).is_file())
-    {
-        assert!(std::env::var_os("CI").is_none(), "runsc is needed under CI");
-        eprintln!("skipped: no runsc");
-        return;
-    }
-    let Some(install) = std::env::var_os("TOOLMARK_VERDACCIO").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "TOOLMARK_VERDACCIO is needed under CI (scripts/verdaccio)"
-        );
-        eprintln!("skipped: no Verdaccio (export TOOLMARK_VERDACCIO=$(scripts/verdaccio))");
+    let Some(install) = parts("TOOLMARK_VERDACCIO", "verdaccio") else {
         return;
     };
     let dir: PathBuf =
@@ -352,13 +369,7 @@ fn each_version_is_observed_once_logged_and_answered_with_its_behaviour() {
 
     // The answers: the newer set is `same` with the version and its behaviour; the older one
     // `previously-observed`; each backed by a log entry with its proof.
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolmark"));
-    serve
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(&data);
-    let mut service = Watched::spawn(serve, Stream::Stderr, "serve");
-    let line = service.wait_for("toolmark serving", Instant::now() + Duration::from_secs(60));
-    let base = Watched::url_in(&line);
+    let (service, base) = serve(&data);
     let same = check(
         &base,
         &json!({"package": "npm:one-tool", "tools": tools("0.2.0")}),
@@ -449,20 +460,7 @@ def main():
 
 #[test]
 fn a_pypi_server_is_fetched_from_a_simple_index_observed_and_answered() {
-    if !["/usr/bin/runsc", "/usr/sbin/runsc"]
-        .iter()
-        .any(|p| Path::new(p).is_file())
-    {
-        assert!(std::env::var_os("CI").is_none(), "runsc is needed under CI");
-        eprintln!("skipped: no runsc");
-        return;
-    }
-    let Some(venv) = std::env::var_os("TOOLMARK_PYPISERVER").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "TOOLMARK_PYPISERVER is needed under CI (scripts/pypiserver)"
-        );
-        eprintln!("skipped: no pypiserver (export TOOLMARK_PYPISERVER=$(scripts/pypiserver))");
+    let Some(venv) = parts("TOOLMARK_PYPISERVER", "pypiserver") else {
         return;
     };
     let dir: PathBuf = std::env::temp_dir().join(format!(
@@ -540,13 +538,7 @@ fn a_pypi_server_is_fetched_from_a_simple_index_observed_and_answered() {
     drop(index);
 
     // WARDEN asks with the PEP 503 name.
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_toolmark"));
-    serve
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(&data);
-    let mut service = Watched::spawn(serve, Stream::Stderr, "serve");
-    let line = service.wait_for("toolmark serving", Instant::now() + Duration::from_secs(60));
-    let base = Watched::url_in(&line);
+    let (service, base) = serve(&data);
     let tools = json!([{"name": "now", "inputSchema": {"type": "object", "properties": {}}}]);
     let same = check(&base, &json!({"package": "pypi:py-tool", "tools": tools}));
     assert_eq!(same["match"], "same", "{same}");
