@@ -1074,10 +1074,10 @@ impl<'a> Run<'a> {
         if cut {
             startup.cut();
         }
-        if report.status != Status::Ok
-            && report.status != Status::OutOfMemory
-            && startup.facts.behaviour.refused_spawns > 0
-        {
+        // Refused processes name the cause even when the memory limit then killed the sandbox:
+        // a fork bomb's processes meet both limits, the process limit first, and which one
+        // ends the run is a race.
+        if report.status != Status::Ok && startup.facts.behaviour.refused_spawns > 0 {
             report.status = Status::TooManyProcesses;
             report.detail = format!(
                 "the process limit ({MAX_PROCESSES}) refused {} new processes; {}",
