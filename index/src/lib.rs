@@ -16,6 +16,8 @@
 //!   `derive` ([`Index::catch_up`] / [`Index::rebuild`], which derive the observation and change
 //!   rows from the log and the blobs alone). Its SQLite connection is private: callers use
 //!   typed functions, never SQL.
+//! - [`packages`]: what the sandbox saw of each package entry, in the answers' shape, and
+//!   whether two versions behave differently.
 //! - [`harvests`]: the registry's records as the last harvests left them (one item per server
 //!   name, per registry) and the harvest bookkeeping a delta starts from ([`HarvestState`]).
 //! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
@@ -30,8 +32,8 @@
 //!
 //! What it does not do: dial anything (the crawler does), sign or sequence anything (the log
 //! does), decide what a tool set is or how a change is judged (the toolset crate does), serve
-//! HTTP (the api does), or observe packages (the sandbox will; packages are listed as targets
-//! with no entries).
+//! HTTP (the api does), or observe packages (the sandbox does; the index derives what its
+//! documents say, [`packages`]).
 
 #![deny(missing_docs)]
 

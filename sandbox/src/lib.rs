@@ -34,7 +34,7 @@
 //! - [`traps`]: what the probe (`toolmark-probe`, the sandbox's pid 1: DNS sink and
 //!   HTTP/HTTPS/SMTP traps) recorded, read into types.
 //!
-//! What it will do (issue #14): the observer is not yet called by any run (the package sweep).
+//! The package sweep (`toolmark-ingest`) and `toolmark package observe` call the observer.
 //!
 //! What it never does: talk to the log or the index, or decide what a tool set is.
 
