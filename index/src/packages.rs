@@ -158,7 +158,7 @@ pub fn profile(b: &Behaviour) -> Profile {
     }
 }
 
-/// What two versions' behaviour is compared by ([`Behaviour::profile`]).
+/// What two versions' behaviour is compared by ([`profile`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Profile {
     /// `<phase> <CODE>`, sorted.
