@@ -15,7 +15,7 @@ use crate::index::IndexError;
 pub struct RunRow {
     /// Run id.
     pub id: i64,
-    /// What kind of run (`crawl`).
+    /// What kind of run (`crawl`, or `sweep` for a package sweep).
     pub kind: String,
     /// When it started.
     pub started_at: String,
