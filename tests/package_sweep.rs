@@ -9,12 +9,15 @@
 #![allow(clippy::disallowed_methods)]
 
 mod common;
+#[path = "../sandbox/tests/support/registries.rs"]
+mod registries;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Stream, Watched};
+use registries::{PypiServer, Verdaccio};
 use serde_json::{Value, json};
 use toolmark_standins::registry::RegistryStandIn;
 
@@ -82,90 +85,6 @@ fn pack(dir: &Path, version: &str) -> PathBuf {
         .unwrap();
     assert!(packed.status.success(), "{packed:?}");
     dir.join(format!("one-tool-{version}.tgz"))
-}
-
-/// A real npm registry on loopback: Verdaccio (`scripts/verdaccio`), with storage of its own,
-/// no uplink, and publishing for a user the test registers.
-struct Verdaccio {
-    process: std::process::Child,
-    url: String,
-    npmrc: PathBuf,
-}
-
-impl Verdaccio {
-    fn start(install: &Path, dir: &Path) -> Verdaccio {
-        let home = dir.join("verdaccio");
-        std::fs::create_dir_all(home.join("storage")).unwrap();
-        std::fs::write(
-            home.join("config.yaml"),
-            "storage: ./storage\nauth:\n  htpasswd:\n    file: ./htpasswd\n    max_users: 1\n\
-             uplinks: {}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\n\
-             log: { type: stdout, format: pretty, level: warn }\n",
-        )
-        .unwrap();
-        // A free loopback port for it.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let url = format!("http://127.0.0.1:{port}");
-        let process = Command::new(install.join("node_modules/.bin/verdaccio"))
-            .arg("--config")
-            .arg(home.join("config.yaml"))
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while ureq::get(&format!("{url}/-/ping")).call().is_err() {
-            assert!(Instant::now() < deadline, "verdaccio did not start");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        // Register a user (as `npm adduser` does) and keep its token for `npm publish`.
-        let answer = ureq::put(&format!("{url}/-/user/org.couchdb.user:toolmark"))
-            .header("content-type", "application/json")
-            .send(json!({"name": "toolmark", "password": "toolmark-test"}).to_string())
-            .unwrap()
-            .body_mut()
-            .read_to_string()
-            .unwrap();
-        let token: Value = serde_json::from_str(&answer).unwrap();
-        let npmrc = home.join("npmrc");
-        std::fs::write(
-            &npmrc,
-            format!(
-                "//127.0.0.1:{port}/:_authToken={}\n",
-                token["token"].as_str().unwrap()
-            ),
-        )
-        .unwrap();
-        Verdaccio {
-            process,
-            url,
-            npmrc,
-        }
-    }
-
-    /// `npm publish` of a tarball to it.
-    fn publish(&self, tarball: &Path) {
-        let out = Command::new("/usr/bin/npm")
-            .arg("publish")
-            .arg(tarball)
-            .args(["--registry", &self.url, "--userconfig"])
-            .arg(&self.npmrc)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
-}
-
-impl Drop for Verdaccio {
-    fn drop(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-    }
 }
 
 fn item(version: &str, published: &str) -> Value {
@@ -267,16 +186,12 @@ fn parts(variable: &str, script: &str) -> Option<PathBuf> {
     let runsc = ["/usr/bin/runsc", "/usr/sbin/runsc"]
         .iter()
         .any(|p| Path::new(p).is_file());
-    let install = std::env::var_os(variable).map(PathBuf::from);
-    if runsc && install.is_some() {
-        return install;
+    if !runsc {
+        assert!(std::env::var_os("CI").is_none(), "runsc is needed under CI");
+        eprintln!("skipped: no runsc");
+        return None;
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "runsc and {variable} (scripts/{script}) are needed under CI"
-    );
-    eprintln!("skipped: needs runsc and {variable} (export {variable}=$(scripts/{script}))");
-    None
+    registries::installed(variable, script)
 }
 
 /// `toolmark serve` over `data` on a loopback port: the process and its base URL.
@@ -482,34 +397,8 @@ fn a_pypi_server_is_fetched_from_a_simple_index_observed_and_answered() {
         .output()
         .unwrap();
     assert!(made.status.success(), "{made:?}");
-    // pypiserver on a free loopback port, serving the wheel, with no fallback to pypi.org.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let index = format!("http://127.0.0.1:{port}");
-    let mut pypiserver = Command::new(venv.join("bin/pypi-server"))
-        .args(["run", "-i", "127.0.0.1", "-p", &port.to_string()])
-        .args([
-            "-a",
-            ".",
-            "-P",
-            ".",
-            "--disable-fallback",
-            "--hash-algo",
-            "sha256",
-        ])
-        .arg(&wheels)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while ureq::get(&format!("{index}/simple/")).call().is_err() {
-        assert!(Instant::now() < deadline, "pypiserver did not start");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let pypiserver = PypiServer::start(&venv, &wheels);
+    let index = pypiserver.url.clone();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let registry = runtime
         .block_on(RegistryStandIn::start(vec![registry_item(
@@ -523,8 +412,7 @@ fn a_pypi_server_is_fetched_from_a_simple_index_observed_and_answered() {
     let data = dir.join("data");
     crawl(&registry.url(), &data);
     let report = sweep_with(&registry.url(), &["--pypi-index", &index], &dir);
-    let _ = pypiserver.kill();
-    let _ = pypiserver.wait();
+    drop(pypiserver);
     assert_eq!(report["chosen"], json!({"never-observed": 1}), "{report}");
     assert_eq!(report["totals"], json!({"ok": 1}), "{report}");
 

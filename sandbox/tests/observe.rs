@@ -14,7 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::{needed, servers};
+use support::{needed, registries, servers};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{Artifact, Launch, Limits, Observer, Report, Status};
 use toolmark_sandbox::prepare::{NpmOptions, PYPI_SIMPLE, PipOptions, PrepareError, pypi_tree};
@@ -196,6 +196,30 @@ async fn server_memory_is_observed_ok_complete_and_with_nothing_found() {
 /// A package made here, one behaviour per phase: its install script reads the decoy SSH key
 /// and appends to `.bashrc`; the server starts a program at startup; its `leak` tool returns
 /// the decoy GitHub token and its `echo` tool echoes its (canary) argument.
+/// `spec` fetched back as the package sweep fetches it — through the crawler's SSRF guard
+/// (loopback allowed), checked against the registry's digest — from `registries`; the file,
+/// under the name the registry publishes (a wheel's name matters to pip).
+async fn fetched(
+    work: &Path,
+    registries: &toolmark_crawler::packages::Registries,
+    spec: &str,
+) -> PathBuf {
+    let mut config = toolmark_crawler::mcp::ClientConfig::default();
+    config.policy.allow_private = true;
+    let spec = toolmark_crawler::packages::Spec::parse(spec).unwrap();
+    let artifact = toolmark_crawler::packages::fetch(&config, registries, &spec)
+        .await
+        .unwrap();
+    let name = match &artifact.published {
+        toolmark_crawler::packages::Published::Pypi(wheel) => wheel.filename.clone(),
+        toolmark_crawler::packages::Published::Npm(_) => "package.tgz".to_owned(),
+    };
+    let dir = work.join("fetched");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(&name), &artifact.bytes).unwrap();
+    dir.join(name)
+}
+
 fn canary_package(dir: &Path) -> PathBuf {
     let src = dir.join("src");
     std::fs::create_dir_all(&src).unwrap();
@@ -297,8 +321,22 @@ async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
+    let Some(install) = registries::installed("TOOLMARK_VERDACCIO", "verdaccio") else {
+        return;
+    };
     let work = work_dir("observe-canary");
-    let tarball = canary_package(&work);
+    // Published to a real npm registry on loopback and fetched back from it, verified.
+    let verdaccio = tokio::task::block_in_place(|| {
+        let verdaccio = registries::Verdaccio::start(&install, &work);
+        verdaccio.publish(&canary_package(&work));
+        verdaccio
+    });
+    let registries = toolmark_crawler::packages::Registries {
+        npm: verdaccio.url.clone(),
+        ..Default::default()
+    };
+    let tarball = fetched(&work, &registries, "npm:canary-behaviours@1.0.0").await;
+    drop(verdaccio);
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report = observer(runsc, &runs)
@@ -584,6 +622,9 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
+    let Some(venv) = registries::installed("TOOLMARK_PYPISERVER", "pypiserver") else {
+        return;
+    };
     let work = work_dir("observe-wheel");
     let pth = format!("{CANARY_PTH}\n");
     let wheel = wheel(
@@ -598,6 +639,18 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
         "canary-wheel = canary_wheel:main",
         "",
     );
+    // Served by a real Python package index on loopback and fetched back from it (its simple
+    // index), verified.
+    let index = work.join("index");
+    std::fs::create_dir_all(&index).unwrap();
+    std::fs::rename(&wheel, index.join(wheel.file_name().unwrap())).unwrap();
+    let pypiserver = tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
+    let registries = toolmark_crawler::packages::Registries {
+        pypi: pypiserver.url.clone(),
+        ..Default::default()
+    };
+    let wheel = fetched(&work, &registries, "pypi:canary-wheel==1.0").await;
+    drop(pypiserver);
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report = observer(runsc, &runs)

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod registries;
+
 /// The directory `scripts/mcp-servers` filled (`TOOLMARK_MCP_SERVERS`, else `.venv/mcp-servers`).
 pub fn servers() -> PathBuf {
     std::env::var_os("TOOLMARK_MCP_SERVERS")
