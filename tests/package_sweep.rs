@@ -36,13 +36,12 @@ fn server_js(version: &str) -> String {
         )
     };
     // Both versions send the API key their registry entry declares to their own service at
-    // startup: a network finding, never a leak of a credential.
-    let startup = format!(
-        "{startup}require('https').request({{ host: 'api.one-tool.example', method: 'POST', \
-         headers: {{ authorization: 'Bearer ' + process.env.ONE_TOOL_KEY }} }}).on('error', () => {{}}).end('{{}}');\n"
-    );
+    // startup — and serve only once it answered, so the request has ended (the trap has it)
+    // before anything else happens: a network finding, never a leak of a credential.
     format!(
         r#"{startup}const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+let started = false;
+const serve = () => {{ if (started) return; started = true;
 require('readline').createInterface({{ input: process.stdin }}).on('line', (line) => {{
   const m = JSON.parse(line);
   if (m.id === undefined) return;
@@ -50,7 +49,10 @@ require('readline').createInterface({{ input: process.stdin }}).on('line', (line
     m.params.protocolVersion, capabilities: {{ tools: {{}} }}, serverInfo: {{ name: 'one', version: '{version}' }} }} }});
   else if (m.method === 'tools/list') send({{ jsonrpc: '2.0', id: m.id, result: {{ tools: {tools} }} }});
   else send({{ jsonrpc: '2.0', id: m.id, result: {{ content: [{{ type: 'text', text: '0' }}] }} }});
-}});
+}}); }};
+require('https').request({{ host: 'api.one-tool.example', method: 'POST',
+  headers: {{ authorization: 'Bearer ' + process.env.ONE_TOOL_KEY }} }},
+  (res) => {{ res.resume(); res.on('end', serve); }}).on('error', serve).end('{{}}');
 "#
     )
 }
