@@ -334,10 +334,7 @@ pub fn run_crawl(
     let observe_seconds = crawl_clock.elapsed().as_secs_f64();
 
     // 3. Report.
-    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-    for line in &lines {
-        *totals.entry(line.status.clone()).or_default() += 1;
-    }
+    let totals = totals(&lines);
     let finished_at = toolmark_observation::time::now();
     let report = RunReport {
         run: run_id,
@@ -368,16 +365,13 @@ pub fn run_crawl(
         log_size: writer.log.head().size,
         totals,
     };
-    let status = if record_error.is_none() && abandoned == 0 {
-        RunStatus::Complete
-    } else {
-        RunStatus::Failed
-    };
-    // Stored as a JSON value, so its members are in sorted order as they always were.
-    let stored = serde_json::to_value(&report).map_err(|e| IngestError::Record(e.to_string()))?;
-    Recorder::new(&mut writer.log, &writer.blobs, &mut writer.index)
-        .finish_run(run_id, &finished_at, status, &stored)
-        .map_err(index_err("finishing the run in the index"))?;
+    close_run(
+        &mut writer,
+        run_id,
+        &finished_at,
+        &report,
+        record_error.is_none() && abandoned == 0,
+    )?;
     tracing::info!(
         "observed {} targets in {observe_seconds:.1} s (harvest {harvest_secs:.1} s); log size {}",
         lines.len(),
@@ -398,6 +392,36 @@ pub fn run_crawl(
         });
     }
     Ok(summary)
+}
+
+/// Recorded lines per status (a run's `totals`).
+pub(crate) fn totals(lines: &[Recorded]) -> BTreeMap<String, u64> {
+    let mut totals = BTreeMap::new();
+    for line in lines {
+        *totals.entry(line.status.clone()).or_default() += 1;
+    }
+    totals
+}
+
+/// Close run `run` in the index: its end time, `complete` when `whole` (every batch recorded,
+/// nothing abandoned) else `failed`, and its report stored as a JSON value (so its members are
+/// in sorted order, as they always were).
+pub(crate) fn close_run(
+    writer: &mut toolmark_index::Writer,
+    run: i64,
+    finished_at: &str,
+    report: &impl serde::Serialize,
+    whole: bool,
+) -> Result<(), IngestError> {
+    let status = if whole {
+        RunStatus::Complete
+    } else {
+        RunStatus::Failed
+    };
+    let stored = serde_json::to_value(report).map_err(|e| IngestError::Record(e.to_string()))?;
+    Recorder::new(&mut writer.log, &writer.blobs, &mut writer.index)
+        .finish_run(run, finished_at, status, &stored)
+        .map_err(index_err("finishing the run in the index"))
 }
 
 /// Records outcomes as an observer produces them, in batches, on a thread of its own while

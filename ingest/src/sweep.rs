@@ -33,8 +33,8 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use toolmark_crawler::mcp::ClientConfig;
 use toolmark_crawler::packages::{self, PackageError, Registries, Spec};
-use toolmark_index::record::{Recorded, Recorder, RunStatus, TargetOutcome, target_string};
-use toolmark_index::{DataDir, IndexError};
+use toolmark_index::DataDir;
+use toolmark_index::record::{Recorded, Recorder, TargetOutcome, target_string};
 use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
 use toolmark_observation::registry::{Ecosystem, Record, Target, TargetKind};
 use toolmark_sandbox::observe::{Artifact, Launch, OBSERVER, Observer};
@@ -556,10 +556,6 @@ pub fn run_sweep(
         })
     });
     let abandoned = total - taken;
-    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-    for line in &lines {
-        *totals.entry(line.status.clone()).or_default() += 1;
-    }
     let report = SweepReport {
         run: run_id,
         kind: "sweep".into(),
@@ -571,20 +567,15 @@ pub fn run_sweep(
         abandoned,
         observe_seconds: clock.elapsed().as_secs_f64(),
         log_size: writer.log.head().size,
-        totals,
+        totals: crate::pipeline::totals(&lines),
     };
-    let status = if record_error.is_none() && abandoned == 0 {
-        RunStatus::Complete
-    } else {
-        RunStatus::Failed
-    };
-    let stored = serde_json::to_value(&report).map_err(|e| IngestError::Record(e.to_string()))?;
-    Recorder::new(&mut writer.log, &writer.blobs, &mut writer.index)
-        .finish_run(run_id, &report.finished_at, status, &stored)
-        .map_err(|source: IndexError| IngestError::Index {
-            what: "finishing the sweep in the index",
-            source,
-        })?;
+    crate::pipeline::close_run(
+        &mut writer,
+        run_id,
+        &report.finished_at,
+        &report,
+        record_error.is_none() && abandoned == 0,
+    )?;
     if let Some(e) = record_error {
         return Err(IngestError::Record(e.to_string()));
     }
