@@ -45,15 +45,19 @@
 //! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
 //!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
 //!   the last complete full harvest (`last_full_at`).
+//! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
+//!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
+//!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
+//!   only their rows.
 //!
 //! Version 2 changed tables in place (the authorization columns); from it on, migrations are
 //! numbered ([`MIGRATIONS`]) and keep every row: opening a database of version
 //! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
-//! rows) so that it holds `behaviour` changes and one change of each kind per entry. A
-//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers query version
-//! 4's tables): the binary migrates (a writable open) before it serves. The index is derivable,
+//! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
+//! adds the stats' indexes. A read-only open accepts only the versions in
+//! [`READ_ONLY_VERSIONS`] (readers rely on version 5's indexes): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
 use std::path::Path;
@@ -64,7 +68,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -72,11 +76,15 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[4];
+pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES), (4, PACKAGE_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[
+    (3, REGISTRY_TABLES),
+    (4, PACKAGE_TABLES),
+    (5, crate::stats::STATS_INDEXES),
+];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
 /// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,
@@ -414,7 +422,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_4_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_version_5_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -446,7 +454,7 @@ mod tests {
         Index::open_read_only(&path).unwrap();
         assert_eq!(
             meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("4")
+            Some("5")
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -472,12 +480,13 @@ mod tests {
             .conn
             .query_row(
                 "SELECT count(*) FROM pragma_index_list('changes') WHERE name IN
-                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry')",
+                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry',
+                  'changes_observed_at')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(indices, 4);
+        assert_eq!(indices, 5);
         let tables: i64 = index
             .conn
             .query_row(
