@@ -267,10 +267,7 @@ def main():
                     chart,
                 )
                 check("per day" in label, f"/stats: {chart} is labelled {label!r}")
-            tall = page.evaluate(
-                "() => Math.max(...[...document.querySelectorAll('#chart-observations rect.bar')].map(r => r.getBoundingClientRect().height))"
-            )
-            check(tall > 10, f"/stats: the tallest observations bar is {tall}px")
+            # (Which bars are tall depends on today's date; desk.rs checks them on a fixed clock.)
             check(page.locator("script").count() == 0, "/stats has a script")
             check("5 remotes" in page.inner_text("#target-counts"), "/stats: target counts")
             step("stats page, charts drawn")
