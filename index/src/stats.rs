@@ -220,41 +220,29 @@ impl Index {
             .query_row([], |r| need_unsigned(r, 0))?)
     }
 
-    /// Observations and changes per UTC day, for the days from `first_day` (`YYYY-MM-DD`) on,
-    /// oldest first; days without either are absent (the caller fills the gaps). Range reads
-    /// of the version-5 indexes on `observed_at`.
-    pub fn daily_activity(&self, first_day: &str) -> Result<Vec<DayCount>, IndexError> {
-        let per_day = |table: &str| -> Result<BTreeMap<String, u64>, IndexError> {
-            let mut st = self.conn.prepare_cached(&format!(
-                "SELECT substr(observed_at, 1, 10), count(*) FROM {table}
-                 WHERE observed_at >= ?1 GROUP BY 1"
-            ))?;
-            let rows = st.query_map([first_day], |r| Ok((r.get(0)?, need_unsigned(r, 1)?)))?;
-            Ok(rows.collect::<Result<_, _>>()?)
+    /// Observations and changes per UTC day for `days` (each `YYYY-MM-DD`), in the order given.
+    /// One range count per day and table over the version-5 indexes on `observed_at` (a
+    /// range count walks the index, never the table: measured in docs/benchmarks.md).
+    pub fn daily_activity(&self, days: &[String]) -> Result<Vec<DayCount>, IndexError> {
+        let count = |table: &str, day: &str| -> Result<u64, IndexError> {
+            Ok(self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT count(*) FROM {table} WHERE observed_at >= ?1 AND observed_at < ?2"
+                ))?
+                .query_row(params![format!("{day}T"), format!("{day}U")], |r| {
+                    need_unsigned(r, 0)
+                })?)
         };
-        let observations = per_day("observations")?;
-        let changes = per_day("changes")?;
-        let mut days: BTreeMap<String, DayCount> = BTreeMap::new();
-        for (day, n) in observations {
-            days.insert(
-                day.clone(),
-                DayCount {
-                    day,
-                    observations: n,
-                    changes: 0,
-                },
-            );
-        }
-        for (day, n) in changes {
-            days.entry(day.clone())
-                .or_insert(DayCount {
-                    day,
-                    observations: 0,
-                    changes: 0,
+        days.iter()
+            .map(|day| {
+                Ok(DayCount {
+                    day: day.clone(),
+                    observations: count("observations", day)?,
+                    changes: count("changes", day)?,
                 })
-                .changes = n;
-        }
-        Ok(days.into_values().collect())
+            })
+            .collect()
     }
 
     /// The newest run of `kind` (`crawl`, or `sweep` for the package sweep).

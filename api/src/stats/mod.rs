@@ -243,22 +243,10 @@ impl Stats {
 fn daily(index: &Index, now: u64) -> Result<Vec<DayCount>, ApiError> {
     let today = now / 86_400;
     let first = today + 1 - ACTIVITY_DAYS.min(today + 1);
-    let day = |d: u64| toolmark_index::time::from_unix(d * 86_400)[..10].to_owned();
-    let found: BTreeMap<String, DayCount> = index
-        .daily_activity(&day(first))?
-        .into_iter()
-        .map(|d| (d.day.clone(), d))
+    let days: Vec<String> = (first..=today)
+        .map(|d| toolmark_index::time::from_unix(d * 86_400)[..10].to_owned())
         .collect();
-    Ok((first..=today)
-        .map(|d| {
-            let name = day(d);
-            found.get(&name).cloned().unwrap_or(DayCount {
-                day: name,
-                observations: 0,
-                changes: 0,
-            })
-        })
-        .collect())
+    Ok(index.daily_activity(&days)?)
 }
 
 /// The stats of the last [`STATS_CACHE_SECONDS`], computed by one request at a time.
