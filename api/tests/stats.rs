@@ -65,20 +65,16 @@ fn parse_svg(body: &[u8]) -> Svg {
         .filter(|n| n.has_tag_name("text"))
         .map(|n| n.text().unwrap_or_default().to_owned())
         .collect();
-    // The two parts' boxes fill the badge exactly.
-    let parts: Vec<_> = root
+    // The message's box is the whole badge, the label's its left part.
+    let rects: Vec<_> = root
         .descendants()
-        .filter(|n| n.has_tag_name("rect") && n.parent().is_some_and(|p| p.has_tag_name("g")))
+        .filter(|n| n.has_tag_name("rect"))
         .collect();
-    let widths: f64 = parts
-        .iter()
-        .map(|r| r.attribute("width").unwrap().parse::<f64>().unwrap())
-        .sum();
-    assert_eq!(widths, width);
-    let fills = parts
-        .iter()
-        .map(|r| r.attribute("fill").unwrap().to_owned())
-        .collect();
+    let attr = |i: usize, a: &str| rects[i].attribute(a).unwrap().to_owned();
+    assert_eq!(attr(0, "width").parse::<f64>().unwrap(), width);
+    let label_width: f64 = attr(1, "width").parse().unwrap();
+    assert!(label_width > 0.0 && label_width < width);
+    let fills = vec![attr(1, "fill"), attr(0, "fill")];
     Svg {
         title,
         texts,

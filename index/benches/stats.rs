@@ -131,6 +131,9 @@ fn fill(path: &std::path::Path, targets: u64, days: u64) {
     db.execute_batch("ANALYZE").unwrap();
 }
 
+/// One query to time.
+type Query<'a> = Box<dyn Fn() + 'a>;
+
 fn median(mut f: impl FnMut()) -> Duration {
     let mut times: Vec<Duration> = (0..5)
         .map(|_| {
@@ -181,7 +184,7 @@ fn main() {
     let last30: Vec<String> = (0..30)
         .map(|d| toolmark_index::time::from_unix(now - (29 - d) * 86_400)[..10].to_owned())
         .collect();
-    let rows: [(&str, Box<dyn Fn()>); 7] = [
+    let rows: [(&str, Query); 7] = [
         (
             "target_counts_by_state",
             Box::new(|| drop(index.target_counts_by_state().unwrap())),

@@ -185,11 +185,11 @@ impl Badge {
         let markup = html! {
             svg xmlns="http://www.w3.org/2000/svg" width=(w) height="20" viewBox={ "0 0 " (w) " 20" } role="img" aria-label=(title) {
                 title { (title) }
-                clipPath id="r" { rect width=(w) height="20" rx="3" fill="#fff" {} }
-                g clip-path="url(#r)" {
-                    rect width=(lw) height="20" fill="#555" {}
-                    rect x=(lw) width=(mw) height="20" fill=(self.color.hex()) {}
-                }
+                // The message's colour under the whole badge, the label's over its part, its
+                // right corners squared; no ids, so badges inlined together cannot clash.
+                rect width=(w) height="20" rx="3" fill=(self.color.hex()) {}
+                rect width=(lw) height="20" rx="3" fill="#555" {}
+                rect x=(lw - 3) width="3" height="20" fill="#555" {}
                 g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11" {
                     text x=(half(lw)) y="14" { (self.label) }
                     text x=(half(2 * lw + mw)) y="14" { (self.message) }
