@@ -15,12 +15,12 @@ use maud::{Markup, html};
 use toolmark_index::DayCount;
 
 use super::layout::{Nav, Page, fact, listing, render, time};
-use super::{Html, blocking, internal};
+use super::{Html, blocking, data};
 use crate::AppState;
 use crate::stats::{ACTIVITY_DAYS, DEFAULT_HOSTS, RunStats, STATS_CACHE_SECONDS, Stats, human_age};
 
 pub(super) async fn page(State(state): State<Arc<AppState>>) -> Html {
-    let stats = blocking(move || state.stats.get(&state).map_err(internal)).await?;
+    let stats = blocking(move || data::stats(&state)).await?;
     let s = &*stats;
     let body = html! {
         h1 { "Stats" }
