@@ -27,6 +27,10 @@
 //!   its document's `package.sandbox` (`crate::packages`): `package`, `version`, `status`,
 //!   `observer`, `complete`, `artifact`, `findings` and `behaviour` (JSON, the answer's shape);
 //!   an entry whose document holds no facts (a fetch that failed) has a row too, not complete.
+//!   Version 5 adds the registry signals (`crate::packages::REGISTRY_SIGNAL_TABLES`):
+//!   `registry` (the document's `package.registry` facts, JSON), `registry_previous` (the entry
+//!   of the previous observed version that has facts, compared with) and
+//!   `registry_comparison` (the flags and what they name, JSON).
 //! * `changes`: one row per `ok` entry whose full digest differs from the target's previous `ok`
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
@@ -37,7 +41,10 @@
 //!   authorization server decides who may mint tokens for the server); `behaviour` (version 4)
 //!   for a package entry whose version behaved otherwise than the package's latest `ok`
 //!   observation of another version (`old_behaviour`, `new_behaviour`: JSON; `added`/`removed`
-//!   count findings).
+//!   count findings); `registry` (version 5) for a package entry whose registry facts raise a
+//!   flag against the previous observed version's (`old_registry`: `{"version"}`,
+//!   `new_registry`: `{"version", "comparison"}`; `added` counts the flags; `dangerous` for
+//!   `provenance-lost`, `publisher-changed`, `install-scripts-added`, else `unsure`).
 //! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
@@ -64,7 +71,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -72,11 +79,15 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[4];
+pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES), (4, PACKAGE_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[
+    (3, REGISTRY_TABLES),
+    (4, PACKAGE_TABLES),
+    (5, crate::packages::REGISTRY_SIGNAL_TABLES),
+];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
 /// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,

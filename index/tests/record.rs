@@ -886,6 +886,7 @@ fn alpha_package_run(env: &mut Env) -> Vec<toolmark_index::Recorded> {
             package: "npm:@example/alpha@1.0.0".into(),
             artifact: Some(Sri::of(b"the tarball")),
             sandbox: None,
+            registry: None,
         }),
         ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
     };
@@ -989,6 +990,7 @@ fn ran(package: &str) -> Observation {
             package: package.into(),
             artifact: None,
             sandbox: None,
+            registry: None,
         }),
         ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
     }
@@ -1214,6 +1216,7 @@ fn a_package_version_that_reads_a_secret_is_a_dangerous_behaviour_change_derived
             package: format!("npm:@example/alpha@{version}"),
             artifact: Some(Sri::of(version.as_bytes())),
             sandbox: Some(sandbox_facts(reads_key)),
+            registry: None,
         }),
         ..ok(day(0, minute), vec![corpus_page(page)])
     };

@@ -26,6 +26,7 @@ pub mod behaviour;
 pub mod document;
 pub mod observe;
 pub mod registry;
+pub mod registry_facts;
 pub mod time;
 
 pub use document::{Document, DocumentError};
