@@ -20,9 +20,7 @@ use toolmark_toolset::Sri;
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
-use crate::packages::{
-    Behaviour, RegistryComparison, RegistryFacts, compare, from_facts, version_of,
-};
+use crate::packages::{Behaviour, RegistryFacts, compare, from_facts, version_of};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
 use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
@@ -437,7 +435,7 @@ fn package_behaviour(
 /// `package_observations` row with the comparison against the package's previous observation
 /// of another version that has facts; when that comparison raises a flag (other than the
 /// informational `install-scripts`) and no earlier observation of this version had facts, a
-/// `registry` change (class [`RegistryComparison::class`]). Returns its id.
+/// `registry` change (class [`crate::packages::RegistryComparison::class`]). Returns its id.
 fn package_registry(
     tx: &Transaction,
     (index, entry): (u64, &Entry),

@@ -425,7 +425,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_4_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_the_current_version_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -451,13 +451,13 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers refuse it until the writer has migrated it (they query version 4's tables).
+        // Readers refuse it until the writer has migrated it (they query the current tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
         assert_eq!(
-            meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("4")
+            meta(&index.conn, "schema_version").unwrap(),
+            Some(SCHEMA_VERSION.to_string())
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -479,6 +479,19 @@ mod tests {
         };
         insert("behaviour").unwrap();
         assert!(insert("behaviour").is_err());
+        // Version 5: registry changes, and the registry signals of package observations.
+        insert("registry").unwrap();
+        assert!(insert("registry").is_err());
+        assert!(insert("other").is_err());
+        index
+            .conn
+            .query_row(
+                "SELECT count(registry), count(registry_previous), count(registry_comparison)
+                 FROM package_observations",
+                [],
+                |_| Ok(()),
+            )
+            .unwrap();
         let indices: i64 = index
             .conn
             .query_row(
