@@ -195,8 +195,6 @@ pub struct NpmVersion {
     pub bin: BTreeMap<String, String>,
     /// `dependencies`.
     pub dependencies: BTreeMap<String, String>,
-    /// What the entry says of provenance, publisher, maintainers, … ([`facts`]).
-    pub facts: RegistryFacts,
 }
 
 #[derive(Deserialize)]
@@ -264,6 +262,14 @@ pub fn npm_latest(packument: &[u8]) -> Result<String, PackageError> {
 
 /// What `packument` says of `version`.
 pub fn npm_version(packument: &[u8], version: &str) -> Result<NpmVersion, PackageError> {
+    npm_entry(packument, version).map(|(v, _)| v)
+}
+
+/// What `packument` says of `version`, and the version's registry signals ([`facts`]).
+pub fn npm_entry(
+    packument: &[u8],
+    version: &str,
+) -> Result<(NpmVersion, RegistryFacts), PackageError> {
     let p: Packument = serde_json::from_slice(packument)
         .map_err(|e| PackageError::Metadata(format!("packument: {e}")))?;
     let raw = p
@@ -297,14 +303,16 @@ pub fn npm_version(packument: &[u8], version: &str) -> Result<NpmVersion, Packag
     let dependencies = text_map(raw.dependencies);
     let top = serde_json::json!({"maintainers": p.maintainers, "repository": p.repository});
     let facts = facts::npm_facts(entry, &top, &install_scripts, &dependencies, &bin);
-    Ok(NpmVersion {
-        tarball: raw.dist.tarball,
-        integrity,
-        install_scripts,
-        bin,
-        dependencies,
+    Ok((
+        NpmVersion {
+            tarball: raw.dist.tarball,
+            integrity,
+            install_scripts,
+            bin,
+            dependencies,
+        },
         facts,
-    })
+    ))
 }
 
 /// Check `bytes` against an npm SRI `integrity` string: its SHA-512 member must match (other
@@ -835,7 +843,7 @@ pub async fn fetch(
                 MAX_PACKUMENT_BYTES,
             )
             .await?;
-            let version = npm_version(&packument, &spec.version)?;
+            let (version, registry) = npm_entry(&packument, &spec.version)?;
             let bytes = get(
                 config,
                 &version.tarball,
@@ -844,7 +852,6 @@ pub async fn fetch(
             )
             .await?;
             verify_npm_integrity(&bytes, &version.integrity)?;
-            let registry = version.facts.clone();
             (
                 version.tarball.clone(),
                 bytes,

@@ -5,14 +5,14 @@
 //! The npm fixtures are version entries as the public registry serves them (with
 //! `_npmUser`, `maintainers`, `dist.signatures`, `dist.attestations`) and as the mirror
 //! reachable here serves them (without); each is wrapped into a packument (`{"versions": {v:
-//! entry}}`) as `npm_version` reads one. Comparisons across two packages stand for two
+//! entry}}`) as `npm_entry` reads one. Comparisons across two packages stand for two
 //! versions of one package: the flags look only at the fields.
 
 use serde_json::{Value, json};
 use toolmark_crawler::packages::facts::{
     ProvenanceListing, pypi_facts, pypi_provenance, pypi_provenance_listing, pypi_provenance_url,
 };
-use toolmark_crawler::packages::{RegistryFacts, npm_version};
+use toolmark_crawler::packages::{RegistryFacts, npm_entry};
 use toolmark_observation::registry_facts::{
     DEPENDENCY_SPECS_CHANGED, INSTALL_SCRIPTS, INSTALL_SCRIPTS_ADDED, MAINTAINERS_CHANGED,
     MAX_DEPENDENCIES, NEW_BIN, NEW_DEPENDENCIES, PROVENANCE_LOST, PUBLISHER_CHANGED,
@@ -30,14 +30,14 @@ const TIME_PROJECT: &[u8] = include_bytes!("fixtures/packages/mcp-server-time.pr
 const TIME_SIMPLE_JSON: &[u8] =
     include_bytes!("fixtures/registry/pypi-mcp-server-time.simple.json");
 
-/// The facts of a recorded version entry, read as `npm_version` reads a packument holding it.
+/// The facts of a recorded version entry, read as `npm_entry` reads a packument holding it.
 fn npm(entry: &str) -> RegistryFacts {
     let entry: Value = serde_json::from_str(entry).unwrap();
     let version = entry["version"].as_str().unwrap().to_owned();
     let packument = json!({"name": entry["name"], "versions": {version.clone(): entry}});
-    npm_version(&serde_json::to_vec(&packument).unwrap(), &version)
+    npm_entry(&serde_json::to_vec(&packument).unwrap(), &version)
         .unwrap()
-        .facts
+        .1
 }
 
 /// `entry` with `edit` applied (for the fields no recorded pair differs in).
@@ -102,7 +102,7 @@ fn a_mirror_entry_without_signatures_leaves_provenance_publisher_and_maintainers
         Some(Some("git+https://github.com/evanw/esbuild.git".into()))
     );
     // The whole mirror packument of server-memory: the same.
-    let m = npm_version(MEMORY_MIRROR, "2026.8.31").unwrap().facts;
+    let m = npm_entry(MEMORY_MIRROR, "2026.8.31").unwrap().1;
     assert_eq!(
         (m.provenance, m.publisher, m.maintainers),
         (None, None, None)

@@ -5,7 +5,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use toolmark_crawler::packages::facts::{pypi_facts, pypi_provenance, pypi_provenance_listing};
-use toolmark_crawler::packages::npm_version;
+use toolmark_crawler::packages::npm_entry;
 use toolmark_observation::registry_facts::{
     INSTALL_SCRIPTS, MAX_BINS, MAX_DEPENDENCIES, MAX_FACT_CHARS, MAX_MAINTAINERS, RegistryFacts,
     compare,
@@ -23,8 +23,8 @@ fn check(f: &RegistryFacts) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(v) = npm_version(data, "1.0.0") {
-        check(&v.facts);
+    if let Ok((_, facts)) = npm_entry(data, "1.0.0") {
+        check(&facts);
     }
     if let Ok(f) = pypi_facts(data, "1.0.0") {
         check(&f);
