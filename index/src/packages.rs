@@ -224,7 +224,9 @@ pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
 /// and rows) so that it holds `registry` changes, with their two sides in `old_registry`
 /// (`{"version"}`) and `new_registry` (`{"version", "comparison"}`). Rows indexed before have no
 /// facts (their documents have none); [`Index::rebuild`](crate::Index::rebuild) re-derives
-/// everything from the log.
+/// everything from the log. Rebuilding `changes` drops its indexes, so every index on it is
+/// created again here, the stats' `changes_observed_at` (another version-5 piece) included:
+/// the merged migration may run the pieces in either order.
 pub(crate) const REGISTRY_SIGNAL_TABLES: &str = "
 ALTER TABLE package_observations ADD COLUMN registry TEXT;
 ALTER TABLE package_observations ADD COLUMN registry_previous INTEGER;
@@ -269,6 +271,7 @@ CREATE INDEX IF NOT EXISTS changes_target ON changes (target_id, id);
 CREATE INDEX IF NOT EXISTS changes_server ON changes (server, id);
 CREATE INDEX IF NOT EXISTS changes_class ON changes (class, id);
 CREATE INDEX IF NOT EXISTS changes_new_entry ON changes (new_entry);
+CREATE INDEX IF NOT EXISTS changes_observed_at ON changes (observed_at, kind, class);
 ";
 
 /// The version of `package` (`npm:<name>@<version>`, `pypi:<name>@<version>`): what follows
