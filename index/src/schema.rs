@@ -27,6 +27,10 @@
 //!   its document's `package.sandbox` (`crate::packages`): `package`, `version`, `status`,
 //!   `observer`, `complete`, `artifact`, `findings` and `behaviour` (JSON, the answer's shape);
 //!   an entry whose document holds no facts (a fetch that failed) has a row too, not complete.
+//!   Version 5 adds the registry signals (`crate::packages::REGISTRY_SIGNAL_TABLES`):
+//!   `registry` (the document's `package.registry` facts, JSON), `registry_previous` (the entry
+//!   of the previous observed version that has facts, compared with) and
+//!   `registry_comparison` (the flags and what they name, JSON).
 //! * `changes`: one row per `ok` entry whose full digest differs from the target's previous `ok`
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
@@ -37,7 +41,10 @@
 //!   authorization server decides who may mint tokens for the server); `behaviour` (version 4)
 //!   for a package entry whose version behaved otherwise than the package's latest `ok`
 //!   observation of another version (`old_behaviour`, `new_behaviour`: JSON; `added`/`removed`
-//!   count findings).
+//!   count findings); `registry` (version 5) for a package entry whose registry facts raise a
+//!   flag against the previous observed version's (`old_registry`: `{"version"}`,
+//!   `new_registry`: `{"version", "comparison"}`; `added` counts the flags; `dangerous` for
+//!   `provenance-lost`, `publisher-changed`, `install-scripts-added`, else `unsure`).
 //! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
@@ -56,7 +63,8 @@
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
 //! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
-//! adds the stats' indexes. A read-only open accepts only the versions in
+//! adds the registry signals' columns, rebuilds `changes` again (ids kept) for `registry`
+//! changes, and adds the stats' indexes (several pieces of one version, applied in order). A read-only open accepts only the versions in
 //! [`READ_ONLY_VERSIONS`] (readers rely on version 5's indexes): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
@@ -83,6 +91,9 @@ pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 pub const MIGRATIONS: &[(u32, &str)] = &[
     (3, REGISTRY_TABLES),
     (4, PACKAGE_TABLES),
+    // One version, several pieces, applied in this order: `changes` is rebuilt before the
+    // stats' index on it is made.
+    (5, crate::packages::REGISTRY_SIGNAL_TABLES),
     (5, crate::stats::STATS_INDEXES),
 ];
 
@@ -422,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_5_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_the_current_version_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -448,13 +459,13 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers refuse it until the writer has migrated it (they query version 4's tables).
+        // Readers refuse it until the writer has migrated it (they query the current tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
         assert_eq!(
-            meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("5")
+            meta(&index.conn, "schema_version").unwrap(),
+            Some(SCHEMA_VERSION.to_string())
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -476,6 +487,19 @@ mod tests {
         };
         insert("behaviour").unwrap();
         assert!(insert("behaviour").is_err());
+        // Version 5: registry changes, and the registry signals of package observations.
+        insert("registry").unwrap();
+        assert!(insert("registry").is_err());
+        assert!(insert("other").is_err());
+        index
+            .conn
+            .query_row(
+                "SELECT count(registry), count(registry_previous), count(registry_comparison)
+                 FROM package_observations",
+                [],
+                |_| Ok(()),
+            )
+            .unwrap();
         let indices: i64 = index
             .conn
             .query_row(

@@ -235,6 +235,9 @@ pub(super) fn counts(c: &ChangeView) -> Markup {
     if let Some(b) = &c.behaviour {
         return html! { span class="counts" { "behaviour changed (" (b.old_version) " → " (b.new_version) ")" } };
     }
+    if let Some(g) = &c.registry {
+        return html! { span class="counts" { (g.summary()) " (" (g.old_version) " → " (g.new_version) ")" } };
+    }
     html! {
         span class="counts" {
             span title="tools added" { "+" (r.added) } " "
