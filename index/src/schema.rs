@@ -45,6 +45,10 @@
 //! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
 //!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
 //!   the last complete full harvest (`last_full_at`).
+//! * `security_events` (version 5): one event per `behaviour`, `registry` and `authorization`
+//!   change and per `dangerous` `tools` change (`seq` the cursor, `id` the event's digest,
+//!   `target_id`, `kind`, `observed_at`, `change_id`, `body` the unsigned event document),
+//!   derived in change order ([`crate::events`]).
 //!
 //! Version 2 changed tables in place (the authorization columns); from it on, migrations are
 //! numbered ([`MIGRATIONS`]) and keep every row: opening a database of version
@@ -64,7 +68,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -72,11 +76,15 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[4];
+pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES), (4, PACKAGE_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[
+    (3, REGISTRY_TABLES),
+    (4, PACKAGE_TABLES),
+    (5, crate::events::EVENT_TABLES),
+];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
 /// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,
