@@ -13,13 +13,13 @@ mod events_world;
 
 use std::sync::Arc;
 
-use axum::http::StatusCode;
-use serde_json::Value;
 use api_support::{BASE, get};
+use axum::http::StatusCode;
+use events_world::{record_day, world as event_world};
+use serde_json::Value;
+use support::Env;
 use toolmark_api::AppState;
 use toolmark_client::{EventError, verify_chain, verify_event};
-use events_world::{record_day, world as event_world};
-use support::Env;
 
 fn open(env: &Env) -> Arc<AppState> {
     Arc::new(AppState::open(&env.dir, BASE).unwrap())
@@ -75,12 +75,21 @@ async fn the_cursor_api_serves_every_event_once_in_order_as_a_verified_chain() {
         })
         .unwrap();
     assert_eq!(
-        all.iter().map(|(c, e)| (*c, e["id"].as_str().unwrap().to_owned())).collect::<Vec<_>>(),
-        stored.iter().map(|r| (r.seq, r.id.clone())).collect::<Vec<_>>()
+        all.iter()
+            .map(|(c, e)| (*c, e["id"].as_str().unwrap().to_owned()))
+            .collect::<Vec<_>>(),
+        stored
+            .iter()
+            .map(|r| (r.seq, r.id.clone()))
+            .collect::<Vec<_>>()
     );
     let docs: Vec<Value> = all.iter().map(|(_, e)| e.clone()).collect();
     let events = verify_chain(&docs, &key_hex(&state)).unwrap();
-    assert!(events.iter().all(|e| e.issuer == format!("{BASE}/api/v1/issuer")));
+    assert!(
+        events
+            .iter()
+            .all(|e| e.issuer == format!("{BASE}/api/v1/issuer"))
+    );
     // The issuer's key document names the key that signed them.
     let (_, issuer) = get_json(&state, "/api/v1/issuer").await;
     assert_eq!(issuer["publicKeyHex"], key_hex(&state));
@@ -108,8 +117,11 @@ async fn paging_is_lossless_while_events_are_appended() {
     let mut writer = Some(writer);
     let mut env = None;
     loop {
-        let (status, page) =
-            get_json(&state, &format!("/api/v1/security-events?after={after}&limit=1")).await;
+        let (status, page) = get_json(
+            &state,
+            &format!("/api/v1/security-events?after={after}&limit=1"),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK);
         let events = page["events"].as_array().unwrap().clone();
         for e in &events {
@@ -156,7 +168,9 @@ async fn an_event_is_served_by_its_id_and_signed_the_same_every_time() {
     let id = first["id"].as_str().unwrap();
     let path = format!(
         "/api/v1/security-events/{}",
-        id.replace('+', "%2B").replace('/', "%2F").replace('=', "%3D")
+        id.replace('+', "%2B")
+            .replace('/', "%2F")
+            .replace('=', "%3D")
     );
     let (status, _, a) = get(&state, &path).await;
     assert_eq!(status, StatusCode::OK);
@@ -177,12 +191,19 @@ async fn an_event_is_served_by_its_id_and_signed_the_same_every_time() {
 async fn a_tampered_event_or_a_broken_chain_is_refused() {
     let env = event_world("api-events-tamper", 4);
     let state = open(&env);
-    let docs: Vec<Value> = read_all(&state, 200).await.into_iter().map(|(_, e)| e).collect();
+    let docs: Vec<Value> = read_all(&state, 200)
+        .await
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
     let key = key_hex(&state);
     // Evidence changed after signing: the signature fails.
     let mut changed = docs[0].clone();
     changed["evidence"]["class"] = "benign".into();
-    assert!(matches!(verify_event(&changed, &key), Err(EventError::BadSignature)));
+    assert!(matches!(
+        verify_event(&changed, &key),
+        Err(EventError::BadSignature)
+    ));
     // Re-signed by the key but with the old id: the id is not the body's digest.
     let mut body = changed.as_object().unwrap().clone();
     body.remove("signature");
@@ -193,21 +214,30 @@ async fn a_tampered_event_or_a_broken_chain_is_refused() {
         &state.answer_key,
     )
     .unwrap();
-    assert!(matches!(verify_event(&resigned, &key), Err(EventError::Id { .. })));
+    assert!(matches!(
+        verify_event(&resigned, &key),
+        Err(EventError::Id { .. })
+    ));
     // Another key.
     let other = toolmark_toolset::hex::encode(
         &ed25519_dalek::SigningKey::from_bytes(&[9; 32])
             .verifying_key()
             .to_bytes(),
     );
-    assert!(matches!(verify_event(&docs[0], &other), Err(EventError::BadSignature)));
+    assert!(matches!(
+        verify_event(&docs[0], &other),
+        Err(EventError::BadSignature)
+    ));
     // An event left out of the chain: the next one about its target does not link.
     let linked = docs.iter().position(|d| !d["previous"].is_null()).unwrap();
     let target = docs[linked]["target"]["id"].clone();
     let mut gap = docs.clone();
     gap.retain(|d| d["id"] != docs[linked]["previous"]);
     assert_eq!(gap.len(), docs.len() - 1);
-    assert!(matches!(verify_chain(&gap, &key), Err(EventError::Previous { .. })));
+    assert!(matches!(
+        verify_chain(&gap, &key),
+        Err(EventError::Previous { .. })
+    ));
     // And reordered.
     let mut swapped = docs.clone();
     let later = swapped
@@ -262,7 +292,11 @@ async fn the_security_feeds_list_the_newest_events_and_parse_as_feeds() {
             .map(|(_, e)| urn(e))
             .collect();
         assert_eq!(
-            watched.entries.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+            watched
+                .entries
+                .iter()
+                .map(|e| e.id.clone())
+                .collect::<Vec<_>>(),
             expected
         );
         assert_eq!(
@@ -295,6 +329,10 @@ async fn bad_cursor_queries_are_refused() {
     }
     let (status, page) = get_json(&state, "/api/v1/security-events?limit=200").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(page["events"], Value::Array(vec![]), "one day has no change");
+    assert_eq!(
+        page["events"],
+        Value::Array(vec![]),
+        "one day has no change"
+    );
     assert_eq!(page["nextCursor"], 0);
 }

@@ -95,7 +95,9 @@ pub enum EventError {
         computed: String,
     },
     /// The event's `previous` is not the id of the previous event about its target.
-    #[error("event {id}: previous is {found:?}, the chain's last event for its target is {expected:?}")]
+    #[error(
+        "event {id}: previous is {found:?}, the chain's last event for its target is {expected:?}"
+    )]
     Previous {
         /// The event.
         id: String,
@@ -133,7 +135,9 @@ pub fn verify_event(doc: &Value, answer_key_hex: &str) -> Result<SecurityEvent, 
     let key = ed25519_dalek::VerifyingKey::from_bytes(&key)
         .map_err(|e| EventError::AnswerKey(e.to_string()))?;
     let mut unsigned = doc.as_object().ok_or(EventError::NotAnObject)?.clone();
-    let signature = unsigned.remove("signature").ok_or(EventError::NoSignature)?;
+    let signature = unsigned
+        .remove("signature")
+        .ok_or(EventError::NoSignature)?;
     let sig = signature["value"]
         .as_str()
         .and_then(|v| URL_SAFE_NO_PAD.decode(v).ok())
@@ -142,8 +146,8 @@ pub fn verify_event(doc: &Value, answer_key_hex: &str) -> Result<SecurityEvent, 
     let bytes = canonical(&unsigned)?;
     key.verify_strict(&bytes, &sig)
         .map_err(|_| EventError::BadSignature)?;
-    let event: SecurityEvent = serde_json::from_value(doc.clone())
-        .map_err(|e| EventError::NotAnEvent(e.to_string()))?;
+    let event: SecurityEvent =
+        serde_json::from_value(doc.clone()).map_err(|e| EventError::NotAnEvent(e.to_string()))?;
     if event.kind_of_document != EVENT_TYPE {
         return Err(EventError::NotAnEvent(format!(
             "type {:?}",
@@ -200,8 +204,7 @@ impl Chain {
                 expected: expected.cloned(),
             });
         }
-        self.heads
-            .insert(event.target.id.clone(), event.id.clone());
+        self.heads.insert(event.target.id.clone(), event.id.clone());
         Ok(event)
     }
 }
@@ -212,7 +215,10 @@ impl Chain {
 /// # Errors
 ///
 /// The first event that does not verify or does not link.
-pub fn verify_chain(events: &[Value], answer_key_hex: &str) -> Result<Vec<SecurityEvent>, EventError> {
+pub fn verify_chain(
+    events: &[Value],
+    answer_key_hex: &str,
+) -> Result<Vec<SecurityEvent>, EventError> {
     let mut chain = Chain::new();
     events
         .iter()

@@ -253,10 +253,7 @@ pub struct EventQuery<'a> {
 impl Index {
     /// The events `q` selects: `seq` ascending above `q.after` when it is given, else
     /// descending (newest first); below `q.before` when given; at most `q.limit`.
-    pub fn security_events(
-        &self,
-        q: &EventQuery<'_>,
-    ) -> Result<Vec<SecurityEventRow>, IndexError> {
+    pub fn security_events(&self, q: &EventQuery<'_>) -> Result<Vec<SecurityEventRow>, IndexError> {
         use rusqlite::types::Value as Sql;
         let mut sql = format!("SELECT {EVENT_COLS} FROM security_events WHERE 1");
         let mut args: Vec<Sql> = Vec::new();

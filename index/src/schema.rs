@@ -55,9 +55,10 @@
 //! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
-//! rows) so that it holds `behaviour` changes and one change of each kind per entry. A
-//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers query version
-//! 4's tables): the binary migrates (a writable open) before it serves. The index is derivable,
+//! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
+//! adds `security_events` (empty: events are derived for changes recorded from then on, and
+//! [`Index::rebuild`] derives them for every change). A read-only open accepts only the
+//! versions in [`READ_ONLY_VERSIONS`] (readers query version 5's tables): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
 use std::path::Path;
@@ -448,13 +449,13 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers refuse it until the writer has migrated it (they query version 4's tables).
+        // Readers refuse it until the writer has migrated it (they query the newest tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
         assert_eq!(
             meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("4")
+            Some(SCHEMA_VERSION.to_string().as_str())
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -496,6 +497,12 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 2);
+        // Version 5's security events start empty (a rebuild derives them for older changes).
+        let events: i64 = index
+            .conn
+            .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(events, 0);
         // Version 1 changed in place in version 2: refused, to be rebuilt.
         index
             .conn

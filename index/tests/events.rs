@@ -1,9 +1,9 @@
 //! Security events derived from the changes: which changes make one, their chain per target,
 //! their ids, and that a rebuild derives the same events in the same order.
 
-mod support;
 #[path = "support/events_world.rs"]
 mod events_world;
+mod support;
 
 use events_world::{ALPHA, BETA, record_day, world};
 use serde_json::Value;
@@ -44,7 +44,10 @@ fn every_signal_change_and_every_dangerous_tool_change_is_one_event_in_change_or
         })
         .collect();
     assert_eq!(
-        kinds.iter().filter(|k| **k == ("authorization", BETA)).count(),
+        kinds
+            .iter()
+            .filter(|k| **k == ("authorization", BETA))
+            .count(),
         4
     );
     assert_eq!(kinds.iter().filter(|k| **k == ("tools", ALPHA)).count(), 4);
@@ -112,7 +115,10 @@ fn a_rebuild_derives_the_same_events_in_the_same_order() {
     let after = all(&env);
     assert_eq!(&after[..before.len()], &before[..]);
     assert!(after.len() > before.len());
-    assert_eq!(env.index.last_security_event_seq().unwrap(), after.len() as u64);
+    assert_eq!(
+        env.index.last_security_event_seq().unwrap(),
+        after.len() as u64
+    );
 }
 
 #[test]
@@ -128,12 +134,14 @@ fn the_cursor_reads_forwards_by_target_and_an_event_by_id() {
         })
         .unwrap();
     assert_eq!(page, events[2..4].to_vec());
-    let beta: Vec<String> = vec![events
-        .iter()
-        .find(|e| e.kind == "authorization")
-        .unwrap()
-        .target_id
-        .clone()];
+    let beta: Vec<String> = vec![
+        events
+            .iter()
+            .find(|e| e.kind == "authorization")
+            .unwrap()
+            .target_id
+            .clone(),
+    ];
     let watched = env
         .index
         .security_events(&EventQuery {

@@ -116,9 +116,9 @@ pub fn validate(
         .map(|(i, c)| {
             let id_ok = !c.id.is_empty()
                 && c.id.len() <= MAX_ID_CHARS
-                && c.id
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+                && c.id.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
+                });
             if !id_ok {
                 return Err(err(
                     i,
@@ -130,7 +130,11 @@ pub fn validate(
                 return Err(err(i, "id", format!("{:?} is used twice", c.id)));
             }
             if c.url.len() > MAX_URL_CHARS {
-                return Err(err(i, "url", format!("longer than {MAX_URL_CHARS} characters")));
+                return Err(err(
+                    i,
+                    "url",
+                    format!("longer than {MAX_URL_CHARS} characters"),
+                ));
             }
             let url = url::Url::parse(&c.url)
                 .map_err(|e| err(i, "url", format!("{:?} is not a URL: {e}", c.url)))?;
@@ -138,7 +142,10 @@ pub fn validate(
                 return Err(err(
                     i,
                     "url",
-                    format!("{:?} is not https (webhooks are delivered over https only)", c.url),
+                    format!(
+                        "{:?} is not https (webhooks are delivered over https only)",
+                        c.url
+                    ),
                 ));
             }
             if url.host_str().is_none_or(str::is_empty) {
@@ -150,11 +157,25 @@ pub fn validate(
             let secret = match (&c.secret, &c.secret_env) {
                 (Some(s), None) => s.clone(),
                 (None, Some(var)) => env(var).ok_or_else(|| {
-                    err(i, "secret_env", format!("the environment variable {var} is not set"))
+                    err(
+                        i,
+                        "secret_env",
+                        format!("the environment variable {var} is not set"),
+                    )
                 })?,
-                _ => return Err(err(i, "secret", "give exactly one of secret and secret_env")),
+                _ => {
+                    return Err(err(
+                        i,
+                        "secret",
+                        "give exactly one of secret and secret_env",
+                    ));
+                }
             };
-            let member = if c.secret.is_some() { "secret" } else { "secret_env" };
+            let member = if c.secret.is_some() {
+                "secret"
+            } else {
+                "secret_env"
+            };
             if secret.len() < MIN_SECRET_BYTES {
                 return Err(err(
                     i,
@@ -219,7 +240,10 @@ mod tests {
     fn a_subscription_with_an_https_url_and_a_long_secret_is_valid() {
         let s = one(good()).unwrap();
         assert_eq!(s[0].secret, b"k".repeat(32));
-        assert!(!format!("{s:?}").contains("kkkk"), "Debug never shows the secret");
+        assert!(
+            !format!("{s:?}").contains("kkkk"),
+            "Debug never shows the secret"
+        );
     }
 
     #[test]
@@ -284,7 +308,11 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.key, "webhooks[0].watch");
         let s = one(WebhookConfig {
-            watch: Some(vec!["00000000000000bb".into(), "00000000000000aa".into(), "00000000000000bb".into()]),
+            watch: Some(vec![
+                "00000000000000bb".into(),
+                "00000000000000aa".into(),
+                "00000000000000bb".into(),
+            ]),
             ..good()
         })
         .unwrap();

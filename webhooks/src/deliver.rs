@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{KeyInit, Mac};
+use tokio_util::sync::CancellationToken;
 use toolmark_crawler::mcp::ClientConfig;
 use toolmark_crawler::webhook::{self, Outcome};
 use toolmark_index::{EventQuery, Index};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Subscription;
 use crate::store::{Store, StoreError};
@@ -76,8 +76,8 @@ impl Backoff {
 
 /// `sha256=` + hex of HMAC-SHA256 keyed by `secret` over `timestamp`, `.`, `body`.
 pub fn signature(secret: &[u8], timestamp: &str, body: &[u8]) -> String {
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret)
-        .expect("HMAC takes a key of any length");
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
     mac.update(timestamp.as_bytes());
     mac.update(b".");
     mac.update(body);
@@ -296,12 +296,13 @@ impl Deliverer {
             if stop.is_cancelled() {
                 break;
             }
-            let doc = toolmark_client::sign_event(&row.body, &self.issuer, &self.key).map_err(
-                |e| DeliveryError::Sign {
-                    seq: row.seq,
-                    reason: e.to_string(),
-                },
-            )?;
+            let doc =
+                toolmark_client::sign_event(&row.body, &self.issuer, &self.key).map_err(|e| {
+                    DeliveryError::Sign {
+                        seq: row.seq,
+                        reason: e.to_string(),
+                    }
+                })?;
             let body = toolmark_client::canonical(&doc).map_err(|e| DeliveryError::Sign {
                 seq: row.seq,
                 reason: e.to_string(),
@@ -340,7 +341,8 @@ impl Deliverer {
             } else {
                 failures = failures.saturating_add(1);
                 let delay = self.backoff.after(failures);
-                let next = done.saturating_add(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+                let next =
+                    done.saturating_add(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
                 let t = text.clone();
                 blocking(move || Ok(s.lock().expect("store lock").failed(&id, &t, done, next)?))
                     .await?;

@@ -34,7 +34,6 @@ pub use config::{
 };
 pub use deliver::{
     Backoff, Deliverer, DeliveryError, EVENTS_PER_PASS, HEADER_EVENT_CURSOR, HEADER_EVENT_ID,
-    HEADER_SIGNATURE,
-    HEADER_TIMESTAMP, PassReport, SubscriptionReport, signature,
+    HEADER_SIGNATURE, HEADER_TIMESTAMP, PassReport, SubscriptionReport, signature,
 };
 pub use store::{Store, StoreError, SubscriptionState};

@@ -3,10 +3,10 @@
 //! is down, answers 500, is slow or redirects. Every event arrives at least once, in order,
 //! with a valid HMAC; no event the receiver acknowledged with a 2xx is sent again.
 
-#[path = "../../index/tests/support/mod.rs"]
-mod support;
 #[path = "../../index/tests/support/events_world.rs"]
 mod events_world;
+#[path = "../../index/tests/support/mod.rs"]
+mod support;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -20,6 +20,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use tokio_util::sync::CancellationToken;
 use toolmark_crawler::guard::{Policy, StaticResolver};
 use toolmark_crawler::mcp::{ClientConfig, Trust};
 use toolmark_index::{EventQuery, Index, SecurityEventRow};
@@ -28,7 +29,6 @@ use toolmark_webhooks::{
     Backoff, Deliverer, HEADER_EVENT_CURSOR, HEADER_EVENT_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP,
     Store, Subscription, signature,
 };
-use tokio_util::sync::CancellationToken;
 
 const HOST: &str = "hooks.test";
 const SECRET: &[u8] = b"an-hmac-secret-of-at-least-32-bytes!";
@@ -155,10 +155,7 @@ impl Site {
         let tls = TlsListener::new(tcp, self.ca.server_config(HOST).unwrap()).unwrap();
         let r = self.receiver.clone();
         let app = Router::new()
-            .route(
-                "/hook",
-                post(|State(r), h, b| receive("/hook", r, h, b)),
-            )
+            .route("/hook", post(|State(r), h, b| receive("/hook", r, h, b)))
             .route(
                 "/elsewhere",
                 post(|State(r), h, b| receive("/elsewhere", r, h, b)),
@@ -269,7 +266,11 @@ impl World {
 /// the signed event named by its headers.
 fn check_requests(w: &World, got: &[Got]) {
     for g in got.iter().filter(|g| g.path == "/hook") {
-        assert_eq!(g.signature, signature(SECRET, &g.timestamp, &g.body), "HMAC");
+        assert_eq!(
+            g.signature,
+            signature(SECRET, &g.timestamp, &g.body),
+            "HMAC"
+        );
         let doc: serde_json::Value = serde_json::from_slice(&g.body).unwrap();
         let event = toolmark_client::verify_event(&doc, &w.public_hex()).unwrap();
         assert_eq!(event.id, g.id);
@@ -407,7 +408,10 @@ fn a_slow_receiver_times_out_and_gets_the_event_again() {
         d.pass(&CancellationToken::new()).await.unwrap();
         assert_all_acknowledged_once_in_order(&w, &site);
         let got = site.receiver.got();
-        assert_eq!(got[0].cursor, got[1].cursor, "the timed-out event came again");
+        assert_eq!(
+            got[0].cursor, got[1].cursor,
+            "the timed-out event came again"
+        );
         check_requests(&w, &got);
     });
 }
@@ -417,7 +421,11 @@ fn a_redirect_is_not_followed_and_counts_as_not_delivered() {
     let w = world("redirect");
     runtime().block_on(async {
         let site = Site::up().await;
-        site.receiver.plan.lock().unwrap().push_back(Answer::Redirect);
+        site.receiver
+            .plan
+            .lock()
+            .unwrap()
+            .push_back(Answer::Redirect);
         let d = w.deliverer(&site, None);
         let first = d.pass(&CancellationToken::new()).await.unwrap();
         assert_eq!(first.subscriptions[0].failure.as_deref(), Some("HTTP 307"));

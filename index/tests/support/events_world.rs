@@ -2,10 +2,11 @@
 //! between the filesystem set and its rug pull (a dangerous change both ways), and
 //! `io.example/beta` whose protected-resource metadata names another authorization server
 //! every day (a dangerous `authorization` change from day 1 on). Shared by the index's events
-//! tests and the webhooks' tests (included with `#[path]` next to `support`).
+//! tests, the API's and the webhooks' (included with `#[path]` beside a `support` module that
+//! is the index's test support).
 #![allow(dead_code)]
 
-use crate::support::*;
+use super::support::*;
 use toolmark_observation::observe::{Observation, ProtectedResource};
 use toolmark_observation::registry::Record;
 
