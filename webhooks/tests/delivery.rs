@@ -503,3 +503,41 @@ fn events_recorded_after_a_pass_are_delivered_by_the_next() {
     // The index stays readable by others while delivering (read-only).
     Index::open_read_only(&w.env.dir.join("index.sqlite")).unwrap();
 }
+
+#[test]
+fn a_second_pass_while_one_is_delivering_is_refused_not_run() {
+    let w = world("lock");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        site.receiver
+            .plan
+            .lock()
+            .unwrap()
+            .push_back(Answer::Slow(Duration::from_secs(2)));
+        let first = Arc::new(w.deliverer(&site, None));
+        let running = {
+            let first = first.clone();
+            tokio::spawn(async move { first.pass(&CancellationToken::new()).await })
+        };
+        // Wait (bounded) until the first pass has its first delivery in flight.
+        for _ in 0..400 {
+            if !site.receiver.got().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(site.receiver.got().len(), 1);
+        let second = w.deliverer(&site, None);
+        let refused = second.pass(&CancellationToken::new()).await;
+        assert!(
+            matches!(refused, Err(toolmark_webhooks::DeliveryError::Busy(_))),
+            "{refused:?}"
+        );
+        running.await.unwrap().unwrap();
+        // The first pass went on (its slow answer came within the timeout): each event once.
+        let all: Vec<u64> = w.events().iter().map(|e| e.seq).collect();
+        let got: Vec<u64> = site.receiver.got().iter().map(|g| g.cursor).collect();
+        assert_eq!(got, all);
+        assert_eq!(w.cursor(), *all.last().unwrap());
+    });
+}
