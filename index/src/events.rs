@@ -56,9 +56,8 @@ pub const EVENT_TYPE: &str = "toolmark.security-event/v1";
 /// Most events one query returns (the API's `limit` is capped lower).
 pub const MAX_EVENT_ROWS: u32 = 1_000;
 
-/// Version 5: the security events (see the module documentation). A version-4 database gets
-/// the empty table: events are derived for changes recorded from then on, and a rebuild
-/// derives them for every change.
+/// Version 5: the security events (see the module documentation). Migrating an older database
+/// creates the table and derives the events of the changes it holds ([`backfill`]).
 pub(crate) const EVENT_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS security_events (
     seq INTEGER PRIMARY KEY,
@@ -156,6 +155,24 @@ pub(crate) fn derive(tx: &Transaction, index: u64) -> Result<(), IndexError> {
              ORDER BY c.id",
         )?
         .query_map([int(index)?], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for change in changes {
+        derive_one(tx, change)?;
+    }
+    Ok(())
+}
+
+/// Derive the events of every change that has none, in change-id order: run once when an
+/// older database is migrated to version 5, so the changes it already holds get the events a
+/// rebuild would give them (same order, same ids: events follow change ids either way).
+pub(crate) fn backfill(tx: &Transaction) -> Result<(), IndexError> {
+    let changes: Vec<i64> = tx
+        .prepare(
+            "SELECT c.id FROM changes c
+             WHERE NOT EXISTS (SELECT 1 FROM security_events e WHERE e.change_id = c.id)
+             ORDER BY c.id",
+        )?
+        .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     for change in changes {
         derive_one(tx, change)?;

@@ -56,8 +56,8 @@
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
 //! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
-//! adds `security_events` (empty: events are derived for changes recorded from then on, and
-//! [`Index::rebuild`] derives them for every change). A read-only open accepts only the
+//! adds `security_events` and derives the events of the changes already held, as a rebuild
+//! would. A read-only open accepts only the
 //! versions in [`READ_ONLY_VERSIONS`] (readers query version 5's tables): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
@@ -316,6 +316,10 @@ impl Index {
                 tx.execute_batch(ddl)?;
             }
         }
+        if from > 0 && from < 5 {
+            // Version 5's events of the changes an older database already holds.
+            crate::events::backfill(&tx)?;
+        }
         set_meta(&tx, "schema_version", &SCHEMA_VERSION.to_string())?;
         tx.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('log_size_indexed', '0')",
@@ -497,7 +501,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 2);
-        // Version 5's security events start empty (a rebuild derives them for older changes).
+        // Version 5's security events: the one change (benign, of tools) is no event.
         let events: i64 = index
             .conn
             .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))

@@ -167,3 +167,29 @@ fn the_cursor_reads_forwards_by_target_and_an_event_by_id() {
     );
     assert_eq!(env.index.security_event("sha256-nothing").unwrap(), None);
 }
+
+#[test]
+fn migrating_a_version_4_index_derives_the_events_a_rebuild_would() {
+    let env = world("events-migrate", 5);
+    let before = all(&env);
+    let path = env.dir.join("index.sqlite");
+
+    {
+        // The same index as version 4 had it: no events table.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE security_events;
+             UPDATE meta SET value = '4' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let index = toolmark_index::Index::open(&path).unwrap();
+    let after = index
+        .security_events(&EventQuery {
+            after: Some(0),
+            limit: 1_000,
+            ..EventQuery::default()
+        })
+        .unwrap();
+    assert_eq!(after, before);
+}
