@@ -60,7 +60,8 @@ fn summary(report: &PassReport) -> String {
 
 /// The deliverer of `config`'s subscriptions (`None` when it lists none): the answer key
 /// signs, the events' issuer is the public base URL's `/api/v1/issuer`, and the client follows
-/// the crawl's SSRF policy (`crawl.allow_private`, for tests and demos only).
+/// the crawl's SSRF policy and name resolution (`crawl.allow_private`, for tests and demos
+/// only; `crawl.resolve` pins and `crawl.no_dns`).
 pub fn deliverer(config: &Config) -> Result<Option<Deliverer>> {
     let subscriptions = config.subscriptions()?;
     if subscriptions.is_empty() {
@@ -73,6 +74,7 @@ pub fn deliverer(config: &Config) -> Result<Option<Deliverer>> {
         policy: Policy {
             allow_private: config.crawl.allow_private,
         },
+        resolver: toolmark_ingest::resolver(&config.crawl)?,
         user_agent: format!(
             "toolmark/{} (security-event webhooks)",
             env!("CARGO_PKG_VERSION")
