@@ -11,8 +11,8 @@
 //!
 //! # The stored body
 //!
-//! `security_events.body` is the event without its issuer and signature (the API adds both when
-//! it serves it, [`EVENT_TYPE`]'s documentation in `docs/api.md`):
+//! `security_events.body` is the event without its issuer and signature (added when it is
+//! served or delivered; the format is documented in `docs/api.md`, "Security events"):
 //!
 //! ```json
 //! {"type": "toolmark.security-event/v1",
@@ -36,11 +36,12 @@
 //!
 //! `security_events(seq, id, target_id, kind, observed_at, change_id, body)`: `seq` is the
 //! cursor, assigned in change order; rows are only ever appended (a rebuild deletes them and
-//! derives them again in the same order). Events are written in the transaction that writes
+//! derives them again in the same order; migrating an older database derives the events of the
+//! changes it holds, in the same order). Events are written in the transaction that writes
 //! their changes, so a reader sees them in `seq` order with no gaps.
 //!
-//! It never signs (the API does, with the answer key) and never delivers (`toolmark-webhooks`
-//! does).
+//! It never signs (the API and `toolmark-webhooks` do, with the answer key, through
+//! `toolmark_client::sign_event`) and never delivers (`toolmark-webhooks` does).
 
 use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, Row, Transaction, params, params_from_iter};
