@@ -23,6 +23,8 @@
 //! - [`events`]: security events, derived from the changes a subscriber must hear about
 //!   (behaviour, registry signals, authorization servers, dangerous tool-set changes), chained
 //!   per target and read by a lossless cursor.
+//! - [`stats`]: the counts behind the stats and the badges (targets by state, changes in a
+//!   window, activity per day, the newest run of each kind, hosts by endpoints).
 //! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
 //!   batch, then the index rows in one transaction, read back from the log.
 //!
@@ -51,6 +53,7 @@ pub mod queries;
 pub mod record;
 pub mod rows;
 pub mod schema;
+pub mod stats;
 
 // The observation document and the log's time format belong to the observation model.
 pub use toolmark_observation::{document, time};
@@ -63,3 +66,4 @@ pub use harvests::{CompletedHarvest, HarvestKind, HarvestState, RegistryItem};
 pub use index::{Index, IndexError};
 pub use queries::{ChangeQuery, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet};
 pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};
+pub use stats::{BadgeFacts, ChangeCounts, DayCount, HostCount, HostCounts, TargetCounts};

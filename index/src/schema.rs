@@ -49,6 +49,10 @@
 //!   change and per `dangerous` `tools` change (`seq` the cursor, `id` the event's digest,
 //!   `target_id`, `kind`, `observed_at`, `change_id`, `body` the unsigned event document),
 //!   derived in change order ([`crate::events`]).
+//! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
+//!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
+//!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
+//!   only their rows.
 //!
 //! Version 2 changed tables in place (the authorization columns); from it on, migrations are
 //! numbered ([`MIGRATIONS`]) and keep every row: opening a database of version
@@ -56,9 +60,9 @@
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
 //! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
-//! adds `security_events` and derives the events of the changes already held, as a rebuild
-//! would. A read-only open accepts only the
-//! versions in [`READ_ONLY_VERSIONS`] (readers query version 5's tables): the binary migrates (a writable open) before it serves. The index is derivable,
+//! adds the stats' indexes and `security_events` (deriving the events of the changes already
+//! held, as a rebuild would). A read-only open accepts only the versions in
+//! [`READ_ONLY_VERSIONS`] (readers rely on version 5's tables and indexes): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
 use std::path::Path;
@@ -85,6 +89,7 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     (3, REGISTRY_TABLES),
     (4, PACKAGE_TABLES),
     (5, crate::events::EVENT_TABLES),
+    (5, crate::stats::STATS_INDEXES),
 ];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
@@ -427,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_4_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_version_5_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -485,12 +490,13 @@ mod tests {
             .conn
             .query_row(
                 "SELECT count(*) FROM pragma_index_list('changes') WHERE name IN
-                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry')",
+                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry',
+                  'changes_observed_at')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(indices, 4);
+        assert_eq!(indices, 5);
         let tables: i64 = index
             .conn
             .query_row(

@@ -20,15 +20,17 @@ pub(super) enum Nav {
     Changes,
     Log,
     Check,
+    Stats,
     None,
 }
 
 /// The nav's items: which page, its path, its label.
-const NAV: [(Nav, &str, &str); 4] = [
+const NAV: [(Nav, &str, &str); 5] = [
     (Nav::Servers, "/", "Servers"),
     (Nav::Changes, "/changes", "Changes"),
     (Nav::Log, "/log", "Log"),
     (Nav::Check, "/check", "Check"),
+    (Nav::Stats, "/stats", "Stats"),
 ];
 
 /// The first line of every page. `PreEscaped` because it is constant markup (maud's

@@ -86,6 +86,7 @@ pub(super) async fn page(
                 }))
             }
         }
+        (badge_section(&state.base_url, &t.id))
         (timeline(t, &d.observations, before.is_some()))
     };
     Ok(render(
@@ -295,6 +296,27 @@ fn timeline(t: &TargetRow, observations: &[ObservationRow], paged: bool) -> Mark
                     }
                 }
             }
+        }
+    }
+}
+
+/// The target's badge (`/badge/{id}.svg`, see [`crate::stats::badge`]) and the Markdown and
+/// HTML that embed it with a link to this page.
+fn badge_section(base: &str, id: &str) -> Markup {
+    let svg = format!("{base}/badge/{id}.svg");
+    let page = format!("{base}/s/{id}");
+    html! {
+        section aria-labelledby="badge-h" {
+            h2 id="badge-h" { "Badge" }
+            p { img id="target-badge" src={ "/badge/" (id) ".svg" } alt="This target's toolmark badge" height="20"; }
+            p class="help" {
+                "Says whether the tool set is pinned, unchanged or recently changed, or that the target is not observed or not listed; cached for an hour. As a shields.io endpoint: "
+                code { (base) "/api/v1/badges/" (id) }
+            }
+            h3 { "Markdown" }
+            pre { code id="badge-markdown" { "[![toolmark](" (svg) ")](" (page) ")" } }
+            h3 { "HTML" }
+            pre { code id="badge-html" { "<a href=\"" (page) "\"><img src=\"" (svg) "\" alt=\"toolmark badge\"></a>" } }
         }
     }
 }
