@@ -175,10 +175,14 @@ fn migrating_a_version_4_index_derives_the_events_a_rebuild_would() {
     let path = env.dir.join("index.sqlite");
 
     {
-        // The same index as version 4 had it: no events table.
+        // The same index as version 4 had it: no events table, no registry columns (its
+        // `changes` had no registry changes, so version 5's rebuild of it copies them all).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "DROP TABLE security_events;
+             ALTER TABLE package_observations DROP COLUMN registry;
+             ALTER TABLE package_observations DROP COLUMN registry_previous;
+             ALTER TABLE package_observations DROP COLUMN registry_comparison;
              UPDATE meta SET value = '4' WHERE key = 'schema_version';",
         )
         .unwrap();

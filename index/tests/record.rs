@@ -1385,11 +1385,29 @@ fn a_version_that_loses_provenance_is_a_dangerous_registry_change_derived_again_
         new["comparison"]["previousPublisher"],
         "trusted publisher: github"
     );
+    // It is a security event too, whose evidence carries the flags.
+    let events_of = |index: &toolmark_index::Index| {
+        index
+            .security_events(&toolmark_index::events::EventQuery {
+                after: Some(0),
+                limit: 100,
+                ..Default::default()
+            })
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "registry")
+            .collect::<Vec<_>>()
+    };
+    let events = events_of(&env.index);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].change_id, change.id);
+    assert!(events[0].body.contains("plain-crypto-js"), "{}", events[0].body);
     // The log and the documents alone derive the same rows.
     let Env {
         log, blobs, index, ..
     } = &mut env;
     index.rebuild(log, blobs).unwrap();
+    assert_eq!(events_of(index), events);
     assert_eq!(index.package_observations(&id, 10).unwrap(), seen);
     assert_eq!(
         index
