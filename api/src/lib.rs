@@ -32,6 +32,7 @@ pub mod documents;
 pub mod error;
 pub mod feeds;
 pub mod logroutes;
+pub mod lookalike;
 pub mod ops;
 pub mod servers;
 pub mod service;

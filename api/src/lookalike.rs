@@ -1,0 +1,146 @@
+//! Look-alike names in answers (`packageLookalike`, `serverLookalike`): the popularity snapshot
+//! read once when the state opens (the newest `DATA/popularity/popularity-*.txt`, else the one
+//! bundled in `toolmark-names`), and the listed server names indexed once per log size.
+//!
+//! Reads nothing outside the data directory and dials nothing: counts are refreshed by
+//! `toolmark package popularity --refresh` (the crawler fetches them), and a restart picks the
+//! new snapshot up.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use toolmark_client::answer::{PackageLookalike, ServerLookalike};
+use toolmark_index::{DataDir, Index, IndexError};
+use toolmark_names::packages::{LookalikeIndex, PackageKey};
+use toolmark_names::servers::ServerNames;
+use toolmark_names::snapshot::{MAX_SNAPSHOT_BYTES, Snapshot, SnapshotError};
+
+/// Why a refreshed snapshot could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum NamesError {
+    /// The file could not be read, or is larger than the format allows.
+    #[error("{path}: {reason}")]
+    Io {
+        /// The snapshot's path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The file is not a `toolmark-popularity/1` snapshot.
+    #[error("{path}: {source}")]
+    Format {
+        /// The snapshot's path.
+        path: String,
+        /// What is wrong.
+        source: SnapshotError,
+    },
+}
+
+/// The look-alike indexes of one service.
+pub struct Names {
+    packages: LookalikeIndex,
+    /// Where the counts came from: the snapshot's path, or `bundled`.
+    pub origin: String,
+    servers: Mutex<Option<(u64, Arc<ServerNames>)>>,
+}
+
+impl Names {
+    /// The snapshot bundled with this build.
+    pub fn bundled() -> Names {
+        let snapshot = Snapshot::parse(toolmark_names::BUNDLED_SNAPSHOT)
+            .expect("the bundled snapshot is tested to parse");
+        Names::new(&snapshot, "bundled".into())
+    }
+
+    fn new(snapshot: &Snapshot, origin: String) -> Names {
+        Names {
+            packages: LookalikeIndex::new(snapshot),
+            origin,
+            servers: Mutex::new(None),
+        }
+    }
+
+    /// The newest refreshed snapshot in `data`, else the bundled one. A refreshed snapshot that
+    /// cannot be read is an error (the service does not silently answer from older counts).
+    pub fn load(data: &Path) -> Result<Names, NamesError> {
+        let Some(path) = DataDir::new(data).latest_popularity() else {
+            return Ok(Names::bundled());
+        };
+        let shown = path.display().to_string();
+        let io = |reason: String| NamesError::Io {
+            path: shown.clone(),
+            reason,
+        };
+        let text = read_bounded(&path).map_err(|e| io(e.to_string()))?;
+        let snapshot = Snapshot::parse(&text).map_err(|source| NamesError::Format {
+            path: shown.clone(),
+            source,
+        })?;
+        Ok(Names::new(&snapshot, shown))
+    }
+
+    /// The snapshot's date.
+    pub fn date(&self) -> &str {
+        self.packages.date()
+    }
+
+    /// The snapshot's sources.
+    pub fn sources(&self) -> &[String] {
+        self.packages.sources()
+    }
+
+    /// `packageLookalike` for `package` as asked (`None` when it is no package key or imitates
+    /// nothing).
+    pub fn package(&self, package: &str) -> Option<PackageLookalike> {
+        let key = PackageKey::parse(package.trim()).ok()?;
+        let found = self.packages.check(&key)?;
+        let weekly = found.weekly?;
+        Some(PackageLookalike {
+            how: found.how.to_owned(),
+            of: found.of,
+            own_weekly: found.own_weekly.unwrap_or(0),
+            weekly: weekly.count,
+            weekly_as_of: weekly.as_of,
+        })
+    }
+
+    /// `serverLookalike` for `name` as asked: the server names the index knows (listed or
+    /// delisted), indexed again only when the log has grown past `log_size`.
+    pub fn server(
+        &self,
+        index: &Index,
+        log_size: u64,
+        name: &str,
+    ) -> Result<Option<ServerLookalike>, IndexError> {
+        let names = {
+            let mut slot = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+            match &*slot {
+                Some((size, names)) if *size == log_size => names.clone(),
+                _ => {
+                    let known = index.known_server_names()?;
+                    let names = Arc::new(ServerNames::new(known.iter().map(String::as_str)));
+                    *slot = Some((log_size, names.clone()));
+                    names
+                }
+            }
+        };
+        Ok(names.check(name).map(|found| ServerLookalike {
+            how: found.how.to_owned(),
+            of: found.of,
+        }))
+    }
+}
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_SNAPSHOT_BYTES as u64 + 1)
+        .read_to_string(&mut text)?;
+    if text.len() > MAX_SNAPSHOT_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_SNAPSHOT_BYTES} bytes"
+        )));
+    }
+    Ok(text)
+}
