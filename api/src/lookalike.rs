@@ -63,20 +63,8 @@ impl Names {
     /// The newest refreshed snapshot in `data`, else the bundled one. A refreshed snapshot that
     /// cannot be read is an error (the service does not silently answer from older counts).
     pub fn load(data: &Path) -> Result<Names, NamesError> {
-        let Some(path) = DataDir::new(data).latest_popularity() else {
-            return Ok(Names::bundled());
-        };
-        let shown = path.display().to_string();
-        let io = |reason: String| NamesError::Io {
-            path: shown.clone(),
-            reason,
-        };
-        let text = read_bounded(&path).map_err(|e| io(e.to_string()))?;
-        let snapshot = Snapshot::parse(&text).map_err(|source| NamesError::Format {
-            path: shown.clone(),
-            source,
-        })?;
-        Ok(Names::new(&snapshot, shown))
+        let (snapshot, origin) = read_snapshot(data)?;
+        Ok(Names::new(&snapshot, origin))
     }
 
     /// The snapshot's date.
@@ -129,6 +117,26 @@ impl Names {
             of: found.of,
         }))
     }
+}
+
+/// The snapshot the service answers from: the newest `DATA/popularity/popularity-*.txt`, else
+/// the bundled one; with where it came from (its path, or `bundled`).
+pub fn read_snapshot(data: &Path) -> Result<(Snapshot, String), NamesError> {
+    let Some(path) = DataDir::new(data).latest_popularity() else {
+        let snapshot = Snapshot::parse(toolmark_names::BUNDLED_SNAPSHOT)
+            .expect("the bundled snapshot is tested to parse");
+        return Ok((snapshot, "bundled".into()));
+    };
+    let shown = path.display().to_string();
+    let text = read_bounded(&path).map_err(|e| NamesError::Io {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    let snapshot = Snapshot::parse(&text).map_err(|source| NamesError::Format {
+        path: shown.clone(),
+        source,
+    })?;
+    Ok((snapshot, shown))
 }
 
 fn read_bounded(path: &Path) -> std::io::Result<String> {

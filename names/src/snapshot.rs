@@ -193,6 +193,58 @@ impl Snapshot {
         out
     }
 
+    /// This snapshot refreshed on `date` with `counts` (key, weekly, the day counted when it
+    /// is not `date`): the counts given replace the old ones, the others are kept with their
+    /// own day, and `source` is added to the sources (the oldest `refreshed` line is dropped
+    /// beyond [`MAX_SOURCES`]). Keys that are not package keys in normal form, and counts past
+    /// [`MAX_ENTRIES`] packages, are left out.
+    pub fn refreshed(
+        &self,
+        date: &str,
+        counts: impl IntoIterator<Item = (String, u64, Option<String>)>,
+        source: String,
+    ) -> Snapshot {
+        let mut out = self.clone();
+        for c in out.counts.values_mut() {
+            if c.as_of.is_none() {
+                c.as_of = Some(self.date.clone());
+            }
+        }
+        out.date = date.to_owned();
+        for (key, weekly, as_of) in counts {
+            let normal = PackageKey::parse(&key).is_ok_and(|k| k.key() == key);
+            if !normal || (out.counts.len() >= MAX_ENTRIES && !out.counts.contains_key(&key)) {
+                continue;
+            }
+            let as_of = as_of.filter(|d| is_date(d) && d != date);
+            out.counts.insert(key, Count { weekly, as_of });
+        }
+        for c in out.counts.values_mut() {
+            if c.as_of.as_deref() == Some(date) {
+                c.as_of = None;
+            }
+        }
+        let mut source: String = source.chars().filter(|c| !c.is_control()).collect();
+        source.truncate(
+            (0..=MAX_SOURCE_BYTES.min(source.len()))
+                .rev()
+                .find(|&i| source.is_char_boundary(i))
+                .unwrap_or(0),
+        );
+        if !source.is_empty() {
+            out.sources.push(source);
+        }
+        while out.sources.len() > MAX_SOURCES {
+            let oldest = out
+                .sources
+                .iter()
+                .position(|s| s.starts_with("refreshed "))
+                .unwrap_or(0);
+            out.sources.remove(oldest);
+        }
+        out
+    }
+
     /// The day `key`'s count was made.
     pub fn as_of<'a>(&'a self, count: &'a Count) -> &'a str {
         count.as_of.as_deref().unwrap_or(&self.date)
@@ -212,6 +264,32 @@ mod tests {
         assert_eq!(s.as_of(&s.counts["pypi:mcp"]), "2026-10-01");
         assert_eq!(s.as_of(&s.counts["npm:@a/b"]), "2026-10-10");
         assert_eq!(s.to_text(), TEXT);
+    }
+
+    #[test]
+    fn a_refresh_replaces_the_counts_it_has_and_keeps_the_others_with_their_day() {
+        let s = Snapshot::parse(TEXT).unwrap();
+        let r = s.refreshed(
+            "2026-12-02",
+            [
+                ("npm:@a/b".to_owned(), 9, Some("2026-11-30".to_owned())),
+                ("npm:new".to_owned(), 3, None),
+                ("pypi:Not_Normal".to_owned(), 1, None),
+            ],
+            "refreshed 2026-12-02: a test".to_owned(),
+        );
+        assert_eq!(r.date, "2026-12-02");
+        assert_eq!(r.counts["npm:@a/b"].weekly, 9);
+        assert_eq!(r.as_of(&r.counts["npm:@a/b"]), "2026-11-30");
+        assert_eq!(r.as_of(&r.counts["npm:new"]), "2026-12-02");
+        // Not refreshed: the old count with its old day.
+        assert_eq!(r.as_of(&r.counts["pypi:mcp"]), "2026-10-01");
+        assert!(!r.counts.contains_key("pypi:Not_Normal"));
+        assert_eq!(r.sources, ["a test", "refreshed 2026-12-02: a test"]);
+        // What it writes reads back equal.
+        assert_eq!(Snapshot::parse(&r.to_text()).unwrap(), r);
+        // The snapshot's date is written once, not on every line.
+        assert!(r.to_text().contains("npm:new\t3\n"));
     }
 
     #[test]
