@@ -136,3 +136,42 @@ async fn a_refreshed_snapshot_in_the_data_directory_is_preferred() {
         .to_string();
     assert!(err.contains("popularity-2026-12-02.txt"), "{err}");
 }
+
+#[tokio::test]
+async fn a_package_targets_page_carries_its_package_lookalike() {
+    use support::index_support::{Env, MEMORY, corpus_page, day, day_str, ok, records};
+    let mut env = Env::new("api-lookalike-server-page");
+    let recs = records(json!([
+        server("io.example/memory", MEMORY_URL),
+        {
+            "name": "io.example/github", "description": "a package", "version": "1.0.0",
+            "packages": [{"registryType": "npm", "identifier": "@evil/server-github",
+                          "version": "1.0.0", "transport": {"type": "stdio"}}],
+        },
+    ]));
+    env.run(&day_str(0, 0), &recs, &[], |url| match url {
+        MEMORY_URL => Some(ok(day(0, 60), vec![corpus_page(MEMORY)])),
+        _ => None,
+    });
+    let state = std::sync::Arc::new(toolmark_api::AppState::open(&env.dir, BASE).unwrap());
+    let (package, remote) = {
+        let index = state.index.get();
+        let package = index.targets_of("io.example/github").unwrap().remove(0).id;
+        let remote = index.targets_of("io.example/memory").unwrap().remove(0).id;
+        (package, remote)
+    };
+    let (status, _, body) = get(&state, &format!("/api/v1/servers/{package}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        body["packageLookalike"]["of"],
+        "npm:@modelcontextprotocol/server-github"
+    );
+    assert_eq!(
+        body["packageLookalike"]["how"],
+        "the same name under another scope"
+    );
+    let (_, _, body) = get(&state, &format!("/api/v1/servers/{remote}")).await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert!(body.get("packageLookalike").is_none());
+}
