@@ -31,7 +31,7 @@ pub fn lookalike(args: LookalikeArgs) -> Result<bool> {
         Some(data) => Names::load(data)?,
         None => Names::bundled(),
     };
-    let counts = json!({"date": names.date(), "from": names.origin, "sources": names.sources()});
+    let counts = json!({"date": names.date(), "from": names.origin(), "sources": names.sources()});
     let asked = args.name.trim();
     let is_package = asked.starts_with("npm:") || asked.starts_with("pypi:");
     let out = if is_package {

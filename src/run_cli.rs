@@ -99,7 +99,7 @@ async fn service(config: Config) -> Result<()> {
     if !config.schedules.popularity.is_empty() {
         let popularity =
             JobSpec::new("popularity", &config.schedules.popularity)?.with_lease(lease);
-        scheduler.add(popularity, popularity_job(&config))?;
+        scheduler.add(popularity, popularity_job(&config, state.names.clone()))?;
     }
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
@@ -233,12 +233,13 @@ fn sweep_job(config: &Config, writer: LogWriter) -> JobFn {
 }
 
 /// Refresh the look-alike rules' download counts (`toolmark package popularity --refresh`):
-/// writes `DATA/popularity/popularity-TODAY.txt`, which the API reads when it next starts. It
-/// does not touch the log.
-fn popularity_job(config: &Config) -> JobFn {
+/// writes `DATA/popularity/popularity-TODAY.txt` and has the API answer from it. It does not
+/// touch the log.
+fn popularity_job(config: &Config, names: Arc<toolmark_api::lookalike::Names>) -> JobFn {
     let data = config.data.clone();
     Arc::new(move |_ctx: JobContext| {
         let data = data.clone();
+        let names = names.clone();
         Box::pin(async move {
             let handle = tokio::runtime::Handle::current();
             tokio::task::spawn_blocking(move || {
@@ -250,8 +251,11 @@ fn popularity_job(config: &Config) -> JobFn {
                     false,
                 )
                 .map_err(|e| JobError::new(format!("{e:#}")))?;
+                names
+                    .reload(&data)
+                    .map_err(|e| JobError::new(format!("reading the new snapshot: {e}")))?;
                 Ok(format!(
-                    "popularity snapshot {} written: {} counts, {} names failed (older counts kept)",
+                    "popularity snapshot {} written and in use: {} counts, {} names failed (older counts kept)",
                     r.path.display(),
                     r.counted,
                     r.failed_count

@@ -1,13 +1,14 @@
 //! Look-alike names in answers (`packageLookalike`, `serverLookalike`): the popularity snapshot
-//! read once when the state opens (the newest `DATA/popularity/popularity-*.txt`, else the one
-//! bundled in `toolmark-names`), and the listed server names indexed once per log size.
+//! read when the state opens (the newest `DATA/popularity/popularity-*.txt`, else the one
+//! bundled in `toolmark-names`) and again on [`Names::reload`], and the listed server names
+//! indexed once per log size.
 //!
 //! Reads nothing outside the data directory and dials nothing: counts are refreshed by
-//! `toolmark package popularity --refresh` (the crawler fetches them), and a restart picks the
-//! new snapshot up.
+//! `toolmark package popularity --refresh` (the crawler fetches them); `toolmark run`'s
+//! `popularity` job reloads after writing, another process's refresh is picked up at restart.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use toolmark_client::answer::{PackageLookalike, ServerLookalike};
 use toolmark_index::{DataDir, Index, IndexError};
@@ -38,9 +39,8 @@ pub enum NamesError {
 
 /// The look-alike indexes of one service.
 pub struct Names {
-    packages: LookalikeIndex,
-    /// Where the counts came from: the snapshot's path, or `bundled`.
-    pub origin: String,
+    /// The index and where its counts came from (the snapshot's path, or `bundled`).
+    packages: RwLock<(Arc<LookalikeIndex>, String)>,
     servers: Mutex<Option<(u64, Arc<ServerNames>)>>,
 }
 
@@ -54,10 +54,28 @@ impl Names {
 
     fn new(snapshot: &Snapshot, origin: String) -> Names {
         Names {
-            packages: LookalikeIndex::new(snapshot),
-            origin,
+            packages: RwLock::new((Arc::new(LookalikeIndex::new(snapshot)), origin)),
             servers: Mutex::new(None),
         }
+    }
+
+    fn current(&self) -> (Arc<LookalikeIndex>, String) {
+        let slot = self.packages.read().unwrap_or_else(|e| e.into_inner());
+        (slot.0.clone(), slot.1.clone())
+    }
+
+    /// Read the snapshot in use again (after a refresh wrote a newer one); on an error the
+    /// current one stays. Answers made meanwhile use one or the other, never a mix.
+    pub fn reload(&self, data: &Path) -> Result<(), NamesError> {
+        let (snapshot, origin) = read_snapshot(data)?;
+        let index = Arc::new(LookalikeIndex::new(&snapshot));
+        *self.packages.write().unwrap_or_else(|e| e.into_inner()) = (index, origin);
+        Ok(())
+    }
+
+    /// Where the counts came from: the snapshot's path, or `bundled`.
+    pub fn origin(&self) -> String {
+        self.current().1
     }
 
     /// The newest refreshed snapshot in `data`, else the bundled one. A refreshed snapshot that
@@ -68,20 +86,20 @@ impl Names {
     }
 
     /// The snapshot's date.
-    pub fn date(&self) -> &str {
-        self.packages.date()
+    pub fn date(&self) -> String {
+        self.current().0.date().to_owned()
     }
 
     /// The snapshot's sources.
-    pub fn sources(&self) -> &[String] {
-        self.packages.sources()
+    pub fn sources(&self) -> Vec<String> {
+        self.current().0.sources().to_vec()
     }
 
     /// `packageLookalike` for `package` as asked (`None` when it is no package key or imitates
     /// nothing).
     pub fn package(&self, package: &str) -> Option<PackageLookalike> {
         let key = PackageKey::parse(package.trim()).ok()?;
-        let found = self.packages.check(&key)?;
+        let found = self.current().0.check(&key)?;
         let weekly = found.weekly?;
         Some(PackageLookalike {
             how: found.how.to_owned(),

@@ -91,7 +91,7 @@ pub struct AppState {
     pub clock: fn() -> std::time::SystemTime,
     /// Look-alike names: the popularity snapshot read once at open, and the listed server
     /// names indexed once per log size (`crate::lookalike`).
-    pub names: crate::lookalike::Names,
+    pub names: Arc<crate::lookalike::Names>,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
 }
@@ -187,7 +187,7 @@ impl AppState {
             )),
             metrics: crate::ops::Metrics::default(),
             extra_metrics: None,
-            names: crate::lookalike::Names::load(data)?,
+            names: Arc::new(crate::lookalike::Names::load(data)?),
             checkpoint: Mutex::new(None),
             answers: crate::check::AnswerCache::default(),
             clock: std::time::SystemTime::now,

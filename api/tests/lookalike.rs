@@ -175,3 +175,31 @@ async fn a_package_targets_page_carries_its_package_lookalike() {
     let body: Value = serde_json::from_slice(&body).unwrap();
     assert!(body.get("packageLookalike").is_none());
 }
+
+#[tokio::test]
+async fn a_reload_answers_from_the_newest_snapshot_and_keeps_the_old_one_on_error() {
+    let p = populated("lookalike-reload");
+    let data = toolmark_index::DataDir::new(&p.dir);
+    assert_eq!(p.state.names.origin(), "bundled");
+    data.write_popularity(
+        "2026-12-01",
+        "toolmark-popularity/1\ndate 2026-12-01\nsource a test's refresh\n\nnpm:weather-report-mcp\t50000\n",
+    )
+    .unwrap();
+    // Not before the reload.
+    let a = check(&p, json!({"package": "npm:weather-rep0rt-mcp"})).await;
+    assert!(a.get("packageLookalike").is_none());
+    p.state.names.reload(&p.dir).unwrap();
+    assert_eq!(p.state.names.date(), "2026-12-01");
+    let b = check(
+        &p,
+        json!({"package": "npm:weather-rep0rt-mcp", "name": "x"}),
+    )
+    .await;
+    assert_eq!(b["packageLookalike"]["of"], "npm:weather-report-mcp");
+    // A newer snapshot that cannot be read: an error, and the one in use stays.
+    data.write_popularity("2026-12-02", "not a snapshot\n")
+        .unwrap();
+    assert!(p.state.names.reload(&p.dir).is_err());
+    assert_eq!(p.state.names.date(), "2026-12-01");
+}
