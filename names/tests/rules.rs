@@ -337,3 +337,17 @@ fn the_bundled_snapshot_reads_and_finds_the_wardens_example() {
         None
     );
 }
+
+#[test]
+fn the_bundled_snapshot_is_the_one_sources_describes() {
+    use sha2::Digest;
+    let sources = include_str!("../data/SOURCES");
+    let digest: String = sha2::Sha256::digest(BUNDLED_SNAPSHOT.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        sources.contains(&digest),
+        "SOURCES does not name sha256 {digest}"
+    );
+}
