@@ -3,7 +3,7 @@
 /// A name's skeleton and whether reading it as ASCII changed a character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skeleton {
-    /// The skeleton: confusables folded, lower case, `-`, `_`, `.` removed, `0`→`o`, `1`→`l`.
+    /// The skeleton: confusables folded, lower case, `-_.` removed, `0`→`o`, `1`→`l`.
     pub text: String,
     /// Whether a non-ASCII character was read as an ASCII one it looks like.
     pub confusable: bool,

@@ -13,7 +13,8 @@
 //! The first line is the format; then header lines `date YYYY-MM-DD` (once) and `source TEXT`
 //! (one or more) up to an empty line; then one line per package: its key (`npm:…`, `pypi:…`),
 //! a tab, its weekly downloads, and optionally a tab and the day they were counted when it is
-//! not the snapshot's date (`<TAB>` is a tab; a refresh that could not reach every name keeps older counts).
+//! not the snapshot's date (`<TAB>` above is a tab; a refresh that could not reach every name
+//! keeps older counts with their own day).
 //! Keys are written sorted, unique, and PyPI's PEP 503-normalised; every line ends in `\n`.
 //! Reading is bounded by the `MAX_*` constants and refuses anything else with the line number.
 
