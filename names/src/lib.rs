@@ -9,11 +9,12 @@
 //!   `0`→`o`, `1`→`l`; ours first folds non-ASCII characters through Unicode's confusable
 //!   skeleton, UTS #39, so `gіthub` with a Cyrillic `і` reads as `github`);
 //! - [`packages`]: the key [`packages::PackageKey`] (`npm:@scope/name`, `pypi:name`
-//!   PEP 503-normalised) and [`packages::LookalikeIndex`] over a popularity [`snapshot::Snapshot`]: the same name
-//!   under another scope, the same skeleton with other separators or look-alike characters,
-//!   one edit away (Damerau–Levenshtein exactly 1, found through a symmetric-delete index) for
-//!   skeletons of at least [`MIN_EDIT_LENGTH`] characters, generic names excluded, reported
-//!   only when the popular package has at least [`RATIO`] times the asked one's downloads;
+//!   PEP 503-normalised) and [`packages::LookalikeIndex`] over a popularity
+//!   [`snapshot::Snapshot`]: the same name under another scope, the same skeleton with other
+//!   separators or look-alike characters, one edit away (Damerau–Levenshtein exactly 1, found
+//!   through a symmetric-delete index) for skeletons of at least [`MIN_EDIT_LENGTH`]
+//!   characters, generic names excluded, reported only when the popular package has at least
+//!   [`RATIO`] times the asked one's downloads;
 //! - [`servers`]: the same for MCP registry server names (`io.github.x/name`) against the
 //!   names the registry lists, where being listed stands in for popularity;
 //! - [`snapshot`]: the dated popularity snapshot's text format (read and written), bounded.
