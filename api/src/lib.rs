@@ -8,10 +8,15 @@
 //! - [`servers`]: servers, targets, timelines, changes, sensitive-tool globs.
 //! - [`feeds`]: change feeds in Atom (`/feed.xml`), RSS 2.0 (`/feed.rss`) and JSON Feed
 //!   (`/feed.json`), global or per server (`watch=`).
+//! - [`events`]: signed security events (`/api/v1/security-events`, a lossless cursor) and the
+//!   security feeds (`/security-feed.xml`, `.rss`, `.json`).
 //! - [`documents`]: stored observation documents by content address
 //!   (`/api/v1/documents/{sri}`), and the bounded cache of what pages show of tool sets.
 //! - [`desk`]: the web desk (maud templates that escape by default, in-browser verification of
 //!   checkpoints and proofs).
+//! - [`stats`]: `/api/v1/stats` (targets by state, changes, activity per day, the last runs,
+//!   the log), the hosts with the most endpoints, and badges (`/badge/{id}.svg`, shields.io
+//!   endpoint answers at `/api/v1/badges/…`).
 //! - [`changes`]: the one typed view of a stored change that the desk, the change endpoints
 //!   and the feeds render.
 //!
@@ -30,6 +35,7 @@ pub mod check;
 pub mod desk;
 pub mod documents;
 pub mod error;
+pub mod events;
 pub mod feeds;
 pub mod logroutes;
 pub mod lookalike;
@@ -37,6 +43,7 @@ pub mod ops;
 pub mod servers;
 pub mod service;
 pub mod state;
+pub mod stats;
 
 use std::sync::Arc;
 
@@ -65,9 +72,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(logroutes::routes())
         .merge(servers::routes())
         .merge(feeds::routes())
+        .merge(events::routes())
         .merge(desk::routes())
         .merge(ops::routes())
         .merge(documents::routes())
+        .merge(stats::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             ops::count_requests,

@@ -92,6 +92,9 @@ pub struct AppState {
     /// Look-alike names: the popularity snapshot read once at open, and the listed server
     /// names indexed once per log size (`crate::lookalike`).
     pub names: Arc<crate::lookalike::Names>,
+    /// The stats of the last minute (`/api/v1/stats`, the desk's stats page, the global
+    /// badges).
+    pub stats: crate::stats::StatsCache,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
 }
@@ -189,6 +192,7 @@ impl AppState {
             extra_metrics: None,
             names: Arc::new(crate::lookalike::Names::load(data)?),
             checkpoint: Mutex::new(None),
+            stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),
             clock: std::time::SystemTime::now,
         })

@@ -27,6 +27,10 @@
 //!   its document's `package.sandbox` (`crate::packages`): `package`, `version`, `status`,
 //!   `observer`, `complete`, `artifact`, `findings` and `behaviour` (JSON, the answer's shape);
 //!   an entry whose document holds no facts (a fetch that failed) has a row too, not complete.
+//!   Version 5 adds the registry signals (`crate::packages::REGISTRY_SIGNAL_TABLES`):
+//!   `registry` (the document's `package.registry` facts, JSON), `registry_previous` (the entry
+//!   of the previous observed version that has facts, compared with) and
+//!   `registry_comparison` (the flags and what they name, JSON).
 //! * `changes`: one row per `ok` entry whose full digest differs from the target's previous `ok`
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
@@ -37,7 +41,10 @@
 //!   authorization server decides who may mint tokens for the server); `behaviour` (version 4)
 //!   for a package entry whose version behaved otherwise than the package's latest `ok`
 //!   observation of another version (`old_behaviour`, `new_behaviour`: JSON; `added`/`removed`
-//!   count findings).
+//!   count findings); `registry` (version 5) for a package entry whose registry facts raise a
+//!   flag against the previous observed version's (`old_registry`: `{"version"}`,
+//!   `new_registry`: `{"version", "comparison"}`; `added` counts the flags; `dangerous` for
+//!   `provenance-lost`, `publisher-changed`, `install-scripts-added`, else `unsure`).
 //! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
@@ -45,15 +52,26 @@
 //! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
 //!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
 //!   the last complete full harvest (`last_full_at`).
+//! * `security_events` (version 5): one event per `behaviour`, `registry` and `authorization`
+//!   change and per `dangerous` `tools` change (`seq` the cursor, `id` the event's digest,
+//!   `target_id`, `kind`, `observed_at`, `change_id`, `body` the unsigned event document),
+//!   derived in change order ([`crate::events`]).
+//! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
+//!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
+//!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
+//!   only their rows.
 //!
 //! Version 2 changed tables in place (the authorization columns); from it on, migrations are
 //! numbered ([`MIGRATIONS`]) and keep every row: opening a database of version
 //! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
-//! rows) so that it holds `behaviour` changes and one change of each kind per entry. A
-//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers query version
-//! 4's tables): the binary migrates (a writable open) before it serves. The index is derivable,
+//! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
+//! adds the registry signals' columns, rebuilds `changes` again (ids kept) for `registry`
+//! changes, adds `security_events` (deriving the events of the changes already held, as a
+//! rebuild would) and the stats' indexes (several pieces of one version, applied in order). A
+//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers rely on version
+//! 5's tables and indexes): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
 use std::path::Path;
@@ -64,7 +82,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -72,11 +90,19 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[4];
+pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES), (4, PACKAGE_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[
+    (3, REGISTRY_TABLES),
+    (4, PACKAGE_TABLES),
+    // One version, several pieces, applied in this order: `changes` is rebuilt before the
+    // stats' index on it is made.
+    (5, crate::packages::REGISTRY_SIGNAL_TABLES),
+    (5, crate::events::EVENT_TABLES),
+    (5, crate::stats::STATS_INDEXES),
+];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
 /// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,
@@ -307,6 +333,10 @@ impl Index {
                 tx.execute_batch(ddl)?;
             }
         }
+        if from > 0 && from < 5 {
+            // Version 5's events of the changes an older database already holds.
+            crate::events::backfill(&tx)?;
+        }
         set_meta(&tx, "schema_version", &SCHEMA_VERSION.to_string())?;
         tx.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('log_size_indexed', '0')",
@@ -414,7 +444,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_4_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_the_current_version_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -440,13 +470,13 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers refuse it until the writer has migrated it (they query version 4's tables).
+        // Readers refuse it until the writer has migrated it (they query the newest tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
         assert_eq!(
             meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("4")
+            Some(SCHEMA_VERSION.to_string().as_str())
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -468,16 +498,30 @@ mod tests {
         };
         insert("behaviour").unwrap();
         assert!(insert("behaviour").is_err());
+        // Version 5: registry changes, and the registry signals of package observations.
+        insert("registry").unwrap();
+        assert!(insert("registry").is_err());
+        assert!(insert("other").is_err());
+        index
+            .conn
+            .query_row(
+                "SELECT count(registry), count(registry_previous), count(registry_comparison)
+                 FROM package_observations",
+                [],
+                |_| Ok(()),
+            )
+            .unwrap();
         let indices: i64 = index
             .conn
             .query_row(
                 "SELECT count(*) FROM pragma_index_list('changes') WHERE name IN
-                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry')",
+                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry',
+                  'changes_observed_at')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(indices, 4);
+        assert_eq!(indices, 5);
         let tables: i64 = index
             .conn
             .query_row(
@@ -488,6 +532,12 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 2);
+        // Version 5's security events: the one change (benign, of tools) is no event.
+        let events: i64 = index
+            .conn
+            .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(events, 0);
         // Version 1 changed in place in version 2: refused, to be rebuilt.
         index
             .conn
