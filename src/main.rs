@@ -6,6 +6,7 @@
 mod crawl_cli;
 mod demo;
 mod log_cli;
+mod names_cli;
 mod package_cli;
 mod run_cli;
 mod serve_cli;
@@ -75,7 +76,8 @@ enum Command {
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),
-    /// Packages: observe one npm version in gVisor (`package observe SPEC`).
+    /// Packages: observe one version in gVisor (`package observe SPEC`), sweep, look-alike
+    /// names (`package lookalike NAME`) and the popularity snapshot (`package popularity`).
     Package {
         #[command(subcommand)]
         command: package_cli::PackageCommand,

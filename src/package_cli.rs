@@ -22,6 +22,12 @@ pub enum PackageCommand {
     /// One package sweep: the npm and PyPI servers the stored registry records list (a crawl
     /// stored them), each version observed once in gVisor and logged (docs/sandbox.md).
     Sweep(SweepArgs),
+    /// Does NAME imitate a popular package (npm:…, pypi:…) or a known server name? Prints the
+    /// JSON answer; exits 1 when it does (docs/api.md, "Look-alike names").
+    Lookalike(crate::names_cli::LookalikeArgs),
+    /// The popularity snapshot the look-alike rules use; with --refresh, fetch weekly counts
+    /// (npm's downloads API, pypistats) into a new dated snapshot in the data directory.
+    Popularity(crate::names_cli::PopularityArgs),
 }
 
 #[derive(Args)]
@@ -226,6 +232,8 @@ pub fn run(command: PackageCommand) -> Result<bool> {
             runtime.block_on(observe_one(args))
         }
         PackageCommand::Sweep(args) => sweep(args),
+        PackageCommand::Lookalike(args) => crate::names_cli::lookalike(args),
+        PackageCommand::Popularity(args) => crate::names_cli::popularity_command(args),
     }
 }
 

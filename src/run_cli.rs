@@ -96,6 +96,11 @@ async fn service(config: Config) -> Result<()> {
             JobSpec::new("package-sweep", &config.schedules.package_sweep)?.with_lease(lease);
         scheduler.add(sweep, sweep_job(&config, writer.clone()))?;
     }
+    if !config.schedules.popularity.is_empty() {
+        let popularity =
+            JobSpec::new("popularity", &config.schedules.popularity)?.with_lease(lease);
+        scheduler.add(popularity, popularity_job(&config, state.names.clone()))?;
+    }
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
     // Webhooks: a delivery pass on its schedule, only when subscriptions are configured.
@@ -106,6 +111,7 @@ async fn service(config: Config) -> Result<()> {
     let crons = [
         ("crawl", &config.schedules.crawl),
         ("package-sweep", &config.schedules.package_sweep),
+        ("popularity", &config.schedules.popularity),
         ("heartbeat", &config.schedules.heartbeat),
         ("webhooks", &config.schedules.webhooks),
     ];
@@ -229,6 +235,41 @@ fn sweep_job(config: &Config, writer: LogWriter) -> JobFn {
             anyhow::bail!(message);
         }
         Ok(message)
+    })
+}
+
+/// Refresh the look-alike rules' download counts (`toolmark package popularity --refresh`):
+/// writes `DATA/popularity/popularity-TODAY.txt` and has the API answer from it. It does not
+/// touch the log.
+fn popularity_job(config: &Config, names: Arc<toolmark_api::lookalike::Names>) -> JobFn {
+    let data = config.data.clone();
+    Arc::new(move |_ctx: JobContext| {
+        let data = data.clone();
+        let names = names.clone();
+        Box::pin(async move {
+            let handle = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || {
+                let r = crate::names_cli::refresh(
+                    &handle,
+                    &data,
+                    crate::names_cli::DEFAULT_REFRESH_NAMES,
+                    &toolmark_crawler::popularity::CountSources::default(),
+                    false,
+                )
+                .map_err(|e| JobError::new(format!("{e:#}")))?;
+                names
+                    .reload(&data)
+                    .map_err(|e| JobError::new(format!("reading the new snapshot: {e}")))?;
+                Ok(format!(
+                    "popularity snapshot {} written and in use: {} counts, {} names failed (older counts kept)",
+                    r.path.display(),
+                    r.counted,
+                    r.failed_count
+                ))
+            })
+            .await
+            .map_err(|e| JobError::new(format!("the popularity task: {e}")))?
+        })
     })
 }
 

@@ -808,6 +808,7 @@ fn answer(
         verdict: decision.verdict,
         note: decision.note.join("; "),
         observed,
+        package_lookalike: q.package.as_deref().and_then(|p| state.names.package(p)),
         proof,
         query: wire::Query {
             compared_by: client.by,
@@ -819,6 +820,12 @@ fn answer(
             tool_set_digest: client.mtl1_digest().copied(),
         },
         seen_before: decision.seen_before,
+        server_lookalike: match &q.name {
+            Some(name) => state
+                .names
+                .server(&state.index.get(), at.checkpoint.size, name)?,
+            None => None,
+        },
         signature: None,
         target: found
             .as_ref()

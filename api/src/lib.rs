@@ -38,6 +38,7 @@ pub mod error;
 pub mod events;
 pub mod feeds;
 pub mod logroutes;
+pub mod lookalike;
 pub mod ops;
 pub mod servers;
 pub mod service;

@@ -384,6 +384,14 @@ async fn server_detail(
             out.insert("targets".into(), Value::Array(siblings));
             out.insert("timeline".into(), Value::Array(timeline));
             out.insert("changes".into(), Value::Array(changes));
+            if target.kind == "package" {
+                // As in `/check` answers (docs/api.md "Look-alike names"); null: none.
+                let lookalike = state.names.package(&target.target);
+                out.insert(
+                    "packageLookalike".into(),
+                    serde_json::to_value(lookalike).map_err(ApiError::internal)?,
+                );
+            }
             (target, out)
         };
         Ok((target, out))

@@ -89,6 +89,9 @@ pub struct AppState {
     /// The clock `/check` answers are dated by (`checkedAt`): [`std::time::SystemTime::now`]
     /// unless a test fixes it.
     pub clock: fn() -> std::time::SystemTime,
+    /// Look-alike names: the popularity snapshot read once at open, and the listed server
+    /// names indexed once per log size (`crate::lookalike`).
+    pub names: Arc<crate::lookalike::Names>,
     /// The stats of the last minute (`/api/v1/stats`, the desk's stats page, the global
     /// badges).
     pub stats: crate::stats::StatsCache,
@@ -154,6 +157,9 @@ pub enum StateError {
     /// The answer key could not be read or created.
     #[error("{0}")]
     Data(#[from] toolmark_index::DataError),
+    /// A refreshed popularity snapshot could not be read.
+    #[error("popularity snapshot: {0}")]
+    Names(#[from] crate::lookalike::NamesError),
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
@@ -184,6 +190,7 @@ impl AppState {
             )),
             metrics: crate::ops::Metrics::default(),
             extra_metrics: None,
+            names: Arc::new(crate::lookalike::Names::load(data)?),
             checkpoint: Mutex::new(None),
             stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),

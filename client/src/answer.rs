@@ -65,6 +65,14 @@ pub struct Answer {
     /// What toolmark observed at the target, when it ever read its tool set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
+    /// For a `package` asked, listed or not: the popular package its name imitates
+    /// (HISTOR's member and rules, docs/api.md "Look-alike names").
+    #[serde(
+        rename = "packageLookalike",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub package_lookalike: Option<PackageLookalike>,
     /// The entry a `same` or `previously-observed` answer rests on, with its proof.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
@@ -77,6 +85,14 @@ pub struct Answer {
         skip_serializing_if = "Option::is_none"
     )]
     pub seen_before: Option<SeenBefore>,
+    /// For a `name` the registry does not list: the listed server name it reads like (ours;
+    /// docs/api.md "Look-alike names").
+    #[serde(
+        rename = "serverLookalike",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_lookalike: Option<ServerLookalike>,
     /// The answer key's signature over the rest (absent only while signing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<Signature>,
@@ -86,6 +102,36 @@ pub struct Answer {
     /// Always [`ANSWER_TYPE`].
     #[serde(rename = "type")]
     pub kind: String,
+}
+
+/// `packageLookalike`: HISTOR's `{of, weekly, how, ownWeekly}`, plus the day `weekly` was
+/// counted (`weeklyAsOf`, ours: counts come from a dated snapshot).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageLookalike {
+    /// How the name imitates it (HISTOR's phrases: "the same name under another scope", "the
+    /// same name with other separators or look-alike characters", "one character away"; ours:
+    /// "the same name with look-alike characters from another script").
+    pub how: String,
+    /// The imitated package (`npm:@scope/name`, `pypi:name`).
+    pub of: String,
+    /// The asked package's weekly downloads (0 when the snapshot does not list it).
+    #[serde(rename = "ownWeekly")]
+    pub own_weekly: u64,
+    /// The imitated package's weekly downloads.
+    pub weekly: u64,
+    /// The day `weekly` was counted (`YYYY-MM-DD`).
+    #[serde(rename = "weeklyAsOf")]
+    pub weekly_as_of: String,
+}
+
+/// `serverLookalike`: the listed server name an unlisted `name` reads like (no counts exist for
+/// server names; being listed stands in for popularity).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerLookalike {
+    /// How (the phrases of [`PackageLookalike::how`] but the scope one).
+    pub how: String,
+    /// The listed server name.
+    pub of: String,
 }
 
 /// How the client's set was compared.

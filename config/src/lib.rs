@@ -123,6 +123,10 @@ pub struct Schedules {
     pub heartbeat: String,
     /// The package sweep (npm and PyPI servers observed in gVisor); empty: never.
     pub package_sweep: String,
+    /// Refreshing the look-alike rules' weekly download counts from npm's downloads API and
+    /// pypistats into `DATA/popularity/` (read by the API when it starts); empty: never (the
+    /// default: the APIs must be reachable; a weekly `"0 4 * * 1"` where they are).
+    pub popularity: String,
     /// A webhook delivery pass (only when `[[webhooks]]` lists subscriptions).
     pub webhooks: String,
     /// A job's lease on its lock: renewed every third of it while the job runs, so it only
@@ -157,6 +161,7 @@ impl Default for Schedules {
             crawl: "0 3 * * *".to_owned(),
             heartbeat: "0 * * * *".to_owned(),
             package_sweep: "0 5 * * *".to_owned(),
+            popularity: String::new(),
             webhooks: "0 * * * * *".to_owned(),
             lease_seconds: 120,
         }
@@ -205,6 +210,9 @@ pub struct RunFlags {
     /// Cron expression of the package sweep (empty: never).
     #[arg(long, env = "TOOLMARK_PACKAGE_SWEEP_SCHEDULE")]
     pub package_sweep_schedule: Option<String>,
+    /// Cron expression of the popularity refresh (empty: never).
+    #[arg(long, env = "TOOLMARK_POPULARITY_SCHEDULE")]
+    pub popularity_schedule: Option<String>,
     /// Cron expression of the webhook delivery pass.
     #[arg(long, env = "TOOLMARK_WEBHOOKS_SCHEDULE")]
     pub webhooks_schedule: Option<String>,
@@ -281,6 +289,7 @@ impl Config {
             (&a.crawl_schedule, &mut self.schedules.crawl),
             (&a.heartbeat_schedule, &mut self.schedules.heartbeat),
             (&a.package_sweep_schedule, &mut self.schedules.package_sweep),
+            (&a.popularity_schedule, &mut self.schedules.popularity),
             (&a.webhooks_schedule, &mut self.schedules.webhooks),
         ];
         for (from, to) in strings {
@@ -308,9 +317,11 @@ impl Config {
             ("schedules.crawl", &self.schedules.crawl),
             ("schedules.heartbeat", &self.schedules.heartbeat),
             ("schedules.package_sweep", &self.schedules.package_sweep),
+            ("schedules.popularity", &self.schedules.popularity),
             ("schedules.webhooks", &self.schedules.webhooks),
         ] {
-            if key == "schedules.package_sweep" && expr.is_empty() {
+            let optional = matches!(key, "schedules.package_sweep" | "schedules.popularity");
+            if optional && expr.is_empty() {
                 continue;
             }
             toolmark_schedules::JobSpec::new(key, expr)
@@ -400,6 +411,22 @@ mod tests {
         let text = include_str!("../../toolmark.example.toml");
         assert_eq!(Config::parse(text).unwrap(), Config::default());
         Config::default().validate().unwrap();
+    }
+
+    #[test]
+    fn the_popularity_schedule_is_optional_and_checked_when_set() {
+        let mut c = Config::default();
+        assert_eq!(c.schedules.popularity, "");
+        c.validate().unwrap();
+        c.schedules.popularity = "0 4 * * 1".into();
+        c.validate().unwrap();
+        c.schedules.popularity = "every monday".into();
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("schedules.popularity")
+        );
     }
 
     /// docs/operations.md's table lists every key with its default, and no other.

@@ -42,6 +42,7 @@ pub mod harvest;
 pub mod limits;
 pub mod mcp;
 pub mod packages;
+pub mod popularity;
 pub mod remote_log;
 pub mod resource;
 pub mod sse;

@@ -750,7 +750,7 @@ pub struct Artifact {
 /// One GET through the crawler's SSRF guard (resolved once, every address checked, the
 /// client pinned to them; no redirects, no proxy, `config`'s trust), within
 /// [`PACKAGE_FETCH_TIMEOUT`] for headers and body, the body under `max`.
-async fn get(
+pub(crate) async fn get(
     config: &ClientConfig,
     url: &str,
     accept: &str,

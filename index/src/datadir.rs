@@ -8,6 +8,8 @@
 //! DATA/index.sqlite         the queryable index
 //! DATA/schedules.sqlite     the schedules' leases and run history (`toolmark run`)
 //! DATA/api/answer.key       the key that signs `/check` answers (hex seed, mode 0600)
+//! DATA/popularity/          weekly download snapshots (`popularity-YYYY-MM-DD.txt`, written
+//!                           by `toolmark package popularity --refresh`; the newest is used)
 //! ```
 //!
 //! [`DataDir::open_writer`] creates what is missing (the log with its key, the answer key, the
@@ -32,6 +34,9 @@ pub const SCHEDULES_FILE: &str = "schedules.sqlite";
 pub const WEBHOOKS_FILE: &str = "webhooks.sqlite";
 /// The answer-signing key under the data directory (hex seed, mode 0600).
 pub const ANSWER_KEY_FILE: &str = "api/answer.key";
+
+/// The popularity snapshots under the data directory.
+pub const POPULARITY_DIR: &str = "popularity";
 
 /// Why a data directory could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +171,51 @@ impl DataDir {
         Ok(Writer { log, blobs, index })
     }
 
+    /// Where refreshed popularity snapshots live.
+    pub fn popularity_dir(&self) -> PathBuf {
+        self.root.join(POPULARITY_DIR)
+    }
+
+    /// The newest refreshed popularity snapshot (`popularity-YYYY-MM-DD.txt`, the greatest
+    /// date), if any; other files are ignored.
+    pub fn latest_popularity(&self) -> Option<PathBuf> {
+        let dir = self.popularity_dir();
+        let mut best: Option<String> = None;
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let dated = name
+                .strip_prefix("popularity-")
+                .and_then(|n| n.strip_suffix(".txt"))
+                .is_some_and(|d| {
+                    d.len() == 10 && d.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+                });
+            if dated && best.as_ref().is_none_or(|b| name > *b) {
+                best = Some(name);
+            }
+        }
+        best.map(|n| dir.join(n))
+    }
+
+    /// Write a refreshed popularity snapshot dated `date` (`YYYY-MM-DD`) atomically: a
+    /// temporary file, fsync, rename over `popularity-DATE.txt`, fsync of the directory; a
+    /// reader sees the old file or the whole new one.
+    pub fn write_popularity(&self, date: &str, text: &str) -> Result<PathBuf, DataError> {
+        use std::io::Write;
+        let dir = self.popularity_dir();
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let path = dir.join(format!("popularity-{date}.txt"));
+        let tmp = dir.join(format!(".popularity-{date}.txt.{}", std::process::id()));
+        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(text.as_bytes()).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        drop(f);
+        std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        std::fs::File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(&dir))?;
+        Ok(path)
+    }
+
     /// The answer-signing key, created (from the OS's randomness) on first use.
     pub fn answer_key(&self) -> Result<ed25519_dalek::SigningKey, DataError> {
         let path = self.answer_key_path();
@@ -256,6 +306,20 @@ mod tests {
         assert_eq!(w.log.vkey(), vkey);
         assert_eq!(data.answer_key().unwrap().to_bytes(), answer);
         drop(w);
+        std::fs::remove_dir_all(data.root()).unwrap();
+    }
+
+    #[test]
+    fn the_newest_popularity_snapshot_is_the_one_read() {
+        let data = scratch("popularity");
+        assert_eq!(data.latest_popularity(), None);
+        data.write_popularity("2026-11-01", "a").unwrap();
+        let newest = data.write_popularity("2026-12-02", "b").unwrap();
+        std::fs::write(data.popularity_dir().join("popularity-notes.txt"), "c").unwrap();
+        assert_eq!(data.latest_popularity(), Some(newest.clone()));
+        assert_eq!(std::fs::read_to_string(newest).unwrap(), "b");
+        // No temporary file is left behind.
+        assert_eq!(std::fs::read_dir(data.popularity_dir()).unwrap().count(), 3);
         std::fs::remove_dir_all(data.root()).unwrap();
     }
 

@@ -1,0 +1,204 @@
+//! `toolmark package lookalike NAME` and `toolmark package popularity [--refresh]`: the
+//! look-alike rules of `/check` on the command line, and the popularity snapshot they weigh
+//! names with (docs/api.md "Look-alike names", docs/operations.md "Popularity").
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
+use toolmark_api::lookalike::{Names, read_snapshot};
+use toolmark_crawler::popularity::{self, CountSources};
+use toolmark_index::DataDir;
+use toolmark_names::packages::PackageKey;
+use toolmark_names::snapshot::Snapshot;
+
+#[derive(Args)]
+pub struct LookalikeArgs {
+    /// `npm:NAME`, `npm:@SCOPE/NAME`, `pypi:NAME`, or a registry server name
+    /// (`io.github.owner/name`; needs --data, whose index holds the known names).
+    name: String,
+    /// A data directory: its newest popularity snapshot (else the bundled one) and, for a
+    /// server name, its index.
+    #[arg(long)]
+    data: Option<PathBuf>,
+}
+
+/// Prints the JSON answer; `Ok(true)` (exit 0) when the name imitates nothing, `Ok(false)`
+/// (exit 1) when it does.
+pub fn lookalike(args: LookalikeArgs) -> Result<bool> {
+    let names = match &args.data {
+        Some(data) => Names::load(data)?,
+        None => Names::bundled(),
+    };
+    let counts = json!({"date": names.date(), "from": names.origin(), "sources": names.sources()});
+    let asked = args.name.trim();
+    let is_package = asked.starts_with("npm:") || asked.starts_with("pypi:");
+    let out = if is_package {
+        let key = PackageKey::parse(asked).with_context(|| format!("{asked:?}"))?;
+        let found = names.package(asked);
+        let mut out = json!({"asked": asked, "key": key.key(), "counts": counts});
+        if let Some(found) = &found {
+            out["packageLookalike"] = serde_json::to_value(found)?;
+        }
+        out
+    } else {
+        let Some(data) = &args.data else {
+            bail!("a server name is compared with the names an index knows: give --data DIR");
+        };
+        let index = toolmark_index::Index::open_read_only(&DataDir::new(data).index_path())
+            .with_context(|| format!("{}: the index", data.display()))?;
+        let found = names.server(&index, 0, asked)?;
+        let mut out = json!({"asked": asked, "knownNames": index.known_server_names()?.len()});
+        if let Some(found) = &found {
+            out["serverLookalike"] = serde_json::to_value(found)?;
+        }
+        out
+    };
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(out.get("packageLookalike").is_none() && out.get("serverLookalike").is_none())
+}
+
+#[derive(Args)]
+pub struct PopularityArgs {
+    /// The data directory whose `popularity/` receives refreshed snapshots.
+    #[arg(long)]
+    data: PathBuf,
+    /// Fetch fresh weekly counts and write a new dated snapshot (without it: print the
+    /// snapshot in use).
+    #[arg(long)]
+    refresh: bool,
+    /// Names asked about at most, the most downloaded first.
+    #[arg(long, default_value_t = DEFAULT_REFRESH_NAMES)]
+    max_names: usize,
+    /// npm's downloads API.
+    #[arg(long, default_value = popularity::NPM_DOWNLOADS)]
+    npm_api: String,
+    /// pypistats' API.
+    #[arg(long, default_value = popularity::PYPISTATS)]
+    pypistats: String,
+    /// Ask loopback or private addresses (tests, a local stand-in).
+    #[arg(long)]
+    allow_private: bool,
+}
+
+/// Names one refresh asks about unless told otherwise: the popular side of the rules (every
+/// package of at least 1,000 a week in the bundled snapshot, about 1,900) fits with room.
+pub const DEFAULT_REFRESH_NAMES: usize = 5000;
+
+/// What a refresh did.
+pub struct Refreshed {
+    /// The snapshot written.
+    pub path: PathBuf,
+    /// Its date.
+    pub date: String,
+    /// Counts had.
+    pub counted: usize,
+    /// Names whose count could not be had (their older count is kept), and why (at most 20).
+    pub failed: Vec<(String, String)>,
+    /// How many failed.
+    pub failed_count: usize,
+}
+
+/// One refresh: the snapshot in use (the data directory's newest, else the bundled one), its
+/// `max_names` most downloaded packages asked about, the counts had merged in, written as
+/// `DATA/popularity/popularity-TODAY.txt`. Nothing is written when no count could be had.
+pub fn refresh(
+    runtime: &tokio::runtime::Handle,
+    data: &std::path::Path,
+    max_names: usize,
+    sources: &CountSources,
+    allow_private: bool,
+) -> Result<Refreshed> {
+    let (current, _) = read_snapshot(data)?;
+    let mut ranked: Vec<(&String, u64)> =
+        current.counts.iter().map(|(k, c)| (k, c.weekly)).collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let keys: Vec<PackageKey> = ranked
+        .iter()
+        .take(max_names.min(popularity::MAX_REFRESH_NAMES))
+        .filter_map(|(k, _)| PackageKey::parse(k).ok())
+        .collect();
+    let mut config = toolmark_crawler::mcp::ClientConfig::default();
+    config.policy.allow_private = allow_private;
+    let report = runtime.block_on(popularity::weekly_counts(&config, sources, &keys));
+    if report.counted.is_empty() {
+        let first = report
+            .failed
+            .first()
+            .map(|(k, why)| format!(" (first: {k}: {why})"))
+            .unwrap_or_default();
+        bail!(
+            "no count could be had for {} names{first}; nothing written",
+            keys.len()
+        );
+    }
+    let date = toolmark_index::time::utc(std::time::SystemTime::now())[..10].to_owned();
+    let npm = report
+        .counted
+        .iter()
+        .filter(|c| c.key.starts_with("npm:"))
+        .count();
+    let source = format!(
+        "refreshed {date}: {npm} npm last-week counts from {}/downloads/point/last-week, {} PyPI last_week counts from {}/api/packages/NAME/recent (dated {date}); {} names failed and keep their older counts",
+        sources.npm.trim_end_matches('/'),
+        report.counted.len() - npm,
+        sources.pypistats.trim_end_matches('/'),
+        report.failed.len(),
+    );
+    let counted = report.counted.len();
+    let next: Snapshot = current.refreshed(
+        &date,
+        report
+            .counted
+            .into_iter()
+            .map(|c| (c.key, c.weekly, c.as_of)),
+        source,
+    );
+    let text = next.to_text();
+    // What is written must read back (the service refuses to start on a snapshot it cannot read).
+    Snapshot::parse(&text).context("the refreshed snapshot does not read back")?;
+    let path = DataDir::new(data).write_popularity(&date, &text)?;
+    let failed_count = report.failed.len();
+    let mut failed = report.failed;
+    failed.truncate(20);
+    Ok(Refreshed {
+        path,
+        date,
+        counted,
+        failed,
+        failed_count,
+    })
+}
+
+pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
+    if !args.refresh {
+        let (snapshot, from) = read_snapshot(&args.data)?;
+        let out = json!({"date": snapshot.date, "from": from, "sources": snapshot.sources,
+                         "packages": snapshot.counts.len()});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(true);
+    }
+    let runtime = tokio::runtime::Runtime::new()?;
+    let sources = CountSources {
+        npm: args.npm_api,
+        pypistats: args.pypistats,
+        ..CountSources::default()
+    };
+    let r = refresh(
+        runtime.handle(),
+        &args.data,
+        args.max_names,
+        &sources,
+        args.allow_private,
+    )?;
+    let failed: Vec<Value> = r
+        .failed
+        .iter()
+        .map(|(k, why)| json!({"package": k, "why": why}))
+        .collect();
+    let out = json!({"written": r.path, "date": r.date, "counted": r.counted,
+                     "failed": r.failed_count, "failedFirst": failed});
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(true)
+}
