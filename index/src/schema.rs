@@ -38,6 +38,12 @@
 //!   for a package entry whose version behaved otherwise than the package's latest `ok`
 //!   observation of another version (`old_behaviour`, `new_behaviour`: JSON; `added`/`removed`
 //!   count findings).
+//! * `target_sensitive` (version 5, [`crate::census`]): per target and starter-policy category
+//!   its current tool set has tools in: `category`, the `entry` of that set, `tool_count` and
+//!   `tools` (a JSON array of the first names). Derived when the current tool set changes;
+//!   `meta.census_policy` names the policy version it was derived with, and a catch-up
+//!   re-derives it from the stored current tool sets when that is not this code's (so a
+//!   database migrated from version 4 gets its census on the first catch-up).
 //! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
@@ -64,7 +70,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{Index, IndexError};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -72,11 +78,15 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[4];
+pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
-pub const MIGRATIONS: &[(u32, &str)] = &[(3, REGISTRY_TABLES), (4, PACKAGE_TABLES)];
+pub const MIGRATIONS: &[(u32, &str)] = &[
+    (3, REGISTRY_TABLES),
+    (4, PACKAGE_TABLES),
+    (5, crate::census::CENSUS_TABLES),
+];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
 /// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,
@@ -414,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_database_is_migrated_to_version_4_keeping_its_rows() {
+    fn a_version_2_database_is_migrated_to_the_current_version_keeping_its_rows() {
         let dir = scratch("migrate");
         let path = dir.join("index.sqlite");
         {
@@ -445,8 +455,8 @@ mod tests {
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
         assert_eq!(
-            meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("4")
+            meta(&index.conn, "schema_version").unwrap(),
+            Some(SCHEMA_VERSION.to_string())
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -482,12 +492,12 @@ mod tests {
             .conn
             .query_row(
                 "SELECT count(*) FROM pragma_table_list WHERE strict = 1
-                 AND name IN ('registry_records', 'registry_harvests')",
+                 AND name IN ('registry_records', 'registry_harvests', 'target_sensitive')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(tables, 2);
+        assert_eq!(tables, 3);
         // Version 1 changed in place in version 2: refused, to be rebuilt.
         index
             .conn
