@@ -41,6 +41,7 @@ pub(super) fn list_targets(
     let filter = TargetFilter {
         q: q.to_owned(),
         state: TargetState::parse(filter).unwrap_or_default(),
+        sensitive: None,
     };
     let page = state
         .index
