@@ -343,3 +343,25 @@ async fn a_tool_renamed_into_send_email_is_shown_as_newly_sensitive_everywhere()
         );
     }
 }
+
+#[tokio::test]
+async fn the_desk_lists_servers_by_the_census() {
+    let p = populated("census-desk");
+    let html = |body: Vec<u8>| String::from_utf8(body).unwrap();
+    let (status, _, body) = get(&p.state, "/?sensitive=files-and-storage").await;
+    assert_eq!(status, StatusCode::OK);
+    let body = html(body);
+    assert!(body.contains("io.example/files") && !body.contains("io.example/memory"));
+    assert!(
+        body.contains("<option value=\"files-and-storage\" selected>"),
+        "{body}"
+    );
+    let (_, _, body) = get(&p.state, "/?sensitive=any&limit=1").await;
+    let body = html(body);
+    assert!(
+        body.contains("href=\"/?q=&amp;state=all&amp;sensitive=any&amp;limit=1&amp;offset=1\""),
+        "the pager keeps the filter: {body}"
+    );
+    let (status, _, _) = get(&p.state, "/?sensitive=lots").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
