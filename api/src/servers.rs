@@ -413,6 +413,11 @@ async fn server_detail(
             out.insert("targets".into(), Value::Array(siblings));
             out.insert("timeline".into(), Value::Array(timeline));
             out.insert("changes".into(), Value::Array(changes));
+            let census = index.target_census(&id)?;
+            out.insert(
+                "census".into(),
+                json!({"policy": policy::STARTER.name, "categories": census}),
+            );
             (target, out)
         };
         Ok((target, out))

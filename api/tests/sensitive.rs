@@ -278,6 +278,18 @@ async fn the_census_counts_targets_per_category_and_filters_the_servers() {
     assert_eq!(v["total"], 0);
     let (_, v) = get_json(&p.state, "/api/v1/servers?q=flaky").await;
     assert_eq!(v["servers"][0]["sensitive"], json!([]));
+    // A server's detail lists its census with the tools.
+    let mid = id("io.example/memory", MEMORY_URL);
+    let (_, v) = get_json(&p.state, &format!("/api/v1/servers/{mid}")).await;
+    assert_eq!(v["census"]["policy"], "starter/1");
+    assert_eq!(
+        v["census"]["categories"],
+        // The entry is the first `ok` entry of the current set (day 0's; day 1 kept it).
+        json!([{"category": "destructive-database",
+                "entry": v["timeline"].as_array().unwrap().last().unwrap()["entry"],
+                "toolCount": 3,
+                "tools": ["delete_entities", "delete_observations", "delete_relations"]}])
+    );
     for q in [
         "sensitive=Money",
         "sensitive=",

@@ -47,7 +47,8 @@ CREATE INDEX IF NOT EXISTS target_sensitive_category ON target_sensitive (catego
 pub struct TargetCensus {
     /// The category id (`money`, …).
     pub category: String,
-    /// The `ok` entry whose tool set this is.
+    /// The first `ok` entry of the current tool set (later entries with the same full digest
+    /// do not derive it again).
     pub entry: u64,
     /// How many distinct tool names fall in it.
     pub tool_count: u64,
