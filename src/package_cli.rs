@@ -237,7 +237,7 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
     std::fs::create_dir_all(&args.pip_cache)
         .with_context(|| format!("{}: cannot create", args.pip_cache.display()))?;
     let local = |ext: &str| args.spec.ends_with(ext);
-    let (artifact, digest, _fetched) = if local(".tgz") || local(".whl") {
+    let (artifact, digest, fetched) = if local(".tgz") || local(".whl") {
         let path = PathBuf::from(&args.spec);
         let bytes =
             std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
@@ -260,7 +260,7 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
             Err(e) => match unfetched(&e) {
                 Some(status) => {
                     let report = Report::unfetched(status, format!("fetching {spec}: {e}"));
-                    print(&report, &args, "")?;
+                    print(&report, &args, "", None)?;
                     return Ok(false);
                 }
                 None => return Err(e).with_context(|| format!("fetching {spec}")),
@@ -283,7 +283,11 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
             Published::Pypi(_) => Artifact::Wheel(file),
             Published::Npm(_) => Artifact::Npm(file),
         };
-        (artifact, fetched.sha256_sri.clone(), Some(kept))
+        (
+            artifact,
+            fetched.sha256_sri.clone(),
+            Some((kept, fetched.registry)),
+        )
     } else {
         bail!(
             "{:?}: not npm:<name>@<version>, pypi:<name>==<version>, or a .tgz or .whl file",
@@ -316,7 +320,8 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
             .collect(),
     };
     let report = observer.observe(&artifact, &launch).await;
-    print(&report, &args, &digest)?;
+    let registry = fetched.as_ref().map(|(_, registry)| registry);
+    print(&report, &args, &digest, registry)?;
     Ok(report.status == observe::Status::Ok)
 }
 
@@ -331,8 +336,18 @@ fn unfetched(e: &PackageError) -> Option<Status> {
 }
 
 /// Print `report` as `args` ask (JSON or for people).
-fn print(report: &Report, args: &ObserveArgs, digest: &str) -> Result<()> {
-    let out = to_json(report, &args.spec, digest);
+fn print(
+    report: &Report,
+    args: &ObserveArgs,
+    digest: &str,
+    registry: Option<&toolmark_observation::registry_facts::RegistryFacts>,
+) -> Result<()> {
+    let mut out = to_json(report, &args.spec, digest);
+    // A fetched version's registry signals, as the sweep's document holds them
+    // (`package.registry`).
+    if let Some(registry) = registry {
+        out["registry"] = serde_json::to_value(registry)?;
+    }
     if args.json {
         println!("{}", serde_json::to_string(&out)?);
     } else {

@@ -48,8 +48,10 @@ pub enum ChangeError {
         /// What the reader refused.
         source: serde_json::Error,
     },
-    /// The stored kind is not `tools`, `authorization` or `behaviour`.
-    #[error("change {id}: the stored kind {kind:?} is not tools, authorization or behaviour")]
+    /// The stored kind is not `tools`, `authorization`, `behaviour` or `registry`.
+    #[error(
+        "change {id}: the stored kind {kind:?} is not tools, authorization, behaviour or registry"
+    )]
     Kind {
         /// The change id.
         id: i64,
@@ -65,6 +67,12 @@ pub enum ChangeError {
     /// A `behaviour` change whose versions or differences do not parse.
     #[error("change {id}: the stored behaviour change does not parse")]
     Behaviour {
+        /// The change id.
+        id: i64,
+    },
+    /// A `registry` change whose versions or flags do not parse.
+    #[error("change {id}: the stored registry change does not parse")]
+    Registry {
         /// The change id.
         id: i64,
     },
@@ -111,6 +119,51 @@ pub struct ChangeView {
     /// For a package whose newer version behaved differently in the sandbox (`kind` =
     /// `behaviour`): the two versions and what differs.
     pub behaviour: Option<BehaviourChangeView>,
+    /// For a package whose newer version's registry signals raise flags (`kind` =
+    /// `registry`): the two versions and the flags.
+    pub registry: Option<RegistryChangeView>,
+}
+
+/// A package's registry signals raising flags between two versions.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryChangeView {
+    /// The older version.
+    pub old_version: String,
+    /// The newer version.
+    pub new_version: String,
+    /// The flags (`provenance-lost`, `publisher-changed`, …; the informational
+    /// `install-scripts` too when the version has install scripts).
+    pub flags: Vec<String>,
+    /// The older version's publisher, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_publisher: Option<String>,
+    /// Install-time scripts added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub install_scripts_added: Vec<String>,
+    /// New dependencies (at most 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_dependencies: Vec<String>,
+    /// Dependencies whose spec changed (`name: old → new`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependency_specs_changed: Vec<String>,
+    /// `bin` commands added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_bins: Vec<String>,
+}
+
+impl RegistryChangeView {
+    /// The flags that made the change (without the informational `install-scripts`), as a
+    /// summary says them: `registry signals changed: provenance-lost, new-dependencies`.
+    pub fn summary(&self) -> String {
+        let flags: Vec<&str> = self
+            .flags
+            .iter()
+            .map(String::as_str)
+            .filter(|f| *f != "install-scripts")
+            .collect();
+        format!("registry signals changed: {}", flags.join(", "))
+    }
 }
 
 /// A package's behaviour change between two versions.
@@ -160,8 +213,12 @@ impl ChangeView {
             "behaviour" => Some(behaviour_of(&row).ok_or(ChangeError::Behaviour { id })?),
             _ => None,
         };
+        let registry = match row.kind.as_str() {
+            "registry" => Some(registry_of(&row).ok_or(ChangeError::Registry { id })?),
+            _ => None,
+        };
         let authorization = match row.kind.as_str() {
-            "tools" | "behaviour" => None,
+            "tools" | "behaviour" | "registry" => None,
             "authorization" => {
                 let read = |v: &Option<String>| -> Option<Vec<String>> {
                     serde_json::from_str(v.as_deref()?).ok()
@@ -193,16 +250,19 @@ impl ChangeView {
             analysis,
             authorization,
             behaviour,
+            registry,
         })
     }
 
     /// What changed, as titles say it: `tool definitions changed`, `authorization server
-    /// changed` or `behaviour changed`.
+    /// changed`, `behaviour changed` or `registry signals changed`.
     pub fn headline(&self) -> &'static str {
         if self.authorization.is_some() {
             "authorization server changed"
         } else if self.behaviour.is_some() {
             "behaviour changed"
+        } else if self.registry.is_some() {
+            "registry signals changed"
         } else {
             "tool definitions changed"
         }
@@ -276,6 +336,24 @@ fn behaviour_of(row: &ChangeRow) -> Option<BehaviourChangeView> {
         findings_removed: change.findings_removed,
         acts_added: change.acts_added,
         acts_removed: change.acts_removed,
+    })
+}
+
+/// A stored registry change read back: its two versions and the flags.
+fn registry_of(row: &ChangeRow) -> Option<RegistryChangeView> {
+    let old: serde_json::Value = serde_json::from_str(row.old_registry.as_deref()?).ok()?;
+    let new: serde_json::Value = serde_json::from_str(row.new_registry.as_deref()?).ok()?;
+    let c: toolmark_index::packages::RegistryComparison =
+        serde_json::from_value(new.get("comparison")?.clone()).ok()?;
+    Some(RegistryChangeView {
+        old_version: old.get("version")?.as_str()?.to_owned(),
+        new_version: new.get("version")?.as_str()?.to_owned(),
+        flags: c.flags,
+        previous_publisher: c.previous_publisher,
+        install_scripts_added: c.install_scripts_added,
+        new_dependencies: c.new_dependencies,
+        dependency_specs_changed: c.dependency_specs_changed,
+        new_bins: c.new_bins,
     })
 }
 

@@ -851,15 +851,36 @@ fn package_signals(
     };
     let previous_version = index.package_version_before(&t.id, shown.entry, &shown.version)?;
     let version = current.map(|_| shown.version.clone());
-    Ok((
-        version,
-        Some(wire::PackageSignals {
-            behaviour: shown.behaviour,
-            behaviour_entry: shown.entry,
-            previous_version,
-            version: shown.version,
-        }),
-    ))
+    Ok((version, Some(signals_of(shown, previous_version))))
+}
+
+/// The answer's `packageSignals` for an indexed package observation: its behaviour and its
+/// registry signals (the facts of the entry the answer rests on, and their comparison with the
+/// previous observed version's, both as the index derived them).
+fn signals_of(
+    shown: toolmark_index::packages::PackageObservation,
+    previous_version: Option<String>,
+) -> wire::PackageSignals {
+    let facts = shown.registry.unwrap_or_default();
+    let comparison = shown.registry_comparison.unwrap_or_default();
+    wire::PackageSignals {
+        behaviour: shown.behaviour,
+        behaviour_entry: shown.entry,
+        bins: facts.bins.as_ref().map(|b| b.keys().cloned().collect()),
+        dependency_specs_changed: comparison.dependency_specs_changed,
+        deprecated: facts.deprecated.clone().flatten(),
+        flags: comparison.flags,
+        install_scripts: facts.install_script_names(),
+        maintainers: facts.maintainers.clone(),
+        new_dependencies: comparison.new_dependencies,
+        previous_publisher: comparison.previous_publisher,
+        previous_version,
+        provenance: facts.provenance_present(),
+        publisher: facts.publisher_label(),
+        repository: facts.repository.clone().flatten(),
+        version: shown.version,
+        yanked: facts.yanked,
+    }
 }
 
 /// The answer's `target`.

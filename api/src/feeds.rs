@@ -30,7 +30,7 @@ use axum::routing::get;
 use maud::html;
 use serde_json::{Value, json};
 
-use crate::changes::{BehaviourChangeView, ChangeView, SignalView};
+use crate::changes::{BehaviourChangeView, ChangeView, RegistryChangeView, SignalView};
 use crate::desk::layout::to_html;
 use crate::servers::{ChangeQuery, Params, blocking, change_json, query_changes, valid_id};
 use crate::{ApiError, AppState};
@@ -294,6 +294,24 @@ fn item_text(c: &ChangeView) -> String {
         ));
         return out;
     }
+    if let Some(g) = &c.registry {
+        out.push_str(&format!(
+            "Versions: {} -> {}\n{}\n",
+            g.old_version,
+            g.new_version,
+            g.summary()
+        ));
+        for (label, items) in registry_lists(g) {
+            if !items.is_empty() {
+                out.push_str(&format!("{label}: {}\n", items.join(", ")));
+            }
+        }
+        out.push_str(&format!(
+            "Log entry: {} (previous: {})\n",
+            r.new_entry, r.old_entry
+        ));
+        return out;
+    }
     if let Some(b) = &c.behaviour {
         out.push_str(&format!(
             "Versions: {} -> {}\n",
@@ -338,6 +356,27 @@ fn item_text(c: &ChangeView) -> String {
     out
 }
 
+/// A registry change's lists, labelled, at most [`ITEM_NAMES`] items each.
+pub(crate) fn registry_lists(g: &RegistryChangeView) -> [(&'static str, Vec<String>); 5] {
+    let cut = |v: &[String]| {
+        let mut shown: Vec<String> = v.iter().take(ITEM_NAMES).cloned().collect();
+        if v.len() > ITEM_NAMES {
+            shown.push(format!("+{} more", v.len() - ITEM_NAMES));
+        }
+        shown
+    };
+    [
+        (
+            "Previous publisher",
+            g.previous_publisher.iter().cloned().collect(),
+        ),
+        ("Install scripts added", cut(&g.install_scripts_added)),
+        ("New dependencies", cut(&g.new_dependencies)),
+        ("Dependency specs changed", cut(&g.dependency_specs_changed)),
+        ("New bin entries", cut(&g.new_bins)),
+    ]
+}
+
 /// A behaviour change's lists, labelled, at most [`ITEM_NAMES`] items each.
 fn behaviour_lists(b: &BehaviourChangeView) -> [(&'static str, Vec<String>); 4] {
     let cut = |v: &[String]| {
@@ -372,6 +411,20 @@ fn item_html(c: &ChangeView, base: &str) -> String {
             p { "Class: " strong { (c.class.as_str()) } }
             p {
                 "Authorization servers: " code { (server_list(&a.old)) } " → " code { (server_list(&a.new)) }
+            }
+            (links)
+        });
+    }
+    if let Some(g) = &c.registry {
+        return to_html(html! {
+            p { "Package: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p { "Versions: " code { (g.old_version) } " → " code { (g.new_version) } }
+            p { (g.summary()) }
+            @for (label, items) in registry_lists(g) {
+                @if !items.is_empty() {
+                    p { (label) ": " (items.join(", ")) }
+                }
             }
             (links)
         });

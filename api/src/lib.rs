@@ -12,6 +12,9 @@
 //!   (`/api/v1/documents/{sri}`), and the bounded cache of what pages show of tool sets.
 //! - [`desk`]: the web desk (maud templates that escape by default, in-browser verification of
 //!   checkpoints and proofs).
+//! - [`stats`]: `/api/v1/stats` (targets by state, changes, activity per day, the last runs,
+//!   the log), the hosts with the most endpoints, and badges (`/badge/{id}.svg`, shields.io
+//!   endpoint answers at `/api/v1/badges/…`).
 //! - [`changes`]: the one typed view of a stored change that the desk, the change endpoints
 //!   and the feeds render.
 //!
@@ -36,6 +39,7 @@ pub mod ops;
 pub mod servers;
 pub mod service;
 pub mod state;
+pub mod stats;
 
 use std::sync::Arc;
 
@@ -67,6 +71,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(desk::routes())
         .merge(ops::routes())
         .merge(documents::routes())
+        .merge(stats::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             ops::count_requests,

@@ -551,6 +551,9 @@ pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Val
     if let Some(b) = &c.behaviour {
         out["behaviour"] = serde_json::to_value(b).map_err(ApiError::internal)?;
     }
+    if let Some(g) = &c.registry {
+        out["registry"] = serde_json::to_value(g).map_err(ApiError::internal)?;
+    }
     if whole {
         let (diff, classification) = match &c.analysis {
             None => (Value::Null, Value::Null),

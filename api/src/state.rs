@@ -89,6 +89,9 @@ pub struct AppState {
     /// The clock `/check` answers are dated by (`checkedAt`): [`std::time::SystemTime::now`]
     /// unless a test fixes it.
     pub clock: fn() -> std::time::SystemTime,
+    /// The stats of the last minute (`/api/v1/stats`, the desk's stats page, the global
+    /// badges).
+    pub stats: crate::stats::StatsCache,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
 }
@@ -182,6 +185,7 @@ impl AppState {
             metrics: crate::ops::Metrics::default(),
             extra_metrics: None,
             checkpoint: Mutex::new(None),
+            stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),
             clock: std::time::SystemTime::now,
         })

@@ -228,6 +228,111 @@ async fn every_page_renders() {
     let check = page(s, "/check").await;
     assert!(check.contains("id=\"check-tools\"") && check.contains("<label for=\"check-tools\">"));
     assert!(check.contains(&asset_url("check.js")));
+
+    // Stats (its numbers on a fixed clock: `stats_page_shows_the_numbers_and_two_charts`).
+    let stats = page(s, "/stats").await;
+    assert!(stats.contains("<a href=\"/stats\" aria-current=\"page\">Stats</a>"));
+    // A target's badge and the snippets that embed it.
+    assert!(t.contains(&format!(
+        "<img id=\"target-badge\" src=\"/badge/{mem_id}.svg\""
+    )));
+    assert!(t.contains(&format!(
+        "[![toolmark]({BASE}/badge/{mem_id}.svg)]({BASE}/s/{mem_id})"
+    )));
+    assert!(t.contains(&format!(
+        "&lt;a href=&quot;{BASE}/s/{mem_id}&quot;&gt;&lt;img src=&quot;{BASE}/badge/{mem_id}.svg&quot;"
+    )));
+}
+
+/// Day 1 of the fixture, 01:00Z.
+fn fixture_day1() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + Duration::from_secs(day(1, 3600))
+}
+
+/// The `<svg>` with `id` in a page, parsed as XML (the charts are drawn by the server).
+fn chart<'a>(html: &'a str, id: &str) -> roxmltree::Document<'a> {
+    let start = html
+        .find(&format!("<svg id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no chart {id}"));
+    let end = start + html[start..].find("</svg>").unwrap() + "</svg>".len();
+    roxmltree::Document::parse(&html[start..end]).expect("the chart is well-formed XML")
+}
+
+#[tokio::test]
+async fn stats_page_shows_the_numbers_and_two_charts() {
+    let mut p = populated("desk-stats");
+    Arc::get_mut(&mut p.state).unwrap().clock = fixture_day1;
+    let html = page(&p.state, "/stats").await;
+    assert!(html.contains("<title>Stats — toolmark</title>"));
+    assert!(
+        html.contains("<dt>Listed</dt><dd>5 (5 remotes, 0 packages)</dd>"),
+        "{html}"
+    );
+    assert!(html.contains("<dt>Pinned</dt><dd>3 — "));
+    assert!(html.contains("<code>header-required</code> 1"));
+    // One dangerous change in every window.
+    assert!(html.contains(
+        "<th scope=\"row\">Last 24 hours</th><td class=\"num\">1</td><td class=\"num\">1</td>"
+    ));
+    assert!(html.contains("<th scope=\"row\">Crawl "), "the crawl's row");
+    assert!(html.contains("<th scope=\"row\">Package sweep</th><td colspan=\"5\">none yet</td>"));
+    assert!(html.contains("<code>files.example.com</code>"));
+    for (id, what, newest) in [
+        ("chart-observations", "observations", 5),
+        ("chart-changes", "changes", 1),
+    ] {
+        let doc = chart(&html, id);
+        let svg = doc.root_element();
+        assert_eq!(svg.attribute("role"), Some("img"));
+        let labels: Vec<&str> = svg
+            .attribute("aria-labelledby")
+            .unwrap()
+            .split(' ')
+            .collect();
+        assert_eq!(labels, [format!("{id}-title"), format!("{id}-desc")]);
+        let desc = svg
+            .children()
+            .find(|n| n.has_tag_name("desc"))
+            .unwrap()
+            .text()
+            .unwrap();
+        assert!(desc.contains("from 2026-11-02 to 2026-12-01"), "{desc}");
+        let bars: Vec<_> = svg
+            .descendants()
+            .filter(|n| n.has_tag_name("rect"))
+            .collect();
+        assert_eq!(bars.len(), 30);
+        assert!(
+            bars.iter()
+                .all(|b| b.attribute("class") == Some(&*format!("bar bar-{what}")))
+        );
+        let last = bars[29]
+            .children()
+            .find(|n| n.has_tag_name("title"))
+            .unwrap()
+            .text()
+            .unwrap();
+        assert_eq!(last, format!("2026-12-01: {newest} {what}"));
+        let height = |b: &roxmltree::Node| b.attribute("height").unwrap().parse::<f64>().unwrap();
+        // The newest day's bar is the tallest; days without any are flat.
+        assert!(height(&bars[29]) > 50.0, "{what}");
+        assert_eq!(height(&bars[0]), 0.0);
+        // Day labels, and the scale's top.
+        let texts: Vec<&str> = svg
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .collect();
+        assert!(
+            texts.contains(&"12-01") && texts.contains(&"11-24"),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&newest.to_string().as_str()), "{texts:?}");
+    }
+    // The numbers behind the charts, as a table.
+    assert!(html.contains(
+        "<th scope=\"row\">2026-12-01</th><td class=\"num\">5</td><td class=\"num\">1</td>"
+    ));
 }
 
 #[tokio::test]

@@ -327,14 +327,50 @@ mod text {
 }
 
 /// What toolmark knows of a package target's observed version (`target.packageSignals`, the
-/// member WARDEN reads): the version and what the sandbox saw it do.
+/// member WARDEN reads): the version, what the sandbox saw it do, and what its registry says of
+/// it compared with the previous observed version (HISTOR's registry signals: `provenance`,
+/// `publisher`, `previousPublisher`, `installScripts`, `newDependencies`, `flags`). A field
+/// the registry does not serve is unknown (`null` or absent), never "lost". Members are
+/// declared in RFC 8785 order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageSignals {
     /// What the sandbox saw the version do, per phase, and the findings.
     pub behaviour: Behaviour,
-    /// The log entry whose observation document holds these facts (`package.sandbox`).
+    /// The log entry whose observation document holds these facts (`package.sandbox`,
+    /// `package.registry`).
     #[serde(rename = "behaviourEntry")]
     pub behaviour_entry: u64,
+    /// The version's `bin` commands; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bins: Option<Vec<String>>,
+    /// Dependencies both versions have with another spec (`name: old → new`, at most 20).
+    #[serde(
+        rename = "dependencySpecsChanged",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub dependency_specs_changed: Vec<String>,
+    /// The registry's deprecation message; absent when not deprecated or unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<String>,
+    /// The flags raised against the previous observed version (`provenance-lost`,
+    /// `publisher-changed`, `install-scripts-added`, `new-dependencies`,
+    /// `dependency-specs-changed`, `repository-changed`, `maintainers-changed`, `new-bin`), and
+    /// `install-scripts` whenever the version has install scripts.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// The install-time scripts the version has (`preinstall`, `install`, `postinstall`).
+    #[serde(rename = "installScripts", default)]
+    pub install_scripts: Vec<String>,
+    /// The maintainers' account names; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintainers: Option<Vec<String>>,
+    /// Dependencies the previous observed version did not have (at most 20).
+    #[serde(rename = "newDependencies", default)]
+    pub new_dependencies: Vec<String>,
+    /// The previous observed version's publisher; `null` when unknown or none.
+    #[serde(rename = "previousPublisher", default)]
+    pub previous_publisher: Option<String>,
     /// The version observed before it, when another was.
     #[serde(
         rename = "previousVersion",
@@ -342,6 +378,19 @@ pub struct PackageSignals {
         skip_serializing_if = "Option::is_none"
     )]
     pub previous_version: Option<String>,
+    /// Whether the registry serves provenance for the version (presence, not verification);
+    /// `null` when the registry does not say.
+    #[serde(default)]
+    pub provenance: Option<bool>,
+    /// Who published it (`trusted publisher: <id>…` or the account); `null` when unknown.
+    #[serde(default)]
+    pub publisher: Option<String>,
+    /// The source repository the registry names; absent when none or unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
     /// The version.
     pub version: String,
+    /// PyPI: the release is yanked; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yanked: Option<bool>,
 }

@@ -36,6 +36,9 @@ pub use toolmark_observation::registry::{Ecosystem, pep503};
 use crate::guard;
 use crate::mcp::ClientConfig;
 
+pub mod facts;
+pub use toolmark_observation::registry_facts::RegistryFacts;
+
 /// The public npm registry.
 pub const NPM_REGISTRY: &str = "https://registry.npmjs.org";
 
@@ -200,6 +203,10 @@ struct Packument {
     dist_tags: BTreeMap<String, serde_json::Value>,
     #[serde(default)]
     versions: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    maintainers: Option<serde_json::Value>,
+    #[serde(default)]
+    repository: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -255,12 +262,21 @@ pub fn npm_latest(packument: &[u8]) -> Result<String, PackageError> {
 
 /// What `packument` says of `version`.
 pub fn npm_version(packument: &[u8], version: &str) -> Result<NpmVersion, PackageError> {
+    npm_entry(packument, version).map(|(v, _)| v)
+}
+
+/// What `packument` says of `version`, and the version's registry signals ([`facts`]).
+pub fn npm_entry(
+    packument: &[u8],
+    version: &str,
+) -> Result<(NpmVersion, RegistryFacts), PackageError> {
     let p: Packument = serde_json::from_slice(packument)
         .map_err(|e| PackageError::Metadata(format!("packument: {e}")))?;
     let raw = p
         .versions
         .get(version)
         .ok_or_else(|| PackageError::NotFound(format!("version {version}")))?;
+    let entry = raw;
     let raw = RawNpmVersion::deserialize(raw)
         .map_err(|e| PackageError::Metadata(format!("version {version}: {e}")))?;
     let integrity = raw
@@ -284,13 +300,19 @@ pub fn npm_version(packument: &[u8], version: &str) -> Result<NpmVersion, Packag
         Some(serde_json::Value::Object(map)) => text_map(map.into_iter().collect()),
         _ => BTreeMap::new(),
     };
-    Ok(NpmVersion {
-        tarball: raw.dist.tarball,
-        integrity,
-        install_scripts,
-        bin,
-        dependencies: text_map(raw.dependencies),
-    })
+    let dependencies = text_map(raw.dependencies);
+    let top = serde_json::json!({"maintainers": p.maintainers, "repository": p.repository});
+    let facts = facts::npm_facts(entry, &top, &install_scripts, &dependencies, &bin);
+    Ok((
+        NpmVersion {
+            tarball: raw.dist.tarball,
+            integrity,
+            install_scripts,
+            bin,
+            dependencies,
+        },
+        facts,
+    ))
 }
 
 /// Check `bytes` against an npm SRI `integrity` string: its SHA-512 member must match (other
@@ -720,6 +742,9 @@ pub struct Artifact {
     pub sha256_sri: String,
     /// What the registry says of it.
     pub published: Published,
+    /// The version's registry signals ([`facts`]): fields the registry does not serve are
+    /// unknown; reading them never fails the fetch.
+    pub registry: RegistryFacts,
 }
 
 /// One GET through the crawler's SSRF guard (resolved once, every address checked, the
@@ -809,7 +834,7 @@ pub async fn fetch(
     registries: &Registries,
     spec: &Spec,
 ) -> Result<Artifact, PackageError> {
-    let (url, bytes, published) = match spec.ecosystem {
+    let (url, bytes, published, registry) = match spec.ecosystem {
         Ecosystem::Npm => {
             let packument = get(
                 config,
@@ -818,7 +843,7 @@ pub async fn fetch(
                 MAX_PACKUMENT_BYTES,
             )
             .await?;
-            let version = npm_version(&packument, &spec.version)?;
+            let (version, registry) = npm_entry(&packument, &spec.version)?;
             let bytes = get(
                 config,
                 &version.tarball,
@@ -827,25 +852,39 @@ pub async fn fetch(
             )
             .await?;
             verify_npm_integrity(&bytes, &version.integrity)?;
-            (version.tarball.clone(), bytes, Published::Npm(version))
+            (
+                version.tarball.clone(),
+                bytes,
+                Published::Npm(version),
+                registry,
+            )
         }
         Ecosystem::Pypi => {
             // The JSON API where the index has one (pypi.org); its simple index (PEP 503:
             // pypiserver, mirrors) where it has none.
             let json_url = pypi_project_url(&registries.pypi, &spec.name);
-            let wheel = match get(config, &json_url, "application/json", MAX_PACKUMENT_BYTES).await
-            {
-                Ok(project) => pypi_wheel(&project, &spec.version, &json_url)?,
-                Err(PackageError::NotFound(_))
-                | Err(PackageError::Http {
-                    status: 300..=399, ..
-                }) => {
-                    let page_url = pypi_simple_url(&registries.pypi, &spec.name);
-                    let page = get(config, &page_url, "text/html", MAX_PACKUMENT_BYTES).await?;
-                    pypi_simple_wheel(&page, &spec.name, &spec.version, &page_url)?
-                }
-                Err(e) => return Err(e),
-            };
+            let (wheel, mut registry) =
+                match get(config, &json_url, "application/json", MAX_PACKUMENT_BYTES).await {
+                    Ok(project) => (
+                        pypi_wheel(&project, &spec.version, &json_url)?,
+                        facts::pypi_facts(&project, &spec.version)?,
+                    ),
+                    Err(PackageError::NotFound(_))
+                    | Err(PackageError::Http {
+                        status: 300..=399, ..
+                    }) => {
+                        let page_url = pypi_simple_url(&registries.pypi, &spec.name);
+                        let page = get(config, &page_url, "text/html", MAX_PACKUMENT_BYTES).await?;
+                        let wheel = pypi_simple_wheel(&page, &spec.name, &spec.version, &page_url)?;
+                        let registry = RegistryFacts {
+                            ecosystem: "pypi".into(),
+                            install_scripts: Some(BTreeMap::new()),
+                            ..RegistryFacts::default()
+                        };
+                        (wheel, registry)
+                    }
+                    Err(e) => return Err(e),
+                };
             let bytes = get(
                 config,
                 &wheel.url,
@@ -854,7 +893,8 @@ pub async fn fetch(
             )
             .await?;
             verify_sha256(&bytes, &wheel.sha256)?;
-            (wheel.url.clone(), bytes, Published::Pypi(wheel))
+            pypi_provenance_facts(config, registries, spec, &wheel.filename, &mut registry).await;
+            (wheel.url.clone(), bytes, Published::Pypi(wheel), registry)
         }
         Ecosystem::Other(ref other) => {
             return Err(PackageError::Spec(format!(
@@ -872,7 +912,54 @@ pub async fn fetch(
         bytes,
         sha256_sri,
         published,
+        registry,
     })
+}
+
+/// Fill `registry`'s provenance and publisher for PyPI file `filename` (see [`facts`]): the
+/// PEP 691 simple JSON says whether the index serves PEP 740 for the file at all; only then is
+/// the integrity API asked. Any failure leaves both unknown.
+async fn pypi_provenance_facts(
+    config: &ClientConfig,
+    registries: &Registries,
+    spec: &Spec,
+    filename: &str,
+    registry: &mut RegistryFacts,
+) {
+    let simple_url = pypi_simple_url(&registries.pypi, &spec.name);
+    let Ok(page) = get(config, &simple_url, facts::SIMPLE_JSON, MAX_PACKUMENT_BYTES).await else {
+        return;
+    };
+    match facts::pypi_provenance_listing(&page, filename) {
+        facts::ProvenanceListing::NotServed => {}
+        facts::ProvenanceListing::None => {
+            registry.provenance = Some(toolmark_observation::registry_facts::Provenance {
+                present: false,
+                kind: None,
+            });
+            registry.publisher = Some(None);
+        }
+        facts::ProvenanceListing::Listed => {
+            let url =
+                facts::pypi_provenance_url(&registries.pypi, &spec.name, &spec.version, filename);
+            match get(config, &url, facts::INTEGRITY_JSON, MAX_PACKUMENT_BYTES).await {
+                Ok(body) => {
+                    if let Ok((provenance, publisher)) = facts::pypi_provenance(&body) {
+                        registry.provenance = Some(provenance);
+                        registry.publisher = Some(publisher);
+                    }
+                }
+                Err(PackageError::NotFound(_)) => {
+                    registry.provenance = Some(toolmark_observation::registry_facts::Provenance {
+                        present: false,
+                        kind: None,
+                    });
+                    registry.publisher = Some(None);
+                }
+                Err(_) => {}
+            }
+        }
+    }
 }
 
 #[cfg(test)]

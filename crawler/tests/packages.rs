@@ -127,6 +127,40 @@ fn pypi_routes(_: &str) -> HashMap<String, Vec<u8>> {
             "/files/demo_pkg-2.1-py3-none-any.whl".to_owned(),
             b"swapped".to_vec(),
         ),
+        // PEP 691's simple JSON lists 2.0's wheel with a provenance URL, and the integrity API
+        // serves a recorded PEP 740 provenance object for it.
+        (
+            "/simple/demo-pkg/".to_owned(),
+            serde_json::json!({"files": [
+                {"filename": "demo_pkg-2.0-py3-none-any.whl", "provenance": "https://x/p"}]})
+            .to_string()
+            .into_bytes(),
+        ),
+        (
+            "/integrity/demo-pkg/2.0/demo_pkg-2.0-py3-none-any.whl/provenance".to_owned(),
+            include_bytes!("fixtures/registry/pypi-gcb_attestation_test-0.0.0.provenance.json")
+                .to_vec(),
+        ),
+        // `lost-pkg` 1.0: the simple JSON lists a provenance URL, the integrity API answers 404.
+        (
+            "/pypi/lost-pkg/json".to_owned(),
+            serde_json::json!({"info": {"name": "lost-pkg", "version": "1.0",
+                                        "requires_dist": ["demo-pkg>=2"]},
+                "releases": {"1.0": [file("lost_pkg-1.0-py3-none-any.whl", "bdist_wheel", hex256(WHEEL))]}})
+            .to_string()
+            .into_bytes(),
+        ),
+        (
+            "/files/lost_pkg-1.0-py3-none-any.whl".to_owned(),
+            WHEEL.to_vec(),
+        ),
+        (
+            "/simple/lost-pkg/".to_owned(),
+            serde_json::json!({"files": [
+                {"filename": "lost_pkg-1.0-py3-none-any.whl", "provenance": "https://x/q"}]})
+            .to_string()
+            .into_bytes(),
+        ),
     ])
 }
 
@@ -225,4 +259,37 @@ async fn a_registry_on_a_private_address_is_refused_under_the_default_policy() {
     .await
     .unwrap_err();
     assert!(matches!(e, PackageError::Blocked { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn a_fetch_reads_the_versions_registry_signals() {
+    let r = registries().await;
+    // npm: what the packument serves; without `dist.signatures` (a mirror's entry) provenance
+    // and publisher are unknown.
+    let a = fetch(&r, "npm:@demo/pkg@1.0.0").await.unwrap();
+    assert_eq!(a.registry.ecosystem, "npm");
+    assert_eq!(
+        a.registry.install_scripts.as_ref().unwrap()["postinstall"],
+        "node setup.js"
+    );
+    assert_eq!(
+        (
+            a.registry.provenance.as_ref(),
+            a.registry.publisher.as_ref()
+        ),
+        (None, None)
+    );
+    // PyPI: the integrity API's provenance, asked because the simple JSON lists it.
+    let w = fetch(&r, "pypi:demo-pkg==2.0").await.unwrap();
+    assert_eq!(w.registry.provenance_present(), Some(true));
+    assert_eq!(
+        w.registry.publisher_label().as_deref(),
+        Some("trusted publisher: Google")
+    );
+    assert_eq!(w.registry.dependencies, None, "info is 3.0's");
+    // Listed, but the integrity API has none: known absent.
+    let l = fetch(&r, "pypi:lost-pkg==1.0").await.unwrap();
+    assert_eq!(l.registry.provenance_present(), Some(false));
+    assert_eq!(l.registry.publisher, Some(None));
+    assert_eq!(l.registry.dependencies.as_ref().unwrap()["demo-pkg"], ">=2");
 }

@@ -14,12 +14,13 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use toolmark_log::entry::Entry;
 use toolmark_log::store::Storage;
 use toolmark_log::{Log, LogError, tiles};
+use toolmark_observation::registry_facts;
 use toolmark_toolset::Sri;
 
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
-use crate::packages::{Behaviour, compare, from_facts, version_of};
+use crate::packages::{Behaviour, RegistryFacts, compare, from_facts, version_of};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
 use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
@@ -321,10 +322,14 @@ fn index_entry(
         Some(doc) => package_behaviour(tx, (index, entry), doc)?,
         None => None,
     };
+    let registry_change = match doc.as_ref() {
+        Some(doc) => package_registry(tx, (index, entry), doc)?,
+        None => None,
+    };
     let tools_change = tools(tx, blobs, (index, entry), doc.as_ref(), &state)?;
     // An entry carries at most one change of each kind; its line names the tool-set change
     // when there is one.
-    Ok(tools_change.or(behaviour_change))
+    Ok(tools_change.or(behaviour_change).or(registry_change))
 }
 
 /// What the sandbox saw of a package entry (its document's `package.sandbox`), indexed in
@@ -424,6 +429,87 @@ fn package_behaviour(
         int(change.findings_removed.len() as u64)?,
         serde_json::json!({"version": old_version}).to_string(),
         serde_json::json!({"version": version, "change": change}).to_string(),
+    ])?;
+    Ok(Some(tx.last_insert_rowid()))
+}
+
+/// The registry signals of a package entry (its document's `package.registry`), stored on its
+/// `package_observations` row with the comparison against the package's previous observation
+/// of another version that has facts; when that comparison raises a flag (other than the
+/// informational `install-scripts`) and no earlier observation of this version had facts, a
+/// `registry` change (class [`crate::packages::RegistryComparison::class`]). Returns its id.
+fn package_registry(
+    tx: &Transaction,
+    (index, entry): (u64, &Entry),
+    doc: &Document,
+) -> Result<Option<i64>, IndexError> {
+    let DocVia::Package(package) = &doc.via else {
+        return Ok(None);
+    };
+    let Some(facts) = &package.registry else {
+        return Ok(None);
+    };
+    let target_id = entry.subject.id().to_string();
+    let version = version_of(&package.id);
+    let at = int(index)?;
+    let previous: Option<(i64, String, String)> = tx
+        .prepare_cached(
+            "SELECT entry, version, registry FROM package_observations
+             WHERE target_id = ?1 AND entry < ?2 AND version <> ?3 AND registry IS NOT NULL
+             ORDER BY entry DESC LIMIT 1",
+        )?
+        .query_row(params![target_id, at, version], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let previous_facts: Option<RegistryFacts> = previous
+        .as_ref()
+        .map(|(_, _, f)| serde_json::from_str(f))
+        .transpose()?;
+    let comparison = registry_facts::compare(previous_facts.as_ref(), facts);
+    tx.prepare_cached(
+        "UPDATE package_observations SET registry = ?2, registry_previous = ?3,
+             registry_comparison = ?4 WHERE entry = ?1",
+    )?
+    .execute(params![
+        at,
+        serde_json::to_string(facts)?,
+        previous.as_ref().map(|(e, _, _)| *e),
+        serde_json::to_string(&comparison)?,
+    ])?;
+    let (Some((old_entry, old_version, _)), Some(class)) = (previous, comparison.class()) else {
+        return Ok(None);
+    };
+    // This version's facts were compared before (an earlier observation of it): not a new
+    // change between versions.
+    let seen_before: bool = tx
+        .prepare_cached(
+            "SELECT 1 FROM package_observations WHERE target_id = ?1 AND entry < ?2
+                 AND version = ?3 AND registry IS NOT NULL",
+        )?
+        .query_row(params![target_id, at, version], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if seen_before {
+        return Ok(None);
+    }
+    tx.prepare_cached(
+        "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry, new_entry,
+             old_full, new_full, class, added, removed, modified, kind, old_registry,
+             new_registry)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, '', '', ?7, ?8, 0, 0, 'registry', ?9, ?10)",
+    )?
+    .execute(params![
+        target_id,
+        entry.subject.server,
+        entry.subject.target,
+        entry.observed_at,
+        old_entry,
+        at,
+        class,
+        int(comparison.change_flags().len() as u64)?,
+        serde_json::json!({"version": old_version}).to_string(),
+        serde_json::json!({"version": version, "comparison": comparison}).to_string(),
     ])?;
     Ok(Some(tx.last_insert_rowid()))
 }

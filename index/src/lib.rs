@@ -22,6 +22,8 @@
 //!   whether two versions behave differently.
 //! - [`harvests`]: the registry's records as the last harvests left them (one item per server
 //!   name, per registry) and the harvest bookkeeping a delta starts from ([`HarvestState`]).
+//! - [`stats`]: the counts behind the stats and the badges (targets by state, changes in a
+//!   window, activity per day, the newest run of each kind, hosts by endpoints).
 //! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
 //!   batch, then the index rows in one transaction, read back from the log.
 //!
@@ -50,6 +52,7 @@ pub mod queries;
 pub mod record;
 pub mod rows;
 pub mod schema;
+pub mod stats;
 
 // The observation document and the log's time format belong to the observation model.
 pub use toolmark_observation::{document, time};
@@ -62,3 +65,4 @@ pub use harvests::{CompletedHarvest, HarvestKind, HarvestState, RegistryItem};
 pub use index::{Index, IndexError};
 pub use queries::{ChangeQuery, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet};
 pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};
+pub use stats::{BadgeFacts, ChangeCounts, DayCount, HostCount, HostCounts, TargetCounts};

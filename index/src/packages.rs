@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 // The shapes answers show: one definition, with the observation model.
 pub use toolmark_observation::behaviour::{Behaviour, FindingSummary, PhaseBehaviour};
+pub use toolmark_observation::registry_facts::{RegistryComparison, RegistryFacts};
 
 /// Where the sandbox's decoy HOME is inside; decoy and write paths are shown relative to it
 /// (`.ssh/id_rsa`), as WARDEN reads them.
@@ -216,6 +217,63 @@ pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
     })
 }
 
+/// Version 5 (registry signals, issue #15): each package observation's registry facts
+/// (`registry`: the document's `package.registry`, JSON), the entry of the previous observed
+/// version it was compared with (`registry_previous`) and the comparison
+/// (`registry_comparison`: a [`RegistryComparison`], JSON); and `changes` rebuilt (same ids
+/// and rows) so that it holds `registry` changes, with their two sides in `old_registry`
+/// (`{"version"}`) and `new_registry` (`{"version", "comparison"}`). Rows indexed before have no
+/// facts (their documents have none); [`Index::rebuild`](crate::Index::rebuild) re-derives
+/// everything from the log. Rebuilding `changes` drops its indexes, so every index on it is
+/// created again here, the stats' `changes_observed_at` (another version-5 piece) included:
+/// the merged migration may run the pieces in either order.
+pub(crate) const REGISTRY_SIGNAL_TABLES: &str = "
+ALTER TABLE package_observations ADD COLUMN registry TEXT;
+ALTER TABLE package_observations ADD COLUMN registry_previous INTEGER;
+ALTER TABLE package_observations ADD COLUMN registry_comparison TEXT;
+CREATE TABLE changes_v5 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    target_id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    observed_at TEXT NOT NULL,
+    old_entry INTEGER NOT NULL,
+    new_entry INTEGER NOT NULL,
+    old_full TEXT NOT NULL,
+    new_full TEXT NOT NULL,
+    old_mtl1 TEXT,
+    new_mtl1 TEXT,
+    class TEXT NOT NULL CHECK (class IN ('benign', 'unsure', 'dangerous')),
+    added INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    diff TEXT,
+    classification TEXT,
+    kind TEXT NOT NULL DEFAULT 'tools'
+        CHECK (kind IN ('tools', 'authorization', 'behaviour', 'registry')),
+    old_auth TEXT,
+    new_auth TEXT,
+    old_behaviour TEXT,
+    new_behaviour TEXT,
+    old_registry TEXT,
+    new_registry TEXT,
+    UNIQUE (new_entry, kind)
+) STRICT;
+INSERT INTO changes_v5 (id, target_id, server, endpoint, observed_at, old_entry, new_entry,
+    old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff,
+    classification, kind, old_auth, new_auth, old_behaviour, new_behaviour)
+SELECT id, target_id, server, endpoint, observed_at, old_entry, new_entry, old_full, new_full,
+    old_mtl1, new_mtl1, class, added, removed, modified, diff, classification, kind, old_auth,
+    new_auth, old_behaviour, new_behaviour FROM changes;
+DROP TABLE changes;
+ALTER TABLE changes_v5 RENAME TO changes;
+CREATE INDEX IF NOT EXISTS changes_target ON changes (target_id, id);
+CREATE INDEX IF NOT EXISTS changes_server ON changes (server, id);
+CREATE INDEX IF NOT EXISTS changes_class ON changes (class, id);
+CREATE INDEX IF NOT EXISTS changes_new_entry ON changes (new_entry);
+CREATE INDEX IF NOT EXISTS changes_observed_at ON changes (observed_at, kind, class);
+";
+
 /// The version of `package` (`npm:<name>@<version>`, `pypi:<name>@<version>`): what follows
 /// the last `@` after the ecosystem's prefix and a scope's leading `@`.
 pub fn version_of(package: &str) -> &str {
@@ -246,12 +304,33 @@ pub struct PackageObservation {
     pub complete: bool,
     /// What the sandbox saw.
     pub behaviour: Behaviour,
+    /// What the registry said of the version, when its metadata was read.
+    pub registry: Option<RegistryFacts>,
+    /// The log entry of the previous observed version its facts were compared with.
+    pub registry_previous: Option<u64>,
+    /// How its facts differ from that version's (the flags).
+    pub registry_comparison: Option<RegistryComparison>,
 }
 
 /// The columns [`package_row`] reads, joined with the entry's observation row.
 const PACKAGE_SELECT: &str = "SELECT p.entry, p.package, p.version, p.status, o.observed_at,
-         p.observer, p.complete, p.behaviour
+         p.observer, p.complete, p.behaviour, p.registry, p.registry_previous,
+         p.registry_comparison
      FROM package_observations p JOIN observations o ON o.entry = p.entry";
+
+/// Column `i`, JSON the index wrote, read back (one that does not read back is an error).
+fn json_column<T: serde::de::DeserializeOwned>(
+    r: &rusqlite::Row,
+    i: usize,
+) -> rusqlite::Result<Option<T>> {
+    let text: Option<String> = r.get(i)?;
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
 
 fn package_row(r: &rusqlite::Row) -> rusqlite::Result<PackageObservation> {
     let behaviour: String = r.get(7)?;
@@ -268,6 +347,9 @@ fn package_row(r: &rusqlite::Row) -> rusqlite::Result<PackageObservation> {
         behaviour: serde_json::from_str(&behaviour).map_err(|e| {
             rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Text, Box::new(e))
         })?,
+        registry: json_column(r, 8)?,
+        registry_previous: crate::rows::unsigned(r, 9)?,
+        registry_comparison: json_column(r, 10)?,
     })
 }
 

@@ -182,8 +182,9 @@ pub struct ChangeRow {
     pub diff: Option<String>,
     /// The classification (JSON), when both documents were stored.
     pub classification: Option<String>,
-    /// `tools` (the tool set changed), `authorization` (the authorization servers changed) or
-    /// `behaviour` (a package's newer version behaved differently in the sandbox).
+    /// `tools` (the tool set changed), `authorization` (the authorization servers changed),
+    /// `behaviour` (a package's newer version behaved differently in the sandbox) or `registry`
+    /// (a package's newer version's registry signals raise a flag).
     pub kind: String,
     /// For an `authorization` change: the authorization servers before (a JSON array).
     pub old_auth: Option<String>,
@@ -194,6 +195,11 @@ pub struct ChangeRow {
     /// For a `behaviour` change: the newer version and what differs (`{"version",
     /// "change"}`, the change a `crate::packages::BehaviourChange`; JSON).
     pub new_behaviour: Option<String>,
+    /// For a `registry` change: the older version (`{"version"}`, JSON).
+    pub old_registry: Option<String>,
+    /// For a `registry` change: the newer version and its flags (`{"version", "comparison"}`,
+    /// the comparison a `crate::packages::RegistryComparison`; JSON).
+    pub new_registry: Option<String>,
 }
 
 /// `v` as an SQLite integer (`IndexError::Invalid` past `i64::MAX`).
@@ -315,7 +321,7 @@ pub(crate) fn observation_row(r: &Row) -> rusqlite::Result<ObservationRow> {
 
 pub(crate) const CHANGE_COLS: &str = "id, target_id, server, endpoint, observed_at, old_entry, new_entry, \
     old_full, new_full, old_mtl1, new_mtl1, class, added, removed, modified, diff, classification, \
-    kind, old_auth, new_auth, old_behaviour, new_behaviour";
+    kind, old_auth, new_auth, old_behaviour, new_behaviour, old_registry, new_registry";
 
 pub(crate) fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
     Ok(ChangeRow {
@@ -341,5 +347,7 @@ pub(crate) fn change_row(r: &Row) -> rusqlite::Result<ChangeRow> {
         new_auth: r.get(19)?,
         old_behaviour: r.get(20)?,
         new_behaviour: r.get(21)?,
+        old_registry: r.get(22)?,
+        new_registry: r.get(23)?,
     })
 }

@@ -27,6 +27,10 @@
 //!   its document's `package.sandbox` (`crate::packages`): `package`, `version`, `status`,
 //!   `observer`, `complete`, `artifact`, `findings` and `behaviour` (JSON, the answer's shape);
 //!   an entry whose document holds no facts (a fetch that failed) has a row too, not complete.
+//!   Version 5 adds the registry signals (`crate::packages::REGISTRY_SIGNAL_TABLES`):
+//!   `registry` (the document's `package.registry` facts, JSON), `registry_previous` (the entry
+//!   of the previous observed version that has facts, compared with) and
+//!   `registry_comparison` (the flags and what they name, JSON).
 //! * `changes`: one row per `ok` entry whose full digest differs from the target's previous `ok`
 //!   entry: the two entries and digests, the class, counts of added/removed/modified tools, the
 //!   `toolmark_toolset::diff::Diff` and `toolmark_toolset::classify::Classification` as JSON.
@@ -37,7 +41,10 @@
 //!   authorization server decides who may mint tokens for the server); `behaviour` (version 4)
 //!   for a package entry whose version behaved otherwise than the package's latest `ok`
 //!   observation of another version (`old_behaviour`, `new_behaviour`: JSON; `added`/`removed`
-//!   count findings).
+//!   count findings); `registry` (version 5) for a package entry whose registry facts raise a
+//!   flag against the previous observed version's (`old_registry`: `{"version"}`,
+//!   `new_registry`: `{"version", "comparison"}`; `added` counts the flags; `dangerous` for
+//!   `provenance-lost`, `publisher-changed`, `install-scripts-added`, else `unsure`).
 //! * `target_sensitive` (version 5, [`crate::census`]): per target and starter-policy category
 //!   its current tool set has tools in: `category`, the `entry` of that set, `tool_count` and
 //!   `tools` (a JSON array of the first names). Derived when the current tool set changes;
@@ -51,15 +58,20 @@
 //! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
 //!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
 //!   the last complete full harvest (`last_full_at`).
+//! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
+//!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
+//!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
+//!   only their rows.
 //!
 //! Version 2 changed tables in place (the authorization columns); from it on, migrations are
 //! numbered ([`MIGRATIONS`]) and keep every row: opening a database of version
 //! [`OLDEST_MIGRATABLE`] or later applies the missing ones in one transaction and records the
 //! new version; an older, newer or unknown version is refused ([`IndexError::Schema`]). Version
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
-//! rows) so that it holds `behaviour` changes and one change of each kind per entry. A
-//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers query version
-//! 4's tables): the binary migrates (a writable open) before it serves. The index is derivable,
+//! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
+//! adds the registry signals' columns, rebuilds `changes` again (ids kept) for `registry`
+//! changes, and adds the stats' indexes (several pieces of one version, applied in order). A read-only open accepts only the versions in
+//! [`READ_ONLY_VERSIONS`] (readers rely on version 5's indexes): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
 use std::path::Path;
@@ -85,6 +97,10 @@ pub const READ_ONLY_VERSIONS: &[u32] = &[5];
 pub const MIGRATIONS: &[(u32, &str)] = &[
     (3, REGISTRY_TABLES),
     (4, PACKAGE_TABLES),
+    // One version, several pieces, applied in this order: `changes` is rebuilt before the
+    // stats' index on it is made.
+    (5, crate::packages::REGISTRY_SIGNAL_TABLES),
+    (5, crate::stats::STATS_INDEXES),
     (5, crate::census::CENSUS_TABLES),
 ];
 
@@ -450,7 +466,7 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers refuse it until the writer has migrated it (they query version 4's tables).
+        // Readers refuse it until the writer has migrated it (they query the current tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
@@ -478,16 +494,30 @@ mod tests {
         };
         insert("behaviour").unwrap();
         assert!(insert("behaviour").is_err());
+        // Version 5: registry changes, and the registry signals of package observations.
+        insert("registry").unwrap();
+        assert!(insert("registry").is_err());
+        assert!(insert("other").is_err());
+        index
+            .conn
+            .query_row(
+                "SELECT count(registry), count(registry_previous), count(registry_comparison)
+                 FROM package_observations",
+                [],
+                |_| Ok(()),
+            )
+            .unwrap();
         let indices: i64 = index
             .conn
             .query_row(
                 "SELECT count(*) FROM pragma_index_list('changes') WHERE name IN
-                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry')",
+                 ('changes_target', 'changes_server', 'changes_class', 'changes_new_entry',
+                  'changes_observed_at')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(indices, 4);
+        assert_eq!(indices, 5);
         let tables: i64 = index
             .conn
             .query_row(

@@ -886,6 +886,7 @@ fn alpha_package_run(env: &mut Env) -> Vec<toolmark_index::Recorded> {
             package: "npm:@example/alpha@1.0.0".into(),
             artifact: Some(Sri::of(b"the tarball")),
             sandbox: None,
+            registry: None,
         }),
         ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
     };
@@ -989,6 +990,7 @@ fn ran(package: &str) -> Observation {
             package: package.into(),
             artifact: None,
             sandbox: None,
+            registry: None,
         }),
         ..ok(day(0, 20), vec![corpus_page(FILESYSTEM)])
     }
@@ -1214,6 +1216,7 @@ fn a_package_version_that_reads_a_secret_is_a_dangerous_behaviour_change_derived
             package: format!("npm:@example/alpha@{version}"),
             artifact: Some(Sri::of(version.as_bytes())),
             sandbox: Some(sandbox_facts(reads_key)),
+            registry: None,
         }),
         ..ok(day(0, minute), vec![corpus_page(page)])
     };
@@ -1257,6 +1260,131 @@ fn a_package_version_that_reads_a_secret_is_a_dangerous_behaviour_change_derived
     // The entry's line names its tool-set change, as a catch-up of it would.
     let tools = changes.iter().find(|c| c.kind == "tools").unwrap();
     assert_eq!(lines[1].change_id, Some(tools.id));
+    // The log and the documents alone derive the same rows.
+    let Env {
+        log, blobs, index, ..
+    } = &mut env;
+    index.rebuild(log, blobs).unwrap();
+    assert_eq!(index.package_observations(&id, 10).unwrap(), seen);
+    assert_eq!(
+        index
+            .latest_changes(None, 10, Some("io.example/alpha"), None)
+            .unwrap(),
+        changes
+    );
+}
+
+/// Registry facts as the crawler reads them, from their JSON.
+fn registry_facts(json: serde_json::Value) -> toolmark_observation::registry_facts::RegistryFacts {
+    serde_json::from_value(json).unwrap()
+}
+
+#[test]
+fn a_version_that_loses_provenance_is_a_dangerous_registry_change_derived_again_alike() {
+    let mut env = Env::new("package-registry");
+    let records = registry();
+    let mut rec = env.recorder();
+    let run = rec.begin_run(&first_day_input(&records)).unwrap();
+    let package = toolmark_observation::registry::targets(&records[0])
+        .into_iter()
+        .find(|t| matches!(t.kind, TargetKind::Package { .. }))
+        .unwrap();
+    let at_version = |version: &str| {
+        let mut t = package.clone();
+        if let TargetKind::Package { version: v, .. } = &mut t.kind {
+            *v = Some(version.to_owned());
+        }
+        t
+    };
+    let attested = registry_facts(json!({
+        "ecosystem": "npm",
+        "provenance": {"present": true, "kind": "https://slsa.dev/provenance/v1"},
+        "publisher": {"trusted": true, "id": "github", "name": "GitHub Actions"},
+        "installScripts": {}, "dependencies": {"a": "^1.0.0"}, "maintainers": ["alice"],
+        "repository": "git+https://github.com/example/alpha.git", "bins": {"alpha": "cli.js"},
+        "deprecated": null
+    }));
+    let lost = registry_facts(json!({
+        "ecosystem": "npm",
+        "provenance": {"present": false},
+        "publisher": {"trusted": false, "name": "mallory"},
+        "installScripts": {"postinstall": "node setup.js"},
+        "dependencies": {"a": "^1.0.0", "plain-crypto-js": "^4.2.1"}, "maintainers": ["alice"],
+        "repository": "git+https://github.com/example/alpha.git", "bins": {"alpha": "cli.js"},
+        "deprecated": null
+    }));
+    // A mirror's entry: what it strips is unknown.
+    let mirrored = registry_facts(json!({
+        "ecosystem": "npm", "installScripts": {}, "dependencies": {"a": "^1.0.0"},
+        "repository": "git+https://github.com/example/alpha.git", "bins": {"alpha": "cli.js"}
+    }));
+    let observed = |version: &str,
+                    facts: &toolmark_observation::registry_facts::RegistryFacts,
+                    minute: u64| Observation {
+        via: Via::Package(Sandboxed {
+            package: format!("npm:@example/alpha@{version}"),
+            artifact: Some(Sri::of(version.as_bytes())),
+            sandbox: Some(sandbox_facts(false)),
+            registry: Some(facts.clone()),
+        }),
+        ..ok(day(0, minute), vec![corpus_page(FILESYSTEM)])
+    };
+    for (version, facts, minute) in [
+        ("1.0.0", &attested, 20),
+        ("1.0.1", &lost, 30),
+        ("1.0.1", &lost, 35),
+        ("1.0.2", &mirrored, 40),
+    ] {
+        rec.record(
+            run,
+            vec![TargetOutcome {
+                target: at_version(version),
+                observation: Some(observed(version, facts, minute)),
+            }],
+        )
+        .unwrap();
+    }
+    let id = toolmark_index::record::target_id(&package);
+    let seen = env.index.package_observations(&id, 10).unwrap();
+    assert_eq!(seen[1].registry.as_ref(), Some(&lost));
+    assert_eq!(seen[1].registry_previous, Some(0));
+    let flags = &seen[1].registry_comparison.as_ref().unwrap().flags;
+    assert_eq!(
+        flags,
+        &[
+            "provenance-lost",
+            "publisher-changed",
+            "install-scripts-added",
+            "new-dependencies",
+            "install-scripts"
+        ]
+    );
+    // The mirror's version after it: nothing it does not serve is "lost" or "changed".
+    let mirror_flags = &seen[3].registry_comparison.as_ref().unwrap().flags;
+    assert!(mirror_flags.is_empty(), "{mirror_flags:?}");
+    let changes = env
+        .index
+        .latest_changes(None, 10, Some("io.example/alpha"), None)
+        .unwrap();
+    let registry: Vec<(&str, u64, u64, u64)> = changes
+        .iter()
+        .filter(|c| c.kind == "registry")
+        .map(|c| (c.class.as_str(), c.old_entry, c.new_entry, c.added))
+        .collect();
+    // One change, for the first observation of 1.0.1 only; four flags made it.
+    assert_eq!(registry, [("dangerous", 0, 1, 4)]);
+    let change = changes.iter().find(|c| c.kind == "registry").unwrap();
+    let new: serde_json::Value =
+        serde_json::from_str(change.new_registry.as_deref().unwrap()).unwrap();
+    assert_eq!(new["version"], "1.0.1");
+    assert_eq!(
+        new["comparison"]["newDependencies"],
+        json!(["plain-crypto-js"])
+    );
+    assert_eq!(
+        new["comparison"]["previousPublisher"],
+        "trusted publisher: github"
+    );
     // The log and the documents alone derive the same rows.
     let Env {
         log, blobs, index, ..

@@ -297,6 +297,7 @@ fn unrun(package: String, status: &'static str, detail: String) -> Observation {
         package,
         artifact: None,
         sandbox: None,
+        registry: None,
     }));
     obs.status = ObsStatus::Package(status);
     obs.detail = detail;
@@ -415,6 +416,9 @@ async fn observe_one(
         );
     }
     drop(fetched.bytes);
+    // The registry's signals for the version travel with its observation (the document's
+    // `package.registry`), whatever the sandbox makes of it.
+    let registry = fetched.registry;
     let artifact = match ecosystem {
         Ecosystem::Npm => Artifact::Npm(file.clone()),
         _ => Artifact::Wheel(file.clone()),
@@ -423,6 +427,9 @@ async fn observe_one(
     let _ = std::fs::remove_dir_all(&dir);
     let sri = fetched.sha256_sri.parse().ok();
     let mut obs = report.observation(&package, sri);
+    if let Via::Package(p) = &mut obs.via {
+        p.registry = Some(registry);
+    }
     // What was installed must be what was asked for: a registry that serves another package's
     // artifact under this name (its digest is the registry's own word) is not this package.
     if let Some(why) = installed_mismatch(ecosystem, &spec.name, &version, &report) {

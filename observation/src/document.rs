@@ -179,6 +179,11 @@ pub struct DocPackage {
     /// What the sandbox saw (absent in documents written before the sandbox existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<serde_json::Value>,
+    /// What the package's registry says about the version
+    /// ([`crate::registry_facts::RegistryFacts`]); absent when its metadata was not read (and
+    /// in documents written before registry signals existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<crate::registry_facts::RegistryFacts>,
 }
 
 /// The `kind` of a package's document; a remote's document has no `kind`.
@@ -368,6 +373,7 @@ impl Document {
                 id: p.package.clone(),
                 artifact: p.artifact.map(|a| a.to_string()),
                 sandbox: p.sandbox.clone(),
+                registry: p.registry.clone(),
             }),
         };
         Document {
@@ -479,6 +485,7 @@ mod tests {
                 package: "npm:@acme/weather@1.2.3".into(),
                 artifact: Some(Sri::of(b"the tarball")),
                 sandbox: Some(serde_json::json!({"complete": true, "findings": []})),
+                registry: None,
             }),
             ..observation()
         }

@@ -9,6 +9,9 @@
 //!   status, detail, raw `initialize` result, raw `tools/list` pages, digests) and what was
 //!   particular to how it was made ([`observe::Via`]: a remote dialled over HTTP, or a package
 //!   run in the sandbox).
+//! - [`registry_facts`]: what a package registry says of one version (provenance, publisher,
+//!   install scripts, dependencies, …; every field known or unknown) and the flags between two
+//!   observed versions.
 //! - [`document`]: the stored observation document (`toolmark-observation/1`), the blob a log
 //!   entry's `raw` names; old documents still read.
 //! - [`behaviour`]: what the package sandbox saw a version do, in the shape answers show it.
@@ -26,6 +29,7 @@ pub mod behaviour;
 pub mod document;
 pub mod observe;
 pub mod registry;
+pub mod registry_facts;
 pub mod time;
 
 pub use document::{Document, DocumentError};

@@ -273,6 +273,10 @@ pub struct Sandboxed {
     /// the runtime, the phases' behaviour and completeness, the calls, the findings); kept
     /// whole in the document's `package.sandbox`.
     pub sandbox: Option<serde_json::Value>,
+    /// What the package's registry says about the version (provenance, publisher, install
+    /// scripts, dependencies, …), when its metadata was read; kept in the document's
+    /// `package.registry`.
+    pub registry: Option<crate::registry_facts::RegistryFacts>,
 }
 
 impl Observation {

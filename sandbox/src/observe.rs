@@ -439,6 +439,7 @@ impl Report {
             package: package.to_owned(),
             artifact,
             sandbox: Some(self.facts()),
+            registry: None,
         }));
         obs.started = self.started;
         obs.elapsed = self.elapsed;

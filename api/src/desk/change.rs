@@ -56,6 +56,27 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
         }
     };
     let what = match (&c.authorization, &c.behaviour) {
+        (None, None) if c.registry.is_some() => {
+            let g = c.registry.as_ref().expect("checked");
+            html! {
+                dl class="facts" {
+                    (fact("Versions", html! { code { (g.old_version) } " → " code { (g.new_version) } }))
+                    (fact("Flags", list(&g.flags)))
+                    @for (label, items) in crate::feeds::registry_lists(g) {
+                        @if !items.is_empty() { (fact(label, list(&items))) }
+                    }
+                    (entries)
+                }
+                p {
+                    "What the package's registry says of the newer version differs from what it said "
+                    "of the previous observed version. Lost provenance, another publisher or new "
+                    "install-time scripts make the change " strong { "dangerous" } "; other flags "
+                    "(new or re-specified dependencies, another repository, other maintainers, new "
+                    code { "bin" } " entries) " strong { "unsure" } ". A field the registry (or a "
+                    "mirror in front of it) does not serve is unknown and never raises a flag."
+                }
+            }
+        }
         (None, Some(b)) => html! {
             dl class="facts" {
                 (fact("Versions", html! { code { (b.old_version) } " → " code { (b.new_version) } }))

@@ -1,7 +1,8 @@
 //! Everything the desk reads from the index, in one place, all through the index's typed
 //! queries (no SQL here): the servers search (the same search as `/api/v1/servers`), a target
 //! with its timeline and changes, the changes lists, one change,
-//! and the target with the newest entry. Pages get rows from here and never query themselves.
+//! the target with the newest entry, and the stats (the API's cached computation,
+//! [`crate::stats::StatsCache`]). Pages get rows from here and never query themselves.
 
 use toolmark_index::index::{ChangeRow, ObservationRow, ServerRow, TargetRow};
 use toolmark_index::{IndexError, SensitiveFilter, TargetFilter, TargetState};
@@ -148,4 +149,9 @@ pub(super) fn newest_target(state: &AppState) -> Result<Option<String>, Fail> {
 /// The log's current signed checkpoint.
 pub(super) fn checkpoint(state: &AppState) -> Result<toolmark_log::reader::Signed, Fail> {
     state.log.checkpoint().map_err(internal)
+}
+
+/// The stats `/api/v1/stats` answers (computed at most once a minute, shared with the API).
+pub(super) fn stats(state: &AppState) -> Result<std::sync::Arc<crate::stats::Stats>, Fail> {
+    state.stats.get(state).map_err(internal)
 }

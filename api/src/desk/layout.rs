@@ -20,15 +20,17 @@ pub(super) enum Nav {
     Changes,
     Log,
     Check,
+    Stats,
     None,
 }
 
 /// The nav's items: which page, its path, its label.
-const NAV: [(Nav, &str, &str); 4] = [
+const NAV: [(Nav, &str, &str); 5] = [
     (Nav::Servers, "/", "Servers"),
     (Nav::Changes, "/changes", "Changes"),
     (Nav::Log, "/log", "Log"),
     (Nav::Check, "/check", "Check"),
+    (Nav::Stats, "/stats", "Stats"),
 ];
 
 /// The first line of every page. `PreEscaped` because it is constant markup (maud's
@@ -232,6 +234,9 @@ pub(super) fn counts(c: &ChangeView) -> Markup {
     }
     if let Some(b) = &c.behaviour {
         return html! { span class="counts" { "behaviour changed (" (b.old_version) " → " (b.new_version) ")" } };
+    }
+    if let Some(g) = &c.registry {
+        return html! { span class="counts" { (g.summary()) " (" (g.old_version) " → " (g.new_version) ")" } };
     }
     html! {
         span class="counts" {

@@ -20,6 +20,8 @@
 //! - `GET /check` ([`check`]) — paste a `tools/list` result; `check.js` posts it to
 //!   `/api/v1/check` and verifies the answer's signature (RFC 8785 bytes) and its proof bundle
 //!   in the browser.
+//! - `GET /stats` ([`stats`]) — the numbers of `/api/v1/stats` and two charts of activity per
+//!   day, drawn as SVG on the server.
 //! - `GET /desk/{asset}` ([`assets`]) — the embedded assets; `?v=<content hash>` URLs (the
 //!   ones the pages link) are cached as immutable, bare ones revalidate with the hash as
 //!   `ETag`.
@@ -39,6 +41,7 @@ mod data;
 mod home;
 pub(crate) mod layout;
 mod log;
+mod stats;
 mod target;
 
 use std::collections::HashMap;
@@ -94,6 +97,7 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/changes/{id}", get(change::page))
         .route("/log", get(log::page))
         .route("/check", get(check::page))
+        .route("/stats", get(stats::page))
         .route("/desk/{name}", get(assets::asset))
 }
 

@@ -86,6 +86,7 @@ pub(super) async fn page(
                 }))
             }
         }
+        (badge_section(&state.base_url, &t.id))
         (timeline(t, &d.observations, before.is_some()))
     };
     Ok(render(
@@ -125,7 +126,7 @@ fn package_versions(seen: &[toolmark_index::packages::PackageObservation]) -> Ma
     html! {
         section aria-labelledby="versions-h" {
             h2 id="versions-h" { "Package versions (observed in gVisor)" }
-            (listing("package-versions", "Versions observed", &["Version", "Observed", "Status", "Seen", "Findings", "Entry"], &[], html! {
+            (listing("package-versions", "Versions observed", &["Version", "Observed", "Status", "Seen", "Findings", "Registry flags", "Entry"], &[], html! {
                 @for o in seen.iter().rev() {
                     tr {
                         th scope="row" { code { (o.version) } }
@@ -143,6 +144,7 @@ fn package_versions(seen: &[toolmark_index::packages::PackageObservation]) -> Ma
                                 }
                             }
                         }
+                        td { (registry_flags(o)) }
                         td { (entry_link(o.entry)) }
                     }
                 }
@@ -154,6 +156,85 @@ fn package_versions(seen: &[toolmark_index::packages::PackageObservation]) -> Ma
                     (phase("startup", &o.behaviour.startup))
                     (phase("calls", &o.behaviour.calls))
                 }))
+            }
+            @if let Some((o, facts)) = seen.iter().rev().find_map(|o| Some((o, o.registry.as_ref()?))) {
+                (registry_signals(o, facts))
+            }
+        }
+    }
+}
+
+/// A version's registry flags against the previous observed version (`—` when its registry
+/// metadata was not read).
+fn registry_flags(o: &toolmark_index::packages::PackageObservation) -> Markup {
+    match (&o.registry, &o.registry_comparison) {
+        (Some(_), Some(c)) if c.flags.is_empty() => html! { "none" },
+        (Some(_), Some(c)) => html! {
+            @for (i, f) in c.flags.iter().enumerate() {
+                @if i > 0 { ", " }
+                @if toolmark_observation::registry_facts::DANGEROUS_FLAGS.contains(&f.as_str()) {
+                    strong { (f) }
+                } @else { (f) }
+            }
+        },
+        _ => html! { "—" },
+    }
+}
+
+/// What the registry says of one version (the newest observed with registry metadata), each
+/// field known or "unknown" (not served by the registry or the mirror in front of it).
+fn registry_signals(
+    o: &toolmark_index::packages::PackageObservation,
+    f: &toolmark_index::packages::RegistryFacts,
+) -> Markup {
+    let unknown = || html! { em { "unknown (not served)" } };
+    let names = |items: &[String]| {
+        html! {
+            @if items.is_empty() { "none" }
+            @for (i, a) in items.iter().enumerate() { @if i > 0 { ", " } code { (a) } }
+        }
+    };
+    let map = |m: &Option<std::collections::BTreeMap<String, String>>| match m {
+        None => unknown(),
+        Some(m) => html! {
+            @if m.is_empty() { "none" }
+            @for (i, (k, v)) in m.iter().enumerate() { @if i > 0 { ", " } code { (k) } " " (v) }
+        },
+    };
+    let comparison = o.registry_comparison.clone().unwrap_or_default();
+    html! {
+        h3 { "Registry signals of " code { (o.version) } }
+        dl class="facts" {
+            (fact("Provenance", match &f.provenance {
+                None => unknown(),
+                Some(p) if p.present => html! { "present" @if let Some(k) = &p.kind { " (" code { (k) } ")" } " — presence, not verification" },
+                Some(_) => html! { strong { "none" } },
+            }))
+            (fact("Publisher", match &f.publisher {
+                None => unknown(),
+                Some(None) => html! { "none named" },
+                Some(Some(p)) => html! { (p.label()) },
+            }))
+            @if let Some(prev) = &comparison.previous_publisher {
+                (fact("Previous publisher", html! { (prev) }))
+            }
+            (fact("Install scripts", map(&f.install_scripts)))
+            (fact("Dependencies", map(&f.dependencies)))
+            (fact("Maintainers", match &f.maintainers { None => unknown(), Some(m) => names(m) }))
+            (fact("Repository", match &f.repository {
+                None => unknown(),
+                Some(None) => html! { "none" },
+                Some(Some(r)) => html! { code { (r) } },
+            }))
+            (fact("Bin entries", map(&f.bins)))
+            @if let Some(Some(d)) = &f.deprecated { (fact("Deprecated", html! { (d) })) }
+            @if let Some(y) = f.yanked { (fact("Yanked", html! { @if y { strong { "yes" } } @else { "no" } })) }
+            (fact("Flags", names(&comparison.flags)))
+            @if !comparison.new_dependencies.is_empty() {
+                (fact("New dependencies", names(&comparison.new_dependencies)))
+            }
+            @if !comparison.dependency_specs_changed.is_empty() {
+                (fact("Dependency specs changed", names(&comparison.dependency_specs_changed)))
             }
         }
     }
@@ -295,6 +376,27 @@ fn timeline(t: &TargetRow, observations: &[ObservationRow], paged: bool) -> Mark
                     }
                 }
             }
+        }
+    }
+}
+
+/// The target's badge (`/badge/{id}.svg`, see [`crate::stats::badge`]) and the Markdown and
+/// HTML that embed it with a link to this page.
+fn badge_section(base: &str, id: &str) -> Markup {
+    let svg = format!("{base}/badge/{id}.svg");
+    let page = format!("{base}/s/{id}");
+    html! {
+        section aria-labelledby="badge-h" {
+            h2 id="badge-h" { "Badge" }
+            p { img id="target-badge" src={ "/badge/" (id) ".svg" } alt="This target's toolmark badge" height="20"; }
+            p class="help" {
+                "Says whether the tool set is pinned, unchanged or recently changed, or that the target is not observed or not listed; cached for an hour. As a shields.io endpoint: "
+                code { (base) "/api/v1/badges/" (id) }
+            }
+            h3 { "Markdown" }
+            pre { code id="badge-markdown" { "[![toolmark](" (svg) ")](" (page) ")" } }
+            h3 { "HTML" }
+            pre { code id="badge-html" { "<a href=\"" (page) "\"><img src=\"" (svg) "\" alt=\"toolmark badge\"></a>" } }
         }
     }
 }

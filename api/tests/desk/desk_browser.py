@@ -152,6 +152,12 @@ def main():
             check(page.locator("#tools dt").count() > 0, "the memory target lists no tools")
             check("create_entities" in page.inner_text("#tools"), "create_entities is not listed")
             check(page.locator("#timeline tbody tr").count() == 2, "the timeline does not have 2 rows")
+            # Its badge is an image that loaded (an SVG of non-zero size), and the snippets name it.
+            badge = page.evaluate(
+                "() => { const i = document.getElementById('target-badge'); return i.complete ? [i.naturalWidth, i.naturalHeight] : null; }"
+            )
+            check(badge is not None and badge[0] > 60 and badge[1] == 20, f"the target's badge did not load: {badge}")
+            check(f"/badge/{memory_id}.svg" in page.inner_text("#badge-markdown"), "the Markdown snippet")
 
             # 3. Changes, the filter, one change.
             visit("/changes", "06-changes")
@@ -248,13 +254,31 @@ def main():
             check(ok == "true", f"/check could not verify the answer's signature: {page.inner_text('#check-verify')}")
             step("check different, signature verified")
 
-            # 7. A 404 page renders in the layout (its 404 is expected, not a problem).
+            # 7. Stats: the numbers and the two server-drawn charts, rendered with a size and
+            # one bar per day (no script on the page).
+            visit("/stats", "18-stats")
+            for chart in ("#chart-observations", "#chart-changes"):
+                box = page.locator(chart).bounding_box()
+                check(box is not None and box["width"] > 200 and box["height"] > 40, f"/stats: {chart} is not drawn: {box}")
+                bars = page.locator(f"{chart} rect.bar").count()
+                check(bars == 30, f"/stats: {chart} has {bars} bars, expected 30")
+                label = page.evaluate(
+                    "(sel) => { const s = document.querySelector(sel); return s.getAttribute('aria-labelledby').split(' ').map(i => document.getElementById(i).textContent).join(' | '); }",
+                    chart,
+                )
+                check("per day" in label, f"/stats: {chart} is labelled {label!r}")
+            # (Which bars are tall depends on today's date; desk.rs checks them on a fixed clock.)
+            check(page.locator("script").count() == 0, "/stats has a script")
+            check("5 remotes" in page.inner_text("#target-counts"), "/stats: target counts")
+            step("stats page, charts drawn")
+
+            # 8. A 404 page renders in the layout (its 404 is expected, not a problem).
             where["url"] = base + "/s/0000000000000000"
             before = len(problems)
             resp = page.goto(base + "/s/0000000000000000", wait_until="load")
             check(resp.status == 404, f"unknown target gave {resp.status}")
             del problems[before:]
-            shot("18-not-found")
+            shot("20-not-found")
             step("404 page")
         except Failure as e:
             report["errors"].append(str(e))
