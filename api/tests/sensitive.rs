@@ -377,3 +377,25 @@ async fn the_desk_lists_servers_by_the_census() {
     let (status, _, _) = get(&p.state, "/?sensitive=lots").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn the_stats_carry_the_census() {
+    let p = populated("census-stats");
+    let (status, v) = get_json(&p.state, "/api/v1/stats").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let (_, census) = get_json(&p.state, "/api/v1/census").await;
+    assert_eq!(v["sensitive"]["policy"], "starter/1");
+    assert_eq!(v["sensitive"]["any"]["targets"], census["any"]["targets"]);
+    for (i, c) in census["categories"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(v["sensitive"]["categories"][i]["category"], c["category"]);
+        assert_eq!(v["sensitive"]["categories"][i]["targets"], c["targets"]);
+    }
+    let (status, _, html) = get(&p.state, "/stats").await;
+    assert_eq!(status, StatusCode::OK);
+    let html = String::from_utf8(html).unwrap();
+    assert!(html.contains("id=\"sensitive-h\""), "the section");
+    assert!(
+        html.contains("href=\"/?sensitive=files-and-storage\""),
+        "a category links the list"
+    );
+}
