@@ -9,6 +9,7 @@ mod log_cli;
 mod package_cli;
 mod run_cli;
 mod serve_cli;
+mod webhooks_cli;
 
 use anyhow::{Context, Result};
 
@@ -79,6 +80,11 @@ enum Command {
         #[command(subcommand)]
         command: package_cli::PackageCommand,
     },
+    /// Deliver signed security events to the configured webhooks.
+    Webhooks {
+        #[command(subcommand)]
+        command: webhooks_cli::WebhooksCommand,
+    },
     /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
     /// case-insensitive, whole-name match) and, with --policy starter, the starter policy's
     /// categories; print {"sensitive": […], "safe": […], "serverNames": […]} (plus "policy" and
@@ -115,6 +121,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cli::run(*args),
         Command::Demo(args) => demo::run(args).map(|()| true),
         Command::Package { command } => package_cli::run(command),
+        Command::Webhooks { command } => webhooks_cli::run(command),
         Command::Sensitive {
             file,
             patterns,

@@ -1,6 +1,6 @@
 //! `toolmark run`: the whole service in one process — the API, feeds and desk, and the
-//! schedules (the registry crawl, the package sweep, the checkpoint heartbeat) — over one data
-//! directory.
+//! schedules (the registry crawl, the package sweep, the checkpoint heartbeat, webhook delivery)
+//! — over one data directory.
 //!
 //! Shutdown (SIGTERM or SIGINT): the scheduler signals the running jobs; a crawl stops taking
 //! targets, lets the observations in flight finish and records them (its last batch is signed
@@ -98,10 +98,16 @@ async fn service(config: Config) -> Result<()> {
     }
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
+    // Webhooks: a delivery pass on its schedule, only when subscriptions are configured.
+    if let Some(deliverer) = crate::webhooks_cli::deliverer(&config)? {
+        let webhooks = JobSpec::new("webhooks", &config.schedules.webhooks)?.with_lease(lease);
+        scheduler.add(webhooks, crate::webhooks_cli::job(deliverer))?;
+    }
     let crons = [
         ("crawl", &config.schedules.crawl),
         ("package-sweep", &config.schedules.package_sweep),
         ("heartbeat", &config.schedules.heartbeat),
+        ("webhooks", &config.schedules.webhooks),
     ];
     for (job, at, due) in scheduler.next_runs()? {
         let cron = crons

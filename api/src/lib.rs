@@ -8,6 +8,8 @@
 //! - [`servers`]: servers, targets, timelines, changes, sensitive-tool globs.
 //! - [`feeds`]: change feeds in Atom (`/feed.xml`), RSS 2.0 (`/feed.rss`) and JSON Feed
 //!   (`/feed.json`), global or per server (`watch=`).
+//! - [`events`]: signed security events (`/api/v1/security-events`, a lossless cursor) and the
+//!   security feeds (`/security-feed.xml`, `.rss`, `.json`).
 //! - [`documents`]: stored observation documents by content address
 //!   (`/api/v1/documents/{sri}`), and the bounded cache of what pages show of tool sets.
 //! - [`desk`]: the web desk (maud templates that escape by default, in-browser verification of
@@ -33,6 +35,7 @@ pub mod check;
 pub mod desk;
 pub mod documents;
 pub mod error;
+pub mod events;
 pub mod feeds;
 pub mod logroutes;
 pub mod ops;
@@ -68,6 +71,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(logroutes::routes())
         .merge(servers::routes())
         .merge(feeds::routes())
+        .merge(events::routes())
         .merge(desk::routes())
         .merge(ops::routes())
         .merge(documents::routes())

@@ -1,7 +1,8 @@
 //! What a scanner or auditor depends on to use toolmark's `POST /api/v1/check` offline: the
 //! answer's wire types ([`answer`], shared with the server, which serialises them) and
 //! [`verify_answer`], which checks an answer's signature, its tlog-proof bundle against the
-//! log's key, and that the proved entry is what the answer says.
+//! log's key, and that the proved entry is what the answer says; and the signed security events
+//! ([`event`]: [`SecurityEvent`], [`verify_event`], [`verify_chain`]).
 //!
 //! It never does I/O, opens a database, spawns a runtime or dials the network: the caller
 //! fetches the answer, the issuer's key and the log's key however it likes, and hands them in.
@@ -10,7 +11,12 @@
 #![deny(missing_docs)]
 
 pub mod answer;
+pub mod event;
 pub mod verify;
 
 pub use answer::{ANSWER_TYPE, Answer, Match};
+pub use event::{
+    Chain, EVENT_TYPE, EventError, SecurityEvent, event_id, key_id, sign_event, verify_chain,
+    verify_event,
+};
 pub use verify::{CanonicalError, VerifiedAnswer, VerifyError, canonical, verify_answer};

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use toolmark_api::ApiOptions;
 use toolmark_ingest::{CrawlFlags, CrawlOptions, SweepOptions};
 use toolmark_server::{HttpFlags, HttpOptions};
+pub use toolmark_webhooks::{Subscription, WebhookConfig};
 
 /// The official registry (the default of `registry` and of `toolmark crawl --registry`).
 pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
@@ -106,6 +107,10 @@ pub struct Config {
     pub packages: SweepOptions,
     /// What one HTTP client may cost (connections, timeouts, request bodies).
     pub http: HttpOptions,
+    /// Webhook subscriptions (`[[webhooks]]`: `id`, `url`, `secret` or `secret_env`,
+    /// `watch`); none by default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<WebhookConfig>,
 }
 
 /// Cron expressions (5 fields `min hour day month weekday`, or 6 with seconds first), UTC.
@@ -118,6 +123,8 @@ pub struct Schedules {
     pub heartbeat: String,
     /// The package sweep (npm and PyPI servers observed in gVisor); empty: never.
     pub package_sweep: String,
+    /// A webhook delivery pass (only when `[[webhooks]]` lists subscriptions).
+    pub webhooks: String,
     /// A job's lease on its lock: renewed every third of it while the job runs, so it only
     /// lapses when the holding process died or hung; that long, a dead holder blocks others.
     pub lease_seconds: u64,
@@ -139,6 +146,7 @@ impl Default for Config {
             crawl: CrawlOptions::default(),
             packages: SweepOptions::default(),
             http: HttpOptions::default(),
+            webhooks: Vec::new(),
         }
     }
 }
@@ -149,6 +157,7 @@ impl Default for Schedules {
             crawl: "0 3 * * *".to_owned(),
             heartbeat: "0 * * * *".to_owned(),
             package_sweep: "0 5 * * *".to_owned(),
+            webhooks: "0 * * * * *".to_owned(),
             lease_seconds: 120,
         }
     }
@@ -196,6 +205,9 @@ pub struct RunFlags {
     /// Cron expression of the package sweep (empty: never).
     #[arg(long, env = "TOOLMARK_PACKAGE_SWEEP_SCHEDULE")]
     pub package_sweep_schedule: Option<String>,
+    /// Cron expression of the webhook delivery pass.
+    #[arg(long, env = "TOOLMARK_WEBHOOKS_SCHEDULE")]
+    pub webhooks_schedule: Option<String>,
     /// Versions the package sweep observes per run at most.
     #[arg(long, env = "TOOLMARK_PACKAGE_SWEEP_CAP")]
     pub package_sweep_cap: Option<usize>,
@@ -269,6 +281,7 @@ impl Config {
             (&a.crawl_schedule, &mut self.schedules.crawl),
             (&a.heartbeat_schedule, &mut self.schedules.heartbeat),
             (&a.package_sweep_schedule, &mut self.schedules.package_sweep),
+            (&a.webhooks_schedule, &mut self.schedules.webhooks),
         ];
         for (from, to) in strings {
             if let Some(v) = from {
@@ -295,6 +308,7 @@ impl Config {
             ("schedules.crawl", &self.schedules.crawl),
             ("schedules.heartbeat", &self.schedules.heartbeat),
             ("schedules.package_sweep", &self.schedules.package_sweep),
+            ("schedules.webhooks", &self.schedules.webhooks),
         ] {
             if key == "schedules.package_sweep" && expr.is_empty() {
                 continue;
@@ -334,6 +348,7 @@ impl Config {
                 self.schedules.lease_seconds
             ));
         }
+        self.subscriptions()?;
         if let Some(problem) = self
             .crawl
             .problem()
@@ -343,6 +358,13 @@ impl Config {
             return invalid(problem);
         }
         Ok(())
+    }
+
+    /// The webhook subscriptions, validated (secrets named by `secret_env` read from the
+    /// environment); errors name the key (`webhooks[1].url`).
+    pub fn subscriptions(&self) -> Result<Vec<Subscription>, ConfigError> {
+        toolmark_webhooks::validate(&self.webhooks, |var| std::env::var(var).ok())
+            .map_err(|e| ConfigError::Invalid(e.to_string()))
     }
 
     /// The public base URL (links in answers and feeds).
@@ -453,6 +475,31 @@ mod tests {
         let mut c = Config::default();
         c.crawl.resolve = vec!["a.example=not-an-ip".into()];
         assert!(c.validate().unwrap_err().to_string().contains("a.example"));
+    }
+
+    #[test]
+    fn webhook_subscriptions_are_read_and_validated_naming_the_key() {
+        let ok = format!(
+            "[[webhooks]]\nid = \"soc\"\nurl = \"https://hooks.example.com/t\"\nsecret = \"{}\"\n",
+            "k".repeat(32)
+        );
+        let c = Config::parse(&ok).unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.subscriptions().unwrap()[0].url,
+            "https://hooks.example.com/t"
+        );
+        assert_eq!(Config::parse(&c.to_toml().unwrap()).unwrap(), c);
+        let http = Config::parse(&ok.replace("https://", "http://")).unwrap();
+        let e = http.validate().unwrap_err().to_string();
+        assert!(e.contains("webhooks[0].url") && e.contains("https"), "{e}");
+        let short = Config::parse(&ok.replace(&"k".repeat(32), "short")).unwrap();
+        let e = short.validate().unwrap_err().to_string();
+        assert!(e.contains("webhooks[0].secret") && e.contains("32"), "{e}");
+        let e = Config::parse(&format!("{ok}colour = 1\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("colour"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,9 @@
 //! - [`crawl`]: observe many targets at once with per-host and per-address politeness and one
 //!   deadline each, under one memory [`budget`] shared by every observation in flight.
 //!
+//! - [`webhook`]: one `POST` of a signed security event to a subscriber, through the same guard
+//!   (no redirect followed, a timeout, the response body capped).
+//!
 //! Every limit is a named constant in [`limits`]; every outcome is an [`observe::Status`].
 //!
 //! What it does not do: it never calls a tool, never sends credentials, never follows a
@@ -42,6 +45,7 @@ pub mod packages;
 pub mod remote_log;
 pub mod resource;
 pub mod sse;
+pub mod webhook;
 
 /// An error and its sources on one line (`a: b: c`), for details.
 pub fn error_chain(e: &dyn std::error::Error) -> String {

@@ -28,6 +28,8 @@ pub const BLOBS_DIR: &str = "blobs";
 pub const INDEX_FILE: &str = "index.sqlite";
 /// The schedules' store under the data directory.
 pub const SCHEDULES_FILE: &str = "schedules.sqlite";
+/// Webhook delivery bookkeeping under the data directory.
+pub const WEBHOOKS_FILE: &str = "webhooks.sqlite";
 /// The answer-signing key under the data directory (hex seed, mode 0600).
 pub const ANSWER_KEY_FILE: &str = "api/answer.key";
 
@@ -125,6 +127,11 @@ impl DataDir {
     /// `DATA/schedules.sqlite`.
     pub fn schedules_path(&self) -> PathBuf {
         self.root.join(SCHEDULES_FILE)
+    }
+
+    /// `DATA/webhooks.sqlite`: webhook delivery bookkeeping (cursors, attempts), not derived.
+    pub fn webhooks_path(&self) -> PathBuf {
+        self.root.join(WEBHOOKS_FILE)
     }
 
     /// `DATA/api/answer.key`.

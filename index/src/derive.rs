@@ -75,6 +75,7 @@ impl Index {
              DELETE FROM changes;
              DELETE FROM package_observations;
              DELETE FROM target_sensitive;
+             DELETE FROM security_events;
              DELETE FROM sqlite_sequence WHERE name = 'changes';
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
                  last_observed_at = NULL, last_ok_entry = NULL, current_full = NULL,
@@ -182,6 +183,7 @@ pub(crate) fn index_entries(
         if let Some(id) = index_entry(tx, blobs, *index, entry, run)? {
             changes.insert(*index, id);
         }
+        crate::events::derive(tx, *index)?;
     }
     Ok(changes)
 }

@@ -22,6 +22,9 @@
 //!   whether two versions behave differently.
 //! - [`harvests`]: the registry's records as the last harvests left them (one item per server
 //!   name, per registry) and the harvest bookkeeping a delta starts from ([`HarvestState`]).
+//! - [`events`]: security events, derived from the changes a subscriber must hear about
+//!   (behaviour, registry signals, authorization servers, dangerous tool-set changes), chained
+//!   per target and read by a lossless cursor.
 //! - [`stats`]: the counts behind the stats and the badges (targets by state, changes in a
 //!   window, activity per day, the newest run of each kind, hosts by endpoints).
 //! - [`record`]: [`Recorder`] records one crawl run: blobs first, then one `Log::append` per
@@ -45,6 +48,7 @@ pub mod blobs;
 pub mod census;
 pub mod datadir;
 mod derive;
+pub mod events;
 pub mod harvests;
 pub mod index;
 pub mod packages;
@@ -61,6 +65,7 @@ pub use blobs::{BlobError, Blobs};
 pub use census::{CategoryCount, CensusSummary, SensitiveFilter, TargetCensus};
 pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
+pub use events::{EventQuery, SecurityEventRow};
 pub use harvests::{CompletedHarvest, HarvestKind, HarvestState, RegistryItem};
 pub use index::{Index, IndexError};
 pub use queries::{ChangeQuery, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet};

@@ -58,6 +58,10 @@
 //! * `registry_harvests` (version 3): per registry, the last complete harvest (`last_complete_at`,
 //!   `last_complete_mode` `full|delta`, `next_since`: the `updated_since` of the next delta) and
 //!   the last complete full harvest (`last_full_at`).
+//! * `security_events` (version 5): one event per `behaviour`, `registry` and `authorization`
+//!   change and per `dangerous` `tools` change (`seq` the cursor, `id` the event's digest,
+//!   `target_id`, `kind`, `observed_at`, `change_id`, `body` the unsigned event document),
+//!   derived in change order ([`crate::events`]).
 //! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
 //!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
 //!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
@@ -70,8 +74,10 @@
 //! 3 adds tables; version 4 adds `package_observations` and rebuilds `changes` (same ids and
 //! rows) so that it holds `behaviour` changes and one change of each kind per entry; version 5
 //! adds the registry signals' columns, rebuilds `changes` again (ids kept) for `registry`
-//! changes, and adds the stats' indexes (several pieces of one version, applied in order). A read-only open accepts only the versions in
-//! [`READ_ONLY_VERSIONS`] (readers rely on version 5's indexes): the binary migrates (a writable open) before it serves. The index is derivable,
+//! changes, adds `security_events` (deriving the events of the changes already held, as a
+//! rebuild would) and the stats' indexes (several pieces of one version, applied in order). A
+//! read-only open accepts only the versions in [`READ_ONLY_VERSIONS`] (readers rely on version
+//! 5's tables and indexes): the binary migrates (a writable open) before it serves. The index is derivable,
 //! so an operator can always rebuild it.
 
 use std::path::Path;
@@ -100,6 +106,7 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     // One version, several pieces, applied in this order: `changes` is rebuilt before the
     // stats' index on it is made.
     (5, crate::packages::REGISTRY_SIGNAL_TABLES),
+    (5, crate::events::EVENT_TABLES),
     (5, crate::stats::STATS_INDEXES),
     (5, crate::census::CENSUS_TABLES),
 ];
@@ -333,6 +340,10 @@ impl Index {
                 tx.execute_batch(ddl)?;
             }
         }
+        if from > 0 && from < 5 {
+            // Version 5's events of the changes an older database already holds.
+            crate::events::backfill(&tx)?;
+        }
         set_meta(&tx, "schema_version", &SCHEMA_VERSION.to_string())?;
         tx.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('log_size_indexed', '0')",
@@ -466,13 +477,13 @@ mod tests {
             )
             .unwrap();
         }
-        // Readers refuse it until the writer has migrated it (they query the current tables).
+        // Readers refuse it until the writer has migrated it (they query the newest tables).
         assert!(Index::open_read_only(&path).is_err());
         let index = Index::open(&path).unwrap();
         Index::open_read_only(&path).unwrap();
         assert_eq!(
-            meta(&index.conn, "schema_version").unwrap(),
-            Some(SCHEMA_VERSION.to_string())
+            meta(&index.conn, "schema_version").unwrap().as_deref(),
+            Some(SCHEMA_VERSION.to_string().as_str())
         );
         assert_eq!(index.known_server_names().unwrap(), ["a/b"]);
         // `changes` was rebuilt with its rows and ids; an entry may now carry a change of
@@ -528,6 +539,12 @@ mod tests {
             )
             .unwrap();
         assert_eq!(tables, 3);
+        // Version 5's security events: the one change (benign, of tools) is no event.
+        let events: i64 = index
+            .conn
+            .query_row("SELECT count(*) FROM security_events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(events, 0);
         // Version 1 changed in place in version 2: refused, to be rebuilt.
         index
             .conn

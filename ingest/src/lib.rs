@@ -36,7 +36,7 @@ pub mod sweep;
 pub use options::{CrawlFlags, CrawlOptions, DEFAULT_FULL_HARVEST_DAYS, HarvestPolicy};
 pub use pipeline::{
     CrawlRun, IngestError, Progress, RECORD_BATCH, RECORD_HELD_SHARE, RECORD_LATENCY, RunSummary,
-    record_stream, run_crawl,
+    record_stream, resolver, run_crawl,
 };
 pub use report::{HarvestReport, RunReport};
 pub use sweep::{SweepOptions, SweepReport, SweepRun, SweepSummary, run_sweep};

@@ -132,8 +132,9 @@ pub struct CrawlRun<'a> {
     pub trust: Trust,
 }
 
-/// The resolver `resolve` and `no_dns` ask for.
-fn resolver(options: &CrawlOptions) -> Result<Arc<dyn Resolve>, IngestError> {
+/// The resolver `resolve` and `no_dns` ask for (the crawl's, and webhook delivery's in
+/// `toolmark run`).
+pub fn resolver(options: &CrawlOptions) -> Result<Arc<dyn Resolve>, IngestError> {
     let mut table: HashMap<String, Vec<SocketAddr>> = HashMap::new();
     for entry in &options.resolve {
         let (name, addr) = crate::options::parse_pin(entry)

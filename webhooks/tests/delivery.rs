@@ -1,0 +1,543 @@
+//! Webhook delivery against a real HTTPS receiver on loopback (axum behind a TLS listener whose
+//! certificate a throwaway CA signed; the delivery client trusts only that CA): a receiver that
+//! is down, answers 500, is slow or redirects. Every event arrives at least once, in order,
+//! with a valid HMAC; no event the receiver acknowledged with a 2xx is sent again.
+
+#[path = "../../index/tests/support/events_world.rs"]
+mod events_world;
+#[path = "../../index/tests/support/mod.rs"]
+mod support;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use tokio_util::sync::CancellationToken;
+use toolmark_crawler::guard::{Policy, StaticResolver};
+use toolmark_crawler::mcp::{ClientConfig, Trust};
+use toolmark_index::{EventQuery, Index, SecurityEventRow};
+use toolmark_standins::tls::{StandInCa, TlsListener};
+use toolmark_webhooks::{
+    Backoff, Deliverer, HEADER_EVENT_CURSOR, HEADER_EVENT_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP,
+    Store, Subscription, signature,
+};
+
+const HOST: &str = "hooks.test";
+const SECRET: &[u8] = b"an-hmac-secret-of-at-least-32-bytes!";
+
+/// What the receiver does with the next request.
+#[derive(Debug, Clone)]
+enum Answer {
+    Status(u16),
+    /// Answer 200 only after this long.
+    Slow(Duration),
+    /// 307 to another path of the receiver.
+    Redirect,
+}
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Got {
+    path: &'static str,
+    id: String,
+    cursor: u64,
+    timestamp: String,
+    signature: String,
+    body: Vec<u8>,
+    answer: Answer,
+}
+
+#[derive(Default)]
+struct Receiver {
+    plan: Mutex<VecDeque<Answer>>,
+    got: Mutex<Vec<Got>>,
+}
+
+impl Receiver {
+    fn got(&self) -> Vec<Got> {
+        self.got.lock().unwrap().clone()
+    }
+
+    /// The events the receiver acknowledged with a 2xx the client saw (slow answers came too
+    /// late to count).
+    fn acknowledged(&self) -> Vec<u64> {
+        self.got()
+            .iter()
+            .filter(|g| g.path == "/hook" && matches!(g.answer, Answer::Status(s) if s < 300))
+            .map(|g| g.cursor)
+            .collect()
+    }
+}
+
+fn header(h: &HeaderMap, name: &str) -> String {
+    h.get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn receive(
+    path: &'static str,
+    r: Arc<Receiver>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let answer = match path {
+        "/hook" => r
+            .plan
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Answer::Status(200)),
+        _ => Answer::Status(200),
+    };
+    r.got.lock().unwrap().push(Got {
+        path,
+        id: header(&headers, HEADER_EVENT_ID),
+        cursor: header(&headers, HEADER_EVENT_CURSOR).parse().unwrap_or(0),
+        timestamp: header(&headers, HEADER_TIMESTAMP),
+        signature: header(&headers, HEADER_SIGNATURE),
+        body: body.to_vec(),
+        answer: answer.clone(),
+    });
+    match answer {
+        Answer::Status(s) => StatusCode::from_u16(s).unwrap().into_response(),
+        Answer::Slow(d) => {
+            tokio::time::sleep(d).await;
+            StatusCode::OK.into_response()
+        }
+        Answer::Redirect => (
+            StatusCode::TEMPORARY_REDIRECT,
+            [(header::LOCATION, format!("https://{HOST}/elsewhere"))],
+        )
+            .into_response(),
+    }
+}
+
+/// The receiver's TLS identity and address (the port stays the same across restarts).
+struct Site {
+    ca: StandInCa,
+    addr: SocketAddr,
+    receiver: Arc<Receiver>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Site {
+    /// A site whose receiver is not up yet.
+    fn down() -> Site {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        Site {
+            ca: StandInCa::new("webhooks test CA").unwrap(),
+            addr,
+            receiver: Arc::default(),
+            server: None,
+        }
+    }
+
+    async fn up() -> Site {
+        let mut site = Site::down();
+        site.start().await;
+        site
+    }
+
+    async fn start(&mut self) {
+        let tcp = tokio::net::TcpListener::bind(self.addr).await.unwrap();
+        let tls = TlsListener::new(tcp, self.ca.server_config(HOST).unwrap()).unwrap();
+        let r = self.receiver.clone();
+        let app = Router::new()
+            .route("/hook", post(|State(r), h, b| receive("/hook", r, h, b)))
+            .route(
+                "/elsewhere",
+                post(|State(r), h, b| receive("/elsewhere", r, h, b)),
+            )
+            .with_state(r);
+        self.server = Some(tokio::spawn(async move {
+            axum::serve(tls, app).await.unwrap();
+        }));
+    }
+
+    /// A client that reaches `hooks.test` at this site and trusts only its CA.
+    fn client(&self, allow_private: bool) -> ClientConfig {
+        let mut pins = std::collections::HashMap::new();
+        pins.insert(HOST.to_owned(), vec![self.addr]);
+        ClientConfig {
+            policy: Policy { allow_private },
+            resolver: Arc::new(StaticResolver(pins)),
+            trust: Trust::only(self.ca.certificate_pem().as_bytes()).unwrap(),
+            ..ClientConfig::default()
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("https://{HOST}:{}/hook", self.addr.port())
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.abort();
+        }
+    }
+}
+
+/// A clock the test moves forward.
+#[derive(Clone, Default)]
+struct Clock(Arc<AtomicU64>);
+
+impl Clock {
+    fn advance(&self, by: Duration) {
+        self.0.fetch_add(by.as_millis() as u64, Ordering::SeqCst);
+    }
+}
+
+struct World {
+    env: support::Env,
+    key: ed25519_dalek::SigningKey,
+    clock: Clock,
+}
+
+fn world(tag: &str) -> World {
+    World {
+        env: events_world::world(&format!("webhooks-{tag}"), 5),
+        key: ed25519_dalek::SigningKey::from_bytes(&[7; 32]),
+        clock: Clock::default(),
+    }
+}
+
+impl World {
+    fn deliverer(&self, site: &Site, watch: Option<Vec<String>>) -> Deliverer {
+        let offset = self.clock.0.clone();
+        Deliverer {
+            index_path: self.env.dir.join("index.sqlite"),
+            store_path: self.env.dir.join("webhooks.sqlite"),
+            key: self.key.clone(),
+            issuer: "https://toolmark.test/api/v1/issuer".into(),
+            subscriptions: vec![Subscription {
+                id: "soc".into(),
+                url: site.url(),
+                secret: SECRET.to_vec(),
+                watch,
+            }],
+            client: site.client(true),
+            backoff: Backoff::default(),
+            timeout: Duration::from_secs(5),
+            clock: Arc::new(move || {
+                SystemTime::now() + Duration::from_millis(offset.load(Ordering::SeqCst))
+            }),
+        }
+    }
+
+    fn events(&self) -> Vec<SecurityEventRow> {
+        self.env
+            .index
+            .security_events(&EventQuery {
+                after: Some(0),
+                limit: 1_000,
+                ..EventQuery::default()
+            })
+            .unwrap()
+    }
+
+    fn cursor(&self) -> u64 {
+        Store::open(&self.env.dir.join("webhooks.sqlite"))
+            .unwrap()
+            .get("soc")
+            .unwrap()
+            .map_or(0, |s| s.cursor)
+    }
+
+    fn public_hex(&self) -> String {
+        toolmark_toolset::hex::encode(&self.key.verifying_key().to_bytes())
+    }
+}
+
+/// Every request to `/hook` carries a valid HMAC over its timestamp and body, and its body is
+/// the signed event named by its headers.
+fn check_requests(w: &World, got: &[Got]) {
+    for g in got.iter().filter(|g| g.path == "/hook") {
+        assert_eq!(
+            g.signature,
+            signature(SECRET, &g.timestamp, &g.body),
+            "HMAC"
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&g.body).unwrap();
+        let event = toolmark_client::verify_event(&doc, &w.public_hex()).unwrap();
+        assert_eq!(event.id, g.id);
+    }
+}
+
+/// The events acknowledged, in order, are exactly every event once.
+fn assert_all_acknowledged_once_in_order(w: &World, site: &Site) {
+    let all: Vec<u64> = w.events().iter().map(|e| e.seq).collect();
+    assert!(all.len() >= 6, "the world has events: {all:?}");
+    assert_eq!(site.receiver.acknowledged(), all);
+    assert_eq!(w.cursor(), *all.last().unwrap());
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn every_event_arrives_once_in_order_with_its_hmac_and_the_chain_verifies() {
+    let w = world("all");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        let d = w.deliverer(&site, None);
+        let report = d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(report.subscriptions[0].failure, None);
+        assert_all_acknowledged_once_in_order(&w, &site);
+        let got = site.receiver.got();
+        check_requests(&w, &got);
+        // The bodies, in order, are a chain the client crate verifies.
+        let docs: Vec<serde_json::Value> = got
+            .iter()
+            .map(|g| serde_json::from_slice(&g.body).unwrap())
+            .collect();
+        toolmark_client::verify_chain(&docs, &w.public_hex()).unwrap();
+        // Nothing new: the next pass sends nothing.
+        let again = d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(again.subscriptions[0].delivered, 0);
+        assert_eq!(site.receiver.got().len(), got.len());
+    });
+}
+
+#[test]
+fn a_receiver_that_is_down_gets_every_event_once_it_is_up() {
+    let w = world("down");
+    runtime().block_on(async {
+        let mut site = Site::down();
+        let d = w.deliverer(&site, None);
+        let first = d.pass(&CancellationToken::new()).await.unwrap();
+        let failure = first.subscriptions[0].failure.clone().unwrap();
+        assert!(failure.starts_with("failed"), "{failure}");
+        assert_eq!(w.cursor(), 0);
+        // Still down after the back-off: another failure, a longer back-off.
+        w.clock.advance(Duration::from_secs(30));
+        let second = d.pass(&CancellationToken::new()).await.unwrap();
+        assert!(second.subscriptions[0].failure.is_some());
+        let store = Store::open(&w.env.dir.join("webhooks.sqlite")).unwrap();
+        let state = store.get("soc").unwrap().unwrap();
+        assert_eq!(state.attempts, 2);
+        // Up again; not due until the second back-off (60 s) has passed.
+        site.start().await;
+        w.clock.advance(Duration::from_secs(30));
+        let waiting = d.pass(&CancellationToken::new()).await.unwrap();
+        assert!(waiting.subscriptions[0].waiting);
+        assert!(site.receiver.got().is_empty());
+        w.clock.advance(Duration::from_secs(30));
+        let done = d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(done.subscriptions[0].failure, None);
+        assert_all_acknowledged_once_in_order(&w, &site);
+        assert_eq!(store.get("soc").unwrap().unwrap().attempts, 0);
+        check_requests(&w, &site.receiver.got());
+    });
+}
+
+#[test]
+fn a_500_is_sent_again_after_the_back_off_and_acknowledged_events_never_are() {
+    let w = world("500");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        site.receiver.plan.lock().unwrap().extend([
+            Answer::Status(200),
+            Answer::Status(200),
+            Answer::Status(500),
+            Answer::Status(503),
+        ]);
+        let d = w.deliverer(&site, None);
+        let first = d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(first.subscriptions[0].failure.as_deref(), Some("HTTP 500"));
+        assert_eq!(first.subscriptions[0].delivered, 2);
+        let events = w.events();
+        assert_eq!(w.cursor(), events[1].seq);
+        // Before the back-off has passed, nothing is sent.
+        d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(site.receiver.got().len(), 3);
+        w.clock.advance(Duration::from_secs(30));
+        let second = d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(second.subscriptions[0].failure.as_deref(), Some("HTTP 503"));
+        w.clock.advance(Duration::from_secs(60));
+        d.pass(&CancellationToken::new()).await.unwrap();
+        assert_all_acknowledged_once_in_order(&w, &site);
+        // The third event was sent three times (500, 503, 200), in the same order each time.
+        let third: Vec<u64> = site
+            .receiver
+            .got()
+            .iter()
+            .map(|g| g.cursor)
+            .filter(|c| *c == events[2].seq)
+            .collect();
+        assert_eq!(third.len(), 3);
+        check_requests(&w, &site.receiver.got());
+    });
+}
+
+#[test]
+fn a_slow_receiver_times_out_and_gets_the_event_again() {
+    let w = world("slow");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        site.receiver
+            .plan
+            .lock()
+            .unwrap()
+            .push_back(Answer::Slow(Duration::from_secs(3)));
+        let mut d = w.deliverer(&site, None);
+        d.timeout = Duration::from_millis(300);
+        let first = d.pass(&CancellationToken::new()).await.unwrap();
+        let failure = first.subscriptions[0].failure.clone().unwrap();
+        assert!(failure.starts_with("no answer within"), "{failure}");
+        assert_eq!(w.cursor(), 0);
+        w.clock.advance(Duration::from_secs(30));
+        d.pass(&CancellationToken::new()).await.unwrap();
+        assert_all_acknowledged_once_in_order(&w, &site);
+        let got = site.receiver.got();
+        assert_eq!(
+            got[0].cursor, got[1].cursor,
+            "the timed-out event came again"
+        );
+        check_requests(&w, &got);
+    });
+}
+
+#[test]
+fn a_redirect_is_not_followed_and_counts_as_not_delivered() {
+    let w = world("redirect");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        site.receiver
+            .plan
+            .lock()
+            .unwrap()
+            .push_back(Answer::Redirect);
+        let d = w.deliverer(&site, None);
+        let first = d.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(first.subscriptions[0].failure.as_deref(), Some("HTTP 307"));
+        assert!(
+            site.receiver.got().iter().all(|g| g.path == "/hook"),
+            "the redirect's target was never asked"
+        );
+        assert_eq!(w.cursor(), 0);
+        w.clock.advance(Duration::from_secs(30));
+        d.pass(&CancellationToken::new()).await.unwrap();
+        assert_all_acknowledged_once_in_order(&w, &site);
+    });
+}
+
+#[test]
+fn a_loopback_receiver_is_refused_by_the_ssrf_guard_in_production() {
+    let w = world("guard");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        let mut d = w.deliverer(&site, None);
+        d.client = site.client(false);
+        let first = d.pass(&CancellationToken::new()).await.unwrap();
+        let failure = first.subscriptions[0].failure.clone().unwrap();
+        assert!(failure.starts_with("blocked"), "{failure}");
+        assert!(site.receiver.got().is_empty());
+    });
+}
+
+#[test]
+fn a_subscription_gets_only_its_watched_targets_events() {
+    let w = world("watch");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        let events = w.events();
+        let beta = events
+            .iter()
+            .find(|e| e.kind == "authorization")
+            .unwrap()
+            .target_id
+            .clone();
+        let d = w.deliverer(&site, Some(vec![beta.clone()]));
+        d.pass(&CancellationToken::new()).await.unwrap();
+        let expected: Vec<u64> = events
+            .iter()
+            .filter(|e| e.target_id == beta)
+            .map(|e| e.seq)
+            .collect();
+        assert!(!expected.is_empty() && expected.len() < events.len());
+        assert_eq!(site.receiver.acknowledged(), expected);
+        check_requests(&w, &site.receiver.got());
+    });
+}
+
+#[test]
+fn events_recorded_after_a_pass_are_delivered_by_the_next() {
+    let mut w = world("later");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        let d = w.deliverer(&site, None);
+        d.pass(&CancellationToken::new()).await.unwrap();
+        let before = site.receiver.acknowledged().len();
+        events_world::record_day(&mut w.env, 5);
+        d.pass(&CancellationToken::new()).await.unwrap();
+        assert!(site.receiver.acknowledged().len() > before);
+        assert_all_acknowledged_once_in_order(&w, &site);
+        // The new events link to the ones delivered before.
+        let docs: Vec<serde_json::Value> = site
+            .receiver
+            .got()
+            .iter()
+            .map(|g| serde_json::from_slice(&g.body).unwrap())
+            .collect();
+        toolmark_client::verify_chain(&docs, &w.public_hex()).unwrap();
+    });
+    // The index stays readable by others while delivering (read-only).
+    Index::open_read_only(&w.env.dir.join("index.sqlite")).unwrap();
+}
+
+#[test]
+fn a_second_pass_while_one_is_delivering_is_refused_not_run() {
+    let w = world("lock");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        site.receiver
+            .plan
+            .lock()
+            .unwrap()
+            .push_back(Answer::Slow(Duration::from_secs(2)));
+        let first = Arc::new(w.deliverer(&site, None));
+        let running = {
+            let first = first.clone();
+            tokio::spawn(async move { first.pass(&CancellationToken::new()).await })
+        };
+        // Wait (bounded) until the first pass has its first delivery in flight.
+        for _ in 0..400 {
+            if !site.receiver.got().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(site.receiver.got().len(), 1);
+        let second = w.deliverer(&site, None);
+        let refused = second.pass(&CancellationToken::new()).await;
+        assert!(
+            matches!(refused, Err(toolmark_webhooks::DeliveryError::Busy(_))),
+            "{refused:?}"
+        );
+        running.await.unwrap().unwrap();
+        // The first pass went on (its slow answer came within the timeout): each event once.
+        let all: Vec<u64> = w.events().iter().map(|e| e.seq).collect();
+        let got: Vec<u64> = site.receiver.got().iter().map(|g| g.cursor).collect();
+        assert_eq!(got, all);
+        assert_eq!(w.cursor(), *all.last().unwrap());
+    });
+}
