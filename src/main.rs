@@ -88,15 +88,26 @@ enum Command {
         command: webhooks_cli::WebhooksCommand,
     },
     /// Split the tools of FILE into sensitive and safe by name globs (`*` is the only wildcard,
-    /// case-insensitive, whole-name match) and print {"sensitive": […], "safe": […]}.
+    /// case-insensitive, whole-name match) and, with --policy starter, the starter policy's
+    /// categories; print {"sensitive": […], "safe": […], "serverNames": […]} (plus "policy" and
+    /// "categories" with a policy). No pattern and no policy: every tool is safe. A malformed
+    /// pattern (`mcp://payments` without a tool) is an error.
     Sensitive {
         file: PathBuf,
-        /// A glob; repeat for several. `server/tool` patterns need --server.
+        /// A glob; repeat for several. Forms: `tool`, `server/tool` (a glob over
+        /// `<server>/<tool>`), `mcp://<server>/<tool>` (server glob up to the first `/`, tool
+        /// glob after it). Server forms apply to the names given by --server.
         #[arg(long = "pattern", short = 'p')]
         patterns: Vec<String>,
-        /// The registry name of the server, for qualified `server/tool` patterns.
+        /// A name the server answers to (its registry name, which also answers by its last
+        /// segment; its title; an alias); repeat for several.
         #[arg(long)]
-        server: Option<String>,
+        server: Vec<String>,
+        /// A named policy to apply besides the patterns: `starter` (or `starter/1`), the
+        /// categories money, email-and-messaging, destructive-database, external-writes,
+        /// files-and-storage and admin.
+        #[arg(long)]
+        policy: Option<String>,
     },
 }
 
@@ -117,7 +128,8 @@ fn main() -> ExitCode {
             file,
             patterns,
             server,
-        } => sensitive_file(&file, &patterns, server.as_deref()),
+            policy,
+        } => sensitive_file(&file, &patterns, &server, policy.as_deref()),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -212,9 +224,25 @@ fn diff_files(old: &Path, new: &Path, as_json: bool) -> Result<bool> {
     Ok(true)
 }
 
-fn sensitive_file(path: &Path, patterns: &[String], server: Option<&str>) -> Result<bool> {
+fn sensitive_file(
+    path: &Path,
+    patterns: &[String],
+    servers: &[String],
+    policy: Option<&str>,
+) -> Result<bool> {
+    let patterns = sensitive::parse_patterns(patterns)?;
+    let policy = match policy {
+        None => None,
+        Some(name) => Some(toolmark_toolset::policy::policy(name).ok_or_else(|| {
+            anyhow::anyhow!("unknown policy {name:?}: the policies are starter, starter/1")
+        })?),
+    };
     let set = load(path)?;
-    let split = sensitive::classify_sensitive(&set, patterns, server);
-    println!("{}", serde_json::to_string(&split)?);
+    let names = sensitive::ServerNames::new(servers);
+    let compiled = policy.map(toolmark_toolset::policy::Policy::compile);
+    let split = sensitive::classify_sensitive(&set, &patterns, compiled.as_ref(), &names);
+    let mut out = serde_json::to_value(&split)?;
+    out["serverNames"] = json!(names.names());
+    println!("{}", serde_json::to_string(&out)?);
     Ok(true)
 }

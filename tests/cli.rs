@@ -173,6 +173,97 @@ fn sensitive_splits_by_glob() {
     assert_eq!(v["safe"].as_array().unwrap().len(), 12);
 }
 
+fn sensitive_names(v: &Value) -> Vec<&str> {
+    v["sensitive"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn sensitive_reads_mcp_patterns_for_the_names_given() {
+    let f = corpus("mcp-proxy-snapshots/server-filesystem.json");
+    let f = f.to_str().unwrap();
+    let o = toolmark(&[
+        "sensitive",
+        f,
+        "-p",
+        "mcp://filesystem/write*",
+        "-p",
+        "mcp://fs/move_*",
+        "--server",
+        "io.github.modelcontextprotocol/filesystem",
+        "--server",
+        "fs",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(sensitive_names(&v), ["write_file", "move_file"]);
+    assert_eq!(
+        v["serverNames"],
+        serde_json::json!([
+            "io.github.modelcontextprotocol/filesystem",
+            "filesystem",
+            "fs"
+        ])
+    );
+    // Without a name, only a `*` server applies.
+    let o = toolmark(&[
+        "sensitive",
+        f,
+        "-p",
+        "mcp://filesystem/write*",
+        "-p",
+        "mcp://*/edit_file",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(sensitive_names(&v), ["edit_file"]);
+}
+
+#[test]
+fn sensitive_fails_on_a_malformed_mcp_pattern() {
+    let f = corpus("mcp-proxy-snapshots/server-filesystem.json");
+    for p in [
+        "mcp://filesystem",
+        "mcp:///write_file",
+        "mcp:filesystem/write",
+    ] {
+        let o = toolmark(&["sensitive", f.to_str().unwrap(), "-p", p]);
+        assert_eq!(o.status.code(), Some(1), "{p}");
+        let err = stderr(&o);
+        assert!(err.contains(p) && err.contains("mcp:"), "{err}");
+        assert!(stdout(&o).is_empty());
+    }
+}
+
+#[test]
+fn sensitive_applies_the_starter_policy_when_asked() {
+    let f = corpus("mcp-proxy-snapshots/server-filesystem.json");
+    let f = f.to_str().unwrap();
+    // No pattern, no policy: everything safe.
+    let o = toolmark(&["sensitive", f]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(sensitive_names(&v).is_empty());
+    assert!(v.get("policy").is_none());
+    let o = toolmark(&["sensitive", f, "--policy", "starter"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        sensitive_names(&v),
+        ["write_file", "edit_file", "create_directory", "move_file"]
+    );
+    assert_eq!(v["policy"], "starter/1");
+    assert_eq!(
+        v["categories"]["write_file"],
+        serde_json::json!(["files-and-storage"])
+    );
+    let o = toolmark(&["sensitive", f, "--policy", "lenient"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown policy"));
+}
+
 #[test]
 fn diff_reports_and_classifies_a_rug_pull() {
     let t = TempDir::new("diff");

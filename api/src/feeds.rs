@@ -241,13 +241,18 @@ fn name_list<'a>(names: impl Iterator<Item = &'a str>, total: u64) -> (Vec<&'a s
     (shown, more)
 }
 
-/// `rule (tool): meaning`.
+/// `rule (tool): meaning`, and for `newly-sensitive` the categories (`… [money, admin]`).
 fn signal_line(s: &SignalView) -> String {
     let mut line = s.signal.rule.to_owned();
     if let Some(t) = &s.signal.tool {
         line.push_str(&format!(" ({t})"));
     }
     line.push_str(&format!(": {}", s.message));
+    if s.signal.rule == toolmark_toolset::classify::NEWLY_SENSITIVE {
+        if let Some(categories) = &s.signal.new {
+            line.push_str(&format!(" [{categories}]"));
+        }
+    }
     line
 }
 

@@ -1,19 +1,26 @@
 //! Servers, targets and changes as JSON, and the sensitive-tool globs.
 //!
-//! - `GET /api/v1/servers?q=&state=&limit=&offset=`: targets (one per remote or package of a
-//!   registry server), searched and filtered, `{total, offset, limit, servers: [summary]}`.
+//! - `GET /api/v1/servers?q=&state=&sensitive=&limit=&offset=`: targets (one per remote or
+//!   package of a registry server), searched and filtered (`sensitive=any|<category>`: by the
+//!   starter-policy census), `{total, offset, limit, servers: [summary]}`.
 //! - `GET /api/v1/servers/{id}`: one target by its 16-hex id (HISTOR's
 //!   `sha256(name + "\n" + endpoint)[:16]`): its summary, registry record, timeline of
 //!   observations, recent changes and current tool set (the tool entries exactly as the server
 //!   sent them, spliced in).
-//! - `GET /api/v1/servers/{id}/sensitive?pattern=…`: the sensitive-tool globs applied to the
-//!   target's current tool set.
+//! - `GET /api/v1/servers/{id}/sensitive?pattern=…&server=…&policy=starter`: the sensitive-tool
+//!   globs (and, when asked for, the starter policy) applied to the target's current tool set;
+//!   the server answers to its registry name, that name's last segment, its title and the
+//!   `server` aliases given.
+//! - `GET /api/v1/census`: the starter-policy census, per category the targets (and servers)
+//!   whose current tool set has a tool in it.
 //! - `GET /api/v1/changes?after=&before=&limit=&server=&target=&class=`: changes with lossless
 //!   cursor paging: `after` reads forwards (oldest first) and always returns a cursor to resume
 //!   from; without it, pages run backwards from the newest (`before`).
 //! - `GET /api/v1/changes/{id}`: one change with its full diff and classification.
-//! - `POST /api/v1/sensitive`: `{"tools": […], "patterns": […], "server": …}` →
-//!   `{"sensitive": […], "safe": […]}` (`toolmark_toolset::sensitive`, as `toolmark sensitive`).
+//! - `POST /api/v1/sensitive`: `{"tools": […], "patterns": […], "server": … | […],
+//!   "policy": "starter"}` → `{"sensitive": […], "safe": […]}` (and `policy`, `categories`
+//!   when a policy was asked for) (`toolmark_toolset::sensitive`, as `toolmark sensitive`). A
+//!   malformed pattern (e.g. `mcp://payments` without a tool part) is a 400.
 //!
 //! Every shape is documented in `docs/api.md`. Everything here only reads the index and the
 //! blobs; bad input is a 400 (or 413 for an oversized body) with a JSON error, never a panic.
@@ -29,9 +36,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 use toolmark_index::index::{ChangeRow, Index, TargetRow, TargetSummary};
-use toolmark_index::{TargetFilter, TargetState};
+use toolmark_index::{SensitiveFilter, TargetFilter, TargetState};
 use toolmark_toolset::json::{self as tjson, Json};
-use toolmark_toolset::{Shape, Tool, ToolSet, sensitive};
+use toolmark_toolset::policy::{self, Policy};
+use toolmark_toolset::sensitive::{self, Pattern, ServerNames};
+use toolmark_toolset::{Shape, Tool, ToolSet};
 
 use crate::changes::{ChangeView, SignalView};
 use crate::{ApiError, AppState};
@@ -88,10 +97,17 @@ pub const MAX_PATTERNS: usize = 100;
 /// still fits, and a pattern costs at most this many steps per name character.
 pub const MAX_PATTERN_CHARS: usize = 200;
 
+/// Most server names a sensitive request may give (`server` repeated on the `GET`, an array in
+/// the `POST`): aliases of one server, a handful at most. Each also counts by its last
+/// segment, so at most twice this many names are matched (plus a target's registry name, its
+/// last segment and its title), and [`MAX_MATCH_WORK`] counts each.
+pub const MAX_SERVER_ALIASES: usize = 8;
+
 /// Most glob steps one request may cost: (characters of every distinct tool name, qualified
-/// when a server is named) × (characters of every pattern), both counted *after* case folding
-/// (what the matcher compares: U+0130 folds to two characters), the worst case of the linear
-/// glob matcher. Measured at about 1 ns a step (release build, this project's 2-core machine:
+/// by each server name for `server/tool` patterns) × (characters of every pattern and, when
+/// asked for, of every starter-policy glob), both counted *after* case folding (what the
+/// matcher compares: U+0130 folds to two characters), the worst case of the linear glob
+/// matcher (`toolmark_toolset::sensitive::match_work`). Measured at about 1 ns a step (release build, this project's 2-core machine:
 /// 2 × 10⁸ steps took 0.20 s), so about a tenth of a second of one core; a real policy (a dozen
 /// globs) against a 5,000-tool set costs a fifth of it, while the other limits alone would
 /// allow seconds.
@@ -106,6 +122,7 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/api/v1/servers", get(list_servers))
         .route("/api/v1/servers/{id}", get(server_detail))
         .route("/api/v1/servers/{id}/sensitive", get(server_sensitive))
+        .route("/api/v1/census", get(census))
         .route("/api/v1/changes", get(list_changes))
         .route("/api/v1/changes/{id}", get(change_detail))
         .route(
@@ -268,6 +285,7 @@ fn summary_json(base: &str, s: &TargetSummary) -> Value {
         "full": t.current_full,
         "toolCount": t.current_tools,
         "changes": s.changes,
+        "sensitive": s.sensitive,
         "page": format!("{base}/s/{}", t.id),
     })
 }
@@ -287,11 +305,22 @@ async fn list_servers(
             bad("state must be all, observed, changed, failing, skipped or delisted")
         })?,
     };
+    let sensitive = match p.one("sensitive")? {
+        None => None,
+        Some(s) => Some(SensitiveFilter::parse(s).ok_or_else(|| {
+            bad(format!(
+                "sensitive must be any or a category of {}: {}",
+                policy::STARTER.name,
+                category_ids().join(", ")
+            ))
+        })?),
+    };
     let limit = p.limit()?;
     let offset = p.integer("offset")?.unwrap_or(0);
     let filter = TargetFilter {
         q: q.unwrap_or_default(),
         state: target_state,
+        sensitive,
     };
     let body = blocking(move || {
         let page = state.index.get().search_targets(
@@ -392,6 +421,11 @@ async fn server_detail(
                     serde_json::to_value(lookalike).map_err(ApiError::internal)?,
                 );
             }
+            let census = index.target_census(&id)?;
+            out.insert(
+                "census".into(),
+                json!({"policy": policy::STARTER.name, "categories": census}),
+            );
             (target, out)
         };
         Ok((target, out))
@@ -655,11 +689,18 @@ async fn change_detail(
 /// A sensitive request, read and checked.
 struct SensitiveRequest {
     set: ToolSet,
-    patterns: Vec<String>,
-    server: Option<String>,
+    patterns: Vec<Pattern>,
+    servers: Vec<String>,
+    policy: Option<&'static Policy>,
 }
 
-fn check_patterns(patterns: &[String]) -> Result<(), ApiError> {
+/// The starter policy's category ids, in order.
+fn category_ids() -> Vec<&'static str> {
+    policy::STARTER.categories.iter().map(|c| c.id).collect()
+}
+
+/// Check the pattern limits, then parse every pattern (a malformed one is a 400 naming it).
+fn check_patterns(patterns: &[String]) -> Result<Vec<Pattern>, ApiError> {
     if patterns.len() > MAX_PATTERNS {
         return Err(bad(format!("at most {MAX_PATTERNS} patterns")));
     }
@@ -672,56 +713,70 @@ fn check_patterns(patterns: &[String]) -> Result<(), ApiError> {
             p.chars().take(20).collect::<String>()
         )));
     }
-    Ok(())
+    sensitive::parse_patterns(patterns).map_err(|e| bad(e.to_string()))
 }
 
-/// Characters of `s` after the matcher's case folding (Unicode lowercase).
-fn folded_chars(s: &str) -> u64 {
-    s.chars().map(|c| c.to_lowercase().count() as u64).sum()
-}
-
-/// The worst-case glob steps of matching `patterns` against the distinct names of `set`, as
-/// the matcher does it: each unqualified pattern against each folded name, each qualified one
-/// (holding `/`) against each folded `server/name` when a server is named; a step per pair of
-/// characters, plus one per pattern and name.
-pub fn match_work(set: &ToolSet, patterns: &[String], server: Option<&str>) -> u64 {
-    let (mut bare_patterns, mut qualified_patterns) = (0u64, 0u64);
-    for p in patterns {
-        let n = folded_chars(p) + 1;
-        if p.contains('/') {
-            qualified_patterns += n;
-        } else {
-            bare_patterns += n;
-        }
+/// Check the server names a request gives: at most [`MAX_SERVER_ALIASES`], each 1–
+/// [`MAX_SERVER_NAME_CHARS`] characters.
+fn check_servers(servers: &[String], what: &str) -> Result<(), ApiError> {
+    if servers.len() > MAX_SERVER_ALIASES {
+        return Err(bad(format!("at most {MAX_SERVER_ALIASES} {what} names")));
     }
-    let qualifier = server.map(|s| folded_chars(s) + 1);
-    let mut seen = std::collections::HashSet::new();
-    let (mut bare_names, mut qualified_names) = (0u64, 0u64);
-    for n in set.tools.iter().filter_map(Tool::name) {
-        if seen.insert(n) {
-            let chars = folded_chars(n) + 1;
-            bare_names += chars;
-            if let Some(q) = qualifier {
-                qualified_names += chars + q;
-            }
-        }
-    }
-    bare_names
-        .saturating_mul(bare_patterns)
-        .saturating_add(qualified_names.saturating_mul(qualified_patterns))
-}
-
-/// Refuse a request whose worst-case matching cost ([`match_work`]) exceeds
-/// [`MAX_MATCH_WORK`].
-fn check_work(set: &ToolSet, patterns: &[String], server: Option<&str>) -> Result<(), ApiError> {
-    let work = match_work(set, patterns, server);
-    if work > MAX_MATCH_WORK {
+    if servers
+        .iter()
+        .any(|s| s.is_empty() || s.chars().count() > MAX_SERVER_NAME_CHARS)
+    {
         return Err(bad(format!(
-            "too much matching: tool-name characters × pattern characters (after case folding) \
-             is {work}, above {MAX_MATCH_WORK}; send fewer or shorter patterns or names"
+            "{what} must be 1–{MAX_SERVER_NAME_CHARS} characters"
         )));
     }
     Ok(())
+}
+
+/// The named policy (`starter`, `starter/1`), or a 400 listing the known ones.
+fn named_policy(name: &str) -> Result<&'static Policy, ApiError> {
+    policy::policy(name).ok_or_else(|| {
+        bad(format!(
+            "unknown policy {:?}: the policies are starter (the newest), {}",
+            name.chars().take(40).collect::<String>(),
+            policy::POLICIES
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+/// Refuse a request whose worst-case matching cost (`sensitive::match_work`) exceeds
+/// [`MAX_MATCH_WORK`].
+fn check_work(
+    set: &ToolSet,
+    patterns: &[Pattern],
+    policy: Option<&Policy>,
+    servers: &ServerNames,
+) -> Result<(), ApiError> {
+    let work = sensitive::match_work(set, patterns, policy, servers);
+    if work > MAX_MATCH_WORK {
+        return Err(bad(format!(
+            "too much matching: tool-name characters × pattern characters (after case folding) \
+             is {work}, above {MAX_MATCH_WORK}; send fewer or shorter patterns, names or servers"
+        )));
+    }
+    Ok(())
+}
+
+/// The answer of both sensitive routes: the split, and with a policy its name and categories.
+fn split_json(split: &sensitive::Split, servers: &ServerNames) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("sensitive".into(), json!(split.sensitive));
+    out.insert("safe".into(), json!(split.safe));
+    out.insert("serverNames".into(), json!(servers.names()));
+    if let (Some(p), Some(c)) = (split.policy, &split.categories) {
+        out.insert("policy".into(), json!(p));
+        out.insert("categories".into(), json!(c));
+    }
+    out
 }
 
 /// Member names in a JSON text (already checked to be JSON): the strings followed by `:`.
@@ -816,19 +871,28 @@ pub(crate) fn body_or_error(
     })
 }
 
+/// A JSON string member's text, or a 400 for an unpaired surrogate.
+fn json_text<'a>(v: &'a Json, what: &str) -> Result<&'a str, ApiError> {
+    v.as_str()
+        .ok_or_else(|| bad(format!("{what} holds an unpaired surrogate")))
+}
+
 fn parse_sensitive(body: &[u8]) -> Result<SensitiveRequest, ApiError> {
     let text = std::str::from_utf8(body).map_err(|_| bad("the body is not UTF-8"))?;
     let members = tjson::parse_members(text, "tools").map_err(|e| bad(format!("the body: {e}")))?;
     refuse_duplicate_members(text, &members)?;
     let mut tools = None;
     let mut patterns = None;
-    let mut server = None;
+    let mut servers = Vec::new();
+    let mut policy = None;
     let mut seen = std::collections::HashSet::new();
     for m in members {
         let Some(name) = m.name.as_str().map(str::to_owned) else {
             continue;
         };
-        if matches!(name.as_str(), "tools" | "patterns" | "server") && !seen.insert(name.clone()) {
+        if matches!(name.as_str(), "tools" | "patterns" | "server" | "policy")
+            && !seen.insert(name.clone())
+        {
             return Err(bad(format!("\"{name}\" is given more than once")));
         }
         match name.as_str() {
@@ -868,27 +932,42 @@ fn parse_sensitive(body: &[u8]) -> Result<SensitiveRequest, ApiError> {
             }
             "server" => match &m.value {
                 Json::Null => {}
-                Json::String(_) => {
-                    let s = m
-                        .value
-                        .as_str()
-                        .ok_or_else(|| bad("\"server\" holds an unpaired surrogate"))?;
-                    if s.is_empty() || s.chars().count() > MAX_SERVER_NAME_CHARS {
+                Json::String(_) => servers.push(json_text(&m.value, "\"server\"")?.to_owned()),
+                Json::Array(values) => {
+                    if values.len() > MAX_SERVER_ALIASES {
                         return Err(bad(format!(
-                            "\"server\" must be 1–{MAX_SERVER_NAME_CHARS} characters"
+                            "at most {MAX_SERVER_ALIASES} \"server\" names"
                         )));
                     }
-                    server = Some(s.to_owned());
+                    for v in values {
+                        if !matches!(v, Json::String(_)) {
+                            return Err(bad("\"server\" must be a string or an array of strings"));
+                        }
+                        servers.push(json_text(v, "\"server\"")?.to_owned());
+                    }
                 }
-                _ => return Err(bad("\"server\" must be a string")),
+                _ => return Err(bad("\"server\" must be a string or an array of strings")),
+            },
+            "policy" => match &m.value {
+                Json::Null => {}
+                Json::String(_) => policy = Some(named_policy(json_text(&m.value, "\"policy\"")?)?),
+                _ => return Err(bad("\"policy\" must be a string (\"starter\") or null")),
             },
             _ => {}
         }
     }
+    check_servers(&servers, "\"server\"")?;
     let tools = tools.ok_or_else(|| bad("send \"tools\": an array of tool definitions"))?;
-    let patterns =
-        patterns.ok_or_else(|| bad("send \"patterns\": an array of name globs (may be empty)"))?;
-    check_patterns(&patterns)?;
+    let patterns = match (patterns, policy) {
+        (Some(p), _) => p,
+        (None, Some(_)) => Vec::new(),
+        (None, None) => {
+            return Err(bad(
+                "send \"patterns\": an array of name globs (may be empty), or \"policy\": \"starter\"",
+            ));
+        }
+    };
+    let patterns = check_patterns(&patterns)?;
     Ok(SensitiveRequest {
         set: ToolSet {
             tools,
@@ -896,23 +975,24 @@ fn parse_sensitive(body: &[u8]) -> Result<SensitiveRequest, ApiError> {
             next_cursor: None,
         },
         patterns,
-        server,
+        servers,
+        policy,
     })
 }
 
 async fn post_sensitive(body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     let body = body_or_error(body, MAX_SENSITIVE_BODY_BYTES)?;
-    let split = blocking(move || {
+    let out = blocking(move || {
         let req = parse_sensitive(&body)?;
-        check_work(&req.set, &req.patterns, req.server.as_deref())?;
-        Ok(sensitive::classify_sensitive(
-            &req.set,
-            &req.patterns,
-            req.server.as_deref(),
-        ))
+        let names = ServerNames::new(&req.servers);
+        check_work(&req.set, &req.patterns, req.policy, &names)?;
+        let compiled = req.policy.map(Policy::compile);
+        let split =
+            sensitive::classify_sensitive(&req.set, &req.patterns, compiled.as_ref(), &names);
+        Ok(split_json(&split, &names))
     })
     .await?;
-    Ok(axum::Json(json!({"sensitive": split.sensitive, "safe": split.safe})).into_response())
+    Ok(axum::Json(Value::Object(out)).into_response())
 }
 
 async fn server_sensitive(
@@ -923,9 +1003,18 @@ async fn server_sensitive(
     check_id(&id)?;
     let p = Params::new(query)?;
     let patterns: Vec<String> = p.all("pattern").into_iter().map(str::to_owned).collect();
-    check_patterns(&patterns)?;
+    let patterns = check_patterns(&patterns)?;
+    let aliases: Vec<String> = p.all("server").into_iter().map(str::to_owned).collect();
+    check_servers(&aliases, "server")?;
+    let policy = p.one("policy")?.map(named_policy).transpose()?;
     let st = state.clone();
-    let target = blocking(move || target_or_404(&st.index.get(), &id)).await?;
+    let (target, title) = blocking(move || {
+        let index = st.index.get();
+        let target = target_or_404(&index, &id)?;
+        let title = index.server(&target.server)?.and_then(|s| s.title);
+        Ok((target, title))
+    })
+    .await?;
     let current = state
         .tool_sets
         .current(&state, &target)
@@ -938,16 +1027,42 @@ async fn server_sensitive(
         })?;
     let body = blocking(move || {
         let set = &current.names;
-        check_work(set, &patterns, Some(&target.server))?;
-        let split = sensitive::classify_sensitive(set, &patterns, Some(&target.server));
+        let names = ServerNames::of_target(&target.server, title.as_deref(), &aliases);
+        check_work(set, &patterns, policy, &names)?;
+        let compiled = policy.map(Policy::compile);
+        let split = sensitive::classify_sensitive(set, &patterns, compiled.as_ref(), &names);
+        let mut out = Map::new();
+        out.insert("id".into(), json!(target.id));
+        out.insert("name".into(), json!(target.server));
+        out.insert("endpoint".into(), json!(target.target));
+        out.insert("entry".into(), json!(target.last_ok_entry));
+        out.insert("full".into(), json!(target.current_full));
+        out.extend(split_json(&split, &names));
+        Ok(Value::Object(out))
+    })
+    .await?;
+    Ok(axum::Json(body).into_response())
+}
+
+async fn census(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let body = blocking(move || {
+        let c = state.index.get().census_summary()?;
+        let base = &state.base_url;
+        let category = |k: &toolmark_index::CategoryCount| {
+            let summary = policy::STARTER.category(&k.category).map(|c| c.summary);
+            json!({
+                "category": k.category,
+                "summary": summary,
+                "targets": k.targets,
+                "servers": k.servers,
+                "list": format!("{base}/api/v1/servers?sensitive={}", k.category),
+            })
+        };
         Ok(json!({
-            "id": target.id,
-            "name": target.server,
-            "endpoint": target.target,
-            "entry": target.last_ok_entry,
-            "full": target.current_full,
-            "sensitive": split.sensitive,
-            "safe": split.safe,
+            "policy": c.policy,
+            "observedTargets": c.observed_targets,
+            "any": category(&c.any),
+            "categories": c.categories.iter().map(category).collect::<Vec<_>>(),
         }))
     })
     .await?;

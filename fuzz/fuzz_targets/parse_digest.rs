@@ -16,6 +16,9 @@ fuzz_target!(|data: &[u8]| {
         if mtl1::build_subject(&info, &set).is_err() {
             let _ = mtl1::fallback_subject(&info, &set);
         }
-        let _ = sensitive::classify_sensitive(&set, &["*a*", "x/*"], Some("x"));
+        let patterns = sensitive::parse_patterns(&["*a*", "x/*", "mcp://x/*"]).unwrap();
+        let starter = toolmark_toolset::policy::STARTER.compile();
+        let names = sensitive::ServerNames::new(["x"]);
+        let _ = sensitive::classify_sensitive(&set, &patterns, Some(&starter), &names);
     }
 });

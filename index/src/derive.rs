@@ -44,6 +44,7 @@ impl Index {
             }
             None => set_meta(&self.conn, "log_vkey", &vkey)?,
         }
+        crate::census::refresh(self, blobs)?;
         let from = self.log_size_indexed()?;
         let to = log.head().size;
         if from > to {
@@ -73,6 +74,7 @@ impl Index {
             "DELETE FROM observations;
              DELETE FROM changes;
              DELETE FROM package_observations;
+             DELETE FROM target_sensitive;
              DELETE FROM security_events;
              DELETE FROM sqlite_sequence WHERE name = 'changes';
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
@@ -535,6 +537,13 @@ fn tools(
     };
     if state.last_ok_entry.is_some_and(|l| l >= index) {
         return Ok(None);
+    }
+    if state.current_full.as_ref() != Some(full) {
+        // The census follows the current tool set (read only when it changes).
+        let set = doc
+            .zip(raw.as_deref())
+            .and_then(|(d, r)| checked_tool_set(d, r, full, index).ok());
+        crate::census::derive(tx, &target_id, index, set.as_ref())?;
     }
     let mut change = None;
     if let (Some(old_full), Some(old_entry)) = (&state.current_full, state.last_ok_entry) {

@@ -16,6 +16,8 @@
 //!   `derive` ([`Index::catch_up`] / [`Index::rebuild`], which derive the observation and change
 //!   rows from the log and the blobs alone). Its SQLite connection is private: callers use
 //!   typed functions, never SQL.
+//! - [`census`]: which targets' current tool sets hold tools the starter policy calls
+//!   sensitive, per category (derived when a current tool set changes), and its summary.
 //! - [`packages`]: what the sandbox saw of each package entry, in the answers' shape, and
 //!   whether two versions behave differently.
 //! - [`harvests`]: the registry's records as the last harvests left them (one item per server
@@ -43,6 +45,7 @@
 #![deny(missing_docs)]
 
 pub mod blobs;
+pub mod census;
 pub mod datadir;
 mod derive;
 pub mod events;
@@ -59,6 +62,7 @@ pub mod stats;
 pub use toolmark_observation::{document, time};
 
 pub use blobs::{BlobError, Blobs};
+pub use census::{CategoryCount, CensusSummary, SensitiveFilter, TargetCensus};
 pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
 pub use events::{EventQuery, SecurityEventRow};

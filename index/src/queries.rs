@@ -28,6 +28,7 @@ use serde::Serialize;
 use toolmark_toolset::{Sri, ToolSet};
 
 use crate::blobs::Blobs;
+use crate::census::SensitiveFilter;
 use crate::document::Document;
 use crate::index::{Index, IndexError, MAX_QUERY_ROWS, endpoint_key};
 use crate::rows::{
@@ -110,11 +111,14 @@ pub struct TargetFilter {
     pub q: String,
     /// The state the targets must be in.
     pub state: TargetState,
+    /// When given, only targets whose current tool set has a tool the starter policy calls
+    /// sensitive (in any category, or in the one named): [`crate::census`].
+    pub sensitive: Option<SensitiveFilter>,
 }
 
 impl TargetFilter {
-    /// The SQL condition over `targets t LEFT JOIN servers s`, and its one argument (`?1`,
-    /// the `LIKE` pattern) when there is a search.
+    /// The SQL condition over `targets t LEFT JOIN servers s`, and its arguments (`?1`, the
+    /// `LIKE` pattern when there is a search; then the census category when one is named).
     fn condition(&self) -> (String, Vec<Value>) {
         let mut cond = format!("({})", self.state.condition());
         let mut args = Vec::new();
@@ -125,6 +129,20 @@ impl TargetFilter {
                  OR s.title LIKE ?1 ESCAPE '\\' OR s.description LIKE ?1 ESCAPE '\\')",
             );
             args.push(Value::Text(like_substring(q)));
+        }
+        match &self.sensitive {
+            None => {}
+            Some(SensitiveFilter::Any) => cond.push_str(
+                " AND EXISTS (SELECT 1 FROM target_sensitive x WHERE x.target_id = t.id)",
+            ),
+            Some(SensitiveFilter::Category(c)) => {
+                args.push(Value::Text((*c).to_owned()));
+                cond.push_str(&format!(
+                    " AND EXISTS (SELECT 1 FROM target_sensitive x WHERE x.target_id = t.id \
+                     AND x.category = ?{})",
+                    args.len()
+                ));
+            }
         }
         (cond, args)
     }
@@ -158,6 +176,9 @@ pub struct TargetSummary {
     pub delisted_at: Option<String>,
     /// Changes recorded for the target.
     pub changes: u64,
+    /// The starter-policy categories its current tool set has tools in ([`crate::census`]),
+    /// in the policy's order.
+    pub sensitive: Vec<String>,
 }
 
 /// A page of [`Index::search_targets`].
@@ -176,7 +197,8 @@ fn summary_cols() -> String {
     let target: Vec<String> = TARGET_COLS.split(", ").map(|c| format!("t.{c}")).collect();
     format!(
         "{}, s.title, coalesce(t.delisted_at, s.delisted_at), \
-         (SELECT count(*) FROM changes c WHERE c.target_id = t.id)",
+         (SELECT count(*) FROM changes c WHERE c.target_id = t.id), \
+         (SELECT group_concat(x.category) FROM target_sensitive x WHERE x.target_id = t.id)",
         target.join(", ")
     )
 }
@@ -188,6 +210,7 @@ fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<TargetSummary> {
         title: r.get(n)?,
         delisted_at: r.get(n + 1)?,
         changes: need_unsigned(r, n + 2)?,
+        sensitive: crate::census::categories_from_concat(r.get(n + 3)?),
     })
 }
 

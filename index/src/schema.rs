@@ -45,6 +45,12 @@
 //!   flag against the previous observed version's (`old_registry`: `{"version"}`,
 //!   `new_registry`: `{"version", "comparison"}`; `added` counts the flags; `dangerous` for
 //!   `provenance-lost`, `publisher-changed`, `install-scripts-added`, else `unsure`).
+//! * `target_sensitive` (version 5, [`crate::census`]): per target and starter-policy category
+//!   its current tool set has tools in: `category`, the `entry` of that set, `tool_count` and
+//!   `tools` (a JSON array of the first names). Derived when the current tool set changes;
+//!   `meta.census_policy` names the policy version it was derived with, and a catch-up
+//!   re-derives it from the stored current tool sets when that is not this code's (so a
+//!   database migrated from version 4 gets its census on the first catch-up).
 //! * `registry_records` (version 3): per registry (`registry`, its base URL) and server `name`,
 //!   the latest record the last harvests left: `version` and `item`, the registry's
 //!   `ServerResponse` item as JSON text, from which the record and its targets are rebuilt
@@ -102,6 +108,7 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     (5, crate::packages::REGISTRY_SIGNAL_TABLES),
     (5, crate::events::EVENT_TABLES),
     (5, crate::stats::STATS_INDEXES),
+    (5, crate::census::CENSUS_TABLES),
 ];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
@@ -526,12 +533,12 @@ mod tests {
             .conn
             .query_row(
                 "SELECT count(*) FROM pragma_table_list WHERE strict = 1
-                 AND name IN ('registry_records', 'registry_harvests')",
+                 AND name IN ('registry_records', 'registry_harvests', 'target_sensitive')",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(tables, 2);
+        assert_eq!(tables, 3);
         // Version 5's security events: the one change (benign, of tools) is no event.
         let events: i64 = index
             .conn

@@ -42,6 +42,7 @@ fn found(env: &Env, q: &str) -> Vec<String> {
     let filter = TargetFilter {
         q: q.into(),
         state: TargetState::All,
+        sensitive: None,
     };
     let page = env.index.search_targets(&filter, 100, 0).unwrap();
     assert_eq!(page.total as usize, page.targets.len());
@@ -89,6 +90,7 @@ fn the_search_pages_and_counts_within_a_state() {
     let filter = TargetFilter {
         q: "example".into(),
         state: TargetState::Observed,
+        sensitive: None,
     };
     let page = env.index.search_targets(&filter, 1, 1).unwrap();
     assert_eq!(page.total, 3);
@@ -101,6 +103,7 @@ fn the_search_pages_and_counts_within_a_state() {
     let failing = TargetFilter {
         q: String::new(),
         state: TargetState::Failing,
+        sensitive: None,
     };
     assert_eq!(env.index.search_targets(&failing, 10, 0).unwrap().total, 0);
     // An offset past every row is an empty page, however large.

@@ -45,6 +45,15 @@
 //! Unsure:
 //! * `tool-added`: a tool with no prior definition (the dangerous text rules still apply to it
 //!   against an empty baseline; `address-added` against the old set).
+//! * `newly-sensitive`: a tool whose name falls in a category of the starter policy
+//!   ([`crate::policy::STARTER`]) that the old set's tool of that name (compared
+//!   case-insensitively, as the policy compares names) did not: a new `delete_*` tool, or a
+//!   tool renamed into `send_email` (a rename is a removed and an added tool). `new` lists the
+//!   categories, `detail` the policy and the glob of each. An unchanged or modified tool keeps
+//!   its name and so its categories: never a signal. Unsure, not dangerous: the policy reads
+//!   names only and legitimate servers add `create_*`/`delete_*` tools routinely, while a
+//!   client that approves tools by name must approve a new name anyway; it tells a reviewer
+//!   which added tools act for the user.
 //! * `tool-removed`: a tool is gone.
 //! * `entry-unmatched`: an entry without a unique string name (no name, or a repeated one) was
 //!   added or removed (text rules apply to an added one as to a new tool).
@@ -157,6 +166,7 @@ rules! {
     ADDRESS_ADDED = "address-added", Dangerous, "A URL, host, e-mail or IP the old set did not have.";
     MODEL_ADDRESSING_TEXT = "model-addressing-text", Dangerous, "New text that addresses the model.";
     TOOL_ADDED = "tool-added", Unsure, "A tool with no prior definition.";
+    NEWLY_SENSITIVE = "newly-sensitive", Unsure, "A tool's name newly falls in a starter-policy category (money, messaging, destruction, outside writes, files, admin).";
     TOOL_REMOVED = "tool-removed", Unsure, "A tool was removed.";
     ENTRY_UNMATCHED = "entry-unmatched", Unsure, "An entry without a unique name was added or removed.";
     DESCRIPTION_REWRITTEN = "description-rewritten", Unsure, "A description changed beyond a small edit.";
@@ -305,6 +315,47 @@ fn shown_opt(v: Option<&Json>) -> Option<String> {
         Json::String(s) => shown(&s.lossy()),
         other => compact_capped(other),
     })
+}
+
+/// `newly-sensitive` for an added tool `name` whose starter-policy categories are not those of
+/// an old tool with the same case-folded name.
+fn newly_sensitive(
+    sink: &mut Sink<'_>,
+    name: &str,
+    old: &ToolSet,
+    starter: &crate::policy::Compiled,
+) {
+    let cats = starter.categories_of(name);
+    if cats.is_empty() {
+        return;
+    }
+    let folded = crate::sensitive::fold(name);
+    let before: BTreeSet<&str> = old
+        .tools
+        .iter()
+        .filter_map(Tool::name)
+        .filter(|n| crate::sensitive::fold(n) == folded)
+        .flat_map(|n| starter.categories_of(n))
+        .collect();
+    let new: Vec<&str> = cats.into_iter().filter(|c| !before.contains(c)).collect();
+    if new.is_empty() {
+        return;
+    }
+    let why: Vec<String> = new
+        .iter()
+        .map(|c| format!("{c} ({})", starter.why(c, name).unwrap_or("?")))
+        .collect();
+    sink.emit(
+        NEWLY_SENSITIVE,
+        None,
+        None,
+        Some(new.join(", ")),
+        Some(format!(
+            "{} calls it sensitive: {}",
+            starter.policy().name,
+            why.join(", ")
+        )),
+    );
 }
 
 /// Judge a description-like text change and emit its signal.
@@ -1029,6 +1080,7 @@ fn worst(signals: &[Signal]) -> Class {
 /// Classify the change from `old` to `new` (see the module documentation for the rules).
 pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
     let m = diff::match_tools(old, new);
+    let starter = crate::policy::STARTER.compile();
     let old_scan = diff::set_addresses(old);
     let mut scan: AddressScan<Vec<Address>> = AddressScan::new(text::ADDRESS_SCAN_MAX_CHARS);
     let mut signals = Vec::new();
@@ -1056,6 +1108,7 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
             }
             (None, Some(n)) => {
                 sink.emit(TOOL_ADDED, None, None, None, None);
+                newly_sensitive(&mut sink, name, old, &starter);
                 text_rules(&mut sink, None, &n.value, &old_scan.found, &mut scan);
             }
             (Some(_), None) => sink.emit(TOOL_REMOVED, None, None, None, None),

@@ -15,7 +15,9 @@
 //! * [`render`]: a change (diff and classification) as text for a terminal;
 //! * [`text`]: the text helpers both use (word diff, outside addresses, Unicode format
 //!   characters, model-addressing patterns, description-edit judgement);
-//! * [`sensitive`]: WARDEN-style sensitive-tool name globs;
+//! * [`sensitive`]: WARDEN-style sensitive-tool name globs, with the `server/tool` and
+//!   `mcp://<server>/<tool>` forms and the names a server answers to;
+//! * [`policy`]: the starter policy (`starter/1`): categories of sensitive tool names as data;
 //! * [`hex`]: the workspace's lowercase hex encoder and strict decoder.
 //!
 //! It does not fetch tool sets (the `crawler` crate does), store or sign anything (the `log`
@@ -31,6 +33,7 @@ pub mod hex;
 pub mod json;
 pub mod model;
 pub mod mtl1;
+pub mod policy;
 pub mod render;
 pub mod sensitive;
 pub mod sri;

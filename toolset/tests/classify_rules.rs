@@ -1188,3 +1188,80 @@ fn signals_serialise_camel_case_without_nulls() {
     let v = serde_json::to_value(&tool_added).unwrap();
     assert!(v["signals"][0].get("path").is_none());
 }
+
+fn named(name: &str) -> Value {
+    json!({"name": name, "description": "Does a thing.", "inputSchema": {"type": "object"}})
+}
+
+#[test]
+fn a_new_delete_tool_is_newly_sensitive() {
+    let c = classify::classify(
+        &set(json!([named("list_rows")])),
+        &set(json!([named("list_rows"), named("delete_rows")])),
+    );
+    expect(&c, Class::Unsure, &["tool-added", "newly-sensitive"]);
+    let s = &c.signals[1];
+    assert_eq!(s.tool.as_deref(), Some("delete_rows"));
+    assert_eq!(s.new.as_deref(), Some("destructive-database"));
+    assert_eq!(
+        s.detail.as_deref(),
+        Some("starter/1 calls it sensitive: destructive-database (*delete*)")
+    );
+}
+
+#[test]
+fn a_rename_into_send_email_is_newly_sensitive() {
+    let c = classify::classify(
+        &set(json!([named("notify_team")])),
+        &set(json!([named("send_email")])),
+    );
+    assert_eq!(c.class, Class::Unsure);
+    let hits: Vec<_> = c
+        .signals
+        .iter()
+        .filter(|s| s.rule == "newly-sensitive")
+        .map(|s| (s.tool.as_deref(), s.new.as_deref()))
+        .collect();
+    // `notify_team` was already in email-and-messaging (`*notify*`); `send_email` is too, but
+    // it is a new name: the rename is a removal and an addition.
+    assert_eq!(hits, [(Some("send_email"), Some("email-and-messaging"))]);
+    // A rename from a safe name.
+    let c = classify::classify(
+        &set(json!([named("team_update")])),
+        &set(json!([named("send_email")])),
+    );
+    expect(
+        &c,
+        Class::Unsure,
+        &["tool-added", "newly-sensitive", "tool-removed"],
+    );
+}
+
+#[test]
+fn an_unchanged_or_modified_sensitive_tool_is_not_newly_sensitive() {
+    let old = set(json!([named("delete_rows"), named("send_email")]));
+    let c = classify::classify(&old, &old);
+    assert!(c.signals.is_empty());
+    let c = classify::classify(
+        &old,
+        &set(json!([
+            edited(&named("delete_rows"), |t| t["description"] = json!(
+                "Deletes rows for good, after a confirmation step that the caller must pass."
+            )),
+            named("send_email"),
+        ])),
+    );
+    assert!(!rules(&c).contains(&"newly-sensitive"), "{:#?}", c.signals);
+    // A case-only rename keeps the categories.
+    let c = classify::classify(
+        &set(json!([named("delete_rows")])),
+        &set(json!([named("Delete_Rows")])),
+    );
+    assert!(!rules(&c).contains(&"newly-sensitive"), "{:#?}", c.signals);
+    // A new read-only tool is not sensitive.
+    let c = classify::classify(
+        &set(json!([named("delete_rows")])),
+        &set(json!([named("delete_rows"), named("list_deleted_rows")])),
+    );
+    expect(&c, Class::Unsure, &["tool-added"]);
+}

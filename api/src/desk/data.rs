@@ -5,7 +5,7 @@
 //! [`crate::stats::StatsCache`]). Pages get rows from here and never query themselves.
 
 use toolmark_index::index::{ChangeRow, ObservationRow, ServerRow, TargetRow};
-use toolmark_index::{IndexError, TargetFilter, TargetState};
+use toolmark_index::{IndexError, SensitiveFilter, TargetFilter, TargetState};
 
 use super::{Fail, TARGET_CHANGES, TIMELINE_ROWS, bad_request, internal};
 use crate::AppState;
@@ -27,12 +27,14 @@ pub(super) struct ListRow {
     pub changes: u64,
 }
 
-/// The targets matching `q` in state `filter` (the index's one search, the same as
-/// `/api/v1/servers`: see `toolmark_index::queries`): how many in all, and the page at `offset`.
+/// The targets matching `q` in state `filter` and census filter `sensitive` (the index's one
+/// search, the same as `/api/v1/servers`: see `toolmark_index::queries`): how many in all, and
+/// the page at `offset`.
 pub(super) fn list_targets(
     state: &AppState,
     q: &str,
     filter: &str,
+    sensitive: Option<SensitiveFilter>,
     limit: u32,
     offset: u64,
 ) -> Result<(u64, Vec<ListRow>), Fail> {
@@ -42,6 +44,7 @@ pub(super) fn list_targets(
     let filter = TargetFilter {
         q: q.to_owned(),
         state: TargetState::parse(filter).unwrap_or_default(),
+        sensitive,
     };
     let page = state
         .index

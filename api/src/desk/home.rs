@@ -1,4 +1,5 @@
-//! `GET /`: the servers — search, state filter and a page of targets.
+//! `GET /`: the servers — search, state filter, starter-policy census filter (`sensitive=`, as
+//! on `/api/v1/servers`) and a page of targets.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,16 +10,22 @@ use maud::html;
 
 use super::layout::{Nav, Page, count, listing, render, status_badge, time};
 use super::{DEFAULT_LIMIT, Html, STATES, bad_request, blocking, data, int_param, limit_param};
+use toolmark_index::SensitiveFilter;
+use toolmark_toolset::policy::STARTER;
+
 use crate::AppState;
 use crate::servers::encode_query_value;
 
-/// A page of the servers list with the same search and filter.
-fn servers_href(q: &str, filter: &str, limit: u32, offset: u64) -> String {
+/// A page of the servers list with the same search and filters.
+fn servers_href(q: &str, filter: &str, sensitive: &str, limit: u32, offset: u64) -> String {
     let mut href = format!(
         "/?q={}&state={}",
         encode_query_value(q),
         encode_query_value(filter)
     );
+    if !sensitive.is_empty() {
+        href.push_str(&format!("&sensitive={}", encode_query_value(sensitive)));
+    }
     if limit != DEFAULT_LIMIT {
         href.push_str(&format!("&limit={limit}"));
     }
@@ -45,11 +52,18 @@ pub(super) async fn page(
             )));
         }
     };
+    let sensitive = params.get("sensitive").cloned().unwrap_or_default();
+    let census = match sensitive.as_str() {
+        "" => None,
+        s => Some(SensitiveFilter::parse(s).ok_or_else(|| {
+            bad_request("sensitive must be any or a category of the starter policy")
+        })?),
+    };
     let limit = limit_param(&params)?;
     let offset = int_param(&params, "offset", 0, 0, 10_000_000)?;
     let (q2, f2) = (q.clone(), filter.clone());
     let (total, rows) =
-        blocking(move || data::list_targets(&state, q2.trim(), &f2, limit, offset)).await?;
+        blocking(move || data::list_targets(&state, q2.trim(), &f2, census, limit, offset)).await?;
 
     let first = if rows.is_empty() { 0 } else { offset + 1 };
     let last = offset + rows.len() as u64;
@@ -65,6 +79,16 @@ pub(super) async fn page(
                 select id="state" name="state" {
                     @for (k, label) in STATES {
                         option value=(k) selected[k == filter] { (label) }
+                    }
+                }
+            }
+            div class="field" {
+                label for="sensitive" { "Sensitive tools (starter policy)" }
+                select id="sensitive" name="sensitive" {
+                    option value="" selected[sensitive.is_empty()] { "Any or none" }
+                    option value="any" selected[sensitive == "any"] { "In any category" }
+                    @for c in STARTER.categories {
+                        option value=(c.id) selected[sensitive == c.id] { (c.id) }
                     }
                 }
             }
@@ -97,10 +121,10 @@ pub(super) async fn page(
         }
         nav class="pager" aria-label="Pages" {
             @if offset > 0 {
-                a rel="prev" href=(servers_href(&q, &filter, limit, offset.saturating_sub(limit.into()))) { "← Previous" }
+                a rel="prev" href=(servers_href(&q, &filter, &sensitive, limit, offset.saturating_sub(limit.into()))) { "← Previous" }
             }
             @if last < total {
-                a rel="next" href=(servers_href(&q, &filter, limit, last)) { "Next →" }
+                a rel="next" href=(servers_href(&q, &filter, &sensitive, limit, last)) { "Next →" }
             }
         }
     };

@@ -1,7 +1,7 @@
 //! `GET /stats`: the numbers of `/api/v1/stats` ([`crate::stats::Stats`], the same cached
 //! computation) as a page: targets by state, changes by window, two charts of activity per
-//! day drawn here as SVG (no script), the newest crawl and package sweep, the log, and the
-//! hosts serving the most endpoints.
+//! day drawn here as SVG (no script), the newest crawl and package sweep, the log, the
+//! hosts serving the most endpoints, and the starter-policy census of sensitive tools.
 //!
 //! The page is a list of sections, each a function of the stats; a new section is one more
 //! function and one more line in [`page`].
@@ -34,6 +34,7 @@ pub(super) async fn page(State(state): State<Arc<AppState>>) -> Html {
         (runs(s))
         (log(s))
         (hosts(s))
+        (sensitive(s))
     };
     Ok(render(
         StatusCode::OK,
@@ -274,6 +275,32 @@ fn hosts(s: &Stats) -> Markup {
                     }
                 }))
             }
+        }
+    }
+}
+
+/// The starter-policy census: per category, the targets and servers exposing such tools.
+fn sensitive(s: &Stats) -> Markup {
+    let c = &s.sensitive;
+    html! {
+        section aria-labelledby="sensitive-h" {
+            h2 id="sensitive-h" { "Sensitive tools" }
+            p class="help" {
+                "Targets whose current tool set has a tool the starter policy ("
+                code { (c.policy.as_deref().unwrap_or("not derived yet")) }
+                ") calls sensitive, by name: " (c.any.targets) " of " (c.observed_targets)
+                " targets with a tool set, on " (c.any.servers) " servers. "
+                a href="/api/v1/census" { "As JSON" } "."
+            }
+            (listing("sensitive", "Targets by starter-policy category", &["Category", "Targets", "Servers"], &["Targets", "Servers"], html! {
+                @for k in &c.categories {
+                    tr {
+                        th scope="row" { a href={ "/?sensitive=" (k.category) } { (k.category) } }
+                        td class="num" { (k.targets) }
+                        td class="num" { (k.servers) }
+                    }
+                }
+            }))
         }
     }
 }

@@ -185,6 +185,9 @@ pub struct Stats {
     pub last_sweep: Option<RunStats>,
     /// The log.
     pub log: LogStats,
+    /// The starter-policy census: targets (and servers) whose current tool set has tools in
+    /// each category (`toolmark_index::census`, the same as `/api/v1/census`).
+    pub sensitive: toolmark_index::CensusSummary,
     /// The hosts serving the most endpoints (the first [`MAX_HOSTS`]; the JSON route lists
     /// them at `/api/v1/stats/hosts`, not here).
     #[serde(skip)]
@@ -235,6 +238,7 @@ impl Stats {
                 indexed_entries: index.log_size_indexed()?,
             },
             hosts: index.hosts_by_endpoints(MAX_HOSTS)?,
+            sensitive: index.census_summary()?,
         })
     }
 }
