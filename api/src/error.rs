@@ -73,13 +73,14 @@ pub use toolmark_server::{error_code, json_error};
 pub const MAX_REJECTION_TEXT: usize = 4 * 1024;
 
 /// Whether `path` belongs to the API (JSON errors) rather than the desk (HTML error pages):
-/// `/api/…`, the log's files, the feeds and the operations routes.
+/// `/api/…`, the log's files, the change and security feeds and the operations routes.
 pub fn is_api_path(path: &str) -> bool {
     path.starts_with("/api/")
         || path == "/api"
         || path == "/checkpoint"
         || path.starts_with("/tile/")
         || path.starts_with("/feed.")
+        || path.starts_with("/security-feed.")
         || path == "/health"
         || path == "/metrics"
 }

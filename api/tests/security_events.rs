@@ -299,10 +299,10 @@ async fn the_security_feeds_list_the_newest_events_and_parse_as_feeds() {
                 .collect::<Vec<_>>(),
             expected
         );
-        assert_eq!(
-            get(&state, &format!("{path}?watch=xyz")).await.0,
-            StatusCode::BAD_REQUEST
-        );
+        // A refusal is a JSON error, as on every API path (not the desk's HTML page).
+        let (status, headers, _) = get(&state, &format!("{path}?watch=xyz")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(headers["content-type"], "application/json", "{path}");
     }
     // The JSON feed carries each signed event, which verifies.
     let (_, feed) = get_json(&state, "/security-feed.json").await;

@@ -1401,7 +1401,11 @@ fn a_version_that_loses_provenance_is_a_dangerous_registry_change_derived_again_
     let events = events_of(&env.index);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].change_id, change.id);
-    assert!(events[0].body.contains("plain-crypto-js"), "{}", events[0].body);
+    assert!(
+        events[0].body.contains("plain-crypto-js"),
+        "{}",
+        events[0].body
+    );
     // The log and the documents alone derive the same rows.
     let Env {
         log, blobs, index, ..
