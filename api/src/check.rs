@@ -821,9 +821,7 @@ fn answer(
         },
         seen_before: decision.seen_before,
         server_lookalike: match &q.name {
-            Some(name) => state
-                .names
-                .server(&state.index.get(), at.checkpoint.size, name)?,
+            Some(name) => state.names.server(&state.index.get(), name)?,
             None => None,
         },
         signature: None,

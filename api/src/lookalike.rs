@@ -1,7 +1,7 @@
 //! Look-alike names in answers (`packageLookalike`, `serverLookalike`): the popularity snapshot
 //! read when the state opens (the newest `DATA/popularity/popularity-*.txt`, else the one
 //! bundled in `toolmark-names`) and again on [`Names::reload`], and the listed server names
-//! indexed once per log size.
+//! indexed again only when a server name has been added (`Index::server_names_mark`).
 //!
 //! Reads nothing outside the data directory and dials nothing: counts are refreshed by
 //! `toolmark package popularity --refresh` (the crawler fetches them); `toolmark run`'s
@@ -41,7 +41,7 @@ pub enum NamesError {
 pub struct Names {
     /// The index and where its counts came from (the snapshot's path, or `bundled`).
     packages: RwLock<(Arc<LookalikeIndex>, String)>,
-    servers: Mutex<Option<(u64, Arc<ServerNames>)>>,
+    servers: Mutex<Option<((u64, u64), Arc<ServerNames>)>>,
 }
 
 impl Names {
@@ -111,21 +111,19 @@ impl Names {
     }
 
     /// `serverLookalike` for `name` as asked: the server names the index knows (listed or
-    /// delisted), indexed again only when the log has grown past `log_size`.
-    pub fn server(
-        &self,
-        index: &Index,
-        log_size: u64,
-        name: &str,
-    ) -> Result<Option<ServerLookalike>, IndexError> {
+    /// delisted), indexed again only when a name has been added since
+    /// ([`Index::server_names_mark`]: once per harvest that lists a new server, not per
+    /// request; a request that finds the mark moved waits for that one indexing).
+    pub fn server(&self, index: &Index, name: &str) -> Result<Option<ServerLookalike>, IndexError> {
+        let mark = index.server_names_mark()?;
         let names = {
             let mut slot = self.servers.lock().unwrap_or_else(|e| e.into_inner());
             match &*slot {
-                Some((size, names)) if *size == log_size => names.clone(),
+                Some((seen, names)) if *seen == mark => names.clone(),
                 _ => {
                     let known = index.known_server_names()?;
                     let names = Arc::new(ServerNames::new(known.iter().map(String::as_str)));
-                    *slot = Some((log_size, names.clone()));
+                    *slot = Some((mark, names.clone()));
                     names
                 }
             }

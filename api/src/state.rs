@@ -90,7 +90,7 @@ pub struct AppState {
     /// unless a test fixes it.
     pub clock: fn() -> std::time::SystemTime,
     /// Look-alike names: the popularity snapshot read once at open, and the listed server
-    /// names indexed once per log size (`crate::lookalike`).
+    /// names indexed again only when one is added (`crate::lookalike`).
     pub names: Arc<crate::lookalike::Names>,
     /// The stats of the last minute (`/api/v1/stats`, the desk's stats page, the global
     /// badges).

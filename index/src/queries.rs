@@ -618,6 +618,22 @@ impl Index {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// A mark that moves whenever a server name is added to `servers` (names are never
+    /// removed, only delisted; a rebuild renumbers them): the row count and the highest rowid.
+    /// Cheap, so a reader can ask it per request and re-read [`Self::known_server_names`] only
+    /// when it moved.
+    pub fn server_names_mark(&self) -> Result<(u64, u64), IndexError> {
+        let (count, max): (i64, Option<i64>) =
+            self.conn
+                .query_row("SELECT count(*), max(rowid) FROM servers", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+        Ok((
+            u64::try_from(count).unwrap_or(0),
+            max.and_then(|m| u64::try_from(m).ok()).unwrap_or(0),
+        ))
+    }
+
     /// The newest crawl run (package sweeps are runs of another kind).
     pub fn last_run(&self) -> Result<Option<RunRow>, IndexError> {
         Ok(self
