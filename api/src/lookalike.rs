@@ -37,11 +37,14 @@ pub enum NamesError {
     },
 }
 
+/// [`Index::server_names_mark`]'s value when the server names were last indexed.
+type NamesMark = (u64, u64);
+
 /// The look-alike indexes of one service.
 pub struct Names {
     /// The index and where its counts came from (the snapshot's path, or `bundled`).
     packages: RwLock<(Arc<LookalikeIndex>, String)>,
-    servers: Mutex<Option<((u64, u64), Arc<ServerNames>)>>,
+    servers: Mutex<Option<(NamesMark, Arc<ServerNames>)>>,
 }
 
 impl Names {
