@@ -28,8 +28,8 @@ use serde_json::{Value, json};
 use toolmark_index::{EventQuery, SecurityEventRow};
 use toolmark_toolset::{Sri, hex};
 
-use crate::feeds::{ATOM_TYPE, JSON_FEED_TYPE, MAX_WATCH, RSS_TYPE, xml_text};
-use crate::servers::{Params, blocking, valid_id};
+use crate::feeds::{ATOM_TYPE, JSON_FEED_TYPE, RSS_TYPE, watch_ids, xml_text};
+use crate::servers::{Params, blocking};
 use crate::{ApiError, AppState};
 
 /// Most events one page of `/api/v1/security-events` returns.
@@ -57,29 +57,6 @@ pub fn signed(state: &AppState, row: &SecurityEventRow) -> Result<Value, ApiErro
     toolmark_client::sign_event(&row.body, &issuer, &state.answer_key).map_err(ApiError::internal)
 }
 
-/// `watch=<id>,<id>,…`: 1–[`MAX_WATCH`] target ids, sorted and de-duplicated.
-fn watch(p: &Params) -> Result<Option<Vec<String>>, ApiError> {
-    let Some(w) = p.one("watch")? else {
-        return Ok(None);
-    };
-    let ids: Vec<&str> = w.split(',').collect();
-    if ids.len() > MAX_WATCH {
-        return Err(ApiError::BadRequest(format!(
-            "watch holds more than {MAX_WATCH} ids"
-        )));
-    }
-    if let Some(bad) = ids.iter().find(|id| !valid_id(id)) {
-        return Err(ApiError::BadRequest(format!(
-            "watch: {:?} is not a target id (16 lowercase hex digits)",
-            bad.chars().take(40).collect::<String>()
-        )));
-    }
-    let mut ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
-    ids.sort();
-    ids.dedup();
-    Ok(Some(ids))
-}
-
 fn cursor(p: &Params, name: &str) -> Result<Option<u64>, ApiError> {
     Ok(p.integer(name)?.map(|n| n as u64))
 }
@@ -99,7 +76,7 @@ async fn list(
             )));
         }
     };
-    let watch = watch(&p)?;
+    let watch = watch_ids(&p)?;
     let body = blocking(move || {
         let rows = state.index.get().security_events(&EventQuery {
             after: Some(after),
@@ -170,7 +147,7 @@ async fn load(
     path: &'static str,
 ) -> Result<FeedPage, ApiError> {
     let p = Params::new(query)?;
-    let watch = watch(&p)?;
+    let watch = watch_ids(&p)?;
     let before = cursor(&p, "before")?;
     blocking(move || {
         let rows = state.index.get().security_events(&EventQuery {

@@ -93,31 +93,35 @@ struct FeedQuery {
     before: Option<i64>,
 }
 
+/// `watch=<id>,<id>,…`: 1–[`MAX_WATCH`] target ids, sorted and de-duplicated (the change
+/// feeds' and the security events' filter).
+pub(crate) fn watch_ids(p: &Params) -> Result<Option<Vec<String>>, ApiError> {
+    let Some(w) = p.one("watch")? else {
+        return Ok(None);
+    };
+    let ids: Vec<&str> = w.split(',').collect();
+    if ids.len() > MAX_WATCH {
+        return Err(ApiError::BadRequest(format!(
+            "watch holds more than {MAX_WATCH} ids"
+        )));
+    }
+    if let Some(bad) = ids.iter().find(|id| !valid_id(id)) {
+        return Err(ApiError::BadRequest(format!(
+            "watch: {:?} is not a target id (16 lowercase hex digits)",
+            bad.chars().take(40).collect::<String>()
+        )));
+    }
+    let mut ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
+    ids.sort();
+    ids.dedup();
+    Ok(Some(ids))
+}
+
 fn parse_query(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<FeedQuery, ApiError> {
     let p = Params::new(query)?;
-    let watch = match p.one("watch")? {
-        None => None,
-        Some(w) => {
-            let ids: Vec<&str> = w.split(',').collect();
-            if ids.len() > MAX_WATCH {
-                return Err(ApiError::BadRequest(format!(
-                    "watch holds more than {MAX_WATCH} ids"
-                )));
-            }
-            if let Some(bad) = ids.iter().find(|id| !valid_id(id)) {
-                return Err(ApiError::BadRequest(format!(
-                    "watch: {:?} is not a server id (16 lowercase hex digits)",
-                    bad.chars().take(40).collect::<String>()
-                )));
-            }
-            let mut ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
-            ids.sort();
-            ids.dedup();
-            Some(ids)
-        }
-    };
+    let watch = watch_ids(&p)?;
     Ok(FeedQuery {
         watch,
         class: p.class()?,
