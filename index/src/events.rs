@@ -126,6 +126,49 @@ fn canonical(value: &Value) -> Result<Vec<u8>, IndexError> {
         .map_err(|e| IndexError::Inconsistent(format!("event body: {e}")))
 }
 
+/// The change columns that hold JSON (read as JSON into the evidence; every other text column
+/// stays text). A column a later kind adds is text until it is named here.
+const JSON_COLUMNS: &[&str] = &[
+    "classification",
+    "old_auth",
+    "new_auth",
+    "old_behaviour",
+    "new_behaviour",
+    "old_registry",
+    "new_registry",
+];
+
+/// Most signals an event's evidence lists (the change itself lists them all, up to
+/// `toolset::classify::MAX_SIGNALS`).
+pub const MAX_EVIDENCE_SIGNALS: usize = 50;
+
+/// A tool-set change's classification as evidence: its class, and per signal only the rule,
+/// its class, the tool and the path — not the old and new values, which a server chooses and
+/// `/api/v1/changes/{change}` shows — at most [`MAX_EVIDENCE_SIGNALS`], with the count left out.
+fn compact_classification(v: Value) -> Value {
+    let signals = v["signals"].as_array().cloned().unwrap_or_default();
+    let truncated = v["signalsTruncated"].as_u64().unwrap_or(0);
+    let kept: Vec<Value> = signals
+        .iter()
+        .take(MAX_EVIDENCE_SIGNALS)
+        .map(|s| {
+            let mut out = Map::new();
+            for k in ["rule", "class", "tool", "path"] {
+                if let Some(x) = s.get(k) {
+                    out.insert(k.to_owned(), x.clone());
+                }
+            }
+            Value::Object(out)
+        })
+        .collect();
+    let left_out = truncated + (signals.len() - kept.len()) as u64;
+    serde_json::json!({
+        "class": v["class"],
+        "signals": kept,
+        "signalsLeftOut": left_out,
+    })
+}
+
 /// Change columns that go into the event's top level or `target`, not into `evidence`.
 const NOT_EVIDENCE: &[&str] = &["target_id", "server", "endpoint", "observed_at", "kind"];
 
@@ -196,14 +239,27 @@ fn derive_one(tx: &Transaction, change: i64) -> Result<(), IndexError> {
                 ValueRef::Real(f) => Value::from(f),
                 ValueRef::Text(t) => {
                     let t = String::from_utf8_lossy(t).into_owned();
-                    if t.is_empty() {
+                    if t.is_empty() || name == "diff" {
+                        // The diff (word diffs, schema paths: as large as the server made
+                        // them) stays behind `/api/v1/changes/{change}`; the digests and the
+                        // classification's signals say what changed.
                         continue;
                     }
-                    // JSON columns (diff, classification, old/new authorization servers and
-                    // behaviour) are parsed; plain text (digests, class) stays text.
-                    match (t.starts_with(['{', '[']), serde_json::from_str::<Value>(&t)) {
-                        (true, Ok(v)) => v,
-                        _ => Value::String(t),
+                    if JSON_COLUMNS.contains(&name.as_str()) {
+                        let v = serde_json::from_str::<Value>(&t).map_err(|e| {
+                            rusqlite::Error::FromSqlConversionFailure(
+                                i,
+                                rusqlite::types::Type::Text,
+                                Box::new(e),
+                            )
+                        })?;
+                        if name == "classification" {
+                            compact_classification(v)
+                        } else {
+                            v
+                        }
+                    } else {
+                        Value::String(t)
                     }
                 }
                 ValueRef::Blob(_) => continue,
@@ -346,5 +402,28 @@ mod tests {
         assert_eq!(camel("old_behaviour"), "oldBehaviour");
         assert_eq!(camel("new_entry"), "newEntry");
         assert_eq!(camel("class"), "class");
+    }
+
+    #[test]
+    fn evidence_lists_at_most_fifty_signals_without_their_values_and_counts_the_rest() {
+        let signals: Vec<Value> = (0..70)
+            .map(|i| {
+                serde_json::json!({"rule": "description-changed", "class": "unsure",
+                    "tool": format!("t{i}"), "path": "$['description']",
+                    "old": "x".repeat(500), "new": "y".repeat(500), "detail": "d"})
+            })
+            .collect();
+        let v = compact_classification(serde_json::json!({
+            "class": "unsure", "tools": [], "signals": signals, "signalsTruncated": 5
+        }));
+        let kept = v["signals"].as_array().unwrap();
+        assert_eq!(kept.len(), MAX_EVIDENCE_SIGNALS);
+        assert_eq!(v["signalsLeftOut"], 25);
+        assert_eq!(kept[0]["tool"], "t0");
+        assert!(
+            kept.iter()
+                .all(|s| s.get("old").is_none() && s.get("detail").is_none())
+        );
+        assert_eq!(v["class"], "unsure");
     }
 }

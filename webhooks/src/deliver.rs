@@ -260,6 +260,40 @@ impl Deliverer {
         Ok(report)
     }
 
+    /// The cursor to deliver after: the stored one, unless the last acknowledged event (by
+    /// id) now stands at another cursor — an index rebuilt by a release that derives other
+    /// events numbers them otherwise — then that one (stored). An id the index no longer holds
+    /// leaves the cursor as it is, with a warning: the events around it were derived anew.
+    async fn found_again(
+        &self,
+        sub: &Subscription,
+        store: &Arc<Mutex<Store>>,
+        index: &Arc<Mutex<Index>>,
+        state: &crate::store::SubscriptionState,
+    ) -> Result<u64, DeliveryError> {
+        let Some(last) = state.last_id.clone() else {
+            return Ok(state.cursor);
+        };
+        let i = index.clone();
+        let found =
+            blocking(move || Ok(i.lock().expect("index lock").security_event(&last)?)).await?;
+        match found {
+            Some(row) if row.seq != state.cursor => {
+                tracing::warn!(subscription = %sub.id, from = state.cursor, to = row.seq,
+                    "the last delivered event moved: the cursor follows it");
+                let (s, id, seq) = (store.clone(), sub.id.clone(), row.seq);
+                blocking(move || Ok(s.lock().expect("store lock").moved(&id, seq)?)).await?;
+                Ok(row.seq)
+            }
+            Some(_) => Ok(state.cursor),
+            None => {
+                tracing::warn!(subscription = %sub.id, cursor = state.cursor,
+                    "the last delivered event is no longer in the index: delivering after the stored cursor");
+                Ok(state.cursor)
+            }
+        }
+    }
+
     async fn deliver(
         &self,
         sub: &Subscription,
@@ -281,7 +315,8 @@ impl Deliverer {
             report.waiting = true;
             return Ok(report);
         }
-        let (i, watch, after) = (index.clone(), sub.watch.clone(), state.cursor);
+        let after = self.found_again(sub, store, index, &state).await?;
+        let (i, watch) = (index.clone(), sub.watch.clone());
         let rows = blocking(move || {
             Ok(i.lock().expect("index lock").security_events(&EventQuery {
                 after: Some(after),
@@ -326,12 +361,13 @@ impl Deliverer {
                 Outcome::TimedOut => format!("no answer within {:?}", self.timeout),
             };
             let (s, id, seq, done) = (store.clone(), sub.id.clone(), row.seq, ms((self.clock)()));
+            let event = row.id.clone();
             if outcome.delivered() {
                 let t = text.clone();
                 blocking(move || {
                     Ok(s.lock()
                         .expect("store lock")
-                        .acknowledged(&id, seq, &t, done)?)
+                        .acknowledged(&id, (seq, &event), &t, done)?)
                 })
                 .await?;
                 report.delivered += 1;

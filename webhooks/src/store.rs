@@ -33,6 +33,9 @@ pub struct SubscriptionState {
     pub url: String,
     /// The `seq` of the last event acknowledged (0: none).
     pub cursor: u64,
+    /// The id of the last event acknowledged: the cursor is found again by it when an index
+    /// rebuilt by another release numbered the events otherwise.
+    pub last_id: Option<String>,
     /// Failed attempts since the last acknowledged event.
     pub attempts: u32,
     /// When it is due again (Unix milliseconds; 0: now).
@@ -55,6 +58,7 @@ CREATE TABLE IF NOT EXISTS webhook_state (
     id TEXT PRIMARY KEY,
     url TEXT NOT NULL,
     cursor INTEGER NOT NULL DEFAULT 0,
+    last_id TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
     next_attempt_ms INTEGER NOT NULL DEFAULT 0,
     last_outcome TEXT,
@@ -111,7 +115,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT id, url, cursor, attempts, next_attempt_ms, last_outcome,
-                     last_attempt_ms, delivered FROM webhook_state WHERE id = ?1",
+                     last_attempt_ms, delivered, last_id FROM webhook_state WHERE id = ?1",
                 [id],
                 |r| {
                     Ok(SubscriptionState {
@@ -123,14 +127,15 @@ impl Store {
                         last_outcome: r.get(5)?,
                         last_attempt_ms: r.get::<_, Option<i64>>(6)?.map(unsigned),
                         delivered: unsigned(r.get(7)?),
+                        last_id: r.get(8)?,
                     })
                 },
             )
             .optional()?)
     }
 
-    /// Record that event `seq` was acknowledged at `now_ms`: the cursor moves to it, the
-    /// attempts and back-off are cleared. Durable when it returns (`synchronous = FULL`).
+    /// Record that event `seq` (id `event`) was acknowledged at `now_ms`: the cursor moves to
+    /// it, the attempts and back-off are cleared. Durable when it returns (`synchronous = FULL`).
     ///
     /// # Errors
     ///
@@ -138,15 +143,29 @@ impl Store {
     pub fn acknowledged(
         &self,
         id: &str,
-        seq: u64,
+        (seq, event): (u64, &str),
         outcome: &str,
         now_ms: u64,
     ) -> Result<(), StoreError> {
         self.conn.execute(
-            "UPDATE webhook_state SET cursor = MAX(cursor, ?2), attempts = 0,
+            "UPDATE webhook_state SET cursor = ?2, last_id = ?5, attempts = 0,
                  next_attempt_ms = 0, last_outcome = ?3, last_attempt_ms = ?4,
-                 delivered = delivered + 1 WHERE id = ?1",
-            params![id, int(seq), outcome, int(now_ms)],
+                 delivered = delivered + 1 WHERE id = ?1 AND cursor <= ?2",
+            params![id, int(seq), outcome, int(now_ms), event],
+        )?;
+        Ok(())
+    }
+
+    /// Move subscription `id`'s cursor to `seq`, where its last acknowledged event now stands
+    /// (the index numbered the events otherwise since).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sql`].
+    pub fn moved(&self, id: &str, seq: u64) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE webhook_state SET cursor = ?2 WHERE id = ?1",
+            params![id, int(seq)],
         )?;
         Ok(())
     }
