@@ -48,7 +48,7 @@ pub fn lookalike(args: LookalikeArgs) -> Result<bool> {
         };
         let index = toolmark_index::Index::open_read_only(&DataDir::new(data).index_path())
             .with_context(|| format!("{}: the index", data.display()))?;
-        let found = names.server(&index, 0, asked)?;
+        let found = names.server(&index, asked)?;
         let mut out = json!({"asked": asked, "knownNames": index.known_server_names()?.len()});
         if let Some(found) = &found {
             out["serverLookalike"] = serde_json::to_value(found)?;
