@@ -949,13 +949,10 @@ async fn pypi_provenance_facts(
                         registry.publisher = Some(publisher);
                     }
                 }
-                Err(PackageError::NotFound(_)) => {
-                    registry.provenance = Some(toolmark_observation::registry_facts::Provenance {
-                        present: false,
-                        kind: None,
-                    });
-                    registry.publisher = Some(None);
-                }
+                // The index listed provenance for the file: an integrity API that does not
+                // answer it (a mirror that passes upstream's listing through, a 404, a fault)
+                // leaves it unknown, never "absent" (only `provenance: null` in the listing
+                // says absent).
                 Err(_) => {}
             }
         }

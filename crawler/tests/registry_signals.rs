@@ -325,3 +325,20 @@ fn a_new_pypi_requirement_is_a_new_dependency() {
     assert_eq!(c.flags, [NEW_DEPENDENCIES]);
     assert_eq!(c.new_dependencies, ["requests"]);
 }
+
+#[test]
+fn a_null_requires_dist_and_a_file_without_yanked_are_unknown_and_flag_nothing() {
+    let before = pypi_facts(TIME_PROJECT, "2026.10.19").unwrap();
+    let mut project: Value = serde_json::from_slice(TIME_PROJECT).unwrap();
+    // PyPI serves `null` when it did not read the metadata: not "no dependencies".
+    project["info"]["requires_dist"] = Value::Null;
+    for file in project["releases"]["2026.10.19"].as_array_mut().unwrap() {
+        file.as_object_mut().unwrap().remove("yanked");
+    }
+    let after = pypi_facts(&serde_json::to_vec(&project).unwrap(), "2026.10.19").unwrap();
+    assert_eq!(after.dependencies, None);
+    assert_eq!(after.yanked, None);
+    // Nor, the other way round, do the requirements of a version after it look new.
+    assert!(compare(Some(&after), &before).flags.is_empty());
+    assert!(compare(Some(&before), &after).flags.is_empty());
+}

@@ -21,14 +21,16 @@
 //! **PyPI** (the project JSON, and PEP 740's integrity API through the PEP 691 simple JSON):
 //! - `requires_dist` (names PEP 503-normalised) and `yanked` from `info` only when `info` is the
 //!   version's (the project JSON describes the latest release; the mirror here has no
-//!   per-version JSON), else unknown; yanked also from the release's files;
+//!   per-version JSON), else unknown; a `null` `requires_dist` (PyPI did not read the
+//!   metadata) is unknown, not "no dependencies"; yanked also from the release's files, known
+//!   only when every file says;
 //! - maintainers: `ownership.roles`' users; no `ownership` → unknown;
 //! - install scripts: none (only wheels are installed, and a wheel runs no code at install);
 //! - provenance and publisher: the simple JSON's file entry names its `provenance` (upstream
 //!   serves the member on every file, `null` when it has none). A `null` → known absent; a URL →
 //!   `GET {index}/integrity/{project}/{version}/{file}/provenance`: 200 → present, with the
-//!   first bundle's publisher (`kind`, `repository`, `workflow`); 404 → absent; anything else →
-//!   unknown. A simple JSON without the member (the mirror here), or none at all, → unknown:
+//!   first bundle's publisher (`kind`, `repository`, `workflow`); anything else (404 included:
+//!   the listing said there is one) → unknown. A simple JSON without the member (the mirror here), or none at all, → unknown:
 //!   a 404 from an index that serves no PEP 740 at all is not "no provenance".
 //!
 //! Bounded: lists over [`MAX_DEPENDENCIES`], [`MAX_MAINTAINERS`] or [`MAX_BINS`] are unknown
@@ -223,8 +225,6 @@ pub fn pypi_facts(project_json: &[u8], version: &str) -> Result<RegistryFacts, P
     let own = info["version"].as_str() == Some(version);
     let dependencies = if !own {
         None
-    } else if info["requires_dist"].is_null() && info.get("requires_dist").is_some() {
-        Some(BTreeMap::new())
     } else if let Some(list) = info["requires_dist"].as_array() {
         if list.len() > MAX_DEPENDENCIES {
             capped.push("dependencies".to_owned());
@@ -252,9 +252,12 @@ pub fn pypi_facts(project_json: &[u8], version: &str) -> Result<RegistryFacts, P
     };
     let files = p["releases"][version].as_array();
     let yanked = match files {
-        Some(files) if !files.is_empty() => {
-            Some(files.iter().all(|f| f["yanked"].as_bool() == Some(true)))
-        }
+        // Known only when every file says (a file without `yanked` leaves it unknown).
+        Some(files) if !files.is_empty() => files
+            .iter()
+            .map(|f| f["yanked"].as_bool())
+            .collect::<Option<Vec<bool>>>()
+            .map(|y| y.iter().all(|&y| y)),
         _ if own => info["yanked"].as_bool(),
         _ => None,
     };
