@@ -854,9 +854,29 @@ fn package_signals(
     let Some(shown) = shown else {
         return Ok((None, None));
     };
-    let previous_version = index.package_version_before(&t.id, shown.entry, &shown.version)?;
+    // The version the registry signals were compared with, when they were; else the version
+    // observed before it.
+    let compared = match shown.registry_previous {
+        Some(entry) => index.package_observation(entry)?,
+        None => None,
+    };
+    let previous_version = match &compared {
+        Some(p) => Some(p.version.clone()),
+        None => index.package_version_before(&t.id, shown.entry, &shown.version)?,
+    };
+    let previous_dependencies_known = compared
+        .as_ref()
+        .and_then(|p| p.registry.as_ref())
+        .is_some_and(|r| r.dependencies.is_some());
     let version = current.map(|_| shown.version.clone());
-    Ok((version, Some(signals_of(shown, previous_version))))
+    Ok((
+        version,
+        Some(signals_of(
+            shown,
+            previous_version,
+            previous_dependencies_known,
+        )),
+    ))
 }
 
 /// The answer's `packageSignals` for an indexed package observation: its behaviour and its
@@ -865,8 +885,11 @@ fn package_signals(
 fn signals_of(
     shown: toolmark_index::packages::PackageObservation,
     previous_version: Option<String>,
+    previous_dependencies_known: bool,
 ) -> wire::PackageSignals {
+    let read = shown.registry.is_some();
     let facts = shown.registry.unwrap_or_default();
+    let dependencies_compared = previous_dependencies_known && facts.dependencies.is_some();
     let comparison = shown.registry_comparison.unwrap_or_default();
     wire::PackageSignals {
         behaviour: shown.behaviour,
@@ -875,9 +898,10 @@ fn signals_of(
         dependency_specs_changed: comparison.dependency_specs_changed,
         deprecated: facts.deprecated.clone().flatten(),
         flags: comparison.flags,
-        install_scripts: facts.install_script_names(),
+        install_scripts: (read && facts.install_scripts.is_some())
+            .then(|| facts.install_script_names()),
         maintainers: facts.maintainers.clone(),
-        new_dependencies: comparison.new_dependencies,
+        new_dependencies: dependencies_compared.then_some(comparison.new_dependencies),
         previous_publisher: comparison.previous_publisher,
         previous_version,
         provenance: facts.provenance_present(),

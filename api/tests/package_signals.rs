@@ -27,6 +27,18 @@ fn facts(v: Value) -> RegistryFacts {
 /// The data directory: `@acme/pkg` 1.0.0 (attested, trusted publisher) then 1.1.0 (no
 /// provenance, an account, a postinstall, a new dependency).
 fn two_versions(tag: &str) -> (Env, Arc<toolmark_api::AppState>, String) {
+    versions(tag, Between::Nothing)
+}
+
+/// What is observed between 1.0.0 and 1.1.0.
+#[derive(Clone, Copy, PartialEq)]
+enum Between {
+    Nothing,
+    /// 1.0.5, whose registry metadata was not read.
+    Unread,
+}
+
+fn versions(tag: &str, between: Between) -> (Env, Arc<toolmark_api::AppState>, String) {
     let mut env = Env::new(&format!("api-signals-{tag}"));
     let recs = records(json!([{
         "name": "io.example/pkg", "description": "a package", "version": "1.1.0",
@@ -48,12 +60,12 @@ fn two_versions(tag: &str) -> (Env, Arc<toolmark_api::AppState>, String) {
         "observer": "toolmark-sandbox/1", "runsc": "runsc version test", "complete": true,
         "installScripts": [], "calls": [], "behaviour": [], "findings": [],
     });
-    let observed = |version: &str, registry: RegistryFacts, minute: u64| Observation {
+    let observed = |version: &str, registry: Option<RegistryFacts>, minute: u64| Observation {
         via: Via::Package(Sandboxed {
             package: format!("{PACKAGE}@{version}"),
             artifact: Some(Sri::of(version.as_bytes())),
             sandbox: Some(sandbox.clone()),
-            registry: Some(registry),
+            registry,
         }),
         ..ok(day(0, minute), vec![corpus_page(FILESYSTEM)])
     };
@@ -85,7 +97,12 @@ fn two_versions(tag: &str) -> (Env, Arc<toolmark_api::AppState>, String) {
         };
         let mut rec = env.recorder();
         let run = rec.begin_run(&input).unwrap();
-        for (version, registry, minute) in [("1.0.0", before, 20), ("1.1.0", after, 30)] {
+        let mut list = vec![("1.0.0", Some(before), 20)];
+        if between == Between::Unread {
+            list.push(("1.0.5", None, 25));
+        }
+        list.push(("1.1.0", Some(after), 30));
+        for (version, registry, minute) in list {
             rec.record(
                 run,
                 vec![TargetOutcome {
@@ -189,4 +206,26 @@ async fn the_registry_change_is_served_in_json_feeds_and_the_desk() {
     assert_eq!(status, StatusCode::OK);
     let page = String::from_utf8(page).unwrap();
     assert!(page.contains("plain-crypto-js"), "{page}");
+}
+
+#[tokio::test]
+async fn previous_version_is_the_one_the_signals_were_compared_with() {
+    // 1.0.5 was observed between, but its registry metadata was not read: 1.1.0's flags come
+    // from comparing it with 1.0.0, and the answer names 1.0.0.
+    let (_env, state, _) = versions("compared", Between::Unread);
+    let body = json!({"package": PACKAGE, "tools": tools_of(&corpus_page(FILESYSTEM))});
+    let (status, _, bytes) =
+        post_json(&state, "/api/v1/check", body.to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::OK);
+    let answer: Value = serde_json::from_slice(&bytes).unwrap();
+    let s = &answer["target"]["packageSignals"];
+    assert_eq!(s["version"], "1.1.0");
+    assert_eq!(s["previousVersion"], "1.0.0");
+    assert_eq!(s["newDependencies"], json!(["plain-crypto-js"]));
+    assert!(
+        s["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("provenance-lost"))
+    );
 }

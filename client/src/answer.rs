@@ -405,15 +405,18 @@ pub struct PackageSignals {
     /// `install-scripts` whenever the version has install scripts.
     #[serde(default)]
     pub flags: Vec<String>,
-    /// The install-time scripts the version has (`preinstall`, `install`, `postinstall`).
+    /// The install-time scripts the version has (`preinstall`, `install`, `postinstall`);
+    /// `null` when the registry's metadata was not read.
     #[serde(rename = "installScripts", default)]
-    pub install_scripts: Vec<String>,
+    pub install_scripts: Option<Vec<String>>,
     /// The maintainers' account names; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintainers: Option<Vec<String>>,
-    /// Dependencies the previous observed version did not have (at most 20).
+    /// Dependencies the previous observed version did not have (at most 20); `null` when they
+    /// could not be compared (no previous version with registry facts, or either version's
+    /// dependencies unknown).
     #[serde(rename = "newDependencies", default)]
-    pub new_dependencies: Vec<String>,
+    pub new_dependencies: Option<Vec<String>>,
     /// The previous observed version's publisher; `null` when unknown or none.
     #[serde(rename = "previousPublisher", default)]
     pub previous_publisher: Option<String>,
