@@ -173,7 +173,18 @@ pub(crate) fn refresh(index: &mut Index, blobs: &Blobs) -> Result<u64, IndexErro
         };
         // A document that cannot be read now leaves the target out, as `derive` does.
         let set = at.read(blobs).ok().map(|v| v.set);
-        derive(&tx, &id, at.entry, set.as_ref())?;
+        // The entry `derive` records is the one where the current set became current: the
+        // first `ok` entry with its digest after the last `ok` entry with another.
+        let since: Option<i64> = tx
+            .prepare_cached(
+                "SELECT min(entry) FROM observations WHERE target_id = ?1 AND status = 'ok'
+                     AND full = ?2 AND entry > coalesce((SELECT max(entry) FROM observations
+                         WHERE target_id = ?1 AND status = 'ok' AND full IS NOT NULL
+                             AND full <> ?2), -1)",
+            )?
+            .query_row(rusqlite::params![id, row.current_full], |r| r.get(0))?;
+        let since = since.and_then(|e| u64::try_from(e).ok()).unwrap_or(at.entry);
+        derive(&tx, &id, since, set.as_ref())?;
         read += 1;
     }
     set_meta(&tx, "census_policy", STARTER.name)?;

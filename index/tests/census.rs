@@ -232,8 +232,19 @@ fn a_rebuild_reproduces_the_census() {
 #[test]
 fn a_database_without_a_census_gets_one_on_catch_up() {
     let mut env = Env::new("census-migrated");
+    // Two days of the same sets: the newest `ok` entry is not the one each set became current.
     env.run(&day_str(0, 0), &registry(), &[], day_one);
+    env.run(&day_str(1, 0), &registry(), &[], day_one);
     let before = env.index.census_summary().unwrap();
+    let ids: Vec<String> = ["io.example/files", "io.example/fetch"]
+        .iter()
+        .map(|s| id_of(&env, s))
+        .collect();
+    let rows_before: Vec<_> = ids
+        .iter()
+        .map(|id| env.index.target_census(id).unwrap())
+        .collect();
+    assert!(rows_before.iter().any(|r| !r.is_empty()));
     // As a database migrated from version 4 is: the table empty, no policy recorded.
     {
         let conn = rusqlite::Connection::open(env.dir.join("index.sqlite")).unwrap();
@@ -247,4 +258,10 @@ fn a_database_without_a_census_gets_one_on_catch_up() {
     assert_eq!(env.index.census_summary().unwrap().policy, None);
     assert_eq!(env.index.catch_up(&env.log, &env.blobs).unwrap(), 0);
     assert_eq!(env.index.census_summary().unwrap(), before);
+    // The same rows, entries included, as the derivation wrote.
+    let rows_after: Vec<_> = ids
+        .iter()
+        .map(|id| env.index.target_census(id).unwrap())
+        .collect();
+    assert_eq!(rows_after, rows_before);
 }
