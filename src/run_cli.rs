@@ -104,7 +104,7 @@ async fn service(config: Config) -> Result<()> {
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
     // Webhooks: a delivery pass on its schedule, only when subscriptions are configured.
-    if let Some(deliverer) = crate::webhooks_cli::deliverer(&config)? {
+    if let Some(deliverer) = crate::webhooks_cli::deliverer(&config, &base)? {
         let webhooks = JobSpec::new("webhooks", &config.schedules.webhooks)?.with_lease(lease);
         scheduler.add(webhooks, crate::webhooks_cli::job(deliverer))?;
     }

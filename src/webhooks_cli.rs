@@ -23,7 +23,10 @@ pub enum WebhooksCommand {
 pub fn run(command: WebhooksCommand) -> Result<bool> {
     let WebhooksCommand::Deliver(flags) = command;
     let config = Config::load(&flags)?;
-    let Some(deliverer) = deliverer(&config)? else {
+    // The base `toolmark run` serves under with this configuration (`base_url`; without it,
+    // the configured listen address).
+    let base = config.public_base(config.listen);
+    let Some(deliverer) = deliverer(&config, &base)? else {
         eprintln!("toolmark webhooks deliver: the configuration lists no [[webhooks]]");
         return Ok(true);
     };
@@ -59,17 +62,18 @@ fn summary(report: &PassReport) -> String {
 }
 
 /// The deliverer of `config`'s subscriptions (`None` when it lists none): the answer key
-/// signs, the events' issuer is the public base URL's `/api/v1/issuer`, and the client follows
+/// signs, the events' issuer is `base`'s `/api/v1/issuer` (the public base the API serves
+/// under, so a webhook's body is the document the API serves), and the client follows
 /// the crawl's SSRF policy and name resolution (`crawl.allow_private`, for tests and demos
 /// only; `crawl.resolve` pins and `crawl.no_dns`).
-pub fn deliverer(config: &Config) -> Result<Option<Deliverer>> {
+pub fn deliverer(config: &Config, base: &str) -> Result<Option<Deliverer>> {
     let subscriptions = config.subscriptions()?;
     if subscriptions.is_empty() {
         return Ok(None);
     }
     let data = DataDir::new(&config.data);
     let key = data.answer_key().context("the answer key")?;
-    let issuer = format!("{}/api/v1/issuer", config.public_base(config.listen));
+    let issuer = format!("{base}/api/v1/issuer");
     let client = ClientConfig {
         policy: Policy {
             allow_private: config.crawl.allow_private,

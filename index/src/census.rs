@@ -183,7 +183,9 @@ pub(crate) fn refresh(index: &mut Index, blobs: &Blobs) -> Result<u64, IndexErro
                              AND full <> ?2), -1)",
             )?
             .query_row(rusqlite::params![id, row.current_full], |r| r.get(0))?;
-        let since = since.and_then(|e| u64::try_from(e).ok()).unwrap_or(at.entry);
+        let since = since
+            .and_then(|e| u64::try_from(e).ok())
+            .unwrap_or(at.entry);
         derive(&tx, &id, since, set.as_ref())?;
         read += 1;
     }
