@@ -565,3 +565,44 @@ fn a_cursor_that_no_longer_stands_at_the_last_delivered_event_follows_that_event
         }
     });
 }
+
+#[test]
+fn a_webhook_body_is_the_document_the_api_serves_for_the_event() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    const BASE: &str = "https://toolmark.test";
+    let w = world("same-document");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        // As `toolmark run` builds it: the data directory's answer key, the API's base.
+        let data = toolmark_index::DataDir::new(&w.env.dir);
+        let mut d = w.deliverer(&site, None);
+        d.key = data.answer_key().unwrap();
+        d.issuer = format!("{BASE}/api/v1/issuer");
+        d.pass(&CancellationToken::new()).await.unwrap();
+        let got = site.receiver.got();
+        assert!(!got.is_empty());
+        let state = Arc::new(toolmark_api::AppState::open(&w.env.dir, BASE).unwrap());
+        for g in &got {
+            let path = format!(
+                "/api/v1/security-events/{}",
+                g.id.replace('/', "%2F")
+                    .replace('+', "%2B")
+                    .replace('=', "%3D")
+            );
+            let response = toolmark_api::router(state.clone())
+                .oneshot(
+                    axum::http::Request::get(&path)
+                        .body(axum::body::Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            let served = response.into_body().collect().await.unwrap().to_bytes();
+            let served: serde_json::Value = serde_json::from_slice(&served).unwrap();
+            let sent: serde_json::Value = serde_json::from_slice(&g.body).unwrap();
+            assert_eq!(served, sent, "{}", g.id);
+        }
+    });
+}
