@@ -942,18 +942,14 @@ async fn pypi_provenance_facts(
         facts::ProvenanceListing::Listed => {
             let url =
                 facts::pypi_provenance_url(&registries.pypi, &spec.name, &spec.version, filename);
-            match get(config, &url, facts::INTEGRITY_JSON, MAX_PACKUMENT_BYTES).await {
-                Ok(body) => {
-                    if let Ok((provenance, publisher)) = facts::pypi_provenance(&body) {
-                        registry.provenance = Some(provenance);
-                        registry.publisher = Some(publisher);
-                    }
-                }
-                // The index listed provenance for the file: an integrity API that does not
-                // answer it (a mirror that passes upstream's listing through, a 404, a fault)
-                // leaves it unknown, never "absent" (only `provenance: null` in the listing
-                // says absent).
-                Err(_) => {}
+            // The index listed provenance for the file: an integrity API that does not answer
+            // it (a mirror that passes upstream's listing through, a 404, a fault) leaves it
+            // unknown, never "absent" (only `provenance: null` in the listing says absent).
+            if let Ok(body) = get(config, &url, facts::INTEGRITY_JSON, MAX_PACKUMENT_BYTES).await
+                && let Ok((provenance, publisher)) = facts::pypi_provenance(&body)
+            {
+                registry.provenance = Some(provenance);
+                registry.publisher = Some(publisher);
             }
         }
     }
