@@ -130,7 +130,8 @@ pub struct PackageLookalike {
 pub struct ServerLookalike {
     /// How (the phrases of [`PackageLookalike::how`] but the scope one).
     pub how: String,
-    /// The listed server name.
+    /// The server name it looks like: one the registry lists or listed (delisted names are
+    /// kept).
     pub of: String,
 }
 
