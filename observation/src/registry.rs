@@ -871,23 +871,9 @@ fn better(a: &Record, b: &Record) -> bool {
 
 // ---- targets ----
 
-/// The PEP 503 normal form of a PyPI name: lower case, runs of `-`, `_`, `.` as one `-`.
-pub fn pep503(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-            continue;
-        }
-        if sep && !out.is_empty() {
-            out.push('-');
-        }
-        sep = false;
-        out.extend(c.to_lowercase());
-    }
-    out
-}
+/// The PEP 503 normal form of a PyPI name (lower case, runs of `-`, `_`, `.` as one `-`): the
+/// one definition, `toolmark-names`', which the look-alike rules use too.
+pub use toolmark_names::packages::pep503;
 
 /// A package ecosystem.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
