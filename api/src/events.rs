@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use toolmark_index::{EventQuery, SecurityEventRow};
 use toolmark_toolset::{Sri, hex};
 
-use crate::feeds::{ATOM_TYPE, JSON_FEED_TYPE, RSS_TYPE, watch_ids, xml_text};
+use crate::feeds::{ATOM_TYPE, RSS_TYPE, watch_ids, xml_text};
 use crate::servers::{Params, blocking};
 use crate::{ApiError, AppState};
 
@@ -329,20 +329,18 @@ async fn json_feed(
             })
         })
         .collect();
-    let mut feed = json!({
-        "version": "https://jsonfeed.org/version/1.1",
-        "title": FEED_TITLE,
-        "home_page_url": format!("{}/", page.base),
-        "feed_url": page.feed_url,
-        "description": "Signed security events observed by toolmark",
-        "authors": [{"name": "toolmark", "url": format!("{}/", page.base)}],
-        "language": "en",
-        "_toolmark": {"updated": page.updated, "page": page.self_url},
-        "items": items,
-    });
-    if let (Some(next), Value::Object(m)) = (&page.next_url, &mut feed) {
-        m.insert("next_url".into(), json!(next));
-    }
-    let text = serde_json::to_string(&feed).map_err(ApiError::internal)?;
-    Ok(respond(text, JSON_FEED_TYPE))
+    let home = format!("{}/", page.base);
+    crate::feeds::json_feed_response(
+        crate::feeds::JsonFeedHead {
+            title: FEED_TITLE,
+            home: &home,
+            feed_url: &page.feed_url,
+            description: "Signed security events observed by toolmark",
+            base: &page.base,
+            updated: &page.updated,
+            self_url: &page.self_url,
+            next_url: page.next_url.as_deref(),
+        },
+        items,
+    )
 }

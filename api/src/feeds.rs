@@ -611,18 +611,50 @@ async fn json_feed(
             }))
         })
         .collect::<Result<_, ApiError>>()?;
+    json_feed_response(
+        JsonFeedHead {
+            title: &page.title,
+            home: &page.home,
+            feed_url: &page.feed_url,
+            description: "Changes of MCP tool definitions observed by toolmark",
+            base: &page.base,
+            updated: &page.updated,
+            self_url: &page.self_url,
+            next_url: page.next_url.as_deref(),
+        },
+        items,
+    )
+}
+
+/// What a JSON Feed 1.1 document says of itself (the change feeds' and the security feeds').
+pub(crate) struct JsonFeedHead<'a> {
+    pub(crate) title: &'a str,
+    pub(crate) home: &'a str,
+    pub(crate) feed_url: &'a str,
+    pub(crate) description: &'a str,
+    pub(crate) base: &'a str,
+    pub(crate) updated: &'a str,
+    pub(crate) self_url: &'a str,
+    pub(crate) next_url: Option<&'a str>,
+}
+
+/// A JSON Feed 1.1 document of `items` under `head`, as a response.
+pub(crate) fn json_feed_response(
+    head: JsonFeedHead<'_>,
+    items: Vec<Value>,
+) -> Result<Response, ApiError> {
     let mut feed = json!({
         "version": "https://jsonfeed.org/version/1.1",
-        "title": page.title,
-        "home_page_url": page.home,
-        "feed_url": page.feed_url,
-        "description": "Changes of MCP tool definitions observed by toolmark",
-        "authors": [{"name": "toolmark", "url": format!("{}/", page.base)}],
+        "title": head.title,
+        "home_page_url": head.home,
+        "feed_url": head.feed_url,
+        "description": head.description,
+        "authors": [{"name": "toolmark", "url": format!("{}/", head.base)}],
         "language": "en",
-        "_toolmark": {"updated": page.updated, "page": page.self_url},
+        "_toolmark": {"updated": head.updated, "page": head.self_url},
         "items": items,
     });
-    if let (Some(next), Value::Object(m)) = (&page.next_url, &mut feed) {
+    if let (Some(next), Value::Object(m)) = (head.next_url, &mut feed) {
         m.insert("next_url".into(), json!(next));
     }
     let text = serde_json::to_string(&feed).map_err(ApiError::internal)?;

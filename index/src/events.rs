@@ -341,14 +341,7 @@ impl Index {
             args.push(seq(b));
         }
         if let Some(targets) = q.targets {
-            if targets.is_empty() {
-                sql.push_str(" AND 0");
-            } else {
-                sql.push_str(" AND target_id IN (");
-                sql.push_str(&vec!["?"; targets.len()].join(","));
-                sql.push(')');
-                args.extend(targets.iter().map(|t| Sql::Text(t.clone())));
-            }
+            crate::queries::only_targets(&mut sql, &mut args, targets);
         }
         sql.push_str(if q.after.is_some() {
             " ORDER BY seq ASC LIMIT ?"

@@ -470,14 +470,7 @@ impl Index {
             args.push(Value::Text(c.to_owned()));
         }
         if let Some(targets) = q.targets {
-            if targets.is_empty() {
-                sql.push_str(" AND 0");
-            } else {
-                sql.push_str(" AND target_id IN (");
-                sql.push_str(&vec!["?"; targets.len()].join(","));
-                sql.push(')');
-                args.extend(targets.iter().map(|t| Value::Text(t.clone())));
-            }
+            only_targets(&mut sql, &mut args, targets);
         }
         sql.push_str(if q.after.is_some() {
             " ORDER BY id ASC LIMIT ?"
@@ -755,4 +748,17 @@ pub struct ChangeQuery<'a> {
     pub before: Option<i64>,
     /// At most this many (capped at [`MAX_QUERY_ROWS`]).
     pub limit: u32,
+}
+
+/// Narrow a query (`sql`, its `args`) to rows whose `target_id` is one of `targets`; an empty
+/// list selects nothing. The change and security-event queries share it.
+pub(crate) fn only_targets(sql: &mut String, args: &mut Vec<Value>, targets: &[String]) {
+    if targets.is_empty() {
+        sql.push_str(" AND 0");
+    } else {
+        sql.push_str(" AND target_id IN (");
+        sql.push_str(&vec!["?"; targets.len()].join(","));
+        sql.push(')');
+        args.extend(targets.iter().map(|t| Value::Text(t.clone())));
+    }
 }
