@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use toolmark_index::{EventQuery, SecurityEventRow};
 use toolmark_toolset::{Sri, hex};
 
-use crate::feeds::{ATOM_TYPE, RSS_TYPE, watch_ids, xml_text};
+use crate::feeds::{ATOM_TYPE, RSS_TYPE, respond, rfc822, watch_ids, xml_text};
 use crate::servers::{Params, blocking};
 use crate::{ApiError, AppState};
 
@@ -203,15 +203,6 @@ fn title(doc: &Value) -> String {
     )
 }
 
-fn respond(body: String, content_type: &'static str) -> Response {
-    let mut r = body.into_response();
-    r.headers_mut().insert(
-        axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static(content_type),
-    );
-    r
-}
-
 const FEED_TITLE: &str = "toolmark: security events";
 
 async fn atom(
@@ -256,13 +247,6 @@ async fn atom(
     }
     out.push_str("</feed>\n");
     Ok(respond(out, ATOM_TYPE))
-}
-
-/// RFC 822 date (as RSS wants) of a `YYYY-MM-DDTHH:MM:SSZ` time.
-fn rfc822(t: &str) -> String {
-    humantime::parse_rfc3339(t)
-        .map(httpdate::fmt_http_date)
-        .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".into())
 }
 
 async fn rss(

@@ -473,7 +473,7 @@ fn item_html(c: &ChangeView, base: &str) -> String {
     })
 }
 
-fn respond(body: String, content_type: &'static str) -> Response {
+pub(crate) fn respond(body: String, content_type: &'static str) -> Response {
     let mut r = body.into_response();
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -481,7 +481,7 @@ fn respond(body: String, content_type: &'static str) -> Response {
 }
 
 /// RFC 822 date (as RSS wants) of a `YYYY-MM-DDTHH:MM:SSZ` time.
-fn rfc822(t: &str) -> String {
+pub(crate) fn rfc822(t: &str) -> String {
     humantime::parse_rfc3339(t)
         .map(httpdate::fmt_http_date)
         .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".into())
