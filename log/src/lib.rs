@@ -5,6 +5,11 @@
 //! * [`merkle`]: RFC 6962 hashing, stored-hash indexing, inclusion and consistency proofs;
 //! * [`tiles`]: C2SP `tlog-tiles` paths, tile contents and entry bundles;
 //! * [`note`]: C2SP `signed-note` and `tlog-checkpoint` with Ed25519 keys;
+//! * [`cosignature`]: C2SP `tlog-cosignature` (Ed25519 `cosignature/v1`): witness keys, signing
+//!   and verifying cosignatures;
+//! * [`policy`]: witness policies (C2SP `tlog-policy`, or k of n witnesses), checked with a
+//!   maximum age;
+//! * [`witness`]: the C2SP `tlog-witness` `add-checkpoint` wire format;
 //! * [`proof`]: the `c2sp.org/tlog-proof@v1` offline bundle;
 //! * `store`: the storage contract and the default store (SQLite for the checkpoint
 //!   compare-and-swap, files for hashes and the public tiles);
@@ -14,15 +19,17 @@
 //!
 //! It does not dial the network (the crawler does; the binary fetches a remote log for
 //! `verify`), serve HTTP (the api does) or decide what a tool set is (the `toolset` crate
-//! does). The Merkle, tile and note modules are pure: no I/O, no SQLite, no async.
+//! does). The Merkle, tile, note, cosignature, policy and witness modules are pure: no I/O, no SQLite, no async.
 //!
 //! `store` and `sequencer` (the writer) are behind the default `store` feature, the only part
 //! that needs SQLite; without it (`default-features = false`) the crate is what an offline
 //! verifier needs: entries, proofs, notes, tiles, and the file readers `reader` and `verify`.
 
+pub mod cosignature;
 pub mod entry;
 pub mod merkle;
 pub mod note;
+pub mod policy;
 pub mod proof;
 pub mod reader;
 #[cfg(feature = "store")]
@@ -31,6 +38,7 @@ pub mod sequencer;
 pub mod store;
 pub mod tiles;
 pub mod verify;
+pub mod witness;
 
 pub use merkle::{FormatError, Hash, ProofError};
 #[cfg(feature = "store")]

@@ -261,7 +261,7 @@ fn split_key_text(
 }
 
 /// The format checks `signed_note` also makes, made first so the error says which rule broke.
-fn precheck_note(note: &[u8]) -> Result<(), FormatError> {
+pub(crate) fn precheck_note(note: &[u8]) -> Result<(), FormatError> {
     let bad = |why: String| Err(FormatError::MalformedNote(why));
     if note.len() > MAX_NOTE_BYTES {
         return bad(format!("{} bytes, more than {MAX_NOTE_BYTES}", note.len()));
