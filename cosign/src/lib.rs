@@ -516,6 +516,9 @@ fn write_status(path: &Path, status: &Status) -> Result<(), CosignError> {
     })
 }
 
+/// How often [`watch`] looks for a newly signed checkpoint (one `read` of a small file).
+pub const WATCH_POLL: Duration = Duration::from_secs(2);
+
 /// Runs rounds until `stop`: one whenever the log signs a new checkpoint (the newest signed
 /// checkpoint file changes; checked every `poll`), at most one per `min_interval`. The
 /// heartbeat calls [`Cosigner::round`] itself.

@@ -22,9 +22,11 @@ pub struct WitnessOptions {
     pub witnesses: Vec<String>,
     /// How many of `witnesses` must cosign before a checkpoint is published (default 1 when
     /// witnesses are configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quorum: Option<usize>,
     /// A C2SP `tlog-policy` file instead of `witnesses` + `quorum` (its `witness` lines must
     /// carry URLs to be submitted to).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_file: Option<PathBuf>,
     /// Seconds one submission may take.
     pub timeout_seconds: u64,
