@@ -6,9 +6,13 @@
 //! Without it the tests fail under CI and are skipped (loudly) elsewhere.
 #![allow(clippy::disallowed_methods)] // runs aics-witness and aics-tlog
 
-use std::net::TcpListener;
+#[path = "../../tests/common/aics.rs"]
+mod aics;
+
+use aics::{AicsWitness, aics};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use std::time::Duration;
 
@@ -22,34 +26,12 @@ use toolmark_log::policy::{Witness, WitnessPolicy};
 
 const ORIGIN: &str = "toolmark.test/log";
 
-fn aics() -> Option<PathBuf> {
-    match std::env::var_os("TOOLMARK_AICS") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "TOOLMARK_AICS is unset: CI must run the aics-witness tests (scripts/test installs them)"
-            );
-            eprintln!("SKIPPED: TOOLMARK_AICS is unset (the aics-witness venv's bin directory)");
-            None
-        }
-    }
-}
-
 fn tempdir(tag: &str) -> PathBuf {
     let d =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cosign-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn entries(start: usize, n: usize, tag: &str) -> Vec<Entry> {
@@ -72,98 +54,8 @@ fn entries(start: usize, n: usize, tag: &str) -> Vec<Entry> {
         .collect()
 }
 
-/// A real aics-witness: its directory, port, vkey and process.
-struct AicsWitness {
-    bin: PathBuf,
-    dir: PathBuf,
-    port: u16,
-    vkey: String,
-    child: Option<Child>,
-}
-
-impl AicsWitness {
-    fn new(bin: &Path, dir: &Path, name: &str, log_vkey: &str) -> AicsWitness {
-        std::fs::create_dir_all(dir).unwrap();
-        let port = free_port();
-        let out = Command::new(bin.join("aics-witness"))
-            .args(["init", "--config", "w.json", "--name", name, "--listen"])
-            .arg(format!("127.0.0.1:{port}"))
-            .args(["--db", "w.db", "--key-file", "w.key"])
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let vkey = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .to_owned();
-        let out = Command::new(bin.join("aics-witness"))
-            .args([
-                "add-log", "--config", "w.json", "--origin", ORIGIN, "--vkey", log_vkey,
-            ])
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut w = AicsWitness {
-            bin: bin.to_owned(),
-            dir: dir.to_owned(),
-            port,
-            vkey,
-            child: None,
-        };
-        w.start();
-        w
-    }
-
-    fn start(&mut self) {
-        let child = Command::new(self.bin.join("aics-witness"))
-            .args(["serve", "--config", "w.json", "--log-level", "WARNING"])
-            .current_dir(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("aics-witness did not listen on {}", self.port);
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn witness(&self) -> Witness {
-        toolmark_cosign::parse_witness_arg(&format!("{}@{}", self.vkey, self.url())).unwrap()
-    }
-}
-
-impl Drop for AicsWitness {
-    fn drop(&mut self) {
-        self.stop();
-    }
+fn witness(w: &AicsWitness) -> Witness {
+    toolmark_cosign::parse_witness_arg(&w.arg()).unwrap()
 }
 
 fn loopback() -> ClientConfig {
@@ -209,8 +101,14 @@ fn checkpoints_are_cosigned_across_batches_and_heartbeats() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("batches");
     let mut log = witnessed_log(&dir, 1);
-    let w = AicsWitness::new(&bin, &dir.join("w1"), "witness.test/w1", &log.vkey());
-    let policy = WitnessPolicy::k_of(vec![w.witness()], 1).unwrap();
+    let w = AicsWitness::new(
+        &bin,
+        &dir.join("w1"),
+        "witness.test/w1",
+        ORIGIN,
+        &log.vkey(),
+    );
+    let policy = WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap();
     let c = cosigner(&dir, policy.clone());
     let rt = runtime();
 
@@ -250,8 +148,14 @@ fn a_witness_restarted_with_an_old_state_answers_409_and_the_cosigner_recovers()
     let Some(bin) = aics() else { return };
     let dir = tempdir("restart");
     let mut log = witnessed_log(&dir, 2);
-    let mut w = AicsWitness::new(&bin, &dir.join("w1"), "witness.test/w1", &log.vkey());
-    let c = cosigner(&dir, WitnessPolicy::k_of(vec![w.witness()], 1).unwrap());
+    let mut w = AicsWitness::new(
+        &bin,
+        &dir.join("w1"),
+        "witness.test/w1",
+        ORIGIN,
+        &log.vkey(),
+    );
+    let c = cosigner(&dir, WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap());
     let rt = runtime();
     log.append(entries(0, 5, "b")).unwrap();
     assert!(rt.block_on(c.round()).unwrap().published);
@@ -284,8 +188,14 @@ fn a_forked_checkpoint_is_refused_by_the_witness_and_not_published() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("fork");
     let mut log = witnessed_log(&dir, 3);
-    let w = AicsWitness::new(&bin, &dir.join("w1"), "witness.test/w1", &log.vkey());
-    let policy = WitnessPolicy::k_of(vec![w.witness()], 1).unwrap();
+    let w = AicsWitness::new(
+        &bin,
+        &dir.join("w1"),
+        "witness.test/w1",
+        ORIGIN,
+        &log.vkey(),
+    );
+    let policy = WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap();
     let rt = runtime();
     log.append(entries(0, 6, "c")).unwrap();
     assert!(
@@ -323,9 +233,21 @@ fn a_quorum_of_two_with_one_witness_down_keeps_the_previous_checkpoint() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("quorum");
     let mut log = witnessed_log(&dir, 4);
-    let w1 = AicsWitness::new(&bin, &dir.join("w1"), "witness.test/w1", &log.vkey());
-    let mut w2 = AicsWitness::new(&bin, &dir.join("w2"), "witness.test/w2", &log.vkey());
-    let policy = WitnessPolicy::k_of(vec![w1.witness(), w2.witness()], 2).unwrap();
+    let w1 = AicsWitness::new(
+        &bin,
+        &dir.join("w1"),
+        "witness.test/w1",
+        ORIGIN,
+        &log.vkey(),
+    );
+    let mut w2 = AicsWitness::new(
+        &bin,
+        &dir.join("w2"),
+        "witness.test/w2",
+        ORIGIN,
+        &log.vkey(),
+    );
+    let policy = WitnessPolicy::k_of(vec![witness(&w1), witness(&w2)], 2).unwrap();
     let c = cosigner(&dir, policy.clone());
     let rt = runtime();
     log.append(entries(0, 4, "d")).unwrap();
@@ -358,8 +280,14 @@ fn aics_tlog_accepts_the_published_checkpoint_with_a_witness_policy() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("verify");
     let mut log = witnessed_log(&dir, 5);
-    let w = AicsWitness::new(&bin, &dir.join("w1"), "witness.test/w1", &log.vkey());
-    let c = cosigner(&dir, WitnessPolicy::k_of(vec![w.witness()], 1).unwrap());
+    let w = AicsWitness::new(
+        &bin,
+        &dir.join("w1"),
+        "witness.test/w1",
+        ORIGIN,
+        &log.vkey(),
+    );
+    let c = cosigner(&dir, WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap());
     let rt = runtime();
     log.append(entries(0, 300, "e")).unwrap();
     assert!(rt.block_on(c.round()).unwrap().published);
