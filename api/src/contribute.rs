@@ -216,3 +216,54 @@ pub(crate) fn reports_json(reports: &[ClientReport], today: Day) -> Value {
         })).collect::<Vec<_>>(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reports(tag: &str) -> ClientReports {
+        let dir = std::env::temp_dir().join(format!(
+            "toolmark-contribute-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        ClientReports::new(
+            Contributions::open(&dir.join("c.sqlite")).unwrap(),
+            MAX_CLIENTS_PER_DAY,
+        )
+    }
+
+    #[test]
+    fn a_new_day_draws_a_new_key_and_counts_the_client_again() {
+        let r = reports("new-day");
+        let peer: IpAddr = "192.0.2.1".parse().unwrap();
+        let digest = Sri::of(b"a set");
+        let (day, next) = (Day(20_000), Day(20_001));
+        assert_eq!(
+            r.report(peer, "0123456789abcdef", DigestKind::Full, &digest, day)
+                .unwrap(),
+            Ok(())
+        );
+        let key = r.seen.lock().unwrap().key;
+        assert_eq!(r.seen.lock().unwrap().counted.len(), 1);
+        assert_eq!(
+            r.report(peer, "0123456789abcdef", DigestKind::Full, &digest, next)
+                .unwrap(),
+            Ok(())
+        );
+        let seen = r.seen.lock().unwrap();
+        assert_ne!(seen.key, key, "a new day has a new key");
+        assert_eq!(seen.counted.len(), 1, "yesterday's hashes are gone");
+    }
+
+    #[test]
+    fn client_hashes_are_keyed_and_never_the_address() {
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let who = |key: &[u8; 32]| hmac16(key, &[&[192, 0, 2, 1], b"0123456789abcdef"]);
+        assert_ne!(who(&a), who(&b));
+        assert_eq!(who(&a), who(&a));
+        // Parts are length-prefixed: moving a byte from one part to the next changes the hash.
+        assert_ne!(hmac16(&a, &[b"ab", b"c"]), hmac16(&a, &[b"a", b"bc"]));
+    }
+}
