@@ -19,6 +19,11 @@
 //!    targets, the answer is about the one that observed the client's set, or about none of
 //!    them, with `note` listing them — never an arbitrary one.
 //!
+//! `"contribute": true` (HISTOR's opt-in) counts the compared digest for a listed target once
+//! per client and UTC day (`crate::contribute`: counts only, nothing of the client kept) and
+//! adds `contributed` to the answer; the shared, cached answer is read back, completed and
+//! signed again for that client.
+//!
 //! The whole answer is signed: Ed25519 over the RFC 8785 bytes of the answer without its
 //! `signature` member, with the key published at `/api/v1/issuer` (not the log key).
 //!
@@ -783,13 +788,11 @@ fn contribute_to(
         (Some(t), _) if !t.listed => Err("not counted: only reports about a listed target count"),
         (None, _) => Err("not counted: only reports about a listed target count"),
         (_, None) => Err("not counted: the request carried no digest to count"),
-        (Some(t), Some((kind, digest))) => state.client_reports.report(
-            peer,
-            &t.id.to_string(),
-            kind,
-            &digest,
-            Day::of(now),
-        )?,
+        (Some(t), Some((kind, digest))) => {
+            state
+                .client_reports
+                .report(peer, &t.id.to_string(), kind, &digest, Day::of(now))?
+        }
     };
     answer.contributed = Some(outcome.is_ok());
     if let Err(why) = outcome {

@@ -157,9 +157,7 @@ impl ClientReports {
                 "not counted: this target has as many distinct reported tool sets today as are \
                  counted",
             )),
-            Counted::DayFull => Ok(Err(
-                "not counted: today's reports are at their cap",
-            )),
+            Counted::DayFull => Ok(Err("not counted: today's reports are at their cap")),
         }
     }
 
@@ -222,10 +220,8 @@ mod tests {
     use super::*;
 
     fn reports(tag: &str) -> ClientReports {
-        let dir = std::env::temp_dir().join(format!(
-            "toolmark-contribute-{tag}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("toolmark-contribute-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         ClientReports::new(

@@ -334,7 +334,11 @@ fn report_items(
             });
         }
     }
-    items.sort_by(|a, b| b.date.cmp(&a.date).then_with(|| a.target_id.cmp(&b.target_id)));
+    items.sort_by(|a, b| {
+        b.date
+            .cmp(&a.date)
+            .then_with(|| a.target_id.cmp(&b.target_id))
+    });
     items.truncate(FEED_PAGE as usize);
     Ok(items)
 }

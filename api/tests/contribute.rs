@@ -32,7 +32,12 @@ async fn check_from(p: &Populated, peer: &str, body: Value) -> Value {
         .unwrap();
     request.extensions_mut().insert(ConnectInfo(addr));
     let (status, _, bytes) = send(&p.state, request).await;
-    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
     serde_json::from_slice(&bytes).unwrap()
 }
 
@@ -123,8 +128,12 @@ async fn without_contribute_nothing_is_counted_and_the_answer_has_no_contributed
     let mut p = populated("contribute-absent");
     without_rate_limits(&mut p);
     let tools = other_memory_tools(1);
-    let plain = check_from(&p, "192.0.2.1:4000", json!({"endpoint": MEMORY_URL, "tools": tools}))
-        .await;
+    let plain = check_from(
+        &p,
+        "192.0.2.1:4000",
+        json!({"endpoint": MEMORY_URL, "tools": tools}),
+    )
+    .await;
     assert!(plain.get("contributed").is_none(), "{plain}");
     let declined = check_from(
         &p,
@@ -172,7 +181,11 @@ async fn nothing_is_shown_below_the_minimum_and_it_is_shown_at_it() {
         id = a["target"]["id"].as_str().unwrap().to_owned();
     }
     let below = detail(&p, &id).await;
-    assert_eq!(below["clientReports"]["otherToolSets"], 0, "{}", below["clientReports"]);
+    assert_eq!(
+        below["clientReports"]["otherToolSets"], 0,
+        "{}",
+        below["clientReports"]
+    );
     assert_eq!(below["clientReports"]["toolSets"], json!([]));
     assert_eq!(below["clientReports"]["minimumReports"], MINIMUM_REPORTS);
     assert_eq!(below["clientReports"]["window"], "7d");
@@ -323,10 +336,7 @@ async fn the_feed_item_appears_once_at_the_minimum_with_a_stable_id() {
     let day = item["_toolmark"]["firstReached"].as_str().unwrap();
     assert_eq!(
         item["id"],
-        format!(
-            "{BASE}/s/{id}#client-report-{day}-full-{}",
-            digest.hex()
-        )
+        format!("{BASE}/s/{id}#client-report-{day}-full-{}", digest.hex())
     );
     assert_eq!(item["date_published"], format!("{day}T00:00:00Z"));
     // More clients: still one item, the same id.

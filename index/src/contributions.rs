@@ -323,10 +323,9 @@ impl Contributions {
         for row in rows {
             let (kind, digest, reports, first_day, last_day) = row?;
             let first_reached: Option<i64> = first
-                .query_row(
-                    params![target_id, kind, digest, minimum, today.0],
-                    |r| r.get(0),
-                )
+                .query_row(params![target_id, kind, digest, minimum, today.0], |r| {
+                    r.get(0)
+                })
                 .optional()?
                 .flatten();
             let first_day = day_of(first_day);

@@ -68,7 +68,9 @@ pub use toolmark_observation::{document, time};
 
 pub use blobs::{BlobError, Blobs};
 pub use census::{CategoryCount, CensusSummary, SensitiveFilter, TargetCensus};
-pub use contributions::{ClientReport, Contributions, ContributionsError, Counted, Day, DigestKind};
+pub use contributions::{
+    ClientReport, Contributions, ContributionsError, Counted, Day, DigestKind,
+};
 pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
 pub use events::{EventQuery, SecurityEventRow};

@@ -121,7 +121,13 @@ fn the_store_takes_at_most_its_cap_of_rows_a_day() {
         Counted::DayFull
     );
     report(&mut store, OTHER, &digest(0), TODAY, 1);
-    report(&mut store, "aaaaaaaaaaaaaaaa", &digest(0), Day(TODAY.0 + 1), 1);
+    report(
+        &mut store,
+        "aaaaaaaaaaaaaaaa",
+        &digest(0),
+        Day(TODAY.0 + 1),
+        1,
+    );
 }
 
 fn rows(path: &std::path::Path) -> Vec<(String, String, String, i64, i64)> {
