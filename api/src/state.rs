@@ -95,6 +95,9 @@ pub struct AppState {
     /// The stats of the last minute (`/api/v1/stats`, the desk's stats page, the global
     /// badges).
     pub stats: crate::stats::StatsCache,
+    /// The opt-in client reports of `/check` (`DATA/contributions.sqlite` and today's
+    /// in-memory set of clients counted, `crate::contribute`).
+    pub client_reports: crate::contribute::ClientReports,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
 }
@@ -157,6 +160,9 @@ pub enum StateError {
     /// The answer key could not be read or created.
     #[error("{0}")]
     Data(#[from] toolmark_index::DataError),
+    /// The client-report store could not be opened.
+    #[error("{0}")]
+    Contributions(#[from] toolmark_index::ContributionsError),
     /// A refreshed popularity snapshot could not be read.
     #[error("popularity snapshot: {0}")]
     Names(#[from] crate::lookalike::NamesError),
@@ -194,6 +200,10 @@ impl AppState {
             checkpoint: Mutex::new(None),
             stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),
+            client_reports: crate::contribute::ClientReports::new(
+                toolmark_index::Contributions::open(&dir.contributions_path())?,
+                crate::contribute::MAX_CLIENTS_PER_DAY,
+            ),
             clock: std::time::SystemTime::now,
         })
     }
