@@ -11,89 +11,19 @@ mod aics;
 
 use aics::{AicsWitness, aics};
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::*;
+
 use std::process::Command;
 
 use std::time::Duration;
 
-use toolmark_cosign::{Cosigner, WitnessError, read_status, system_clock};
-use toolmark_crawler::guard::Policy;
-use toolmark_crawler::mcp::ClientConfig;
-use toolmark_log::Log;
-use toolmark_log::entry::{Entry, Status, Subject};
-use toolmark_log::note::{LogKey, open_checkpoint};
+use toolmark_cosign::{WitnessError, read_status, system_clock};
+use toolmark_log::note::open_checkpoint;
 use toolmark_log::policy::{Witness, WitnessPolicy};
-
-const ORIGIN: &str = "toolmark.test/log";
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cosign-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn entries(start: usize, n: usize, tag: &str) -> Vec<Entry> {
-    (start..start + n)
-        .map(|i| Entry {
-            subject: Subject {
-                server: format!("io.example/{tag}-{}", i % 5),
-                target: format!("https://{tag}{}.example.com/mcp", i % 5),
-                package: None,
-            },
-            observed_at: format!("2026-12-02T10:{:02}:00Z", i % 60),
-            status: Status::ok(),
-            detail: None,
-            mtl1: None,
-            full: None,
-            tools: Some(i as u64),
-            raw: None,
-            prev: None,
-        })
-        .collect()
-}
 
 fn witness(w: &AicsWitness) -> Witness {
     toolmark_cosign::parse_witness_arg(&w.arg()).unwrap()
-}
-
-fn loopback() -> ClientConfig {
-    ClientConfig {
-        policy: Policy {
-            allow_private: true,
-        },
-        ..ClientConfig::default()
-    }
-}
-
-fn cosigner(dir: &Path, policy: WitnessPolicy) -> Cosigner {
-    Cosigner::new(
-        &dir.join("log"),
-        &dir.join("witnessing.json"),
-        policy,
-        loopback(),
-        Duration::from_secs(5),
-        system_clock(),
-    )
-}
-
-fn witnessed_log(dir: &Path, seed: u8) -> Log {
-    let key = LogKey::from_seed(ORIGIN, &[seed; 32]).unwrap();
-    let mut log = Log::init_with_key(&dir.join("log"), key).unwrap();
-    log.set_witnessed(true).unwrap();
-    log
-}
-
-fn published(dir: &Path) -> Vec<u8> {
-    std::fs::read(dir.join("log/public/checkpoint")).unwrap()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 #[test]
