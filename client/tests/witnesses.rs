@@ -120,10 +120,7 @@ fn a_forged_cosignature_by_a_policy_witness_is_refused() {
 fn cosignatures_by_keys_outside_the_policy_are_ignored() {
     let p = two_of_three();
     // Witnesses 4 and 5 are not in the policy: their valid lines count for nothing.
-    match check_witnesses(
-        &note(&[(4, NOW), (5, NOW), (1, NOW)]),
-        &req(&p, None),
-    ) {
+    match check_witnesses(&note(&[(4, NOW), (5, NOW), (1, NOW)]), &req(&p, None)) {
         Err(VerifyError::NotWitnessed { cosigned, .. }) => assert_eq!(cosigned, ["w1"]),
         other => panic!("{other:?}"),
     }
