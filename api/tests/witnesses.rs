@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -14,8 +13,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use support::*;
 use toolmark_client::{VerifyError, WitnessRequirement, verify_answer_with};
-use toolmark_log::cosignature::{CosignerKey, add_signature_lines, split_note};
-use toolmark_log::policy::{Witness, WitnessPolicy};
+use toolmark_log::cosignature::{add_signature_lines, split_note};
 
 /// The service's fixed clock: 2026-12-02T19:00:00Z.
 const NOW: u64 = 1_796_238_000;
@@ -24,57 +22,13 @@ fn fixed_clock() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(NOW)
 }
 
-fn cosigner(i: u8) -> CosignerKey {
-    CosignerKey::from_seed(&format!("witness{i}.example/w"), &[40 + i; 32]).unwrap()
-}
-
-/// Witnesses 1, 2 and 3 (policy names w1…w3, with URLs), quorum 2.
-fn policy() -> WitnessPolicy {
-    let ws = (1..=3)
-        .map(|i| Witness {
-            name: format!("w{i}"),
-            key: cosigner(i).witness_key(),
-            url: Some(format!("https://witness{i}.example/")),
-        })
-        .collect();
-    WitnessPolicy::k_of(ws, 2).unwrap()
-}
-
-fn checkpoint_path(dir: &Path) -> std::path::PathBuf {
-    dir.join("log/public/checkpoint")
-}
-
-/// Replaces the published checkpoint (atomically, as the cosigner does) by the log's note with
-/// the cosignature lines of `cosigs` (witness, time) added; returns the note.
-fn publish_cosigned(dir: &Path, cosigs: &[(u8, u64)]) -> Vec<u8> {
-    let path = checkpoint_path(dir);
-    let note = std::fs::read(&path).unwrap();
-    let (text, lines) = split_note(&note).unwrap();
-    // Only the log's own line: a heartbeat re-cosigns the bare note.
-    let bare = format!("{text}\n{}\n", lines[0]).into_bytes();
-    let text = text.to_owned();
-    let added: Vec<String> = cosigs
-        .iter()
-        .map(|&(i, t)| cosigner(i).cosign(&text, t).unwrap().to_line())
-        .collect();
-    let cosigned = add_signature_lines(&bare, &added);
-    write_atomically(&path, &cosigned);
-    cosigned
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
-
 /// The fixture served with the witness policy (or none) and the fixed clock.
 fn served(tag: &str, with_policy: bool) -> Populated {
     let mut p = populated(tag);
     let state = Arc::get_mut(&mut p.state).expect("the state is not shared yet");
     state.clock = fixed_clock;
     if with_policy {
-        state.witnesses = Some(Arc::new(policy()));
+        state.witnesses = Some(Arc::new(witness_policy()));
     }
     p
 }
@@ -355,7 +309,7 @@ async fn a_client_requiring_the_policy_verifies_the_answer_and_refuses_stale_cos
     let a = check_memory(&p).await;
     let key = issuer_key(&p).await;
     let vkey = p.state.log.vkey();
-    let policy = policy();
+    let policy = witness_policy();
     let req = |max_age| WitnessRequirement {
         policy: &policy,
         now: NOW,
