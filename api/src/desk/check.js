@@ -224,6 +224,10 @@
         if (answer.seenBefore) {
           fact(facts, 'Seen before', answer.seenBefore.first_seen + ' – ' + answer.seenBefore.last_seen);
         }
+        if (answer.log && answer.log.cosignedAt) {
+          fact(facts, 'Log cosigned by witnesses at', answer.log.cosignedAt +
+            ' (newest of ' + (answer.log.cosignatures || []).length + ')');
+        }
         fact(facts, 'Compared by', answer.query.comparedBy);
         if (answer.query.fullDigest) fact(facts, 'Full digest sent', answer.query.fullDigest);
         raw.textContent = JSON.stringify(answer, null, 2);
