@@ -268,6 +268,7 @@ def main():
             check("proved in the log" in text, f"/check verified no proof: {text}")
             check("cosigned by 2 witness(es)" in text, f"/check: the cosignatures were not verified: {text}")
             check("witness w1 cosigned the proof's checkpoint at " in page.inner_text("#check-steps"), "/check: no step for w1's cosignature")
+            check("Log cosigned by witnesses at" in page.inner_text("#check-facts"), "/check: the answer's cosignedAt is not shown")
             step("check same, verified", text)
 
             # A changed set: `different`, still a verified signature, no proof.
