@@ -43,9 +43,10 @@ pub const STATUS_FILE: &str = "witnessing.json";
 /// The status file's `v`.
 pub const STATUS_VERSION: &str = "toolmark-witnessing/1";
 
-/// The largest status file read (a round's status for [`MAX_POLICY_ITEMS`] witnesses with
-/// their errors fits easily); a larger file is reported as an error, not read.
-pub const MAX_STATUS_BYTES: u64 = 256 * 1024;
+/// The largest status file read, as the cosigner itself reads it back (a round's status for
+/// [`MAX_POLICY_ITEMS`] witnesses with their errors fits easily); a larger file is reported as
+/// an error, not read.
+pub const MAX_STATUS_BYTES: u64 = 1024 * 1024;
 
 /// The longest text (an error, a name, a URL) shown from the status file; longer text is cut
 /// with an ellipsis.
@@ -244,8 +245,9 @@ pub struct WitnessingStatus {
     pub quorum_met: bool,
     /// The size of the checkpoint the log signed last.
     pub signed_size: u64,
-    /// The size of the checkpoint the cosigner last published (with cosignatures).
-    pub published_size: u64,
+    /// The size of the checkpoint published after the round (`null` while none is).
+    #[serde(default)]
+    pub published_size: Option<u64>,
     /// When the round ended.
     pub round_at: String,
     /// Why the round did not publish, if it did not.
@@ -452,7 +454,7 @@ pub fn metrics(state: &AppState, at: Option<&Signed>, out: &mut String) {
         );
     }
     if let Some(s) = &status {
-        let published = at.map_or(s.published_size, |a| a.checkpoint.size);
+        let published = at.map(|a| a.checkpoint.size).or(s.published_size).unwrap_or(0);
         let _ = writeln!(
             out,
             "# HELP toolmark_witnessing_behind Entries the log has signed beyond the published (witnessed) checkpoint."
@@ -485,7 +487,9 @@ mod tests {
     #[test]
     fn the_status_file_of_the_documented_shape_parses() {
         let s = parse_status(STATUS.as_bytes()).unwrap();
-        assert_eq!((s.signed_size, s.published_size), (120, 118));
+        assert_eq!((s.signed_size, s.published_size), (120, Some(118)));
+        let none_yet = STATUS.replace("\"publishedSize\":118", "\"publishedSize\":null");
+        assert_eq!(parse_status(none_yet.as_bytes()).unwrap().published_size, None);
         assert!(!s.quorum_met);
         assert_eq!(s.witnesses[1].error.as_deref(), Some("HTTP 503"));
         assert_eq!(s.witnesses[1].size, None);
