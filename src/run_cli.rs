@@ -101,8 +101,11 @@ async fn service(config: Config) -> Result<()> {
             JobSpec::new("popularity", &config.schedules.popularity)?.with_lease(lease);
         scheduler.add(popularity, popularity_job(&config, state.names.clone()))?;
     }
+    // Witnesses: a round whenever the log signs a new checkpoint, and on every heartbeat.
+    let cosigner = cosigner(&config)?;
+    set_publication(&dir.log_dir(), cosigner.is_some(), &writer).await;
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
-    scheduler.add(heartbeat, heartbeat_job(&config, writer))?;
+    scheduler.add(heartbeat, heartbeat_job(&config, writer, cosigner.clone()))?;
     // Webhooks: a delivery pass on its schedule, only when subscriptions are configured.
     if let Some(deliverer) = crate::webhooks_cli::deliverer(&config, &base)? {
         let webhooks = JobSpec::new("webhooks", &config.schedules.webhooks)?.with_lease(lease);
@@ -148,6 +151,21 @@ async fn service(config: Config) -> Result<()> {
             let _ = rx.wait_for(|s| *s).await;
         }
     };
+    if let Some(cosigner) = cosigner {
+        let token = tokio_util::sync::CancellationToken::new();
+        let cancel = token.clone();
+        let stop = stopped();
+        tokio::spawn(async move {
+            stop.await;
+            cancel.cancel();
+        });
+        tokio::spawn(toolmark_cosign::watch(
+            cosigner,
+            toolmark_cosign::WATCH_POLL,
+            Duration::from_secs(config.witnessing.min_interval_seconds),
+            token,
+        ));
+    }
     let schedules = tokio::spawn(scheduler.run(stopped()));
     let served = toolmark_api::serve(listener, state, config.http.limits(), stopped())
         .await
@@ -273,13 +291,97 @@ fn popularity_job(config: &Config, names: Arc<toolmark_api::lookalike::Names>) -
     })
 }
 
-/// Re-sign the current checkpoint (its publication time is the log's heartbeat).
-fn heartbeat_job(config: &Config, writer: LogWriter) -> JobFn {
+/// The witnesses' cosigner, when `[witnessing]` configures any.
+fn cosigner(config: &Config) -> Result<Option<Arc<toolmark_cosign::Cosigner>>> {
+    let Some(policy) = config.witness_policy()? else {
+        return Ok(None);
+    };
+    let dir = DataDir::new(&config.data);
+    let client = toolmark_crawler::mcp::ClientConfig {
+        policy: toolmark_crawler::guard::Policy {
+            allow_private: config.crawl.allow_private,
+        },
+        resolver: toolmark_ingest::resolver(&config.crawl)?,
+        user_agent: format!(
+            "toolmark/{} (checkpoint cosigning, C2SP tlog-witness)",
+            env!("CARGO_PKG_VERSION")
+        ),
+        ..toolmark_crawler::mcp::ClientConfig::default()
+    };
+    tracing::info!(
+        "witnesses: {} ({}); checkpoints are published once cosigned",
+        policy
+            .witnesses()
+            .iter()
+            .map(|w| w.key.vkey())
+            .collect::<Vec<_>>()
+            .join(", "),
+        policy.describe()
+    );
+    Ok(Some(Arc::new(toolmark_cosign::Cosigner::new(
+        &dir.log_dir(),
+        &config.data.join(toolmark_cosign::STATUS_FILE),
+        policy,
+        client,
+        Duration::from_secs(config.witnessing.timeout_seconds),
+        toolmark_cosign::system_clock(),
+    ))))
+}
+
+/// Makes the log's publication wait for witnesses (or not), if the log can be opened for
+/// writing now; otherwise the heartbeat does it when it next holds the log.
+async fn set_publication(dir: &std::path::Path, witnessed: bool, writer: &LogWriter) {
+    let _writing = writer.lock().await;
+    let dir = dir.to_owned();
+    let done = tokio::task::spawn_blocking(move || {
+        toolmark_log::Log::open(&dir).and_then(|mut log| log.set_witnessed(witnessed))
+    })
+    .await;
+    match done {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(
+            "the log's publication mode is set at the next heartbeat (the log is busy: {e})"
+        ),
+        Err(e) => tracing::warn!("setting the log's publication mode: {e}"),
+    }
+}
+
+/// The heartbeat: with witnesses, a round on the current tree (their cosignatures' times move,
+/// which is signed freshness); without, re-sign the current checkpoint (its publication time is
+/// the log's heartbeat).
+fn heartbeat_job(
+    config: &Config,
+    writer: LogWriter,
+    cosigner: Option<Arc<toolmark_cosign::Cosigner>>,
+) -> JobFn {
     let dir = DataDir::new(&config.data).log_dir();
     Arc::new(move |_ctx: JobContext| {
         let dir = dir.clone();
         let writer = writer.clone();
+        let cosigner = cosigner.clone();
         Box::pin(async move {
+            if let Some(cosigner) = cosigner {
+                set_publication(&dir, true, &writer).await;
+                let round = cosigner
+                    .round()
+                    .await
+                    .map_err(|e| JobError::new(format!("witness round: {e}")))?;
+                let cosigned = round.witnesses.iter().filter(|(_, r)| r.is_ok()).count();
+                return if round.published {
+                    Ok(format!(
+                        "checkpoint of size {} cosigned by {cosigned} of {} witnesses and published",
+                        round.size,
+                        round.witnesses.len()
+                    ))
+                } else {
+                    Err(JobError::new(
+                        round
+                            .status
+                            .error
+                            .unwrap_or_else(|| "not published".to_owned()),
+                    ))
+                };
+            }
             let _writing = writer.lock().await;
             tokio::task::spawn_blocking(move || {
                 let mut log = toolmark_log::Log::open(&dir)

@@ -5,6 +5,8 @@
 // Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
 #![allow(clippy::disallowed_methods)]
 
+#[path = "common/aics.rs"]
+mod aics;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -362,6 +364,77 @@ fn two_services_over_one_data_directory_crawl_once() {
     assert_eq!(crawl_runs(&data), ["ok"], "one crawl, by one process");
     assert_eq!(world.observed(), 8, "each endpoint observed once");
     assert_eq!(log_size(&data), 8);
+    verify_log(&data);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `toolmark run --witness VKEY@URL`: the crawl's checkpoint is published only with the real
+/// witness's cosignature, and every heartbeat has the witness cosign the same tree again with a
+/// later time (signed freshness); the status file says so.
+#[test]
+fn a_witnessed_service_publishes_cosigned_checkpoints_and_heartbeats_move_their_time() {
+    let Some(bin) = aics::aics() else { return };
+    let world = World::start(3, Duration::from_millis(1));
+    let dir = tmp("witnessed");
+    let config = world.config(&dir, "*/2 * * * * *");
+    let data = dir.join("data");
+    // The log's key must exist before the witness can trust it: create the data directory
+    // (log and index) first, as `run` would.
+    drop(
+        toolmark_index::DataDir::new(&data)
+            .open_writer("toolmark.localhost/log")
+            .unwrap(),
+    );
+    let vkey = std::fs::read_to_string(data.join("log/public/vkey")).unwrap();
+    let witness = aics::AicsWitness::new(
+        &bin,
+        &dir.join("w1"),
+        "witness.test/w1",
+        "toolmark.localhost/log",
+        vkey.trim(),
+    );
+    let mut text_config = std::fs::read_to_string(&config).unwrap();
+    text_config.push_str(&format!(
+        "[witnessing]\nwitnesses = [\"{}\"]\nmin_interval_seconds = 0\n",
+        witness.arg()
+    ));
+    std::fs::write(&config, text_config).unwrap();
+    let policy = toolmark_log::policy::WitnessPolicy::k_of(
+        vec![toolmark_cosign::parse_witness_arg(&witness.arg()).unwrap()],
+        1,
+    )
+    .unwrap();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let cosigned_at = |size: u64| {
+        let note = std::fs::read(data.join("log/public/checkpoint")).ok()?;
+        let cp = toolmark_log::note::open_checkpoint(&note, vkey.trim()).ok()?;
+        let w = policy.check(&note, now(), None).ok()?;
+        (cp.size == size && w.satisfied).then_some(w.newest?)
+    };
+
+    let mut service = start_service(&config);
+    service.wait_for("serving http://", deadline());
+    let mut first = None;
+    wait_until(
+        "the crawl's checkpoint cosigned, then a later heartbeat cosignature",
+        || {
+            let Some(t) = cosigned_at(3) else {
+                return false;
+            };
+            let f = *first.get_or_insert(t);
+            t > f
+        },
+    );
+    let status = toolmark_cosign::read_status(&data.join("witnessing.json")).unwrap();
+    assert!(status.quorum_met, "{status:?}");
+    assert_eq!((status.signed_size, status.published_size), (3, Some(3)));
+    service.signal("-TERM");
+    assert!(service.exit(deadline()).success());
     verify_log(&data);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -19,6 +19,11 @@
 //!    targets, the answer is about the one that observed the client's set, or about none of
 //!    them, with `note` listing them — never an arbitrary one.
 //!
+//! `"contribute": true` (HISTOR's opt-in) counts the compared digest for a listed target once
+//! per client and UTC day (`crate::contribute`: counts only, nothing of the client kept) and
+//! adds `contributed` to the answer; the shared, cached answer is read back, completed and
+//! signed again for that client.
+//!
 //! The whole answer is signed: Ed25519 over the RFC 8785 bytes of the answer without its
 //! `signature` member, with the key published at `/api/v1/issuer` (not the log key).
 //!
@@ -29,11 +34,12 @@
 //! `toolmark-client` reads back) → sign. Clients verify answers with
 //! `toolmark_client::verify_answer`.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -44,6 +50,7 @@ pub use toolmark_client::ANSWER_TYPE;
 use toolmark_client::answer::{
     self as wire, Answer, ComparedBy, DigestError, LogState, Match, Observed, SeenBefore,
 };
+use toolmark_index::contributions::{Day, DigestKind};
 use toolmark_index::index::TargetRow;
 use toolmark_log::entry::{Entry, TargetId};
 use toolmark_toolset::json::{self as tjson, Json};
@@ -108,6 +115,9 @@ struct Query {
     tools: Option<Vec<String>>,
     tool_set_digest: Option<Sri>,
     full_digest: Option<Sri>,
+    /// `"contribute": true`: count the compared digest for the target today
+    /// (`crate::contribute`).
+    contribute: bool,
 }
 
 fn bad(msg: impl Into<String>) -> ApiError {
@@ -164,9 +174,10 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
                 }
                 q.tools = Some(m.raw_elements.iter().map(|s| (*s).to_owned()).collect());
             }
-            "contribute" if !matches!(m.value, Json::Bool(_)) => {
-                return Err(bad("\"contribute\" must be a boolean"));
-            }
+            "contribute" => match m.value {
+                Json::Bool(b) => q.contribute = b,
+                _ => return Err(bad("\"contribute\" must be a boolean")),
+            },
             _ => {}
         }
     }
@@ -710,14 +721,17 @@ fn json_response(bytes: Bytes) -> Response {
 
 async fn check(
     State(state): State<Arc<AppState>>,
+    peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     use sha2::Digest;
     let body = crate::servers::body_or_error(body, MAX_BODY_BYTES)?;
     let q = parse_query(&body)?;
+    let contribute = q.contribute;
     let at = state.checkpoint().map_err(ApiError::internal)?;
+    let now = (state.clock)();
     let epoch = (
-        toolmark_index::time::utc((state.clock)()),
+        toolmark_index::time::utc(now),
         at.checkpoint.size,
         // The whole note, not only the root: a heartbeat's new cosignatures on the same tree
         // change the answer's `log`.
@@ -740,7 +754,56 @@ async fn check(
         Some(slot) => slot.get_or_try_init(compute).await?.clone(),
         None => compute().await?,
     };
-    Ok(json_response(bytes))
+    if !contribute {
+        return Ok(json_response(bytes));
+    }
+    // The answer is the same for every client asking the same in the same second, but whether
+    // this client's report counts is not: read the shared answer back (the wire type reads
+    // back losslessly), add `contributed` and sign it again. The same peer key as the rate
+    // limit's (no `ConnectInfo`: not served by `toolmark_server`, one client).
+    let peer = peer.map_or(IpAddr::from([127u8, 0, 0, 1]), |c| c.0.0.ip());
+    let answer: Answer = serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
+    let state2 = state.clone();
+    let answer = tokio::task::spawn_blocking(move || contribute_to(&state2, answer, peer, now))
+        .await
+        .map_err(ApiError::internal)??;
+    let signed = sign(&state, answer)?;
+    Ok(json_response(Bytes::from(
+        serde_json::to_vec(&signed).map_err(ApiError::internal)?,
+    )))
+}
+
+/// Count the client's report for the answer's target and compared digest
+/// (`crate::contribute`), and say in the answer whether it was counted (`contributed`, and
+/// when not, why in `note`). Only a listed target with a compared digest is counted.
+fn contribute_to(
+    state: &AppState,
+    mut answer: Answer,
+    peer: IpAddr,
+    now: std::time::SystemTime,
+) -> Result<Answer, ApiError> {
+    let compared = match answer.query.compared_by {
+        ComparedBy::Full => answer.query.full_digest.map(|d| (DigestKind::Full, d)),
+        ComparedBy::Mtl1 => answer.query.tool_set_digest.map(|d| (DigestKind::Mtl1, d)),
+    };
+    let outcome = match (&answer.target, compared) {
+        (Some(t), _) if !t.listed => Err("not counted: only reports about a listed target count"),
+        (None, _) => Err("not counted: only reports about a listed target count"),
+        (_, None) => Err("not counted: the request carried no digest to count"),
+        (Some(t), Some((kind, digest))) => {
+            state
+                .client_reports
+                .report(peer, &t.id.to_string(), kind, &digest, Day::of(now))?
+        }
+    };
+    answer.contributed = Some(outcome.is_ok());
+    if let Err(why) = outcome {
+        if !answer.note.is_empty() {
+            answer.note.push_str("; ");
+        }
+        answer.note.push_str(why);
+    }
+    Ok(answer)
 }
 
 /// Read the facts, decide, and assemble the (unsigned) answer.
@@ -800,6 +863,7 @@ fn answer(
     let (cosignatures, cosigned_at) = crate::witnesses::answer_cosignatures(state, at);
     Ok(Answer {
         checked_at: checked_at.to_owned(),
+        contributed: None,
         issuer: format!("{}/api/v1/issuer", state.base_url),
         log: LogState {
             checkpoint: String::from_utf8_lossy(&at.note).into_owned(),

@@ -18,6 +18,18 @@
 //! request (500, logged) rather than giving an item with empty fields. Every string from a
 //! server is escaped (the HTML of an item is a [`maud`] template, escaped again as XML text),
 //! and characters XML 1.0 does not allow are dropped ([`xml_text`]).
+//!
+//! A watched feed's first page (`watch` without `before` or `class`) also carries one item per
+//! tool set clients reported for a watched target that toolmark never observed there
+//! ([`ReportItem`], "clients reported a tool set toolmark never observed"): at most
+//! [`FEED_PAGE`] of them, for the digests that first reached the minimum of client reports
+//! (`toolmark_index::contributions::MINIMUM_REPORTS` clients on one day) within the window of
+//! the last `WINDOW_DAYS` days. These items are **derived at read time** from the client-report
+//! counts (`crate::contribute`), not from a change row of the log: their id
+//! (`{base}/s/{target}#client-report-{day}-{kind}-{digest hex}`) is made of the target, the
+//! digest and the first day it reached the minimum, so it does not move, and they are dated by
+//! that day. An item leaves the feed when that day leaves the window, or at once when toolmark
+//! observes the digest itself.
 
 use std::sync::Arc;
 
@@ -34,6 +46,7 @@ use crate::changes::{BehaviourChangeView, ChangeView, RegistryChangeView, Signal
 use crate::desk::layout::to_html;
 use crate::servers::{ChangeQuery, Params, blocking, change_json, query_changes, valid_id};
 use crate::{ApiError, AppState};
+use toolmark_index::contributions::{MINIMUM_REPORTS, WINDOW_DAYS};
 
 /// Items per feed page: HISTOR's 50, enough for weeks of changes of a watched set; older ones
 /// through `before`.
@@ -141,8 +154,208 @@ struct Page {
     /// changes page (with the class filter).
     home: String,
     updated: String,
-    items: Vec<ChangeView>,
+    items: Vec<FeedItem>,
     base: String,
+}
+
+/// One item of a change feed: a change, or a tool set clients reported.
+enum FeedItem {
+    /// A change of the log's (a change row, [`ChangeView`]).
+    Change(Box<ChangeView>),
+    /// A tool set clients reported that toolmark never observed (derived at read time).
+    Report(ReportItem),
+}
+
+/// "clients reported a tool set toolmark never observed": a digest toolmark never observed at
+/// a watched target that reached the minimum of client reports in the window (module
+/// documentation). Derived at read time from the counts, never stored as a change.
+struct ReportItem {
+    target_id: String,
+    server: String,
+    endpoint: String,
+    report: toolmark_index::ClientReport,
+    /// The day's first second, the item's time.
+    date: String,
+}
+
+impl ReportItem {
+    /// `{base}/s/{target}#client-report-{day}-{kind}-{digest hex}`: the target, the digest and
+    /// the first day it reached the minimum, so the id never moves.
+    fn id(&self, base: &str) -> String {
+        format!(
+            "{base}/s/{}#client-report-{}-{}-{}",
+            self.target_id,
+            self.report.first_reached.date(),
+            self.report.kind.as_str(),
+            self.report.digest.hex()
+        )
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "Endpoint: {}\nOn {}, at least {} clients reported being served the {} digest {}, \
+             which toolmark never observed at this target (opt-in /check reports).\n",
+            self.endpoint,
+            self.report.first_reached.date(),
+            MINIMUM_REPORTS,
+            self.report.kind.as_str(),
+            self.report.digest
+        )
+    }
+
+    fn html(&self, base: &str) -> String {
+        let r = &self.report;
+        to_html(html! {
+            p { "Endpoint: " code { (self.endpoint) } }
+            p {
+                "On " (r.first_reached.date()) ", at least " (MINIMUM_REPORTS)
+                " clients reported being served the " (r.kind.as_str()) " digest " code { (r.digest) }
+                ", which toolmark never observed at this target (opt-in " code { "/check" } " reports)."
+            }
+            p { a href={ (base) "/s/" (self.target_id) "#client-reports" } { "The server" } }
+        })
+    }
+}
+
+/// The category (Atom `category`, RSS `category`, JSON Feed `tags`) of a report item.
+pub const REPORT_CATEGORY: &str = "client-report";
+
+impl FeedItem {
+    fn id(&self, base: &str) -> String {
+        match self {
+            FeedItem::Change(c) => c.page(base),
+            FeedItem::Report(r) => r.id(base),
+        }
+    }
+
+    fn link(&self, base: &str) -> String {
+        match self {
+            FeedItem::Change(c) => c.page(base),
+            FeedItem::Report(r) => format!("{base}/s/{}#client-reports", r.target_id),
+        }
+    }
+
+    fn title(&self) -> String {
+        match self {
+            FeedItem::Change(c) => item_title(c),
+            FeedItem::Report(r) => format!(
+                "{}: clients reported a tool set toolmark never observed",
+                r.server
+            ),
+        }
+    }
+
+    fn date(&self) -> &str {
+        match self {
+            FeedItem::Change(c) => &c.row.observed_at,
+            FeedItem::Report(r) => &r.date,
+        }
+    }
+
+    fn target_id(&self) -> &str {
+        match self {
+            FeedItem::Change(c) => &c.row.target_id,
+            FeedItem::Report(r) => &r.target_id,
+        }
+    }
+
+    fn endpoint(&self) -> &str {
+        match self {
+            FeedItem::Change(c) => &c.row.endpoint,
+            FeedItem::Report(r) => &r.endpoint,
+        }
+    }
+
+    fn category(&self) -> &'static str {
+        match self {
+            FeedItem::Change(c) => c.class.as_str(),
+            FeedItem::Report(_) => REPORT_CATEGORY,
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            FeedItem::Change(c) => item_text(c),
+            FeedItem::Report(r) => r.text(),
+        }
+    }
+
+    fn html(&self, base: &str) -> String {
+        match self {
+            FeedItem::Change(c) => item_html(c, base),
+            FeedItem::Report(r) => r.html(base),
+        }
+    }
+
+    /// The JSON Feed item's `_toolmark`.
+    fn json(&self, base: &str) -> Result<Value, ApiError> {
+        match self {
+            FeedItem::Change(c) => change_json(c, base, false),
+            FeedItem::Report(r) => Ok(json!({
+                "kind": REPORT_CATEGORY,
+                "targetId": r.target_id,
+                "server": r.server,
+                "endpoint": r.endpoint,
+                "digestKind": r.report.kind.as_str(),
+                "digest": r.report.digest.to_string(),
+                "firstReached": r.report.first_reached.date(),
+                "minimumReports": MINIMUM_REPORTS,
+            })),
+        }
+    }
+}
+
+/// The report items of the watched targets `watch` (newest first, at most [`FEED_PAGE`]): the
+/// digests toolmark never observed there that first reached the minimum of client reports
+/// within the window ending today.
+fn report_items(
+    state: &AppState,
+    index: &toolmark_index::Index,
+    watch: &[String],
+) -> Result<Vec<ReportItem>, ApiError> {
+    let today = toolmark_index::Day::of((state.clock)());
+    let since = today.minus(WINDOW_DAYS - 1);
+    let mut items = Vec::new();
+    for id in watch {
+        let reports = state.client_reports.other_reports(index, id, today)?;
+        if reports.is_empty() {
+            continue;
+        }
+        let Some(target) = index.target(id)? else {
+            continue;
+        };
+        for report in reports.into_iter().filter(|r| r.first_reached >= since) {
+            items.push(ReportItem {
+                target_id: id.clone(),
+                server: target.server.clone(),
+                endpoint: target.target.clone(),
+                date: report.first_reached.start(),
+                report,
+            });
+        }
+    }
+    items.sort_by(|a, b| {
+        b.date
+            .cmp(&a.date)
+            .then_with(|| a.target_id.cmp(&b.target_id))
+    });
+    items.truncate(FEED_PAGE as usize);
+    Ok(items)
+}
+
+/// `changes` (newest first) with `reports` (newest first) merged in by date, the changes'
+/// order kept.
+fn merge(changes: Vec<ChangeView>, reports: Vec<ReportItem>) -> Vec<FeedItem> {
+    let mut out = Vec::with_capacity(changes.len() + reports.len());
+    let mut reports = reports.into_iter().peekable();
+    for c in changes {
+        while let Some(r) = reports.next_if(|r| r.date >= c.row.observed_at) {
+            out.push(FeedItem::Report(r));
+        }
+        out.push(FeedItem::Change(Box::new(c)));
+    }
+    out.extend(reports.map(FeedItem::Report));
+    out
 }
 
 impl FeedQuery {
@@ -167,7 +380,7 @@ impl FeedQuery {
 
 fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
     let base = state.base_url.clone();
-    let (rows, last_crawl) = {
+    let (rows, last_crawl, reports) = {
         let index = state.index.get();
         let rows = query_changes(
             &index,
@@ -182,7 +395,13 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
         let last_crawl = index
             .last_run()?
             .map(|r| r.finished_at.unwrap_or(r.started_at));
-        (rows, last_crawl)
+        // Report items: a watched feed's first page only (they have no class and no change id
+        // to page by).
+        let reports = match (&q.watch, q.class, q.before) {
+            (Some(watch), None, None) => report_items(state, &index, watch)?,
+            _ => Vec::new(),
+        };
+        (rows, last_crawl, reports)
     };
     let more = rows.len() > FEED_PAGE as usize;
     let items = rows
@@ -194,9 +413,10 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
         Some(last) if more => Some(q.url(&base, path, Some(last.row.id))),
         _ => None,
     };
+    let items = merge(items, reports);
     let updated = items
         .first()
-        .map(|c| c.row.observed_at.clone())
+        .map(|c| c.date().to_owned())
         .or(last_crawl)
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".into());
     let mut title = String::from("toolmark: MCP tool-definition changes");
@@ -516,7 +736,7 @@ async fn atom(
         ));
     }
     for c in &page.items {
-        let link = c.page(&page.base);
+        let link = c.link(&page.base);
         out.push_str(&format!(
             "<entry>\n<id>{}</id>\n<title type=\"text\">{}</title>\n<updated>{}</updated>\n\
              <published>{}</published>\n\
@@ -524,16 +744,16 @@ async fn atom(
              <link rel=\"related\" type=\"text/html\" href=\"{}/s/{}\"/>\n\
              <category term=\"{}\"/>\n<summary type=\"text\">{}</summary>\n\
              <content type=\"html\">{}</content>\n</entry>\n",
-            x(&link),
-            x(&item_title(c)),
-            x(&c.row.observed_at),
-            x(&c.row.observed_at),
+            x(&c.id(&page.base)),
+            x(&c.title()),
+            x(c.date()),
+            x(c.date()),
             x(&link),
             x(&page.base),
-            x(&c.row.target_id),
-            x(c.class.as_str()),
-            x(&item_text(c)),
-            x(&item_html(c, &page.base)),
+            x(c.target_id()),
+            x(c.category()),
+            x(&c.text()),
+            x(&c.html(&page.base)),
         ));
     }
     out.push_str("</feed>\n");
@@ -568,17 +788,17 @@ async fn rss(
         ));
     }
     for c in &page.items {
-        let link = c.page(&page.base);
+        let link = c.link(&page.base);
         out.push_str(&format!(
             "<item>\n<title>{}</title>\n<link>{}</link>\n<guid isPermaLink=\"true\">{}</guid>\n\
              <pubDate>{}</pubDate>\n<category>{}</category>\n<description>{}</description>\n\
              </item>\n",
-            x(&item_title(c)),
+            x(&c.title()),
             x(&link),
-            x(&link),
-            x(&rfc822(&c.row.observed_at)),
-            x(c.class.as_str()),
-            x(&item_html(c, &page.base)),
+            x(&c.id(&page.base)),
+            x(&rfc822(c.date())),
+            x(c.category()),
+            x(&c.html(&page.base)),
         ));
     }
     out.push_str("</channel>\n</rss>\n");
@@ -595,19 +815,18 @@ async fn json_feed(
         .items
         .iter()
         .map(|c| {
-            let r = &c.row;
-            let link = c.page(&page.base);
+            let title = c.title();
             Ok(json!({
-                "id": link,
-                "url": link,
-                "title": item_title(c),
-                "summary": format!("{} at {}", item_title(c), r.endpoint),
-                "content_text": item_text(c),
-                "content_html": item_html(c, &page.base),
-                "date_published": r.observed_at,
-                "date_modified": r.observed_at,
-                "tags": [c.class.as_str()],
-                "_toolmark": change_json(c, &page.base, false)?,
+                "id": c.id(&page.base),
+                "url": c.link(&page.base),
+                "summary": format!("{title} at {}", c.endpoint()),
+                "title": title,
+                "content_text": c.text(),
+                "content_html": c.html(&page.base),
+                "date_published": c.date(),
+                "date_modified": c.date(),
+                "tags": [c.category()],
+                "_toolmark": c.json(&page.base)?,
             }))
         })
         .collect::<Result<_, ApiError>>()?;

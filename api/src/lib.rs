@@ -34,6 +34,7 @@
 
 pub mod changes;
 pub mod check;
+pub mod contribute;
 pub mod desk;
 pub mod documents;
 pub mod error;

@@ -5,8 +5,9 @@
 //!   starter-policy census), `{total, offset, limit, servers: [summary]}`.
 //! - `GET /api/v1/servers/{id}`: one target by its 16-hex id (HISTOR's
 //!   `sha256(name + "\n" + endpoint)[:16]`): its summary, registry record, timeline of
-//!   observations, recent changes and current tool set (the tool entries exactly as the server
-//!   sent them, spliced in).
+//!   observations, recent changes, the tool sets clients reported that toolmark never observed
+//!   there (`clientReports`, `crate::contribute`) and current tool set (the tool entries exactly
+//!   as the server sent them, spliced in).
 //! - `GET /api/v1/servers/{id}/sensitive?pattern=…&server=…&policy=starter`: the sensitive-tool
 //!   globs (and, when asked for, the starter policy) applied to the target's current tool set;
 //!   the server answers to its registry name, that name's last segment, its title and the
@@ -421,6 +422,12 @@ async fn server_detail(
                     serde_json::to_value(lookalike).map_err(ApiError::internal)?,
                 );
             }
+            let today = toolmark_index::Day::of((state.clock)());
+            let reports = state.client_reports.other_reports(&index, &id, today)?;
+            out.insert(
+                "clientReports".into(),
+                crate::contribute::reports_json(&reports, today),
+            );
             let census = index.target_census(&id)?;
             out.insert(
                 "census".into(),

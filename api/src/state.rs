@@ -100,6 +100,9 @@ pub struct AppState {
     /// `/api/v1/witnesses`, `/health`, `/metrics`, the `/check` answer's `log` and the desk's
     /// log page.
     pub witnesses: Option<Arc<toolmark_log::policy::WitnessPolicy>>,
+    /// The opt-in client reports of `/check` (`DATA/contributions.sqlite` and today's
+    /// in-memory set of clients counted, `crate::contribute`).
+    pub client_reports: crate::contribute::ClientReports,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
     /// The policy witnesses' cosignatures on the last checkpoint note seen, verified once.
@@ -183,6 +186,9 @@ pub enum StateError {
     /// The answer key could not be read or created.
     #[error("{0}")]
     Data(#[from] toolmark_index::DataError),
+    /// The client-report store could not be opened.
+    #[error("{0}")]
+    Contributions(#[from] toolmark_index::ContributionsError),
     /// A refreshed popularity snapshot could not be read.
     #[error("popularity snapshot: {0}")]
     Names(#[from] crate::lookalike::NamesError),
@@ -222,6 +228,10 @@ impl AppState {
             witnessed: Mutex::new(None),
             stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),
+            client_reports: crate::contribute::ClientReports::new(
+                toolmark_index::Contributions::open(&dir.contributions_path())?,
+                crate::contribute::MAX_CLIENTS_PER_DAY,
+            ),
             clock: std::time::SystemTime::now,
         })
     }

@@ -454,7 +454,10 @@ pub fn metrics(state: &AppState, at: Option<&Signed>, out: &mut String) {
         );
     }
     if let Some(s) = &status {
-        let published = at.map(|a| a.checkpoint.size).or(s.published_size).unwrap_or(0);
+        let published = at
+            .map(|a| a.checkpoint.size)
+            .or(s.published_size)
+            .unwrap_or(0);
         let _ = writeln!(
             out,
             "# HELP toolmark_witnessing_behind Entries the log has signed beyond the published (witnessed) checkpoint."
@@ -489,7 +492,10 @@ mod tests {
         let s = parse_status(STATUS.as_bytes()).unwrap();
         assert_eq!((s.signed_size, s.published_size), (120, Some(118)));
         let none_yet = STATUS.replace("\"publishedSize\":118", "\"publishedSize\":null");
-        assert_eq!(parse_status(none_yet.as_bytes()).unwrap().published_size, None);
+        assert_eq!(
+            parse_status(none_yet.as_bytes()).unwrap().published_size,
+            None
+        );
         assert!(!s.quorum_met);
         assert_eq!(s.witnesses[1].error.as_deref(), Some("HTTP 503"));
         assert_eq!(s.witnesses[1].size, None);

@@ -53,6 +53,11 @@ pub struct Answer {
     /// When the answer was made (`YYYY-MM-DDTHH:MM:SSZ`).
     #[serde(rename = "checkedAt")]
     pub checked_at: String,
+    /// Only when the request asked to contribute (`"contribute": true`, HISTOR's member):
+    /// whether its report of the compared digest is counted for the target today (docs/api.md
+    /// "Client reports"); `false` with the reason in `note`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contributed: Option<bool>,
     /// The URL of `/api/v1/issuer`, which publishes the answer key.
     pub issuer: String,
     /// The log the answer was decided against.

@@ -20,6 +20,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use toolmark_api::ApiOptions;
+pub use toolmark_cosign::WitnessOptions;
 use toolmark_ingest::{CrawlFlags, CrawlOptions, SweepOptions};
 use toolmark_server::{HttpFlags, HttpOptions};
 pub use toolmark_webhooks::{Subscription, WebhookConfig};
@@ -107,6 +108,9 @@ pub struct Config {
     pub packages: SweepOptions,
     /// What one HTTP client may cost (connections, timeouts, request bodies).
     pub http: HttpOptions,
+    /// The witnesses that cosign the log's checkpoints, and the policy a checkpoint must meet
+    /// before it is published.
+    pub witnessing: WitnessOptions,
     /// Webhook subscriptions (`[[webhooks]]`: `id`, `url`, `secret` or `secret_env`,
     /// `watch`); none by default.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -150,6 +154,7 @@ impl Default for Config {
             crawl: CrawlOptions::default(),
             packages: SweepOptions::default(),
             http: HttpOptions::default(),
+            witnessing: WitnessOptions::default(),
             webhooks: Vec::new(),
         }
     }
@@ -225,6 +230,22 @@ pub struct RunFlags {
     /// A job's lease on its lock, in seconds.
     #[arg(long, env = "TOOLMARK_LEASE_SECONDS")]
     pub lease_seconds: Option<u64>,
+    /// A witness that cosigns the log's checkpoints, `VKEY@URL` (repeat for more; replaces the
+    /// file's list).
+    #[arg(long = "witness", env = "TOOLMARK_WITNESSES", value_delimiter = ',')]
+    pub witnesses: Vec<String>,
+    /// How many witnesses must cosign a checkpoint before it is published.
+    #[arg(long, env = "TOOLMARK_WITNESS_QUORUM")]
+    pub witness_quorum: Option<usize>,
+    /// A C2SP tlog-policy file (instead of --witness and --witness-quorum).
+    #[arg(long, env = "TOOLMARK_WITNESS_POLICY")]
+    pub witness_policy: Option<PathBuf>,
+    /// Seconds one witness submission may take.
+    #[arg(long, env = "TOOLMARK_WITNESS_TIMEOUT")]
+    pub witness_timeout: Option<u64>,
+    /// Least seconds between two witness rounds started by new batches.
+    #[arg(long, env = "TOOLMARK_WITNESS_MIN_INTERVAL")]
+    pub witness_min_interval: Option<u64>,
     /// The `[crawl]` knobs.
     #[command(flatten)]
     pub crawl: CrawlFlags,
@@ -307,6 +328,20 @@ impl Config {
             .unwrap_or(self.packages.concurrency);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
         a.http.apply(&mut self.http);
+        if !a.witnesses.is_empty() {
+            self.witnessing.witnesses.clone_from(&a.witnesses);
+        }
+        if a.witness_quorum.is_some() {
+            self.witnessing.quorum = a.witness_quorum;
+        }
+        if a.witness_policy.is_some() {
+            self.witnessing.policy_file.clone_from(&a.witness_policy);
+        }
+        self.witnessing.timeout_seconds =
+            a.witness_timeout.unwrap_or(self.witnessing.timeout_seconds);
+        self.witnessing.min_interval_seconds = a
+            .witness_min_interval
+            .unwrap_or(self.witnessing.min_interval_seconds);
         Ok(())
     }
 
@@ -360,6 +395,19 @@ impl Config {
             ));
         }
         self.subscriptions()?;
+        self.witness_policy()?;
+        if !(1..=120).contains(&self.witnessing.timeout_seconds) {
+            return invalid(format!(
+                "witnessing.timeout_seconds must be 1 to 120, not {}",
+                self.witnessing.timeout_seconds
+            ));
+        }
+        if self.witnessing.min_interval_seconds > 86_400 {
+            return invalid(format!(
+                "witnessing.min_interval_seconds must be at most 86400, not {}",
+                self.witnessing.min_interval_seconds
+            ));
+        }
         if let Some(problem) = self
             .crawl
             .problem()
@@ -376,6 +424,14 @@ impl Config {
     pub fn subscriptions(&self) -> Result<Vec<Subscription>, ConfigError> {
         toolmark_webhooks::validate(&self.webhooks, |var| std::env::var(var).ok())
             .map_err(|e| ConfigError::Invalid(e.to_string()))
+    }
+
+    /// The witness policy (`None`: no witness, the log publishes its checkpoints itself); the
+    /// error names the key.
+    pub fn witness_policy(
+        &self,
+    ) -> Result<Option<toolmark_log::policy::WitnessPolicy>, ConfigError> {
+        self.witnessing.policy().map_err(ConfigError::Invalid)
     }
 
     /// The public base URL (links in answers and feeds).

@@ -19,6 +19,8 @@
 //!
 //! - [`webhook`]: one `POST` of a signed security event to a subscriber, through the same guard
 //!   (no redirect followed, a timeout, the response body capped).
+//! - [`witness`]: one C2SP `tlog-witness` `add-checkpoint` submission to a witness, through the
+//!   same guard and rules.
 //!
 //! Every limit is a named constant in [`limits`]; every outcome is an [`observe::Status`].
 //!
@@ -47,6 +49,7 @@ pub mod remote_log;
 pub mod resource;
 pub mod sse;
 pub mod webhook;
+pub mod witness;
 
 /// An error and its sources on one line (`a: b: c`), for details.
 pub fn error_chain(e: &dyn std::error::Error) -> String {

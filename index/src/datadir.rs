@@ -7,6 +7,8 @@
 //! DATA/blobs/               content-addressed observation documents
 //! DATA/index.sqlite         the queryable index
 //! DATA/schedules.sqlite     the schedules' leases and run history (`toolmark run`)
+//! DATA/contributions.sqlite `/check` clients' opt-in reports: (target, digest, day) counts
+//!                           (bookkeeping, not derived from the log; `contributions`)
 //! DATA/api/answer.key       the key that signs `/check` answers (hex seed, mode 0600)
 //! DATA/popularity/          weekly download snapshots (`popularity-YYYY-MM-DD.txt`, written
 //!                           by `toolmark package popularity --refresh`; the newest is used)
@@ -14,7 +16,7 @@
 //!
 //! [`DataDir::open_writer`] creates what is missing (the log with its key, the answer key, the
 //! blob store, the index) and brings the index up to the log; readers (the API) open the paths
-//! read-only and create nothing but the answer key.
+//! read-only and create nothing but the answer key and the client-report counts.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +34,8 @@ pub const INDEX_FILE: &str = "index.sqlite";
 pub const SCHEDULES_FILE: &str = "schedules.sqlite";
 /// Webhook delivery bookkeeping under the data directory.
 pub const WEBHOOKS_FILE: &str = "webhooks.sqlite";
+/// The opt-in client reports of `/check` under the data directory (bookkeeping).
+pub const CONTRIBUTIONS_FILE: &str = "contributions.sqlite";
 /// The answer-signing key under the data directory (hex seed, mode 0600).
 pub const ANSWER_KEY_FILE: &str = "api/answer.key";
 
@@ -137,6 +141,12 @@ impl DataDir {
     /// `DATA/webhooks.sqlite`: webhook delivery bookkeeping (cursors, attempts), not derived.
     pub fn webhooks_path(&self) -> PathBuf {
         self.root.join(WEBHOOKS_FILE)
+    }
+
+    /// `DATA/contributions.sqlite`: the counts of the tool sets `/check` clients reported
+    /// (`crate::contributions`), bookkeeping, not derived.
+    pub fn contributions_path(&self) -> PathBuf {
+        self.root.join(CONTRIBUTIONS_FILE)
     }
 
     /// `DATA/api/answer.key`.

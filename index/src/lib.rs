@@ -16,6 +16,10 @@
 //!   `derive` ([`Index::catch_up`] / [`Index::rebuild`], which derive the observation and change
 //!   rows from the log and the blobs alone). Its SQLite connection is private: callers use
 //!   typed functions, never SQL.
+//! - [`contributions`]: the opt-in client reports of `/check` (`DATA/contributions.sqlite`):
+//!   (target, digest, UTC day) → distinct clients, nothing else; bookkeeping beside the index,
+//!   not derived from the log, bounded by named caps and a retention, read only at or above a
+//!   minimum of clients.
 //! - [`census`]: which targets' current tool sets hold tools the starter policy calls
 //!   sensitive, per category (derived when a current tool set changes), and its summary.
 //! - [`packages`]: what the sandbox saw of each package entry, in the answers' shape, and
@@ -46,6 +50,7 @@
 
 pub mod blobs;
 pub mod census;
+pub mod contributions;
 pub mod datadir;
 mod derive;
 pub mod events;
@@ -63,6 +68,9 @@ pub use toolmark_observation::{document, time};
 
 pub use blobs::{BlobError, Blobs};
 pub use census::{CategoryCount, CensusSummary, SensitiveFilter, TargetCensus};
+pub use contributions::{
+    ClientReport, Contributions, ContributionsError, Counted, Day, DigestKind,
+};
 pub use datadir::{DataDir, DataError, Writer};
 pub use document::{Document, DocumentError};
 pub use events::{EventQuery, SecurityEventRow};

@@ -164,6 +164,22 @@ impl Log<FileStore> {
         Log::open_with(store, key, clock)
     }
 
+    /// Makes publication wait for witnesses, or not (persisted in the log's database; see
+    /// [`FileStore::set_witnessed`]). Turning it off publishes the current head at once.
+    pub fn set_witnessed(&mut self, on: bool) -> Result<(), LogError> {
+        if self.poisoned {
+            return Err(LogError::Poisoned);
+        }
+        if self.store.witnessed() == on {
+            return Ok(());
+        }
+        self.store.set_witnessed(on)?;
+        if !on {
+            self.store.publish(&self.head)?;
+        }
+        Ok(())
+    }
+
     /// Open the log in `dir`, recovering from any interrupted append.
     pub fn open(dir: &Path) -> Result<Log<FileStore>, LogError> {
         Self::open_with_clock(dir, system_clock())

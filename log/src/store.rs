@@ -6,6 +6,9 @@
 //! DIR/log.sqlite          checkpoints signed (CAS row per size), subjects' last entries, meta
 //! DIR/private/log.key     the Ed25519 signing key (mode 0600), never served
 //! DIR/private/marker      the last checkpoint this log published: "<size> <base64 root>"
+//! DIR/private/checkpoint  the newest checkpoint the log signed (with witnesses, published only
+//!                         once cosigned: see [`publish_witnessed`])
+//! DIR/private/publish.lock held (flock) while a cosigned checkpoint is being published
 //! DIR/private/hashes      the stored Merkle hashes, 32 bytes each, in tlog stored-hash order
 //! DIR/private/lock        held (flock) by the one process that has the log open
 //! DIR/staging/<size>      the files of a committed batch until they are all durable in public/
@@ -59,6 +62,9 @@ pub enum StoreError {
     /// A rule that protects the log's history would be broken; the log must stop.
     #[error("refused: {0}")]
     Fatal(String),
+    /// A publication the store will not make (it says why); the log itself is unharmed.
+    #[error("not published: {0}")]
+    Refused(String),
     /// A failure injected by a test double.
     #[error("injected fault at {0}")]
     Injected(&'static str),
@@ -122,6 +128,9 @@ pub struct FileStore {
     dir: PathBuf,
     db: Connection,
     hashes: File,
+    /// Publication waits for witnesses: `publish` leaves `public/checkpoint` alone (meta
+    /// `publication` = `witnessed`).
+    witnessed: bool,
     /// Held (an exclusive `flock`) for as long as the store is open: one writer per log, across
     /// processes; the kernel releases it when the process dies.
     _lock: File,
@@ -171,12 +180,40 @@ impl FileStore {
             .create(true)
             .open(&hp)
             .map_err(io(&hp))?;
+        let witnessed = db
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'publication'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .is_some_and(|v| v == WITNESSED);
         Ok(FileStore {
             dir: dir.to_owned(),
             db,
             hashes,
+            witnessed,
             _lock: lock,
         })
+    }
+
+    /// Whether publication waits for witnesses.
+    pub fn witnessed(&self) -> bool {
+        self.witnessed
+    }
+
+    /// Makes publication wait for witnesses (`true`: `publish` no longer writes
+    /// `public/checkpoint`; [`publish_witnessed`] does, with cosignatures) or not. Persisted, so
+    /// every writer of this log (a `crawl` beside `run`) obeys it.
+    pub fn set_witnessed(&mut self, on: bool) -> Result<(), StoreError> {
+        if on {
+            self.set_meta("publication", WITNESSED)?;
+        } else {
+            self.db
+                .execute("DELETE FROM meta WHERE key = 'publication'", [])?;
+        }
+        self.witnessed = on;
+        Ok(())
     }
 
     /// The log's directory.
@@ -204,6 +241,118 @@ impl FileStore {
     fn staging_file(&self, size: u64) -> PathBuf {
         self.dir.join("staging").join(size.to_string())
     }
+}
+
+/// The `meta` value of `publication` when publication waits for witnesses.
+pub const WITNESSED: &str = "witnessed";
+
+/// Takes `DIR/private/publish.lock` (a blocking exclusive `flock`), held while
+/// `public/checkpoint` is written, so the writer and a cosigner never interleave.
+fn publish_lock(dir: &Path) -> Result<File, StoreError> {
+    let lp = dir.join("private/publish.lock");
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lp)
+        .map_err(io(&lp))?;
+    rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive).map_err(|e| {
+        StoreError::Io {
+            path: lp.clone(),
+            source: e.into(),
+        }
+    })?;
+    Ok(f)
+}
+
+/// The newest checkpoint the log in `dir` signed (`private/checkpoint`), published or not.
+/// `None` for a log that has not signed since this file was introduced.
+pub fn signed_checkpoint(dir: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    let p = dir.join("private/checkpoint");
+    match fs::read(&p) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(&p)(e)),
+    }
+}
+
+/// Publishes a cosigned checkpoint of the log in `dir` as `public/checkpoint`, without the
+/// writer's lock (a writer may be appending meanwhile).
+///
+/// It must be: signed by the log's key (`public/vkey`), of a size and root the log committed
+/// (`log.sqlite`), no larger than the last size whose files are durable in `public/`
+/// (`private/marker`), and no smaller than the published checkpoint's. The log must be in
+/// witnessed publication ([`FileStore::set_witnessed`]); otherwise the writer publishes and this
+/// refuses. The caller decides whether the cosignatures satisfy its policy; this checks only the
+/// log's own signature. The file is written durably (fsync, rename, fsync of the directory).
+///
+/// # Errors
+///
+/// [`StoreError::Refused`] naming the rule the note breaks; I/O and database errors.
+pub fn publish_witnessed(dir: &Path, note: &[u8]) -> Result<u64, StoreError> {
+    let refused = |why: String| StoreError::Refused(why);
+    let _held = publish_lock(dir)?;
+    let vp = dir.join("public/vkey");
+    let vkey = fs::read_to_string(&vp).map_err(io(&vp))?;
+    let cp = crate::note::open_checkpoint(note, vkey.trim())
+        .map_err(|e| refused(format!("the note is not the log's checkpoint: {e}")))?;
+    let db = Connection::open_with_flags(
+        dir.join("log.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )?;
+    db.busy_timeout(std::time::Duration::from_secs(10))?;
+    let publication: Option<String> = db
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'publication'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if publication.as_deref() != Some(WITNESSED) {
+        return Err(refused(
+            "the log publishes its checkpoints itself (no witnesses configured)".into(),
+        ));
+    }
+    let root: Option<Vec<u8>> = db
+        .query_row(
+            "SELECT root FROM checkpoints WHERE size = ?1",
+            [cp.size as i64],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if root.as_deref() != Some(cp.root.0.as_slice()) {
+        return Err(refused(format!(
+            "the log never committed size {} with root {}",
+            cp.size,
+            cp.root.to_base64()
+        )));
+    }
+    let mp = dir.join("private/marker");
+    let marker = fs::read_to_string(&mp).map_err(io(&mp))?;
+    let durable: u64 = marker
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| StoreError::Fatal(format!("{} is corrupt", mp.display())))?;
+    if cp.size > durable {
+        return Err(refused(format!(
+            "the files of size {} are not all published yet (published up to {durable})",
+            cp.size
+        )));
+    }
+    let pp = dir.join("public/checkpoint");
+    if let Ok(current) = fs::read(&pp) {
+        if let Ok(cur) = crate::note::open_checkpoint(&current, vkey.trim()) {
+            if cur.size > cp.size {
+                return Err(refused(format!(
+                    "size {} is older than the published {}",
+                    cp.size, cur.size
+                )));
+            }
+        }
+    }
+    write_atomic(&pp, note, true)?;
+    Ok(cp.size)
 }
 
 /// Write `bytes` to `path` through a temporary file and a rename, so readers never see a torn
@@ -412,7 +561,11 @@ impl Storage for FileStore {
                 write_atomic(&public.join(p), d, false)?;
             }
         }
-        write_atomic(&public.join("checkpoint"), &head.note, false)?;
+        write_atomic(&self.dir.join("private/checkpoint"), &head.note, false)?;
+        if !self.witnessed {
+            let _held = publish_lock(&self.dir)?;
+            write_atomic(&public.join("checkpoint"), &head.note, false)?;
+        }
         sync_filesystem(&public)?;
         write_atomic(
             &self.dir.join("private/marker"),

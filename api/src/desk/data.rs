@@ -1,6 +1,6 @@
 //! Everything the desk reads from the index, in one place, all through the index's typed
 //! queries (no SQL here): the servers search (the same search as `/api/v1/servers`), a target
-//! with its timeline and changes, the changes lists, one change,
+//! with its timeline, changes and the client reports shown, the changes lists, one change,
 //! the target with the newest entry, and the stats (the API's cached computation,
 //! [`crate::stats::StatsCache`]). Pages get rows from here and never query themselves.
 
@@ -77,6 +77,9 @@ pub(super) struct TargetData {
     pub changes: Vec<ChangeRow>,
     /// A package's observed versions (newest last), with what the sandbox saw.
     pub packages: Vec<toolmark_index::packages::PackageObservation>,
+    /// The tool sets clients reported this week that toolmark never observed here, at or
+    /// above the minimum of reports (`crate::contribute`).
+    pub client_reports: Vec<toolmark_index::ClientReport>,
 }
 
 /// Package observations a target page lists (the newest).
@@ -89,7 +92,7 @@ pub(super) fn load_target(
     id: &str,
     before: Option<u64>,
 ) -> Result<Option<TargetData>, Fail> {
-    let (target, server, observations, changes, packages) = {
+    let (target, server, observations, changes, packages, client_reports) = {
         let index = state.index.get();
         let Some(target) = index.target(id).map_err(sql)? else {
             return Ok(None);
@@ -111,7 +114,18 @@ pub(super) fn load_target(
         } else {
             Vec::new()
         };
-        (target, server, observations, changes, packages)
+        let client_reports = state
+            .client_reports
+            .other_reports(&index, id, toolmark_index::Day::of((state.clock)()))
+            .map_err(internal)?;
+        (
+            target,
+            server,
+            observations,
+            changes,
+            packages,
+            client_reports,
+        )
     };
     Ok(Some(TargetData {
         target,
@@ -119,6 +133,7 @@ pub(super) fn load_target(
         observations,
         changes,
         packages,
+        client_reports,
     }))
 }
 

@@ -1,4 +1,5 @@
-//! `GET /s/{id}`: one target — summary, current tools, changes, timeline of observations.
+//! `GET /s/{id}`: one target — summary, current tools, changes, what clients reported being
+//! served (when any report passed the minimum), timeline of observations.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -6,6 +7,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use maud::{Markup, html};
+use toolmark_index::contributions::MINIMUM_REPORTS;
 use toolmark_index::index::{ObservationRow, TargetRow};
 
 use super::layout::{
@@ -85,6 +87,9 @@ pub(super) async fn page(
                     }
                 }))
             }
+        }
+        @if !d.client_reports.is_empty() {
+            (client_reports(&d.client_reports))
         }
         (badge_section(&state.base_url, &t.id))
         (timeline(t, &d.observations, before.is_some()))
@@ -286,6 +291,31 @@ fn summary(t: &TargetRow, server: Option<&toolmark_index::index::ServerRow>) -> 
                     a href={ "/log?target=" (t.id) } { "Verify its latest log entry in your browser" }
                     " · "
                     a href={ "/api/v1/lookup/" (t.id) } { "proof bundle (text)" }
+                }
+            }
+        }
+    }
+}
+
+/// The tool sets clients reported this week that toolmark never observed here (opt-in `/check`
+/// reports, at least [`MINIMUM_REPORTS`] clients a day; `crate::contribute`).
+fn client_reports(reports: &[toolmark_index::ClientReport]) -> Markup {
+    let n = reports.len();
+    html! {
+        section aria-labelledby="client-reports-h" id="client-reports" {
+            h2 id="client-reports-h" { "What clients were served" }
+            p {
+                "Clients were served " strong { (n) } " other tool set" @if n != 1 { "s" }
+                " this week: digests toolmark never observed at this target, each reported by at least "
+                (MINIMUM_REPORTS) " clients on a day (opt-in reports from " code { "/check" } ")."
+            }
+            ul {
+                @for r in reports {
+                    li {
+                        (r.kind.as_str()) " " code { (r.digest) } ": " (r.reports) " reports, "
+                        (r.first_day.date())
+                        @if r.last_day != r.first_day { " to " (r.last_day.date()) }
+                    }
                 }
             }
         }

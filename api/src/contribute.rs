@@ -1,0 +1,265 @@
+//! Client reports (`"contribute": true` on `/check`): count the tool sets clients say they were
+//! served, once per client, target and UTC day, without keeping who the client is.
+//!
+//! What is kept, in `DATA/contributions.sqlite` (`toolmark_index::contributions`): per (target,
+//! digest, day) how many distinct clients reported it. What is never kept, anywhere: the
+//! address, the client key, the tool text, the user agent.
+//!
+//! Telling clients apart for the day: the client's key (`toolmark_server::client_key`: the
+//! IPv4 address, or the IPv6 /64, as the rate limits use it) and the target id are hashed with
+//! HMAC-SHA256 under a random key drawn from the OS (`getrandom`) for the current UTC day and
+//! this process only; the set of those hashes lives in memory only, holds at most
+//! [`MAX_CLIENTS_PER_DAY`] of them, and is dropped with its key when the day changes (a new key
+//! is drawn), so yesterday's hashes cannot be recomputed by anyone, this process included.
+//! With each hash the set keeps a hash (same key) of the digest that client reported, so a
+//! repeat of the same report answers `contributed: true` without counting again, and a second,
+//! different digest the same day is not counted (`contributed: false`). Past the cap no new
+//! client is counted that day rather than the set growing. A restart draws a new key and
+//! starts an empty set: a client may then be counted again that day (documented; it needs the
+//! operator's restart, not the client's doing).
+//!
+//! What is shown is read back with the store's minimum (`MINIMUM_REPORTS` clients for a
+//! (target, digest, day)) and without the digests toolmark observed itself at that target
+//! ([`other_reports`]).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+use hmac::{KeyInit, Mac};
+use serde_json::{Value, json};
+use toolmark_index::contributions::{
+    ClientReport, Contributions, Counted, Day, DigestKind, MINIMUM_REPORTS, WINDOW_DAYS,
+};
+use toolmark_index::index::Index;
+use toolmark_toolset::Sri;
+
+use crate::ApiError;
+
+/// Most distinct (client, target) pairs remembered for one day (about 50 bytes each: 10 MB at
+/// worst). Past it, reports from clients not yet seen that day are not counted.
+pub const MAX_CLIENTS_PER_DAY: usize = 200_000;
+
+/// The in-memory half of client reports: which (client, target) pairs were counted today.
+struct Seen {
+    day: Option<Day>,
+    key: [u8; 32],
+    /// HMAC(key, client, target) → HMAC(key, kind, digest), both cut to 16 bytes.
+    counted: HashMap<[u8; 16], [u8; 16]>,
+}
+
+/// The store and today's set, shared by every `/check`.
+pub struct ClientReports {
+    store: Mutex<Contributions>,
+    seen: Mutex<Seen>,
+    max_clients: usize,
+}
+
+/// Why a report was not counted (the sentence the answer's `note` carries).
+pub type NotCounted = &'static str;
+
+fn hmac16(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 16] {
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+    for p in parts {
+        // Length-prefixed, so parts cannot run into one another.
+        mac.update(&(p.len() as u64).to_be_bytes());
+        mac.update(p);
+    }
+    let full = mac.finalize().into_bytes();
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&full[..16]);
+    out
+}
+
+fn client_bytes(peer: IpAddr) -> Vec<u8> {
+    match toolmark_server::client_key(peer) {
+        IpAddr::V4(v4) => v4.octets().to_vec(),
+        IpAddr::V6(v6) => v6.octets().to_vec(),
+    }
+}
+
+impl ClientReports {
+    /// Over `store`, remembering at most `max_clients` (client, target) pairs a day
+    /// ([`MAX_CLIENTS_PER_DAY`] in service).
+    pub fn new(store: Contributions, max_clients: usize) -> ClientReports {
+        ClientReports {
+            store: Mutex::new(store),
+            seen: Mutex::new(Seen {
+                day: None,
+                key: [0; 32],
+                counted: HashMap::new(),
+            }),
+            max_clients,
+        }
+    }
+
+    /// Count the report of `digest` (of `kind`) for `target_id` by the client at `peer` on
+    /// `day`, once per client, target and day: `Ok(())` when it is counted (now or earlier
+    /// today), else why not.
+    ///
+    /// # Errors
+    ///
+    /// The store failed, or no randomness could be had for a new day's key.
+    pub fn report(
+        &self,
+        peer: IpAddr,
+        target_id: &str,
+        kind: DigestKind,
+        digest: &Sri,
+        day: Day,
+    ) -> Result<Result<(), NotCounted>, ApiError> {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.day != Some(day) {
+            let mut key = [0u8; 32];
+            getrandom::fill(&mut key).map_err(ApiError::internal)?;
+            *seen = Seen {
+                day: Some(day),
+                key,
+                counted: HashMap::new(),
+            };
+        }
+        let who = hmac16(&seen.key, &[&client_bytes(peer), target_id.as_bytes()]);
+        let what = hmac16(
+            &seen.key,
+            &[kind.as_str().as_bytes(), digest.to_string().as_bytes()],
+        );
+        match seen.counted.get(&who) {
+            Some(earlier) if *earlier == what => return Ok(Ok(())),
+            Some(_) => {
+                return Ok(Err(
+                    "not counted: a client's report counts once per target and day, and this \
+                     client reported another tool set for this target today",
+                ));
+            }
+            None => {}
+        }
+        if seen.counted.len() >= self.max_clients {
+            return Ok(Err(
+                "not counted: the reports of today's clients are at their cap",
+            ));
+        }
+        let counted = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .count(target_id, kind, digest, day)
+            .map_err(ApiError::internal)?;
+        match counted {
+            Counted::Counted => {
+                seen.counted.insert(who, what);
+                Ok(Ok(()))
+            }
+            Counted::TargetFull => Ok(Err(
+                "not counted: this target has as many distinct reported tool sets today as are \
+                 counted",
+            )),
+            Counted::DayFull => Ok(Err("not counted: today's reports are at their cap")),
+        }
+    }
+
+    /// The digests reported for `target_id` at or above the minimum in the window ending with
+    /// `today` that toolmark never observed at that target (any log entry of it with that
+    /// digest counts as observed).
+    ///
+    /// # Errors
+    ///
+    /// The store or the index failed.
+    pub fn other_reports(
+        &self,
+        index: &Index,
+        target_id: &str,
+        today: Day,
+    ) -> Result<Vec<ClientReport>, ApiError> {
+        let reports = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .reports(target_id, today)
+            .map_err(ApiError::internal)?;
+        let mut out = Vec::with_capacity(reports.len());
+        for r in reports {
+            let digest = r.digest.to_string();
+            let observed = match r.kind {
+                DigestKind::Full => index.entries_with_full(target_id, &digest)?,
+                DigestKind::Mtl1 => index.entries_with_mtl1(target_id, &digest)?,
+            };
+            if observed.is_empty() {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `clientReports` of `/api/v1/servers/{id}`: the digests toolmark never observed at the
+/// target that at least [`MINIMUM_REPORTS`] clients reported on a day of the window ending
+/// `today` (docs/api.md "Client reports").
+pub(crate) fn reports_json(reports: &[ClientReport], today: Day) -> Value {
+    json!({
+        "otherToolSets": reports.len(),
+        "window": format!("{WINDOW_DAYS}d"),
+        "until": today.date(),
+        "minimumReports": MINIMUM_REPORTS,
+        "toolSets": reports.iter().map(|r| json!({
+            "kind": r.kind.as_str(),
+            "digest": r.digest.to_string(),
+            "reports": r.reports,
+            "firstDay": r.first_day.date(),
+            "lastDay": r.last_day.date(),
+            "firstReached": r.first_reached.date(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reports(tag: &str) -> ClientReports {
+        let dir =
+            std::env::temp_dir().join(format!("toolmark-contribute-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        ClientReports::new(
+            Contributions::open(&dir.join("c.sqlite")).unwrap(),
+            MAX_CLIENTS_PER_DAY,
+        )
+    }
+
+    #[test]
+    fn a_new_day_draws_a_new_key_and_counts_the_client_again() {
+        let r = reports("new-day");
+        let peer: IpAddr = "192.0.2.1".parse().unwrap();
+        let digest = Sri::of(b"a set");
+        let (day, next) = (Day(20_000), Day(20_001));
+        assert_eq!(
+            r.report(peer, "0123456789abcdef", DigestKind::Full, &digest, day)
+                .unwrap(),
+            Ok(())
+        );
+        let key = r.seen.lock().unwrap().key;
+        assert_eq!(r.seen.lock().unwrap().counted.len(), 1);
+        assert_eq!(
+            r.report(peer, "0123456789abcdef", DigestKind::Full, &digest, next)
+                .unwrap(),
+            Ok(())
+        );
+        let seen = r.seen.lock().unwrap();
+        assert_ne!(seen.key, key, "a new day has a new key");
+        assert_eq!(seen.counted.len(), 1, "yesterday's hashes are gone");
+    }
+
+    #[test]
+    fn client_hashes_are_keyed_and_never_the_address() {
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let who = |key: &[u8; 32]| hmac16(key, &[&[192, 0, 2, 1], b"0123456789abcdef"]);
+        assert_ne!(who(&a), who(&b));
+        assert_eq!(who(&a), who(&a));
+        // Parts are length-prefixed: moving a byte from one part to the next changes the hash.
+        assert_ne!(hmac16(&a, &[b"ab", b"c"]), hmac16(&a, &[b"a", b"bc"]));
+    }
+}
