@@ -53,7 +53,8 @@ pub enum LogCommand {
 #[derive(clap::Args, Default)]
 pub struct WitnessArgs {
     /// A witness whose cosignature/v1 counts (its verifier key: `<name>+<id>+<base64(0x04 ‖
-    /// key)>`); repeatable.
+    /// key)>`, or `VKEY@URL` as `run --witness` takes it: the URL is not needed to verify and
+    /// is ignored); repeatable.
     #[arg(long = "witness", value_name = "VKEY", conflicts_with = "policy")]
     witness: Vec<String>,
     /// How many of the --witness keys must have cosigned (default: all of them).
@@ -88,7 +89,8 @@ impl WitnessArgs {
             .witness
             .iter()
             .map(|v| {
-                let key = WitnessKey::parse(v)?;
+                // `VKEY@URL` as `run` takes it: a vkey's base64 never holds an `@`.
+                let key = WitnessKey::parse(v.split_once('@').map_or(v.as_str(), |(k, _)| k))?;
                 Ok(Witness {
                     name: key.name().to_owned(),
                     key,

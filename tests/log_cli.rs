@@ -268,8 +268,15 @@ fn verify_fails_when_the_witness_quorum_is_not_met() {
         err.contains("not witnessed as required: 2 of 2 witnesses"),
         "{err}"
     );
-    // One of the two is enough with --quorum 1.
-    let (code, ..) = verify_with(&dir, &["--witness", &w1, "--witness", &w2, "--quorum", "1"]);
+    // One of the two is enough with --quorum 1 (given as `run` takes them, VKEY@URL).
+    let (w1_at, w2_at) = (
+        format!("{w1}@https://w1.example/"),
+        format!("{w2}@https://w2.example/"),
+    );
+    let (code, ..) = verify_with(
+        &dir,
+        &["--witness", &w1_at, "--witness", &w2_at, "--quorum", "1"],
+    );
     assert_eq!(code, Some(0));
     std::fs::remove_dir_all(&dir).ok();
 }
