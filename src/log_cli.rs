@@ -5,7 +5,9 @@ use clap::Subcommand;
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use toolmark_log::cosignature::WitnessKey;
 use toolmark_log::entry::{Entry, EntryError, MtlResult, Status, Subject};
+use toolmark_log::policy::{Witness, WitnessPolicy};
 use toolmark_log::verify::{self, AuditState, DirSource, Source};
 use toolmark_log::{Log, sequencer};
 use toolmark_toolset::Sri;
@@ -23,23 +25,98 @@ pub enum LogCommand {
     /// Append entries given as JSON lines on stdin; prints each assigned index, then the new
     /// checkpoint.
     Append { dir: PathBuf },
-    /// fsck a published log (a log directory, its public/ directory, or an http(s) URL) and,
-    /// with --state, audit it against the checkpoint remembered there.
+    /// fsck a published log (a log directory, its public/ directory, or an http(s) URL);
+    /// with --state, audit it against the checkpoint remembered there; with --witness or
+    /// --policy, require the checkpoint's witness cosignatures (exit 1 when the quorum is not
+    /// met, printing which witnesses signed when).
     Verify {
         target: String,
         /// Remembers the last verified checkpoint; refuses a shrink, a fork or a key change.
         #[arg(long)]
         state: Option<PathBuf>,
-        /// The verifier key to trust (default: the one remembered in --state, else the log's
-        /// published vkey, trusted on first use).
+        /// The verifier key to trust (default: the one remembered in --state, else the one
+        /// the --policy file's `log` line names, else the log's published vkey, trusted on
+        /// first use).
         #[arg(long)]
         vkey: Option<String>,
+        #[command(flatten)]
+        witnesses: WitnessArgs,
     },
     /// Print the c2sp.org/tlog-proof@v1 bundle of an entry (the entry in its `extra` line)
     /// against the current checkpoint.
     Proof { dir: PathBuf, index: u64 },
     /// Print the log's verifier key.
     Key { dir: PathBuf },
+}
+
+/// What `log verify` requires of the checkpoint's witness cosignatures.
+#[derive(clap::Args, Default)]
+pub struct WitnessArgs {
+    /// A witness whose cosignature/v1 counts (its verifier key: `<name>+<id>+<base64(0x04 ‖
+    /// key)>`, or `VKEY@URL` as `run --witness` takes it: the URL is not needed to verify and
+    /// is ignored); repeatable.
+    #[arg(long = "witness", value_name = "VKEY", conflicts_with = "policy")]
+    witness: Vec<String>,
+    /// How many of the --witness keys must have cosigned (default: all of them).
+    #[arg(long, value_name = "N", requires = "witness")]
+    quorum: Option<usize>,
+    /// A C2SP tlog-policy file (`log`, `witness`, `group` and `quorum` lines) instead of
+    /// --witness and --quorum.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Count only cosignatures at most this many seconds old.
+    #[arg(long, value_name = "SECONDS")]
+    max_age: Option<u64>,
+}
+
+impl WitnessArgs {
+    /// The policy asked for, if any.
+    fn policy(&self) -> Result<Option<WitnessPolicy>> {
+        if let Some(path) = &self.policy {
+            let text = read_bounded(path, toolmark_log::policy::MAX_POLICY_BYTES)?;
+            return Ok(Some(
+                WitnessPolicy::parse(&text).with_context(|| format!("{}", path.display()))?,
+            ));
+        }
+        if self.witness.is_empty() {
+            anyhow::ensure!(
+                self.max_age.is_none(),
+                "--max-age needs witnesses (--witness or --policy)"
+            );
+            return Ok(None);
+        }
+        let witnesses = self
+            .witness
+            .iter()
+            .map(|v| {
+                // `VKEY@URL` as `run` takes it: a vkey's base64 never holds an `@`.
+                let key = WitnessKey::parse(v.split_once('@').map_or(v.as_str(), |(k, _)| k))?;
+                Ok(Witness {
+                    name: key.name().to_owned(),
+                    key,
+                    url: None,
+                })
+            })
+            .collect::<Result<Vec<_>, toolmark_log::FormatError>>()?;
+        let k = self.quorum.unwrap_or(witnesses.len());
+        anyhow::ensure!(k > 0, "--quorum must be at least 1");
+        Ok(Some(WitnessPolicy::k_of(witnesses, k)?))
+    }
+}
+
+/// A file of at most `max` bytes, as UTF-8.
+fn read_bounded(path: &Path, max: usize) -> Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max as u64 + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("{}", path.display()))?;
+    anyhow::ensure!(
+        bytes.len() <= max,
+        "{}: larger than {max} bytes",
+        path.display()
+    );
+    String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", path.display()))
 }
 
 /// One line of `append`'s input: an entry without `prev` (the log sets it).
@@ -100,7 +177,8 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
             target,
             state,
             vkey,
-        } => verify_cmd(&target, state.as_deref(), vkey),
+            witnesses,
+        } => verify_cmd(&target, state.as_deref(), vkey, &witnesses),
         LogCommand::Proof { dir, index } => {
             let log = Log::open(&dir)?;
             print!("{}", log.tlog_proof(index)?);
@@ -143,7 +221,17 @@ fn report(a: toolmark_log::Appended) {
     print!("{}", String::from_utf8_lossy(&a.checkpoint));
 }
 
-fn verify_cmd(target: &str, state: Option<&Path>, vkey: Option<String>) -> Result<bool> {
+fn verify_cmd(
+    target: &str,
+    state: Option<&Path>,
+    vkey: Option<String>,
+    witnesses: &WitnessArgs,
+) -> Result<bool> {
+    let policy = witnesses.policy()?;
+    let policy_logs: Vec<String> = policy
+        .as_ref()
+        .map(|p| p.logs().iter().map(|(v, _)| v.clone()).collect())
+        .unwrap_or_default();
     let source: Box<dyn Source> = if target.starts_with("http://") || target.starts_with("https://")
     {
         Box::new(toolmark_crawler::remote_log::HttpLog::new(target).map_err(anyhow::Error::msg)?)
@@ -165,6 +253,7 @@ fn verify_cmd(target: &str, state: Option<&Path>, vkey: Option<String>) -> Resul
     let vkey = match (vkey, &prior) {
         (Some(v), _) => v,
         (None, Some(p)) => p.vkey.clone(),
+        (None, None) if !policy_logs.is_empty() => policy_logs[0].clone(),
         (None, None) => {
             let published = source
                 .get("vkey")
@@ -177,6 +266,10 @@ fn verify_cmd(target: &str, state: Option<&Path>, vkey: Option<String>) -> Resul
             v
         }
     };
+    anyhow::ensure!(
+        policy_logs.is_empty() || policy_logs.iter().any(|l| l.trim() == vkey.trim()),
+        "the policy's log keys do not include {vkey}"
+    );
     let (report, next) = verify::audit(source.as_ref(), &vkey, prior.as_ref())?;
     println!(
         "ok: {} at size {}, root {}; {} entries, {} bundles and {} tiles verified",
@@ -193,8 +286,62 @@ fn verify_cmd(target: &str, state: Option<&Path>, vkey: Option<String>) -> Resul
             p.size
         );
     }
+    if let Some(p) = &policy {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if !witnessed(p, &report.note, now, witnesses.max_age)? {
+            // An unwitnessed checkpoint is not remembered: the next audit starts from the
+            // last one that met the policy.
+            return Ok(false);
+        }
+    }
     if let Some(path) = state {
         std::fs::write(path, next.to_text()).with_context(|| format!("{}", path.display()))?;
     }
     Ok(true)
+}
+
+/// Prints which of the policy's witnesses cosigned `note` and when; whether the fresh ones
+/// meet the quorum (an error for a cosignature by a policy witness that does not verify).
+fn witnessed(p: &WitnessPolicy, note: &[u8], now: u64, max_age: Option<u64>) -> Result<bool> {
+    let w = p
+        .check(note, now, max_age)
+        .context("the checkpoint's witness cosignatures")?;
+    let when = |t: u64| toolmark_api::witnesses::time_text(t).unwrap_or_else(|| t.to_string());
+    for wit in p.witnesses() {
+        match w.cosigned.iter().find(|c| c.witness == wit.name) {
+            Some(c) => println!(
+                "witness {}: cosigned at {} ({} s ago){}",
+                wit.name,
+                when(c.timestamp),
+                now.saturating_sub(c.timestamp),
+                if c.fresh {
+                    ""
+                } else {
+                    ", too old or in the future: not counted"
+                }
+            ),
+            None => println!("witness {}: no cosignature", wit.name),
+        }
+    }
+    let age = max_age.map_or(String::new(), |a| format!(", at most {a} s old"));
+    if w.satisfied {
+        match w.newest {
+            Some(t) => println!(
+                "witnessed: {}{age}; newest cosignature {}",
+                p.describe(),
+                when(t)
+            ),
+            None => println!("witnessed: {}{age}", p.describe()),
+        }
+        Ok(true)
+    } else {
+        eprintln!(
+            "toolmark: the checkpoint is not witnessed as required: {}{age}; {} cosignature(s) counted",
+            p.describe(),
+            w.cosigned.iter().filter(|c| c.fresh).count()
+        );
+        Ok(false)
+    }
 }

@@ -54,6 +54,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             check_rate: args.check_rate,
             sensitive_rate: args.sensitive_rate,
             tool_set_cache_mib: args.tool_set_cache_mib,
+            witnesses: None,
         };
         let state = open_state(&args.data, &base, &api)?;
         tracing::info!(

@@ -158,3 +158,202 @@ fn init_append_proof_and_verify_over_http() {
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_file(&state).ok();
 }
+
+/// Witnesses for `log verify --witness`: cosigner keys 1 and 2 (and their vkeys).
+fn cosigner(i: u8) -> toolmark_log::cosignature::CosignerKey {
+    toolmark_log::cosignature::CosignerKey::from_seed(
+        &format!("w{i}.example/witness"),
+        &[60 + i; 32],
+    )
+    .unwrap()
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A log of 5 entries whose published checkpoint carries the cosignatures `cosigs` (witness,
+/// seconds ago); returns the directory.
+fn cosigned_log(tag: &str, cosigs: &[(u8, u64)]) -> PathBuf {
+    let dir = tempdir(tag);
+    let d = dir.to_str().unwrap();
+    assert!(
+        toolmark(&["log", "init", d, "--origin", "cli.example/log"], None)
+            .status
+            .success()
+    );
+    assert!(
+        toolmark(&["log", "append", d], Some(&lines(0..5)))
+            .status
+            .success()
+    );
+    let path = dir.join("public/checkpoint");
+    let note = std::fs::read(&path).unwrap();
+    let (text, _) = toolmark_log::cosignature::split_note(&note).unwrap();
+    let now = unix_now();
+    let added: Vec<String> = cosigs
+        .iter()
+        .map(|&(i, ago)| cosigner(i).cosign(text, now - ago).unwrap().to_line())
+        .collect();
+    let cosigned = toolmark_log::cosignature::add_signature_lines(&note, &added);
+    std::fs::write(&path, cosigned).unwrap();
+    dir
+}
+
+fn verify_with(dir: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let vkey =
+        String::from_utf8(toolmark(&["log", "key", dir.to_str().unwrap()], None).stdout).unwrap();
+    let mut args = vec![
+        "log",
+        "verify",
+        dir.to_str().unwrap(),
+        "--vkey",
+        vkey.trim(),
+    ];
+    args.extend_from_slice(extra);
+    let o = toolmark(&args, None);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn verify_with_witnesses_prints_who_cosigned_when_and_passes_the_quorum() {
+    let dir = cosigned_log("wit-ok", &[(1, 30), (2, 90)]);
+    let (w1, w2) = (
+        cosigner(1).witness_key().vkey(),
+        cosigner(2).witness_key().vkey(),
+    );
+    let (code, out, err) = verify_with(
+        &dir,
+        &["--witness", &w1, "--witness", &w2, "--max-age", "600"],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("ok: cli.example/log at size 5"), "{out}");
+    assert!(
+        out.contains("witness w1.example/witness: cosigned at 20"),
+        "{out}"
+    );
+    assert!(
+        out.contains("witness w2.example/witness: cosigned at 20"),
+        "{out}"
+    );
+    assert!(
+        out.contains("witnessed: 2 of 2 witnesses, at most 600 s old"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn verify_fails_when_the_witness_quorum_is_not_met() {
+    let dir = cosigned_log("wit-quorum", &[(1, 30)]);
+    let (w1, w2) = (
+        cosigner(1).witness_key().vkey(),
+        cosigner(2).witness_key().vkey(),
+    );
+    let (code, out, err) =
+        verify_with(&dir, &["--witness", &w1, "--witness", &w2, "--quorum", "2"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains("witness w2.example/witness: no cosignature"),
+        "{out}"
+    );
+    assert!(
+        err.contains("not witnessed as required: 2 of 2 witnesses"),
+        "{err}"
+    );
+    // One of the two is enough with --quorum 1 (given as `run` takes them, VKEY@URL).
+    let (w1_at, w2_at) = (
+        format!("{w1}@https://w1.example/"),
+        format!("{w2}@https://w2.example/"),
+    );
+    let (code, ..) = verify_with(
+        &dir,
+        &["--witness", &w1_at, "--witness", &w2_at, "--quorum", "1"],
+    );
+    assert_eq!(code, Some(0));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn verify_fails_when_the_cosignatures_are_older_than_max_age() {
+    let dir = cosigned_log("wit-age", &[(1, 7200)]);
+    let w1 = cosigner(1).witness_key().vkey();
+    let (code, out, err) = verify_with(&dir, &["--witness", &w1, "--max-age", "3600"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("not counted"), "{out}");
+    let (code, ..) = verify_with(&dir, &["--witness", &w1, "--max-age", "10800"]);
+    assert_eq!(code, Some(0));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn verify_fails_on_a_forged_cosignature() {
+    let dir = cosigned_log("wit-forged", &[]);
+    let path = dir.join("public/checkpoint");
+    let note = std::fs::read(&path).unwrap();
+    let (text, _) = toolmark_log::cosignature::split_note(&note).unwrap();
+    let mut forged = cosigner(1).cosign(text, unix_now()).unwrap();
+    forged.signature[0] ^= 1;
+    std::fs::write(
+        &path,
+        toolmark_log::cosignature::add_signature_lines(&note, &[forged.to_line()]),
+    )
+    .unwrap();
+    let w1 = cosigner(1).witness_key().vkey();
+    let (code, out, err) = verify_with(&dir, &["--witness", &w1]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("witness cosignatures") && !err.contains("panicked"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn verify_reads_a_tlog_policy_file() {
+    let dir = cosigned_log("wit-policy", &[(2, 10)]);
+    let vkey =
+        String::from_utf8(toolmark(&["log", "key", dir.to_str().unwrap()], None).stdout).unwrap();
+    let policy = dir.with_extension("policy");
+    std::fs::write(
+        &policy,
+        format!(
+            "log {}\nwitness a {}\nwitness b {}\ngroup either any a b\nquorum either\n",
+            vkey.trim(),
+            cosigner(1).witness_key().vkey(),
+            cosigner(2).witness_key().vkey()
+        ),
+    )
+    .unwrap();
+    // The policy's `log` line is the key trusted: no --vkey needed.
+    let o = toolmark(
+        &[
+            "log",
+            "verify",
+            dir.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+        ],
+        None,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("witness b: cosigned at") && out.contains("witness a: no cosignature"),
+        "{out}"
+    );
+    assert!(out.contains("witnessed: group either"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&policy).ok();
+}

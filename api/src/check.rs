@@ -679,7 +679,7 @@ type Slot = Arc<tokio::sync::OnceCell<Bytes>>;
 
 #[derive(Default)]
 struct CacheState {
-    /// (`checkedAt`, checkpoint size, checkpoint root) the entries belong to.
+    /// (`checkedAt`, checkpoint size, SHA-256 of the checkpoint note) the entries belong to.
     epoch: Option<(String, u64, [u8; 32])>,
     answers: std::collections::HashMap<[u8; 32], Slot>,
 }
@@ -733,7 +733,9 @@ async fn check(
     let epoch = (
         toolmark_index::time::utc(now),
         at.checkpoint.size,
-        at.checkpoint.root.0,
+        // The whole note, not only the root: a heartbeat's new cosignatures on the same tree
+        // change the answer's `log`.
+        sha2::Sha256::digest(&at.note).into(),
     );
     let key: [u8; 32] = sha2::Sha256::digest(&body).into();
     let compute = || async {
@@ -858,12 +860,15 @@ fn answer(
         None => None,
     };
     let cp = &at.checkpoint;
+    let (cosignatures, cosigned_at) = crate::witnesses::answer_cosignatures(state, at);
     Ok(Answer {
         checked_at: checked_at.to_owned(),
         contributed: None,
         issuer: format!("{}/api/v1/issuer", state.base_url),
         log: LogState {
             checkpoint: String::from_utf8_lossy(&at.note).into_owned(),
+            cosignatures,
+            cosigned_at,
             origin: cp.origin.clone(),
             root_hash: cp.root.to_base64(),
             tree_size: cp.size,

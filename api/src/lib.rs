@@ -17,6 +17,8 @@
 //! - [`stats`]: `/api/v1/stats` (targets by state, changes, activity per day, the last runs,
 //!   the log), the hosts with the most endpoints, and badges (`/badge/{id}.svg`, shields.io
 //!   endpoint answers at `/api/v1/badges/…`).
+//! - [`witnesses`]: `GET /api/v1/witnesses` (the witness policy and who cosigned the published
+//!   checkpoint when), and the witnessing parts of `/health`, `/metrics` and `/check` answers.
 //! - [`changes`]: the one typed view of a stored change that the desk, the change endpoints
 //!   and the feeds render.
 //!
@@ -45,6 +47,7 @@ pub mod servers;
 pub mod service;
 pub mod state;
 pub mod stats;
+pub mod witnesses;
 
 use std::sync::Arc;
 
@@ -78,6 +81,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(ops::routes())
         .merge(documents::routes())
         .merge(stats::routes())
+        .merge(witnesses::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             ops::count_requests,

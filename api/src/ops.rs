@@ -288,6 +288,7 @@ async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError
             })),
             "jobs": job_states,
             "jobsError": jobs.err(),
+            "witnessing": crate::witnesses::health(&state, cp.as_deref().ok()),
             "error": cp.err().map(|e| e.to_string()),
         })
     })
@@ -301,7 +302,8 @@ async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError
     Ok((status, axum::Json(body)).into_response())
 }
 
-fn escape_label(v: &str) -> String {
+/// A Prometheus label value, escaped.
+pub(crate) fn escape_label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
@@ -311,13 +313,15 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
     let text = tokio::task::spawn_blocking(move || -> Result<String, ApiError> {
         use std::fmt::Write;
         let mut out = String::new();
-        let size = state.checkpoint().map(|c| c.checkpoint.size).ok();
+        let at = state.checkpoint().ok();
+        let size = at.as_ref().map(|c| c.checkpoint.size);
         let _ = writeln!(out, "# HELP toolmark_log_tree_size Entries in the published log.");
         let _ = writeln!(out, "# TYPE toolmark_log_tree_size gauge");
         let _ = writeln!(out, "toolmark_log_tree_size {}", size.unwrap_or(0));
         let _ = writeln!(out, "# HELP toolmark_checkpoint_age_seconds Seconds since the checkpoint was published.");
         let _ = writeln!(out, "# TYPE toolmark_checkpoint_age_seconds gauge");
         let _ = writeln!(out, "toolmark_checkpoint_age_seconds {}", checkpoint_age(&state).unwrap_or(0));
+        crate::witnesses::metrics(&state, at.as_deref(), &mut out);
         let (by_status, by_class) = {
             let index = state.index.get();
             (index.target_status_counts()?, index.change_class_counts()?)

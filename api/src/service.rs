@@ -30,7 +30,7 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// What the API's state is opened with (each 0 rate: unlimited).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiOptions {
     /// `/check` requests per minute per client; the bucket holds 8⅓ minutes of it
     /// ([`RateLimiter::checks`]: [`crate::ops::CHECK_BURST`] at the default rate, one scan).
@@ -39,16 +39,20 @@ pub struct ApiOptions {
     pub sensitive_rate: u32,
     /// MiB the tool-set cache may hold.
     pub tool_set_cache_mib: usize,
+    /// The witness policy the log's published checkpoint is cosigned under (`None`: no
+    /// witness configured; [`AppState::witnesses`]).
+    pub witnesses: Option<Arc<toolmark_log::policy::WitnessPolicy>>,
 }
 
 impl Default for ApiOptions {
     /// The named defaults: [`CHECKS_PER_MINUTE`], [`SENSITIVE_PER_MINUTE`],
-    /// [`DEFAULT_TOOL_SET_CACHE_BYTES`].
+    /// [`DEFAULT_TOOL_SET_CACHE_BYTES`], no witness.
     fn default() -> Self {
         ApiOptions {
             check_rate: CHECKS_PER_MINUTE as u32,
             sensitive_rate: SENSITIVE_PER_MINUTE as u32,
             tool_set_cache_mib: DEFAULT_TOOL_SET_CACHE_BYTES / (1024 * 1024),
+            witnesses: None,
         }
     }
 }
@@ -94,6 +98,7 @@ impl AppState {
             options.tool_set_cache_mib * 1024 * 1024,
             DEFAULT_INLINE_TOOL_BYTES,
         );
+        state.witnesses = options.witnesses.clone();
         Ok(state)
     }
 }

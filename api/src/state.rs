@@ -95,11 +95,18 @@ pub struct AppState {
     /// The stats of the last minute (`/api/v1/stats`, the desk's stats page, the global
     /// badges).
     pub stats: crate::stats::StatsCache,
+    /// The witness policy the published checkpoint is cosigned under (`toolmark run`'s
+    /// witnesses and quorum), `None` when no witness is configured. Read by
+    /// `/api/v1/witnesses`, `/health`, `/metrics`, the `/check` answer's `log` and the desk's
+    /// log page.
+    pub witnesses: Option<Arc<toolmark_log::policy::WitnessPolicy>>,
     /// The opt-in client reports of `/check` (`DATA/contributions.sqlite` and today's
     /// in-memory set of clients counted, `crate::contribute`).
     pub client_reports: crate::contribute::ClientReports,
     /// The last verified checkpoint and the file identity it was read from.
     checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
+    /// The policy witnesses' cosignatures on the last checkpoint note seen, verified once.
+    witnessed: Mutex<Option<Arc<crate::witnesses::Cosigners>>>,
 }
 
 /// What identifies one version of the checkpoint file: the writer replaces it by an atomic
@@ -137,6 +144,25 @@ impl AppState {
             *cached = Some((id, signed.clone()));
         }
         Ok(signed)
+    }
+
+    /// The policy witnesses' cosignatures on `at` (a checkpoint from
+    /// [`AppState::checkpoint`]), verified only when the note differs from the last one seen;
+    /// `None` when no witness policy is configured.
+    pub fn witnessed(&self, at: &Signed) -> Option<Arc<crate::witnesses::Cosigners>> {
+        let policy = self.witnesses.as_ref()?;
+        let mut cached = self
+            .witnessed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = cached.as_ref() {
+            if c.is_of(at) {
+                return Some(c.clone());
+            }
+        }
+        let fresh = Arc::new(crate::witnesses::Cosigners::verify(policy, at));
+        *cached = Some(fresh.clone());
+        Some(fresh)
     }
 }
 
@@ -198,6 +224,8 @@ impl AppState {
             extra_metrics: None,
             names: Arc::new(crate::lookalike::Names::load(data)?),
             checkpoint: Mutex::new(None),
+            witnesses: None,
+            witnessed: Mutex::new(None),
             stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),
             client_reports: crate::contribute::ClientReports::new(

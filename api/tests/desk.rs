@@ -579,6 +579,39 @@ fn workspace() -> PathBuf {
 /// Needs `TOOLMARK_DESK_PYTHON` (printed by `scripts/desk-browser`) and Debian's Chromium
 /// (`TOOLMARK_CHROMIUM`, default `/usr/bin/chromium`). Without the variable it is skipped, with
 /// a note, unless `CI` is set: then it fails.
+#[tokio::test]
+async fn the_log_page_says_when_no_witness_is_configured() {
+    let p = populated("desk-log-no-witness");
+    let log = page(&p.state, "/log").await;
+    assert!(log.contains("<h2 id=\"witnesses-h\">Witnesses</h2>"));
+    assert!(log.contains("id=\"witnesses-none\""));
+    assert!(!log.contains("id=\"witnesses\""));
+}
+
+#[tokio::test]
+async fn the_log_page_shows_the_witnesses_and_who_cosigned_the_checkpoint_when() {
+    let mut p = populated("desk-log-witnesses");
+    let state = Arc::get_mut(&mut p.state).unwrap();
+    state.witnesses = Some(Arc::new(witness_policy()));
+    // The service's clock at 2026-12-02T19:00:00Z; cosigned then and ten minutes before.
+    state.clock = || std::time::UNIX_EPOCH + Duration::from_secs(1_796_238_000);
+    publish_cosigned(&p.dir, &[(2, 1_796_238_000), (3, 1_796_237_400)]);
+    let log = page(&p.state, "/log").await;
+    assert!(log.contains("<span id=\"witness-quorum\">2 of 3 witnesses</span>"));
+    assert!(log.contains("<span id=\"witness-met\">yes</span>"));
+    assert!(log.contains(
+        "<span id=\"witness-newest\"><time datetime=\"2026-12-02T19:00:00Z\">2026-12-02T19:00:00Z</time></span>"
+    ));
+    let table = &log[log.find("id=\"witnesses\"").unwrap()..];
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    assert!(rows[0].contains("w1") && rows[0].contains("not on this checkpoint"));
+    assert!(rows[1].contains("w2") && rows[1].contains("https://witness2.example/"));
+    assert!(rows[1].contains(&cosigner(2).witness_key().vkey()));
+    assert!(rows[1].contains("2026-12-02T19:00:00Z"));
+    assert!(rows[2].contains("w3") && rows[2].contains("2026-12-02T18:50:00Z"));
+}
+
 #[test]
 fn desk_in_a_browser() {
     let Some(python) = std::env::var_os("TOOLMARK_DESK_PYTHON") else {
@@ -604,7 +637,15 @@ fn desk_in_a_browser() {
     let _ = std::fs::remove_dir_all(&artifacts);
     std::fs::create_dir_all(&artifacts).unwrap();
 
-    let p = populated("desk-browser");
+    let mut p = populated("desk-browser");
+    // Witnessed: the published checkpoint cosigned by two of the three test witnesses (the
+    // driver checks the browser verifies their cosignatures, and refuses a forged one).
+    Arc::get_mut(&mut p.state).unwrap().witnesses = Some(Arc::new(witness_policy()));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    publish_cosigned(&p.dir, &[(1, now - 60), (3, now - 30)]);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

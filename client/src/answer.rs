@@ -203,6 +203,19 @@ pub struct Query {
 pub struct LogState {
     /// The signed checkpoint note, verbatim.
     pub checkpoint: String,
+    /// The cosignatures on that checkpoint by the service's configured witnesses that verified
+    /// (the service's view; a client checks the checkpoint's lines itself:
+    /// [`crate::verify_answer_with`]); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cosignatures: Vec<LogCosignature>,
+    /// The newest of those cosignatures' times not dated in the service's future; absent when
+    /// there is none.
+    #[serde(
+        rename = "cosignedAt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cosigned_at: Option<String>,
     /// The log's origin line.
     pub origin: String,
     /// The tree's root hash (base64).
@@ -213,6 +226,15 @@ pub struct LogState {
     pub tree_size: u64,
     /// The log's verifier key.
     pub vkey: String,
+}
+
+/// One witness cosignature on the answer's checkpoint (`log.cosignatures`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogCosignature {
+    /// When the witness cosigned (`YYYY-MM-DDTHH:MM:SSZ`, from the cosignature's timestamp).
+    pub timestamp: String,
+    /// The witness's key name, as on its signature line.
+    pub witness: String,
 }
 
 /// The target the question was matched to.

@@ -5,6 +5,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 use toolmark_log::entry::{Entry, EntryError};
 use toolmark_log::note::Checkpoint;
+use toolmark_log::policy::{PolicyError, WitnessPolicy, Witnessed};
 use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
 use toolmark_toolset::{Sri, hex};
 
@@ -21,6 +22,26 @@ pub struct VerifiedAnswer {
     pub index: u64,
     /// The checkpoint it is proved in (signature checked against the log's key).
     pub checkpoint: Checkpoint,
+    /// With a witness policy ([`verify_answer_with`]): which of its witnesses cosigned that
+    /// checkpoint and when (every cosignature that verified, fresh or not), whether they meet
+    /// the quorum (always, once the answer verified) and the newest fresh cosignature time.
+    /// `None` from [`verify_answer`], which requires no witness.
+    pub witnessed: Option<Witnessed>,
+}
+
+/// What [`verify_answer_with`] requires of the cosignatures on the answer's checkpoint: the
+/// policy's quorum of witnesses, each cosignature counted only if it is at most `max_age`
+/// seconds older than `now` (and not dated more than
+/// [`toolmark_log::policy::MAX_FUTURE_SECONDS`] after it). The client reads its own clock
+/// and passes `now` (POSIX seconds) in.
+#[derive(Debug, Clone, Copy)]
+pub struct WitnessRequirement<'a> {
+    /// The witnesses and the quorum (C2SP `tlog-policy`, or `WitnessPolicy::k_of`).
+    pub policy: &'a WitnessPolicy,
+    /// The verifier's time, POSIX seconds.
+    pub now: u64,
+    /// The oldest a counted cosignature may be, in seconds (`None`: any age).
+    pub max_age: Option<u64>,
 }
 
 /// Why an answer does not verify: the first check that failed.
@@ -87,6 +108,45 @@ pub enum VerifyError {
     /// The entry does not carry the digest the client compared.
     #[error("the entry does not carry the digest that was compared")]
     NotCompared,
+    /// A cosignature line by one of the policy's witnesses on the proof's checkpoint is
+    /// malformed or does not verify (a forged or altered cosignature rejects the answer, as
+    /// signed-note says of a known key's bad signature).
+    #[error("witness cosignature: {0}")]
+    Cosignature(PolicyError),
+    /// The checkpoint's cosignatures do not meet the policy's quorum, whatever their age.
+    #[error(
+        "the checkpoint is not witnessed as the policy requires ({quorum}): cosigned by {}",
+        names_or_none(cosigned)
+    )]
+    NotWitnessed {
+        /// The policy's quorum, described (`2 of 3 witnesses`, `group g`).
+        quorum: String,
+        /// The witnesses whose cosignature verified (policy names).
+        cosigned: Vec<String>,
+    },
+    /// The quorum would be met but too few of the cosignatures are recent enough.
+    #[error(
+        "the checkpoint's cosignatures are too old for the policy ({quorum}) with a maximum age \
+         of {max_age} s: newest cosignature at {newest} (POSIX seconds), now {now}"
+    )]
+    CosignaturesTooOld {
+        /// The policy's quorum, described.
+        quorum: String,
+        /// The maximum age required, in seconds.
+        max_age: u64,
+        /// The newest cosignature's time (POSIX seconds).
+        newest: u64,
+        /// The verifier's time.
+        now: u64,
+    },
+}
+
+fn names_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "no witness of the policy".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// A JSON value with no RFC 8785 form (a number beyond what the answer types hold).
@@ -122,6 +182,71 @@ pub fn verify_answer(
     answer_key_hex: &str,
     log_vkey: &str,
     compared: Option<&Sri>,
+) -> Result<VerifiedAnswer, VerifyError> {
+    verify(answer, answer_key_hex, log_vkey, compared, None)
+}
+
+/// [`verify_answer`], and then the witness cosignatures on the checkpoint inside the answer's
+/// tlog-proof bundle (not the answer's `log` members, which only restate them): every line by
+/// one of the policy's witnesses must verify (`cosignature/v1` over the checkpoint text at its
+/// timestamp), and the fresh ones must meet the quorum. [`VerifiedAnswer::witnessed`] says
+/// which witnesses signed when.
+///
+/// # Errors
+///
+/// Those of [`verify_answer`]; then [`VerifyError::Cosignature`] for a forged or malformed
+/// cosignature by a policy witness, [`VerifyError::CosignaturesTooOld`] when the quorum is met
+/// only by counting cosignatures older than `max_age`, [`VerifyError::NotWitnessed`] when it
+/// is not met at all.
+pub fn verify_answer_with(
+    answer: &Value,
+    answer_key_hex: &str,
+    log_vkey: &str,
+    compared: Option<&Sri>,
+    witnesses: &WitnessRequirement<'_>,
+) -> Result<VerifiedAnswer, VerifyError> {
+    verify(answer, answer_key_hex, log_vkey, compared, Some(witnesses))
+}
+
+/// Checks the cosignatures of `note` (the proof's checkpoint, its log signature already
+/// verified) against the requirement.
+pub fn check_witnesses(
+    note: &[u8],
+    req: &WitnessRequirement<'_>,
+) -> Result<Witnessed, VerifyError> {
+    let w = req
+        .policy
+        .check(note, req.now, req.max_age)
+        .map_err(VerifyError::Cosignature)?;
+    if w.satisfied {
+        return Ok(w);
+    }
+    let quorum = req.policy.describe();
+    // Only on the refusal path: would the quorum be met at any age?
+    let ageless = req
+        .policy
+        .check(note, req.now, None)
+        .map_err(VerifyError::Cosignature)?;
+    match (req.max_age, ageless.satisfied) {
+        (Some(max_age), true) => Err(VerifyError::CosignaturesTooOld {
+            quorum,
+            max_age,
+            newest: w.cosigned.iter().map(|c| c.timestamp).max().unwrap_or(0),
+            now: req.now,
+        }),
+        _ => Err(VerifyError::NotWitnessed {
+            quorum,
+            cosigned: w.cosigned.iter().map(|c| c.witness.clone()).collect(),
+        }),
+    }
+}
+
+fn verify(
+    answer: &Value,
+    answer_key_hex: &str,
+    log_vkey: &str,
+    compared: Option<&Sri>,
+    witnesses: Option<&WitnessRequirement<'_>>,
 ) -> Result<VerifiedAnswer, VerifyError> {
     let key: [u8; 32] = hex::decode(answer_key_hex).map_err(|_| VerifyError::AnswerKeyHex)?;
     let key = ed25519_dalek::VerifyingKey::from_bytes(&key)
@@ -185,10 +310,15 @@ pub fn verify_answer(
             return Err(VerifyError::NotCompared);
         }
     }
+    let witnessed = match witnesses {
+        Some(req) => Some(check_witnesses(&bundle.checkpoint, req)?),
+        None => None,
+    };
     Ok(VerifiedAnswer {
         index: bundle.index,
         answer: read,
         entry,
         checkpoint,
+        witnessed,
     })
 }

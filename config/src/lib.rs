@@ -449,6 +449,7 @@ impl Config {
             check_rate: self.check_rate,
             sensitive_rate: self.sensitive_rate,
             tool_set_cache_mib: self.tool_set_cache_mib,
+            witnesses: None,
         }
     }
 

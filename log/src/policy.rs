@@ -20,7 +20,7 @@
 //! It does not verify the log's own signature (that is [`crate::note::open_checkpoint`]'s job,
 //! and the `log` lines are only parsed and kept), read a clock or dial a witness.
 
-use crate::cosignature::{WitnessKey, note_cosignatures};
+use crate::cosignature::{Found, WitnessKey, note_cosignatures};
 use crate::merkle::{FormatError, truncate_for_error};
 use crate::note::is_valid_name;
 
@@ -397,10 +397,20 @@ impl WitnessPolicy {
     ) -> Result<Witnessed, PolicyError> {
         let keys: Vec<WitnessKey> = self.witnesses.iter().map(|w| w.key.clone()).collect();
         let found = note_cosignatures(note, &keys)?;
-        let mut signed = vec![false; keys.len()];
+        Ok(self.evaluate(&found, now, max_age))
+    }
+
+    /// The part of [`WitnessPolicy::check`] after the signatures: which of the verified
+    /// cosignatures `found` (from [`note_cosignatures`] with the keys of
+    /// [`WitnessPolicy::witnesses`], in that order) are fresh at `now`, and whether they satisfy
+    /// the quorum. A reader that verified a note once (a server caching its published
+    /// checkpoint) evaluates it again as time passes without verifying again. `found` entries
+    /// whose key index is not a witness of this policy are ignored.
+    pub fn evaluate(&self, found: &[Found], now: u64, max_age: Option<u64>) -> Witnessed {
+        let mut signed = vec![false; self.witnesses.len()];
         let mut cosigned = Vec::new();
         let mut newest = None;
-        for f in &found {
+        for f in found.iter().filter(|f| f.key < self.witnesses.len()) {
             let too_old = max_age.is_some_and(|a| f.timestamp.saturating_add(a) < now);
             let too_new = f.timestamp > now.saturating_add(MAX_FUTURE_SECONDS);
             let fresh = !too_old && !too_new;
@@ -412,18 +422,18 @@ impl WitnessPolicy {
                 f.key,
                 Cosigned {
                     witness: self.witnesses[f.key].name.clone(),
-                    key_name: keys[f.key].name().to_owned(),
+                    key_name: self.witnesses[f.key].key.name().to_owned(),
                     timestamp: f.timestamp,
                     fresh,
                 },
             ));
         }
         cosigned.sort_by_key(|(k, _)| *k);
-        Ok(Witnessed {
+        Witnessed {
             cosigned: cosigned.into_iter().map(|(_, c)| c).collect(),
             satisfied: self.satisfied_by(&signed),
             newest,
-        })
+        }
     }
 }
 
@@ -526,6 +536,25 @@ mod tests {
             WitnessPolicy::parse(&format!("witness a {w1}\n")),
             Err(PolicyError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn evaluating_verified_cosignatures_later_ages_them_without_verifying_again() {
+        let p = WitnessPolicy::k_of(vec![witness(1), witness(2)], 1).unwrap();
+        let keys: Vec<WitnessKey> = p.witnesses().iter().map(|w| w.key.clone()).collect();
+        let found = note_cosignatures(&note_signed_by(&[(2, 1000)]), &keys).unwrap();
+        let now = p.evaluate(&found, 1000, Some(60));
+        assert!(now.satisfied);
+        assert_eq!(now.cosigned[0].witness, "w.example/2");
+        let later = p.evaluate(&found, 1061, Some(60));
+        assert!(!later.satisfied);
+        assert_eq!(later.newest, None);
+        // A key index outside the policy is ignored, not a panic.
+        let stray = [Found {
+            key: 7,
+            timestamp: 1000,
+        }];
+        assert!(p.evaluate(&stray, 1000, None).cosigned.is_empty());
     }
 
     #[test]

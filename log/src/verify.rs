@@ -86,6 +86,9 @@ pub enum VerifyError {
 pub struct Report {
     /// The checkpoint verified.
     pub checkpoint: Checkpoint,
+    /// The checkpoint note exactly as fetched, with any witness cosignature lines (for a
+    /// witness policy's check: [`crate::policy::WitnessPolicy::check`]).
+    pub note: Vec<u8>,
     /// Entries read and checked.
     pub entries: u64,
     /// Tiles read.
@@ -110,7 +113,8 @@ pub fn fsck(src: &dyn Source, vkey: &str) -> Result<Report, VerifyError> {
 
 /// [`fsck`], also returning the rebuilt tree.
 fn check_all(src: &dyn Source, vkey: &str) -> Result<(Report, MemoryHashes), VerifyError> {
-    let cp = note::open_checkpoint(&fetch(src, "checkpoint")?, vkey)?;
+    let note_bytes = fetch(src, "checkpoint")?;
+    let cp = note::open_checkpoint(&note_bytes, vkey)?;
     let size = cp.size;
     let mut tree = MemoryHashes::new();
     let mut subjects: HashMap<u64, TargetId> = HashMap::new();
@@ -158,6 +162,7 @@ fn check_all(src: &dyn Source, vkey: &str) -> Result<(Report, MemoryHashes), Ver
     }
     let report = Report {
         checkpoint: cp,
+        note: note_bytes,
         entries: size,
         tiles: all_tiles.len(),
         bundles,

@@ -1,8 +1,9 @@
 // toolmark desk: the /check page. Posts a pasted tools/list result to /api/v1/check, shows the
 // answer, and verifies it in the browser: the answer's Ed25519 signature over its RFC 8785
 // bytes (without "signature") with the key from /api/v1/issuer, then the log proof bundle it
-// carries (checkpoint signature with the log key, inclusion of the entry), then that the entry
-// says what the answer says. Needs verify.js (window.toolmark) loaded first.
+// carries (checkpoint signature with the log key, the witnesses' cosignatures on it with the
+// keys from /api/v1/witnesses, inclusion of the entry), then that the entry says what the
+// answer says. Needs verify.js (window.toolmark) loaded first.
 'use strict';
 
 (function () {
@@ -129,6 +130,15 @@
     const b = await tm.verifyBundle(answer.proof.tlogProof, vk, entry);
     rep.ok('proof checkpoint signature verifies (log ' + vk.name + ', size ' + b.checkpoint.size + ')');
     if (String(b.index) !== String(answer.proof.entryIndex)) throw new Error('the bundle proves another entry index');
+    // The witnesses' cosignatures on that checkpoint, with the keys /api/v1/witnesses publishes;
+    // what the answer states of them must be what the checkpoint carries.
+    const cosigned = await tm.checkCosignatures(rep, b.note, await tm.loadWitnesses(), 'the proof\'s checkpoint');
+    for (const s of (answer.log && answer.log.cosignatures) || []) {
+      if (!cosigned.some((c) => c.keyName === s.witness && tm.isoTime(c.timestamp) === s.timestamp)) {
+        throw new Error('the answer states a cosignature by ' + s.witness + ' at ' + s.timestamp +
+          ' that its checkpoint does not carry');
+      }
+    }
     rep.ok('entry ' + b.index + ' is included in the tree of size ' + b.checkpoint.size +
       ' (' + b.proof.length + ' proof hashes, root ' + b.checkpoint.rootBase64 + ')');
     // 3. The entry says what the answer says.
@@ -143,7 +153,11 @@
     }
     rep.ok('the logged entry (' + e.observedAt + ', ' + e.subject.server + ') holds the digest compared (' +
       (q.comparedBy || '?') + ')');
-    return 'Verified: "' + answer.match + '" — signed answer, entry ' + b.index + ' proved in the log';
+    let newest = null;
+    for (const c of cosigned) if (newest === null || c.timestamp > newest) newest = c.timestamp;
+    return 'Verified: "' + answer.match + '" — signed answer, entry ' + b.index + ' proved in the log' +
+      (newest === null ? '' : ', cosigned by ' + new Set(cosigned.map((c) => c.witness)).size +
+        ' witness(es), newest ' + tm.isoTime(newest));
   }
 
   function wire() {
@@ -209,6 +223,10 @@
         }
         if (answer.seenBefore) {
           fact(facts, 'Seen before', answer.seenBefore.first_seen + ' – ' + answer.seenBefore.last_seen);
+        }
+        if (answer.log && answer.log.cosignedAt) {
+          fact(facts, 'Log cosigned by witnesses at', answer.log.cosignedAt +
+            ' (newest of ' + (answer.log.cosignatures || []).length + ')');
         }
         fact(facts, 'Compared by', answer.query.comparedBy);
         if (answer.query.fullDigest) fact(facts, 'Full digest sent', answer.query.fullDigest);

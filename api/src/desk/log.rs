@@ -8,10 +8,11 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use maud::html;
 
-use super::layout::{Nav, Page, fact, render};
+use super::layout::{Nav, Page, fact, render, time};
 use super::{Html, bad_request, blocking, data};
 use crate::AppState;
 use crate::logroutes::valid_id;
+use crate::witnesses::{View, time_text};
 
 pub(super) async fn page(
     State(state): State<Arc<AppState>>,
@@ -23,13 +24,14 @@ pub(super) async fn page(
         Some(_) => return Err(bad_request("target must be 16 lowercase hex digits")),
     };
     let vkey = state.log.vkey().to_owned();
-    let (at, target) = blocking(move || {
+    let (at, target, witnessing) = blocking(move || {
         let at = data::checkpoint(&state)?;
         let target = match wanted {
             Some(t) => Some(t),
             None => data::newest_target(&state)?,
         };
-        Ok((at, target))
+        let witnessing = View::of(&state, &at);
+        Ok((at, target, witnessing))
     })
     .await?;
     let note = String::from_utf8_lossy(&at.note).into_owned();
@@ -56,14 +58,16 @@ pub(super) async fn page(
                 a href="/api/v1/proof/inclusion?index=0" { "an inclusion proof" }
             }
         }
+        (witnesses_section(&witnessing))
         section aria-labelledby="verify-h" {
             h2 id="verify-h" { "Verify in your browser" }
             p {
                 "The button fetches " code { "/checkpoint" } " and " code { "/api/v1/log/vkey" }
-                ", checks the key id and the checkpoint's Ed25519 signature, then checks a proof \
+                ", checks the key id and the checkpoint's Ed25519 signature and the witnesses' \
+                 cosignatures (keys from " code { "/api/v1/witnesses" } "), then checks a proof \
                  bundle: the latest entry of the target below (from " code { "/api/v1/lookup/…" }
-                "), or the bundle you paste. Everything is computed here with WebCrypto; nothing \
-                 is taken on the server's word."
+                "), or the bundle you paste, with the cosignatures on its checkpoint. Everything \
+                 is computed here with WebCrypto; nothing is taken on the server's word."
             }
             noscript { p class="error" { "Verification runs in the browser and needs JavaScript." } }
             form id="verify-form" class="stack" {
@@ -99,4 +103,72 @@ pub(super) async fn page(
             body,
         },
     ))
+}
+
+/// Who cosigned the published checkpoint and when, under the configured witness policy (or
+/// that none is configured).
+fn witnesses_section(view: &View) -> maud::Markup {
+    let cosigned = view.witnessed.as_ref().ok();
+    let newest = view.newest().and_then(time_text);
+    html! {
+        section aria-labelledby="witnesses-h" {
+            h2 id="witnesses-h" { "Witnesses" }
+            @match &view.policy {
+                None => p id="witnesses-none" {
+                    "No witness is configured: the checkpoint is signed by the log alone."
+                },
+                Some(policy) => {
+                    p {
+                        "Independent witnesses cosign the checkpoint (C2SP "
+                        code { "cosignature/v1" } "): each states that, at the time it signed, \
+                         this is the largest tree it saw for this log, consistent with every \
+                         earlier one. The checkpoint is published only once the quorum has \
+                         cosigned; the hourly heartbeat has them cosign the same tree again, so \
+                         the newest cosignature says how fresh the log is."
+                    }
+                    dl class="facts" {
+                        (fact("Quorum", html! { span id="witness-quorum" { (view.quorum) } }))
+                        (fact("Met by this checkpoint", html! {
+                            span id="witness-met" {
+                                @if cosigned.is_some_and(|w| w.satisfied) { "yes" } @else { "no" }
+                            }
+                        }))
+                        (fact("Newest cosignature", html! {
+                            span id="witness-newest" { (time(newest.as_deref())) }
+                        }))
+                    }
+                    @if let Err(e) = &view.witnessed {
+                        p class="error" id="witness-error" { "A cosignature does not verify: " (e) }
+                    }
+                    table class="list" id="witnesses" {
+                        caption { "Witnesses of the policy and their cosignatures on the checkpoint above" }
+                        thead { tr { th scope="col" { "Witness" } th scope="col" { "Verifier key" } th scope="col" { "Cosigned at" } } }
+                        tbody {
+                            @for w in policy.witnesses() {
+                                @let c = cosigned.and_then(|ws| ws.cosigned.iter().find(|c| c.witness == w.name));
+                                tr {
+                                    th scope="row" {
+                                        @match &w.url {
+                                            Some(u) => { (w.name) br; span class="muted" { (u) } },
+                                            None => (w.name),
+                                        }
+                                    }
+                                    td { code class="digest" { (w.key.vkey()) } }
+                                    td {
+                                        @match c {
+                                            Some(c) => {
+                                                (time(time_text(c.timestamp).as_deref()))
+                                                @if !c.fresh { " (dated ahead of this server's clock: not counted)" }
+                                            },
+                                            None => "not on this checkpoint",
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                },
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
-// toolmark desk: in-browser verification of the log (C2SP signed-note checkpoints, RFC 6962 /
-// RFC 9162 inclusion proofs, c2sp.org/tlog-proof@v1 bundles) with WebCrypto only.
+// toolmark desk: in-browser verification of the log (C2SP signed-note checkpoints, witness
+// cosignatures (cosignature/v1), RFC 6962 / RFC 9162 inclusion proofs, c2sp.org/tlog-proof@v1
+// bundles) with WebCrypto only.
 // Plain script, no dependencies, no build step. Exposes `window.toolmark` for check.js and
 // wires the /log page's form when it is present.
 'use strict';
@@ -97,19 +98,30 @@
 
   // "<name>+<8 hex key id>+<base64(0x01 || 32-byte Ed25519 public key)>"; the key id must be
   // the first 4 bytes of SHA-256(name || "\n" || 0x01 || public key).
-  async function parseVkey(text) {
+  function parseVkey(text) {
+    return parseTypedVkey(text, 0x01, 'verifier key');
+  }
+
+  // A witness's key: the same form with type 0x04 (C2SP tlog-cosignature, cosignature/v1).
+  function parseWitnessVkey(text) {
+    return parseTypedVkey(text, 0x04, 'witness key');
+  }
+
+  async function parseTypedVkey(text, type, what) {
     const vkey = text.trim();
     const i = vkey.indexOf('+');
     const j = vkey.indexOf('+', i + 1);
-    if (i <= 0 || j < 0) fail('verifier key: expected <name>+<id>+<key>');
+    if (i <= 0 || j < 0) fail(what + ': expected <name>+<id>+<key>');
     const name = vkey.slice(0, i);
     const idHex = vkey.slice(i + 1, j);
-    if (!/^[0-9a-f]{8}$/.test(idHex)) fail('verifier key: the key id is not 8 hex digits');
-    const key = b64decode(vkey.slice(j + 1), 'verifier key');
-    if (key.length !== 33 || key[0] !== 0x01) fail('verifier key: not an Ed25519 (0x01) key');
+    if (!/^[0-9a-f]{8}$/.test(idHex)) fail(what + ': the key id is not 8 hex digits');
+    const key = b64decode(vkey.slice(j + 1), what);
+    if (key.length !== 33 || key[0] !== type) {
+      fail(what + ': not an Ed25519 (0x0' + type + ') key');
+    }
     const digest = await sha256(utf8.encode(name), Uint8Array.of(0x0a), key);
     const id = hex(digest.slice(0, 4));
-    if (id !== idHex) fail('verifier key: key id ' + idHex + ' does not match the key (' + id + ')');
+    if (id !== idHex) fail(what + ': key id ' + idHex + ' does not match the key (' + id + ')');
     const publicKey = key.slice(1);
     return { text: vkey, name, id, publicKey, key: await ed25519Key(publicKey) };
   }
@@ -139,6 +151,85 @@
     }
     if (verified === 0) fail('note: no signature by ' + vk.name + '+' + vk.id);
     return text;
+  }
+
+  // ---- C2SP tlog-cosignature (cosignature/v1) --------------------------------------------------
+
+  // The cosignatures in `note` by the given witnesses ({name, key: parsed witness key}): one
+  // result per signature line whose key name and key id are a witness's, in note order:
+  // {witness, keyName, timestamp (BigInt POSIX seconds), ok, why}. A line is ok when it is 76
+  // bytes (key id, big-endian u64 timestamp, Ed25519 signature) and the signature verifies over
+  // "cosignature/v1\ntime <timestamp>\n" followed by the note's text. Lines by other keys (the
+  // log's own) are ignored.
+  async function noteCosignatures(note, witnesses) {
+    const split = note.lastIndexOf('\n\n');
+    if (split < 0) fail('note: no blank line before the signatures');
+    const text = note.slice(0, split + 1);
+    const lines = note.slice(split + 2).replace(/\n$/, '').split('\n');
+    const out = [];
+    for (const line of lines) {
+      const m = /^\u2014 ([^ ]+) ([A-Za-z0-9+/=]+)$/.exec(line);
+      if (!m) fail('note: malformed signature line');
+      const sig = b64decode(m[2], 'signature');
+      if (sig.length < 4) continue;
+      const id = hex(sig.slice(0, 4));
+      const w = witnesses.find((x) => x.key.name === m[1] && x.key.id === id);
+      if (!w) continue;
+      if (sig.length !== 76) {
+        out.push({ witness: w.name, keyName: m[1], timestamp: null, ok: false,
+          why: sig.length + ' bytes, not a 76-byte cosignature/v1' });
+        continue;
+      }
+      let timestamp = 0n;
+      for (const b of sig.slice(4, 12)) timestamp = (timestamp << 8n) | BigInt(b);
+      const message = utf8.encode('cosignature/v1\ntime ' + timestamp + '\n' + text);
+      const ok = await ed25519Verify(w.key.key, sig.slice(12), message);
+      out.push({ witness: w.name, keyName: m[1], timestamp, ok,
+        why: ok ? '' : 'the Ed25519 signature does not verify' });
+    }
+    return out;
+  }
+
+  // POSIX seconds as YYYY-MM-DDTHH:MM:SSZ (the raw number beyond what a Date holds).
+  function isoTime(seconds) {
+    if (seconds === null) return '?';
+    if (seconds > 8640000000000n) return String(seconds);
+    return new Date(Number(seconds) * 1000).toISOString().replace('.000Z', 'Z');
+  }
+
+  // The witness policy the site publishes (/api/v1/witnesses), keys parsed and checked:
+  // {quorum, witnesses: [{name, url, key}]}.
+  async function loadWitnesses() {
+    const w = await fetchJson('/api/v1/witnesses');
+    const witnesses = [];
+    for (const x of w.witnesses || []) {
+      witnesses.push({ name: x.name, url: x.url, key: await parseWitnessVkey(x.vkey) });
+    }
+    return { quorum: w.quorum, witnesses };
+  }
+
+  // Verifies the witnesses' cosignatures on `note`, one step per cosignature ("what" names the
+  // checkpoint); throws at a forged one. Returns the verified cosignatures.
+  async function checkCosignatures(rep, note, policy, what) {
+    if (policy.witnesses.length === 0) {
+      rep.ok('no witness is configured (quorum ' + policy.quorum + '): ' + what + ' is signed by the log alone');
+      return [];
+    }
+    const found = await noteCosignatures(note, policy.witnesses);
+    for (const c of found) {
+      if (!c.ok) {
+        fail('the cosignature by witness ' + c.witness + ' (' + c.keyName + ') on ' + what +
+          ' does not verify: ' + c.why);
+      }
+    }
+    for (const c of found) {
+      rep.ok('witness ' + c.witness + ' cosigned ' + what + ' at ' + isoTime(c.timestamp) +
+        ' (Ed25519 over cosignature/v1, key ' + c.keyName + ')');
+    }
+    const who = new Set(found.map((c) => c.witness));
+    rep.ok(who.size + ' of ' + policy.witnesses.length + ' witnesses cosigned ' + what +
+      ' (the service\'s quorum: ' + policy.quorum + ')');
+    return found;
   }
 
   // "<origin>\n<size>\n<base64 root>\n[<extension>\n]*"; the origin must be the key's name.
@@ -242,7 +333,7 @@
     if (!bytes) fail('bundle: no entry (no extra line) to check');
     const cp = await openCheckpoint(b.checkpoint, vk);
     await verifyInclusion(b.proof, cp.size, cp.root, b.index, await leafHash(bytes));
-    return { index: b.index, proof: b.proof, checkpoint: cp, entry: bytes };
+    return { index: b.index, proof: b.proof, checkpoint: cp, entry: bytes, note: b.checkpoint };
   }
 
   // ---- RFC 8785 (JCS) for JSON of strings, integers, booleans, null, arrays, objects ----------
@@ -305,7 +396,8 @@
   window.toolmark = {
     b64decode, b64urlDecode, fromHex, hex, equalBytes, sha256, ed25519Key, ed25519Verify,
     parseVkey, openNote, openCheckpoint, parseBundle, verifyInclusion, verifyBundle, leafHash,
-    jcs, fetchText, fetchJson, reporter, needCrypto, utf8,
+    jcs, fetchText, fetchJson, reporter, needCrypto, utf8, parseWitnessVkey, noteCosignatures,
+    loadWitnesses, checkCosignatures, isoTime,
   };
 
   // ---- the /log page ------------------------------------------------------------------------
@@ -346,9 +438,12 @@
         needCrypto();
         const vk = await parseVkey(await fetchText('/api/v1/log/vkey'));
         rep.ok('verifier key ' + vk.name + '+' + vk.id + ': key id = SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key)[0:4]');
-        const current = await openCheckpoint(await fetchText('/checkpoint'), vk);
+        const currentNote = await fetchText('/checkpoint');
+        const current = await openCheckpoint(currentNote, vk);
         rep.ok('checkpoint signature verifies (Ed25519 over the note text): size ' + current.size +
           ', root ' + current.rootBase64);
+        const policy = await loadWitnesses();
+        await checkCosignatures(rep, currentNote, policy, 'the current checkpoint');
         let text = bundleEl.value;
         let source = 'the pasted bundle';
         if (text.trim() === '') {
@@ -360,6 +455,7 @@
         }
         const b = await verifyBundle(text, vk);
         rep.ok(source + ': its checkpoint signature verifies (size ' + b.checkpoint.size + ')');
+        const cosigned = await checkCosignatures(rep, b.note, policy, 'the bundle\'s checkpoint');
         rep.ok('entry ' + b.index + ' is included: SHA-256(0x00 ‖ entry) and ' + b.proof.length +
           ' proof hashes give the root ' + b.checkpoint.rootBase64);
         if (b.checkpoint.size === current.size) {
@@ -379,8 +475,10 @@
         }
         entryEl.textContent = entryText;
         entryEl.hidden = false;
+        let newest = null;
+        for (const c of cosigned) if (newest === null || c.timestamp > newest) newest = c.timestamp;
         rep.done('Verified: entry ' + b.index + ' is in the log of ' + vk.name + ' (tree size ' +
-          b.checkpoint.size + ')');
+          b.checkpoint.size + ')' + (newest === null ? '' : '; newest cosignature ' + isoTime(newest)));
       } catch (e) {
         rep.failed(e.message);
       } finally {

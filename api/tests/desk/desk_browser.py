@@ -7,12 +7,14 @@ BASE_URL serves `toolmark_api::router` over the API tests' populated fixture (se
 api/tests/desk.rs). The script visits every page, fails on any console error, page error or
 failed request, checks the accessibility basics (lang, one main landmark, one h1, a label for
 every form control), clicks Verify on /log (must succeed), verifies a tampered bundle (a flipped
-proof hash, then a flipped checkpoint signature: both must fail), checks TOOLS_JSON on /check
-against https://memory.example.com/mcp (must be `same`, verified in the browser), and saves a
-full-page screenshot of each step in ARTIFACTS_DIR. Exits 0 when everything held; prints one
+proof hash, a flipped checkpoint signature, then a forged witness cosignature: all must fail;
+the fixture's checkpoint is cosigned by two witnesses, whose cosignatures must verify), checks
+TOOLS_JSON on /check against https://memory.example.com/mcp (must be `same`, verified in the
+browser, cosignatures included), and saves a full-page screenshot of each step in ARTIFACTS_DIR. Exits 0 when everything held; prints one
 line per step and a JSON summary (also written to ARTIFACTS_DIR/report.json).
 """
 
+import base64
 import json
 import os
 import re
@@ -181,6 +183,12 @@ def main():
             text = page.inner_text("#verify-result")
             shot("12-log-verified")
             check(ok == "true", f"verification on /log failed: {text} / {page.inner_text('#verify-steps')}")
+            steps = page.inner_text("#verify-steps")
+            for who in ("w1", "w3"):
+                check(f"witness {who} cosigned the current checkpoint at " in steps, f"/log: no verified cosignature by {who}: {steps}")
+                check(f"witness {who} cosigned the bundle's checkpoint at " in steps, f"/log: the bundle's cosignature by {who}: {steps}")
+            check("2 of 3 witnesses cosigned" in steps, f"/log: the witness count: {steps}")
+            check("newest cosignature" in text, f"/log: no newest cosignature time: {text}")
             step("log verified", text)
 
             # 5. A tampered bundle: one character of the first proof hash flipped.
@@ -219,6 +227,25 @@ def main():
             check("signature" in text, f"the tampered signature failed for another reason: {text}")
             step("tampered signature refused", text)
 
+            # The same bundle with a witness's cosignature altered (a forged cosignature line:
+            # 76 bytes, a flipped signature byte).
+            lines = bundle.split("\n")
+            cosig = [i for i, l in enumerate(lines) if l.startswith("\u2014 ") and len(base64.b64decode(l.rsplit(" ", 1)[1])) == 76]
+            check(len(cosig) == 2, f"the bundle's checkpoint has {len(cosig)} cosignatures, expected 2")
+            name, value = lines[cosig[0]].rsplit(" ", 1)
+            raw = bytearray(base64.b64decode(value))
+            raw[40] ^= 1  # inside the Ed25519 signature (after key id and timestamp)
+            lines[cosig[0]] = f"{name} {base64.b64encode(bytes(raw)).decode()}"
+            page.fill("#verify-bundle", "\n".join(lines))
+            page.click("#verify-button")
+            page.wait_for_selector("#verify-result[data-ok]")
+            ok = page.get_attribute("#verify-result", "data-ok")
+            text = page.inner_text("#verify-result")
+            shot("14b-log-forged-cosignature")
+            check(ok == "false", f"a forged cosignature verified: {text}")
+            check("cosignature by witness" in text and "does not verify" in text, f"the forged cosignature failed for another reason: {text}")
+            step("forged cosignature refused", text)
+
             # And the genuine bundle pasted back verifies again.
             page.fill("#verify-bundle", bundle)
             page.click("#verify-button")
@@ -239,6 +266,9 @@ def main():
             check(match == "same", f"/check says {match!r}, expected same")
             check(ok == "true", f"/check verification failed: {text} / {page.inner_text('#check-steps')}")
             check("proved in the log" in text, f"/check verified no proof: {text}")
+            check("cosigned by 2 witness(es)" in text, f"/check: the cosignatures were not verified: {text}")
+            check("witness w1 cosigned the proof's checkpoint at " in page.inner_text("#check-steps"), "/check: no step for w1's cosignature")
+            check("Log cosigned by witnesses at" in page.inner_text("#check-facts"), "/check: the answer's cosignedAt is not shown")
             step("check same, verified", text)
 
             # A changed set: `different`, still a verified signature, no proof.

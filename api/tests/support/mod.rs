@@ -176,3 +176,54 @@ pub async fn post_json(
     )
     .await
 }
+
+// ---- witnesses (api/tests/witnesses.rs, the desk) ----------------------------------------
+
+/// Test witness `i`'s cosigner key (fixed seed; key name `witness<i>.example/w`).
+pub fn cosigner(i: u8) -> toolmark_log::cosignature::CosignerKey {
+    toolmark_log::cosignature::CosignerKey::from_seed(
+        &format!("witness{i}.example/w"),
+        &[40 + i; 32],
+    )
+    .unwrap()
+}
+
+/// Witnesses 1, 2 and 3 (policy names w1…w3, with URLs), quorum 2.
+pub fn witness_policy() -> toolmark_log::policy::WitnessPolicy {
+    let ws = (1..=3)
+        .map(|i| toolmark_log::policy::Witness {
+            name: format!("w{i}"),
+            key: cosigner(i).witness_key(),
+            url: Some(format!("https://witness{i}.example/")),
+        })
+        .collect();
+    toolmark_log::policy::WitnessPolicy::k_of(ws, 2).unwrap()
+}
+
+pub fn checkpoint_path(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("log/public/checkpoint")
+}
+
+/// Replaces the published checkpoint (atomically, as the cosigner does) by the log's note with
+/// the cosignature lines of `cosigs` (witness, time) added; returns the note.
+pub fn publish_cosigned(dir: &std::path::Path, cosigs: &[(u8, u64)]) -> Vec<u8> {
+    let path = checkpoint_path(dir);
+    let note = std::fs::read(&path).unwrap();
+    let (text, lines) = toolmark_log::cosignature::split_note(&note).unwrap();
+    // Only the log's own line: a heartbeat re-cosigns the bare note.
+    let bare = format!("{text}\n{}\n", lines[0]).into_bytes();
+    let text = text.to_owned();
+    let added: Vec<String> = cosigs
+        .iter()
+        .map(|&(i, t)| cosigner(i).cosign(&text, t).unwrap().to_line())
+        .collect();
+    let cosigned = toolmark_log::cosignature::add_signature_lines(&bare, &added);
+    write_atomically(&path, &cosigned);
+    cosigned
+}
+
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
