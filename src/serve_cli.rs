@@ -30,6 +30,15 @@ pub struct ServeArgs {
     /// MiB the cache of current tool sets (what server pages show) may hold.
     #[arg(long, default_value_t = ApiOptions::default().tool_set_cache_mib)]
     pub tool_set_cache_mib: usize,
+    /// A witness whose cosignatures the API reports, `VKEY@URL` (repeat; as `run --witness`).
+    #[arg(long = "witness")]
+    pub witnesses: Vec<String>,
+    /// How many of the witnesses the policy needs (default 1).
+    #[arg(long)]
+    pub witness_quorum: Option<usize>,
+    /// A C2SP tlog-policy file instead of --witness and --witness-quorum.
+    #[arg(long)]
+    pub witness_policy: Option<std::path::PathBuf>,
     /// What one client may cost (defaults: docs/operations.md, "Limits").
     #[command(flatten)]
     pub http: HttpFlags,
@@ -54,7 +63,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
             check_rate: args.check_rate,
             sensitive_rate: args.sensitive_rate,
             tool_set_cache_mib: args.tool_set_cache_mib,
-            witnesses: None,
+            witnesses: toolmark_cosign::WitnessOptions {
+                witnesses: args.witnesses.clone(),
+                quorum: args.witness_quorum,
+                policy_file: args.witness_policy.clone(),
+                ..toolmark_cosign::WitnessOptions::default()
+            }
+            .policy()
+            .map_err(anyhow::Error::msg)?
+            .map(std::sync::Arc::new),
         };
         let state = open_state(&args.data, &base, &api)?;
         tracing::info!(

@@ -418,7 +418,8 @@ fn a_witnessed_service_publishes_cosigned_checkpoints_and_heartbeats_move_their_
     };
 
     let mut service = start_service(&config);
-    service.wait_for("serving http://", deadline());
+    let serving = service.wait_for("serving http://", deadline());
+    let url = Watched::url_in(&serving);
     let mut first = None;
     wait_until(
         "the crawl's checkpoint cosigned, then a later heartbeat cosignature",
@@ -433,6 +434,17 @@ fn a_witnessed_service_publishes_cosigned_checkpoints_and_heartbeats_move_their_
     let status = toolmark_cosign::read_status(&data.join("witnessing.json")).unwrap();
     assert!(status.quorum_met, "{status:?}");
     assert_eq!((status.signed_size, status.published_size), (3, Some(3)));
+    // The API knows the policy `run` was given: who cosigned, when, and that it is met.
+    let get = |path: &str| -> serde_json::Value {
+        let mut r = ureq::get(&format!("{url}{path}")).call().unwrap();
+        serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
+    };
+    let witnesses = get("/api/v1/witnesses");
+    assert_eq!(witnesses["quorumMet"], true, "{witnesses}");
+    assert_eq!(witnesses["witnesses"][0]["vkey"], witness.vkey.as_str());
+    let health = get("/health");
+    assert!(health["witnessing"]["cosignedAt"].is_string(), "{health}");
+    assert_eq!(health["witnessing"]["behind"], false, "{health}");
     service.signal("-TERM");
     assert!(service.exit(deadline()).success());
     verify_log(&data);

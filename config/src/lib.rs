@@ -443,13 +443,18 @@ impl Config {
         }
     }
 
-    /// The API's rate limits and cache.
+    /// The API's rate limits, cache and witness policy (an invalid policy, which
+    /// [`Config::validate`] refuses, gives none).
     pub fn api_options(&self) -> ApiOptions {
         ApiOptions {
             check_rate: self.check_rate,
             sensitive_rate: self.sensitive_rate,
             tool_set_cache_mib: self.tool_set_cache_mib,
-            witnesses: None,
+            witnesses: self
+                .witness_policy()
+                .ok()
+                .flatten()
+                .map(std::sync::Arc::new),
         }
     }
 
