@@ -14,6 +14,7 @@ use aics::{AicsWitness, aics};
 mod support;
 use support::*;
 
+use std::path::Path;
 use std::process::Command;
 
 use std::time::Duration;
@@ -21,6 +22,17 @@ use std::time::Duration;
 use toolmark_cosign::{WitnessError, read_status, system_clock};
 use toolmark_log::note::open_checkpoint;
 use toolmark_log::policy::{Witness, WitnessPolicy};
+
+/// A real aics-witness named `witness.test/<name>` in `dir/<name>`, trusting the test log.
+fn start_witness(bin: &Path, dir: &Path, name: &str, log_vkey: &str) -> AicsWitness {
+    AicsWitness::new(
+        bin,
+        &dir.join(name),
+        &format!("witness.test/{name}"),
+        ORIGIN,
+        log_vkey,
+    )
+}
 
 fn witness(w: &AicsWitness) -> Witness {
     toolmark_cosign::parse_witness_arg(&w.arg()).unwrap()
@@ -31,13 +43,7 @@ fn checkpoints_are_cosigned_across_batches_and_heartbeats() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("batches");
     let mut log = witnessed_log(&dir, 1);
-    let w = AicsWitness::new(
-        &bin,
-        &dir.join("w1"),
-        "witness.test/w1",
-        ORIGIN,
-        &log.vkey(),
-    );
+    let w = start_witness(&bin, &dir, "w1", &log.vkey());
     let policy = WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap();
     let c = cosigner(&dir, policy.clone());
     let rt = runtime();
@@ -78,13 +84,7 @@ fn a_witness_restarted_with_an_old_state_answers_409_and_the_cosigner_recovers()
     let Some(bin) = aics() else { return };
     let dir = tempdir("restart");
     let mut log = witnessed_log(&dir, 2);
-    let mut w = AicsWitness::new(
-        &bin,
-        &dir.join("w1"),
-        "witness.test/w1",
-        ORIGIN,
-        &log.vkey(),
-    );
+    let mut w = start_witness(&bin, &dir, "w1", &log.vkey());
     let c = cosigner(&dir, WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap());
     let rt = runtime();
     log.append(entries(0, 5, "b")).unwrap();
@@ -118,13 +118,7 @@ fn a_forked_checkpoint_is_refused_by_the_witness_and_not_published() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("fork");
     let mut log = witnessed_log(&dir, 3);
-    let w = AicsWitness::new(
-        &bin,
-        &dir.join("w1"),
-        "witness.test/w1",
-        ORIGIN,
-        &log.vkey(),
-    );
+    let w = start_witness(&bin, &dir, "w1", &log.vkey());
     let policy = WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap();
     let rt = runtime();
     log.append(entries(0, 6, "c")).unwrap();
@@ -163,20 +157,8 @@ fn a_quorum_of_two_with_one_witness_down_keeps_the_previous_checkpoint() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("quorum");
     let mut log = witnessed_log(&dir, 4);
-    let w1 = AicsWitness::new(
-        &bin,
-        &dir.join("w1"),
-        "witness.test/w1",
-        ORIGIN,
-        &log.vkey(),
-    );
-    let mut w2 = AicsWitness::new(
-        &bin,
-        &dir.join("w2"),
-        "witness.test/w2",
-        ORIGIN,
-        &log.vkey(),
-    );
+    let w1 = start_witness(&bin, &dir, "w1", &log.vkey());
+    let mut w2 = start_witness(&bin, &dir, "w2", &log.vkey());
     let policy = WitnessPolicy::k_of(vec![witness(&w1), witness(&w2)], 2).unwrap();
     let c = cosigner(&dir, policy.clone());
     let rt = runtime();
@@ -210,13 +192,7 @@ fn aics_tlog_accepts_the_published_checkpoint_with_a_witness_policy() {
     let Some(bin) = aics() else { return };
     let dir = tempdir("verify");
     let mut log = witnessed_log(&dir, 5);
-    let w = AicsWitness::new(
-        &bin,
-        &dir.join("w1"),
-        "witness.test/w1",
-        ORIGIN,
-        &log.vkey(),
-    );
+    let w = start_witness(&bin, &dir, "w1", &log.vkey());
     let c = cosigner(&dir, WitnessPolicy::k_of(vec![witness(&w)], 1).unwrap());
     let rt = runtime();
     log.append(entries(0, 300, "e")).unwrap();

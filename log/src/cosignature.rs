@@ -221,12 +221,7 @@ impl CosignerKey {
     ///
     /// [`FormatError::BadKey`] for an invalid name, or without OS randomness.
     pub fn generate(name: &str) -> Result<CosignerKey, FormatError> {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed)
-            .map_err(|e| FormatError::BadKey(format!("no OS randomness: {e}")))?;
-        let key = Self::from_seed(name, &seed);
-        seed.fill(0);
-        key
+        note::with_random_seed(|seed| Self::from_seed(name, seed))
     }
 
     /// The key with the given 32-byte Ed25519 seed.
@@ -235,12 +230,7 @@ impl CosignerKey {
     ///
     /// [`FormatError::BadKey`] if `name` is not a valid key name.
     pub fn from_seed(name: &str, seed: &[u8; 32]) -> Result<CosignerKey, FormatError> {
-        if !is_valid_name(name) {
-            return Err(FormatError::BadKey(format!(
-                "key name {:?} must be non-empty, without whitespace or '+'",
-                truncate_for_error(name)
-            )));
-        }
+        note::check_key_name(name)?;
         let signing = ed25519_dalek::SigningKey::from_bytes(seed);
         let id = key_id(name, &signing.verifying_key().to_bytes());
         Ok(CosignerKey {

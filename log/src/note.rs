@@ -325,12 +325,7 @@ impl LogKey {
     /// [`FormatError::BadKey`] if `origin` is not a valid key name (empty, whitespace, `+`) or the
     /// OS has no randomness to give.
     pub fn generate(origin: &str) -> Result<LogKey, FormatError> {
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed)
-            .map_err(|e| FormatError::BadKey(format!("no OS randomness: {e}")))?;
-        let key = Self::from_seed(origin, &seed);
-        seed.fill(0);
-        key
+        with_random_seed(|seed| Self::from_seed(origin, seed))
     }
 
     /// The key with the given 32-byte Ed25519 seed (for tests and for keys kept elsewhere).
@@ -339,12 +334,7 @@ impl LogKey {
     ///
     /// [`FormatError::BadKey`] if `name` is not a valid key name.
     pub fn from_seed(name: &str, seed: &[u8; 32]) -> Result<LogKey, FormatError> {
-        if !is_valid_name(name) {
-            return Err(FormatError::BadKey(format!(
-                "key name {:?} must be non-empty, without whitespace or '+'",
-                truncate_for_error(name)
-            )));
-        }
+        check_key_name(name)?;
         let sk = ed25519_dalek::SigningKey::from_bytes(seed);
         let id = key_id(name, &sk.verifying_key().to_bytes());
         let skey = skey_string(name, id, seed);
@@ -468,6 +458,31 @@ impl fmt::Debug for LogKey {
             .field("name", &self.name)
             .field("vkey", &self.vkey())
             .finish_non_exhaustive()
+    }
+}
+
+/// Calls `make` with a fresh 32-byte seed from the operating system's random number generator,
+/// and zeroes the seed afterwards (the one way a log or cosigner key is generated).
+pub(crate) fn with_random_seed<T>(
+    make: impl FnOnce(&[u8; 32]) -> Result<T, FormatError>,
+) -> Result<T, FormatError> {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed)
+        .map_err(|e| FormatError::BadKey(format!("no OS randomness: {e}")))?;
+    let made = make(&seed);
+    seed.fill(0);
+    made
+}
+
+/// [`FormatError::BadKey`] unless `name` is a valid key name ([`is_valid_name`]).
+pub(crate) fn check_key_name(name: &str) -> Result<(), FormatError> {
+    if is_valid_name(name) {
+        Ok(())
+    } else {
+        Err(FormatError::BadKey(format!(
+            "key name {:?} must be non-empty, without whitespace or '+'",
+            truncate_for_error(name)
+        )))
     }
 }
 
