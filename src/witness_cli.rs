@@ -51,16 +51,14 @@ fn trusted(args: &WitnessArgs) -> Result<Vec<Trust>> {
         out.push(Trust::parse(t)?);
     }
     if let Some(file) = &args.trust_file {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("reading {}", file.display()))?;
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or_default().trim();
             if line.is_empty() {
                 continue;
             }
-            out.push(
-                Trust::parse(line).with_context(|| format!("{}:{}", file.display(), n + 1))?,
-            );
+            out.push(Trust::parse(line).with_context(|| format!("{}:{}", file.display(), n + 1))?);
         }
     }
     Ok(out)

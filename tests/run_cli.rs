@@ -468,7 +468,13 @@ fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
     let vkey = std::fs::read_to_string(data.join("log/public/vkey")).unwrap();
     let vkey = vkey.trim();
     // The other operator's witness, trusting this log.
-    let mut c = toolmark(&["witness", "--listen", "127.0.0.1:0", "--name", "other.test/w"]);
+    let mut c = toolmark(&[
+        "witness",
+        "--listen",
+        "127.0.0.1:0",
+        "--name",
+        "other.test/w",
+    ]);
     c.arg("--data")
         .arg(dir.join("witness"))
         .arg("--trust")
@@ -502,17 +508,20 @@ fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
 
     let mut service = start_service(&config);
     service.wait_for("serving http://", deadline());
-    wait_until("the crawl's checkpoint cosigned by the toolmark witness", || {
-        let Ok(note) = std::fs::read(data.join("log/public/checkpoint")) else {
-            return false;
-        };
-        let Ok(cp) = toolmark_log::note::open_checkpoint(&note, vkey) else {
-            return false;
-        };
-        policy
-            .check(&note, now(), None)
-            .is_ok_and(|w| cp.size == 3 && w.satisfied)
-    });
+    wait_until(
+        "the crawl's checkpoint cosigned by the toolmark witness",
+        || {
+            let Ok(note) = std::fs::read(data.join("log/public/checkpoint")) else {
+                return false;
+            };
+            let Ok(cp) = toolmark_log::note::open_checkpoint(&note, vkey) else {
+                return false;
+            };
+            policy
+                .check(&note, now(), None)
+                .is_ok_and(|w| cp.size == 3 && w.satisfied)
+        },
+    );
     let monitor = format!(
         "{witness_url}/{}/checkpoint",
         toolmark_witness::origin_hash("toolmark.localhost/log")

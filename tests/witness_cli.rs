@@ -15,17 +15,20 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Stream, Watched};
+use toolmark_log::Hash;
 use toolmark_log::cosignature::add_signature_lines;
 use toolmark_log::note::{Checkpoint, LogKey};
 use toolmark_log::reader::Reader;
 use toolmark_log::witness::{AddCheckpoint, SIZE_CONTENT_TYPE};
-use toolmark_log::Hash;
 
 const ORIGIN: &str = "aics.test/log";
 const NAME: &str = "witness.test/toolmark";
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("toolmark-witness-cli-{name}-{}", std::process::id()));
+    let d = std::env::temp_dir().join(format!(
+        "toolmark-witness-cli-{name}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -50,7 +53,11 @@ fn post(url: &str, body: &[u8]) -> (u16, String, String) {
         .get("content-type")
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
-    (r.status().as_u16(), ct, r.body_mut().read_to_string().unwrap())
+    (
+        r.status().as_u16(),
+        ct,
+        r.body_mut().read_to_string().unwrap(),
+    )
 }
 
 /// `aics-tlog build-tiles` over `n` entries into `out` (a full rebuild); the root it reports.
@@ -134,12 +141,20 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert!(ours.starts_with(&format!("{NAME}+")), "{ours}");
 
     let mut c = Command::new(toolmark);
-    c.args(["witness", "--listen", "127.0.0.1:0", "--prefix", "/w", "--name", NAME])
-        .arg("--data")
-        .arg(&data)
-        .arg("--trust")
-        .arg(format!("{ORIGIN}={}", log.vkey()))
-        .env_remove("TOOLMARK_WITNESS_TRUST");
+    c.args([
+        "witness",
+        "--listen",
+        "127.0.0.1:0",
+        "--prefix",
+        "/w",
+        "--name",
+        NAME,
+    ])
+    .arg("--data")
+    .arg(&data)
+    .arg("--trust")
+    .arg(format!("{ORIGIN}={}", log.vkey()))
+    .env_remove("TOOLMARK_WITNESS_TRUST");
     let mut witness = Watched::spawn(c, Stream::Stderr, "witness");
     let deadline = Instant::now() + Duration::from_secs(60);
     let line = witness.wait_for("serving http://", deadline);
@@ -152,7 +167,15 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert_eq!(r.status().as_u16(), 404);
 
     // First cosignature, from old 0.
-    let (status, _, cosig) = post(&url, &AddCheckpoint { old: 0, proof: vec![], note: note5.clone() }.encode());
+    let (status, _, cosig) = post(
+        &url,
+        &AddCheckpoint {
+            old: 0,
+            proof: vec![],
+            note: note5.clone(),
+        }
+        .encode(),
+    );
     assert_eq!(status, 200, "{cosig}");
     let cosigned = add_signature_lines(&note5, &[cosig]);
     assert!(aics_accepts(&bin, &dir, &cosigned, &log.vkey(), &ours));
@@ -160,8 +183,19 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert!(!aics_accepts(&bin, &dir, &note5, &log.vkey(), &ours));
 
     // A stale client learns the size (409, text/x.tlog.size).
-    let (status, ct, body) = post(&url, &AddCheckpoint { old: 0, proof: vec![], note: note5.clone() }.encode());
-    assert_eq!((status, ct.as_str(), body.as_str()), (409, SIZE_CONTENT_TYPE, "5\n"));
+    let (status, ct, body) = post(
+        &url,
+        &AddCheckpoint {
+            old: 0,
+            proof: vec![],
+            note: note5.clone(),
+        }
+        .encode(),
+    );
+    assert_eq!(
+        (status, ct.as_str(), body.as_str()),
+        (409, SIZE_CONTENT_TYPE, "5\n")
+    );
 
     // The log grows (aics-tlog rebuilds its tiles); the proof from 5 comes from those tiles.
     let root12 = build_tiles(&bin, &dir, &tiles, 12);
@@ -174,11 +208,33 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     // A proof that fails is refused (422) and kept as evidence.
     let mut bad = proof.clone();
     bad[0] = Hash([1u8; 32]);
-    let (status, _, _) = post(&url, &AddCheckpoint { old: 5, proof: bad, note: note12.clone() }.encode());
+    let (status, _, _) = post(
+        &url,
+        &AddCheckpoint {
+            old: 5,
+            proof: bad,
+            note: note12.clone(),
+        }
+        .encode(),
+    );
     assert_eq!(status, 422);
-    let (status, _, cosig) = post(&url, &AddCheckpoint { old: 5, proof, note: note12.clone() }.encode());
+    let (status, _, cosig) = post(
+        &url,
+        &AddCheckpoint {
+            old: 5,
+            proof,
+            note: note12.clone(),
+        }
+        .encode(),
+    );
     assert_eq!(status, 200, "{cosig}");
-    assert!(aics_accepts(&bin, &dir, &add_signature_lines(&note12, &[cosig]), &log.vkey(), &ours));
+    assert!(aics_accepts(
+        &bin,
+        &dir,
+        &add_signature_lines(&note12, &[cosig]),
+        &log.vkey(),
+        &ours
+    ));
 
     // The monitoring URL serves the latest checkpoint with both signatures: aics-tlog accepts
     // it as it is.
@@ -186,7 +242,13 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert_eq!(r.status().as_u16(), 200);
     let served = r.body_mut().read_to_string().unwrap();
     assert!(served.starts_with(&format!("{ORIGIN}\n12\n")), "{served}");
-    assert!(aics_accepts(&bin, &dir, served.as_bytes(), &log.vkey(), &ours));
+    assert!(aics_accepts(
+        &bin,
+        &dir,
+        served.as_bytes(),
+        &log.vkey(),
+        &ours
+    ));
 
     witness.signal("-TERM");
     assert!(witness.exit(deadline).success());
@@ -205,6 +267,9 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
         .collect();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["origin"], ORIGIN);
-    assert_eq!((rows[0]["old"].as_u64(), rows[0]["size"].as_u64()), (Some(5), Some(12)));
+    assert_eq!(
+        (rows[0]["old"].as_u64(), rows[0]["size"].as_u64()),
+        (Some(5), Some(12))
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
