@@ -349,6 +349,8 @@ impl Witness {
     /// | a proof with `old` 0, a proof that fails, `old` = size with another root | 422 (evidence kept but for `old` 0) |
     /// | otherwise | 200, one `cosignature/v1` line, state updated |
     ///
+    /// The cosignature's timestamp is `now`, or the origin's previous one if that is later.
+    ///
     /// The last-but-one row is 422 as on the spec's `main` and in other witnesses (v1.0.0 said
     /// 409 for a same-size fork); a state error is 500.
     pub fn add_checkpoint(&self, body: &[u8], now: u64) -> Reply {
@@ -395,20 +397,6 @@ impl Witness {
                 "a checkpoint of size 0 must have the empty tree's root",
             ));
         }
-        let cosignature = self
-            .key
-            .cosign(text, now.max(1))
-            .map_err(|e| refuse(StatusCode::BAD_REQUEST, e.to_string()))?;
-        let line = cosignature.to_line();
-        // The stored note: the text, the signatures received but any old line of ours, ours.
-        let ours = format!("\u{2014} {} ", self.key.name());
-        let mut note = format!("{text}\n");
-        for l in lines.iter().filter(|l| !l.starts_with(&ours)) {
-            note.push_str(l);
-            note.push('\n');
-        }
-        note.push_str(&line);
-
         let internal = |e: rusqlite::Error| {
             tracing::error!("witness state: {e}");
             refuse(
@@ -420,22 +408,23 @@ impl Witness {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(internal)?;
-        let latest: Option<(i64, Vec<u8>)> = tx
+        let latest: Option<(i64, Vec<u8>, i64)> = tx
             .query_row(
-                "SELECT size, root FROM checkpoints WHERE origin = ?1",
+                "SELECT size, root, updated FROM checkpoints WHERE origin = ?1",
                 [&cp.origin],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(internal)?;
-        let (latest_size, latest_root) = match latest {
-            Some((s, root)) => (
+        let (latest_size, latest_root, last_time) = match latest {
+            Some((s, root, t)) => (
                 u64::try_from(s).unwrap_or(0),
                 <[u8; 32]>::try_from(root.as_slice())
                     .map(Hash)
                     .unwrap_or(EMPTY_ROOT),
+                u64::try_from(t).unwrap_or(0),
             ),
-            None => (0, EMPTY_ROOT),
+            None => (0, EMPTY_ROOT, 0),
         };
         if req.old != latest_size {
             return Err(Refused(
@@ -502,6 +491,22 @@ impl Witness {
             }
             return Err(refused);
         }
+        // Never earlier than this origin's previous cosignature: a clock stepped back must not
+        // date a larger tree before a smaller one.
+        let timestamp = now.max(last_time).max(1);
+        let cosignature = self
+            .key
+            .cosign(text, timestamp)
+            .map_err(|e| refuse(StatusCode::BAD_REQUEST, e.to_string()))?;
+        let line = cosignature.to_line();
+        // The stored note: the text, the signatures received but any old line of ours, ours.
+        let ours = format!("\u{2014} {} ", self.key.name());
+        let mut note = format!("{text}\n");
+        for l in lines.iter().filter(|l| !l.starts_with(&ours)) {
+            note.push_str(l);
+            note.push('\n');
+        }
+        note.push_str(&line);
         tx.execute(
             "INSERT INTO checkpoints (origin, origin_sha256, size, root, note, updated)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -512,7 +517,7 @@ impl Witness {
                 size,
                 cp.root.0.as_slice(),
                 note.as_bytes(),
-                i64::try_from(now).unwrap_or(i64::MAX)
+                i64::try_from(timestamp).unwrap_or(i64::MAX)
             ],
         )
         .map_err(internal)?;

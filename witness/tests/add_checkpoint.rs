@@ -561,3 +561,20 @@ async fn concurrent_conflicting_requests_cosign_one_tree() {
     }
     assert_eq!(ok, 1);
 }
+
+#[test]
+fn a_clock_stepped_back_never_dates_a_cosignature_earlier() {
+    let mut f = Fixture::new("clock");
+    f.grow_to(4);
+    let first = f.witness.add_checkpoint(&f.request(0, 2), 2_000_000_000);
+    assert_eq!(first.status, StatusCode::OK);
+    let later = f.witness.add_checkpoint(&f.request(2, 4), 1_900_000_000);
+    assert_eq!(later.status, StatusCode::OK);
+    let t = |body: &[u8]| {
+        Cosignature::parse_line(std::str::from_utf8(body).unwrap())
+            .unwrap()
+            .timestamp
+    };
+    assert_eq!(t(&first.body), 2_000_000_000);
+    assert_eq!(t(&later.body), 2_000_000_000);
+}
