@@ -101,7 +101,7 @@ pub struct Trust {
 }
 
 impl Trust {
-    /// Parses `ORIGIN=VKEY` (split at the first `=`; an origin has no `=`... nor `+`), checking
+    /// Parses `ORIGIN=VKEY` (split at the first `=`, so an origin here cannot contain one), checking
     /// the origin is a key name and the vkey an Ed25519 verifier key.
     ///
     /// # Errors
@@ -224,30 +224,48 @@ pub fn load_or_create_key(dir: &Path, name: &str) -> Result<CosignerKey, Witness
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = dir.join(KEY_FILE);
+    let read = |text: &str| -> Result<CosignerKey, WitnessError> {
+        let key = CosignerKey::from_skey(text).map_err(WitnessError::Key)?;
+        if key.name() != name {
+            return Err(WitnessError::KeyName {
+                path: path.clone(),
+                found: key.name().to_owned(),
+                wanted: name.to_owned(),
+            });
+        }
+        Ok(key)
+    };
     match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let key = CosignerKey::from_skey(&text).map_err(WitnessError::Key)?;
-            if key.name() != name {
-                return Err(WitnessError::KeyName {
-                    path,
-                    found: key.name().to_owned(),
-                    wanted: name.to_owned(),
-                });
+        Ok(text) => return read(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(&path)(e)),
+    }
+    // Written whole to a private temporary file, then linked into place: a crash never leaves
+    // a half-written key, and of two processes starting at once the second reads the first's.
+    let key = CosignerKey::generate(name).map_err(WitnessError::Key)?;
+    let tmp = dir.join(format!("{KEY_FILE}.{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io(&tmp))?;
+    f.write_all(format!("{}\n", key.to_skey()).as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(io(&tmp))?;
+    drop(f);
+    let linked = std::fs::hard_link(&tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
             }
             Ok(key)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let key = CosignerKey::generate(name).map_err(WitnessError::Key)?;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-                .map_err(io(&path))?;
-            f.write_all(format!("{}\n", key.to_skey()).as_bytes())
-                .and_then(|()| f.sync_all())
-                .map_err(io(&path))?;
-            Ok(key)
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            read(&std::fs::read_to_string(&path).map_err(io(&path))?)
         }
         Err(e) => Err(io(&path)(e)),
     }
