@@ -166,6 +166,18 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     let r = agent().get(&monitor).call().unwrap();
     assert_eq!(r.status().as_u16(), 404);
 
+    // Through the real connection layer: an oversized body is 413, another method 405.
+    let (status, _, _) = post(
+        &url,
+        &vec![b'o'; toolmark_log::witness::MAX_REQUEST_BYTES + 1],
+    );
+    assert_eq!(status, 413);
+    let r = agent()
+        .get(&format!("{url}/add-checkpoint"))
+        .call()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+
     // First cosignature, from old 0.
     let (status, _, cosig) = post(
         &url,
