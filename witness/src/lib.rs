@@ -369,8 +369,8 @@ impl Witness {
     ///
     /// The cosignature's timestamp is `now`, or the origin's previous one if that is later.
     ///
-    /// The last-but-one row is 422 as on the spec's `main` and in other witnesses (v1.0.0 said
-    /// 409 for a same-size fork); a state error is 500.
+    /// A same-size fork (`old` = size with another root) is 422 as on the spec's `main` and in
+    /// aics-witness (v1.0.0 said 409); a state error is 500.
     pub fn add_checkpoint(&self, body: &[u8], now: u64) -> Reply {
         match self.try_add(body, now) {
             Ok(reply) => reply,
