@@ -11,6 +11,7 @@ mod package_cli;
 mod run_cli;
 mod serve_cli;
 mod webhooks_cli;
+mod witness_cli;
 
 use anyhow::{Context, Result};
 
@@ -69,6 +70,9 @@ enum Command {
     /// Serve the API (/check with proofs, lookups, tiles), the feeds and the desk over a data
     /// directory that `crawl` fills.
     Serve(serve_cli::ServeArgs),
+    /// A C2SP tlog-witness for other logs: cosigns the checkpoints of the trusted origins that
+    /// only grow (`POST <prefix>/add-checkpoint`, `GET <prefix>/<sha256 origin>/checkpoint`).
+    Witness(witness_cli::WitnessArgs),
     /// The whole service in one process: the API, feeds and desk, and the schedules (the daily
     /// registry crawl, the hourly checkpoint heartbeat). Configured by a TOML file, environment
     /// variables and flags (docs/operations.md).
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
         Command::Log { command } => log_cli::run(command),
         Command::Crawl(args) => crawl_cli::run(args).map(|()| true),
         Command::Serve(args) => serve_cli::run(args).map(|()| true),
+        Command::Witness(args) => witness_cli::run(args).map(|()| true),
         Command::Run(args) => run_cli::run(*args),
         Command::Demo(args) => demo::run(args).map(|()| true),
         Command::Package { command } => package_cli::run(command),

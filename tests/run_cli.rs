@@ -450,3 +450,94 @@ fn a_witnessed_service_publishes_cosigned_checkpoints_and_heartbeats_move_their_
     verify_log(&data);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two toolmark operators witness each other: `toolmark run --witness <vkey>@<url>` gets its
+/// checkpoint cosigned by a `toolmark witness` process that trusts its log, publishes it with
+/// the cosignature, and the witness's monitoring URL serves the same tree. No aics needed.
+#[test]
+fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
+    let world = World::start(3, Duration::from_millis(1));
+    let dir = tmp("toolmark-witnessed");
+    let config = world.config(&dir, "0 0 * * * *");
+    let data = dir.join("data");
+    drop(
+        toolmark_index::DataDir::new(&data)
+            .open_writer("toolmark.localhost/log")
+            .unwrap(),
+    );
+    let vkey = std::fs::read_to_string(data.join("log/public/vkey")).unwrap();
+    let vkey = vkey.trim();
+    // The other operator's witness, trusting this log.
+    let mut c = toolmark(&[
+        "witness",
+        "--listen",
+        "127.0.0.1:0",
+        "--name",
+        "other.test/w",
+    ]);
+    c.arg("--data")
+        .arg(dir.join("witness"))
+        .arg("--trust")
+        .arg(format!("toolmark.localhost/log={vkey}"))
+        .env_remove("TOOLMARK_WITNESS_TRUST");
+    let mut witness = Watched::spawn(c, Stream::Stderr, "witness");
+    let line = witness.wait_for("serving http://", deadline());
+    let witness_url = Watched::url_in(&line);
+    let witness_vkey = line
+        .split_whitespace()
+        .find(|w| w.starts_with("other.test/w+"))
+        .unwrap()
+        .to_owned();
+    let arg = format!("{witness_vkey}@{witness_url}");
+    let mut text_config = std::fs::read_to_string(&config).unwrap();
+    text_config.push_str(&format!(
+        "[witnessing]\nwitnesses = [\"{arg}\"]\nmin_interval_seconds = 0\n"
+    ));
+    std::fs::write(&config, text_config).unwrap();
+    let policy = toolmark_log::policy::WitnessPolicy::k_of(
+        vec![toolmark_cosign::parse_witness_arg(&arg).unwrap()],
+        1,
+    )
+    .unwrap();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+
+    let mut service = start_service(&config);
+    service.wait_for("serving http://", deadline());
+    wait_until(
+        "the crawl's checkpoint cosigned by the toolmark witness",
+        || {
+            let Ok(note) = std::fs::read(data.join("log/public/checkpoint")) else {
+                return false;
+            };
+            let Ok(cp) = toolmark_log::note::open_checkpoint(&note, vkey) else {
+                return false;
+            };
+            policy
+                .check(&note, now(), None)
+                .is_ok_and(|w| cp.size == 3 && w.satisfied)
+        },
+    );
+    let monitor = format!(
+        "{witness_url}/{}/checkpoint",
+        toolmark_witness::origin_hash("toolmark.localhost/log")
+    );
+    let served = ureq::get(&monitor)
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let cp = toolmark_log::note::open_checkpoint(served.as_bytes(), vkey).unwrap();
+    assert_eq!(cp.size, 3);
+    service.signal("-TERM");
+    assert!(service.exit(deadline()).success());
+    witness.signal("-TERM");
+    assert!(witness.exit(deadline()).success());
+    verify_log(&data);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,113 @@
+//! `toolmark witness`: toolmark's own C2SP tlog-witness (`toolmark-witness`) for other logs,
+//! behind the same connection layer as `toolmark serve`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use toolmark_server::{HttpFlags, HttpOptions};
+use toolmark_witness::{Trust, Witness};
+
+#[derive(Args)]
+pub struct WitnessArgs {
+    /// The witness's directory: `witness.key` (created on first start, mode 0600) and
+    /// `witness.sqlite` (latest cosigned checkpoint per origin, evidence).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7380")]
+    pub listen: SocketAddr,
+    /// A trusted log, `ORIGIN=VKEY` (repeat; several keys per origin are allowed). The vkey's
+    /// name need not be the origin.
+    #[arg(long = "trust", env = "TOOLMARK_WITNESS_TRUST", value_delimiter = ',')]
+    pub trust: Vec<String>,
+    /// A file of trusted logs: one `ORIGIN=VKEY` per line; blank lines and `#` comments skipped.
+    #[arg(long)]
+    pub trust_file: Option<PathBuf>,
+    /// The cosigner name (the key name in its vkey and cosignature lines); fixed by the key
+    /// file once created.
+    #[arg(long, default_value = toolmark_witness::DEFAULT_NAME)]
+    pub name: String,
+    /// The URL prefix of the routes (`<prefix>/add-checkpoint`,
+    /// `<prefix>/<sha256 hex of origin>/checkpoint`), e.g. `/witness`.
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+    /// Print the witness's vkey (creating the key if need be) and exit.
+    #[arg(long)]
+    pub print_vkey: bool,
+    /// Print the evidence (requests that failed consistency) as JSON lines and exit.
+    #[arg(long)]
+    pub evidence: bool,
+    /// What one client may cost (defaults: docs/operations.md, "Limits").
+    #[command(flatten)]
+    pub http: HttpFlags,
+}
+
+fn trusted(args: &WitnessArgs) -> Result<Vec<Trust>> {
+    let mut out = Vec::new();
+    for t in &args.trust {
+        out.push(Trust::parse(t)?);
+    }
+    if let Some(file) = &args.trust_file {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or_default().trim();
+            if line.is_empty() {
+                continue;
+            }
+            out.push(Trust::parse(line).with_context(|| format!("{}:{}", file.display(), n + 1))?);
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(args: WitnessArgs) -> Result<()> {
+    let trusted = trusted(&args)?;
+    if !(args.prefix.is_empty() || args.prefix.starts_with('/')) {
+        anyhow::bail!("--prefix {:?} must start with '/'", args.prefix);
+    }
+    let witness = Witness::open(&args.data, &args.name, &trusted)
+        .with_context(|| format!("opening the witness in {}", args.data.display()))?;
+    if args.print_vkey {
+        println!("{}", witness.vkey());
+        return Ok(());
+    }
+    if args.evidence {
+        for row in witness.evidence()? {
+            println!("{}", serde_json::to_string(&row)?);
+        }
+        return Ok(());
+    }
+    if trusted.is_empty() {
+        anyhow::bail!("no trusted log: give --trust ORIGIN=VKEY or --trust-file");
+    }
+    let mut http = HttpOptions::default();
+    args.http.apply(&mut http);
+    if let Some(problem) = http.problem() {
+        anyhow::bail!("{problem}");
+    }
+    let witness = Arc::new(witness);
+    let runtime = crate::serve_cli::runtime()?;
+    runtime.block_on(async move {
+        let listener = toolmark_server::bind(args.listen).await?;
+        let bound = listener.local_addr()?;
+        tracing::info!(
+            "toolmark witness {} serving http://{bound}{} for {} logs",
+            witness.vkey(),
+            args.prefix,
+            witness.trusted().len()
+        );
+        let router = toolmark_witness::router(witness, &args.prefix);
+        toolmark_server::serve_process(
+            listener,
+            http.limits(),
+            crate::serve_cli::terminated(),
+            |_stats| router,
+        )
+        .await
+        .context("serving")
+    })
+}
