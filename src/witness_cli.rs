@@ -40,6 +40,10 @@ pub struct WitnessArgs {
     /// Print the evidence (requests that failed consistency) as JSON lines and exit.
     #[arg(long)]
     pub evidence: bool,
+    /// After a clock that ran ahead is fixed: forget the time of each origin's last
+    /// cosignature (a cosignature is otherwise never dated before the previous one), and exit.
+    #[arg(long)]
+    pub clear_timestamps: bool,
     /// What one client may cost (defaults: docs/operations.md, "Limits").
     #[command(flatten)]
     pub http: HttpFlags,
@@ -79,6 +83,11 @@ pub fn run(args: WitnessArgs) -> Result<()> {
         for row in witness.evidence()? {
             println!("{}", serde_json::to_string(&row)?);
         }
+        return Ok(());
+    }
+    if args.clear_timestamps {
+        let n = witness.clear_timestamps()?;
+        println!("cleared the last cosignature time of {n} logs");
         return Ok(());
     }
     if trusted.is_empty() {

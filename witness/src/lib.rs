@@ -41,6 +41,7 @@ use sha2::{Digest, Sha256};
 use toolmark_log::cosignature::{CosignerKey, split_note};
 use toolmark_log::merkle::{EMPTY_ROOT, verify_consistency};
 use toolmark_log::note::{Checkpoint, ED25519_TYPE, VerifierKey, is_valid_name, verify_note};
+use toolmark_log::policy::MAX_FUTURE_SECONDS;
 use toolmark_log::witness::{AddCheckpoint, MAX_REQUEST_BYTES, SIZE_CONTENT_TYPE};
 use toolmark_log::{FormatError, Hash};
 
@@ -510,7 +511,16 @@ impl Witness {
             return Err(refused);
         }
         // Never earlier than this origin's previous cosignature: a clock stepped back must not
-        // date a larger tree before a smaller one.
+        // date a larger tree before a smaller one. A previous time far ahead of the clock (a
+        // clock that ran ahead) would date every later cosignature in the future, where
+        // verifiers do not count it: say so; `clear_timestamps` lets the fixed clock date them.
+        if last_time > now.saturating_add(MAX_FUTURE_SECONDS) {
+            tracing::warn!(
+                "{}: the last cosignature is dated {last_time}, {} s ahead of the clock; once the clock is right, `toolmark witness --clear-timestamps` lets it date cosignatures again",
+                cp.origin,
+                last_time - now
+            );
+        }
         let timestamp = now.max(last_time).max(1);
         let cosignature = self
             .key
@@ -579,6 +589,19 @@ impl Witness {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+
+    /// Forgets the time of every origin's last cosignature (its size and root stay), so that
+    /// the next cosignatures are dated by the clock even if an earlier one was dated later:
+    /// for after a clock that ran ahead is fixed. Returns how many origins it touched.
+    ///
+    /// # Errors
+    ///
+    /// [`WitnessError::Db`].
+    pub fn clear_timestamps(&self) -> Result<usize, WitnessError> {
+        Ok(self
+            .conn()
+            .execute("UPDATE checkpoints SET updated = 0", [])?)
     }
 
     /// Every evidence row, oldest first.

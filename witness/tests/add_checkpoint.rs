@@ -578,3 +578,23 @@ fn a_clock_stepped_back_never_dates_a_cosignature_earlier() {
     assert_eq!(t(&first.body), 2_000_000_000);
     assert_eq!(t(&later.body), 2_000_000_000);
 }
+
+#[test]
+fn clearing_the_timestamps_lets_a_fixed_clock_date_cosignatures_again() {
+    let mut f = Fixture::new("clear");
+    f.grow_to(4);
+    // A clock that ran ahead dated the cosignature of size 2.
+    let ahead = f.witness.add_checkpoint(&f.request(0, 2), 2_000_000_000);
+    assert_eq!(ahead.status, StatusCode::OK);
+    assert_eq!(f.witness.clear_timestamps().unwrap(), 1);
+    let fixed = f.witness.add_checkpoint(&f.request(2, 4), 1_900_000_000);
+    assert_eq!(fixed.status, StatusCode::OK);
+    let line = std::str::from_utf8(&fixed.body).unwrap();
+    assert_eq!(
+        Cosignature::parse_line(line).unwrap().timestamp,
+        1_900_000_000
+    );
+    // The size and root are kept: the next request still starts from 4.
+    let stale = f.witness.add_checkpoint(&f.request(2, 4), 1_900_000_001);
+    assert_eq!(stale.status, StatusCode::CONFLICT);
+}
