@@ -217,7 +217,7 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert_eq!(at.checkpoint.size, 12);
     let proof = reader.consistency_proof(5, 12, &at).unwrap();
     assert!(!proof.is_empty());
-    // A proof that fails is refused (422) and kept as evidence.
+    // A proof that fails is refused (422); not evidence (anyone can send a bad proof).
     let mut bad = proof.clone();
     bad[0] = Hash([1u8; 32]);
     let (status, _, _) = post(
@@ -247,6 +247,18 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
         &log.vkey(),
         &ours
     ));
+
+    // The log signs another tree of size 12: a fork, refused (422) and kept as evidence.
+    let (status, _, _) = post(
+        &url,
+        &AddCheckpoint {
+            old: 12,
+            proof: vec![],
+            note: sign(12, Hash([9u8; 32])),
+        }
+        .encode(),
+    );
+    assert_eq!(status, 422);
 
     // The monitoring URL serves the latest checkpoint with both signatures: aics-tlog accepts
     // it as it is.
@@ -281,7 +293,7 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert_eq!(rows[0]["origin"], ORIGIN);
     assert_eq!(
         (rows[0]["old"].as_u64(), rows[0]["size"].as_u64()),
-        (Some(5), Some(12))
+        (Some(12), Some(12))
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

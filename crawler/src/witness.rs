@@ -54,22 +54,22 @@ pub async fn add_checkpoint(
     timeout: Duration,
 ) -> Submission {
     let url = format!("{}/{ADD_CHECKPOINT_PATH}", prefix.trim_end_matches('/'));
-    let pinned = match guard::check(&url, config.policy, config.resolver.as_ref()).await {
-        Ok(p) => p,
-        Err(e) => return Submission::Blocked(e.to_string()),
-    };
-    let client = match crate::mcp::build_client(config, &pinned, &Declared::default()) {
-        Ok(c) => c,
-        Err(e) => return Submission::Failed(e),
-    };
+    // The whole submission, the guard's name resolution included, is one timeout.
     let exchange = async {
+        let pinned = match guard::check(&url, config.policy, config.resolver.as_ref()).await {
+            Ok(p) => p,
+            Err(e) => return Err(Submission::Blocked(e.to_string())),
+        };
+        let client = crate::mcp::build_client(config, &pinned, &Declared::default())
+            .map_err(Submission::Failed)?;
+        let failed = |e: String| Submission::Failed(e);
         let response = client
             .post(pinned.url.clone())
             .header(reqwest::header::CONTENT_TYPE, "text/plain; charset=utf-8")
             .body(body)
             .send()
             .await
-            .map_err(|e| crate::error_chain(&e))?;
+            .map_err(|e| failed(crate::error_chain(&e)))?;
         let status = response.status().as_u16();
         let content_type = response
             .headers()
@@ -78,12 +78,12 @@ pub async fn add_checkpoint(
             .map(|v| v.split(';').next().unwrap_or_default().trim().to_owned());
         let body = crate::body::read_capped(response, MAX_RESPONSE_BYTES)
             .await
-            .map_err(|e| e.to_string())?;
-        Ok::<_, String>((status, content_type, body))
+            .map_err(|e| failed(e.to_string()))?;
+        Ok::<_, Submission>((status, content_type, body))
     };
     let (status, content_type, body) = match tokio::time::timeout(timeout, exchange).await {
         Err(_) => return Submission::TimedOut,
-        Ok(Err(e)) => return Submission::Failed(e),
+        Ok(Err(s)) => return s,
         Ok(Ok(r)) => r,
     };
     match status {

@@ -341,23 +341,21 @@ impl WitnessPolicy {
     /// Whether the witnesses marked `true` (indexed as [`WitnessPolicy::witnesses`]) satisfy
     /// the quorum.
     pub fn satisfied_by(&self, signed: &[bool]) -> bool {
+        // Groups only name members defined on earlier lines, so one forward pass decides every
+        // group once (recursing instead would cost exponential time on a policy of groups that
+        // each name the two before them).
+        let mut groups: Vec<bool> = Vec::with_capacity(self.groups.len());
+        let member = |m: Member, groups: &[bool]| match m {
+            Member::Witness(i) => signed.get(i).copied().unwrap_or(false),
+            Member::Group(g) => groups.get(g).copied().unwrap_or(false),
+        };
+        for g in &self.groups {
+            let met = g.members.iter().filter(|&&m| member(m, &groups)).count() >= g.threshold;
+            groups.push(met);
+        }
         match self.quorum {
             None => true,
-            Some(m) => self.member_satisfied(m, signed),
-        }
-    }
-
-    fn member_satisfied(&self, m: Member, signed: &[bool]) -> bool {
-        match m {
-            Member::Witness(i) => signed.get(i).copied().unwrap_or(false),
-            Member::Group(g) => {
-                let g = &self.groups[g];
-                g.members
-                    .iter()
-                    .filter(|&&m| self.member_satisfied(m, signed))
-                    .count()
-                    >= g.threshold
-            }
+            Some(m) => member(m, &groups),
         }
     }
 
@@ -513,6 +511,35 @@ mod tests {
         assert_eq!(p.describe(), "group all2");
         assert!(p.satisfied_by(&[false, true, true]));
         assert!(!p.satisfied_by(&[true, true, false]));
+    }
+
+    #[test]
+    fn a_deep_chain_of_groups_is_decided_once_per_group() {
+        // Each group names the two before it: evaluated recursively this is ~2^90 calls.
+        let mut text = format!(
+            "witness a {}
+witness b {}
+group g0 any a
+group g1 any b
+",
+            cosigner(1).witness_key().vkey(),
+            cosigner(2).witness_key().vkey()
+        );
+        for i in 2..92 {
+            text.push_str(&format!(
+                "group g{i} all g{} g{}
+",
+                i - 1,
+                i - 2
+            ));
+        }
+        text.push_str(
+            "quorum g91
+",
+        );
+        let p = WitnessPolicy::parse(&text).unwrap();
+        assert!(p.satisfied_by(&[true, true]));
+        assert!(!p.satisfied_by(&[true, false]));
     }
 
     #[test]

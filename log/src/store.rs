@@ -561,7 +561,6 @@ impl Storage for FileStore {
                 write_atomic(&public.join(p), d, false)?;
             }
         }
-        write_atomic(&self.dir.join("private/checkpoint"), &head.note, false)?;
         if !self.witnessed {
             let _held = publish_lock(&self.dir)?;
             write_atomic(&public.join("checkpoint"), &head.note, false)?;
@@ -572,6 +571,11 @@ impl Storage for FileStore {
             format!("{} {}\n", head.size, head.root.to_base64()).as_bytes(),
             true,
         )?;
+        // Only now, with every file of this size durable (the marker), the newest signed
+        // checkpoint: the cosigner submits what it reads here, and `publish_witnessed` refuses
+        // a size past the marker, so written earlier a round could be refused and not rerun.
+        // A crash before this line is repaired on open (`Log::open` publishes the head again).
+        write_atomic(&self.dir.join("private/checkpoint"), &head.note, false)?;
         // Everything of this batch is durable in public/: its staging copy, and any left by an
         // older or abandoned batch, can go.
         let staging = self.dir.join("staging");

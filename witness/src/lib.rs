@@ -12,7 +12,7 @@
 //!   with the log's signatures and the witness's cosignature, or 404.
 //!
 //! State is one SQLite file, `DIR/witness.sqlite` (WAL): the latest cosigned checkpoint per
-//! origin, and the evidence (log-signed requests that failed consistency). Reading the latest
+//! origin, and the evidence (log-signed checkpoints forking one it cosigned). Reading the latest
 //! size and storing the new checkpoint happen in one `BEGIN IMMEDIATE` transaction, so two
 //! concurrent requests (or two processes on one directory) never both cosign conflicting trees.
 //! The key is `DIR/witness.key` (mode 0600), created on first start.
@@ -175,7 +175,8 @@ impl IntoResponse for Reply {
     }
 }
 
-/// A log-signed request that failed consistency, kept as evidence of a split view.
+/// A log-signed checkpoint of a size the witness had cosigned with another root: the log
+/// signed two trees of one size, a split view. Kept once per (origin, size, root).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Evidence {
     /// When it was received (POSIX seconds).
@@ -190,7 +191,7 @@ pub struct Evidence {
     pub size: u64,
     /// Why it failed.
     pub reason: String,
-    /// The request body, as received (at most [`MAX_REQUEST_BYTES`]).
+    /// The forked checkpoint: its text and the trusted log's signature lines, verified.
     pub body: String,
 }
 
@@ -296,8 +297,10 @@ CREATE TABLE IF NOT EXISTS evidence (
     old INTEGER NOT NULL,
     latest_size INTEGER NOT NULL,
     size INTEGER NOT NULL,
+    root BLOB NOT NULL,
     reason TEXT NOT NULL,
-    body BLOB NOT NULL
+    body BLOB NOT NULL,
+    UNIQUE (origin, size, root)
 );
 ";
 
@@ -363,9 +366,10 @@ impl Witness {
     /// | origin not trusted | 404 |
     /// | no signature by a trusted key of the origin, or one that fails | 403 |
     /// | `old` > checkpoint size | 400 |
-    /// | size 0 with a root other than the empty tree's | 422 |
     /// | `old` ≠ the size last cosigned | 409, `text/x.tlog.size`, `<size>\n` |
-    /// | a proof with `old` 0, a proof that fails, `old` = size with another root | 422 (evidence kept but for `old` 0) |
+    /// | size 0 with a root other than the empty tree's | 422 |
+    /// | a proof with `old` 0, a proof that fails | 422 |
+    /// | `old` = size with another root (a fork: kept as evidence) | 422 |
     /// | otherwise | 200, one `cosignature/v1` line, state updated |
     ///
     /// The cosignature's timestamp is `now`, or the origin's previous one if that is later.
@@ -410,12 +414,6 @@ impl Witness {
         }
         let size = i64::try_from(cp.size)
             .map_err(|_| refuse(StatusCode::BAD_REQUEST, "tree size above 2^63-1"))?;
-        if cp.size == 0 && cp.root != EMPTY_ROOT {
-            return Err(refuse(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "a checkpoint of size 0 must have the empty tree's root",
-            ));
-        }
         let internal = |e: rusqlite::Error| {
             tracing::error!("witness state: {e}");
             refuse(
@@ -455,6 +453,12 @@ impl Witness {
                 None,
             ));
         }
+        if cp.size == 0 && cp.root != EMPTY_ROOT {
+            return Err(refuse(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "a checkpoint of size 0 must have the empty tree's root",
+            ));
+        }
         let inconsistent = if req.old == 0 {
             (!req.proof.is_empty()).then(|| {
                 refuse(
@@ -472,15 +476,14 @@ impl Witness {
             ))
         } else if verify_consistency(&req.proof, cp.size, &cp.root, req.old, &latest_root).is_err()
         {
-            Some(Refused(
-                Reply::text(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    format!(
-                        "the consistency proof from {} to {} does not verify",
-                        req.old, cp.size
-                    ),
+            // Not evidence: the proof is not signed, so anyone can pair a log's real
+            // checkpoint with a bad proof. Only two log-signed roots of one size prove a fork.
+            Some(refuse(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "the consistency proof from {} to {} does not verify",
+                    req.old, cp.size
                 ),
-                Some("consistency proof does not verify".to_owned()),
             ))
         } else {
             None
@@ -492,17 +495,20 @@ impl Witness {
                     cp.origin,
                     cp.size
                 );
+                // Once per (origin, size, root): a fork is kept once however often it is sent.
                 tx.execute(
-                    "INSERT INTO evidence (time, origin, old, latest_size, size, reason, body)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT OR IGNORE INTO evidence
+                         (time, origin, old, latest_size, size, root, reason, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
                         i64::try_from(now).unwrap_or(i64::MAX),
                         cp.origin,
                         i64::try_from(req.old).unwrap_or(i64::MAX),
                         i64::try_from(latest_size).unwrap_or(i64::MAX),
                         size,
+                        cp.root.0.as_slice(),
                         reason,
-                        body
+                        stored_note(text, &verified_log_lines(text, &lines, keys), None)
                     ],
                 )
                 .map_err(internal)?;
@@ -527,14 +533,9 @@ impl Witness {
             .cosign(text, timestamp)
             .map_err(|e| refuse(StatusCode::BAD_REQUEST, e.to_string()))?;
         let line = cosignature.to_line();
-        // The stored note: the text, the signatures received but any old line of ours, ours.
-        let ours = format!("\u{2014} {} ", self.key.name());
-        let mut note = format!("{text}\n");
-        for l in lines.iter().filter(|l| !l.starts_with(&ours)) {
-            note.push_str(l);
-            note.push('\n');
-        }
-        note.push_str(&line);
+        // The stored note (what monitoring serves): the text, the trusted log's signature lines
+        // that verify (never a line nobody checked), and ours.
+        let note = stored_note(text, &verified_log_lines(text, &lines, keys), Some(&line));
         tx.execute(
             "INSERT INTO checkpoints (origin, origin_sha256, size, root, note, updated)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -544,7 +545,7 @@ impl Witness {
                 origin_hash(&cp.origin),
                 size,
                 cp.root.0.as_slice(),
-                note.as_bytes(),
+                note,
                 i64::try_from(timestamp).unwrap_or(i64::MAX)
             ],
         )
@@ -628,6 +629,28 @@ impl Witness {
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
+}
+
+/// The lines of `lines` that are signatures of `text` by one of the log keys `keys`, verified.
+fn verified_log_lines<'a>(text: &str, lines: &[&'a str], keys: &[String]) -> Vec<&'a str> {
+    lines
+        .iter()
+        .copied()
+        .filter(|l| {
+            let one = format!("{text}\n{l}\n");
+            keys.iter().any(|k| verify_note(one.as_bytes(), k).is_ok())
+        })
+        .collect()
+}
+
+/// A note of `text`, the signature lines `lines` and, if given, the witness's `ours`.
+fn stored_note(text: &str, lines: &[&str], ours: Option<&str>) -> Vec<u8> {
+    let mut note = format!("{text}\n");
+    for l in lines.iter().copied().chain(ours) {
+        note.push_str(l.trim_end_matches('\n'));
+        note.push('\n');
+    }
+    note.into_bytes()
 }
 
 fn now() -> u64 {

@@ -8,11 +8,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
+use base64::Engine as _;
 use http_body_util::BodyExt as _;
 use toolmark_log::Hash;
+use toolmark_log::cosignature::add_signature_lines;
 use toolmark_log::cosignature::{Cosignature, CosignerKey, WitnessKey, note_cosignatures};
 use toolmark_log::merkle::{EMPTY_ROOT, MemoryHashes, consistency_proof, tree_hash};
-use toolmark_log::note::{Checkpoint, LogKey};
+use toolmark_log::note::{Checkpoint, LogKey, verify_note};
 use toolmark_log::witness::{AddCheckpoint, MAX_REQUEST_BYTES, SIZE_CONTENT_TYPE};
 use toolmark_witness::{Trust, Witness, origin_hash, router};
 use tower::ServiceExt as _;
@@ -335,7 +337,7 @@ async fn a_proof_with_old_zero_is_422() {
 }
 
 #[tokio::test]
-async fn a_proof_that_fails_is_422_and_kept_as_evidence() {
+async fn a_proof_that_fails_is_422_and_not_kept_as_evidence() {
     let mut f = Fixture::new("badproof");
     f.grow_to(8);
     f.cosign(0, 3).await;
@@ -347,20 +349,13 @@ async fn a_proof_that_fails_is_422_and_kept_as_evidence() {
         note: f.note(8),
     }
     .encode();
-    let (status, _, text) = f.post(body.clone()).await;
+    let (status, _, text) = f.post(body).await;
     assert_eq!(
         status,
         StatusCode::UNPROCESSABLE_ENTITY,
         "{}",
         String::from_utf8_lossy(&text)
     );
-    let evidence = f.witness.evidence().unwrap();
-    assert_eq!(evidence.len(), 1);
-    assert_eq!(
-        (evidence[0].old, evidence[0].latest_size, evidence[0].size),
-        (3, 3, 8)
-    );
-    assert_eq!(evidence[0].body.as_bytes(), body.as_slice());
     // A tree that is not an extension of the cosigned one fails too, with a proof of its own.
     let mut fork = MemoryHashes::new();
     for i in 0..8 {
@@ -373,30 +368,87 @@ async fn a_proof_that_fails_is_422_and_kept_as_evidence() {
     }
     .encode();
     assert_eq!(f.post(body).await.0, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(f.witness.evidence().unwrap().len(), 2);
+    // The proof is not signed: anyone can pair the log's real checkpoint with a bad one, so a
+    // failing proof proves nothing about the log and is not kept.
+    assert!(f.witness.evidence().unwrap().is_empty());
     // The state did not move.
     let latest = f.witness.latest(&origin_hash(ORIGIN)).unwrap().unwrap();
     assert!(String::from_utf8(latest).unwrap().contains("\n3\n"));
 }
 
 #[tokio::test]
-async fn the_same_size_with_another_root_is_422_and_kept_as_evidence() {
+async fn the_same_size_with_another_root_is_422_and_kept_as_evidence_once() {
     let mut f = Fixture::new("fork");
     f.grow_to(3);
     f.cosign(0, 3).await;
+    let forked = f.note_with_root(3, Hash([5u8; 32]));
+    // Sent with a line nobody can check, twice.
+    let padded = add_signature_lines(&forked, &[junk_line("other.example/w")]);
     let body = AddCheckpoint {
         old: 3,
         proof: vec![],
-        note: f.note_with_root(3, Hash([5u8; 32])),
+        note: padded,
     }
     .encode();
-    let (status, _, text) = f.post(body).await;
+    let (status, _, text) = f.post(body.clone()).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(String::from_utf8(text).unwrap().contains("another root"));
+    assert_eq!(f.post(body).await.0, StatusCode::UNPROCESSABLE_ENTITY);
     let evidence = f.witness.evidence().unwrap();
     assert_eq!(evidence.len(), 1);
     assert_eq!(evidence[0].reason, "same size, different root");
     assert_eq!(evidence[0].origin, ORIGIN);
+    // What is kept is the log's own signed fork, without the unchecked line: anyone can
+    // verify it with the log's key.
+    assert_eq!(evidence[0].body.as_bytes(), forked.as_slice());
+    verify_note(evidence[0].body.as_bytes(), &f.log.vkey()).unwrap();
+}
+
+#[tokio::test]
+async fn monitoring_serves_only_signature_lines_that_verify() {
+    let mut f = Fixture::new("lines");
+    f.grow_to(3);
+    f.cosign(0, 3).await;
+    // The same tree again, with a well-formed line by a key nobody trusts.
+    let note = add_signature_lines(&f.note(3), &[junk_line("other.example/w")]);
+    let body = AddCheckpoint {
+        old: 3,
+        proof: vec![],
+        note,
+    }
+    .encode();
+    assert_eq!(f.post(body).await.0, StatusCode::OK);
+    let served = f.witness.latest(&origin_hash(ORIGIN)).unwrap().unwrap();
+    let served = String::from_utf8(served).unwrap();
+    assert!(!served.contains("other.example/w"), "{served}");
+    let lines: Vec<&str> = served.split("\n\n").nth(1).unwrap().lines().collect();
+    assert_eq!(lines.len(), 2, "{served}");
+    verify_note(served.as_bytes(), &f.log.vkey()).unwrap();
+}
+
+#[tokio::test]
+async fn a_stale_old_is_409_before_a_bad_empty_tree_is_422() {
+    let mut f = Fixture::new("order");
+    f.grow_to(3);
+    f.cosign(0, 3).await;
+    let body = AddCheckpoint {
+        old: 0,
+        proof: vec![],
+        note: f.note_with_root(0, f.root(1)),
+    }
+    .encode();
+    let (status, content_type, text) = f.post(body).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(content_type, SIZE_CONTENT_TYPE);
+    assert_eq!(text, b"3\n");
+}
+
+/// A well-formed signature line by `name` that no trusted key made.
+fn junk_line(name: &str) -> String {
+    format!(
+        "\u{2014} {name} {}\n",
+        base64::engine::general_purpose::STANDARD.encode([9u8; 68])
+    )
 }
 
 #[tokio::test]
