@@ -179,15 +179,7 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert_eq!(r.status().as_u16(), 405);
 
     // First cosignature, from old 0.
-    let (status, _, cosig) = post(
-        &url,
-        &AddCheckpoint {
-            old: 0,
-            proof: vec![],
-            note: note5.clone(),
-        }
-        .encode(),
-    );
+    let (status, _, cosig) = post(&url, &add_body(0, vec![], note5.clone()));
     assert_eq!(status, 200, "{cosig}");
     let cosigned = add_signature_lines(&note5, &[cosig]);
     assert!(aics_accepts(&bin, &dir, &cosigned, &log.vkey(), &ours));
@@ -195,15 +187,7 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     assert!(!aics_accepts(&bin, &dir, &note5, &log.vkey(), &ours));
 
     // A stale client learns the size (409, text/x.tlog.size).
-    let (status, ct, body) = post(
-        &url,
-        &AddCheckpoint {
-            old: 0,
-            proof: vec![],
-            note: note5.clone(),
-        }
-        .encode(),
-    );
+    let (status, ct, body) = post(&url, &add_body(0, vec![], note5.clone()));
     assert_eq!(
         (status, ct.as_str(), body.as_str()),
         (409, SIZE_CONTENT_TYPE, "5\n")
@@ -220,25 +204,9 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     // A proof that fails is refused (422); not evidence (anyone can send a bad proof).
     let mut bad = proof.clone();
     bad[0] = Hash([1u8; 32]);
-    let (status, _, _) = post(
-        &url,
-        &AddCheckpoint {
-            old: 5,
-            proof: bad,
-            note: note12.clone(),
-        }
-        .encode(),
-    );
+    let (status, _, _) = post(&url, &add_body(5, bad, note12.clone()));
     assert_eq!(status, 422);
-    let (status, _, cosig) = post(
-        &url,
-        &AddCheckpoint {
-            old: 5,
-            proof,
-            note: note12.clone(),
-        }
-        .encode(),
-    );
+    let (status, _, cosig) = post(&url, &add_body(5, proof, note12.clone()));
     assert_eq!(status, 200, "{cosig}");
     assert!(aics_accepts(
         &bin,
@@ -249,15 +217,7 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     ));
 
     // The log signs another tree of size 12: a fork, refused (422) and kept as evidence.
-    let (status, _, _) = post(
-        &url,
-        &AddCheckpoint {
-            old: 12,
-            proof: vec![],
-            note: sign(12, Hash([9u8; 32])),
-        }
-        .encode(),
-    );
+    let (status, _, _) = post(&url, &add_body(12, vec![], sign(12, Hash([9u8; 32]))));
     assert_eq!(status, 422);
 
     // The monitoring URL serves the latest checkpoint with both signatures: aics-tlog accepts
@@ -296,4 +256,9 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
         (Some(12), Some(12))
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An `add-checkpoint` request body.
+fn add_body(old: u64, proof: Vec<Hash>, note: Vec<u8>) -> Vec<u8> {
+    AddCheckpoint { old, proof, note }.encode()
 }

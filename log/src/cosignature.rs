@@ -249,26 +249,16 @@ impl CosignerKey {
     /// never contains the key.
     pub fn from_skey(skey: &str) -> Result<CosignerKey, FormatError> {
         let bad = |why: &str| FormatError::BadKey(format!("cosigner private key: {why}"));
-        let rest = skey
-            .trim()
-            .strip_prefix("PRIVATE+KEY+")
-            .ok_or(bad("must start with PRIVATE+KEY+"))?;
-        let (name, rest) = rest.split_once('+').ok_or(bad("expected name+id+key"))?;
-        let (id_hex, b64) = rest.split_once('+').ok_or(bad("expected name+id+key"))?;
-        let mut raw = BASE64
-            .decode(b64)
-            .map_err(|_| bad("key is not standard base64"))?;
-        if raw.len() != 33 || raw[0] != COSIGNATURE_TYPE {
-            raw.fill(0);
-            return Err(bad("not an Ed25519 cosignature (type 0x04) 32-byte seed"));
-        }
-        let mut seed = [0u8; 32];
-        seed.copy_from_slice(&raw[1..]);
-        raw.fill(0);
+        let (name, id, mut seed) = note::parse_skey(
+            skey,
+            COSIGNATURE_TYPE,
+            "an Ed25519 cosignature (type 0x04) 32-byte seed",
+            bad,
+        )?;
         let key = Self::from_seed(name, &seed);
         seed.fill(0);
         let key = key?;
-        if format!("{:08x}", key.id) != id_hex {
+        if key.id != id {
             return Err(bad("key ID does not match the name and public key"));
         }
         Ok(key)

@@ -241,6 +241,34 @@ pub fn verify_note(note: &[u8], vkey: &str) -> Result<String, FormatError> {
 
 /// `<name>+<8 hex key ID>+<base64>` (the shared tail of verifier and private key texts), split
 /// at the first two `+` (the base64 part may contain more) and checked.
+/// Reads `PRIVATE+KEY+<name>+<hex8 key ID>+<base64(type ‖ 32-byte seed)>` (surrounding
+/// whitespace ignored) for keys of `key_type`: the name, the key ID as written, and the seed
+/// (the caller zeroes it). Every intermediate copy of the key is zeroed; errors (by `bad`)
+/// never contain it.
+pub(crate) fn parse_skey<'a>(
+    skey: &'a str,
+    key_type: u8,
+    wanted: &str,
+    bad: impl Fn(&str) -> FormatError,
+) -> Result<(&'a str, u32, [u8; 32]), FormatError> {
+    let rest = skey
+        .trim()
+        .strip_prefix("PRIVATE+KEY+")
+        .ok_or_else(|| bad("must start with PRIVATE+KEY+"))?;
+    let (name, id, key_b64) = split_key_text(rest, &bad)?;
+    let mut raw = BASE64
+        .decode(key_b64)
+        .map_err(|_| bad("key is not standard base64"))?;
+    if raw.len() != 33 || raw[0] != key_type {
+        raw.fill(0);
+        return Err(bad(&format!("not {wanted}")));
+    }
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(&raw[1..]);
+    raw.fill(0);
+    Ok((name, id, seed))
+}
+
 fn split_key_text(
     text: &str,
     bad: impl Fn(&str) -> FormatError,
@@ -358,21 +386,12 @@ impl LogKey {
     /// match the name and the derived public key. The message never contains the key.
     pub fn from_skey(skey: &str) -> Result<LogKey, FormatError> {
         let bad = |why: &str| FormatError::BadKey(format!("private key: {why}"));
-        let rest = skey
-            .trim()
-            .strip_prefix("PRIVATE+KEY+")
-            .ok_or(bad("must start with PRIVATE+KEY+"))?;
-        let (name, id, key_b64) = split_key_text(rest, bad)?;
-        let mut raw = BASE64
-            .decode(key_b64)
-            .map_err(|_| bad("key is not standard base64"))?;
-        if raw.len() != 33 || raw[0] != ED25519_TYPE {
-            raw.fill(0);
-            return Err(bad("not an Ed25519 (type 0x01) 32-byte seed"));
-        }
-        let mut seed = [0u8; 32];
-        seed.copy_from_slice(&raw[1..]);
-        raw.fill(0);
+        let (name, id, mut seed) = parse_skey(
+            skey,
+            ED25519_TYPE,
+            "an Ed25519 (type 0x01) 32-byte seed",
+            bad,
+        )?;
         let key = Self::from_seed(name, &seed);
         seed.fill(0);
         let key = key?;

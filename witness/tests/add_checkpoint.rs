@@ -171,12 +171,7 @@ async fn an_unknown_origin_is_404() {
             extensions: vec![],
         })
         .unwrap();
-    let body = AddCheckpoint {
-        old: 0,
-        proof: vec![],
-        note,
-    }
-    .encode();
+    let body = add_body(0, vec![], note);
     let (status, ct, text) = f.post(body).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(ct.starts_with("text/plain"), "{ct}");
@@ -197,16 +192,7 @@ async fn a_checkpoint_without_a_trusted_signature_is_403() {
             extensions: vec![],
         })
         .unwrap();
-    let (status, _, text) = f
-        .post(
-            AddCheckpoint {
-                old: 0,
-                proof: vec![],
-                note,
-            }
-            .encode(),
-        )
-        .await;
+    let (status, _, text) = f.post(add_body(0, vec![], note)).await;
     assert_eq!(
         status,
         StatusCode::FORBIDDEN,
@@ -225,16 +211,7 @@ async fn a_trusted_signature_that_fails_is_403() {
     let at = note.rfind(' ').unwrap() + 20;
     let mut bytes = note.into_bytes();
     bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
-    let (status, _, text) = f
-        .post(
-            AddCheckpoint {
-                old: 0,
-                proof: vec![],
-                note: bytes,
-            }
-            .encode(),
-        )
-        .await;
+    let (status, _, text) = f.post(add_body(0, vec![], bytes)).await;
     assert_eq!(
         status,
         StatusCode::FORBIDDEN,
@@ -247,12 +224,7 @@ async fn a_trusted_signature_that_fails_is_403() {
 async fn old_larger_than_the_checkpoint_is_400() {
     let mut f = Fixture::new("oldbig");
     f.grow_to(3);
-    let body = AddCheckpoint {
-        old: 4,
-        proof: vec![],
-        note: f.note(3),
-    }
-    .encode();
+    let body = add_body(4, vec![], f.note(3));
     let (status, _, text) = f.post(body).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(String::from_utf8(text).unwrap().contains("larger than"));
@@ -306,16 +278,7 @@ async fn a_size_zero_checkpoint_with_another_root_is_422() {
     let mut f = Fixture::new("zero");
     f.grow_to(1);
     let note = f.note_with_root(0, f.root(1));
-    let (status, _, _) = f
-        .post(
-            AddCheckpoint {
-                old: 0,
-                proof: vec![],
-                note,
-            }
-            .encode(),
-        )
-        .await;
+    let (status, _, _) = f.post(add_body(0, vec![], note)).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     // The empty tree itself is cosigned.
     f.cosign(0, 0).await;
@@ -325,12 +288,7 @@ async fn a_size_zero_checkpoint_with_another_root_is_422() {
 async fn a_proof_with_old_zero_is_422() {
     let mut f = Fixture::new("proofzero");
     f.grow_to(4);
-    let body = AddCheckpoint {
-        old: 0,
-        proof: vec![f.root(2)],
-        note: f.note(4),
-    }
-    .encode();
+    let body = add_body(0, vec![f.root(2)], f.note(4));
     let (status, _, _) = f.post(body).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(f.witness.evidence().unwrap().is_empty());
@@ -343,12 +301,7 @@ async fn a_proof_that_fails_is_422_and_not_kept_as_evidence() {
     f.cosign(0, 3).await;
     let mut proof = consistency_proof(3, 8, &f.hashes).unwrap();
     proof[0] = Hash([7u8; 32]);
-    let body = AddCheckpoint {
-        old: 3,
-        proof,
-        note: f.note(8),
-    }
-    .encode();
+    let body = add_body(3, proof, f.note(8));
     let (status, _, text) = f.post(body).await;
     assert_eq!(
         status,
@@ -384,12 +337,7 @@ async fn the_same_size_with_another_root_is_422_and_kept_as_evidence_once() {
     let forked = f.note_with_root(3, Hash([5u8; 32]));
     // Sent with a line nobody can check, twice.
     let padded = add_signature_lines(&forked, &[junk_line("other.example/w")]);
-    let body = AddCheckpoint {
-        old: 3,
-        proof: vec![],
-        note: padded,
-    }
-    .encode();
+    let body = add_body(3, vec![], padded);
     let (status, _, text) = f.post(body.clone()).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(String::from_utf8(text).unwrap().contains("another root"));
@@ -411,12 +359,7 @@ async fn monitoring_serves_only_signature_lines_that_verify() {
     f.cosign(0, 3).await;
     // The same tree again, with a well-formed line by a key nobody trusts.
     let note = add_signature_lines(&f.note(3), &[junk_line("other.example/w")]);
-    let body = AddCheckpoint {
-        old: 3,
-        proof: vec![],
-        note,
-    }
-    .encode();
+    let body = add_body(3, vec![], note);
     assert_eq!(f.post(body).await.0, StatusCode::OK);
     let served = f.witness.latest(&origin_hash(ORIGIN)).unwrap().unwrap();
     let served = String::from_utf8(served).unwrap();
@@ -525,12 +468,7 @@ async fn monitoring_serves_the_latest_cosigned_checkpoint() {
         1
     );
     // Resubmitting the stored note (with our old line) keeps one line of ours.
-    let again = AddCheckpoint {
-        old: 4,
-        proof: vec![],
-        note: body,
-    }
-    .encode();
+    let again = add_body(4, vec![], body);
     assert_eq!(f.post(again).await.0, StatusCode::OK);
     let (_, _, body) = send(&f.app, Method::GET, &path, vec![]).await;
     assert_eq!(
@@ -649,4 +587,9 @@ fn clearing_the_timestamps_lets_a_fixed_clock_date_cosignatures_again() {
     // The size and root are kept: the next request still starts from 4.
     let stale = f.witness.add_checkpoint(&f.request(2, 4), 1_900_000_001);
     assert_eq!(stale.status, StatusCode::CONFLICT);
+}
+
+/// An `add-checkpoint` request body.
+fn add_body(old: u64, proof: Vec<Hash>, note: Vec<u8>) -> Vec<u8> {
+    AddCheckpoint { old, proof, note }.encode()
 }
