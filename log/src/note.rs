@@ -239,8 +239,6 @@ pub fn verify_note(note: &[u8], vkey: &str) -> Result<String, FormatError> {
         .map_err(|_| FormatError::MalformedNote("text is not UTF-8".into()))
 }
 
-/// `<name>+<8 hex key ID>+<base64>` (the shared tail of verifier and private key texts), split
-/// at the first two `+` (the base64 part may contain more) and checked.
 /// Reads `PRIVATE+KEY+<name>+<hex8 key ID>+<base64(type ‖ 32-byte seed)>` (surrounding
 /// whitespace ignored) for keys of `key_type`: the name, the key ID as written, and the seed
 /// (the caller zeroes it). Every intermediate copy of the key is zeroed; errors (by `bad`)
@@ -269,6 +267,8 @@ pub(crate) fn parse_skey<'a>(
     Ok((name, id, seed))
 }
 
+/// `<name>+<8 hex key ID>+<base64>` (the shared tail of verifier and private key texts), split
+/// at the first two `+` (the base64 part may contain more) and checked.
 fn split_key_text(
     text: &str,
     bad: impl Fn(&str) -> FormatError,

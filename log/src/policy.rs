@@ -517,26 +517,14 @@ mod tests {
     fn a_deep_chain_of_groups_is_decided_once_per_group() {
         // Each group names the two before it: evaluated recursively this is ~2^90 calls.
         let mut text = format!(
-            "witness a {}
-witness b {}
-group g0 any a
-group g1 any b
-",
+            "witness a {}\nwitness b {}\ngroup g0 any a\ngroup g1 any b\n",
             cosigner(1).witness_key().vkey(),
             cosigner(2).witness_key().vkey()
         );
         for i in 2..92 {
-            text.push_str(&format!(
-                "group g{i} all g{} g{}
-",
-                i - 1,
-                i - 2
-            ));
+            text.push_str(&format!("group g{i} all g{} g{}\n", i - 1, i - 2));
         }
-        text.push_str(
-            "quorum g91
-",
-        );
+        text.push_str("quorum g91\n");
         let p = WitnessPolicy::parse(&text).unwrap();
         assert!(p.satisfied_by(&[true, true]));
         assert!(!p.satisfied_by(&[true, false]));
