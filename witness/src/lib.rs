@@ -402,7 +402,7 @@ impl Witness {
                 format!("unknown origin {:?}", cp.origin),
             ));
         };
-        self.check_log_signature(&req.note, keys)?;
+        let log_lines = log_signatures(text, &lines, keys)?;
         if req.old > cp.size {
             return Err(refuse(
                 StatusCode::BAD_REQUEST,
@@ -508,7 +508,7 @@ impl Witness {
                         size,
                         cp.root.0.as_slice(),
                         reason,
-                        stored_note(text, &verified_log_lines(text, &lines, keys), None)
+                        stored_note(text, &log_lines, None)
                     ],
                 )
                 .map_err(internal)?;
@@ -535,7 +535,7 @@ impl Witness {
         let line = cosignature.to_line();
         // The stored note (what monitoring serves): the text, the trusted log's signature lines
         // that verify (never a line nobody checked), and ours.
-        let note = stored_note(text, &verified_log_lines(text, &lines, keys), Some(&line));
+        let note = stored_note(text, &log_lines, Some(&line));
         tx.execute(
             "INSERT INTO checkpoints (origin, origin_sha256, size, root, note, updated)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -556,24 +556,6 @@ impl Witness {
             content_type: TEXT,
             body: line.into_bytes(),
         })
-    }
-
-    /// 403 unless a key of `keys` signed the note; 400 for a note `signed_note` cannot read.
-    fn check_log_signature(&self, note: &[u8], keys: &[String]) -> Result<(), Refused> {
-        for vkey in keys {
-            match verify_note(note, vkey) {
-                Ok(_) => return Ok(()),
-                Err(FormatError::NotSigned(_)) => {}
-                Err(e @ FormatError::BadSignature { .. }) => {
-                    return Err(refuse(StatusCode::FORBIDDEN, e.to_string()));
-                }
-                Err(e) => return Err(refuse(StatusCode::BAD_REQUEST, e.to_string())),
-            }
-        }
-        Err(refuse(
-            StatusCode::FORBIDDEN,
-            "no signature by a trusted key of this origin",
-        ))
     }
 
     /// The latest cosigned checkpoint of the origin whose lowercase hex SHA-256 is `hash`.
@@ -631,16 +613,39 @@ impl Witness {
     }
 }
 
-/// The lines of `lines` that are signatures of `text` by one of the log keys `keys`, verified.
-fn verified_log_lines<'a>(text: &str, lines: &[&'a str], keys: &[String]) -> Vec<&'a str> {
-    lines
-        .iter()
-        .copied()
-        .filter(|l| {
-            let one = format!("{text}\n{l}\n");
-            keys.iter().any(|k| verify_note(one.as_bytes(), k).is_ok())
-        })
-        .collect()
+/// The signature lines of `lines` by the trusted log keys `keys`, each verified over `text`:
+/// what the witness stores and serves (never a line nobody checked). 403 when there is none,
+/// or when a line naming a trusted key does not verify, whichever key it names (as signed-note
+/// says a verifier should reject); 400 for a line `signed_note` cannot read.
+fn log_signatures<'a>(
+    text: &str,
+    lines: &[&'a str],
+    keys: &[String],
+) -> Result<Vec<&'a str>, Refused> {
+    let mut verified = Vec::new();
+    for &line in lines {
+        let one = format!("{text}\n{line}\n");
+        for vkey in keys {
+            match verify_note(one.as_bytes(), vkey) {
+                Ok(_) => {
+                    verified.push(line);
+                    break;
+                }
+                Err(FormatError::NotSigned(_)) => {}
+                Err(e @ FormatError::BadSignature { .. }) => {
+                    return Err(refuse(StatusCode::FORBIDDEN, e.to_string()));
+                }
+                Err(e) => return Err(refuse(StatusCode::BAD_REQUEST, e.to_string())),
+            }
+        }
+    }
+    if verified.is_empty() {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "no signature by a trusted key of this origin",
+        ));
+    }
+    Ok(verified)
 }
 
 /// A note of `text`, the signature lines `lines` and, if given, the witness's `ours`.

@@ -221,6 +221,59 @@ async fn a_trusted_signature_that_fails_is_403() {
 }
 
 #[tokio::test]
+async fn a_failing_signature_by_any_trusted_key_is_403_even_beside_a_good_one() {
+    let f = Fixture::new("twokeys");
+    // The origin also trusts a second key (a rotation); the note carries a good signature by
+    // the first and a broken one by the second, in either order.
+    let second = LogKey::from_seed(ORIGIN, &[2u8; 32]).unwrap();
+    let dir = tmp("twokeys-w");
+    let trusts: Vec<Trust> = [f.log.vkey(), second.vkey()]
+        .iter()
+        .map(|v| Trust::parse(&format!("{ORIGIN}={v}")).unwrap())
+        .collect();
+    let witness = Arc::new(Witness::open(&dir, "witness.example/w", &trusts).unwrap());
+    let app = router(witness, "/w");
+    let good = String::from_utf8(f.note(0)).unwrap();
+    let theirs = String::from_utf8(
+        second
+            .sign_checkpoint(&Checkpoint {
+                origin: ORIGIN.into(),
+                size: 0,
+                root: EMPTY_ROOT,
+                extensions: vec![],
+            })
+            .unwrap(),
+    )
+    .unwrap();
+    let mut broken = theirs.rsplit("\n\n").next().unwrap().trim_end().to_owned();
+    let at = broken.rfind(' ').unwrap() + 20;
+    let flipped = if broken.as_bytes()[at] == b'A' {
+        "B"
+    } else {
+        "A"
+    };
+    broken.replace_range(at..=at, flipped);
+    let (text, ours) = good.rsplit_once("\n\n").unwrap();
+    for lines in [format!("{ours}{broken}\n"), format!("{broken}\n{ours}")] {
+        let note = format!("{text}\n\n{lines}").into_bytes();
+        let (status, _, body) = send(
+            &app,
+            Method::POST,
+            "/w/add-checkpoint",
+            add_body(0, vec![], note),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::FORBIDDEN,
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
 async fn old_larger_than_the_checkpoint_is_400() {
     let mut f = Fixture::new("oldbig");
     f.grow_to(3);
