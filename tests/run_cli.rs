@@ -368,6 +368,47 @@ fn two_services_over_one_data_directory_crawl_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Creates the log of the data directory `data` (with its index), as `run` would, so that a
+/// witness can trust its key before the service starts; returns the log's vkey.
+fn create_log(data: &Path) -> String {
+    drop(
+        toolmark_index::DataDir::new(data)
+            .open_writer("toolmark.localhost/log")
+            .unwrap(),
+    );
+    let vkey = std::fs::read_to_string(data.join("log/public/vkey")).unwrap();
+    vkey.trim().to_owned()
+}
+
+/// Adds the witness `arg` (`VKEY@URL`) to the configuration file, a round for every new
+/// checkpoint; returns the policy that makes (that witness, 1 of 1).
+fn add_witness(config: &Path, arg: &str) -> toolmark_log::policy::WitnessPolicy {
+    let mut text = std::fs::read_to_string(config).unwrap();
+    text.push_str(&format!(
+        "[witnessing]\nwitnesses = [\"{arg}\"]\nmin_interval_seconds = 0\n"
+    ));
+    std::fs::write(config, text).unwrap();
+    toolmark_log::policy::WitnessPolicy::k_of(
+        vec![toolmark_cosign::parse_witness_arg(arg).unwrap()],
+        1,
+    )
+    .unwrap()
+}
+
+/// The published checkpoint's size and newest cosignature time, when it meets `policy` now.
+fn published_witnessed(
+    data: &Path,
+    vkey: &str,
+    policy: &toolmark_log::policy::WitnessPolicy,
+) -> Option<(u64, u64)> {
+    let note = std::fs::read(data.join("log/public/checkpoint")).ok()?;
+    let cp = toolmark_log::note::open_checkpoint(&note, vkey).ok()?;
+    let w = policy
+        .check(&note, (toolmark_cosign::system_clock())(), None)
+        .ok()?;
+    w.satisfied.then_some((cp.size, w.newest?))
+}
+
 /// `toolmark run --witness VKEY@URL`: the crawl's checkpoint is published only with the real
 /// witness's cosignature, and every heartbeat has the witness cosign the same tree again with a
 /// later time (signed freshness); the status file says so.
@@ -378,43 +419,17 @@ fn a_witnessed_service_publishes_cosigned_checkpoints_and_heartbeats_move_their_
     let dir = tmp("witnessed");
     let config = world.config(&dir, "*/2 * * * * *");
     let data = dir.join("data");
-    // The log's key must exist before the witness can trust it: create the data directory
-    // (log and index) first, as `run` would.
-    drop(
-        toolmark_index::DataDir::new(&data)
-            .open_writer("toolmark.localhost/log")
-            .unwrap(),
-    );
-    let vkey = std::fs::read_to_string(data.join("log/public/vkey")).unwrap();
+    let vkey = create_log(&data);
     let witness = aics::AicsWitness::new(
         &bin,
         &dir.join("w1"),
         "witness.test/w1",
         "toolmark.localhost/log",
-        vkey.trim(),
+        &vkey,
     );
-    let mut text_config = std::fs::read_to_string(&config).unwrap();
-    text_config.push_str(&format!(
-        "[witnessing]\nwitnesses = [\"{}\"]\nmin_interval_seconds = 0\n",
-        witness.arg()
-    ));
-    std::fs::write(&config, text_config).unwrap();
-    let policy = toolmark_log::policy::WitnessPolicy::k_of(
-        vec![toolmark_cosign::parse_witness_arg(&witness.arg()).unwrap()],
-        1,
-    )
-    .unwrap();
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-    };
+    let policy = add_witness(&config, &witness.arg());
     let cosigned_at = |size: u64| {
-        let note = std::fs::read(data.join("log/public/checkpoint")).ok()?;
-        let cp = toolmark_log::note::open_checkpoint(&note, vkey.trim()).ok()?;
-        let w = policy.check(&note, now(), None).ok()?;
-        (cp.size == size && w.satisfied).then_some(w.newest?)
+        published_witnessed(&data, &vkey, &policy).and_then(|(s, t)| (s == size).then_some(t))
     };
 
     let mut service = start_service(&config);
@@ -460,13 +475,7 @@ fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
     let dir = tmp("toolmark-witnessed");
     let config = world.config(&dir, "0 0 * * * *");
     let data = dir.join("data");
-    drop(
-        toolmark_index::DataDir::new(&data)
-            .open_writer("toolmark.localhost/log")
-            .unwrap(),
-    );
-    let vkey = std::fs::read_to_string(data.join("log/public/vkey")).unwrap();
-    let vkey = vkey.trim();
+    let vkey = create_log(&data);
     // The other operator's witness, trusting this log.
     let mut c = toolmark(&[
         "witness",
@@ -489,38 +498,13 @@ fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
         .unwrap()
         .to_owned();
     let arg = format!("{witness_vkey}@{witness_url}");
-    let mut text_config = std::fs::read_to_string(&config).unwrap();
-    text_config.push_str(&format!(
-        "[witnessing]\nwitnesses = [\"{arg}\"]\nmin_interval_seconds = 0\n"
-    ));
-    std::fs::write(&config, text_config).unwrap();
-    let policy = toolmark_log::policy::WitnessPolicy::k_of(
-        vec![toolmark_cosign::parse_witness_arg(&arg).unwrap()],
-        1,
-    )
-    .unwrap();
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-    };
+    let policy = add_witness(&config, &arg);
 
     let mut service = start_service(&config);
     service.wait_for("serving http://", deadline());
     wait_until(
         "the crawl's checkpoint cosigned by the toolmark witness",
-        || {
-            let Ok(note) = std::fs::read(data.join("log/public/checkpoint")) else {
-                return false;
-            };
-            let Ok(cp) = toolmark_log::note::open_checkpoint(&note, vkey) else {
-                return false;
-            };
-            policy
-                .check(&note, now(), None)
-                .is_ok_and(|w| cp.size == 3 && w.satisfied)
-        },
+        || published_witnessed(&data, &vkey, &policy).is_some_and(|(size, _)| size == 3),
     );
     let monitor = format!(
         "{witness_url}/{}/checkpoint",
@@ -532,7 +516,7 @@ fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
         .body_mut()
         .read_to_string()
         .unwrap();
-    let cp = toolmark_log::note::open_checkpoint(served.as_bytes(), vkey).unwrap();
+    let cp = toolmark_log::note::open_checkpoint(served.as_bytes(), &vkey).unwrap();
     assert_eq!(cp.size, 3);
     service.signal("-TERM");
     assert!(service.exit(deadline()).success());
