@@ -19,6 +19,8 @@
 //!   decoys opened, suspicious writes, each attributed to its process — and whether the trace
 //!   let all of it be known (`complete`, with reasons).
 //!
+//! - [`canary`]: the run's canary searched for in what left the sandbox, as written or
+//!   encoded (hex, base64, base32, URL, string escapes, split over DNS labels), bounded.
 //! - [`decoys`]: a per-run canary, the decoy HOME (every `behaviour::DECOY_PATHS` file and a
 //!   `.env`) and decoy tokens for the environment, all carrying it.
 //!
@@ -44,6 +46,7 @@
 
 pub mod arguments;
 pub mod behaviour;
+pub mod canary;
 pub mod decoys;
 pub mod findings;
 pub mod local;
