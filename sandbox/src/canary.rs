@@ -11,13 +11,13 @@
 //! these with whitespace and dots removed (a base64 body broken into lines, a canary spread over
 //! a name's labels). Nothing is guessed: a match is the canary's own bytes, 32 of them, in one
 //! of these forms. The search is bounded: at most [`MAX_SEARCH_BYTES`] of one payload, and
-//! [`MAX_RUN_SEARCH_BYTES`] in one run ([`Search::cut`] says when either cut a search).
+//! [`MAX_RUN_SEARCH_BYTES`] in one run ([`Search::cuts`] counts the searches either cut).
 //!
 //! Not searched: compressed or encrypted bytes (a gzip body, TLS to an address outside the
 //! sandbox), other encodings (base32hex, quoted-printable, …), and a DNS name in wire format
 //! inside a payload (length bytes between its labels).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine;
 
@@ -112,8 +112,8 @@ pub struct Search {
     any: regex::bytes::Regex,
     /// Bytes the run may still search.
     left: AtomicU64,
-    /// A search was cut by a limit.
-    cut: AtomicBool,
+    /// Searches cut by a limit.
+    cut: AtomicU64,
 }
 
 impl Search {
@@ -138,7 +138,7 @@ impl Search {
             literals,
             any,
             left: AtomicU64::new(bytes),
-            cut: AtomicBool::new(false),
+            cut: AtomicU64::new(0),
         }
     }
 
@@ -163,14 +163,14 @@ impl Search {
             }
         }
         if (take as usize) < bytes.len() {
-            self.cut.store(true, Ordering::SeqCst);
+            self.cut.fetch_add(1, Ordering::SeqCst);
         }
         self.search(&bytes[..take as usize])
     }
 
-    /// Whether a search was cut by [`MAX_SEARCH_BYTES`] or the run's budget: what was not
-    /// searched is unknown.
-    pub fn cut(&self) -> bool {
+    /// How many searches [`MAX_SEARCH_BYTES`] or the run's budget cut so far (what was not
+    /// searched is unknown): a part of a run whose searches grew it was not searched whole.
+    pub fn cuts(&self) -> u64 {
         self.cut.load(Ordering::SeqCst)
     }
 
@@ -575,16 +575,16 @@ mod tests {
     fn a_payload_past_the_limit_and_a_run_past_its_budget_are_cut_not_searched() {
         let s = Search::with_budget(CANARY, 100);
         assert!(s.find(CANARY.as_bytes()).is_some());
-        assert!(!s.cut());
+        assert_eq!(s.cuts(), 0);
         // 68 bytes left: the canary at byte 80 is past them.
         let late = format!("{}{CANARY}", "x".repeat(80));
         assert_eq!(s.find(late.as_bytes()), None);
-        assert!(s.cut(), "what was not searched is said");
+        assert_eq!(s.cuts(), 1, "what was not searched is said");
         assert_eq!(s.find(CANARY.as_bytes()), None, "nothing left");
         let big = Search::new(CANARY);
         let mut huge = vec![b'x'; MAX_SEARCH_BYTES];
         huge.extend_from_slice(CANARY.as_bytes());
         assert_eq!(big.find(&huge), None);
-        assert!(big.cut());
+        assert_eq!(big.cuts(), 1);
     }
 }
