@@ -8,9 +8,9 @@
 
 mod support;
 
-use std::path::Path;
-
-use support::observing::{codes, evidence, fetched, observer, pack, wheel, work_dir};
+use support::observing::{
+    codes, evidence, fetched, observer, published, served, server_package, wheel, work_dir,
+};
 use support::{needed, registries};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{Artifact, Launch, Report, Status};
@@ -45,19 +45,6 @@ require('readline').createInterface({{ input: process.stdin }}).on('line', (line
 }});
 "#
     )
-}
-
-/// The npm package `name`@1.0.0 whose server is [`one_tool_server`] of `act`, packed into `dir`.
-fn npm_package(dir: &Path, name: &str, act: &str) -> std::path::PathBuf {
-    let src = dir.join("src").join(name);
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(
-        src.join("package.json"),
-        format!(r#"{{"name":"{name}","version":"1.0.0","bin":"server.js"}}"#),
-    )
-    .unwrap();
-    std::fs::write(src.join("server.js"), one_tool_server(act)).unwrap();
-    pack(dir, &src, &format!("{name}-1.0.0.tgz"))
 }
 
 /// Each package: its name, what its tool does, the finding's code, and the evidence the
@@ -189,17 +176,11 @@ async fn a_canary_leaving_encoded_by_any_carrier_is_found_with_its_form() {
         return;
     };
     let work = work_dir("encoded-npm");
-    let verdaccio = tokio::task::block_in_place(|| {
-        let verdaccio = registries::Verdaccio::start(&install, &work);
-        for (name, act, _, _) in NPM {
-            verdaccio.publish(&npm_package(&work, name, act));
-        }
-        verdaccio
-    });
-    let registries = toolmark_crawler::packages::Registries {
-        npm: verdaccio.url.clone(),
-        ..Default::default()
-    };
+    let tarballs: Vec<_> = NPM
+        .iter()
+        .map(|(name, act, _, _)| server_package(&work, name, &one_tool_server(act)))
+        .collect();
+    let (verdaccio, registries) = published(&install, &work, &tarballs);
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let observer = observer(runsc, &runs);
@@ -324,11 +305,7 @@ async fn python_sending_over_https_with_default_checks_or_base32_over_dns_is_fou
         );
         std::fs::rename(&made, index.join(made.file_name().unwrap())).unwrap();
     }
-    let pypiserver = tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
-    let registries = toolmark_crawler::packages::Registries {
-        pypi: pypiserver.url.clone(),
-        ..Default::default()
-    };
+    let (pypiserver, registries) = served(&venv, &index);
     let https = fetched(&work, &registries, "pypi:https-trust==1.0").await;
     let dns = fetched(&work, &registries, "pypi:b32-dns==1.0").await;
     drop(pypiserver);

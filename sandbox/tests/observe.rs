@@ -14,7 +14,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::observing::{codes, evidence, fetched, observer, pack, python, wheel, work_dir};
+use support::observing::{
+    codes, evidence, fetched, observer, pack, published, python, served, server_package, wheel,
+    work_dir,
+};
 use support::{needed, registries, servers};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{Artifact, Launch, Report, Status};
@@ -200,19 +203,6 @@ require('readline').createInterface({ input: process.stdin }).on('line', (line) 
     .unwrap();
 }
 
-/// A one-file package `name` whose server is `server` (JavaScript).
-fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
-    let src = dir.join(name);
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(
-        src.join("package.json"),
-        format!(r#"{{"name":"{name}","version":"1.0.0","bin":"server.js"}}"#),
-    )
-    .unwrap();
-    std::fs::write(src.join("server.js"), server).unwrap();
-    pack(dir, &src, &format!("{name}-1.0.0.tgz"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
     let Some(runsc) = needed("runsc", runsc_path()) else {
@@ -223,15 +213,7 @@ async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
     };
     let work = work_dir("observe-canary");
     // Published to a real npm registry on loopback and fetched back from it, verified.
-    let verdaccio = tokio::task::block_in_place(|| {
-        let verdaccio = registries::Verdaccio::start(&install, &work);
-        verdaccio.publish(&canary_package(&work));
-        verdaccio
-    });
-    let registries = toolmark_crawler::packages::Registries {
-        npm: verdaccio.url.clone(),
-        ..Default::default()
-    };
+    let (verdaccio, registries) = published(&install, &work, &[canary_package(&work)]);
     let tarball = fetched(&work, &registries, "npm:canary-behaviours@1.0.0").await;
     drop(verdaccio);
     let runs = work.join("runs");
@@ -504,11 +486,7 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
     let index = work.join("index");
     std::fs::create_dir_all(&index).unwrap();
     std::fs::rename(&wheel, index.join(wheel.file_name().unwrap())).unwrap();
-    let pypiserver = tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
-    let registries = toolmark_crawler::packages::Registries {
-        pypi: pypiserver.url.clone(),
-        ..Default::default()
-    };
+    let (pypiserver, registries) = served(&venv, &index);
     let wheel = fetched(&work, &registries, "pypi:canary-wheel==1.0").await;
     drop(pypiserver);
     let runs = work.join("runs");

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::servers;
+use super::{registries, servers};
 use toolmark_sandbox::observe::{Limits, Observer, Report};
 use toolmark_sandbox::prepare::{NpmOptions, PYPI_SIMPLE, PipOptions};
 
@@ -161,4 +161,58 @@ pub fn wheel(
         requires.as_ref(),
     ]);
     PathBuf::from(made.trim())
+}
+
+/// A one-file package `name` whose server is `server` (JavaScript).
+pub fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
+    let src = dir.join(name);
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("package.json"),
+        format!(r#"{{"name":"{name}","version":"1.0.0","bin":"server.js"}}"#),
+    )
+    .unwrap();
+    std::fs::write(src.join("server.js"), server).unwrap();
+    pack(dir, &src, &format!("{name}-1.0.0.tgz"))
+}
+
+/// A real npm registry on loopback (the Verdaccio installed in `install`, its home under
+/// `work`) with `tarballs` published to it, and the registries naming it.
+pub fn published(
+    install: &Path,
+    work: &Path,
+    tarballs: &[PathBuf],
+) -> (
+    registries::Verdaccio,
+    toolmark_crawler::packages::Registries,
+) {
+    let verdaccio = tokio::task::block_in_place(|| {
+        let verdaccio = registries::Verdaccio::start(install, work);
+        for t in tarballs {
+            verdaccio.publish(t);
+        }
+        verdaccio
+    });
+    let named = toolmark_crawler::packages::Registries {
+        npm: verdaccio.url.clone(),
+        ..Default::default()
+    };
+    (verdaccio, named)
+}
+
+/// A real Python package index on loopback (the pypiserver of `venv`) serving the files in
+/// `index`, and the registries naming it.
+pub fn served(
+    venv: &Path,
+    index: &Path,
+) -> (
+    registries::PypiServer,
+    toolmark_crawler::packages::Registries,
+) {
+    let pypiserver = tokio::task::block_in_place(|| registries::PypiServer::start(venv, index));
+    let named = toolmark_crawler::packages::Registries {
+        pypi: pypiserver.url.clone(),
+        ..Default::default()
+    };
+    (pypiserver, named)
 }
