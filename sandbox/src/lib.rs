@@ -34,7 +34,7 @@
 //!   report with status, tools, calls, behaviour per phase and findings.
 //!
 //! - [`traps`]: what the probe (`toolmark-probe`, the sandbox's pid 1: DNS sink and
-//!   HTTP/HTTPS/SMTP traps) recorded, read into types.
+//!   HTTP/HTTPS/SMTP/SMTPS and raw TCP traps) recorded, read into types.
 //!
 //! The package sweep (`toolmark-ingest`) and `toolmark package observe` call the observer.
 //!

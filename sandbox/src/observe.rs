@@ -1287,9 +1287,9 @@ impl<'a> Run<'a> {
                         .search
                         .find(&c.payload)
                         .or_else(|| {
+                            // A body that is not the payload's own tail was de-chunked.
                             let body = toolmark_probe::http::body(&c.payload);
-                            let whole = body.len() == c.payload.len();
-                            (!body.is_empty() && !whole)
+                            (!c.payload.ends_with(&body))
                                 .then(|| self.search.find(&body))
                                 .flatten()
                         })
