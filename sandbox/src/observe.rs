@@ -41,7 +41,7 @@ use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus,
 
 use crate::arguments::{self, Arguments};
 use crate::behaviour::{self, Behaviour, Layout};
-use crate::canary::Search;
+use crate::canary::{Match, Search};
 use crate::decoys::{self, Canary};
 use crate::findings::{self, Finding, Phase, PhaseFacts};
 use crate::prepare::{self, NpmOptions, NpmTree, PipOptions, PrepareError, PypiTree};
@@ -1516,7 +1516,11 @@ fn socket_leaks(t: &trace::Trace, search: &Search) -> Vec<String> {
         .filter(|e| !e.exit && matches!(e.syscall.as_str(), "write" | "sendto" | "sendmsg"))
         .filter(|e| e.args.contains("socket:["))
         .filter_map(|e| {
-            let m = search.find(e.args.as_bytes())?;
+            // The trace quotes every buffer (Go's `%q`): its escapes are not the package's.
+            let m = Match {
+                escaped: false,
+                ..search.find(e.args.as_bytes())?
+            };
             Some(m.evidence(&format!("{} by {} (pid {})", e.syscall, e.comm, e.pid)))
         })
         .collect()
