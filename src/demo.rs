@@ -98,7 +98,7 @@ fn print(event: &Event<'_>) {
             let r = &summary.report;
             let totals: Vec<String> = r.totals.iter().map(|(s, n)| format!("{s} {n}")).collect();
             println!(
-                "  packages swept in gVisor in {:.1} s: {} versions ({}), {} log entries: {base}/changes",
+                "  packages swept in gVisor in {:.1} s: {} versions ({}), {} log entries: {base}/?q=gVisor",
                 took.as_secs_f64(),
                 summary.lines.len(),
                 totals.join(", "),
