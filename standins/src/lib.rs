@@ -28,4 +28,5 @@
 pub mod fleet;
 pub mod packages;
 pub mod registry;
+mod serving;
 pub mod tls;

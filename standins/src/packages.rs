@@ -34,8 +34,6 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256, Sha512};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// Largest package file read (the crawler's own cap on an artifact is lower; a larger file is
 /// refused here rather than served).
@@ -83,8 +81,7 @@ struct Body {
 pub struct PackagesStandIn {
     addr: SocketAddr,
     served: Vec<Served>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: crate::serving::Serving,
 }
 
 impl std::fmt::Debug for PackagesStandIn {
@@ -167,21 +164,6 @@ fn wheel_version(file: &str) -> Option<&str> {
     parts.next().filter(|v| !v.is_empty())
 }
 
-/// `text` with `&`, `<`, `>` and `"` escaped for an HTML attribute or text.
-fn html_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Everything served, by path.
 fn build(base: &str, files: &[PackageFile]) -> io::Result<(BTreeMap<String, Body>, Vec<Served>)> {
     let mut routes = BTreeMap::new();
@@ -229,7 +211,12 @@ fn build(base: &str, files: &[PackageFile]) -> io::Result<(BTreeMap<String, Body
                 let file = path
                     .file_name()
                     .and_then(|f| f.to_str())
-                    .filter(|f| f.bytes().all(|b| b.is_ascii_graphic() && b != b'/'))
+                    // A wheel's name (PEP 427) needs nothing else, and nothing else needs
+                    // escaping in the simple index's HTML.
+                    .filter(|f| {
+                        f.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"._+!-".contains(&b))
+                    })
                     .ok_or_else(|| invalid(path, "not a wheel's file name"))?
                     .to_owned();
                 let version = wheel_version(&file)
@@ -287,7 +274,6 @@ fn build(base: &str, files: &[PackageFile]) -> io::Result<(BTreeMap<String, Body
     for (project, wheels) in projects {
         let mut page = String::from("<!DOCTYPE html>\n<html><body>\n");
         for (file, sha256) in wheels {
-            let file = html_escape(&file);
             page.push_str(&format!(
                 "<a href=\"/packages/{file}#sha256={sha256}\">{file}</a><br>\n"
             ));
@@ -328,19 +314,10 @@ impl PackagesStandIn {
         let files = files.to_vec();
         let (routes, served) = tokio::task::spawn_blocking(move || build(&base, &files)).await??;
         let app = Router::new().fallback(answer).with_state(Arc::new(routes));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            });
-            // The listener is already bound, so serving only ends at shutdown.
-            let _ = serve.await;
-        });
         Ok(PackagesStandIn {
             addr,
             served,
-            stop: Some(stop),
-            task: Some(task),
+            serving: crate::serving::Serving::start(listener, app),
         })
     }
 
@@ -355,22 +332,10 @@ impl PackagesStandIn {
         &self.served
     }
 
-    /// Stop serving and wait for the server's task.
+    /// Stop accepting connections, let open ones finish (at most the registry replica's
+    /// [`SHUTDOWN_GRACE`](crate::registry::SHUTDOWN_GRACE)), and return.
     pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = tokio::time::timeout(crate::registry::SHUTDOWN_GRACE, task).await;
-        }
-    }
-}
-
-impl Drop for PackagesStandIn {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.serving.shutdown(crate::registry::SHUTDOWN_GRACE).await;
     }
 }
 
