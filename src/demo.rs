@@ -93,6 +93,7 @@ fn print(event: &Event<'_>) {
         Event::Swept {
             summary,
             took,
+            probe,
             base,
         } => {
             let r = &summary.report;
@@ -106,6 +107,11 @@ fn print(event: &Event<'_>) {
             );
             for line in &summary.lines {
                 println!("    {}  {}", line.endpoint, line.status);
+            }
+            if !probe {
+                println!(
+                    "    (no toolmark-probe beside this binary: the sandboxes ran without the DNS sink and traps; `cargo build -p toolmark-probe` builds it)"
+                );
             }
         }
         Event::PackagesUnobserved { why, listed } => println!("{}", unobserved_line(why, *listed)),

@@ -126,10 +126,13 @@ pub enum Event<'a> {
         summary: &'a SweepSummary,
         /// How long it took (fetching, the sandboxes, recording).
         took: Duration,
+        /// Whether the sandboxes ran the probe (`toolmark-probe`: the DNS sink and traps).
+        probe: bool,
         /// The desk's URL.
         base: &'a str,
     },
-    /// The packages stay unobserved (no sweep ran, or it failed).
+    /// The packages stay unobserved: reported after [`Event::Serving`] when gVisor cannot run
+    /// (or the files are not installed), after the crawls when the sweep failed.
     PackagesUnobserved {
         /// Why.
         why: &'a packages::Unobserved,
@@ -531,7 +534,12 @@ pub async fn run(
                 let only: Vec<String> = demo_packages.iter().map(packages::target).collect();
                 match sweep(data, origin, &registry_url, (&sweep_options, &observer, &only), &stop).await {
                     Ok((summary, took)) => {
-                        report(Event::Swept { summary: &summary, took, base: &base });
+                        report(Event::Swept {
+                            summary: &summary,
+                            took,
+                            probe: options.probe.is_some(),
+                            base: &base,
+                        });
                         None
                     }
                     Err(e) if stopped() => return Err(e),
