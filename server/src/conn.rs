@@ -32,7 +32,9 @@ pub enum Refusal {
 /// ([`Admitted::evicted`]) and the new one takes its place, so connections that send half a
 /// request and wait (one per address, from many addresses) cannot lock everyone else out until
 /// the header timeout. Only when every open connection has sent a request head is a new one
-/// refused ([`Refusal::Total`]).
+/// refused ([`Refusal::Total`]). Evicted connections count as open until their task has closed
+/// them; the accept loop waits ([`Admission::room`]) while
+/// [`crate::limits::EVICTION_HEADROOM`] of them are closing, so descriptors stay bounded.
 #[derive(Debug)]
 pub struct Admission {
     per_client: Mutex<HashMap<IpAddr, usize>>,
@@ -42,6 +44,10 @@ pub struct Admission {
     headless: Mutex<BTreeMap<u64, Candidate>>,
     next_id: AtomicU64,
     total: AtomicUsize,
+    /// Evicted connections not closed yet.
+    closing: AtomicUsize,
+    /// Told each time an evicted connection closes.
+    closed: Notify,
     max_total: usize,
     max_per_client: usize,
 }
@@ -50,7 +56,14 @@ pub struct Admission {
 #[derive(Debug)]
 struct Candidate {
     activity: Arc<Activity>,
-    close: Arc<Notify>,
+    close: Arc<Eviction>,
+}
+
+/// How the admission tells a connection to close, and remembers it did.
+#[derive(Debug, Default)]
+struct Eviction {
+    told: Notify,
+    chosen: std::sync::atomic::AtomicBool,
 }
 
 /// A connection's place in [`Admission`]; dropping it frees the place.
@@ -59,7 +72,7 @@ pub struct Admitted {
     admission: Arc<Admission>,
     client: IpAddr,
     id: u64,
-    close: Arc<Notify>,
+    close: Arc<Eviction>,
     /// Whether admitting it closed another connection (an eviction).
     pub evicted_another: bool,
 }
@@ -72,6 +85,8 @@ impl Admission {
             headless: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(0),
             total: AtomicUsize::new(0),
+            closing: AtomicUsize::new(0),
+            closed: Notify::new(),
             max_total: max_total.max(1),
             max_per_client: max_per_client.max(1),
         })
@@ -79,8 +94,9 @@ impl Admission {
 
     /// Take a place for a connection from `client` (already a [`crate::client_key`]) whose
     /// activity is `activity`. At the total cap, the oldest open connection without a complete
-    /// request head is told to close and the new one is admitted in its place (while at most
-    /// [`crate::limits::EVICTION_HEADROOM`] evicted connections are still closing).
+    /// request head is told to close and the new one is admitted in its place (unless
+    /// [`crate::limits::EVICTION_HEADROOM`] evicted connections are still closing: then it is
+    /// refused; [`Admission::room`] waits that out).
     pub fn admit(
         self: &Arc<Self>,
         client: IpAddr,
@@ -101,17 +117,19 @@ impl Admission {
         let mut evicted_another = false;
         let open = self.total.load(Ordering::Relaxed);
         if open >= self.max_total {
-            if open >= self.max_total + crate::limits::EVICTION_HEADROOM {
+            if self.closing.load(Ordering::Relaxed) >= crate::limits::EVICTION_HEADROOM {
                 return Err(Refusal::Total);
             }
             let Some(victim) = Self::least_delivered(&mut headless) else {
                 return Err(Refusal::Total);
             };
-            victim.close.notify_one();
+            victim.close.chosen.store(true, Ordering::Relaxed);
+            self.closing.fetch_add(1, Ordering::Relaxed);
+            victim.close.told.notify_one();
             evicted_another = true;
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let close = Arc::new(Notify::new());
+        let close = Arc::new(Eviction::default());
         headless.insert(
             id,
             Candidate {
@@ -145,13 +163,28 @@ impl Admission {
     pub fn open(&self) -> usize {
         self.total.load(Ordering::Relaxed)
     }
+
+    /// Resolves at once unless [`crate::limits::EVICTION_HEADROOM`] evicted connections are
+    /// still closing; then when one has closed. The accept loop waits on it before accepting,
+    /// so a burst of new connections waits in the listen backlog instead of being refused.
+    pub async fn room(&self) {
+        loop {
+            let closed = self.closed.notified();
+            let mut closed = std::pin::pin!(closed);
+            closed.as_mut().enable();
+            if self.closing.load(Ordering::Relaxed) < crate::limits::EVICTION_HEADROOM {
+                return;
+            }
+            closed.await;
+        }
+    }
 }
 
 impl Admitted {
     /// Resolves when the connection was chosen to make room for a new one (see
     /// [`Admission`]): the caller closes it.
     pub async fn evicted(&self) {
-        self.close.notified().await;
+        self.close.told.notified().await;
     }
 }
 
@@ -174,6 +207,10 @@ impl Drop for Admitted {
             }
         }
         self.admission.total.fetch_sub(1, Ordering::Relaxed);
+        if self.close.chosen.load(Ordering::Relaxed) {
+            self.admission.closing.fetch_sub(1, Ordering::Relaxed);
+            self.admission.closed.notify_waiters();
+        }
     }
 }
 
@@ -637,6 +674,26 @@ mod tests {
         assert_eq!(a.open(), 4);
         drop(old_place);
         assert_eq!(a.open(), 3);
+    }
+
+    /// With `EVICTION_HEADROOM` evicted connections still closing, a new one is refused and
+    /// the accept loop's wait for room blocks; one closing frees it.
+    #[test]
+    fn the_wait_for_room_blocks_while_the_eviction_headroom_is_closing() {
+        let a = Admission::new(1, 10_000);
+        let mut places = vec![admit(&a, "192.0.2.1").unwrap()];
+        for i in 0..crate::limits::EVICTION_HEADROOM {
+            let ip = format!("192.0.3.{}", i % 250);
+            places.push(a.admit(ip.parse().unwrap(), &Activity::new()).unwrap());
+        }
+        assert_eq!(admit(&a, "192.0.2.9").unwrap_err(), Refusal::Total);
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut room = std::pin::pin!(a.room());
+        assert!(room.as_mut().poll(&mut cx).is_pending());
+        // The first (evicted) closes.
+        drop(places.remove(0));
+        assert!(room.as_mut().poll(&mut cx).is_ready());
     }
 
     /// A body split into pieces reports a consistent size at every step (a lower bound never

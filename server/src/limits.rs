@@ -47,11 +47,12 @@ pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
 /// connection is closed at once (so the listener keeps draining its backlog).
 pub const MAX_CONNECTIONS: usize = 16_384;
 
-/// Connections admitted past [`MAX_CONNECTIONS`] (the cap in use) by closing another one that
-/// has not yet finished closing. At the cap a new connection makes the oldest one without a
-/// complete request head close (`conn::Admission`); that one's socket is closed as soon as its
-/// task runs, so this is only the time between telling it and its close. Past it, a new
-/// connection is refused. 64 is far inside [`RESERVED_FILES`].
+/// Evicted connections that may be still closing at once. At the cap a new connection makes
+/// the oldest one without a complete request head close (`conn::Admission`); that one's socket
+/// is closed as soon as its task runs, so until then both are open. With this many closing,
+/// the accept loop waits for one to close before accepting again (new connections wait in the
+/// listen backlog): descriptors stay at most this far over the cap, far inside
+/// [`RESERVED_FILES`].
 pub const EVICTION_HEADROOM: usize = 64;
 
 /// File descriptors kept free for everything but client connections: the crawl's sockets

@@ -495,6 +495,12 @@ pub async fn serve(
     let mut starved_logged: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
+        // Evicted connections closing past the headroom: let them close before accepting more
+        // (new connections wait in the listen backlog).
+        tokio::select! {
+            () = &mut shutdown => break,
+            () = admission.room() => {}
+        }
         let accepted = tokio::select! {
             () = &mut shutdown => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
