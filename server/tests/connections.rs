@@ -593,3 +593,53 @@ async fn a_stalled_partial_body_is_answered_408_and_closed_within_the_body_idle_
     assert_eq!(server.stats.body_stalled.load(Ordering::Relaxed), 1);
     server.stop().await;
 }
+
+/// A request whose body the handler read to its end leaves its HTTP/1.1 connection open for
+/// the next request (only an unread or stalled body closes it).
+#[tokio::test]
+async fn a_request_whose_body_was_read_keeps_its_connection() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 5, 2], server.addr).await;
+    let upload = b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
+    s.write_all(upload).await.unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).await.unwrap();
+    let first = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(
+        !first.to_ascii_lowercase().contains("connection: close"),
+        "{first}"
+    );
+    s.write_all(HEALTH.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+        .await
+        .expect("answered")
+        .unwrap();
+    assert!(out.starts_with(b"HTTP/1.1 200"), "{out:?}");
+    server.stop().await;
+}
+
+/// A request whose body the server answers without reading it (a route that takes no body)
+/// closes its HTTP/1.1 connection: the server never waits for the rest of a body nobody reads.
+#[tokio::test]
+async fn an_answer_to_an_unread_body_closes_the_connection() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 5, 3], server.addr).await;
+    // `/health` takes no body; half of the declared one is sent, then nothing.
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+        .await
+        .expect("closed")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    server.stop().await;
+}
