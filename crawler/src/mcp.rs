@@ -213,7 +213,7 @@ pub(crate) struct Start {
 /// when it names none (such a server is never taken for another one).
 pub(crate) fn implementation(handshake: Option<&str>) -> Option<String> {
     #[derive(serde::Deserialize)]
-    struct Result {
+    struct Answered {
         #[serde(rename = "serverInfo")]
         server_info: Info,
     }
@@ -223,7 +223,7 @@ pub(crate) fn implementation(handshake: Option<&str>) -> Option<String> {
         #[serde(default)]
         version: String,
     }
-    let r: Result = serde_json::from_str(handshake?).ok()?;
+    let r: Answered = serde_json::from_str(handshake?).ok()?;
     Some(format!("{}/{}", r.server_info.name, r.server_info.version))
 }
 
@@ -594,7 +594,9 @@ async fn run(
             implementation(listing.initialize.as_deref()).is_none_or(|i| !refused.contains(&i))
         };
         let tried = |t| http.dialled.attempts.iter().any(|a| a.transport == t);
+        // Only a complete listing is upgraded: a failed one is what the server did.
         if transport == Transport::StreamableHttp
+            && obs.status == Status::Ok
             && start.refused_by.as_ref().is_some_and(other)
             && !tried(Transport::Stateless)
         {
