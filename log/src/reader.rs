@@ -116,11 +116,21 @@ impl Reader {
         size: u64,
         at: &Signed,
     ) -> Result<Vec<Hash>, ReadError> {
-        if size == 0 || size > at.checkpoint.size || index >= size {
-            return Err(ReadError::OutOfRange(format!(
-                "no inclusion proof of {index} in a tree of {size} (checkpoint size {})",
-                at.checkpoint.size
-            )));
+        let published = at.checkpoint.size;
+        // Each refusal names the condition that failed (any u64 may be asked for).
+        let why = if size == 0 {
+            Some("size 0 is the empty tree, which includes no entry".to_owned())
+        } else if size > published {
+            Some(format!(
+                "size {size} is beyond the published tree size {published}"
+            ))
+        } else if index >= size {
+            Some(format!("index {index} is not below the tree size {size}"))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ReadError::OutOfRange(format!("no such proof: {why}")));
         }
         Ok(merkle::inclusion_proof(
             index,
@@ -136,11 +146,20 @@ impl Reader {
         new: u64,
         at: &Signed,
     ) -> Result<Vec<Hash>, ReadError> {
-        if old == 0 || old > new || new > at.checkpoint.size {
-            return Err(ReadError::OutOfRange(format!(
-                "no consistency proof from {old} to {new} (checkpoint size {})",
-                at.checkpoint.size
-            )));
+        let published = at.checkpoint.size;
+        let why = if old == 0 {
+            Some("old 0 is the empty tree, which has no consistency proof".to_owned())
+        } else if new > published {
+            Some(format!(
+                "new {new} is beyond the published tree size {published}"
+            ))
+        } else if old > new {
+            Some(format!("old {old} is larger than new {new}"))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ReadError::OutOfRange(format!("no such proof: {why}")));
         }
         Ok(merkle::consistency_proof(
             old,
