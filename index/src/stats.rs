@@ -122,11 +122,13 @@ pub struct BadgeFacts {
     pub last_change_at: Option<String>,
 }
 
-/// The host of an endpoint key in SQL: what follows `://` up to the first `/`.
+/// The host of an endpoint key in SQL: what follows `://` up to the first `/` or `?` (a key
+/// keeps its query, and a bare host's has no `/` before it: `https://host?x`). `?` is read as
+/// `/` (one character for one, so positions do not move; a host holds neither).
 const HOST_SQL: &str =
-    "CASE WHEN instr(substr(endpoint_key, instr(endpoint_key, '://') + 3), '/') > 0
+    "CASE WHEN instr(substr(replace(endpoint_key, '?', '/'), instr(endpoint_key, '://') + 3), '/') > 0
      THEN substr(substr(endpoint_key, instr(endpoint_key, '://') + 3), 1,
-                 instr(substr(endpoint_key, instr(endpoint_key, '://') + 3), '/') - 1)
+                 instr(substr(replace(endpoint_key, '?', '/'), instr(endpoint_key, '://') + 3), '/') - 1)
      ELSE substr(endpoint_key, instr(endpoint_key, '://') + 3) END";
 
 /// Listed remotes with an http(s) endpoint key.
