@@ -91,8 +91,8 @@ pub struct DayCount {
 pub struct HostCount {
     /// The host as endpoint keys write it (lower case, with a port other than the default).
     pub host: String,
-    /// Distinct endpoints (endpoint keys: URLs without query, fragment or trailing slash) of
-    /// listed remotes on it.
+    /// Distinct endpoints (endpoint keys, `crate::index::endpoint_key`: URLs with their query,
+    /// without fragment or trailing slash) of listed remotes on it.
     pub endpoints: u64,
 }
 

@@ -71,3 +71,25 @@ fn an_index_derived_from_the_log_alone_has_the_two_targets() {
     fresh.catch_up(&env.log, &env.blobs).unwrap();
     two_targets(&fresh);
 }
+
+/// The stats count the two as two endpoints of one host, and a bare host's key with a query
+/// (`https://bare.example.com?x`, no `/` before the `?`) is counted under its host.
+#[test]
+fn a_query_makes_another_endpoint_of_the_same_host() {
+    let mut env = recorded("endpoints-hosts");
+    let bare = records(serde_json::json!([{
+        "name": "io.example/bare", "description": "a bare host", "version": "1",
+        "remotes": [{"type": "streamable-http", "url": "https://bare.example.com/?x"}],
+    }]));
+    env.run(&day_str(0, 10), &bare, &[], |_| {
+        Some(ok(day(0, 15), vec![corpus_page(MEMORY)]))
+    });
+    let hosts = env.index.hosts_by_endpoints(10).unwrap();
+    let counts: Vec<(&str, u64)> = hosts
+        .hosts
+        .iter()
+        .map(|h| (h.host.as_str(), h.endpoints))
+        .collect();
+    assert_eq!(counts, [("huggingface.co", 2), ("bare.example.com", 1)]);
+    assert_eq!(hosts.distinct_hosts, 2);
+}
