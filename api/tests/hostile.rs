@@ -666,17 +666,24 @@ async fn sensitive_work_bound_counts_after_case_folding() {
     );
 }
 
+/// A state without rate limits, and 5,000 tools of distinct 100-character names (505,000 name
+/// characters with the matcher's one per name): what the star tests send.
+fn long_names(tag: &str) -> (Populated, Vec<Value>) {
+    let mut p = populated(tag);
+    without_rate_limits(&mut p);
+    let tools = (0..5_000)
+        .map(|i| json!({"name": format!("{i:0>100}")}))
+        .collect();
+    (p, tools)
+}
+
 /// A run of `*` is read as one `*` before the work bound counts it: one pattern of 200 stars
 /// against 5,000 names of 100 characters, which counted star by star would be 505,000 × 201 ≈
 /// 1.02 × 10⁸ steps (over the bound), is 200 OK and marks every tool sensitive, as `*` does.
 #[tokio::test]
 async fn a_pattern_of_200_stars_matches_like_one_star() {
-    let mut p = populated("hostile-stars");
-    without_rate_limits(&mut p);
+    let (p, tools) = long_names("hostile-stars");
     let bound = toolmark_api::servers::MAX_MATCH_WORK;
-    let tools: Vec<Value> = (0..5_000)
-        .map(|i| json!({"name": format!("{i:0>100}")}))
-        .collect();
     let stars = "*".repeat(toolmark_api::servers::MAX_PATTERN_CHARS);
     let uncollapsed = 5_000 * 101 * (stars.len() as u64 + 1);
     let collapsed = 5_000 * 101 * 2;
@@ -697,12 +704,8 @@ async fn a_pattern_of_200_stars_matches_like_one_star() {
 /// between each (`*a*a…`, 200 characters, nothing to collapse) against the same names.
 #[tokio::test]
 async fn separate_star_groups_are_still_refused_by_the_work_bound() {
-    let mut p = populated("hostile-star-groups");
-    without_rate_limits(&mut p);
+    let (p, tools) = long_names("hostile-star-groups");
     let bound = toolmark_api::servers::MAX_MATCH_WORK;
-    let tools: Vec<Value> = (0..5_000)
-        .map(|i| json!({"name": format!("{i:0>100}")}))
-        .collect();
     let groups = "*a".repeat(toolmark_api::servers::MAX_PATTERN_CHARS / 2);
     let cost = 5_000 * 101 * (groups.len() as u64 + 1);
     println!("100 `*a` groups: {cost} steps; bound {bound}");

@@ -40,6 +40,11 @@ pub enum ReadError {
     OutOfRange(String),
 }
 
+/// A proof that does not exist, and `why` (the bound the request is outside).
+fn no_such_proof<T>(why: impl std::fmt::Display) -> Result<T, ReadError> {
+    Err(ReadError::OutOfRange(format!("no such proof: {why}")))
+}
+
 /// A verified checkpoint: the signed note as published, and its parsed text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
@@ -118,19 +123,16 @@ impl Reader {
     ) -> Result<Vec<Hash>, ReadError> {
         let published = at.checkpoint.size;
         // Each refusal names the condition that failed (any u64 may be asked for).
-        let why = if size == 0 {
-            Some("size 0 is the empty tree, which includes no entry".to_owned())
-        } else if size > published {
-            Some(format!(
+        if size == 0 {
+            return no_such_proof("size 0 is the empty tree, which includes no entry");
+        }
+        if size > published {
+            return no_such_proof(format!(
                 "size {size} is beyond the published tree size {published}"
-            ))
-        } else if index >= size {
-            Some(format!("index {index} is not below the tree size {size}"))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(ReadError::OutOfRange(format!("no such proof: {why}")));
+            ));
+        }
+        if index >= size {
+            return no_such_proof(format!("index {index} is not below the tree size {size}"));
         }
         Ok(merkle::inclusion_proof(
             index,
@@ -147,19 +149,16 @@ impl Reader {
         at: &Signed,
     ) -> Result<Vec<Hash>, ReadError> {
         let published = at.checkpoint.size;
-        let why = if old == 0 {
-            Some("old 0 is the empty tree, which has no consistency proof".to_owned())
-        } else if new > published {
-            Some(format!(
+        if old == 0 {
+            return no_such_proof("old 0 is the empty tree, which has no consistency proof");
+        }
+        if new > published {
+            return no_such_proof(format!(
                 "new {new} is beyond the published tree size {published}"
-            ))
-        } else if old > new {
-            Some(format!("old {old} is larger than new {new}"))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(ReadError::OutOfRange(format!("no such proof: {why}")));
+            ));
+        }
+        if old > new {
+            return no_such_proof(format!("old {old} is larger than new {new}"));
         }
         Ok(merkle::consistency_proof(
             old,
