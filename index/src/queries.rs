@@ -1,8 +1,10 @@
 //! Every read the index offers: typed functions returning typed rows ([`crate::rows`]), so no
 //! caller writes SQL against the schema.
 //!
-//! - Lookups: a server, a target, a target's siblings, targets by endpoint or endpoint key,
-//!   observations, changes, runs, the entries holding a digest, the crawler's hints.
+//! - Lookups: a server, a target, a target's siblings, targets by endpoint or endpoint key, the
+//!   targets a `/check` question about an endpoint is about ([`Index::targets_at`]: a URL
+//!   without a query stands for the targets at its path with any query too), observations,
+//!   changes, runs, the entries holding a digest, the crawler's hints.
 //! - Listings: [`Index::search_targets`] over a [`TargetFilter`] (the one search of the API's
 //!   `/api/v1/servers` and the desk's servers page), [`Index::query_changes`] over a
 //!   [`ChangeQuery`].
