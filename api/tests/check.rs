@@ -571,7 +571,7 @@ async fn an_endpoint_with_a_query_no_target_has_is_not_listed() {
 }
 
 #[tokio::test]
-async fn an_endpoint_with_a_query_is_normalised_like_one_without() {
+async fn an_endpoint_with_a_query_still_ignores_host_case_port_slash_userinfo_and_fragment() {
     let (env, p) = hugging_face("api-hf-normalised");
     let tools = tools_of(&page(FILES_SET));
     for endpoint in [
