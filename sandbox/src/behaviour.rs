@@ -217,10 +217,8 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
             }
             // A persistence directory made (`~/.config/autostart`, a crontab spool) is
             // persistence before anything is written in it.
-            Call::Mkdir(path) if e.succeeded() => {
-                if layout.suspicious_write(&path) {
-                    b.writes.push(act(format!("mkdir {path}")));
-                }
+            Call::Mkdir(path) if e.succeeded() && layout.suspicious_write(&path) => {
+                b.writes.push(act(format!("mkdir {path}")));
             }
             Call::Chdir(dir) if e.succeeded() => {
                 cwd.insert(e.pid, dir);

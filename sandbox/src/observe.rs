@@ -1277,6 +1277,8 @@ impl<'a> Run<'a> {
                 .collect(),
             unparsed: whole.unparsed,
             truncated: whole.truncated,
+            // Where a socket leads is known from its connection, wherever that was.
+            outbound: whole.outbound.clone(),
         };
         let mut b = behaviour::of(&part, &layout);
         if !whole.events.is_empty() {
@@ -1571,14 +1573,15 @@ fn carries(canary: &Canary, text: &str) -> bool {
             .is_ok_and(|v| canary.found_in(v.to_string().as_bytes()))
 }
 
-/// Writes into sockets that carry `canary`, as far as the trace shows them: the entry lines of
-/// `write`, `sendto` and `sendmsg` carry the first `--strace-log-size` bytes (1 KiB) of the
-/// buffer; `writev`, `sendmmsg` and anything past the first KiB are not seen.
+/// Writes into sockets that carry `canary` out ([`trace::Trace::leaves`]: connected to an IP
+/// address, or sent to one), as far as the trace shows them: the entry lines of `write`,
+/// `sendto` and `sendmsg` carry the first `--strace-log-size` bytes (1 KiB) of the buffer;
+/// `writev`, `sendmmsg` and anything past the first KiB are not seen.
 fn socket_leaks(t: &trace::Trace, canary: &Canary) -> Vec<String> {
     t.events
         .iter()
         .filter(|e| !e.exit && matches!(e.syscall.as_str(), "write" | "sendto" | "sendmsg"))
-        .filter(|e| e.args.contains("socket:[") && canary.found_in(e.args.as_bytes()))
+        .filter(|e| t.leaves(e) && canary.found_in(e.args.as_bytes()))
         .map(|e| format!("{} by {} (pid {})", e.syscall, e.comm, e.pid))
         .collect()
 }

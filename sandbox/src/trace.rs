@@ -14,6 +14,7 @@
 //! and its decoded arguments, and on exit lines its return value and `errno=N (text)` (a
 //! failed call prints `= 0 (0x0)` with the errno beside it).
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -121,6 +122,67 @@ pub struct Trace {
     pub unparsed: usize,
     /// The log was cut at [`MAX_TRACE_BYTES`] or [`MAX_TRACE_EVENTS`].
     pub truncated: bool,
+    /// Sockets (their inode, `socket:[N]`) a `connect` named an IPv4 or IPv6 address for,
+    /// anywhere in the log: what is written into them may leave the sandbox
+    /// ([`Trace::leaves`]).
+    pub outbound: BTreeSet<u64>,
+}
+
+impl Trace {
+    /// Whether the `write`, `sendto` or `sendmsg` entry `e` puts its buffer where it may leave
+    /// the sandbox: into a socket connected to an IP address ([`Trace::outbound`]), by a
+    /// `sendto` naming one, or by a `sendmsg` naming any address (the trace does not decode
+    /// it). A file, a pipe, a socket pair (node's pipes to its children) or a Unix socket
+    /// between the package's own processes carries nothing out.
+    pub fn leaves(&self, e: &Event) -> bool {
+        let Some(args) = split_args(&e.args) else {
+            return false;
+        };
+        let socket = args.first().and_then(|fd| socket_inode(fd));
+        if socket.is_some_and(|s| self.outbound.contains(&s)) {
+            return true;
+        }
+        match (e.syscall.as_str(), args.as_slice()) {
+            ("sendto", [_, _, _, _, to, _]) => {
+                socket.is_some() && matches!(address(to), Some(Address::Inet { .. }))
+            }
+            ("sendmsg", [_, header, _]) => {
+                socket.is_some()
+                    && header
+                        .split_once("{name=")
+                        .and_then(|(_, rest)| rest.split_once(','))
+                        .is_some_and(|(name, _)| name != "0x0")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The inode of the socket an fd argument names as logged (`0x5 socket:[12]`).
+fn socket_inode(fd: &str) -> Option<u64> {
+    after_space(fd)?
+        .strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// The sockets `connect` exit lines name an IP address for (whether it succeeded or not: a
+/// non-blocking connection is still in progress when the call returns).
+fn outbound(events: &[Event]) -> BTreeSet<u64> {
+    events
+        .iter()
+        .filter(|e| e.exit && e.syscall == "connect")
+        .filter_map(|e| {
+            let args = split_args(&e.args)?;
+            let [fd, to, _] = args.as_slice() else {
+                return None;
+            };
+            matches!(address(to)?, Address::Inet { .. })
+                .then(|| socket_inode(fd))
+                .flatten()
+        })
+        .collect()
 }
 
 /// One line as an event; `None` for a line that is not a syscall trace line, or one whose
@@ -198,6 +260,7 @@ pub fn parse(log: &[u8]) -> Trace {
             None => {}
         }
     }
+    trace.outbound = outbound(&trace.events);
     trace
 }
 
@@ -995,5 +1058,39 @@ mod tests {
         assert_eq!(shown_cwd(&open).as_deref(), Some("/home/decoy/x"));
         let other = exit_line("openat", "0x3 /tmp, 0x7f a, O_RDONLY, 0o0");
         assert_eq!(shown_cwd(&other), None);
+    }
+
+    #[test]
+    fn only_a_socket_connected_to_an_ip_address_carries_a_write_out() {
+        let line = |call: &str, args: &str| {
+            format!("I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] node {call}({args})")
+        };
+        let log = [
+            line("X connect", "0x3 socket:[7], 0x7f {Family: AF_INET, Addr: 192.0.2.1, Port: 443}, 0x10) = 0 (0x0) errno=115 (operation now in progress) (5µs"),
+            line("X connect", "0x4 socket:[8], 0x7f {Family: AF_UNIX, Addr: \"/tmp/s\"}, 0x6e) = 0 (0x0) (5µs"),
+            line("E write", "0x3 socket:[7], 0x7f \"key\", 0x3"),
+            line("E write", "0x4 socket:[8], 0x7f \"key\", 0x3"),
+            // A socket pair (node's pipe to a child) and a file.
+            line("E write", "0x9 socket:[9], 0x7f \"key\", 0x3"),
+            line("E write", "0x5 /home/decoy/socket:[7], 0x7f \"key\", 0x3"),
+            line("E sendto", "0x6 socket:[10], 0x7f \"key\", 0x3, 0x0, 0x7f {Family: AF_INET6, Addr: 2001:db8::1, Port: 53}, 0x1c"),
+            line("E sendto", "0x9 socket:[9], 0x7f \"key\", 0x3, 0x0, 0x0, 0x0"),
+            line("E sendmsg", "0x6 socket:[11], 0x7f {name=0x7f00, namelen=16, iovecs=[{base=0x1, len=3}]}, 0x0"),
+            line("E sendmsg", "0x9 socket:[9], 0x7f {name=0x0, namelen=0, iovecs=[{base=0x1, len=3}]}, 0x0"),
+        ]
+        .join("\n");
+        let t = parse(log.as_bytes());
+        assert_eq!(t.unparsed, 0);
+        assert_eq!(t.outbound, [7].into_iter().collect());
+        let leaving: Vec<bool> = t
+            .events
+            .iter()
+            .filter(|e| !e.exit)
+            .map(|e| t.leaves(e))
+            .collect();
+        assert_eq!(
+            leaving,
+            [true, false, false, false, true, false, true, false]
+        );
     }
 }

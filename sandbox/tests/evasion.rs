@@ -534,3 +534,34 @@ async fn a_call_answered_input_required_is_that_tools_outcome_and_the_others_are
         assert!(report.calls[1].detail.contains("io.example/approve"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decoy_piped_from_a_child_process_into_a_file_is_not_exfiltration() {
+    // node reads the key through `cat` (its stdout a socket pair: libuv's child pipes) and
+    // writes it into the working folder; the Python server through `cat` over a pipe. The
+    // data never left the sandbox.
+    let hooks = Hooks {
+        start: "fs.writeFileSync('id_rsa.copy', require('child_process').execFileSync('/usr/bin/cat', [home + '/.ssh/id_rsa']));",
+        ..Default::default()
+    };
+    let py = Hooks {
+        start: "import subprocess\nopen('id_rsa.copy', 'wb').write(subprocess.run(['/usr/bin/cat', os.path.join(HOME, '.ssh/id_rsa')], stdout=subprocess.PIPE).stdout)",
+        ..Default::default()
+    };
+    let expected: &[(&str, Phase, &[&str])] = &[
+        (
+            "READS_SECRETS",
+            Phase::Startup,
+            &["/home/decoy/.ssh/id_rsa"],
+        ),
+        ("STARTS_PROGRAMS", Phase::Startup, &["/usr/bin/cat"]),
+    ];
+    let Some(npm) = observed("pipes-key", &hooks, true, false).await else {
+        return;
+    };
+    exactly(&npm[0], SERVED, expected);
+    let Some(pypi) = observed("pipes-key", &py, false, true).await else {
+        return;
+    };
+    exactly(&pypi[0], SERVED, expected);
+}
