@@ -565,3 +565,54 @@ async fn a_decoy_piped_from_a_child_process_into_a_file_is_not_exfiltration() {
     };
     exactly(&pypi[0], SERVED, expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_a_detached_child_of_an_install_script_starts_later_is_install_behaviour() {
+    // The script's child leaves in the background and starts `id` a second later, after npm
+    // has finished.
+    let hooks = Hooks {
+        postinstall: Some("node install.js"),
+        files: &[(
+            "install.js",
+            "require('child_process').spawn('/bin/sh', ['-c', 'sleep 1; /usr/bin/id'], { detached: true, stdio: 'ignore' }).unref();\n",
+        )],
+        ..Default::default()
+    };
+    let Some(npm) = observed("install-daemon", &hooks, true, false).await else {
+        return;
+    };
+    exactly(
+        &npm[0],
+        &[Phase::Install, Phase::Startup, Phase::Calls],
+        &[(
+            "INSTALL_BEHAVIOUR",
+            Phase::Install,
+            &["/bin/sh", "/usr/bin/id", "/usr/bin/node", "/usr/bin/sleep"],
+        )],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_the_server_leaves_when_stdin_closes_is_seen_and_is_the_calls_phases() {
+    // At stdin's end the server leaves a detached shell behind and exits; the shell reads the
+    // decoy key a second later.
+    let hooks = Hooks {
+        start: "process.stdin.on('end', () => { require('child_process').spawn('/bin/sh', ['-c', 'sleep 1; /usr/bin/cat \"$HOME/.ssh/id_rsa\" >/dev/null'], { detached: true, stdio: 'ignore' }).unref(); process.exit(0); });",
+        ..Default::default()
+    };
+    let Some(npm) = observed("leaves-daemon", &hooks, true, false).await else {
+        return;
+    };
+    exactly(
+        &npm[0],
+        SERVED,
+        &[
+            ("READS_SECRETS", Phase::Calls, &["/home/decoy/.ssh/id_rsa"]),
+            (
+                "STARTS_PROGRAMS",
+                Phase::Calls,
+                &["/bin/sh", "/usr/bin/cat", "/usr/bin/sleep"],
+            ),
+        ],
+    );
+}
