@@ -103,6 +103,12 @@ async fn server_memory_is_observed_ok_complete_and_with_nothing_found() {
     let report = observer(runsc, &work)
         .observe_npm(&tarball, &Launch::default())
         .await;
+    eprintln!(
+        "server-memory: {} in {:?} {:?}",
+        report.status.as_str(),
+        report.elapsed,
+        report.timings
+    );
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
     assert_eq!(report.name, "@modelcontextprotocol/server-memory");
     assert_eq!(report.version, "2026.8.31");
