@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::behaviour::{PERSISTENCE_PATHS, persistence_rel};
 
@@ -44,62 +44,69 @@ pub struct Manifest {
 
 impl Manifest {
     /// The manifest of `home`'s persistence paths (a directory entry with everything under
-    /// it); what cannot be read is left out.
+    /// it, walked without recursion: a tree of any depth cannot exhaust the observer's stack);
+    /// what cannot be read is left out.
     pub fn take(home: &Path) -> Manifest {
         let mut m = Manifest::default();
-        for p in PERSISTENCE_PATHS {
-            m.visit(home, p.trim_end_matches('/'));
-        }
-        m
-    }
-
-    fn visit(&mut self, home: &Path, rel: &str) {
-        if self.entries.contains_key(rel) {
-            return;
-        }
-        if self.entries.len() >= MAX_WITNESS_ENTRIES {
-            self.cut = true;
-            return;
-        }
-        let path = home.join(rel);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return;
-        };
-        let kind = meta.file_type();
-        let (kind_name, content) = if kind.is_symlink() {
-            let target = std::fs::read_link(&path).unwrap_or_default();
-            ("link", target.to_string_lossy().into_owned())
-        } else if kind.is_file() {
-            ("file", digest(&path).unwrap_or_default())
-        } else if kind.is_dir() {
-            ("dir", String::new())
-        } else {
-            ("other", String::new())
-        };
-        self.entries.insert(
-            rel.to_owned(),
-            Entry {
-                kind: kind_name,
-                mode: meta.mode(),
-                size: meta.size(),
-                mtime: (meta.mtime(), meta.mtime_nsec()),
-                content,
-            },
-        );
-        if kind.is_dir() {
-            let Ok(children) = std::fs::read_dir(&path) else {
-                return;
+        // Paths relative to HOME still to look at: (the name as kept, the path as it is on
+        // disk — a name that is not UTF-8 is still looked at, under its lossy form).
+        let mut todo: Vec<(String, PathBuf)> = PERSISTENCE_PATHS
+            .iter()
+            .rev()
+            .map(|p| {
+                let rel = p.trim_end_matches('/');
+                (rel.to_owned(), home.join(rel))
+            })
+            .collect();
+        while let Some((rel, path)) = todo.pop() {
+            if m.entries.contains_key(&rel) {
+                continue;
+            }
+            if m.entries.len() >= MAX_WITNESS_ENTRIES {
+                m.cut = true;
+                break;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
             };
-            let mut names: Vec<String> = children
-                .filter_map(Result::ok)
-                .map(|c| c.file_name().to_string_lossy().into_owned())
-                .take(MAX_WITNESS_ENTRIES + 1)
-                .collect();
-            names.sort();
-            for name in names {
-                self.visit(home, &format!("{rel}/{name}"));
+            let kind = meta.file_type();
+            let (kind_name, content) = if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap_or_default();
+                ("link", target.to_string_lossy().into_owned())
+            } else if kind.is_file() {
+                ("file", digest(&path).unwrap_or_default())
+            } else if kind.is_dir() {
+                ("dir", String::new())
+            } else {
+                ("other", String::new())
+            };
+            m.entries.insert(
+                rel.clone(),
+                Entry {
+                    kind: kind_name,
+                    mode: meta.mode(),
+                    size: meta.size(),
+                    mtime: (meta.mtime(), meta.mtime_nsec()),
+                    content,
+                },
+            );
+            if kind.is_dir() {
+                let Ok(children) = std::fs::read_dir(&path) else {
+                    continue;
+                };
+                let mut names: Vec<std::ffi::OsString> = children
+                    .filter_map(Result::ok)
+                    .map(|c| c.file_name())
+                    .take(MAX_WITNESS_ENTRIES + 1)
+                    .collect();
+                names.sort();
+                for name in names.into_iter().rev() {
+                    let child = format!("{rel}/{}", name.to_string_lossy());
+                    todo.push((child, path.join(name)));
+                }
             }
         }
+        m
     }
 
     /// What changed from `self` to `after`: each persistence path that appeared (`created`)
@@ -217,6 +224,38 @@ mod tests {
         let m = Manifest::take(&dir);
         assert!(m.cut);
         assert_eq!(m.entries.len(), MAX_WITNESS_ENTRIES);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_deep_tree_or_a_name_that_is_not_utf8_does_not_hide_or_stall_anything() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = home("deep");
+        let before = Manifest::take(&dir);
+        let autostart = dir.join(".config/autostart");
+        std::fs::create_dir_all(&autostart).unwrap();
+        std::fs::write(
+            autostart.join(std::ffi::OsStr::from_bytes(b"x\xff.desktop")),
+            "",
+        )
+        .unwrap();
+        // A tree 201 levels deep (walked without recursion; each level one entry).
+        let mut deep = autostart.join("d");
+        for _ in 0..200 {
+            deep = deep.join("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        let after = Manifest::take(&dir);
+        let changes = before.changes(&after);
+        assert!(
+            changes.contains(&(".config/autostart/x\u{fffd}.desktop".to_owned(), "created")),
+            "{changes:?}"
+        );
+        assert_eq!(
+            changes.len(),
+            1 + 1 + 201,
+            "the directory, the file, each level"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
