@@ -7,8 +7,9 @@
 //! The HOME is the package's to fill, so reading it is hostile input: nothing is followed (a
 //! symbolic link is read as a link, never opened), only regular files are opened (`O_NOFOLLOW`,
 //! `O_NONBLOCK`: a FIFO planted at `.bashrc` cannot stall the observer), at most
-//! [`MAX_WITNESS_FILE_BYTES`] of each is read and at most [`MAX_WITNESS_ENTRIES`] entries are
-//! kept (the rest: [`Manifest::cut`], the phase incomplete).
+//! [`MAX_WITNESS_FILE_BYTES`] of each and [`MAX_WITNESS_BYTES`] in all are read, and at most
+//! [`MAX_WITNESS_ENTRIES`] entries are kept (the rest: [`Manifest::cut`], the phase
+//! incomplete).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -21,6 +22,8 @@ use crate::behaviour::{PERSISTENCE_PATHS, persistence_rel};
 pub const MAX_WITNESS_ENTRIES: usize = 10_000;
 /// Most bytes of one file read into its digest (its size and time are kept whole).
 pub const MAX_WITNESS_FILE_BYTES: u64 = 1024 * 1024;
+/// Most bytes read into digests for one manifest (more: [`Manifest::cut`]).
+pub const MAX_WITNESS_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What one entry was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +41,8 @@ struct Entry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Manifest {
     entries: BTreeMap<String, Entry>,
-    /// More than [`MAX_WITNESS_ENTRIES`] entries: the rest were not looked at.
+    /// More than [`MAX_WITNESS_ENTRIES`] entries, or [`MAX_WITNESS_BYTES`] read: the rest
+    /// were not looked at.
     pub cut: bool,
 }
 
@@ -48,6 +52,7 @@ impl Manifest {
     /// what cannot be read is left out.
     pub fn take(home: &Path) -> Manifest {
         let mut m = Manifest::default();
+        let mut budget = MAX_WITNESS_BYTES;
         // Paths relative to HOME still to look at: (the name as kept, the path as it is on
         // disk — a name that is not UTF-8 is still looked at, under its lossy form).
         let mut todo: Vec<(String, PathBuf)> = PERSISTENCE_PATHS
@@ -74,7 +79,14 @@ impl Manifest {
                 let target = std::fs::read_link(&path).unwrap_or_default();
                 ("link", target.to_string_lossy().into_owned())
             } else if kind.is_file() {
-                ("file", digest(&path).unwrap_or_default())
+                let limit = budget.min(MAX_WITNESS_FILE_BYTES);
+                let (hex, read) = digest(&path, limit).unwrap_or_default();
+                budget -= read;
+                if read == limit && meta.size() > read && limit < MAX_WITNESS_FILE_BYTES {
+                    // The budget ran out inside this file: what follows was not compared.
+                    m.cut = true;
+                }
+                ("file", hex)
             } else if kind.is_dir() {
                 ("dir", String::new())
             } else {
@@ -126,9 +138,10 @@ impl Manifest {
     }
 }
 
-/// The digest of a regular file's first [`MAX_WITNESS_FILE_BYTES`], opened without following
-/// a link or waiting on a FIFO (`None`: not a regular file when opened, or unreadable).
-fn digest(path: &Path) -> Option<String> {
+/// The digest of a regular file's first `limit` bytes, and how many were read, opened without
+/// following a link or waiting on a FIFO (`None`: not a regular file when opened, or
+/// unreadable).
+fn digest(path: &Path, limit: u64) -> Option<(String, u64)> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
@@ -138,10 +151,8 @@ fn digest(path: &Path) -> Option<String> {
         return None;
     }
     let mut bytes = Vec::new();
-    file.take(MAX_WITNESS_FILE_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    Some(toolmark_toolset::Sri::of(&bytes).hex())
+    file.take(limit).read_to_end(&mut bytes).ok()?;
+    Some((toolmark_toolset::Sri::of(&bytes).hex(), bytes.len() as u64))
 }
 
 #[cfg(test)]
@@ -256,6 +267,23 @@ mod tests {
             1 + 1 + 201,
             "the directory, the file, each level"
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn more_bytes_than_a_manifest_digests_make_it_cut() {
+        let dir = home("bytes");
+        let autostart = dir.join(".config/autostart");
+        std::fs::create_dir_all(&autostart).unwrap();
+        let mib = vec![b'x'; MAX_WITNESS_FILE_BYTES as usize];
+        let files = MAX_WITNESS_BYTES / MAX_WITNESS_FILE_BYTES;
+        // Within the budget (`.bashrc` is read too).
+        for i in 1..files {
+            std::fs::write(autostart.join(i.to_string()), &mib).unwrap();
+        }
+        assert!(!Manifest::take(&dir).cut);
+        std::fs::write(autostart.join("more"), &mib).unwrap();
+        assert!(Manifest::take(&dir).cut);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
