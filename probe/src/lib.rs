@@ -40,3 +40,8 @@ pub const MAX_TRAP_CONNECTIONS: usize = 256;
 
 /// Most SMTP recipients kept of one connection (each at most 256 bytes).
 pub const MAX_RECIPIENTS: usize = 64;
+
+/// Longest the probe stays after its program exited while processes the program left behind
+/// (a daemon, an install script's detached child) run on, as they would on a real machine:
+/// what they do is seen. It exits as soon as none is left.
+pub const LINGER: std::time::Duration = std::time::Duration::from_secs(3);

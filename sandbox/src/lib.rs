@@ -19,6 +19,9 @@
 //!   decoys opened, suspicious writes, each attributed to its process — and whether the trace
 //!   let all of it be known (`complete`, with reasons).
 //!
+//! - [`home`]: the decoy HOME's persistence paths as a manifest taken on the host before and
+//!   after each sandbox: a second witness of persistence beside the trace.
+//!
 //! - [`decoys`]: a per-run canary, the decoy HOME (every `behaviour::DECOY_PATHS` file and a
 //!   `.env`) and decoy tokens for the environment, all carrying it.
 //!
@@ -46,6 +49,7 @@ pub mod arguments;
 pub mod behaviour;
 pub mod decoys;
 pub mod findings;
+pub mod home;
 pub mod local;
 pub mod observe;
 pub mod prepare;
