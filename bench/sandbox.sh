@@ -46,8 +46,8 @@ set_of() { # the artifacts observed
   echo
   echo "One at a time (median of $runs runs; the steps of the median run, ms):"
   echo
-  echo "| package | status | tools | findings | complete | median s | tree | install | startup | calls | teardown |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| package | status | tools | findings | complete | median s | tree | install | startup | calls | grace | teardown |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out/summary.md"
 for artifact in $(set_of); do
   name=$(basename "$artifact")
@@ -65,7 +65,7 @@ t = m.get("timingsMs", {})
 codes = ",".join(sorted({f["code"] for f in m["findings"]})) or "none"
 print(f"| {m['package']} | {m['status']} | {len(m['tools'])} | {codes} | {m['complete']} | "
       f"{statistics.median(r['elapsedMs'] for r in reports) / 1000:.1f} | "
-      + " | ".join(str(t.get(k, "-")) for k in ["tree", "install", "startup", "calls", "teardown"]) + " |")
+      + " | ".join(str(t.get(k, "-")) for k in ["tree", "install", "startup", "calls", "grace", "teardown"]) + " |")
 EOF
 done
 # Concurrency 2: the set twice over, two observations at a time.

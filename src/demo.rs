@@ -24,6 +24,10 @@ pub struct DemoArgs {
     /// .venv/mcp-servers when present). Without them the demo uses stand-ins only.
     #[arg(long, env = "TOOLMARK_MCP_SERVERS")]
     pub mcp_servers: Option<PathBuf>,
+    /// Do not sweep the real packages in gVisor even when runsc is there and the demo runs as
+    /// root: they stay unobserved, as on a machine without runsc.
+    #[arg(long, env = toolmark_demo::packages::NO_SANDBOX_ENV)]
+    pub no_sandbox: bool,
 }
 
 pub fn run(args: DemoArgs) -> Result<()> {
@@ -32,6 +36,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         listen: args.listen,
         mcp_servers: args.mcp_servers,
         origin: toolmark_config::DEFAULT_ORIGIN.to_owned(),
+        probe: crate::package_cli::probe_beside(),
+        no_sandbox: args.no_sandbox,
     };
     let runtime = crate::serve_cli::runtime()?;
     // Signals are handled from the start: a stop during startup ends the demo cleanly.
@@ -84,6 +90,31 @@ fn print(event: &Event<'_>) {
                 base
             )
         ),
+        Event::Swept {
+            summary,
+            took,
+            probe,
+            base,
+        } => {
+            let r = &summary.report;
+            let totals: Vec<String> = r.totals.iter().map(|(s, n)| format!("{s} {n}")).collect();
+            println!(
+                "  packages swept in gVisor in {:.1} s: {} versions ({}), {} log entries: {base}/?q=gVisor",
+                took.as_secs_f64(),
+                summary.lines.len(),
+                totals.join(", "),
+                summary.appended
+            );
+            for line in &summary.lines {
+                println!("    {}  {}", line.endpoint, line.status);
+            }
+            if !probe {
+                println!(
+                    "    (no toolmark-probe beside this binary: the sandboxes ran without the DNS sink and traps; `cargo build -p toolmark-probe` builds it)"
+                );
+            }
+        }
+        Event::PackagesUnobserved { why, listed } => println!("{}", unobserved_line(why, *listed)),
         Event::Ready { base } => {
             println!("  ready: check a tool set at {base}/check, verify the log at {base}/log");
         }
@@ -110,6 +141,19 @@ fn day_line(
     } else {
         format!("{head}, {changes} changes (tool sets and authorization servers): {base}/changes")
     }
+}
+
+/// The one line saying why the demo's packages stay unobserved, and how to see them swept.
+fn unobserved_line(why: &toolmark_demo::packages::Unobserved, listed: usize) -> String {
+    let count = match listed {
+        0 => toolmark_demo::packages::MAX_SWEPT,
+        n => n,
+    };
+    format!(
+        "  packages: not observed — {}; {} to see {count} real npm/PyPI servers swept in gVisor",
+        why.why(),
+        why.how()
+    )
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ pub fn sweep_observer(options: &toolmark_ingest::SweepOptions) -> Observer {
 }
 
 /// The `toolmark-probe` built beside this binary, when there is one.
-fn probe_beside() -> Option<PathBuf> {
+pub fn probe_beside() -> Option<PathBuf> {
     let beside = std::env::current_exe()
         .ok()?
         .with_file_name("toolmark-probe");
@@ -122,6 +122,7 @@ pub fn sweep_once(
         registry,
         options,
         observer: &observer,
+        only: None,
     };
     Ok(toolmark_ingest::run_sweep(runtime, &run, stop)?)
 }

@@ -1,7 +1,9 @@
 //! `toolmark demo` end to end, as a newcomer runs it: the desk's URL printed at once, two crawls
 //! of the bundled registry days over the stand-in fleet (and the real server-everything when
 //! scripts/mcp-servers installed it), then the desk, `/check` with a proof that verifies
-//! offline, and feeds carrying the day-two changes.
+//! offline, and feeds carrying the day-two changes; the package half: with gVisor (runsc, root)
+//! the real npm/PyPI servers scripts/mcp-servers downloaded are swept and answered, without it
+//! one line says why they stay unobserved.
 // Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
 #![allow(clippy::disallowed_methods)]
 
@@ -81,6 +83,67 @@ fn observed_document(base: &str, id: &str) -> Value {
     serde_json::from_str(&document).unwrap()
 }
 
+/// scripts/mcp-servers's directory, as the demo finds it (`TOOLMARK_MCP_SERVERS`, or
+/// `.venv/mcp-servers` under the repository), if installed.
+fn mcp_servers() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("TOOLMARK_MCP_SERVERS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/mcp-servers"));
+    dir.join("packages").is_dir().then_some(dir)
+}
+
+/// Whether the demo can sweep packages here: runsc installed and the test run as root.
+fn gvisor() -> bool {
+    let runsc = ["/usr/bin/runsc", "/usr/sbin/runsc", "/usr/local/bin/runsc"]
+        .iter()
+        .any(|p| Path::new(p).is_file());
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    runsc && String::from_utf8_lossy(&uid.stdout).trim() == "0"
+}
+
+/// The tools the real server-memory (the one scripts/mcp-servers installed beside supergateway,
+/// the version the demo sweeps) lists to a client over stdio, run on the host: what a scanner
+/// would have received and asks `/check` about.
+fn server_memory_tools(servers: &Path) -> Value {
+    use std::io::{BufRead, BufReader, Write};
+    let script =
+        servers.join("supergateway/node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    let memory =
+        std::env::temp_dir().join(format!("toolmark-demo-memory-{}.jsonl", std::process::id()));
+    let mut child = Command::new("node")
+        .arg(&script)
+        .env("MEMORY_FILE_PATH", &memory)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("node runs server-memory");
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "demo-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut tools = Value::Null;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let reply: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if reply["id"] == 2 {
+            tools = reply["result"]["tools"].clone();
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&memory);
+    assert!(tools.is_array(), "server-memory listed no tools");
+    tools
+}
+
 fn tools_of(file: &str) -> Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("toolset/tests/fixtures/corpus");
     for dir in ["mcp-proxy-snapshots", "docker-mcp-registry"] {
@@ -108,6 +171,10 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
     let mut demo = Watched::spawn(command, Stream::Stdout, "toolmark demo");
     let base = Watched::url_in(&demo.wait_for("the desk is at", started + URL_WITHIN));
     demo.wait_for("ready:", started + READY_WITHIN);
+    eprintln!(
+        "the demo was ready {:.1} s after it started",
+        started.elapsed().as_secs_f64()
+    );
 
     // The desk answers.
     let (status, home) = get(&format!("{base}/"));
@@ -247,7 +314,95 @@ fn demo_serves_the_desk_checks_with_proofs_and_feeds_day_two() {
         }
     }
 
+    // The package half.
+    let servers = mcp_servers();
+    let unobserved = demo
+        .seen
+        .iter()
+        .find(|l| l.contains("packages: not observed"));
+    match (&servers, gvisor()) {
+        (Some(servers), true) => {
+            assert!(unobserved.is_none(), "{unobserved:?}");
+            packages_are_swept_and_answered(&base, &manifest, servers, &demo.seen);
+        }
+        _ => assert!(
+            unobserved.is_some(),
+            "no line says why packages stay unobserved"
+        ),
+    }
+
     // SIGTERM ends it cleanly.
+    demo.signal("-TERM");
+    let status = demo.exit(Instant::now() + Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// With gVisor, the real packages are swept after the crawls: each logged `ok`, server-memory's
+/// tool set as the real server lists it is `same` for its package with its version, and the
+/// desk's target page lists the version observed.
+fn packages_are_swept_and_answered(base: &str, manifest: &Value, servers: &Path, seen: &[String]) {
+    let listed = manifest["packages"].as_array().unwrap();
+    assert_eq!(listed.len(), 3, "{listed:#?}");
+    assert!(listed.iter().all(|p| p["sandbox"] == true), "{listed:#?}");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("packages swept in gVisor") && l.contains("(ok 3)")),
+        "{seen:#?}"
+    );
+    let memory = listed
+        .iter()
+        .find(|p| p["package"] == "npm:@modelcontextprotocol/server-memory")
+        .unwrap();
+    let answer = check(
+        base,
+        &json!({"package": memory["package"], "tools": server_memory_tools(servers)}),
+    );
+    assert_eq!(answer["match"], "same", "{answer:#}");
+    assert_eq!(
+        answer["target"]["packageVersion"], memory["version"],
+        "{answer:#}"
+    );
+    assert_eq!(
+        answer["target"]["packageSignals"]["behaviour"]["complete"], true,
+        "{answer:#}"
+    );
+    let (status, page) = get(answer["target"]["page"].as_str().unwrap());
+    assert_eq!(status, 200);
+    for needle in ["Package versions", memory["version"].as_str().unwrap()] {
+        assert!(page.contains(needle), "{needle} not on the target page");
+    }
+}
+
+/// Without gVisor (hidden here by `--no-sandbox`, as on a machine without runsc) the demo says
+/// at once, in one line, why its packages stay unobserved and how to see them swept.
+#[test]
+fn without_gvisor_one_line_says_why_packages_stay_unobserved_and_how_to_see_them() {
+    let data = std::env::temp_dir().join(format!(
+        "toolmark-demo-test-nosandbox-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&data);
+    let started = Instant::now();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    command
+        .args(["demo", "--no-sandbox", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data);
+    let mut demo = Watched::spawn(command, Stream::Stdout, "toolmark demo --no-sandbox");
+    demo.wait_for("the desk is at", started + URL_WITHIN);
+    let line = demo.wait_for("packages:", started + URL_WITHIN);
+    let want = if mcp_servers().is_some() {
+        "  packages: not observed — gVisor hidden by --no-sandbox; run the demo without --no-sandbox to see 3 real npm/PyPI servers swept in gVisor"
+    } else {
+        "  packages: not observed — the real servers' files are not installed (scripts/mcp-servers); run scripts/mcp-servers, install Debian's runsc and run the demo as root to see 3 real npm/PyPI servers swept in gVisor"
+    };
+    assert_eq!(line, want);
+    // Said before the crawls end: the desk is not yet ready.
+    assert!(
+        !demo.seen.iter().any(|l| l.contains("ready:")),
+        "{:#?}",
+        demo.seen
+    );
     demo.signal("-TERM");
     let status = demo.exit(Instant::now() + Duration::from_secs(30));
     assert!(status.success(), "{status:?}");

@@ -13,11 +13,17 @@
 //!    annotation is `different` even where MTL/1 cannot see it; `toolSetDigest` alone compares
 //!    MTL/1 as HISTOR does, and `fullDigest` alone compares the full digest.
 //! 3. **Normalised endpoints.** Scheme and host case, the default port, trailing slashes,
-//!    query, fragment and userinfo do not matter (`toolmark_index::index::endpoint_key`).
+//!    fragment and userinfo do not matter; the query does, compared as written
+//!    (`toolmark_index::index::EndpointKey`). An endpoint with a query is the target with that
+//!    query. One without a query (WARDEN strips queries before it asks) stands for every target
+//!    at its scheme, host and path, with or without a query: it is compared with each, `same` or
+//!    `previously-observed` resting on the one that matches (`target` names it, `proof` is its
+//!    entry), `different` listing them in `note` — as for a name with several targets.
 //! 4. **`name` narrows.** With an endpoint or package, the target must be the named server's
 //!    (else `not-listed`, and `note` says whose it is); alone, for a server with several
 //!    targets, the answer is about the one that observed the client's set, or about none of
-//!    them, with `note` listing them — never an arbitrary one.
+//!    them, with `note` listing them — never an arbitrary one. The same holds for every
+//!    question several targets answer (`choose`).
 //!
 //! `"contribute": true` (HISTOR's opt-in) counts the compared digest for a listed target once
 //! per client and UTC day (`crate::contribute`: counts only, nothing of the client kept) and
@@ -247,8 +253,10 @@ fn client_digests(q: &Query) -> Client {
 /// a scanner to show (WARDEN shows 400 characters).
 pub const MAX_NOTE_NAMES: usize = 5;
 
-/// Most targets of one server examined for a name-only question (a registry server lists a
-/// handful of remotes; the largest real ones about 30).
+/// Most targets examined for one question several targets answer: a name-only question (a
+/// registry server lists a handful of remotes; the largest real ones about 30), or an endpoint
+/// without a query and the targets with queries at its path (two in real data), or one listed
+/// under several names. The note counts all of them.
 pub const MAX_NAME_TARGETS: usize = 256;
 
 /// Why a question was matched to no target.
@@ -264,17 +272,26 @@ enum NoTarget {
         /// The servers that list it, sorted.
         servers: Vec<String>,
     },
-    /// A name-only question about a server with several targets, none of which toolmark
-    /// observed with the client's set (or there is no set to compare by): no one of them is
-    /// the one the client uses more than another.
+    /// A question several targets answer (a name-only question about a server with several
+    /// targets; an endpoint without a query listed with several queries, or under several
+    /// servers), none of which toolmark observed with the client's set (or there is no set to
+    /// compare by): no one of them is the one the client uses more than another.
     Several {
-        /// The server name.
-        name: String,
-        /// How many targets it has.
+        /// What was asked.
+        about: Asked,
+        /// How many targets answer it.
         count: usize,
-        /// Its targets, remotes first (at most [`MAX_NAME_TARGETS`]).
+        /// They, in the order they are listed (at most [`MAX_NAME_TARGETS`]).
         targets: Vec<TargetRow>,
     },
+}
+
+/// What a question several targets answer was about ([`NoTarget::Several`]).
+enum Asked {
+    /// A server name alone.
+    Server(String),
+    /// An endpoint or package, normalised (`toolmark_index::index::endpoint_key`).
+    Endpoint(String),
 }
 
 /// The rank of a candidate target: listed first, then one with a tool set.
@@ -283,9 +300,9 @@ fn rank(t: &TargetRow) -> (bool, bool) {
 }
 
 /// Find the target: by normalised endpoint or package (of the named server when a name is
-/// also given), else by server name — and when that server has several targets, the one whose
-/// current set is the client's, else the one that observed it most recently; a listed target
-/// first.
+/// also given), else by server name. When several targets answer the question (an endpoint
+/// without a query and the targets at its scheme, host and path with any query; a server's
+/// targets), it is compared with each ([`choose`]).
 fn find_target(
     state: &AppState,
     q: &Query,
@@ -294,25 +311,17 @@ fn find_target(
     let index = state.index.get();
     let subject = q.endpoint.as_ref().or(q.package.as_ref());
     if let Some(subject) = subject {
-        let candidates = index.find_target_by_key(subject)?;
-        let Some(name) = &q.name else {
-            return Ok(candidates
-                .into_iter()
-                .min_by_key(rank)
-                .ok_or(NoTarget::Unlisted));
-        };
-        if candidates.is_empty() {
-            return Ok(Err(NoTarget::Unlisted));
-        }
-        let mut servers: Vec<String> = candidates.iter().map(|t| t.server.clone()).collect();
-        return Ok(candidates
-            .into_iter()
-            .filter(|t| t.server == *name)
-            .min_by_key(rank)
-            .ok_or_else(|| {
+        let (mut candidates, total) = index.targets_at(subject, MAX_NAME_TARGETS as u32)?;
+        let mut count = usize::try_from(total).unwrap_or(usize::MAX);
+        if let Some(name) = &q.name {
+            if candidates.is_empty() {
+                return Ok(Err(NoTarget::Unlisted));
+            }
+            if !candidates.iter().any(|t| t.server == *name) {
+                let mut servers: Vec<String> = candidates.into_iter().map(|t| t.server).collect();
                 servers.sort();
                 servers.dedup();
-                NoTarget::OtherName {
+                return Ok(Err(NoTarget::OtherName {
                     what: if q.endpoint.is_some() {
                         "endpoint"
                     } else {
@@ -320,8 +329,13 @@ fn find_target(
                     },
                     name: name.clone(),
                     servers,
-                }
-            }));
+                }));
+            }
+            candidates.retain(|t| t.server == *name);
+            count = candidates.len();
+        }
+        let about = Asked::Endpoint(toolmark_index::index::endpoint_key(subject));
+        return choose(&index, candidates, count, client, about);
     }
     let Some(name) = &q.name else {
         return Ok(Err(NoTarget::Unlisted));
@@ -329,12 +343,32 @@ fn find_target(
     let mut candidates = index.targets_of(name)?;
     let count = candidates.len();
     candidates.truncate(MAX_NAME_TARGETS);
-    if count <= 1 {
-        return Ok(candidates.pop().ok_or(NoTarget::Unlisted));
+    choose(
+        &index,
+        candidates,
+        count,
+        client,
+        Asked::Server(name.clone()),
+    )
+}
+
+/// The target a question rests on among `candidates` (`count` answer it, the first
+/// [`MAX_NAME_TARGETS`] are examined): the only one; else the one whose current set is the
+/// client's, else the one that observed it most recently (a listed one first, then the first
+/// in `candidates`' order); else none ([`NoTarget::Several`]), rather than an arbitrary one.
+fn choose(
+    index: &toolmark_index::Index,
+    mut candidates: Vec<TargetRow>,
+    count: usize,
+    client: &Client,
+    about: Asked,
+) -> Result<Result<TargetRow, NoTarget>, ApiError> {
+    if count <= 1 || candidates.len() <= 1 {
+        return Ok(candidates.into_iter().next().ok_or(NoTarget::Unlisted));
     }
     let several = |targets| {
         Ok(Err(NoTarget::Several {
-            name: name.clone(),
+            about,
             count,
             targets,
         }))
@@ -596,18 +630,30 @@ fn no_target<'a>(facts: &Facts<'a>) -> Decision<'a> {
             )],
         ),
         NoTarget::Several {
-            name,
+            about,
             count,
             targets,
         } => {
             let n = *count;
             let endpoints = bounded_list(targets.iter().map(|t| t.target.as_str()), n);
             let kinds = kinds(targets);
-            let ask = "ask with the endpoint (or package) you use to compare with one of them";
+            // "<what has them>", "the targets, among others" and what to ask instead.
+            let (has, them, ask) = match about {
+                Asked::Server(name) => (
+                    format!("{name} has {n} {kinds}"),
+                    format!("the {n} {kinds} of {name}"),
+                    "ask with the endpoint (or package) you use to compare with one of them",
+                ),
+                Asked::Endpoint(key) => (
+                    format!("toolmark lists {n} {kinds} at {key}"),
+                    format!("the {n} {kinds} listed at {key}"),
+                    "ask with the endpoint's query, or the server's name, to compare with one of them",
+                ),
+            };
             let (verdict, why) = if targets.iter().all(|t| t.current_full.is_none()) {
                 (
                     Match::NotObserved,
-                    format!("{name} has {n} {kinds} and toolmark has read the tool set of none"),
+                    format!("{has} and toolmark has read the tool set of none"),
                 )
             } else if facts.client.compared().is_none() {
                 let what = if facts.sent_tools {
@@ -618,13 +664,11 @@ fn no_target<'a>(facts: &Facts<'a>) -> Decision<'a> {
                         "send tools, toolSetDigest or fullDigest to compare",
                     )
                 };
-                (what.0, format!("{}; {name} has {n} {kinds}", what.1))
+                (what.0, format!("{}; {has}", what.1))
             } else {
                 (
                     Match::Different,
-                    format!(
-                        "toolmark never observed this tool set at any of the {n} {kinds} of {name}"
-                    ),
+                    format!("toolmark never observed this tool set at any of {them}"),
                 )
             };
             Decision::unproved(verdict, vec![format!("{why}: {endpoints}; {ask}")])

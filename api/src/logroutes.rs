@@ -118,18 +118,9 @@ async fn vkey(State(state): State<Arc<AppState>>) -> Response {
     )
 }
 
-/// A log index or size, parsed as strictly as every other integer parameter
-/// ([`Params::integer`]: one value, digits only, no sign, no leading zero).
-fn number(q: &Params, name: &str) -> Result<Option<u64>, ApiError> {
-    Ok(q.integer(name)?.map(|n| n.unsigned_abs()))
-}
-
-fn required(q: &Params, name: &str) -> Result<u64, ApiError> {
-    Ok(q.required_integer(name)?.unsigned_abs())
-}
-
 /// A proof or entry outside the published tree does not exist (yet): 404, as for any resource
-/// that is not there. Malformed parameters are 400 before this.
+/// that is not there, with the reader's reason ("no such proof: index … is not below the tree
+/// size …"). Malformed parameters are 400 before this.
 fn out_of_range(e: toolmark_log::reader::ReadError) -> ApiError {
     match e {
         toolmark_log::reader::ReadError::OutOfRange(m) => ApiError::NotFound(m),
@@ -142,8 +133,8 @@ async fn inclusion(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = Params::new(query)?;
-    let index = required(&q, "index")?;
-    let size = number(&q, "size")?;
+    let index = q.required_unsigned("index")?;
+    let size = q.unsigned("size")?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
     let size = size.unwrap_or(at.checkpoint.size);
     let body = blocking(move || {
@@ -167,8 +158,8 @@ async fn consistency(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = Params::new(query)?;
-    let old = required(&q, "old")?;
-    let new = number(&q, "new")?;
+    let old = q.required_unsigned("old")?;
+    let new = q.unsigned("new")?;
     let at = state.checkpoint().map_err(ApiError::internal)?;
     let new = new.unwrap_or(at.checkpoint.size);
     let body = blocking(move || {

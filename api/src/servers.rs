@@ -107,7 +107,8 @@ pub const MAX_SERVER_ALIASES: usize = 8;
 /// Most glob steps one request may cost: (characters of every distinct tool name, qualified
 /// by each server name for `server/tool` patterns) × (characters of every pattern and, when
 /// asked for, of every starter-policy glob), both counted *after* case folding (what the
-/// matcher compares: U+0130 folds to two characters), the worst case of the linear glob
+/// matcher compares: U+0130 folds to two characters) and with each run of `*` as one `*` (the
+/// matcher reads it so: a 200-star pattern costs what `*` does), the worst case of the linear glob
 /// matcher (`toolmark_toolset::sensitive::match_work`). Measured at about 1 ns a step (release build, this project's 2-core machine:
 /// 2 × 10⁸ steps took 0.20 s), so about a tenth of a second of one core; a real policy (a dozen
 /// globs) against a 5,000-tool set costs a fifth of it, while the other limits alone would
@@ -190,24 +191,39 @@ impl Params {
     /// A non-negative integer: decimal digits only (no sign), no leading zero, at most
     /// `i64::MAX`.
     pub(crate) fn integer(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        self.digits(name, i64::MAX)
+    }
+
+    /// A log index or size: as [`Params::integer`], up to `u64::MAX` (every index or size a
+    /// log could have, so an out-of-range one is "not in the tree", not malformed).
+    pub(crate) fn unsigned(&self, name: &str) -> Result<Option<u64>, ApiError> {
+        self.digits(name, u64::MAX)
+    }
+
+    /// A parameter given at most once, as decimal digits (no sign, no leading zero) of a
+    /// number of type `T` up to `max`.
+    fn digits<T: std::str::FromStr + std::fmt::Display>(
+        &self,
+        name: &str,
+        max: T,
+    ) -> Result<Option<T>, ApiError> {
         let Some(v) = self.one(name)? else {
             return Ok(None);
         };
         let ok = !v.is_empty()
-            && v.len() <= 19
             && v.bytes().all(|b| b.is_ascii_digit())
             && (v == "0" || !v.starts_with('0'));
-        match v.parse::<i64>() {
+        match v.parse::<T>() {
             Ok(n) if ok => Ok(Some(n)),
             _ => Err(bad(format!(
-                "{name} must be a non-negative integer (decimal digits, no sign, no leading zero)"
+                "{name} must be a non-negative integer up to {max} (decimal digits, no sign, no leading zero)"
             ))),
         }
     }
 
-    /// A parameter that must be given, as [`Params::integer`].
-    pub(crate) fn required_integer(&self, name: &str) -> Result<i64, ApiError> {
-        self.integer(name)?
+    /// A parameter that must be given, as [`Params::unsigned`].
+    pub(crate) fn required_unsigned(&self, name: &str) -> Result<u64, ApiError> {
+        self.unsigned(name)?
             .ok_or_else(|| bad(format!("missing {name}")))
     }
 

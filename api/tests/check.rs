@@ -130,7 +130,7 @@ async fn same_with_a_proof_that_verifies() {
     let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap();
     let b = check(
         &p,
-        json!({"endpoint": "HTTPS://Memory.Example.com:443/mcp/?utm=x", "toolSetDigest": mtl1}),
+        json!({"endpoint": "HTTPS://u:p@Memory.Example.com:443/mcp/#top", "toolSetDigest": mtl1}),
     )
     .await;
     assert_eq!(b["match"], "same");
@@ -501,5 +501,163 @@ async fn an_answer_says_when_toolmark_observed_without_a_declared_header() {
         note.contains("without the declared header(s) Authorization, X-Tenant"),
         "{note}"
     );
+    drop(env);
+}
+
+// ---- endpoint identity keeps the query (issue #25 §2) -----------------------------------------
+//
+// Hugging Face's real registry record lists `https://huggingface.co/mcp?login` and
+// `https://huggingface.co/mcp`: two targets. Here `?login` serves the memory set on day 0 and
+// the filesystem set on day 1, the plain one the fetch set both days.
+
+use support::index_support::{HF_LOGIN, HF_PLAIN, HF_SERVER, huggingface};
+
+fn hugging_face(tag: &str) -> (support::index_support::Env, Populated) {
+    use support::index_support::{Env, day, day_str, ok};
+    let mut env = Env::new(tag);
+    let recs = huggingface();
+    for d in 0..2u64 {
+        env.run(&day_str(d, 0), &recs, &[], |url| {
+            let t = day(d, 60);
+            Some(match (url, d) {
+                (HF_LOGIN, 0) => ok(t, vec![page(MEMORY_SET)]),
+                (HF_LOGIN, _) => ok(t, vec![page(FILES_SET)]),
+                _ => ok(t, vec![page(FETCH_SET)]),
+            })
+        });
+    }
+    let state = std::sync::Arc::new(toolmark_api::AppState::open(&env.dir, BASE).unwrap());
+    let p = Populated::wrap(env.dir.clone(), state);
+    (env, p)
+}
+
+#[tokio::test]
+async fn an_endpoint_with_a_query_matches_the_target_with_that_query() {
+    let (env, p) = hugging_face("api-hf-query");
+    let tools = tools_of(&page(FILES_SET));
+    let a = check(&p, json!({"endpoint": HF_LOGIN, "tools": tools})).await;
+    assert_eq!(a["match"], "same", "{a:#}");
+    assert_eq!(a["target"]["endpoint"], HF_LOGIN);
+    let entry = verify_as_a_client(&p, &a, &full_of(&tools)).await;
+    assert_eq!(entry.subject.target, HF_LOGIN);
+    // The plain remote's set is not the `?login` target's: the query keeps them apart.
+    let b = check(
+        &p,
+        json!({"endpoint": HF_LOGIN, "tools": tools_of(&page(FETCH_SET))}),
+    )
+    .await;
+    assert_eq!(b["match"], "different", "{b:#}");
+    assert_eq!(b["target"]["endpoint"], HF_LOGIN);
+    drop(env);
+}
+
+#[tokio::test]
+async fn an_endpoint_with_a_query_no_target_has_is_not_listed() {
+    let (env, p) = hugging_face("api-hf-other-query");
+    for endpoint in [
+        "https://huggingface.co/mcp?logout",
+        // The query is compared as written: its case counts.
+        "https://huggingface.co/mcp?Login",
+    ] {
+        let a = check(
+            &p,
+            json!({"endpoint": endpoint, "tools": tools_of(&page(FETCH_SET))}),
+        )
+        .await;
+        assert_eq!(a["match"], "not-listed", "{endpoint}: {a:#}");
+        assert!(a.get("target").is_none());
+    }
+    drop(env);
+}
+
+#[tokio::test]
+async fn an_endpoint_with_a_query_still_ignores_host_case_port_slash_userinfo_and_fragment() {
+    let (env, p) = hugging_face("api-hf-normalised");
+    let tools = tools_of(&page(FILES_SET));
+    for endpoint in [
+        "HTTPS://HuggingFace.CO:443/mcp/?login",
+        "https://user:secret@huggingface.co/mcp?login#tools",
+    ] {
+        let a = check(&p, json!({"endpoint": endpoint, "tools": tools})).await;
+        assert_eq!(
+            (&a["match"], &a["target"]["endpoint"]),
+            (&json!("same"), &json!(HF_LOGIN)),
+            "{endpoint}"
+        );
+    }
+    drop(env);
+}
+
+#[tokio::test]
+async fn an_endpoint_without_a_query_is_same_when_its_own_target_matches() {
+    let (env, p) = hugging_face("api-hf-plain-same");
+    let tools = tools_of(&page(FETCH_SET));
+    let a = check(&p, json!({"endpoint": HF_PLAIN, "tools": tools})).await;
+    assert_eq!(a["match"], "same", "{a:#}");
+    assert_eq!(a["target"]["endpoint"], HF_PLAIN);
+    verify_as_a_client(&p, &a, &full_of(&tools)).await;
+    drop(env);
+}
+
+/// WARDEN strips queries before it asks: a client of `?login` asks about the plain URL and is
+/// compared with both targets; the answer rests on `?login`'s, names it and proves its entry.
+#[tokio::test]
+async fn an_endpoint_without_a_query_is_same_when_a_target_with_a_query_matches_and_names_it() {
+    let (env, p) = hugging_face("api-hf-plain-login");
+    let tools = tools_of(&page(FILES_SET));
+    for ask in [
+        json!({"endpoint": HF_PLAIN, "tools": tools}),
+        json!({"endpoint": "https://huggingface.co/mcp?", "tools": tools}),
+        json!({"endpoint": HF_PLAIN, "name": HF_SERVER, "tools": tools}),
+    ] {
+        let a = check(&p, ask.clone()).await;
+        assert_eq!(a["match"], "same", "{ask}: {a:#}");
+        assert_eq!(a["target"]["endpoint"], HF_LOGIN, "{ask}");
+        let entry = verify_as_a_client(&p, &a, &full_of(&tools)).await;
+        assert_eq!(entry.subject.target, HF_LOGIN);
+        // HISTOR's form finds the same target.
+        let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap();
+        let b = check(&p, json!({"endpoint": HF_PLAIN, "toolSetDigest": mtl1})).await;
+        assert_eq!(
+            (&b["match"], &b["target"]["endpoint"]),
+            (&json!("same"), &json!(HF_LOGIN))
+        );
+    }
+    drop(env);
+}
+
+#[tokio::test]
+async fn an_endpoint_without_a_query_is_previously_observed_when_a_target_with_a_query_observed_it()
+{
+    let (env, p) = hugging_face("api-hf-plain-before");
+    let tools = tools_of(&page(MEMORY_SET));
+    let a = check(&p, json!({"endpoint": HF_PLAIN, "tools": tools})).await;
+    assert_eq!(a["match"], "previously-observed", "{a:#}");
+    assert_eq!(a["target"]["endpoint"], HF_LOGIN);
+    let entry = verify_as_a_client(&p, &a, &full_of(&tools)).await;
+    assert_eq!(entry.subject.target, HF_LOGIN);
+    drop(env);
+}
+
+#[tokio::test]
+async fn an_endpoint_without_a_query_no_target_matches_is_different_and_lists_them() {
+    let (env, p) = hugging_face("api-hf-plain-different");
+    let other = tools_of(&page(support::index_support::ALFRESCO));
+    let a = check(&p, json!({"endpoint": HF_PLAIN, "tools": other})).await;
+    assert_eq!(a["match"], "different", "{a:#}");
+    assert!(a.get("target").is_none() && a.get("observed").is_none());
+    assert!(a.get("proof").is_none());
+    let note = a["note"].as_str().unwrap();
+    println!("note: {note}");
+    assert!(
+        note.contains("any of the 2 remotes listed at https://huggingface.co/mcp"),
+        "{note}"
+    );
+    assert!(note.contains(&format!("{HF_PLAIN}, {HF_LOGIN}")), "{note}");
+    // Nothing to compare by: no target is picked either.
+    let b = check(&p, json!({"endpoint": HF_PLAIN})).await;
+    assert_eq!(b["match"], "no-digest", "{b:#}");
+    assert!(b.get("target").is_none());
+    assert!(b["note"].as_str().unwrap().contains(HF_LOGIN));
     drop(env);
 }

@@ -131,7 +131,7 @@ fn requests() -> Vec<(&'static str, Vec<u8>)> {
         (
             "same-by-mtl1-normalised-endpoint",
             body(
-                json!({"endpoint": "HTTPS://Memory.Example.com:443/mcp/?utm=x", "toolSetDigest": mtl1_of(&memory)}),
+                json!({"endpoint": "HTTPS://u:p@Memory.Example.com:443/mcp/#top", "toolSetDigest": mtl1_of(&memory)}),
             ),
         ),
         (

@@ -541,6 +541,48 @@ async fn proof_query_strings_are_strict() {
     }
 }
 
+/// `index`, `size`, `old` and `new` equal to u64::MAX are well-formed (a log could have that
+/// many entries): each is a 404 whose message says which bound it is outside, never "must be a
+/// non-negative integer". One past u64::MAX is malformed: 400.
+#[tokio::test]
+async fn proof_parameters_at_u64_max_are_no_such_proof() {
+    let p = populated("hostile-u64-max");
+    let max = u64::MAX;
+    for (path, reason) in [
+        (
+            format!("/api/v1/proof/inclusion?index={max}"),
+            format!("index {max} is not below the tree size 10"),
+        ),
+        (
+            format!("/api/v1/proof/inclusion?index=0&size={max}"),
+            format!("size {max} is beyond the published tree size 10"),
+        ),
+        (
+            format!("/api/v1/proof/consistency?old={max}"),
+            format!("old {max} is larger than new 10"),
+        ),
+        (
+            format!("/api/v1/proof/consistency?old=1&new={max}"),
+            format!("new {max} is beyond the published tree size 10"),
+        ),
+    ] {
+        let (status, headers, body) = get(&p.state, &path).await;
+        let v = assert_json_error(&headers, &body, "not-found");
+        let detail = v["detail"].as_str().unwrap();
+        println!("{path}: {status} {detail}");
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(detail, format!("no such proof: {reason}"), "{path}");
+    }
+    let (status, headers, body) = get(
+        &p.state,
+        "/api/v1/proof/inclusion?index=18446744073709551616",
+    )
+    .await;
+    let v = assert_json_error(&headers, &body, "bad-request");
+    println!("index=u64::MAX+1: {status} {}", v["detail"]);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
 #[tokio::test]
 async fn sensitive_is_rate_limited_with_retry_after() {
     let p = populated("hostile-sensitive-limit");
@@ -622,6 +664,60 @@ async fn sensitive_work_bound_counts_after_case_folding() {
         v["detail"].as_str().unwrap().contains("after case folding"),
         "{v}"
     );
+}
+
+/// A state without rate limits, and 5,000 tools of distinct 100-character names (505,000 name
+/// characters with the matcher's one per name): what the star tests send.
+fn long_names(tag: &str) -> (Populated, Vec<Value>) {
+    let mut p = populated(tag);
+    without_rate_limits(&mut p);
+    let tools = (0..5_000)
+        .map(|i| json!({"name": format!("{i:0>100}")}))
+        .collect();
+    (p, tools)
+}
+
+/// A run of `*` is read as one `*` before the work bound counts it: one pattern of 200 stars
+/// against 5,000 names of 100 characters, which counted star by star would be 505,000 × 201 ≈
+/// 1.02 × 10⁸ steps (over the bound), is 200 OK and marks every tool sensitive, as `*` does.
+#[tokio::test]
+async fn a_pattern_of_200_stars_matches_like_one_star() {
+    let (p, tools) = long_names("hostile-stars");
+    let bound = toolmark_api::servers::MAX_MATCH_WORK;
+    let stars = "*".repeat(toolmark_api::servers::MAX_PATTERN_CHARS);
+    let uncollapsed = 5_000 * 101 * (stars.len() as u64 + 1);
+    let collapsed = 5_000 * 101 * 2;
+    println!(
+        "200 stars: {uncollapsed} steps counted star by star, {collapsed} collapsed; bound {bound}"
+    );
+    assert!(uncollapsed > bound && collapsed <= bound);
+    let body = serde_json::to_vec(&json!({"tools": tools, "patterns": [stars]})).unwrap();
+    let (status, _, answer) = post_json(&p.state, "/api/v1/sensitive", body).await;
+    let v: Value = serde_json::from_slice(&answer).unwrap();
+    println!("status {status}");
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["sensitive"].as_array().unwrap().len(), 5_000);
+    assert_eq!(v["safe"], json!([]));
+}
+
+/// The bound still refuses a pattern that is really expensive: 100 star groups with a literal
+/// between each (`*a*a…`, 200 characters, nothing to collapse) against the same names.
+#[tokio::test]
+async fn separate_star_groups_are_still_refused_by_the_work_bound() {
+    let (p, tools) = long_names("hostile-star-groups");
+    let bound = toolmark_api::servers::MAX_MATCH_WORK;
+    let groups = "*a".repeat(toolmark_api::servers::MAX_PATTERN_CHARS / 2);
+    let cost = 5_000 * 101 * (groups.len() as u64 + 1);
+    println!("100 `*a` groups: {cost} steps; bound {bound}");
+    assert!(cost > bound);
+    let body = serde_json::to_vec(&json!({"tools": tools, "patterns": [groups]})).unwrap();
+    let (status, headers, answer) = post_json(&p.state, "/api/v1/sensitive", body).await;
+    println!("status {status}");
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let v = assert_json_error(&headers, &answer, "bad-request");
+    let detail = v["detail"].as_str().unwrap();
+    println!("{detail}");
+    assert!(detail.contains(&format!("is {cost}, above {bound}")), "{v}");
 }
 
 #[tokio::test]

@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::budget::{AddressGate, Grant};
 use crate::guard;
-use crate::mcp::{self, ClientConfig, Gated};
+use crate::mcp::{self, ClientConfig, Gated, Start};
 use crate::observe::{Observation, Status, Transport};
 use crate::registry::{Target, TargetKind};
 
@@ -55,6 +55,9 @@ pub struct CrawlConfig {
     pub stop: CancellationToken,
     /// What earlier crawls learned about remotes, by URL.
     pub hints: Arc<HashMap<String, Hint>>,
+    /// Today, in days since the Unix epoch (UTC): picks which remotes whose hint names an older
+    /// transport are probed afresh in this crawl ([`crate::limits::REPROBE_DAYS`]).
+    pub day: u64,
 }
 
 /// What an earlier crawl learned about one remote.
@@ -79,6 +82,9 @@ impl Default for CrawlConfig {
             waiting_per_address: crate::limits::MAX_WAITING_PER_ADDRESS,
             stop: CancellationToken::new(),
             hints: Arc::new(HashMap::new()),
+            day: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() / 86_400),
         }
     }
 }
@@ -173,7 +179,7 @@ pub async fn crawl(
     let mut in_flight: HashMap<String, usize> = HashMap::new();
     // Places in a host's limit come back through this channel ([`HostSlot`]).
     let (slot_back, mut slots_back) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let mut tasks: JoinSet<(String, Option<IpAddr>, Finished)> = JoinSet::new();
+    let mut tasks: JoinSet<(Option<IpAddr>, Finished)> = JoinSet::new();
     // The per-host limit again, per resolved address: many names for one address share it.
     let addresses = Arc::new(AddressGate::new(
         config.per_host,
@@ -183,15 +189,9 @@ pub async fn crawl(
     let mut parked: HashMap<IpAddr, Vec<(Duration, Target)>> = HashMap::new();
     let mut returning: HashMap<IpAddr, usize> = HashMap::new();
     let mut abandoned = 0;
-    // Hosts known not to answer `server/discover`: one of their endpoints refused it and spoke
-    // an older transport, in this crawl or (by its transport hint) in an earlier one. Their other
-    // endpoints start with streamable HTTP instead of paying the probe again.
-    let mut no_discover: HashSet<String> = config
-        .hints
-        .iter()
-        .filter(|(_, h)| matches!(h.transport, Some(t) if t != Transport::Stateless))
-        .map(|(url, _)| host_key(url))
-        .collect();
+    // Origins (scheme, host, port) known not to answer `server/discover`, with the
+    // implementations that refused it there in this crawl (see [`start`]).
+    let mut no_discover: HashMap<String, HashSet<String>> = HashMap::new();
     loop {
         let stopping = config.stop.is_cancelled();
         while !stopping && tasks.len() < config.concurrency.max(1) {
@@ -219,15 +219,11 @@ pub async fn crawl(
             let client = config.client.clone();
             let gate = addresses.clone();
             let stop = config.stop.clone();
-            let hint = match &target.kind {
-                TargetKind::Remote { url, .. } => {
-                    config.hints.get(url).and_then(|h| h.transport).or_else(|| {
-                        no_discover
-                            .contains(&host)
-                            .then_some(Transport::StreamableHttp)
-                    })
+            let start = match &target.kind {
+                TargetKind::Remote { url, declared, .. } => {
+                    start(config, url, &declared.dial_url(url), &no_discover)
                 }
-                TargetKind::Package { .. } => None,
+                TargetKind::Package { .. } => Start::default(),
             };
             tasks.spawn(async move {
                 let (url, transport, declared) = match &target.kind {
@@ -246,7 +242,7 @@ pub async fn crawl(
                         stop: Some(&stop),
                         slot: Some(slot),
                     };
-                    mcp::observe_gated(&client, &url, &transport, &declared, hint, waits).await
+                    mcp::observe_gated(&client, &url, &transport, &declared, start, waits).await
                 });
                 let finished = match inner.await {
                     Ok(Gated::Done(observation, grant)) => {
@@ -261,7 +257,7 @@ pub async fn crawl(
                         Finished::Observed(target, Box::new(failed), None)
                     }
                 };
-                (host, from, finished)
+                (from, finished)
             });
         }
         if stopping {
@@ -291,7 +287,7 @@ pub async fn crawl(
             continue;
         };
         match done {
-            Ok((host, from, finished)) => {
+            Ok((from, finished)) => {
                 // The host's place came back through `slots_back` (the task's HostSlot).
                 if let Some(key) = from
                     && let Some(n) = returning.get_mut(&key)
@@ -301,8 +297,13 @@ pub async fn crawl(
                 match finished {
                     // The pages stay accounted to the grant for as long as the consumer keeps it.
                     Finished::Observed(target, observation, grant) => {
-                        if refused_discover(&observation) {
-                            no_discover.insert(host.clone());
+                        if refused_discover(&observation)
+                            && let TargetKind::Remote { url, declared, .. } = &target.kind
+                            && let Some(who) =
+                                mcp::implementation(observation.initialize.as_deref())
+                        {
+                            let origin = origin_key(&declared.dial_url(url));
+                            no_discover.entry(origin).or_default().insert(who);
                         }
                         on_outcome(Outcome {
                             target,
@@ -328,17 +329,63 @@ pub async fn crawl(
     abandoned
 }
 
-/// Whether `obs` shows its host does not speak 2026-07-28: its `server/discover` probe failed
-/// and another transport then answered.
+/// How the observation of the remote `url` (dialled as `dial`) starts:
+///
+/// - Its own hint from an earlier crawl names the transport tried first. A hint naming an older
+///   transport spares it the `server/discover` probe, except on its re-probe day (one day in
+///   [`crate::limits::REPROBE_DAYS`], chosen by its URL), when it starts afresh with the probe.
+/// - Without a hint, when other endpoints of its origin refused the probe in this crawl, it
+///   starts with streamable HTTP, and is probed after its listing unless it answered as one of
+///   the implementations that refused ([`mcp::Start::refused_by`]).
+/// - Otherwise the usual order: the probe first.
+fn start(
+    config: &CrawlConfig,
+    url: &str,
+    dial: &str,
+    no_discover: &HashMap<String, HashSet<String>>,
+) -> Start {
+    match config.hints.get(url).and_then(|h| h.transport) {
+        Some(t) if t != Transport::Stateless && reprobes_on(url, config.day) => Start::default(),
+        Some(t) => Start {
+            hint: Some(t),
+            refused_by: None,
+        },
+        None => match no_discover.get(&origin_key(dial)) {
+            Some(refused) => Start {
+                hint: Some(Transport::StreamableHttp),
+                refused_by: Some(refused.clone()),
+            },
+            None => Start::default(),
+        },
+    }
+}
+
+/// Whether the remote `url`, when its hint names a transport older than 2026-07-28, is probed
+/// afresh on `day` (days since the Unix epoch): one day in [`crate::limits::REPROBE_DAYS`],
+/// chosen by FNV-1a of the URL, so it is the same in every process and remotes spread evenly
+/// over the days.
+pub fn reprobes_on(url: &str, day: u64) -> bool {
+    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % crate::limits::REPROBE_DAYS == day % crate::limits::REPROBE_DAYS
+}
+
+/// Whether `obs` shows its server does not speak 2026-07-28: its `server/discover` probe
+/// failed and another transport answered (before the probe, when it came after a listing).
 fn refused_discover(obs: &Observation) -> bool {
     let Some(dialled) = obs.dialled() else {
         return false;
     };
-    let probed = dialled
+    let refused = dialled
         .attempts
-        .first()
-        .is_some_and(|a| a.transport == Transport::Stateless && a.status != Status::Ok);
-    probed && dialled.attempts.iter().any(|a| a.status == Status::Ok)
+        .iter()
+        .any(|a| a.transport == Transport::Stateless && a.status != Status::Ok);
+    refused
+        && dialled
+            .attempts
+            .iter()
+            .any(|a| a.transport != Transport::Stateless && a.status == Status::Ok)
 }
 
 /// Put targets set aside back on their hosts' queues, longest expected first, as many per
@@ -374,6 +421,24 @@ fn unpark(
         !waiting.is_empty()
     });
     returning.retain(|_, n| *n > 0);
+}
+
+/// The key of what the crawl learns about a server's protocol: the URL's origin, as
+/// `scheme://host:port` with the host lower-cased and its root dot dropped and the port always
+/// written (80 and 443 when the URL leaves it out). Servers on other ports of one host are
+/// other servers.
+pub fn origin_key(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = guard::strip_root_dot(&mut u);
+            let host = u.host_str().unwrap_or("").to_ascii_lowercase();
+            match u.port_or_known_default() {
+                Some(port) => format!("{}://{host}:{port}", u.scheme()),
+                None => format!("{}://{host}", u.scheme()),
+            }
+        }
+        Err(_) => url.to_ascii_lowercase(),
+    }
 }
 
 /// The politeness key of a URL: its host, lower-cased, without port, userinfo or a root dot
@@ -440,6 +505,51 @@ mod tests {
         assert_eq!(abandoned, 10 - observed);
         assert_eq!(fleet.requests().tools_list, observed as u64);
         fleet.shutdown(Duration::from_secs(1)).await;
+    }
+
+    #[test]
+    fn origin_keys_write_the_port() {
+        assert_eq!(
+            origin_key("https://A.example.com/mcp"),
+            "https://a.example.com:443"
+        );
+        assert_eq!(
+            origin_key("https://a.example.com:8443/mcp"),
+            "https://a.example.com:8443"
+        );
+        assert_eq!(origin_key("http://127.0.0.2/x"), "http://127.0.0.2:80");
+        assert_eq!(origin_key("http://127.0.0.2:81/x"), "http://127.0.0.2:81");
+        assert_eq!(
+            origin_key("https://Name.Example./mcp"),
+            "https://name.example:443"
+        );
+    }
+
+    #[test]
+    fn remotes_with_an_older_hint_are_reprobed_one_day_in_seven() {
+        let days: Vec<u64> = (0..crate::limits::REPROBE_DAYS)
+            .filter(|d| {
+                let config = CrawlConfig {
+                    day: 20_000 + d,
+                    hints: Arc::new(HashMap::from([(
+                        "https://a.example/mcp".to_owned(),
+                        Hint {
+                            transport: Some(Transport::StreamableHttp),
+                            expected: None,
+                        },
+                    )])),
+                    ..CrawlConfig::default()
+                };
+                let s = start(
+                    &config,
+                    "https://a.example/mcp",
+                    "https://a.example/mcp",
+                    &HashMap::new(),
+                );
+                s.hint.is_none()
+            })
+            .collect();
+        assert_eq!(days.len(), 1, "{days:?}");
     }
 
     #[test]

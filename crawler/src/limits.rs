@@ -76,6 +76,13 @@ pub const PER_HOST_CONCURRENCY: usize = 2;
 /// every global slot with waiters and the whole crawl runs two at a time.
 pub const MAX_WAITING_PER_ADDRESS: usize = 2;
 
+/// Days between two `server/discover` probes of a remote whose own hint (the transport that
+/// answered it in an earlier crawl) is an older one: on one day in this many (which day depends
+/// on its URL, so the probes spread over the days) it is probed afresh, so a server that gained
+/// 2026-07-28 is recorded with it within a week of daily crawls, at the cost of one request in
+/// seven crawls.
+pub const REPROBE_DAYS: u64 = 7;
+
 /// Observations in flight at once across all hosts. Each costs a few kilobytes of state plus
 /// its buffered responses; 256 keeps a 20,000-target crawl within memory goals while keeping
 /// far more hosts busy than HISTOR's 12 workers.

@@ -177,12 +177,16 @@ pub async fn observe_with_hint(
     hint: Option<Transport>,
 ) -> Observation {
     let none = Declared::default();
+    let start = Start {
+        hint,
+        refused_by: None,
+    };
     match observe_gated(
         config,
         url,
         declared_transport,
         &none,
-        hint,
+        start,
         Waits::default(),
     )
     .await
@@ -191,6 +195,36 @@ pub async fn observe_with_hint(
         // Without a gate nothing is ever busy, and without a stop token nothing is abandoned.
         Gated::Busy(_) | Gated::Abandoned => unreachable!("no gate and no stop token"),
     }
+}
+
+/// How an observation starts, from what the crawl learned (see [`crate::crawl::crawl`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Start {
+    /// The transport tried first (then the usual order without it).
+    pub hint: Option<Transport>,
+    /// Set when the `server/discover` probe is skipped because other endpoints of the origin
+    /// refused it: the implementations that refused ([`implementation`]). An endpoint that
+    /// then answers streamable HTTP as none of them is probed after its listing, and recorded
+    /// over 2026-07-28 if it answers the probe.
+    pub refused_by: Option<std::collections::HashSet<String>>,
+}
+
+/// The implementation a handshake result names: its `serverInfo` as `name/version`, or `None`
+/// when it names none (such a server is never taken for another one).
+pub(crate) fn implementation(handshake: Option<&str>) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Answered {
+        #[serde(rename = "serverInfo")]
+        server_info: Info,
+    }
+    #[derive(serde::Deserialize)]
+    struct Info {
+        name: String,
+        #[serde(default)]
+        version: String,
+    }
+    let r: Answered = serde_json::from_str(handshake?).ok()?;
+    Some(format!("{}/{}", r.server_info.name, r.server_info.version))
 }
 
 /// What an observation in a crawl waits on and holds: the crawl's per-address gate, its stop
@@ -266,10 +300,10 @@ pub(crate) async fn observe_gated(
     url: &str,
     declared_transport: &str,
     declared: &Declared,
-    hint: Option<Transport>,
+    start: Start,
     waits: Waits<'_>,
 ) -> Gated {
-    match observe_dialled(config, url, (declared_transport, declared), hint, waits).await {
+    match observe_dialled(config, url, (declared_transport, declared), &start, waits).await {
         Gated::Done(mut obs, grant) => {
             if let Some(d) = obs.dialled_mut() {
                 d.declared = declared.clone();
@@ -291,7 +325,7 @@ async fn observe_dialled(
     config: &ClientConfig,
     url: &str,
     (declared, headers): (&str, &Declared),
-    hint: Option<Transport>,
+    start: &Start,
     waits: Waits<'_>,
 ) -> Gated {
     let Waits {
@@ -371,7 +405,7 @@ async fn observe_dialled(
                 config,
                 &pinned,
                 (declared, headers),
-                hint,
+                start,
                 (&mut obs, &mut dialled, &mut closing),
                 &mut listing,
                 &meter,
@@ -468,7 +502,7 @@ async fn run(
     pinned: &Pinned,
     // The transport the registry declares, and the headers it declares.
     (declared, headers): (&str, &Declared),
-    hint: Option<Transport>,
+    start: &Start,
     // What the run fills: the observation's core, what dialling found, and the session to end.
     (obs, dialled, closing): (&mut Observation, &mut Dialled, &mut Option<Closing>),
     listing: &mut Listing,
@@ -491,6 +525,7 @@ async fn run(
             Transport::Sse,
         ]
     };
+    let hint = start.hint;
     let order: Vec<Transport> = hint
         .into_iter()
         .chain(usual.iter().copied().filter(|t| Some(*t) != hint))
@@ -510,6 +545,7 @@ async fn run(
     // One session core for the whole run: replies to server requests count across transports.
     let mut session = toolmark_mcp::Session::new(config.limits.session(), identity(), listing);
     let mut fallen: Vec<(Transport, Status, String)> = Vec::new();
+    let mut answered = None;
     for &transport in &order {
         let result = match transport {
             Transport::Stateless => {
@@ -548,9 +584,25 @@ async fn run(
             http.dialled.transport = Some(transport);
             obs.status = status;
             obs.detail = detail;
-            return;
+            answered = Some(transport);
+            break;
         }
         fallen.push((transport, status, detail));
+    }
+    if let Some(transport) = answered {
+        let other = |refused: &std::collections::HashSet<String>| {
+            implementation(listing.initialize.as_deref()).is_none_or(|i| !refused.contains(&i))
+        };
+        let tried = |t| http.dialled.attempts.iter().any(|a| a.transport == t);
+        // Only a complete listing is upgraded: a failed one is what the server did.
+        if transport == Transport::StreamableHttp
+            && obs.status == Status::Ok
+            && start.refused_by.as_ref().is_some_and(other)
+            && !tried(Transport::Stateless)
+        {
+            upgrade(config, &mut http, listing).await;
+        }
+        return;
     }
     // Every transport fell through: report the declared one's outcome.
     let (t, s, d) = fallen
@@ -562,6 +614,40 @@ async fn run(
     http.dialled.transport = Some(t);
     obs.status = s;
     obs.detail = format!("no transport answered; {}: {d}", t.as_str());
+}
+
+/// After a streamable HTTP listing whose probe was skipped for its origin's memory, by an
+/// implementation other than those that refused the probe: probe `server/discover` after all
+/// and, if it answers, list over 2026-07-28 and record that instead. The streamable listing is
+/// kept aside meanwhile (its pages stay charged to the meter) and comes back if the probe or
+/// its listing fails; the attempt is recorded either way.
+async fn upgrade(config: &ClientConfig, http: &mut Http<'_>, listing: &mut Listing) {
+    let kept = std::mem::take(listing);
+    let had_session = http.dialled.session;
+    let result = {
+        let mut session = toolmark_mcp::Session::new(config.limits.session(), identity(), listing);
+        let mut post = Post::new(http, true);
+        session
+            .list_tools(&mut post, Handshake::Discover)
+            .await
+            .map_err(Stop::from_session)
+    };
+    let (status, detail) = match result {
+        Ok(()) => (Status::Ok, String::new()),
+        Err(Stop::Final(s, d) | Stop::Fallback(s, d)) => (s, d),
+    };
+    let ok = status == Status::Ok;
+    http.dialled.attempts.push(Attempt {
+        transport: Transport::Stateless,
+        status,
+        detail,
+    });
+    if ok {
+        http.dialled.transport = Some(Transport::Stateless);
+    } else {
+        *listing = kept;
+        http.dialled.session = had_session;
+    }
 }
 
 /// Who the crawler says it is, in every handshake.

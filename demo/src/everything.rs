@@ -84,22 +84,12 @@ impl Everything {
 
     /// The registry item listing it at `version`.
     pub fn item(&self, version: &str) -> Value {
-        json!({
-            "server": {
-                "$schema": toolmark_standins::fleet::SERVER_SCHEMA,
-                "name": EVERYTHING_NAME,
-                "description": "The MCP reference test server (real, from npm), run on loopback by toolmark demo",
-                "version": version,
-                "remotes": [{"type": "streamable-http", "url": self.url()}],
-            },
-            "_meta": {
-                toolmark_standins::registry::OFFICIAL_META: {
-                    "status": "active",
-                    "publishedAt": "2025-12-01T00:00:00Z",
-                    "updatedAt": "2025-12-01T00:00:00Z",
-                    "isLatest": true,
-                }
-            }
-        })
+        crate::world::listed(json!({
+            "$schema": toolmark_standins::fleet::SERVER_SCHEMA,
+            "name": EVERYTHING_NAME,
+            "description": "The MCP reference test server (real, from npm), run on loopback by toolmark demo",
+            "version": version,
+            "remotes": [{"type": "streamable-http", "url": self.url()}],
+        }))
     }
 }

@@ -21,10 +21,18 @@
 //! crawler dials them as it dials the real ones (anonymously, withholding secrets); the
 //! stand-ins of remotes that ask for a key ([`world::Day::keyed`]) refuse with 401 and
 //! protected-resource metadata naming an authorization server (the real remote's origin: made
-//! up). Packages are listed as awaiting the sandbox. The day-two tool-set edits
+//! up). The day-two tool-set edits
 //! ([`world::EDITS`]) and the one swapped authorization server
 //! ([`world::SWAPPED_AUTHORIZATION_SERVER`]) are made up (listed in docs/operations.md); the
 //! registry's day-two changes are real.
+//!
+//! The package half ([`packages`]): when `scripts/mcp-servers` downloaded them, a few real npm
+//! and PyPI servers are listed too (made-up entries, real packages), served by a loopback npm
+//! registry and PyPI index ([`toolmark_standins::packages`]); when gVisor can run (runsc, root,
+//! not `--no-sandbox`) one package sweep (`toolmark_ingest::run_sweep`, at most
+//! [`packages::MAX_SWEPT`] versions, [`packages::DEMO_CONCURRENCY`] at once) observes them after
+//! the crawls, installing their dependencies offline; otherwise [`Event::PackagesUnobserved`]
+//! says why. Every other listed package stays awaiting the sandbox (no local files).
 //!
 //! What it never does: install signal handlers or print to the terminal (the binary hands it a
 //! [`Stop`] and prints the [`Event`]s it reports), spawn a process itself (the sandbox crate
@@ -35,6 +43,7 @@
 
 pub mod data;
 pub mod everything;
+pub mod packages;
 pub mod world;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,8 +53,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolmark_index::DataDir;
-use toolmark_ingest::{CrawlOptions, CrawlRun, IngestError, RunSummary, Stop};
+use toolmark_ingest::{CrawlOptions, CrawlRun, IngestError, RunSummary, Stop, SweepSummary};
 use toolmark_standins::fleet::{Fleet, SiteSpec};
+use toolmark_standins::packages::PackagesStandIn;
 use toolmark_standins::registry::RegistryStandIn;
 use toolmark_toolset::model::tools_document;
 
@@ -70,6 +80,10 @@ pub struct DemoOptions {
     pub mcp_servers: Option<PathBuf>,
     /// The log's origin.
     pub origin: String,
+    /// The `toolmark-probe` binary for the package sweep's sandboxes (`None`: no traps).
+    pub probe: Option<PathBuf>,
+    /// Hide gVisor: the packages stay unobserved, as without runsc (`--no-sandbox`).
+    pub no_sandbox: bool,
 }
 
 /// What the demo reports as it goes (the binary prints them).
@@ -106,7 +120,26 @@ pub enum Event<'a> {
         /// The desk's URL.
         base: &'a str,
     },
-    /// Both crawls are done; the demo serves until stopped.
+    /// The package sweep is done.
+    Swept {
+        /// What it recorded.
+        summary: &'a SweepSummary,
+        /// How long it took (fetching, the sandboxes, recording).
+        took: Duration,
+        /// Whether the sandboxes ran the probe (`toolmark-probe`: the DNS sink and traps).
+        probe: bool,
+        /// The desk's URL.
+        base: &'a str,
+    },
+    /// The packages stay unobserved: reported after [`Event::Serving`] when gVisor cannot run
+    /// (or the files are not installed), after the crawls when the sweep failed.
+    PackagesUnobserved {
+        /// Why.
+        why: &'a packages::Unobserved,
+        /// The demo's real packages listed (0 when none is installed).
+        listed: usize,
+    },
+    /// Both crawls (and the sweep) are done; the demo serves until stopped.
     Ready {
         /// The desk's URL.
         base: &'a str,
@@ -265,6 +298,35 @@ pub async fn run(
             }
         }
     }
+    // The real packages, when installed, listed both days and served by a loopback npm
+    // registry and PyPI index.
+    let local = servers_dir
+        .as_deref()
+        .map(packages::installed)
+        .unwrap_or_default();
+    let (demo_packages, files): (Vec<_>, Vec<_>) = local.into_iter().unzip();
+    let package_registry = if files.is_empty() {
+        None
+    } else {
+        Some(
+            PackagesStandIn::start(&files)
+                .await
+                .map_err(|reason| DemoError::StandIn {
+                    what: "package registry stand-in",
+                    reason,
+                })?,
+        )
+    };
+    let package_items: Vec<serde_json::Value> = package_registry
+        .iter()
+        .flat_map(|r| demo_packages.iter().zip(r.served()))
+        .map(|(p, served)| packages::item(p, served))
+        .collect();
+    first_items.extend(package_items.iter().cloned());
+    let sandbox = match &package_registry {
+        None => Err(packages::Unobserved::NotInstalled),
+        Some(_) => packages::sandbox(options.no_sandbox),
+    };
     let registry = RegistryStandIn::start(first_items)
         .await
         .map_err(|reason| DemoError::StandIn {
@@ -314,6 +376,13 @@ pub async fn run(
         stand_ins: originals.len(),
         everything: everything.is_some(),
     });
+    // Known from the start: said at once, not after the crawls.
+    if let Err(why) = &sandbox {
+        report(Event::PackagesUnobserved {
+            why,
+            listed: demo_packages.len(),
+        });
+    }
 
     let crawl_options = CrawlOptions {
         allow_private: true,
@@ -414,6 +483,7 @@ pub async fn run(
             }
             second_items.push(e.item(new));
         }
+        second_items.extend(package_items.iter().cloned());
         registry.set_items(second_items);
         let (second, took) = crawl_day().await?;
         let manifest_path = data.join("demo.json");
@@ -425,6 +495,13 @@ pub async fn run(
                 "url": e.url(), "versions": everything_versions,
             })),
             "standIns": manifest,
+            "packageRegistry": package_registry.as_ref().map(PackagesStandIn::url),
+            "packages": package_registry.iter().flat_map(|r| demo_packages.iter().zip(r.served())).map(|(p, served)| json!({
+                "server": p.server,
+                "package": packages::target(p),
+                "version": served.version,
+                "sandbox": sandbox.is_ok(),
+            })).collect::<Vec<_>>(),
         }))?;
         std::fs::write(&manifest_path, manifest).map_err(|reason| DemoError::Io {
             what: "writing",
@@ -438,6 +515,43 @@ pub async fn run(
             took,
             base: &base,
         });
+
+        // The package half: one sweep of the real packages, when gVisor can run.
+        let failed = match (&sandbox, &package_registry, servers_dir.as_deref()) {
+            (Ok(runsc), Some(served), Some(servers)) => {
+                let work = data.join("sandbox");
+                let observer = packages::observer(runsc.clone(), servers, &work, options.probe.clone());
+                let sweep_options = toolmark_ingest::SweepOptions {
+                    cap: packages::MAX_SWEPT,
+                    concurrency: packages::DEMO_CONCURRENCY,
+                    npm_registry: served.url(),
+                    pypi_index: served.url(),
+                    work: work.clone(),
+                    cache: work,
+                    allow_private: true,
+                    probe: options.probe.clone().unwrap_or_default(),
+                };
+                let only: Vec<String> = demo_packages.iter().map(packages::target).collect();
+                match sweep(data, origin, &registry_url, (&sweep_options, &observer, &only), &stop).await {
+                    Ok((summary, took)) => {
+                        report(Event::Swept {
+                            summary: &summary,
+                            took,
+                            probe: options.probe.is_some(),
+                            base: &base,
+                        });
+                        None
+                    }
+                    Err(e) if stopped() => return Err(e),
+                    Err(e) => Some(packages::Unobserved::Failed(e.to_string())),
+                }
+            }
+            // Reported at the start.
+            _ => None,
+        };
+        if let Some(why) = failed {
+            report(Event::PackagesUnobserved { why: &why, listed: demo_packages.len() });
+        }
         report(Event::Ready { base: &base });
         Ok(())
     }
@@ -459,6 +573,9 @@ pub async fn run(
     drop(everything);
     fleet.shutdown(Duration::from_secs(2)).await;
     registry.shutdown().await;
+    if let Some(r) = package_registry {
+        r.shutdown().await;
+    }
     served
         .map_err(|reason| DemoError::Task {
             what: "API server",
@@ -505,6 +622,47 @@ async fn crawl(
         Err(_) => {}
     }
     Ok((result?, took))
+}
+
+/// One package sweep of the demo's replica, off the async workers, over the packages `only`
+/// names, and how long it took.
+async fn sweep(
+    data: &Path,
+    origin: &str,
+    registry: &str,
+    (options, observer, only): (
+        &toolmark_ingest::SweepOptions,
+        &toolmark_sandbox::observe::Observer,
+        &[String],
+    ),
+    stop: &Stop,
+) -> Result<(SweepSummary, Duration), DemoError> {
+    let started = std::time::Instant::now();
+    let (data, origin, registry) = (DataDir::new(data), origin.to_owned(), registry.to_owned());
+    let (options, observer, only, stop) = (
+        options.clone(),
+        observer.clone(),
+        only.to_vec(),
+        stop.clone(),
+    );
+    let handle = tokio::runtime::Handle::current();
+    let summary = tokio::task::spawn_blocking(move || {
+        let run = toolmark_ingest::SweepRun {
+            data: &data,
+            origin: &origin,
+            registry: &registry,
+            options: &options,
+            observer: &observer,
+            only: Some(&only),
+        };
+        toolmark_ingest::run_sweep(&handle, &run, &stop)
+    })
+    .await
+    .map_err(|reason| DemoError::Task {
+        what: "package sweep",
+        reason,
+    })??;
+    Ok((summary, started.elapsed()))
 }
 
 #[cfg(test)]

@@ -259,6 +259,23 @@ impl Day {
     }
 }
 
+/// A registry item (`ServerResponse`) for `server`, a server the demo adds to the replica
+/// (server-everything, the swept packages): active, the latest version, published on
+/// 2025-12-01 (made up).
+pub fn listed(server: Value) -> Value {
+    json!({
+        "server": server,
+        "_meta": {
+            toolmark_standins::registry::OFFICIAL_META: {
+                "status": "active",
+                "publishedAt": "2025-12-01T00:00:00Z",
+                "updatedAt": "2025-12-01T00:00:00Z",
+                "isLatest": true,
+            }
+        }
+    })
+}
+
 /// The authorization server a keyed stand-in's protected-resource metadata names on day two when
 /// it is the one whose server is swapped (made up, like the tool-set edits).
 pub const SWAPPED_AUTHORIZATION_SERVER: &str = "https://accounts.example.net";

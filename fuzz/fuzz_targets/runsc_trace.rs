@@ -9,6 +9,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(t.events.len() <= trace::MAX_TRACE_EVENTS);
     for e in &t.events {
         let _ = trace::decode(e);
+        let _ = trace::decode_in(e, trace::shown_cwd(e).as_deref());
+        let _ = t.leaves(e);
         let _ = trace::split_args(&e.args);
     }
 });

@@ -112,55 +112,127 @@ pub struct Index {
     pub(crate) conn: Connection,
 }
 
-/// The form endpoints are matched in (`/check`, lookups): for an `http(s)` URL, the scheme and
-/// host lower-cased, the default port dropped, userinfo, query and fragment dropped, and the
-/// path without trailing slashes (`https://Example.COM:443/mcp/?x#y` → `https://example.com/mcp`;
-/// a bare host keeps no path). `npm:<name>` is kept as is; `pypi:<name>` is normalised as PEP 503
-/// does (lower case, runs of `-`, `_`, `.` become one `-`). Anything else is returned unchanged.
-pub fn endpoint_key(endpoint: &str) -> String {
-    let endpoint = endpoint.trim();
-    if let Some(name) = endpoint.strip_prefix("pypi:") {
-        let mut out = String::from("pypi:");
-        let mut dash = false;
-        for c in name.chars() {
-            if matches!(c, '-' | '_' | '.') {
-                dash = true;
-            } else {
-                if dash && out.len() > 5 {
-                    out.push('-');
+/// The version of the [`endpoint_key`] rules the `targets.endpoint_key` column was computed
+/// with, kept in `meta.endpoint_keys`: a writable [`Index::open`] of a database whose keys were
+/// computed otherwise computes them again (version 1 dropped the query; 2 keeps it).
+pub const ENDPOINT_KEY_RULES: &str = "endpoint-key/2";
+
+/// An endpoint split the way it is matched ([`endpoint_key`]): for an `http(s)` URL its
+/// normalised scheme, host, port and path (`base`) and its query; anything else whole, as its
+/// `base`, with no query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointKey {
+    base: String,
+    query: Option<String>,
+    url: bool,
+}
+
+impl EndpointKey {
+    /// Split `endpoint`: for an `http(s)` URL with a host, the scheme and host lower-cased, the
+    /// default port dropped, userinfo and fragment dropped, the path without trailing slashes (a
+    /// bare host keeps no path), and the query exactly as the URL parser (WHATWG URL)
+    /// serialises it — parameter order, case, repeats and percent-escapes as written, the
+    /// characters the standard escapes in a query (space, `"`, `<`, `>`, `'`, non-ASCII)
+    /// escaped — with an empty query (`?` alone) read as none. `npm:<name>` is kept as is;
+    /// `pypi:<name>` is normalised as PEP 503 does (lower case, runs of `-`, `_`, `.` become one
+    /// `-`). Anything else is kept whole (trimmed).
+    pub fn of(endpoint: &str) -> EndpointKey {
+        let endpoint = endpoint.trim();
+        let whole = |base: String| EndpointKey {
+            base,
+            query: None,
+            url: false,
+        };
+        if let Some(name) = endpoint.strip_prefix("pypi:") {
+            let mut out = String::from("pypi:");
+            let mut dash = false;
+            for c in name.chars() {
+                if matches!(c, '-' | '_' | '.') {
+                    dash = true;
+                } else {
+                    if dash && out.len() > 5 {
+                        out.push('-');
+                    }
+                    dash = false;
+                    out.extend(c.to_lowercase());
                 }
-                dash = false;
-                out.extend(c.to_lowercase());
             }
+            return whole(out);
         }
-        return out;
-    }
-    match url::Url::parse(endpoint) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
-            let mut out = format!("{}://{}", u.scheme(), u.host_str().unwrap_or(""));
-            if let Some(port) = u.port() {
-                out.push_str(&format!(":{port}"));
+        match url::Url::parse(endpoint) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
+                let mut base = format!("{}://{}", u.scheme(), u.host_str().unwrap_or(""));
+                if let Some(port) = u.port() {
+                    base.push_str(&format!(":{port}"));
+                }
+                base.push_str(u.path().trim_end_matches('/'));
+                EndpointKey {
+                    base,
+                    query: u.query().filter(|q| !q.is_empty()).map(str::to_owned),
+                    url: true,
+                }
             }
-            out.push_str(u.path().trim_end_matches('/'));
-            out
+            _ => whole(endpoint.to_owned()),
         }
-        _ => endpoint.to_owned(),
     }
+
+    /// The whole key: the base, then `?` and the query when there is one.
+    pub fn key(&self) -> String {
+        match &self.query {
+            Some(q) => format!("{}?{q}", self.base),
+            None => self.base.clone(),
+        }
+    }
+
+    /// The normalised scheme, host, port and path of a URL (all of anything else).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The query, when a URL has a non-empty one.
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_deref()
+    }
+
+    /// Whether this is an `http(s)` URL without a query: asked about, it stands for every target
+    /// at its base, whatever their queries (a client that strips queries, as WARDEN does,
+    /// asks so).
+    pub fn is_bare_url(&self) -> bool {
+        self.url && self.query.is_none()
+    }
+}
+
+/// The form endpoints are matched in (`/check`, lookups), [`EndpointKey::key`]: for an
+/// `http(s)` URL the scheme and host lower-cased, the default port, userinfo and fragment
+/// dropped, the path without trailing slashes, and the query kept
+/// (`https://Example.COM:443/mcp/?login#y` → `https://example.com/mcp?login`); `pypi:` names
+/// PEP 503-normalised; anything else unchanged ([`EndpointKey::of`] says exactly how).
+pub fn endpoint_key(endpoint: &str) -> String {
+    EndpointKey::of(endpoint).key()
 }
 
 #[cfg(test)]
 mod key_tests {
-    use super::endpoint_key;
+    use super::{EndpointKey, endpoint_key};
+
+    fn same(a: &str, b: &str) {
+        assert_eq!(endpoint_key(a), endpoint_key(b), "{a} vs {b}");
+    }
+
+    fn apart(a: &str, b: &str) {
+        assert_ne!(endpoint_key(a), endpoint_key(b), "{a} vs {b}");
+    }
 
     #[test]
     fn endpoint_keys() {
         for (a, b) in [
             (
                 "https://Example.COM:443/mcp/?x=1#f",
-                "https://example.com/mcp",
+                "https://example.com/mcp?x=1",
             ),
             ("https://example.com", "https://example.com"),
             ("https://example.com/", "https://example.com"),
+            ("https://example.com/?login", "https://example.com?login"),
             ("HTTP://u:p@example.com:80/a//", "http://example.com/a"),
             (
                 "https://example.com:8443/MCP",
@@ -172,5 +244,105 @@ mod key_tests {
         ] {
             assert_eq!(endpoint_key(a), b, "{a}");
         }
+    }
+
+    #[test]
+    fn scheme_and_host_case_do_not_matter() {
+        same("HTTPS://HuggingFace.CO/mcp", "https://huggingface.co/mcp");
+    }
+
+    #[test]
+    fn the_path_case_matters() {
+        apart("https://example.com/MCP", "https://example.com/mcp");
+    }
+
+    #[test]
+    fn the_default_port_does_not_matter_another_port_does() {
+        same("https://example.com:443/mcp", "https://example.com/mcp");
+        same("http://example.com:80/mcp", "http://example.com/mcp");
+        apart("https://example.com:8443/mcp", "https://example.com/mcp");
+    }
+
+    #[test]
+    fn trailing_slashes_do_not_matter_before_a_query_either() {
+        same("https://example.com/mcp//", "https://example.com/mcp");
+        same(
+            "https://example.com/mcp/?login",
+            "https://example.com/mcp?login",
+        );
+    }
+
+    #[test]
+    fn fragment_and_userinfo_do_not_matter() {
+        same("https://example.com/mcp#tools", "https://example.com/mcp");
+        same(
+            "https://example.com/mcp?login#x",
+            "https://example.com/mcp?login",
+        );
+        same("https://user:pw@example.com/mcp", "https://example.com/mcp");
+    }
+
+    #[test]
+    fn the_query_matters() {
+        apart(
+            "https://huggingface.co/mcp?login",
+            "https://huggingface.co/mcp",
+        );
+        apart("https://example.com/mcp?a=1", "https://example.com/mcp?a=2");
+        let k = EndpointKey::of("https://huggingface.co/mcp/?login#x");
+        assert_eq!(
+            (k.base(), k.query(), k.is_bare_url()),
+            ("https://huggingface.co/mcp", Some("login"), false)
+        );
+        assert!(EndpointKey::of("https://huggingface.co/mcp").is_bare_url());
+        // A package is never a bare URL: it stands for itself only.
+        assert!(!EndpointKey::of("npm:@scope/name").is_bare_url());
+    }
+
+    #[test]
+    fn the_query_is_compared_as_written_order_case_and_repeats_included() {
+        apart(
+            "https://example.com/mcp?a=1&b=2",
+            "https://example.com/mcp?b=2&a=1",
+        );
+        apart(
+            "https://example.com/mcp?Login",
+            "https://example.com/mcp?login",
+        );
+        apart(
+            "https://example.com/mcp?a=1&a=1",
+            "https://example.com/mcp?a=1",
+        );
+        apart(
+            "https://example.com/mcp?a=%2F",
+            "https://example.com/mcp?a=%2f",
+        );
+        apart(
+            "https://example.com/mcp?a=%2F",
+            "https://example.com/mcp?a=/",
+        );
+    }
+
+    #[test]
+    fn characters_the_url_standard_escapes_in_a_query_are_compared_escaped() {
+        same(
+            "https://example.com/mcp?q=a b",
+            "https://example.com/mcp?q=a%20b",
+        );
+        same(
+            "https://example.com/mcp?q=é",
+            "https://example.com/mcp?q=%C3%A9",
+        );
+        same(
+            "https://example.com/mcp?q='",
+            "https://example.com/mcp?q=%27",
+        );
+    }
+
+    #[test]
+    fn an_empty_query_is_no_query() {
+        same("https://example.com/mcp?", "https://example.com/mcp");
+        same("https://example.com/mcp?#x", "https://example.com/mcp");
+        assert!(EndpointKey::of("https://example.com/mcp?").is_bare_url());
     }
 }

@@ -1,8 +1,10 @@
 //! Every read the index offers: typed functions returning typed rows ([`crate::rows`]), so no
 //! caller writes SQL against the schema.
 //!
-//! - Lookups: a server, a target, a target's siblings, targets by endpoint or endpoint key,
-//!   observations, changes, runs, the entries holding a digest, the crawler's hints.
+//! - Lookups: a server, a target, a target's siblings, targets by endpoint or endpoint key, the
+//!   targets a `/check` question about an endpoint is about ([`Index::targets_at`]: a URL
+//!   without a query stands for the targets at its path with any query too), observations,
+//!   changes, runs, the entries holding a digest, the crawler's hints.
 //! - Listings: [`Index::search_targets`] over a [`TargetFilter`] (the one search of the API's
 //!   `/api/v1/servers` and the desk's servers page), [`Index::query_changes`] over a
 //!   [`ChangeQuery`].
@@ -30,7 +32,7 @@ use toolmark_toolset::{Sri, ToolSet};
 use crate::blobs::Blobs;
 use crate::census::SensitiveFilter;
 use crate::document::Document;
-use crate::index::{Index, IndexError, MAX_QUERY_ROWS, endpoint_key};
+use crate::index::{EndpointKey, Index, IndexError, MAX_QUERY_ROWS, endpoint_key};
 use crate::rows::{
     CHANGE_COLS, ChangeRow, OBSERVATION_COLS, ObservationRow, RUN_COLS, RunRow, SERVER_COLS,
     ServerRow, TARGET_COLS, TargetRow, change_row, int, need_unsigned, observation_row, run_row,
@@ -358,13 +360,52 @@ impl Index {
     }
 
     /// Every target whose [`endpoint_key`] equals that of `endpoint` (so `HTTPS://Host:443/mcp/`
-    /// finds `https://host/mcp`), across servers.
+    /// finds `https://host/mcp`, and `https://host/mcp?login` only the target with that query),
+    /// across servers.
     pub fn find_target_by_key(&self, endpoint: &str) -> Result<Vec<TargetRow>, IndexError> {
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT {TARGET_COLS} FROM targets WHERE endpoint_key = ?1 ORDER BY server, id"
         ))?;
         let rows = st.query_map([endpoint_key(endpoint)], target_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The targets a question about `endpoint` is about, across servers, and how many there
+    /// are: those whose [`endpoint_key`] equals its key; and when it is an `http(s)` URL without
+    /// a query ([`EndpointKey::is_bare_url`]), also every target at the same scheme, host, port
+    /// and path with a query (`https://host/mcp` stands for `https://host/mcp?login` too). The
+    /// target whose key is the question's comes first, then by server and id; at most `limit`
+    /// rows (capped at [`MAX_QUERY_ROWS`]), the count is of all of them.
+    pub fn targets_at(
+        &self,
+        endpoint: &str,
+        limit: u32,
+    ) -> Result<(Vec<TargetRow>, u64), IndexError> {
+        let asked = EndpointKey::of(endpoint);
+        let key = asked.key();
+        // Keys with a query at this base are those from `base?` up to (not including) `base@`
+        // (`@` follows `?` in byte order), a range the key's index answers.
+        let (from, to) = if asked.is_bare_url() {
+            (format!("{key}?"), format!("{key}@"))
+        } else {
+            (String::new(), String::new())
+        };
+        let matching = "(endpoint_key = ?1 OR (endpoint_key >= ?2 AND endpoint_key < ?3))";
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT {TARGET_COLS} FROM targets WHERE {matching}
+             ORDER BY endpoint_key <> ?1, server, id LIMIT ?4"
+        ))?;
+        let rows = st
+            .query_map(
+                params![key, from, to, limit.min(MAX_QUERY_ROWS)],
+                target_row,
+            )?
+            .collect::<Result<_, _>>()?;
+        let count: i64 = self
+            .conn
+            .prepare_cached(&format!("SELECT count(*) FROM targets WHERE {matching}"))?
+            .query_row(params![key, from, to], |r| r.get(0))?;
+        Ok((rows, count.unsigned_abs()))
     }
 
     /// Every target whose URL (or package string) is exactly `endpoint`, across servers.

@@ -4,7 +4,10 @@
 //! # Schema (version [`SCHEMA_VERSION`], recorded in `meta.schema_version`)
 //!
 //! * `meta(key, value)`: `schema_version`; `log_size_indexed` (every log entry below it has its
-//!   observation row); `log_vkey` (the verifier key of the one log this index follows).
+//!   observation row); `log_vkey` (the verifier key of the one log this index follows);
+//!   `endpoint_keys` (the [`ENDPOINT_KEY_RULES`] the targets' `endpoint_key` were computed with:
+//!   a writable open computes every key again when it is not this code's, in the transaction
+//!   that migrates, so a database whose keys dropped the query gets keys that keep it).
 //! * `runs`: one row per crawl run: `kind`, `started_at`, `finished_at`, `status`
 //!   (`running|complete|failed`), `registry`, `harvest_complete`, `report` (JSON).
 //! * `servers`: the latest registry record per name: `version`, `title`, `description`,
@@ -13,7 +16,8 @@
 //! * `targets`: every remote and package of every server, keyed by the log's subject id
 //!   (`Subject::id()`): what it is (`target` = URL or `npm:<name>`/`pypi:<name>`, `kind`
 //!   `remote|package`, `declared_transport`, `package_version`, `skip_reason`, `skip_detail`,
-//!   `withheld_headers`: a JSON array of the declared headers a remote is dialled without),
+//!   `withheld_headers`: a JSON array of the declared headers a remote is dialled without;
+//!   `endpoint_key`: [`crate::index::endpoint_key`] of `target`, what `/check` matches),
 //!   listing dates, the newest entry (`last_status`, `last_detail`, `last_entry`,
 //!   `last_observed_at`) and the newest complete tool set (`last_ok_entry`, `current_full`,
 //!   `current_mtl1`, `current_raw`, `current_tools`), and the authorization servers its newest
@@ -85,7 +89,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
-use crate::index::{Index, IndexError};
+use crate::index::{ENDPOINT_KEY_RULES, Index, IndexError, endpoint_key};
 
 /// The schema version this code reads and writes.
 pub const SCHEMA_VERSION: u32 = 5;
@@ -305,6 +309,27 @@ pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<(), 
     Ok(())
 }
 
+/// Compute every target's `endpoint_key` again from its `target` with this code's
+/// [`endpoint_key`] (a database written by code whose keys dropped the query); returns how many
+/// changed. The keys are not derived from the log, so [`Index::rebuild`] keeps them; this is
+/// their migration.
+fn rekey_endpoints(tx: &Transaction) -> Result<usize, IndexError> {
+    let rows: Vec<(String, String, Option<String>)> = tx
+        .prepare("SELECT id, target, endpoint_key FROM targets")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut update = tx.prepare("UPDATE targets SET endpoint_key = ?2 WHERE id = ?1")?;
+    let mut changed = 0;
+    for (id, target, old) in rows {
+        let key = endpoint_key(&target);
+        if old.as_deref() != Some(key.as_str()) {
+            update.execute(params![id, key])?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
 fn stored_schema_version(conn: &Connection) -> Result<Option<String>, IndexError> {
     let has_meta: bool = conn
         .query_row(
@@ -343,6 +368,10 @@ impl Index {
         if from > 0 && from < 5 {
             // Version 5's events of the changes an older database already holds.
             crate::events::backfill(&tx)?;
+        }
+        if meta(&tx, "endpoint_keys")?.as_deref() != Some(ENDPOINT_KEY_RULES) {
+            rekey_endpoints(&tx)?;
+            set_meta(&tx, "endpoint_keys", ENDPOINT_KEY_RULES)?;
         }
         set_meta(&tx, "schema_version", &SCHEMA_VERSION.to_string())?;
         tx.execute(
@@ -401,6 +430,65 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// A database whose keys dropped the query (written before [`ENDPOINT_KEY_RULES`] 2, so
+    /// without `meta.endpoint_keys`) gets keys that keep it at its next writable open, and
+    /// `targets_at` then tells its two Hugging Face remotes apart.
+    #[test]
+    fn a_writable_open_computes_keys_that_dropped_the_query_again() {
+        let dir = scratch("rekey");
+        let path = dir.join("index.sqlite");
+        {
+            let index = Index::open(&path).unwrap();
+            index
+                .conn
+                .execute_batch(
+                    "INSERT INTO targets (id, server, target, kind, endpoint_key) VALUES
+                     ('0000000000000001', 'co.huggingface/hf-mcp-server',
+                      'https://huggingface.co/mcp', 'remote', 'https://huggingface.co/mcp'),
+                     ('0000000000000002', 'co.huggingface/hf-mcp-server',
+                      'https://huggingface.co/mcp?login', 'remote', 'https://huggingface.co/mcp');
+                     DELETE FROM meta WHERE key = 'endpoint_keys';",
+                )
+                .unwrap();
+            // Before the keys are computed again, no row has the query's key.
+            assert_eq!(
+                index
+                    .find_target_by_key("https://huggingface.co/mcp?login")
+                    .unwrap()
+                    .len(),
+                0
+            );
+        }
+        let index = Index::open(&path).unwrap();
+        let keys: Vec<String> = index
+            .conn
+            .prepare("SELECT endpoint_key FROM targets ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            keys,
+            [
+                "https://huggingface.co/mcp",
+                "https://huggingface.co/mcp?login"
+            ]
+        );
+        assert_eq!(
+            meta(&index.conn, "endpoint_keys").unwrap().as_deref(),
+            Some(ENDPOINT_KEY_RULES)
+        );
+        let login = index
+            .find_target_by_key("https://huggingface.co/mcp?login")
+            .unwrap();
+        assert_eq!(login.len(), 1);
+        assert_eq!(login[0].id, "0000000000000002");
+        let (both, count) = index.targets_at("https://huggingface.co/mcp", 10).unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(both[0].id, "0000000000000001");
     }
 
     #[test]

@@ -91,8 +91,8 @@ pub struct DayCount {
 pub struct HostCount {
     /// The host as endpoint keys write it (lower case, with a port other than the default).
     pub host: String,
-    /// Distinct endpoints (endpoint keys: URLs without query, fragment or trailing slash) of
-    /// listed remotes on it.
+    /// Distinct endpoints (endpoint keys, `crate::index::endpoint_key`: URLs with their query,
+    /// without fragment or trailing slash) of listed remotes on it.
     pub endpoints: u64,
 }
 
@@ -122,11 +122,13 @@ pub struct BadgeFacts {
     pub last_change_at: Option<String>,
 }
 
-/// The host of an endpoint key in SQL: what follows `://` up to the first `/`.
+/// The host of an endpoint key in SQL: what follows `://` up to the first `/` or `?` (a key
+/// keeps its query, and a bare host's has no `/` before it: `https://host?x`). `?` is read as
+/// `/` (one character for one, so positions do not move; a host holds neither).
 const HOST_SQL: &str =
-    "CASE WHEN instr(substr(endpoint_key, instr(endpoint_key, '://') + 3), '/') > 0
+    "CASE WHEN instr(substr(replace(endpoint_key, '?', '/'), instr(endpoint_key, '://') + 3), '/') > 0
      THEN substr(substr(endpoint_key, instr(endpoint_key, '://') + 3), 1,
-                 instr(substr(endpoint_key, instr(endpoint_key, '://') + 3), '/') - 1)
+                 instr(substr(replace(endpoint_key, '?', '/'), instr(endpoint_key, '://') + 3), '/') - 1)
      ELSE substr(endpoint_key, instr(endpoint_key, '://') + 3) END";
 
 /// Listed remotes with an http(s) endpoint key.

@@ -115,6 +115,10 @@ pub struct SweepRun<'a> {
     pub options: &'a SweepOptions,
     /// The observer (gVisor, the probe, npm's and pip's options, the limits).
     pub observer: &'a Observer,
+    /// The packages this run may observe, as target strings (`npm:<name>`, `pypi:<name>` as
+    /// the registry lists them); `None`: every package listed. The demo sweeps only the few
+    /// whose files it has; the others stay awaiting the sandbox.
+    pub only: Option<&'a [String]>,
 }
 
 /// One version chosen for a run.
@@ -258,7 +262,7 @@ pub struct SweepReport {
     pub started_at: String,
     /// UTC end.
     pub finished_at: String,
-    /// Package targets the sandbox can observe.
+    /// Package targets the sandbox can observe (those of [`SweepRun::only`] when it is given).
     pub packages: usize,
     /// Versions chosen (at most the cap), by why.
     pub chosen: BTreeMap<String, u64>,
@@ -478,8 +482,11 @@ pub fn run_sweep(
         .into_iter()
         .map(|(r, _)| r)
         .collect();
-    let targets = package_targets(&records);
+    let mut targets = package_targets(&records);
     drop(records);
+    if let Some(only) = run.only {
+        targets.retain(|c| only.contains(&target_string(&c.target.kind)));
+    }
     let packages_listed = targets.len();
     let mut candidates = Vec::with_capacity(targets.len());
     for chosen in targets {

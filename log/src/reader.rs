@@ -40,6 +40,11 @@ pub enum ReadError {
     OutOfRange(String),
 }
 
+/// A proof that does not exist, and `why` (the bound the request is outside).
+fn no_such_proof<T>(why: impl std::fmt::Display) -> Result<T, ReadError> {
+    Err(ReadError::OutOfRange(format!("no such proof: {why}")))
+}
+
 /// A verified checkpoint: the signed note as published, and its parsed text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed {
@@ -116,11 +121,18 @@ impl Reader {
         size: u64,
         at: &Signed,
     ) -> Result<Vec<Hash>, ReadError> {
-        if size == 0 || size > at.checkpoint.size || index >= size {
-            return Err(ReadError::OutOfRange(format!(
-                "no inclusion proof of {index} in a tree of {size} (checkpoint size {})",
-                at.checkpoint.size
-            )));
+        let published = at.checkpoint.size;
+        // Each refusal names the condition that failed (any u64 may be asked for).
+        if size == 0 {
+            return no_such_proof("size 0 is the empty tree, which includes no entry");
+        }
+        if size > published {
+            return no_such_proof(format!(
+                "size {size} is beyond the published tree size {published}"
+            ));
+        }
+        if index >= size {
+            return no_such_proof(format!("index {index} is not below the tree size {size}"));
         }
         Ok(merkle::inclusion_proof(
             index,
@@ -136,11 +148,17 @@ impl Reader {
         new: u64,
         at: &Signed,
     ) -> Result<Vec<Hash>, ReadError> {
-        if old == 0 || old > new || new > at.checkpoint.size {
-            return Err(ReadError::OutOfRange(format!(
-                "no consistency proof from {old} to {new} (checkpoint size {})",
-                at.checkpoint.size
-            )));
+        let published = at.checkpoint.size;
+        if old == 0 {
+            return no_such_proof("old 0 is the empty tree, which has no consistency proof");
+        }
+        if new > published {
+            return no_such_proof(format!(
+                "new {new} is beyond the published tree size {published}"
+            ));
+        }
+        if old > new {
+            return no_such_proof(format!("old {old} is larger than new {new}"));
         }
         Ok(merkle::consistency_proof(
             old,

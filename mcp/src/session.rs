@@ -189,6 +189,73 @@ pub enum Answer {
     },
 }
 
+/// What a `tools/call` result is, by its `resultType` (2026-07-28; absent in every earlier
+/// revision, where it means `complete`), read strictly ([`CallResult::of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallResult {
+    /// The tool's answer (`resultType` `complete`, or none); `is_error` is its `isError`.
+    Complete {
+        /// The result's `isError` (absent: `false`).
+        is_error: bool,
+    },
+    /// `resultType` `input_required`: the server asks the client for input before it answers
+    /// — each of `inputRequests`' keys with its request's `method`, by key. The observer
+    /// never answers one (it has no user to ask) and waits for nothing more.
+    InputRequired(Vec<(String, String)>),
+}
+
+/// A `tools/call` result whose `resultType`, `inputRequests` or `isError` is not one this
+/// client reads: what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tools/call result: {0}")]
+pub struct BadCallResult(pub String);
+
+impl CallResult {
+    /// Read the exact text of a `tools/call` result: an object; `resultType` absent,
+    /// `"complete"` or `"input_required"` (any other value, such as an extension's `"task"`,
+    /// was not asked for); `input_required` with `inputRequests` a non-empty object of requests
+    /// (objects naming a string `method`); `isError` absent or a boolean.
+    pub fn of(text: &str) -> Result<CallResult, BadCallResult> {
+        let bad = |why: &str| BadCallResult(why.to_owned());
+        let value: Value = serde_json::from_str(text).map_err(|e| BadCallResult(e.to_string()))?;
+        let result = value.as_object().ok_or_else(|| bad("not an object"))?;
+        match result.get("resultType") {
+            None => {}
+            Some(Value::String(t)) if t == "complete" => {}
+            Some(Value::String(t)) if t == "input_required" => {
+                let requests = result
+                    .get("inputRequests")
+                    .and_then(Value::as_object)
+                    .filter(|r| !r.is_empty())
+                    .ok_or_else(|| {
+                        bad("input_required without inputRequests (a non-empty object)")
+                    })?;
+                return requests
+                    .iter()
+                    .map(|(key, request)| {
+                        let method = request
+                            .get("method")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| bad("an input request without a string method"))?;
+                        Ok((key.clone(), method.to_owned()))
+                    })
+                    .collect::<Result<_, _>>()
+                    .map(CallResult::InputRequired);
+            }
+            Some(Value::String(t)) => {
+                return Err(BadCallResult(format!("resultType {t:?} was not asked for")));
+            }
+            Some(_) => return Err(bad("resultType is not a string")),
+        }
+        let is_error = match result.get("isError") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(bad("isError is not a boolean")),
+        };
+        Ok(CallResult::Complete { is_error })
+    }
+}
+
 /// One client session with one server, over as many transports as its caller tries.
 #[derive(Debug)]
 pub struct Session<'a> {
@@ -467,7 +534,9 @@ impl<'a> Session<'a> {
     /// Call tool `name` with `arguments` over a `transport` a [`Session::list_tools`] of this
     /// session opened with [`Handshake::Initialize`]: the result's exact text, or the JSON-RPC
     /// error. The answer is not judged (a tool's result is the tool's business); its size is
-    /// the transport's to bound. Time is the caller's.
+    /// the transport's to bound ([`CallResult::of`] reads what it is). Time is the caller's. A
+    /// result asking for input (`input_required`) is returned like any other: nothing in it is
+    /// answered.
     pub async fn call_tool<T: Transport>(
         &mut self,
         transport: &mut T,
@@ -540,6 +609,40 @@ mod tests {
             r#"{"tools":[],"nextCursor":{}}"#,
         ] {
             assert_eq!(continuation(bad), Err(NotACursor), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_call_result_asking_for_input_is_read_strictly_and_kept_apart() {
+        let of = |t: &str| CallResult::of(t);
+        assert_eq!(
+            of(r#"{"content":[]}"#),
+            Ok(CallResult::Complete { is_error: false })
+        );
+        assert_eq!(
+            of(r#"{"resultType":"complete","content":[],"isError":true}"#),
+            Ok(CallResult::Complete { is_error: true })
+        );
+        assert_eq!(
+            of(
+                r#"{"resultType":"input_required","inputRequests":{"b":{"method":"elicitation/create","params":{}},"a":{"method":"roots/list"}},"requestState":"x"}"#
+            ),
+            Ok(CallResult::InputRequired(vec![
+                ("a".into(), "roots/list".into()),
+                ("b".into(), "elicitation/create".into())
+            ]))
+        );
+        for bad in [
+            r#"[]"#,
+            r#"{"resultType":"input_required"}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"input_required","inputRequests":[{"method":"x"}]}"#,
+            r#"{"resultType":"input_required","inputRequests":{"a":{"method":7}}}"#,
+            r#"{"resultType":"task","task":{}}"#,
+            r#"{"resultType":1}"#,
+            r#"{"content":[],"isError":"yes"}"#,
+        ] {
+            assert!(of(bad).is_err(), "{bad}");
         }
     }
 }

@@ -44,6 +44,11 @@ pub const MAX_TRAP_CONNECTIONS: usize = 256;
 /// Most SMTP recipients kept of one connection (each at most 256 bytes).
 pub const MAX_RECIPIENTS: usize = 64;
 
+/// Longest the probe stays after its program exited while processes the program left behind
+/// (a daemon, an install script's detached child) run on, as they would on a real machine:
+/// what they do is seen. It exits as soon as none is left.
+pub const LINGER: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The ports of the raw TCP trap: ports a package's own exfiltration is known to use (FTP,
 /// SSH, Telnet, DNS over TCP, POP3, IMAP and their TLS ports, SOCKS, IRC, Tor, and the "leet"
 /// and reverse-shell ports), and not ones a server commonly listens on itself (3000, 5000,

@@ -20,8 +20,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use toolmark_probe::smtp::{self, Reply};
 use toolmark_probe::{
-    MAX_NAMES, MAX_RECIPIENTS, MAX_RECORDS, MAX_TRAP_CONNECTIONS, MAX_TRAP_PAYLOAD, MAX_TRAP_READ,
-    RAW_TRAP_PORTS, TRAP_TIMEOUT, dns, http, record,
+    LINGER, MAX_NAMES, MAX_RECIPIENTS, MAX_RECORDS, MAX_TRAP_CONNECTIONS, MAX_TRAP_PAYLOAD,
+    MAX_TRAP_READ, RAW_TRAP_PORTS, TRAP_TIMEOUT, dns, http, record,
 };
 use toolmark_standins::tls::StandInCa;
 
@@ -184,6 +184,16 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
         Err(e) => return failed(out, &format!("waiting for the program: {e}")),
     };
     traps.records.force(record::exit(code));
+    // Orphans the program left (re-parented to pid 1) run on for at most LINGER, reaped as
+    // they end: a detached child that acts a moment after its parent exited is seen. `wait`
+    // fails (ECHILD) once no process is left.
+    let _ = tokio::time::timeout(
+        LINGER,
+        tokio::task::spawn_blocking(|| {
+            while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::empty()) {}
+        }),
+    )
+    .await;
     ExitCode::from(code as u8)
 }
 

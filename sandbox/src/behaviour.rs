@@ -100,6 +100,15 @@ pub struct Behaviour {
     pub incomplete: BTreeSet<&'static str>,
 }
 
+/// Whether `rel`, a path relative to HOME, is a [`PERSISTENCE_PATHS`] entry: the file, or the
+/// directory itself or anything in it.
+pub fn persistence_rel(rel: &str) -> bool {
+    PERSISTENCE_PATHS.iter().any(|p| match p.strip_suffix('/') {
+        Some(dir) => rel == dir || rel.starts_with(p),
+        None => rel == *p,
+    })
+}
+
 fn under(path: &str, tree: &str) -> bool {
     let tree = tree.trim_end_matches('/');
     path == tree
@@ -117,20 +126,13 @@ impl Layout {
             || path == format!("{}/.env", self.cwd.trim_end_matches('/'))
     }
 
-    /// A [`PERSISTENCE_PATHS`] entry under HOME.
-    fn persistence(&self, path: &str) -> bool {
+    /// A [`PERSISTENCE_PATHS`] entry under HOME: a file, or a directory (`…/`) itself or
+    /// anything in it.
+    pub fn persistence(&self, path: &str) -> bool {
         let in_home = path
             .strip_prefix(self.home.trim_end_matches('/'))
             .and_then(|r| r.strip_prefix('/'));
-        in_home.is_some_and(|rel| {
-            PERSISTENCE_PATHS.iter().any(|p| {
-                if p.ends_with('/') {
-                    rel.starts_with(p)
-                } else {
-                    rel == *p
-                }
-            })
-        })
+        in_home.is_some_and(persistence_rel)
     }
 
     fn suspicious_write(&self, path: &str) -> bool {
@@ -149,6 +151,11 @@ impl Layout {
 }
 
 /// The behaviour `trace` shows for a run laid out as `layout`.
+///
+/// Relative paths of calls without a directory fd (`rename`, `mkdir`, `link`, …) are read
+/// against the process's working directory: the one its lines show after `AT_FDCWD`, changed
+/// by `chdir`/`fchdir`, inherited by a new process from its parent; unknown, the call is
+/// `unparsed-syscall`.
 pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
     let mut b = Behaviour::default();
     if trace.unparsed > 0 {
@@ -160,8 +167,12 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
     if trace.events.is_empty() {
         b.incomplete.insert("trace-empty");
     }
+    let mut cwd: BTreeMap<u32, String> = BTreeMap::new();
     for e in trace.events.iter().filter(|e| e.exit) {
-        let Some(call) = trace::decode(e) else {
+        if let Some(dir) = trace::shown_cwd(e) {
+            cwd.insert(e.pid, dir);
+        }
+        let Some(call) = trace::decode_in(e, cwd.get(&e.pid).map(String::as_str)) else {
             b.incomplete.insert("unparsed-syscall");
             continue;
         };
@@ -181,14 +192,36 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
             }
             Call::Exec(exec) if e.succeeded() => b.exec.push(act(exec.path)),
             // A second name for a decoy or a persistence path: reading or writing through it
-            // is not seen as such, so making it counts.
-            Call::Link(target) if e.succeeded() => {
+            // is not seen as such, so making it counts; so does a new name landing on a
+            // persistence path (a hard link onto `authorized_keys`, a symbolic `.bashrc`).
+            Call::Link { target, name } if e.succeeded() => {
                 if layout.decoy(&target) {
                     b.decoys.push(act(format!("link to {target}")));
                 }
                 if layout.persistence(&target) {
                     b.writes.push(act(format!("link to {target}")));
                 }
+                if layout.suspicious_write(&name) {
+                    b.writes.push(act(format!("link onto {name}")));
+                }
+            }
+            // A file written elsewhere and renamed onto a persistence path is written there;
+            // a decoy renamed away is read under its new name, unseen: the rename counts.
+            Call::Rename { from, to } if e.succeeded() => {
+                if layout.decoy(&from) {
+                    b.decoys.push(act(format!("rename of {from}")));
+                }
+                if layout.suspicious_write(&to) {
+                    b.writes.push(act(format!("rename onto {to}")));
+                }
+            }
+            // A persistence directory made (`~/.config/autostart`, a crontab spool) is
+            // persistence before anything is written in it.
+            Call::Mkdir(path) if e.succeeded() && layout.suspicious_write(&path) => {
+                b.writes.push(act(format!("mkdir {path}")));
+            }
+            Call::Chdir(dir) if e.succeeded() => {
+                cwd.insert(e.pid, dir);
             }
             Call::Connect(Address::Inet { addr, port }) if addr == "127.0.0.1" && port == 53 => {
                 b.dns.push(act(format!("{addr}:{port}")));
@@ -207,6 +240,10 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
             Call::Connect(Address::Unix(path)) => b.network.push(act(format!("unix:{path}"))),
             Call::Spawn(child) if e.succeeded() => {
                 b.parents.insert(child, e.pid);
+                // A new process starts where its parent is.
+                if let Some(dir) = cwd.get(&e.pid).cloned() {
+                    cwd.entry(child).or_insert(dir);
+                }
             }
             // EAGAIN: the process limit (`RLIMIT_NPROC`) refused a new process.
             Call::Spawn(_) if e.errno == Some(11) => b.refused_spawns += 1,
@@ -284,6 +321,11 @@ mod tests {
             ("/home/decoy/.bashrc", true),
             ("/home/decoy/.ssh/authorized_keys", true),
             ("/home/decoy/.config/autostart/x.desktop", true),
+            ("/home/decoy/.config/autostart", true),
+            ("/home/decoy/.config/systemd/user", true),
+            ("/home/decoy/.config/systemd", false),
+            ("/var/spool/cron/crontabs", true),
+            ("/var/spool/cron/crontabs/decoy", true),
             ("/home/decoy/notes.txt", false),
             ("/tmp/cache", false),
             ("/pkg/site/x.pyc", false),
@@ -295,5 +337,73 @@ mod tests {
         }
         assert!(layout().decoy("/home/decoy/.env"));
         assert!(!layout().decoy("/home/decoy/.ssh/known_hosts"));
+    }
+
+    /// A trace of `lines` (`call(args) = ret`) by `node`, pid 5, in order.
+    fn trace_of(lines: &[&str]) -> Trace {
+        let log: String = lines
+            .iter()
+            .map(|l| {
+                format!(
+                    "I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] node X {l} (5µs)\n"
+                )
+            })
+            .collect();
+        trace::parse(log.as_bytes())
+    }
+
+    #[test]
+    fn a_rename_a_link_or_a_new_directory_onto_a_persistence_path_is_a_write() {
+        let b = of(
+            &trace_of(&[
+                "openat(AT_FDCWD /home/decoy, 0x7f .cache/rc, O_WRONLY|O_CREAT, 0o644) = 3 (0x3)",
+                "rename(0x7f .cache/rc, 0x7f .bashrc) = 0 (0x0)",
+                "link(0x7f /home/decoy/.cache/k, 0x7f /home/decoy/.ssh/authorized_keys) = 0 (0x0)",
+                "mkdirat(AT_FDCWD /home/decoy, 0x7f .config/autostart, 0o755) = 0 (0x0)",
+                "mkdir(0x7f /home/decoy/.cache/other, 0o755) = 0 (0x0)",
+                // Failed: not done.
+                "rename(0x7f /tmp/x, 0x7f /home/decoy/.profile) = 0 (0x0) errno=18 (invalid cross-device link)",
+                "rename(0x7f /home/decoy/.ssh/id_rsa, 0x7f /tmp/k) = 0 (0x0)",
+            ]),
+            &layout(),
+        );
+        assert!(b.complete, "{:?}", b.incomplete);
+        assert_eq!(
+            whats(&b.writes),
+            [
+                "rename onto /home/decoy/.bashrc",
+                "link onto /home/decoy/.ssh/authorized_keys",
+                "mkdir /home/decoy/.config/autostart",
+            ]
+        );
+        assert_eq!(whats(&b.decoys), ["rename of /home/decoy/.ssh/id_rsa"]);
+    }
+
+    #[test]
+    fn relative_paths_follow_the_working_directory_a_process_changed_to() {
+        let b = of(
+            &trace_of(&[
+                "openat(AT_FDCWD /pkg, 0x7f x, O_RDONLY, 0o0) = 3 (0x3)",
+                "chdir(0x7f /home/decoy/.ssh) = 0 (0x0)",
+                "link(0x7f /tmp/k, 0x7f authorized_keys) = 0 (0x0)",
+                "fchdir(0x4 /home/decoy) = 0 (0x0)",
+                "rename(0x7f /tmp/rc, 0x7f .bashrc) = 0 (0x0)",
+            ]),
+            &layout(),
+        );
+        assert!(b.complete, "{:?}", b.incomplete);
+        assert_eq!(
+            whats(&b.writes),
+            [
+                "link onto /home/decoy/.ssh/authorized_keys",
+                "rename onto /home/decoy/.bashrc"
+            ]
+        );
+        // No directory known: what the call named is unknown, and the trace says so.
+        let b = of(
+            &trace_of(&["rename(0x7f rc, 0x7f .bashrc) = 0 (0x0)"]),
+            &layout(),
+        );
+        assert!(b.incomplete.contains("unparsed-syscall"), "{b:?}");
     }
 }

@@ -4,7 +4,7 @@
 //! | code | severity | rule |
 //! |---|---|---|
 //! | `READS_SECRETS` | high | a phase opened a decoy (a `.env` in the working directory does not count: servers read their `.env` by design) |
-//! | `PERSISTENCE` | high | a phase wrote a persistence path or outside the trees it may write |
+//! | `PERSISTENCE` | high | a phase wrote a persistence path or outside the trees it may write (opened for writing, renamed or linked onto, a directory made), or a persistence path appeared or changed in the decoy HOME the trace did not show |
 //! | `STARTUP_NETWORK` | medium | the startup phase connected anywhere or looked a name up (network during calls is what many tools are for: not a finding) |
 //! | `STARTS_PROGRAMS` | low | the startup or calls phase started a program |
 //! | `INSTALL_BEHAVIOUR` | medium | an install script (or a wheel's `.pth` code or `sitecustomize`) connected, looked a name up or started a program beyond the shell npm runs it in |
@@ -91,6 +91,10 @@ pub struct PhaseFacts {
     pub exfiltrated: Vec<String>,
     /// Tools whose result carried the decoy canary (with its form when it was encoded).
     pub leaked_by: Vec<String>,
+    /// Persistence paths that appeared or changed in the decoy HOME during the phase without a
+    /// traced call showing it (the second witness, [`crate::home`]): `created <path>`,
+    /// `changed <path>`.
+    pub home: Vec<String>,
 }
 
 /// The findings for the phases seen, in phase order.
@@ -119,10 +123,15 @@ pub fn of(phases: &[(Phase, &PhaseFacts)]) -> Vec<Finding> {
             .map(|a| a.what.clone())
             .collect();
         add("READS_SECRETS", Severity::High, secrets);
+        // Each item says its witness: the trace's act as it is, the HOME's `home: …`.
         add(
             "PERSISTENCE",
             Severity::High,
-            b.writes.iter().map(|a| a.what.clone()).collect(),
+            b.writes
+                .iter()
+                .map(|a| a.what.clone())
+                .chain(f.home.iter().map(|h| format!("home: {h}")))
+                .collect(),
         );
         let network = || {
             b.network
@@ -215,6 +224,18 @@ mod tests {
                 (Phase::Calls, &f)
             ])
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_persistence_path_only_the_home_witness_saw_is_persistence_saying_so() {
+        let mut f = PhaseFacts::default();
+        f.home.push("created /home/decoy/.config/autostart".into());
+        let found = of(&[(Phase::Calls, &f)]);
+        assert_eq!(codes(&found), [("PERSISTENCE", "calls")]);
+        assert_eq!(
+            found[0].evidence,
+            ["home: created /home/decoy/.config/autostart"]
         );
     }
 }

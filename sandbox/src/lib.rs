@@ -21,6 +21,9 @@
 //!
 //! - [`canary`]: the run's canary searched for in what left the sandbox, as written or
 //!   encoded (hex, base64, base32, URL, string escapes, split over DNS labels), bounded.
+//! - [`home`]: the decoy HOME's persistence paths as a manifest taken on the host before and
+//!   after each sandbox: a second witness of persistence beside the trace.
+//!
 //! - [`decoys`]: a per-run canary, the decoy HOME (every `behaviour::DECOY_PATHS` file and a
 //!   `.env`) and decoy tokens for the environment, all carrying it.
 //!
@@ -49,6 +52,7 @@ pub mod behaviour;
 pub mod canary;
 pub mod decoys;
 pub mod findings;
+pub mod home;
 pub mod local;
 pub mod observe;
 pub mod prepare;

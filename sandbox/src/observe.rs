@@ -34,7 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use toolmark_mcp::session::{
-    Answer, Failure, Handshake, Identity, Limits as SessionLimits, Listing, Session,
+    Answer, CallResult, Failure, Handshake, Identity, Limits as SessionLimits, Listing, Session,
 };
 
 use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
@@ -44,6 +44,7 @@ use crate::behaviour::{self, Behaviour, Layout};
 use crate::canary::{Match, Search};
 use crate::decoys::{self, Canary};
 use crate::findings::{self, Finding, Phase, PhaseFacts};
+use crate::home;
 use crate::prepare::{self, NpmOptions, NpmTree, PipOptions, PrepareError, PypiTree};
 use crate::runsc::{Bundle, BundleSpec, Mount, Sandbox, Trace as TraceSpec};
 use crate::stdio::{Stdio, StdioError};
@@ -74,8 +75,13 @@ pub const OPEN_FILES: u64 = 1024;
 pub const MAX_PROCESSES: u64 = 256;
 /// Most bytes of a phase's stderr kept (the rest is read and dropped).
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
-/// How long a server is given to exit after its stdin is closed, before it is killed.
+/// How long a server that did not list its tools is given to exit after its stdin is closed,
+/// before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(1);
+/// How long the server is kept running after its last answer (stdin closed, as a client
+/// would) before it is killed: what it does then — a timer, a thread outliving stdin's close —
+/// is recorded and is the calls phase's. A server that exits sooner ends it sooner.
+pub const CALLS_GRACE: Duration = Duration::from_secs(3);
 /// How long the output of a killed sandbox may take to end.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 /// The size of each run's directory (a tmpfs): the tree and the decoy HOME.
@@ -123,6 +129,8 @@ pub struct Limits {
     pub max_calls: usize,
     /// See [`MEMORY_BYTES`].
     pub memory_bytes: u64,
+    /// See [`CALLS_GRACE`].
+    pub calls_grace: Duration,
 }
 
 impl Default for Limits {
@@ -134,6 +142,7 @@ impl Default for Limits {
             calls: CALLS_TIMEOUT,
             max_calls: MAX_CALLS,
             memory_bytes: MEMORY_BYTES,
+            calls_grace: CALLS_GRACE,
         }
     }
 }
@@ -207,8 +216,10 @@ pub struct Launch {
 pub struct CallOutcome {
     /// The tool.
     pub tool: String,
-    /// `ok`, `error` (a JSON-RPC error or `isError`), `timeout`, `skipped` (schema), `not-called`
-    /// (over the count or time budget, or the server went away).
+    /// `ok`, `error` (a JSON-RPC error, `isError`, or a result this client does not read),
+    /// `input-required` (a 2026-07-28 result asking the client for input: never answered),
+    /// `timeout`, `skipped` (schema), `not-called` (over the count or time budget, or the server
+    /// went away), `gone` (the server went away during it).
     pub outcome: &'static str,
     /// Why, for anything but `ok`.
     pub detail: String,
@@ -265,9 +276,12 @@ pub struct Report {
     /// How long it took.
     pub elapsed: Duration,
     /// How long each step took, in order: `tree` (the host-side install), `install`,
-    /// `startup` (start until listed), `calls`, `teardown` (the server's exit or kill, the
-    /// traces read).
+    /// `startup` (start until listed), `calls`, `grace` (after the last answer until the
+    /// server exited or was killed at [`CALLS_GRACE`]), `teardown` (the traces read).
     pub timings: Vec<(&'static str, Duration)>,
+    /// The grace the server was given after its last answer ([`CALLS_GRACE`]; `None` when no
+    /// calls phase ran).
+    pub calls_grace: Option<Duration>,
 }
 
 impl Report {
@@ -290,6 +304,7 @@ impl Report {
             started: SystemTime::now(),
             elapsed: Duration::ZERO,
             timings: Vec::new(),
+            calls_grace: None,
         }
     }
 
@@ -404,6 +419,7 @@ impl Report {
             "runsc": self.runsc_version,
             "complete": self.complete(),
             "timingsMs": self.timings.iter().map(|(k, d)| ((*k).to_owned(), json!(ms(d)))).collect::<serde_json::Map<_, _>>(),
+            "callsGraceMs": self.calls_grace.as_ref().map(ms),
             "installScripts": self.scripts.iter().map(|(p, s, t)| json!({"package": p, "script": s, "command": t})).collect::<Vec<_>>(),
             "calls": self.calls.iter().map(|c| json!({"tool": c.tool, "outcome": c.outcome,
                 "detail": if c.outcome == "ok" { Value::Null } else { json!(c.detail) }})).collect::<Vec<_>>(),
@@ -417,6 +433,7 @@ impl Report {
                 "requests": p.facts.requests,
                 "decoys": acts(&p.facts.behaviour.decoys),
                 "writes": acts(&p.facts.behaviour.writes),
+                "home": p.facts.home,
                 "exfiltrated": p.facts.exfiltrated,
                 "leakedBy": p.facts.leaked_by,
             })).collect::<Vec<_>>(),
@@ -701,19 +718,27 @@ impl<'a> Run<'a> {
         {
             return Report::new(Status::SandboxError, format!("planting the decoys: {e}"));
         }
+        // The HOME's persistence paths before each sandbox and after it: the second witness.
+        let mut before = home::Manifest::take(&home);
+        let mut witnessed = Vec::new();
         if let Some(installer) = &tree.install {
             let step = Instant::now();
             let (phase, failed) = self.install(installer, &tree, &home).await;
             report.timings.push(("install", step.elapsed()));
             report.phases.push(phase);
+            let after = home::Manifest::take(&home);
+            witnessed.push((Phase::Install, before, after.clone()));
+            before = after;
             if let Some((status, detail)) = failed {
                 report.status = status;
                 report.detail = detail;
+                witness(&mut report.phases, witnessed);
                 report.findings = findings_of(&report.phases);
                 return report;
             }
         }
-        self.serve(&tree, &home, launch, &mut report).await;
+        witnessed.extend(self.serve(&tree, &home, launch, &mut report, before).await);
+        witness(&mut report.phases, witnessed);
         report.findings = findings_of(&report.phases);
         report
     }
@@ -964,8 +989,16 @@ impl<'a> Run<'a> {
         (phase, failed)
     }
 
-    /// The startup and calls phases: the server in a sandbox, over stdio.
-    async fn serve(&self, tree: &Prepared, home: &Path, launch: &Launch, report: &mut Report) {
+    /// The startup and calls phases: the server in a sandbox, over stdio; the HOME's manifests
+    /// around each phase run (the first, `before`, taken before the sandbox started).
+    async fn serve(
+        &self,
+        tree: &Prepared,
+        home: &Path,
+        launch: &Launch,
+        report: &mut Report,
+        before: home::Manifest,
+    ) -> Vec<(Phase, home::Manifest, home::Manifest)> {
         let mut args = tree.run.clone();
         args.extend(launch.arguments.iter().cloned());
         let mounts = vec![mount(PKG, &tree.dir, false), mount(HOME, home, true)];
@@ -975,7 +1008,7 @@ impl<'a> Run<'a> {
                 Err(e) => {
                     report.status = Status::SandboxError;
                     report.detail = e;
-                    return;
+                    return Vec::new();
                 }
             };
         let stderr = drain(sandbox.child.stderr.take());
@@ -983,7 +1016,7 @@ impl<'a> Run<'a> {
         else {
             report.status = Status::SandboxError;
             report.detail = "runsc's pipes were not there".into();
-            return;
+            return Vec::new();
         };
         let mut stdio = Stdio::new(BufReader::new(stdout), stdin);
         let mut listing = Listing::default();
@@ -1000,6 +1033,7 @@ impl<'a> Run<'a> {
         )
         .await;
         let listed_at = SystemTime::now();
+        let at_listing = home::Manifest::take(home);
         report.timings.push(("startup", step.elapsed()));
         let step = Instant::now();
         let mut cut = false;
@@ -1026,7 +1060,7 @@ impl<'a> Run<'a> {
         }
         drop(session);
         report.timings.push(("calls", step.elapsed()));
-        let step = Instant::now();
+        let mut step = Instant::now();
         report.initialize = listing.initialize.clone();
         report.protocol_version = listing.protocol_version.clone();
         report.pages = listing.pages.clone();
@@ -1034,7 +1068,7 @@ impl<'a> Run<'a> {
         let mut leaked_by: Vec<String> = report
             .calls
             .iter()
-            .filter(|c| matches!(c.outcome, "ok" | "error"))
+            .filter(|c| matches!(c.outcome, "ok" | "error" | "input-required"))
             .filter_map(|c| Some(self.search.find(c.detail.as_bytes())?.evidence(&c.tool)))
             .collect();
         let results: Vec<&str> = report.calls.iter().map(|c| c.detail.as_str()).collect();
@@ -1045,9 +1079,24 @@ impl<'a> Run<'a> {
             leaked_by.push("(another message to the client)".into());
         }
         let leak_search_cut = self.search.cuts() > cuts;
-        // Close stdin and give the server a moment; then it is killed.
+        // Close stdin, as a client would. A server that listed its tools is kept for the calls'
+        // grace, and what it does until it exits or is killed is the calls phase's; one that
+        // did not is given a moment. Then it is killed.
+        let listed = report.status == Status::Ok;
+        let last_answer = windows.last().map_or(listed_at, |(_, to)| *to);
         drop(stdio);
-        let ended = Self::end(sandbox, EXIT_GRACE, empty(), stderr).await;
+        let grace = if listed {
+            limits.calls_grace
+        } else {
+            EXIT_GRACE
+        };
+        let ended = Self::end(sandbox, grace, empty(), stderr).await;
+        if listed {
+            windows.push((last_answer, SystemTime::now()));
+            report.calls_grace = Some(limits.calls_grace);
+            report.timings.push(("grace", step.elapsed()));
+            step = Instant::now();
+        }
         report.stderr = ended.stderr.clone();
         let trace = self.read(&spec);
         let (traps, probe_failed) = Self::seen(&out);
@@ -1101,6 +1150,7 @@ impl<'a> Run<'a> {
             );
         }
         report.phases.push(startup);
+        let at_end = home::Manifest::take(home);
         if report.status == Status::Ok {
             let mut calls = self.phase(
                 Phase::Calls,
@@ -1118,7 +1168,7 @@ impl<'a> Run<'a> {
             let unanswered = report
                 .calls
                 .iter()
-                .filter(|c| !matches!(c.outcome, "ok" | "error"))
+                .filter(|c| !matches!(c.outcome, "ok" | "error" | "input-required"))
                 .count();
             if oom {
                 calls.incomplete.push("out-of-memory".into());
@@ -1130,6 +1180,12 @@ impl<'a> Run<'a> {
                 calls.complete = false;
             }
             report.phases.push(calls);
+            vec![
+                (Phase::Startup, before, at_listing.clone()),
+                (Phase::Calls, at_listing, at_end),
+            ]
+        } else {
+            vec![(Phase::Startup, before, at_end)]
         }
     }
 
@@ -1180,13 +1236,14 @@ impl<'a> Run<'a> {
             windows.push((from, SystemTime::now()));
             match answer {
                 Err(_) => out.push(outcome("timeout", format!("no answer within {left:?}"))),
-                Ok(Ok(Answer::Result(r))) => {
-                    let is_error = serde_json::from_str::<Value>(&r)
-                        .ok()
-                        .and_then(|v| v.get("isError").and_then(Value::as_bool))
-                        .unwrap_or(false);
-                    out.push(outcome(if is_error { "error" } else { "ok" }, r));
-                }
+                // A result asking for input is the tool's outcome: never answered, nothing more
+                // waited for, the next tool called.
+                Ok(Ok(Answer::Result(r))) => match CallResult::of(&r) {
+                    Ok(CallResult::Complete { is_error: false }) => out.push(outcome("ok", r)),
+                    Ok(CallResult::Complete { is_error: true }) => out.push(outcome("error", r)),
+                    Ok(CallResult::InputRequired(_)) => out.push(outcome("input-required", r)),
+                    Err(e) => out.push(outcome("error", format!("{e}: {r}"))),
+                },
                 Ok(Ok(Answer::Error { code, message })) => out.push(outcome(
                     "error",
                     format!("JSON-RPC error {code}: {message}"),
@@ -1239,6 +1296,8 @@ impl<'a> Run<'a> {
                 .collect(),
             unparsed: whole.unparsed,
             truncated: whole.truncated,
+            // Where a socket leads is known from its connection, wherever that was.
+            outbound: whole.outbound.clone(),
         };
         let mut b = behaviour::of(&part, &layout);
         if !whole.events.is_empty() {
@@ -1359,6 +1418,7 @@ impl<'a> Run<'a> {
                 requests,
                 exfiltrated,
                 leaked_by: Vec::new(),
+                home: Vec::new(),
             },
         }
     }
@@ -1481,6 +1541,37 @@ impl Harness {
     }
 }
 
+/// The HOME's second witness (`witnessed`: each phase's manifests before and after) added to
+/// the phases: a persistence path that appeared or changed in a phase, and that no phase's
+/// traced writes show, is the phase's `home` fact; a manifest cut short makes the phase
+/// incomplete (`home-witness-cut`).
+fn witness(phases: &mut [PhaseReport], witnessed: Vec<(Phase, home::Manifest, home::Manifest)>) {
+    let traced: Vec<String> = phases
+        .iter()
+        .flat_map(|p| p.facts.behaviour.writes.iter().map(|a| a.what.clone()))
+        .collect();
+    let seen = |path: &str| {
+        traced
+            .iter()
+            .any(|w| w == path || w.strip_suffix(path).is_some_and(|a| a.ends_with(' ')))
+    };
+    for (phase, before, after) in witnessed {
+        let Some(report) = phases.iter_mut().find(|p| p.phase == phase) else {
+            continue;
+        };
+        for (rel, what) in before.changes(&after) {
+            let path = format!("{HOME}/{rel}");
+            if !seen(&path) {
+                report.facts.home.push(format!("{what} {path}"));
+            }
+        }
+        if before.cut || after.cut {
+            report.complete = false;
+            report.incomplete.push("home-witness-cut".into());
+        }
+    }
+}
+
 fn findings_of(phases: &[PhaseReport]) -> Vec<Finding> {
     let list: Vec<(Phase, &PhaseFacts)> = phases.iter().map(|p| (p.phase, &p.facts)).collect();
     findings::of(&list)
@@ -1506,15 +1597,16 @@ fn drop_harness(b: &mut Behaviour, harness: &Harness) {
     }
 }
 
-/// Writes into sockets that carry the canary (as written or encoded: `search`), as far as the
-/// trace shows them: the entry lines of `write`, `sendto` and `sendmsg` carry the first
+/// Writes into sockets that carry the canary out (as written or encoded: `search`;
+/// [`trace::Trace::leaves`]: connected to an IP address, or sent to one), as far as the trace
+/// shows them: the entry lines of `write`, `sendto` and `sendmsg` carry the first
 /// `--strace-log-size` bytes (1 KiB) of the buffer; `writev`, `sendmmsg` and anything past
 /// the first KiB are not seen.
 fn socket_leaks(t: &trace::Trace, search: &Search) -> Vec<String> {
     t.events
         .iter()
         .filter(|e| !e.exit && matches!(e.syscall.as_str(), "write" | "sendto" | "sendmsg"))
-        .filter(|e| e.args.contains("socket:["))
+        .filter(|e| t.leaves(e))
         .filter_map(|e| {
             // The trace quotes every buffer (Go's `%q`): its escapes are not the package's.
             let m = Match {

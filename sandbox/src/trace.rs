@@ -14,13 +14,15 @@
 //! and its decoded arguments, and on exit lines its return value and `errno=N (text)` (a
 //! failed call prints `= 0 (0x0)` with the errno beside it).
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// The syscalls a run is traced for (`--strace-syscalls`): what [`decode`] reads, the
-/// process tree, and the writes and renames a later rule may need.
-pub const TRACED_SYSCALLS: [&str; 23] = [
+/// The syscalls a run is traced for (`--strace-syscalls`): what [`decode`] reads (opens,
+/// programs, connections, the process tree, links, renames, new directories and the working
+/// directory relative paths are read against) and the writes the leak search reads.
+pub const TRACED_SYSCALLS: [&str; 27] = [
     "open",
     "openat",
     "creat",
@@ -44,6 +46,10 @@ pub const TRACED_SYSCALLS: [&str; 23] = [
     "vfork",
     "symlinkat",
     "linkat",
+    "symlink",
+    "link",
+    "chdir",
+    "fchdir",
 ];
 
 /// Most trace bytes read; the rest is cut and the trace marked [`Trace::truncated`].
@@ -116,6 +122,67 @@ pub struct Trace {
     pub unparsed: usize,
     /// The log was cut at [`MAX_TRACE_BYTES`] or [`MAX_TRACE_EVENTS`].
     pub truncated: bool,
+    /// Sockets (their inode, `socket:[N]`) a `connect` named an IPv4 or IPv6 address for,
+    /// anywhere in the log: what is written into them may leave the sandbox
+    /// ([`Trace::leaves`]).
+    pub outbound: BTreeSet<u64>,
+}
+
+impl Trace {
+    /// Whether the `write`, `sendto` or `sendmsg` entry `e` puts its buffer where it may leave
+    /// the sandbox: into a socket connected to an IP address ([`Trace::outbound`]), by a
+    /// `sendto` naming one, or by a `sendmsg` naming any address (the trace does not decode
+    /// it). A file, a pipe, a socket pair (node's pipes to its children) or a Unix socket
+    /// between the package's own processes carries nothing out.
+    pub fn leaves(&self, e: &Event) -> bool {
+        let Some(args) = split_args(&e.args) else {
+            return false;
+        };
+        let socket = args.first().and_then(|fd| socket_inode(fd));
+        if socket.is_some_and(|s| self.outbound.contains(&s)) {
+            return true;
+        }
+        match (e.syscall.as_str(), args.as_slice()) {
+            ("sendto", [_, _, _, _, to, _]) => {
+                socket.is_some() && matches!(address(to), Some(Address::Inet { .. }))
+            }
+            ("sendmsg", [_, header, _]) => {
+                socket.is_some()
+                    && header
+                        .split_once("{name=")
+                        .and_then(|(_, rest)| rest.split_once(','))
+                        .is_some_and(|(name, _)| name != "0x0")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The inode of the socket an fd argument names as logged (`0x5 socket:[12]`).
+fn socket_inode(fd: &str) -> Option<u64> {
+    after_space(fd)?
+        .strip_prefix("socket:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// The sockets `connect` exit lines name an IP address for (whether it succeeded or not: a
+/// non-blocking connection is still in progress when the call returns).
+fn outbound(events: &[Event]) -> BTreeSet<u64> {
+    events
+        .iter()
+        .filter(|e| e.exit && e.syscall == "connect")
+        .filter_map(|e| {
+            let args = split_args(&e.args)?;
+            let [fd, to, _] = args.as_slice() else {
+                return None;
+            };
+            matches!(address(to)?, Address::Inet { .. })
+                .then(|| socket_inode(fd))
+                .flatten()
+        })
+        .collect()
 }
 
 /// One line as an event; `None` for a line that is not a syscall trace line, or one whose
@@ -193,6 +260,7 @@ pub fn parse(log: &[u8]) -> Trace {
             None => {}
         }
     }
+    trace.outbound = outbound(&trace.events);
     trace
 }
 
@@ -305,8 +373,25 @@ pub enum Call {
     Exec(Exec),
     /// A new process (not a thread): `fork`, `vfork`, `clone` without `CLONE_THREAD`; its pid.
     Spawn(u32),
-    /// A link (`symlinkat`, `linkat`) made to this file.
-    Link(String),
+    /// A link (`link`, `linkat`, `symlink`, `symlinkat`): the name made (`name`) for the file
+    /// `target`.
+    Link {
+        /// The file linked to (a symbolic link's target read against the link's directory).
+        target: String,
+        /// The new name.
+        name: String,
+    },
+    /// A file or directory renamed (`rename`, `renameat`, `renameat2`).
+    Rename {
+        /// Its old name.
+        from: String,
+        /// Its new name (a file there before is replaced).
+        to: String,
+    },
+    /// A directory made (`mkdir`, `mkdirat`).
+    Mkdir(String),
+    /// The working directory changed (`chdir`, `fchdir`) to this one.
+    Chdir(String),
     /// Any other syscall, or a call whose arguments could not be read exactly.
     Other,
 }
@@ -328,12 +413,39 @@ fn resolve(dir: Option<&&str>, path: &str) -> Option<String> {
     resolve_in(base, path)
 }
 
+/// A path argument of a call without a directory fd (`rename`, `mkdir`, `link`, `open`, …):
+/// relative to the process's working directory `cwd` when it is known.
+fn resolve_cwd(cwd: Option<&str>, arg: &str) -> Option<String> {
+    let path = after_space(arg)?;
+    if path.starts_with('/') {
+        return Some(clean(path));
+    }
+    resolve_in(cwd?, path)
+}
+
 fn resolve_in(base: &str, path: &str) -> Option<String> {
     if path.starts_with('/') {
         return Some(clean(path));
     }
     base.starts_with('/')
         .then(|| clean(&format!("{base}/{path}")))
+}
+
+/// The working directory a line shows for its process: the sentry writes it after every
+/// `AT_FDCWD` argument (`openat(AT_FDCWD /home/decoy, …)`). `None` when the line has none, or
+/// its arguments cannot be split exactly.
+pub fn shown_cwd(e: &Event) -> Option<String> {
+    split_args(&e.args)?
+        .into_iter()
+        .find_map(|a| a.strip_prefix("AT_FDCWD "))
+        .filter(|d| d.starts_with('/'))
+        .map(clean)
+}
+
+/// The directory a symbolic link named `link` is in: its relative target is read from there.
+fn parent(link: &str) -> &str {
+    link.rsplit_once('/')
+        .map_or("/", |(p, _)| if p.is_empty() { "/" } else { p })
 }
 
 /// `.`, `..` and repeated `/` taken out, as the kernel walks them (symbolic links are not
@@ -362,8 +474,16 @@ fn write_flags(flags: &str) -> bool {
 }
 
 /// Decode an exit line's call; `None` when it is a call this module reads but its arguments
-/// are not in the shape it knows (the caller counts it as unparsed).
+/// are not in the shape it knows, or a relative path of a call without a directory fd whose
+/// process's working directory is not known (the caller counts it as unparsed).
 pub fn decode(e: &Event) -> Option<Call> {
+    decode_in(e, None)
+}
+
+/// [`decode`], reading the relative paths of calls without a directory fd (`open`, `creat`,
+/// `rename`, `mkdir`, `link`, `symlink`, `chdir`) against `cwd`, the process's working
+/// directory when the caller knows it ([`shown_cwd`], [`Call::Chdir`]).
+pub fn decode_in(e: &Event, cwd: Option<&str>) -> Option<Call> {
     if !e.exit {
         return Some(Call::Other);
     }
@@ -385,38 +505,116 @@ pub fn decode(e: &Event) -> Option<Call> {
                 return None;
             };
             Call::Open(Open {
-                path: resolve(None, after_space(path)?)?,
+                path: resolve_cwd(cwd, path)?,
                 write: write_flags(flags),
             })
         }
         "creat" => {
             let a = args()?;
+            let [path, _] = a.as_slice() else {
+                return None;
+            };
             Call::Open(Open {
-                path: resolve(None, after_space(a.first()?)?)?,
+                path: resolve_cwd(cwd, path)?,
                 write: true,
             })
         }
         // A link makes a second name for a file: to the trace, opening the link is not
-        // opening the file it names, so the link's target is what counts.
+        // opening the file it names, so the link's target is what counts — and the new name,
+        // where it lands.
         "symlinkat" => {
             let a = args()?;
             let [target, dir, link] = a.as_slice() else {
                 return None;
             };
-            let link = resolve(Some(dir), after_space(link)?)?;
-            let parent = link
-                .rsplit_once('/')
-                .map_or("/", |(p, _)| if p.is_empty() { "/" } else { p });
-            Call::Link(resolve_in(parent, after_space(target)?)?)
+            let name = resolve(Some(dir), after_space(link)?)?;
+            let target = resolve_in(parent(&name), after_space(target)?)?;
+            Call::Link { target, name }
+        }
+        "symlink" => {
+            let a = args()?;
+            let [target, link] = a.as_slice() else {
+                return None;
+            };
+            let name = resolve_cwd(cwd, link)?;
+            let target = resolve_in(parent(&name), after_space(target)?)?;
+            Call::Link { target, name }
         }
         "linkat" => {
             let a = args()?;
-            let [dir, target, ..] = a.as_slice() else {
+            let [old_dir, old, new_dir, new, _flags] = a.as_slice() else {
                 return None;
             };
-            Call::Link(resolve(Some(dir), after_space(target)?)?)
+            Call::Link {
+                target: resolve(Some(old_dir), after_space(old)?)?,
+                name: resolve(Some(new_dir), after_space(new)?)?,
+            }
         }
-        "symlink" | "link" => Call::Other,
+        "link" => {
+            let a = args()?;
+            let [old, new] = a.as_slice() else {
+                return None;
+            };
+            Call::Link {
+                target: resolve_cwd(cwd, old)?,
+                name: resolve_cwd(cwd, new)?,
+            }
+        }
+        "rename" => {
+            let a = args()?;
+            let [old, new] = a.as_slice() else {
+                return None;
+            };
+            Call::Rename {
+                from: resolve_cwd(cwd, old)?,
+                to: resolve_cwd(cwd, new)?,
+            }
+        }
+        "renameat" | "renameat2" => {
+            let a = args()?;
+            let (old_dir, old, new_dir, new) = match a.as_slice() {
+                [od, o, nd, n] if e.syscall == "renameat" => (od, o, nd, n),
+                [od, o, nd, n, _flags] if e.syscall == "renameat2" => (od, o, nd, n),
+                _ => return None,
+            };
+            Call::Rename {
+                from: resolve(Some(old_dir), after_space(old)?)?,
+                to: resolve(Some(new_dir), after_space(new)?)?,
+            }
+        }
+        "mkdir" => {
+            let a = args()?;
+            let [path, _mode] = a.as_slice() else {
+                return None;
+            };
+            Call::Mkdir(resolve_cwd(cwd, path)?)
+        }
+        "mkdirat" => {
+            let a = args()?;
+            let [dir, path, _mode] = a.as_slice() else {
+                return None;
+            };
+            Call::Mkdir(resolve(Some(dir), after_space(path)?)?)
+        }
+        "chdir" => {
+            let a = args()?;
+            let [path] = a.as_slice() else {
+                return None;
+            };
+            Call::Chdir(resolve_cwd(cwd, path)?)
+        }
+        // The fd as logged names its directory: `0x3 /home/decoy`.
+        "fchdir" => {
+            let a = args()?;
+            let [dir] = a.as_slice() else {
+                return None;
+            };
+            let dir = after_space(dir)?;
+            if !dir.starts_with('/') {
+                return None;
+            }
+            Call::Chdir(clean(dir))
+        }
         "connect" | "bind" => {
             let a = args()?;
             let address = address(a.get(1)?)?;
@@ -622,7 +820,10 @@ mod tests {
         let link = "I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] node X symlinkat(0x7f .ssh/id_rsa, AT_FDCWD /home/decoy, 0x7f /home/decoy/notes/x) = 0 (0x0) (5µs)";
         assert_eq!(
             decode(&parse_line(link).unwrap()),
-            Some(Call::Link("/home/decoy/notes/.ssh/id_rsa".into())),
+            Some(Call::Link {
+                target: "/home/decoy/notes/.ssh/id_rsa".into(),
+                name: "/home/decoy/notes/x".into()
+            }),
             "a relative target is relative to the link's directory"
         );
     }
@@ -746,5 +947,150 @@ mod tests {
             decode(&e),
             Some(Call::Open(Open { write: false, .. }))
         ));
+    }
+
+    /// An exit line of `call(args) = ret` by `sh` (pid 5) as runsc writes it.
+    fn exit_line(call: &str, args: &str) -> Event {
+        parse_line(&format!(
+            "I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] sh X {call}({args}) = 0 (0x0) (5µs)"
+        ))
+        .expect("parsed")
+    }
+
+    #[test]
+    fn renames_links_and_new_directories_are_read_with_both_names() {
+        let cwd = Some("/home/decoy");
+        let call = |c: &str, a: &str| decode_in(&exit_line(c, a), cwd);
+        let rename = |from: &str, to: &str| {
+            Some(Call::Rename {
+                from: from.into(),
+                to: to.into(),
+            })
+        };
+        assert_eq!(
+            call("rename", "0x7f .cache/x, 0x7f .bashrc"),
+            rename("/home/decoy/.cache/x", "/home/decoy/.bashrc")
+        );
+        assert_eq!(
+            call(
+                "renameat",
+                "AT_FDCWD /tmp, 0x7f x, 0x3 /home/decoy/.ssh, 0x7f authorized_keys"
+            ),
+            rename("/tmp/x", "/home/decoy/.ssh/authorized_keys")
+        );
+        assert_eq!(
+            call(
+                "renameat2",
+                "AT_FDCWD /tmp, 0x7f /tmp/x, AT_FDCWD /tmp, 0x7f /home/decoy/.profile, 0x0"
+            ),
+            rename("/tmp/x", "/home/decoy/.profile")
+        );
+        assert_eq!(
+            call("link", "0x7f /tmp/k, 0x7f .ssh/authorized_keys"),
+            Some(Call::Link {
+                target: "/tmp/k".into(),
+                name: "/home/decoy/.ssh/authorized_keys".into()
+            })
+        );
+        assert_eq!(
+            call(
+                "linkat",
+                "AT_FDCWD /tmp, 0x7f k, AT_FDCWD /home/decoy, 0x7f .ssh/authorized_keys, 0x400"
+            ),
+            Some(Call::Link {
+                target: "/tmp/k".into(),
+                name: "/home/decoy/.ssh/authorized_keys".into()
+            })
+        );
+        assert_eq!(
+            call("symlink", "0x7f ../../tmp/rc, 0x7f .bashrc"),
+            Some(Call::Link {
+                target: "/tmp/rc".into(),
+                name: "/home/decoy/.bashrc".into()
+            })
+        );
+        assert_eq!(
+            call("mkdir", "0x7f .config/autostart, 0o755"),
+            Some(Call::Mkdir("/home/decoy/.config/autostart".into()))
+        );
+        assert_eq!(
+            call(
+                "mkdirat",
+                "0x4 /home/decoy/.config, 0x7f systemd/user, 0o700"
+            ),
+            Some(Call::Mkdir("/home/decoy/.config/systemd/user".into()))
+        );
+        assert_eq!(
+            call("chdir", "0x7f .ssh"),
+            Some(Call::Chdir("/home/decoy/.ssh".into()))
+        );
+        assert_eq!(
+            call("fchdir", "0x3 /home/decoy/.config"),
+            Some(Call::Chdir("/home/decoy/.config".into()))
+        );
+    }
+
+    #[test]
+    fn a_relative_path_with_no_known_working_directory_is_refused() {
+        for (c, a) in [
+            ("rename", "0x7f x, 0x7f .bashrc"),
+            ("mkdir", "0x7f .config/autostart, 0o755"),
+            ("link", "0x7f /tmp/k, 0x7f authorized_keys"),
+            ("open", "0x7f .bashrc, O_WRONLY|O_APPEND, 0o0"),
+        ] {
+            assert_eq!(decode(&exit_line(c, a)), None, "{c}");
+        }
+        // An argument too many or too few is refused, not shifted.
+        assert_eq!(
+            decode_in(&exit_line("rename", "0x7f /a, 0x7f /b, 0x7f /c"), Some("/")),
+            None
+        );
+        assert_eq!(
+            decode_in(&exit_line("mkdirat", "0x7f /a, 0o7"), Some("/")),
+            None
+        );
+        assert_eq!(decode(&exit_line("fchdir", "0x3 (bad FD)")), None);
+    }
+
+    #[test]
+    fn a_line_shows_its_processs_working_directory_after_at_fdcwd() {
+        let open = exit_line("openat", "AT_FDCWD /home/decoy/./x, 0x7f a, O_RDONLY, 0o0");
+        assert_eq!(shown_cwd(&open).as_deref(), Some("/home/decoy/x"));
+        let other = exit_line("openat", "0x3 /tmp, 0x7f a, O_RDONLY, 0o0");
+        assert_eq!(shown_cwd(&other), None);
+    }
+
+    #[test]
+    fn only_a_socket_connected_to_an_ip_address_carries_a_write_out() {
+        let line = |call: &str, args: &str| {
+            format!("I1202 01:40:15.124174   31483 strace.go:608] [   5:   5] node {call}({args})")
+        };
+        let log = [
+            line("X connect", "0x3 socket:[7], 0x7f {Family: AF_INET, Addr: 192.0.2.1, Port: 443}, 0x10) = 0 (0x0) errno=115 (operation now in progress) (5µs"),
+            line("X connect", "0x4 socket:[8], 0x7f {Family: AF_UNIX, Addr: \"/tmp/s\"}, 0x6e) = 0 (0x0) (5µs"),
+            line("E write", "0x3 socket:[7], 0x7f \"key\", 0x3"),
+            line("E write", "0x4 socket:[8], 0x7f \"key\", 0x3"),
+            // A socket pair (node's pipe to a child) and a file.
+            line("E write", "0x9 socket:[9], 0x7f \"key\", 0x3"),
+            line("E write", "0x5 /home/decoy/socket:[7], 0x7f \"key\", 0x3"),
+            line("E sendto", "0x6 socket:[10], 0x7f \"key\", 0x3, 0x0, 0x7f {Family: AF_INET6, Addr: 2001:db8::1, Port: 53}, 0x1c"),
+            line("E sendto", "0x9 socket:[9], 0x7f \"key\", 0x3, 0x0, 0x0, 0x0"),
+            line("E sendmsg", "0x6 socket:[11], 0x7f {name=0x7f00, namelen=16, iovecs=[{base=0x1, len=3}]}, 0x0"),
+            line("E sendmsg", "0x9 socket:[9], 0x7f {name=0x0, namelen=0, iovecs=[{base=0x1, len=3}]}, 0x0"),
+        ]
+        .join("\n");
+        let t = parse(log.as_bytes());
+        assert_eq!(t.unparsed, 0);
+        assert_eq!(t.outbound, [7].into_iter().collect());
+        let leaving: Vec<bool> = t
+            .events
+            .iter()
+            .filter(|e| !e.exit)
+            .map(|e| t.leaves(e))
+            .collect();
+        assert_eq!(
+            leaving,
+            [true, false, false, false, true, false, true, false]
+        );
     }
 }

@@ -8,12 +8,10 @@
 
 mod support;
 
-use support::observing::{
-    codes, evidence, fetched, observer, published, served, server_package, wheel, work_dir,
-};
-use support::{needed, registries};
+use support::needed;
+use support::packages::{codes, evidence, observer, published, server_package, wheel, work_dir};
 use toolmark_sandbox::findings::Phase;
-use toolmark_sandbox::observe::{Artifact, Launch, Report, Status};
+use toolmark_sandbox::observe::{Launch, Report, Status};
 use toolmark_sandbox::runsc::runsc_path;
 
 /// A stdio MCP server with one tool, `send`, whose call runs `act` (JavaScript calling
@@ -185,21 +183,19 @@ async fn a_canary_leaving_encoded_by_any_carrier_is_found_with_its_form() {
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
-    let Some(install) = registries::installed("TOOLMARK_VERDACCIO", "verdaccio") else {
+    let work = work_dir("encoded-npm");
+    let packages: Vec<_> = NPM
+        .iter()
+        .map(|(name, act, _, _)| (*name, server_package(&work, name, &one_tool_server(act))))
+        .collect();
+    let Some(fetched) = published(&work, &packages, &[]).await else {
         return;
     };
-    let work = work_dir("encoded-npm");
-    let tarballs: Vec<_> = NPM
-        .iter()
-        .map(|(name, act, _, _)| server_package(&work, name, &one_tool_server(act)))
-        .collect();
-    let (verdaccio, registries) = published(&install, &work, &tarballs);
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let observer = observer(runsc, &runs);
-    for (name, _, code, expected) in NPM {
-        let tarball = fetched(&work, &registries, &format!("npm:{name}@1.0.0")).await;
-        let report = observer.observe_npm(&tarball, &Launch::default()).await;
+    for ((name, _, code, expected), artifact) in NPM.iter().zip(&fetched) {
+        let report = observer.observe(artifact, &Launch::default()).await;
         eprintln!(
             "{name}: {} in {:?}, {:?}",
             report.status.as_str(),
@@ -208,7 +204,6 @@ async fn a_canary_leaving_encoded_by_any_carrier_is_found_with_its_form() {
         );
         found_only(name, &report, code, *expected);
     }
-    drop(verdaccio);
     let _ = std::fs::remove_dir_all(&work);
 }
 
@@ -317,12 +312,8 @@ async fn python_sending_over_https_with_default_checks_or_base32_over_dns_is_fou
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
-    let Some(venv) = registries::installed("TOOLMARK_PYPISERVER", "pypiserver") else {
-        return;
-    };
     let work = work_dir("encoded-wheels");
-    let index = work.join("index");
-    std::fs::create_dir_all(&index).unwrap();
+    let mut wheels = Vec::new();
     for (name, tools, requires) in [
         // certifi's, requests' and httpx's wheels are among those scripts/mcp-servers downloads.
         (
@@ -340,18 +331,15 @@ async fn python_sending_over_https_with_default_checks_or_base32_over_dns_is_fou
             &format!("{name} = {module}:main"),
             requires,
         );
-        std::fs::rename(&made, index.join(made.file_name().unwrap())).unwrap();
+        wheels.push((name, made));
     }
-    let (pypiserver, registries) = served(&venv, &index);
-    let https = fetched(&work, &registries, "pypi:https-trust==1.0").await;
-    let dns = fetched(&work, &registries, "pypi:b32-dns==1.0").await;
-    drop(pypiserver);
+    let Some(fetched) = published(&work, &[], &wheels).await else {
+        return;
+    };
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let observer = observer(runsc, &runs);
-    let report = observer
-        .observe(&Artifact::Wheel(https), &Launch::default())
-        .await;
+    let report = observer.observe(&fetched[0], &Launch::default()).await;
     eprintln!(
         "https-trust: {} in {:?}, calls {:?}, {:?}",
         report.status.as_str(),
@@ -376,9 +364,7 @@ async fn python_sending_over_https_with_default_checks_or_base32_over_dns_is_fou
             "https://system.example",
         ]),
     );
-    let report = observer
-        .observe(&Artifact::Wheel(dns), &Launch::default())
-        .await;
+    let report = observer.observe(&fetched[1], &Launch::default()).await;
     eprintln!("b32-dns: {} {:?}", report.status.as_str(), report.findings);
     found_only(
         "b32-dns",

@@ -14,11 +14,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::observing::{
-    codes, evidence, fetched, observer, pack, published, python, served, server_package, wheel,
-    work_dir,
+use support::packages::{
+    codes, evidence, observer, pack, published, python, server_package, wheel, work_dir,
 };
-use support::{needed, registries, servers};
+use support::{needed, servers};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{Artifact, Launch, Report, Status};
 use toolmark_sandbox::prepare::{PYPI_SIMPLE, PipOptions, PrepareError, pypi_tree};
@@ -106,6 +105,12 @@ async fn server_memory_is_observed_ok_complete_and_with_nothing_found() {
     let report = observer(runsc, &work)
         .observe_npm(&tarball, &Launch::default())
         .await;
+    eprintln!(
+        "server-memory: {} in {:?} {:?}",
+        report.status.as_str(),
+        report.elapsed,
+        report.timings
+    );
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
     assert_eq!(report.name, "@modelcontextprotocol/server-memory");
     assert_eq!(report.version, "2026.8.31");
@@ -208,18 +213,16 @@ async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
-    let Some(install) = registries::installed("TOOLMARK_VERDACCIO", "verdaccio") else {
-        return;
-    };
     let work = work_dir("observe-canary");
     // Published to a real npm registry on loopback and fetched back from it, verified.
-    let (verdaccio, registries) = published(&install, &work, &[canary_package(&work)]);
-    let tarball = fetched(&work, &registries, "npm:canary-behaviours@1.0.0").await;
-    drop(verdaccio);
+    let package = [("canary-behaviours", canary_package(&work))];
+    let Some(fetched) = published(&work, &package, &[]).await else {
+        return;
+    };
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report = observer(runsc, &runs)
-        .observe_npm(&tarball, &Launch::default())
+        .observe(&fetched[0], &Launch::default())
         .await;
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
     assert_eq!(
@@ -464,9 +467,6 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
-    let Some(venv) = registries::installed("TOOLMARK_PYPISERVER", "pypiserver") else {
-        return;
-    };
     let work = work_dir("observe-wheel");
     let pth = format!("{CANARY_PTH}\n");
     let wheel = wheel(
@@ -483,16 +483,13 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
     );
     // Served by a real Python package index on loopback and fetched back from it (its simple
     // index), verified.
-    let index = work.join("index");
-    std::fs::create_dir_all(&index).unwrap();
-    std::fs::rename(&wheel, index.join(wheel.file_name().unwrap())).unwrap();
-    let (pypiserver, registries) = served(&venv, &index);
-    let wheel = fetched(&work, &registries, "pypi:canary-wheel==1.0").await;
-    drop(pypiserver);
+    let Some(fetched) = published(&work, &[], &[("canary-wheel", wheel)]).await else {
+        return;
+    };
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report = observer(runsc, &runs)
-        .observe(&Artifact::Wheel(wheel), &Launch::default())
+        .observe(&fetched[0], &Launch::default())
         .await;
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
     assert_eq!(report.package_id(), "pypi:canary-wheel@1.0");

@@ -1,8 +1,9 @@
-//! Per-connection bookkeeping: who holds how many connections ([`Admission`]), and a socket
-//! wrapper ([`Watched`]) that records when bytes last moved and fails a write that makes no
-//! progress for the write timeout.
+//! Per-connection bookkeeping: who holds how many connections ([`Admission`], which also
+//! chooses the connection to close when the total cap is reached), and a socket wrapper
+//! ([`Watched`]) that records when bytes last moved and fails a write that makes no progress for
+//! the write timeout.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -12,6 +13,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
 
 /// Why a connection was refused at accept.
@@ -24,12 +26,44 @@ pub enum Refusal {
 }
 
 /// Open connections, overall and per client, against their caps.
+///
+/// At the total cap a new connection is not simply refused: the open connection that has
+/// delivered the least — no complete request head yet, the oldest of those — is told to close
+/// ([`Admitted::evicted`]) and the new one takes its place, so connections that send half a
+/// request and wait (one per address, from many addresses) cannot lock everyone else out until
+/// the header timeout. Only when every open connection has sent a request head is a new one
+/// refused ([`Refusal::Total`]). Evicted connections count as open until their task has closed
+/// them; the accept loop waits ([`Admission::room`]) while
+/// [`crate::limits::EVICTION_HEADROOM`] of them are closing, so descriptors stay bounded.
 #[derive(Debug)]
 pub struct Admission {
     per_client: Mutex<HashMap<IpAddr, usize>>,
+    /// Connections that had no complete request head when last looked at, by acceptance order
+    /// (oldest first): the candidates for eviction. Entries that have since sent a head are
+    /// dropped when an eviction looks at them; a closed connection removes its own.
+    headless: Mutex<BTreeMap<u64, Candidate>>,
+    next_id: AtomicU64,
     total: AtomicUsize,
+    /// Evicted connections not closed yet.
+    closing: AtomicUsize,
+    /// Told each time an evicted connection closes.
+    closed: Notify,
     max_total: usize,
     max_per_client: usize,
+}
+
+/// A connection that may be evicted: what it has delivered, and how to tell it to close.
+#[derive(Debug)]
+struct Candidate {
+    activity: Arc<Activity>,
+    close: Arc<Eviction>,
+}
+
+/// How the admission tells a connection to close, and remembers it did.
+#[derive(Debug, Default)]
+struct Eviction {
+    told: Notify,
+    chosen: std::sync::atomic::AtomicBool,
 }
 
 /// A connection's place in [`Admission`]; dropping it frees the place.
@@ -37,6 +71,10 @@ pub struct Admission {
 pub struct Admitted {
     admission: Arc<Admission>,
     client: IpAddr,
+    id: u64,
+    close: Arc<Eviction>,
+    /// Whether admitting it closed another connection (an eviction).
+    pub evicted_another: bool,
 }
 
 impl Admission {
@@ -44,14 +82,26 @@ impl Admission {
     pub fn new(max_total: usize, max_per_client: usize) -> Arc<Admission> {
         Arc::new(Admission {
             per_client: Mutex::new(HashMap::new()),
+            headless: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(0),
             total: AtomicUsize::new(0),
+            closing: AtomicUsize::new(0),
+            closed: Notify::new(),
             max_total: max_total.max(1),
             max_per_client: max_per_client.max(1),
         })
     }
 
-    /// Take a place for a connection from `client` (already a [`crate::client_key`]).
-    pub fn admit(self: &Arc<Self>, client: IpAddr) -> Result<Admitted, Refusal> {
+    /// Take a place for a connection from `client` (already a [`crate::client_key`]) whose
+    /// activity is `activity`. At the total cap, the oldest open connection without a complete
+    /// request head is told to close and the new one is admitted in its place (unless
+    /// [`crate::limits::EVICTION_HEADROOM`] evicted connections are still closing: then it is
+    /// refused; [`Admission::room`] waits that out).
+    pub fn admit(
+        self: &Arc<Self>,
+        client: IpAddr,
+        activity: &Arc<Activity>,
+    ) -> Result<Admitted, Refusal> {
         let mut per_client = self
             .per_client
             .lock()
@@ -60,25 +110,91 @@ impl Admission {
         if held >= self.max_per_client {
             return Err(Refusal::PerClient);
         }
-        if self.total.load(Ordering::Relaxed) >= self.max_total {
-            return Err(Refusal::Total);
+        let mut headless = self
+            .headless
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut evicted_another = false;
+        let open = self.total.load(Ordering::Relaxed);
+        if open >= self.max_total {
+            if self.closing.load(Ordering::Relaxed) >= crate::limits::EVICTION_HEADROOM {
+                return Err(Refusal::Total);
+            }
+            let Some(victim) = Self::least_delivered(&mut headless) else {
+                return Err(Refusal::Total);
+            };
+            victim.close.chosen.store(true, Ordering::Relaxed);
+            self.closing.fetch_add(1, Ordering::Relaxed);
+            victim.close.told.notify_one();
+            evicted_another = true;
         }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let close = Arc::new(Eviction::default());
+        headless.insert(
+            id,
+            Candidate {
+                activity: activity.clone(),
+                close: close.clone(),
+            },
+        );
         self.total.fetch_add(1, Ordering::Relaxed);
         per_client.insert(client, held + 1);
         Ok(Admitted {
             admission: self.clone(),
             client,
+            id,
+            close,
+            evicted_another,
         })
+    }
+
+    /// Take the oldest candidate that still has no complete request head out of `headless`,
+    /// dropping the ones that have sent one since (each entry is looked at once).
+    fn least_delivered(headless: &mut BTreeMap<u64, Candidate>) -> Option<Candidate> {
+        while let Some((_, candidate)) = headless.pop_first() {
+            if candidate.activity.requests() == 0 {
+                return Some(candidate);
+            }
+        }
+        None
     }
 
     /// Connections open now.
     pub fn open(&self) -> usize {
         self.total.load(Ordering::Relaxed)
     }
+
+    /// Resolves at once unless [`crate::limits::EVICTION_HEADROOM`] evicted connections are
+    /// still closing; then when one has closed. The accept loop waits on it before accepting,
+    /// so a burst of new connections waits in the listen backlog instead of being refused.
+    pub async fn room(&self) {
+        loop {
+            let closed = self.closed.notified();
+            let mut closed = std::pin::pin!(closed);
+            closed.as_mut().enable();
+            if self.closing.load(Ordering::Relaxed) < crate::limits::EVICTION_HEADROOM {
+                return;
+            }
+            closed.await;
+        }
+    }
+}
+
+impl Admitted {
+    /// Resolves when the connection was chosen to make room for a new one (see
+    /// [`Admission`]): the caller closes it.
+    pub async fn evicted(&self) {
+        self.close.told.notified().await;
+    }
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
+        self.admission
+            .headless
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.id);
         let mut per_client = self
             .admission
             .per_client
@@ -91,6 +207,10 @@ impl Drop for Admitted {
             }
         }
         self.admission.total.fetch_sub(1, Ordering::Relaxed);
+        if self.close.chosen.load(Ordering::Relaxed) {
+            self.admission.closing.fetch_sub(1, Ordering::Relaxed);
+            self.admission.closed.notify_waiters();
+        }
     }
 }
 
@@ -299,6 +419,102 @@ impl http_body::Body for Tracked {
     }
 }
 
+/// What a request body told the request guard: whether it was read to its end, and whether it
+/// stalled (no byte for the body idle timeout).
+#[derive(Debug, Default)]
+pub struct BodyState {
+    ended: std::sync::atomic::AtomicBool,
+    stalled: std::sync::atomic::AtomicBool,
+}
+
+impl BodyState {
+    /// The body was read to its end.
+    pub fn ended(&self) -> bool {
+        self.ended.load(Ordering::Relaxed)
+    }
+
+    /// The body failed for sending nothing for the body idle timeout.
+    pub fn stalled(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed)
+    }
+}
+
+/// A request body that fails once no byte of it has arrived for `idle` (counted from the
+/// request's head, then from each piece), and reports to a [`BodyState`] whether it ended or
+/// stalled. The timer runs from the head whether or not the handler reads yet, so a handler
+/// that starts reading late sees the stall at once.
+pub struct IdleBody {
+    inner: axum::body::Body,
+    idle: Duration,
+    timer: Pin<Box<Sleep>>,
+    state: Arc<BodyState>,
+}
+
+impl IdleBody {
+    /// Watch `inner`, whose head arrived now.
+    pub fn new(inner: axum::body::Body, idle: Duration, state: Arc<BodyState>) -> IdleBody {
+        IdleBody {
+            inner,
+            idle,
+            timer: Box::pin(tokio::time::sleep(idle)),
+            state,
+        }
+    }
+
+    fn stall_error(&self) -> axum::Error {
+        axum::Error::new(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "no byte of the request body for {} s",
+                self.idle.as_secs_f64()
+            ),
+        ))
+    }
+}
+
+impl http_body::Body for IdleBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.state.stalled() {
+            return Poll::Ready(Some(Err(this.stall_error())));
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(None) => {
+                this.state.ended.store(true, Ordering::Relaxed);
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                if this.inner.is_end_stream() {
+                    this.state.ended.store(true, Ordering::Relaxed);
+                }
+                let next = Instant::now() + this.idle;
+                this.timer.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
+            Poll::Pending => {
+                ready!(this.timer.as_mut().poll(cx));
+                this.state.stalled.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err(this.stall_error())))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 /// A socket that fails a write pending without progress for `write_timeout` with
 /// [`io::ErrorKind::TimedOut`] (which ends the connection, freeing the response it was
 /// writing).
@@ -402,28 +618,82 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_client_over_its_share_is_refused_and_freed_places_are_reused() {
-        let a = Admission::new(10, 2);
-        let ip: IpAddr = "192.0.2.1".parse().unwrap();
-        let first = a.admit(ip).unwrap();
-        let _second = a.admit(ip).unwrap();
-        assert_eq!(a.admit(ip).unwrap_err(), Refusal::PerClient);
-        assert!(a.admit("192.0.2.2".parse().unwrap()).is_ok());
-        drop(first);
-        assert!(a.admit(ip).is_ok());
+    fn admit(a: &Arc<Admission>, ip: &str) -> Result<Admitted, Refusal> {
+        a.admit(ip.parse().unwrap(), &Activity::new())
     }
 
     #[test]
-    fn the_total_cap_refuses_every_client() {
+    fn a_client_over_its_share_is_refused_and_freed_places_are_reused() {
+        let a = Admission::new(10, 2);
+        let first = admit(&a, "192.0.2.1").unwrap();
+        let _second = admit(&a, "192.0.2.1").unwrap();
+        assert_eq!(admit(&a, "192.0.2.1").unwrap_err(), Refusal::PerClient);
+        assert!(admit(&a, "192.0.2.2").is_ok());
+        drop(first);
+        assert!(admit(&a, "192.0.2.1").is_ok());
+    }
+
+    /// When every open connection has sent a request head, the total cap refuses every client.
+    #[test]
+    fn the_total_cap_refuses_every_client_when_all_have_sent_a_request() {
         let a = Admission::new(2, 5);
-        let _x = a.admit("192.0.2.1".parse().unwrap()).unwrap();
-        let _y = a.admit("192.0.2.2".parse().unwrap()).unwrap();
-        assert_eq!(
-            a.admit("192.0.2.3".parse().unwrap()).unwrap_err(),
-            Refusal::Total
-        );
+        let (x, y) = (Activity::new(), Activity::new());
+        let _x = a.admit("192.0.2.1".parse().unwrap(), &x).unwrap();
+        let _y = a.admit("192.0.2.2".parse().unwrap(), &y).unwrap();
+        x.request();
+        y.request();
+        assert_eq!(admit(&a, "192.0.2.3").unwrap_err(), Refusal::Total);
         assert_eq!(a.open(), 2);
+    }
+
+    /// At the cap, the oldest connection without a complete request head is told to close and
+    /// the new one admitted; one that has sent a request is never chosen.
+    #[tokio::test]
+    async fn at_the_cap_the_oldest_connection_without_a_request_head_is_evicted() {
+        let a = Admission::new(3, 5);
+        let (served, old, young) = (Activity::new(), Activity::new(), Activity::new());
+        let served_place = a.admit("192.0.2.1".parse().unwrap(), &served).unwrap();
+        let old_place = a.admit("192.0.2.2".parse().unwrap(), &old).unwrap();
+        let young_place = a.admit("192.0.2.3".parse().unwrap(), &young).unwrap();
+        served.request();
+        let new = admit(&a, "192.0.2.4").unwrap();
+        assert!(new.evicted_another);
+        // The oldest headless one was told; the others were not.
+        tokio::time::timeout(Duration::from_secs(1), old_place.evicted())
+            .await
+            .expect("the oldest headless connection is evicted");
+        let not_told = |p: &Admitted| {
+            let mut f = std::pin::pin!(p.evicted());
+            let waker = std::task::Waker::noop();
+            f.as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_pending()
+        };
+        assert!(not_told(&served_place) && not_told(&young_place));
+        // Until it closes the place is still counted (within the eviction headroom).
+        assert_eq!(a.open(), 4);
+        drop(old_place);
+        assert_eq!(a.open(), 3);
+    }
+
+    /// With `EVICTION_HEADROOM` evicted connections still closing, a new one is refused and
+    /// the accept loop's wait for room blocks; one closing frees it.
+    #[test]
+    fn the_wait_for_room_blocks_while_the_eviction_headroom_is_closing() {
+        let a = Admission::new(1, 10_000);
+        let mut places = vec![admit(&a, "192.0.2.1").unwrap()];
+        for i in 0..crate::limits::EVICTION_HEADROOM {
+            let ip = format!("192.0.3.{}", i % 250);
+            places.push(a.admit(ip.parse().unwrap(), &Activity::new()).unwrap());
+        }
+        assert_eq!(admit(&a, "192.0.2.9").unwrap_err(), Refusal::Total);
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut room = std::pin::pin!(a.room());
+        assert!(room.as_mut().poll(&mut cx).is_pending());
+        // The first (evicted) closes.
+        drop(places.remove(0));
+        assert!(room.as_mut().poll(&mut cx).is_ready());
     }
 
     /// A body split into pieces reports a consistent size at every step (a lower bound never

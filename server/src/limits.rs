@@ -15,9 +15,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// with a JSON error.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Longest gap between two pieces of a request body. A client that starts an upload and stops
-/// holds its share of the body budget; after this much silence the body fails (a 400) and the
-/// budget is released, well before [`REQUEST_TIMEOUT`].
+/// Longest gap between two pieces of a request body, counted from the request's head. A client
+/// that starts an upload and stops holds its share of the body budget and a connection; after
+/// this much silence the request is answered 408, the budget is released and (HTTP/1.1) the
+/// connection is closed, well before [`REQUEST_TIMEOUT`]. 10 s tolerates a slow mobile link's
+/// pauses.
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Longest a response may make no progress: its socket write is blocked (the client stopped
@@ -44,6 +46,14 @@ pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
 /// [`RESERVED_FILES`] below the process's open-file limit ([`connection_cap`]). Over it, a new
 /// connection is closed at once (so the listener keeps draining its backlog).
 pub const MAX_CONNECTIONS: usize = 16_384;
+
+/// Evicted connections that may be still closing at once. At the cap a new connection makes
+/// the oldest one without a complete request head close (`conn::Admission`); that one's socket
+/// is closed as soon as its task runs, so until then both are open. With this many closing,
+/// the accept loop waits for one to close before accepting again (new connections wait in the
+/// listen backlog): descriptors stay at most this far over the cap, far inside
+/// [`RESERVED_FILES`].
+pub const EVICTION_HEADROOM: usize = 64;
 
 /// File descriptors kept free for everything but client connections: the crawl's sockets
 /// (up to 256 observations in flight, `toolmark_crawler::limits::MAX_CONCURRENT_OBSERVATIONS`;

@@ -24,7 +24,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use crate::conn::{Activity, Admission, Refusal, Tracked, Watched};
+use crate::conn::{Activity, Admission, BodyState, IdleBody, Refusal, Tracked, Watched};
 use crate::json_error;
 use crate::limits::Limits;
 
@@ -44,6 +44,11 @@ pub struct Stats {
     pub idle_closed: AtomicU64,
     /// Connections closed because a response made no progress for the write timeout.
     pub stalled_closed: AtomicU64,
+    /// Connections closed to admit a new one at the total cap: the oldest open connection
+    /// that had sent no complete request head (`conn::Admission`).
+    pub evicted: AtomicU64,
+    /// Requests answered 408 because their body sent nothing for the body idle timeout.
+    pub body_stalled: AtomicU64,
     /// Requests refused with 503 because the body budget was spent.
     pub body_budget_refused: AtomicU64,
     /// Requests answered 408 at the request deadline.
@@ -62,7 +67,7 @@ impl Stats {
     pub fn prometheus(&self) -> String {
         use std::fmt::Write;
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let metrics: [Metric; 5] = [
+        let metrics: [Metric; 6] = [
             (
                 "connections_open",
                 "gauge",
@@ -81,10 +86,11 @@ impl Stats {
             (
                 "connections_closed_total",
                 "counter",
-                "Connections closed by a timeout: idle (no request) or stalled (a response made no progress).",
+                "Connections closed by a timeout: idle (no request) or stalled (a response made no progress); or evicted: closed at the total cap to admit a new connection (the oldest without a complete request head).",
                 vec![
                     ("reason=\"idle\"", load(&self.idle_closed)),
                     ("reason=\"stalled\"", load(&self.stalled_closed)),
+                    ("reason=\"evicted\"", load(&self.evicted)),
                 ],
             ),
             (
@@ -98,6 +104,12 @@ impl Stats {
                 "counter",
                 "Requests answered 408 at the request deadline.",
                 vec![("", load(&self.request_timeouts))],
+            ),
+            (
+                "request_body_stalled_total",
+                "counter",
+                "Requests answered 408 because their body sent nothing for the body idle timeout (HTTP/1.1: the connection closed).",
+                vec![("", load(&self.body_stalled))],
             ),
         ];
         let mut out = String::new();
@@ -247,17 +259,22 @@ fn refusal(status: StatusCode, detail: &str) -> Response {
     r
 }
 
-/// What every request passes before its route: the body budget and the request deadline.
+/// What every request passes before its route: the body budget, the body idle timeout and the
+/// request deadline.
 struct Guard {
     budget: Budget,
     request_timeout: Duration,
+    body_idle_timeout: Duration,
     stats: Arc<Stats>,
 }
 
 /// Take the request's share of the body budget (or refuse it: 413 for a declared body over
 /// the largest accepted, 503 when the budget is spent), then run it under the request
-/// deadline (408 past it). One middleware for both: each layer costs a clone and a boxed
-/// future per request.
+/// deadline (408 past it) with its body under the body idle timeout (408 once it stalls). An
+/// HTTP/1.1 response to a request whose body was not read to its end closes the connection
+/// (`Connection: close`): the server never waits for the rest of a body nobody reads, which
+/// a client that stopped sending would make it do until the idle timeout. One middleware for
+/// all of it: each layer costs a clone and a boxed future per request.
 async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let budget = &g.budget;
     let need = match reservation(&request, budget.max_body) {
@@ -295,9 +312,18 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
         };
         Some(held)
     };
+    let has_body = !request.body().is_end_stream();
+    let h1 = request.version() <= axum::http::Version::HTTP_11;
+    let body = Arc::new(BodyState::default());
+    let request = if has_body {
+        let (idle, state) = (g.body_idle_timeout, body.clone());
+        request.map(|b| axum::body::Body::new(IdleBody::new(b, idle, state)))
+    } else {
+        request
+    };
     // The reservation is held until the handler is done with the body (it is buffered
     // inside the handler).
-    let response = match tokio::time::timeout(g.request_timeout, next.run(request)).await {
+    let mut response = match tokio::time::timeout(g.request_timeout, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
             g.stats.request_timeouts.fetch_add(1, Ordering::Relaxed);
@@ -311,10 +337,26 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
         }
     };
     drop(held);
+    if body.stalled() {
+        // Whatever the handler made of the failed body, the client is told why.
+        g.stats.body_stalled.fetch_add(1, Ordering::Relaxed);
+        response = refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "the request body sent nothing for {} s",
+                g.body_idle_timeout.as_secs_f64()
+            ),
+        );
+    }
+    if has_body && h1 && !body.ended() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     response
 }
 
-/// `router` under the request layers (the body budget and deadline, the body idle timeout),
+/// `router` under the request layers (the body budget, the body idle timeout, the deadline),
 /// as one service around the whole router rather than around each route: a middleware clones
 /// what it wraps per request, and a router is one `Arc` where a route is its chain of layers.
 pub fn layered(
@@ -345,14 +387,12 @@ pub fn layered(
             max_body: limits.max_request_body,
         },
         request_timeout: limits.request_timeout,
+        body_idle_timeout: limits.body_idle_timeout,
         stats,
     });
     tower::ServiceBuilder::new()
         .map_request(|r: hyper::Request<hyper::body::Incoming>| r.map(axum::body::Body::new))
         .layer(axum::middleware::from_fn_with_state(guard_state, guard))
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-            limits.body_idle_timeout,
-        ))
         .service(router)
 }
 
@@ -455,6 +495,12 @@ pub async fn serve(
     let mut starved_logged: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
+        // Evicted connections closing past the headroom: let them close before accepting more
+        // (new connections wait in the listen backlog).
+        tokio::select! {
+            () = &mut shutdown => break,
+            () = admission.room() => {}
+        }
         let accepted = tokio::select! {
             () = &mut shutdown => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
@@ -474,8 +520,14 @@ pub async fn serve(
             Err(e) if e.kind() != std::io::ErrorKind::InvalidInput => continue,
             Err(e) => return Err(ServeError::Accept(e)),
         };
-        let admitted = match admission.admit(crate::client_key(peer.ip())) {
-            Ok(a) => a,
+        let activity = Activity::new();
+        let admitted = match admission.admit(crate::client_key(peer.ip()), &activity) {
+            Ok(a) => {
+                if a.evicted_another {
+                    stats.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                a
+            }
             Err(refusal) => {
                 let counter = match refusal {
                     Refusal::PerClient => &stats.refused_per_client,
@@ -487,7 +539,6 @@ pub async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let activity = Activity::new();
         let service = {
             let app = app.clone();
             let activity = activity.clone();
@@ -521,10 +572,11 @@ pub async fn serve(
         let stats = stats.clone();
         stats.open.fetch_add(1, Ordering::Relaxed);
         connections.spawn(async move {
-            let _admitted = admitted;
             let _open = Open(&stats.open);
             tokio::select! {
                 _ = conn => {}
+                // Counted when it was chosen (at the new connection's admission).
+                () = admitted.evicted() => {}
                 closed = watch => {
                     let counter = match closed {
                         Closed::Idle => &stats.idle_closed,

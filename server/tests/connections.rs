@@ -510,3 +510,136 @@ async fn shutdown_drops_what_is_left_at_its_deadline() {
             .is_ok()
     );
 }
+
+/// At the total cap (4 here), connections that each sent half a request head from their own
+/// address do not lock a new client out: the oldest of them is closed to admit it (counted as
+/// an eviction), while one that has completed a request is never chosen.
+#[tokio::test]
+async fn at_the_total_cap_the_oldest_half_request_is_closed_to_admit_a_new_client() {
+    let mut limits = small_limits();
+    limits.max_connections = 4;
+    limits.header_read_timeout = Duration::from_secs(30);
+    limits.idle_timeout = Duration::from_secs(60);
+    let server = start(limits).await;
+    // A keep-alive client that completed a request: it has delivered a request head.
+    let mut served = connect_from([127, 0, 4, 1], server.addr).await;
+    served
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = [0u8; 256];
+    let n = served.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    let mut halves = Vec::new();
+    for i in 0..3u8 {
+        let mut s = connect_from([127, 0, 4, 10 + i], server.addr).await;
+        s.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        halves.push(s);
+        // Acceptance order is the eviction order.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let answer = request([127, 0, 4, 99], server.addr, HEALTH).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(
+        closed_within(&mut halves[0], Duration::from_secs(5)).await,
+        Ok(0),
+        "the oldest half-request is closed"
+    );
+    assert_eq!(server.stats.evicted.load(Ordering::Relaxed), 1);
+    assert_eq!(server.stats.refused_total.load(Ordering::Relaxed), 0);
+    // The served connection is still open and answers.
+    served
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let n = served.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    let metrics = server.stats.prometheus();
+    assert!(
+        metrics.contains("toolmark_http_connections_closed_total{reason=\"evicted\"} 1"),
+        "{metrics}"
+    );
+    drop(halves);
+    server.stop().await;
+}
+
+/// A request head declaring a 100-byte body, 10 bytes of it, then silence: answered 408 and
+/// the connection closed within the body idle timeout (2 s here; before, the connection stayed
+/// open until the idle timeout).
+#[tokio::test]
+async fn a_stalled_partial_body_is_answered_408_and_closed_within_the_body_idle_timeout() {
+    let mut limits = small_limits();
+    limits.body_idle_timeout = Duration::from_secs(2);
+    limits.request_timeout = Duration::from_secs(30);
+    limits.idle_timeout = Duration::from_secs(60);
+    let server = start(limits).await;
+    let mut s = connect_from([127, 0, 5, 1], server.addr).await;
+    s.write_all(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut out))
+        .await
+        .expect("closed")
+        .unwrap();
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&out);
+    println!("figure: stalled partial body: 408 and closed after {took:?} (body idle timeout 2 s)");
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("\"error\":\"request-timeout\""), "{text}");
+    // The bound: closed within the body idle timeout (plus the scheduler's slack).
+    assert!(took < Duration::from_millis(2_500), "{took:?}");
+    assert_eq!(server.stats.body_stalled.load(Ordering::Relaxed), 1);
+    server.stop().await;
+}
+
+/// A request whose body the handler read to its end leaves its HTTP/1.1 connection open for
+/// the next request (only an unread or stalled body closes it).
+#[tokio::test]
+async fn a_request_whose_body_was_read_keeps_its_connection() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 5, 2], server.addr).await;
+    let upload = b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
+    s.write_all(upload).await.unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).await.unwrap();
+    let first = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(
+        !first.to_ascii_lowercase().contains("connection: close"),
+        "{first}"
+    );
+    s.write_all(HEALTH.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+        .await
+        .expect("answered")
+        .unwrap();
+    assert!(out.starts_with(b"HTTP/1.1 200"), "{out:?}");
+    server.stop().await;
+}
+
+/// A request whose body the server answers without reading it (a route that takes no body)
+/// closes its HTTP/1.1 connection: the server never waits for the rest of a body nobody reads.
+#[tokio::test]
+async fn an_answer_to_an_unread_body_closes_the_connection() {
+    let server = start(small_limits()).await;
+    let mut s = connect_from([127, 0, 5, 3], server.addr).await;
+    // `/health` takes no body; half of the declared one is sent, then nothing.
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+        .await
+        .expect("closed")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    server.stop().await;
+}

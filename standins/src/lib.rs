@@ -13,6 +13,9 @@
 //!   registry items that list it and the schedule bound a crawler is measured against
 //!   (`standin-fleet` runs one with a registry stand-in, for `bench/crawl.sh`); or, for
 //!   `toolmark demo`, one https stand-in per real host name ([`fleet::Fleet::start_sites`]).
+//! - [`packages`]: a stand-in of the npm registry and of a PyPI simple index serving real
+//!   package files of this machine (the demo's package sweep fetches from it, through the
+//!   crawler as from the real registries).
 //! - [`tls`]: the throwaway certificate authority and TLS listener those https stand-ins use.
 //!
 //! What it does not do: it binds loopback addresses only (`127.0.0.1`, and `127.1.x.y` for the
@@ -23,5 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod fleet;
+pub mod packages;
 pub mod registry;
+mod serving;
 pub mod tls;

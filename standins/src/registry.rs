@@ -42,8 +42,6 @@ use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// Page size when a request gives no `limit` (the real registry's default).
 pub const DEFAULT_LIMIT: usize = 30;
@@ -126,8 +124,7 @@ pub fn parse_snapshot(bytes: &[u8]) -> io::Result<Vec<Value>> {
 pub struct RegistryStandIn {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: crate::serving::Serving,
 }
 
 impl std::fmt::Debug for RegistryStandIn {
@@ -161,19 +158,10 @@ impl RegistryStandIn {
             .route("/v0/servers", get(list))
             .fallback(not_found)
             .with_state(shared.clone());
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            });
-            // The listener is already bound, so serving only ends at shutdown.
-            let _ = serve.await;
-        });
         Ok(RegistryStandIn {
             addr,
             shared,
-            stop: Some(stop),
-            task: Some(task),
+            serving: crate::serving::Serving::start(listener, app),
         })
     }
 
@@ -313,27 +301,7 @@ impl RegistryStandIn {
     /// Stop accepting connections, let open ones finish (at most [`SHUTDOWN_GRACE`]), and
     /// return.
     pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(mut task) = self.task.take() {
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
-                .await
-                .is_err()
-            {
-                task.abort();
-            }
-        }
-    }
-}
-
-impl Drop for RegistryStandIn {
-    /// Signals shutdown: the listener closes and idle connections are closed; requests in
-    /// flight are still answered.
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.serving.shutdown(SHUTDOWN_GRACE).await;
     }
 }
 

@@ -36,6 +36,8 @@
 //!
 //! Matching is linear in the name and pattern lengths per (name, pattern) pair (no regex, no
 //! backtracking blow-up); [`match_work`] is its worst case, which callers bound before matching.
+//! Runs of `*` in a pattern are collapsed to one `*` when it is read (they match the same
+//! names), so they are counted once: a pattern of 200 stars costs what `*` costs.
 //!
 //! A [`Compiled`] policy ([`crate::policy`], e.g. the starter policy) can be applied alongside
 //! the patterns; the answer then says which of its categories each sensitive tool fell in.
@@ -107,17 +109,17 @@ impl Pattern {
                 ));
             }
             Kind::Mcp {
-                server: fold(server),
-                tool: fold(tool),
+                server: fold_glob(server),
+                tool: fold_glob(tool),
             }
         } else if starts("mcp:") {
             return Err(err(
                 "starts with mcp: but not mcp://; the canonical form is mcp://<server>/<tool>",
             ));
         } else if text.contains('/') {
-            Kind::Qualified(fold(text))
+            Kind::Qualified(fold_glob(text))
         } else {
-            Kind::Bare(fold(text))
+            Kind::Bare(fold_glob(text))
         };
         Ok(Pattern {
             text: text.to_owned(),
@@ -340,6 +342,20 @@ pub fn match_work(
 /// Case folding for matching: Unicode lowercase, as a character sequence.
 pub(crate) fn fold(s: &str) -> Vec<char> {
     s.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// A pattern's glob as the matcher reads it and [`match_work`] counts it: case-folded, and each
+/// run of `*` collapsed to one. `**` matches exactly what `*` matches, so a run of stars costs
+/// nothing more than one star (a 200-star pattern is `*`), while a pattern that is really
+/// expensive (many stars with literals between them) keeps its whole length.
+fn fold_glob(s: &str) -> Vec<char> {
+    let mut out: Vec<char> = Vec::with_capacity(s.len());
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if !(c == '*' && out.last() == Some(&'*')) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Whole-string match of `pattern` (where `*` is any run) against `text`, in O(|p|·|t|) worst
@@ -598,6 +614,52 @@ mod tests {
         let long = "a".repeat(10_000);
         assert!(m(&"*a".repeat(50), &long));
         assert!(!m("*a*a*a*a*a*a*b", &long));
+    }
+
+    #[test]
+    fn a_run_of_stars_is_read_as_one_star_and_costs_what_one_costs() {
+        let s = set(&["delete_repo", "read_file"]);
+        let none = ServerNames::none();
+        let stars = "*".repeat(200);
+        let many = parse_patterns(&[stars.as_str()]).unwrap();
+        let one = parse_patterns(&["*"]).unwrap();
+        // It matches like `*`: every named tool.
+        let split = run(&s, &[stars.as_str()], &none);
+        assert_eq!(split, run(&s, &["*"], &none));
+        assert_eq!(split.sensitive, ["delete_repo", "read_file"]);
+        let (many_work, one_work) = (
+            match_work(&s, &many, None, &none),
+            match_work(&s, &one, None, &none),
+        );
+        println!("200 stars: work {many_work}; `*`: work {one_work}");
+        assert_eq!(many_work, one_work);
+        // Every form collapses its runs, and the pattern keeps its text as given.
+        for (pattern, like) in [
+            ("de**te***", "de*te*"),
+            ("io.example/**/read_file", "io.example/*/read_file"),
+            ("mcp://***/delete**", "mcp://*/delete*"),
+        ] {
+            let p = Pattern::parse(pattern).unwrap();
+            assert_eq!(p.as_str(), pattern);
+            assert_eq!(p.kind, Pattern::parse(like).unwrap().kind, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn separate_star_groups_keep_their_whole_cost() {
+        // 100 star groups with a literal between each: nothing to collapse, the pattern costs
+        // its 200 characters (+1) per name character, as before.
+        let long = "a".repeat(300);
+        let s = set(&[long.as_str()]);
+        let expensive = "*a".repeat(100);
+        let p = parse_patterns(&[expensive.as_str()]).unwrap();
+        let work = match_work(&s, &p, None, &ServerNames::none());
+        println!("pattern of 100 `*a` groups against a 300-character name: work {work}");
+        assert_eq!(work, 301 * 201);
+        // Doubling each star changes nothing: the runs collapse to the same pattern.
+        let doubled = "**a".repeat(100);
+        let q = parse_patterns(&[doubled.as_str()]).unwrap();
+        assert_eq!(match_work(&s, &q, None, &ServerNames::none()), work);
     }
 
     #[test]

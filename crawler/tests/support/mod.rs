@@ -136,14 +136,57 @@ impl Server {
 /// of `scripts/mcp-servers`) in `mode` (`open`, `auth`), refusing and logging any header named
 /// in `forbid`; its request log is `log`.
 pub fn sdk_server(dir: &Path, mode: &str, forbid: &[&str], log: &Path) -> Server {
+    let forbid = forbid.join(",");
+    sdk_script(dir, "mcp-sdk", &["--mode", mode, "--forbid", &forbid], log)
+}
+
+/// `support/sdk_server.py` in `--mode open` run by the venv `venv` of `scripts/mcp-servers`:
+/// `mcp-sdk` (mcp 2.3.0: 2026-07-28 and the session era) or `mcp-proxy` (mcp 1.30.0: the
+/// session era only), named `name` in its `serverInfo`, serving `/mcp` and `/<p>/mcp` for each
+/// of `prefixes`; its request log is `log`.
+pub fn sdk_server_as(dir: &Path, venv: &str, name: &str, prefixes: &[&str], log: &Path) -> Server {
+    sdk_gateway(dir, venv, name, prefixes, &[], log)
+}
+
+/// [`sdk_server_as`] that also forwards `/<p>/mcp` to `127.0.0.1:<port>/mcp` for each
+/// `(p, port)` of `routes`: other servers behind its origin, as a path-routing gateway puts
+/// them.
+pub fn sdk_gateway(
+    dir: &Path,
+    venv: &str,
+    name: &str,
+    prefixes: &[&str],
+    routes: &[(&str, u16)],
+    log: &Path,
+) -> Server {
+    let prefixes = prefixes.join(",");
+    let routes: Vec<String> = routes
+        .iter()
+        .map(|(p, port)| format!("{p}={port}"))
+        .collect();
+    let routes = routes.join(",");
+    let args = [
+        "--mode",
+        "open",
+        "--name",
+        name,
+        "--prefixes",
+        &prefixes,
+        "--routes",
+        &routes,
+    ];
+    sdk_script(dir, venv, &args, log)
+}
+
+fn sdk_script(dir: &Path, venv: &str, args: &[&str], log: &Path) -> Server {
     let port = free_port();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/sdk_server.py");
-    let mut c = Command::new(dir.join("mcp-sdk/bin/python"));
+    let mut c = Command::new(dir.join(venv).join("bin/python"));
     c.arg(script)
-        .args(["--port", &port.to_string(), "--mode", mode])
+        .args(["--port", &port.to_string()])
         .arg("--log")
         .arg(log)
-        .args(["--forbid", &forbid.join(",")]);
+        .args(args);
     Server::start(c, port)
 }
 

@@ -122,6 +122,24 @@ pub fn records(servers: serde_json::Value) -> Vec<Record> {
     page.servers
 }
 
+/// Hugging Face's real registry record (`tests/fixtures/registry-huggingface.json`, see its
+/// SOURCES.md): remotes `https://huggingface.co/mcp?login` and `https://huggingface.co/mcp`.
+pub fn huggingface() -> Vec<Record> {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../index/tests/fixtures/registry-huggingface.json"),
+    )
+    .unwrap();
+    let items: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    records(serde_json::Value::Array(
+        items.into_iter().map(|i| i["server"].clone()).collect(),
+    ))
+}
+
+pub const HF_SERVER: &str = "co.huggingface/hf-mcp-server";
+pub const HF_PLAIN: &str = "https://huggingface.co/mcp";
+pub const HF_LOGIN: &str = "https://huggingface.co/mcp?login";
+
 /// A corpus tool set as a `tools/list` page, byte for byte (a bare array is wrapped as
 /// `{"tools":<array>}`).
 pub fn corpus_page(name: &str) -> String {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-pub mod observing;
+pub mod packages;
 pub mod registries;
 
 /// The directory `scripts/mcp-servers` filled (`TOOLMARK_MCP_SERVERS`, else `.venv/mcp-servers`).

@@ -1,7 +1,6 @@
-//! What the observer's end-to-end tests share: an observer installing offline from the
-//! caches `scripts/mcp-servers` warmed, under the probe cargo built; packages built here (`npm
-//! pack`, a wheel by `fixtures/wheel.py`) and fetched back from a real registry as the sweep
-//! fetches them; the findings read back.
+//! Packages for the sandbox's gVisor tests: the observer they run (offline caches, the probe),
+//! npm tarballs packed and wheels written here, fetched back from real registries as the
+//! package sweep fetches, and the findings of a report read back.
 #![allow(
     clippy::disallowed_methods,
     reason = "runs npm pack and Python's zipfile"
@@ -10,9 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{registries, servers};
-use toolmark_sandbox::observe::{Limits, Observer, Report};
+use toolmark_sandbox::observe::{Artifact, Limits, Observer, Report};
 use toolmark_sandbox::prepare::{NpmOptions, PYPI_SIMPLE, PipOptions};
+
+use super::{registries, servers};
 
 /// An observer installing from the warmed cache only, its runs under `work`.
 pub fn observer(runsc: PathBuf, work: &Path) -> Observer {
@@ -52,7 +52,6 @@ pub fn probe() -> PathBuf {
     path
 }
 
-/// A fresh directory `name` (with the test's pid) under the system's temporary directory.
 pub fn work_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toolmark-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -60,7 +59,6 @@ pub fn work_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The findings of `report` as (code, phase), in order.
 pub fn codes(report: &Report) -> Vec<(&'static str, &'static str)> {
     report
         .findings
@@ -163,7 +161,7 @@ pub fn wheel(
     PathBuf::from(made.trim())
 }
 
-/// A one-file package `name` whose server is `server` (JavaScript).
+/// A one-file package `name` whose server is `server` (JavaScript), packed into `dir`.
 pub fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
     let src = dir.join(name);
     std::fs::create_dir_all(&src).unwrap();
@@ -176,43 +174,52 @@ pub fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
     pack(dir, &src, &format!("{name}-1.0.0.tgz"))
 }
 
-/// A real npm registry on loopback (the Verdaccio installed in `install`, its home under
-/// `work`) with `tarballs` published to it, and the registries naming it.
-pub fn published(
-    install: &Path,
+/// `npm` tarballs published to a real Verdaccio and `wheels` served by a real pypiserver, each
+/// fetched back through the crawler's guard with its digest checked, as the sweep fetches;
+/// `None` when a registry is not installed (a skip; a failure under CI).
+pub async fn published(
     work: &Path,
-    tarballs: &[PathBuf],
-) -> (
-    registries::Verdaccio,
-    toolmark_crawler::packages::Registries,
-) {
-    let verdaccio = tokio::task::block_in_place(|| {
-        let verdaccio = registries::Verdaccio::start(install, work);
-        for t in tarballs {
-            verdaccio.publish(t);
+    npm: &[(&str, PathBuf)],
+    wheels: &[(&str, PathBuf)],
+) -> Option<Vec<Artifact>> {
+    let mut out = Vec::new();
+    if !npm.is_empty() {
+        let install = registries::installed("TOOLMARK_VERDACCIO", "verdaccio")?;
+        let verdaccio = tokio::task::block_in_place(|| {
+            let verdaccio = registries::Verdaccio::start(&install, work);
+            for (_, tarball) in npm {
+                verdaccio.publish(tarball);
+            }
+            verdaccio
+        });
+        let registries = toolmark_crawler::packages::Registries {
+            npm: verdaccio.url.clone(),
+            ..Default::default()
+        };
+        for (name, _) in npm {
+            let dir = work.join("fetched").join(name);
+            let tarball = fetched(&dir, &registries, &format!("npm:{name}@1.0.0")).await;
+            out.push(Artifact::Npm(tarball));
         }
-        verdaccio
-    });
-    let named = toolmark_crawler::packages::Registries {
-        npm: verdaccio.url.clone(),
-        ..Default::default()
-    };
-    (verdaccio, named)
-}
-
-/// A real Python package index on loopback (the pypiserver of `venv`) serving the files in
-/// `index`, and the registries naming it.
-pub fn served(
-    venv: &Path,
-    index: &Path,
-) -> (
-    registries::PypiServer,
-    toolmark_crawler::packages::Registries,
-) {
-    let pypiserver = tokio::task::block_in_place(|| registries::PypiServer::start(venv, index));
-    let named = toolmark_crawler::packages::Registries {
-        pypi: pypiserver.url.clone(),
-        ..Default::default()
-    };
-    (pypiserver, named)
+    }
+    if !wheels.is_empty() {
+        let venv = registries::installed("TOOLMARK_PYPISERVER", "pypiserver")?;
+        let index = work.join("index");
+        std::fs::create_dir_all(&index).unwrap();
+        for (_, wheel) in wheels {
+            std::fs::rename(wheel, index.join(wheel.file_name().unwrap())).unwrap();
+        }
+        let pypiserver =
+            tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
+        let registries = toolmark_crawler::packages::Registries {
+            pypi: pypiserver.url.clone(),
+            ..Default::default()
+        };
+        for (name, _) in wheels {
+            let dir = work.join("fetched").join(name);
+            let wheel = fetched(&dir, &registries, &format!("pypi:{name}==1.0")).await;
+            out.push(Artifact::Wheel(wheel));
+        }
+    }
+    Some(out)
 }
