@@ -56,6 +56,19 @@ fn chunks_ended(mut body: &[u8]) -> Option<bool> {
     }
 }
 
+/// Whether `all` starts as an HTTP/1 request does: a method (upper-case letters), a space, a
+/// target and `HTTP/1.` on its first line.
+pub fn is_request(all: &[u8]) -> bool {
+    let line = all.split(|b| *b == b'\n').next().unwrap_or_default();
+    let Some(space) = line.iter().position(|b| *b == b' ') else {
+        return false;
+    };
+    let method = &line[..space];
+    !method.is_empty()
+        && method.iter().all(u8::is_ascii_uppercase)
+        && line.windows(b" HTTP/1.".len()).any(|w| w == b" HTTP/1.")
+}
+
 /// The body of a request (after its head), de-chunked when it is chunked; the bytes as they
 /// are otherwise (what a canary search reads).
 pub fn body(all: &[u8]) -> Vec<u8> {
@@ -114,6 +127,15 @@ mod tests {
         let whole = format!("{chunked}5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n");
         assert_eq!(request_ended(whole.as_bytes()), Some(true));
         assert_eq!(body(whole.as_bytes()), b"helloabc", "de-chunked");
+    }
+
+    #[test]
+    fn an_http_request_is_told_from_other_bytes() {
+        assert!(is_request(b"POST /k HTTP/1.1\r\nHost: x\r\n"));
+        assert!(is_request(b"GET / HTTP/1.0"));
+        assert!(!is_request(b"SSH-2.0-OpenSSH_9.2\r\n"));
+        assert!(!is_request(b"toolmark-canary-0123 HTTP/1.1"));
+        assert!(!is_request(b""));
     }
 
     #[test]

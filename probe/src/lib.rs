@@ -9,8 +9,11 @@
 //!   empty answer. Nothing is forwarded: the sandbox has no route out.
 //! - **Traps** (TCP on every loopback address): HTTP on 80, HTTPS on 443 (a certificate for the
 //!   name the client asks for, from a CA made for the run, `OUT/ca.pem`, which the runtime is
-//!   told to trust), SMTP on 25 and 587. Each answers as a server that took the request (`200
-//!   {}`, `250`), records the first [`MAX_TRAP_PAYLOAD`] bytes, and never forwards.
+//!   told to trust), SMTP on 25 and 587, SMTP over TLS on 465, and raw TCP on
+//!   [`RAW_TRAP_PORTS`] (whatever the client sends, read to its end; TLS, when the client
+//!   starts it, ended with the run's CA; an HTTP request answered as the HTTP trap answers
+//!   it). Each answers as a server that took the request (`200 {}`, `250`), records the first
+//!   [`MAX_TRAP_PAYLOAD`] bytes, and never forwards.
 //!
 //! What it never does: read the package's files, write anything but `OUT`, or talk to
 //! anything outside the sandbox.
@@ -45,3 +48,12 @@ pub const MAX_RECIPIENTS: usize = 64;
 /// (a daemon, an install script's detached child) run on, as they would on a real machine:
 /// what they do is seen. It exits as soon as none is left.
 pub const LINGER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The ports of the raw TCP trap: ports a package's own exfiltration is known to use (FTP,
+/// SSH, Telnet, DNS over TCP, POP3, IMAP and their TLS ports, SOCKS, IRC, Tor, and the "leet"
+/// and reverse-shell ports), and not ones a server commonly listens on itself (3000, 5000,
+/// 8000, 8080, …: a package listening on a trap's port would fail to bind it). A connection to
+/// any other port reaches nothing (seen in the trace only).
+pub const RAW_TRAP_PORTS: [u16; 15] = [
+    21, 22, 23, 53, 110, 143, 993, 995, 1080, 1337, 4444, 5555, 6667, 9001, 31337,
+];

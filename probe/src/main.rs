@@ -21,7 +21,7 @@ use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use toolmark_probe::smtp::{self, Reply};
 use toolmark_probe::{
     LINGER, MAX_NAMES, MAX_RECIPIENTS, MAX_RECORDS, MAX_TRAP_CONNECTIONS, MAX_TRAP_PAYLOAD,
-    MAX_TRAP_READ, TRAP_TIMEOUT, dns, http, record,
+    MAX_TRAP_READ, RAW_TRAP_PORTS, TRAP_TIMEOUT, dns, http, record,
 };
 use toolmark_standins::tls::StandInCa;
 
@@ -122,7 +122,15 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
             .await
             .map_err(|e| format!("DNS sink: {e}"))?;
         let mut listeners = Vec::new();
-        for (port, kind) in [(80, "http"), (443, "https"), (25, "smtp"), (587, "smtp")] {
+        let kinds = [
+            (80, "http"),
+            (443, "https"),
+            (25, "smtp"),
+            (587, "smtp"),
+            (465, "smtps"),
+        ];
+        let raw = RAW_TRAP_PORTS.iter().map(|p| (*p, "tcp"));
+        for (port, kind) in kinds.into_iter().chain(raw) {
             let l = TcpListener::bind(("0.0.0.0", port))
                 .await
                 .map_err(|e| format!("trap on {port}: {e}"))?;
@@ -290,22 +298,43 @@ async fn serve(tcp: TcpStream, kind: &str, traps: &Traps, seen: &mut Seen) {
     match kind {
         "http" => http_request(tcp, seen).await,
         "https" => {
-            let acceptor =
-                tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), tcp);
-            let Ok(start) = acceptor.await else {
-                return;
-            };
-            seen.sni = start.client_hello().server_name().map(str::to_owned);
-            let Some(config) = tls_for(traps, seen.sni.as_deref().unwrap_or("localhost")) else {
-                return;
-            };
-            let Ok(stream) = start.into_stream(config).await else {
-                return;
-            };
-            http_request(stream, seen).await
+            if let Some(stream) = tls(tcp, traps, seen).await {
+                http_request(stream, seen).await
+            }
+        }
+        "smtps" => {
+            if let Some(stream) = tls(tcp, traps, seen).await {
+                mail(stream, seen).await
+            }
+        }
+        "tcp" => {
+            // A client that starts with a TLS handshake (its first byte a handshake record's)
+            // gets TLS with the run's CA: what it sends inside is the payload.
+            let mut first = [0u8; 1];
+            if matches!(tcp.peek(&mut first).await, Ok(1)) && first[0] == 0x16 {
+                if let Some(stream) = tls(tcp, traps, seen).await {
+                    raw(stream, seen).await
+                }
+            } else {
+                raw(tcp, seen).await
+            }
         }
         _ => mail(tcp, seen).await,
     }
+}
+
+/// TLS accepted on `tcp` with a certificate from the run's CA for the name the client asks
+/// (recorded), `localhost` when it asks none.
+async fn tls(
+    tcp: TcpStream,
+    traps: &Traps,
+    seen: &mut Seen,
+) -> Option<tokio_rustls::server::TlsStream<TcpStream>> {
+    let acceptor = tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), tcp);
+    let start = acceptor.await.ok()?;
+    seen.sni = start.client_hello().server_name().map(str::to_owned);
+    let config = tls_for(traps, seen.sni.as_deref().unwrap_or("localhost"))?;
+    start.into_stream(config).await.ok()
 }
 
 fn tls_for(traps: &Traps, name: &str) -> Option<Arc<rustls::ServerConfig>> {
@@ -346,9 +375,7 @@ async fn http_request<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, seen: &mut Se
         }
     }
     seen.complete = true;
-    let _ = s
-        .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
-        .await;
+    let _ = s.write_all(ANSWER).await;
     let _ = s.flush().await;
     // Anything more (a second request, a body sent after all) is still the package's.
     while seen.bytes <= MAX_TRAP_READ {
@@ -365,9 +392,44 @@ async fn http_request<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, seen: &mut Se
     let _ = s.shutdown().await;
 }
 
+/// What the HTTP trap answers every request.
+const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+
+/// Raw TCP: whatever the client sends, to its end (it closes) within the trap's limits. An HTTP
+/// request is answered as the HTTP trap answers it: a client waiting for the answer would
+/// otherwise wait out the trap's time.
+async fn raw<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, seen: &mut Seen) {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut answered = false;
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) => {
+                seen.complete = true;
+                break;
+            }
+            Err(_) => break,
+            Ok(n) => {
+                seen.keep(&buf[..n]);
+                if seen.bytes > MAX_TRAP_READ {
+                    break;
+                }
+                if !answered
+                    && http::is_request(&seen.payload)
+                    && http::request_ended(&seen.payload) == Some(true)
+                {
+                    answered = true;
+                    let _ = s.write_all(ANSWER).await;
+                    let _ = s.flush().await;
+                }
+            }
+        }
+    }
+    let _ = s.shutdown().await;
+}
+
 /// An SMTP conversation to its end: recipients and the message kept.
-async fn mail(tcp: TcpStream, seen: &mut Seen) {
-    let (read, mut write) = tcp.into_split();
+async fn mail<S: AsyncRead + AsyncWrite + Unpin>(stream: S, seen: &mut Seen) {
+    let (read, mut write) = tokio::io::split(stream);
     let mut lines = BufReader::new(read.take(MAX_TRAP_READ as u64));
     if write.write_all(smtp::GREETING.as_bytes()).await.is_err() {
         return;

@@ -4,7 +4,7 @@
 //! - `{"t": µs, "kind": "dns", "name": "exfil.example", "qtype": 1, "answer": "127.128.0.1"}`
 //!   (`answer` null when none was given); `{"t": µs, "kind": "dns-unreadable", "bytes": n}` for
 //!   a datagram that is not a query the sink reads (unanswered);
-//! - `{"t": µs, "kind": "http"|"https"|"smtp", "local": "127.128.0.1:443", "sni": "…"|null,
+//! - `{"t": µs, "kind": "http"|"https"|"smtp"|"smtps"|"tcp", "local": "127.128.0.1:443", "sni": "…"|null,
 //!   "recipients": ["…"], "bytes": n, "payload": "<base64 of the first MAX_TRAP_PAYLOAD bytes>",
 //!   "complete": bool}` — `complete` false when the connection was cut (by the trap's time or
 //!   size limit) before its request ended;

@@ -8,8 +8,8 @@
 //! | `STARTUP_NETWORK` | medium | the startup phase connected anywhere or looked a name up (network during calls is what many tools are for: not a finding) |
 //! | `STARTS_PROGRAMS` | low | the startup or calls phase started a program |
 //! | `INSTALL_BEHAVIOUR` | medium | an install script (or a wheel's `.pth` code or `sitecustomize`) connected, looked a name up or started a program beyond the shell npm runs it in |
-//! | `EXFILTRATION` | high | the run's decoy canary left through a connection the trace or a trap saw |
-//! | `TOOL_OUTPUT_LEAK` | high | the run's decoy canary came back in a tool result |
+//! | `EXFILTRATION` | high | the run's decoy canary — as written or encoded ([`crate::canary`]) — left through a connection the trace or a trap saw |
+//! | `TOOL_OUTPUT_LEAK` | high | the run's decoy canary, as written or encoded, came back in a tool result |
 //!
 //! A finding is a fact about what was seen; a phase that was not completely seen is said so
 //! beside the findings (`complete`), never read as clean.
@@ -86,9 +86,10 @@ pub struct PhaseFacts {
     pub lookups: Vec<String>,
     /// Requests the traps took (`https://name`, `smtp://name to recipients`).
     pub requests: Vec<String>,
-    /// Where the decoy canary was seen leaving (connections, trap payloads).
+    /// Where the decoy canary was seen leaving (connections, trap payloads), with its form
+    /// when it was encoded (`tcp://collect.example:4444 (hex)`).
     pub exfiltrated: Vec<String>,
-    /// Tools whose result carried the decoy canary.
+    /// Tools whose result carried the decoy canary (with its form when it was encoded).
     pub leaked_by: Vec<String>,
     /// Persistence paths that appeared or changed in the decoy HOME during the phase without a
     /// traced call showing it (the second witness, [`crate::home`]): `created <path>`,

@@ -19,6 +19,8 @@
 //!   decoys opened, suspicious writes, each attributed to its process — and whether the trace
 //!   let all of it be known (`complete`, with reasons).
 //!
+//! - [`canary`]: the run's canary searched for in what left the sandbox, as written or
+//!   encoded (hex, base64, base32, URL, string escapes, split over DNS labels), bounded.
 //! - [`home`]: the decoy HOME's persistence paths as a manifest taken on the host before and
 //!   after each sandbox: a second witness of persistence beside the trace.
 //!
@@ -35,7 +37,7 @@
 //!   report with status, tools, calls, behaviour per phase and findings.
 //!
 //! - [`traps`]: what the probe (`toolmark-probe`, the sandbox's pid 1: DNS sink and
-//!   HTTP/HTTPS/SMTP traps) recorded, read into types.
+//!   HTTP/HTTPS/SMTP/SMTPS and raw TCP traps) recorded, read into types.
 //!
 //! The package sweep (`toolmark-ingest`) and `toolmark package observe` call the observer.
 //!
@@ -47,6 +49,7 @@
 
 pub mod arguments;
 pub mod behaviour;
+pub mod canary;
 pub mod decoys;
 pub mod findings;
 pub mod home;

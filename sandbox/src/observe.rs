@@ -41,6 +41,7 @@ use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus,
 
 use crate::arguments::{self, Arguments};
 use crate::behaviour::{self, Behaviour, Layout};
+use crate::canary::{Match, Search};
 use crate::decoys::{self, Canary};
 use crate::findings::{self, Finding, Phase, PhaseFacts};
 use crate::home;
@@ -105,6 +106,11 @@ pub const TRAP_CA_VARIABLES: [&str; 4] = [
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
 ];
+/// The trap CA's certificate inside the sandbox (the probe writes it at its start): what the
+/// runtimes' variables ([`TRAP_CA_VARIABLES`]), the system store
+/// ([`crate::runsc::SYSTEM_CA_FILES`]) and a wheel tree's own bundles
+/// ([`prepare::trust_trap_ca`]) name.
+pub const TRAP_CA: &str = "/out/ca.pem";
 /// The decoy note a path argument names.
 pub const NOTE: &str = "/home/decoy/notes/canary.txt";
 
@@ -489,6 +495,9 @@ struct Run<'a> {
     dir: PathBuf,
     id: String,
     canary: Canary,
+    /// The search for the decoy canary in what left (as written or encoded), with the run's
+    /// budget.
+    search: Search,
     argument: Canary,
 }
 
@@ -637,6 +646,7 @@ impl<'a> Run<'a> {
             runsc,
             dir,
             id,
+            search: Search::new(canary.as_str()),
             canary,
             argument,
         };
@@ -695,6 +705,11 @@ impl<'a> Run<'a> {
         // The note a path argument names holds the argument canary: a tool that reads the file
         // it is asked to read leaks nothing.
         let note = format!("{}\n", self.argument.as_str());
+        if self.observer.probe.is_some()
+            && let Err(e) = prepare::trust_trap_ca(&tree.dir, TRAP_CA)
+        {
+            return Report::new(Status::SandboxError, format!("the tree's CA bundles: {e}"));
+        }
         if let Err(e) = decoys::plant(&home, None, &self.canary, SANDBOX_UID)
             .and_then(|()| std::fs::create_dir_all(home.join("notes")))
             .and_then(|()| std::fs::write(home.join("notes/canary.txt"), note))
@@ -794,7 +809,7 @@ impl<'a> Run<'a> {
                 wrapped.append(&mut args);
                 args = wrapped;
                 for var in TRAP_CA_VARIABLES {
-                    env.push(format!("{var}=/out/ca.pem"));
+                    env.push(format!("{var}={TRAP_CA}"));
                 }
                 Some(out)
             }
@@ -812,6 +827,7 @@ impl<'a> Run<'a> {
                 open_files: OPEN_FILES,
                 processes: MAX_PROCESSES,
                 root_harness: out.is_some(),
+                ca_bundle: out.is_some().then(|| TRAP_CA.to_owned()),
             },
         )
         .map_err(|e| format!("the {phase} bundle: {e}"))?;
@@ -1048,22 +1064,21 @@ impl<'a> Run<'a> {
         report.initialize = listing.initialize.clone();
         report.protocol_version = listing.protocol_version.clone();
         report.pages = listing.pages.clone();
+        let cuts = self.search.cuts();
         let mut leaked_by: Vec<String> = report
             .calls
             .iter()
             .filter(|c| matches!(c.outcome, "ok" | "error" | "input-required"))
-            .filter(|c| carries(&self.canary, &c.detail))
-            .map(|c| c.tool.clone())
+            .filter_map(|c| Some(self.search.find(c.detail.as_bytes())?.evidence(&c.tool)))
             .collect();
         let results: Vec<&str> = report.calls.iter().map(|c| c.detail.as_str()).collect();
-        if stdio
-            .lines
-            .iter()
-            .any(|l| carries(&self.canary, l) && !results.iter().any(|r| l.contains(r)))
-        {
+        if stdio.lines.iter().any(|l| {
+            !results.iter().any(|r| l.contains(r)) && self.search.find(l.as_bytes()).is_some()
+        }) {
             // A notification, a request to the client, a listing: the canary still reached it.
             leaked_by.push("(another message to the client)".into());
         }
+        let leak_search_cut = self.search.cuts() > cuts;
         // Close stdin, as a client would. A server that listed its tools is kept for the calls'
         // grace, and what it does until it exits or is killed is the calls phase's; one that
         // did not is given a moment. Then it is killed.
@@ -1146,6 +1161,10 @@ impl<'a> Run<'a> {
                 &harness,
             );
             calls.facts.leaked_by = leaked_by;
+            if leak_search_cut {
+                calls.incomplete.push("canary-search-cut".into());
+                calls.complete = false;
+            }
             let unanswered = report
                 .calls
                 .iter()
@@ -1294,7 +1313,8 @@ impl<'a> Run<'a> {
             // What the refused processes would have done was not done, so not seen.
             incomplete.push("process-limit".to_owned());
         }
-        let mut exfiltrated = socket_leaks(&part, &self.canary);
+        let cuts = self.search.cuts();
+        let mut exfiltrated = socket_leaks(&part, &self.search);
         let mut lookups = Vec::new();
         let mut requests = Vec::new();
         match traps {
@@ -1314,24 +1334,32 @@ impl<'a> Run<'a> {
                         .map(|l| l.name.clone()),
                 );
                 for l in t.lookups.iter().filter(|l| window.holds_at(l.at)) {
-                    if self.canary.found_in(l.name.as_bytes()) {
-                        exfiltrated.push(format!("dns:{}", l.name));
+                    if let Some(m) = self.search.find(l.name.as_bytes()) {
+                        exfiltrated.push(m.evidence(&format!("dns:{}", l.name)));
                     }
                 }
                 for c in t.connections.iter().filter(|c| window.holds_at(c.at)) {
                     let what = c.describe(&names);
-                    let payload = String::from_utf8_lossy(&c.payload);
-                    let body = toolmark_probe::http::body(&c.payload);
-                    if carries(&self.canary, &payload)
-                        || carries(&self.canary, &String::from_utf8_lossy(&body))
-                        || c.recipients
-                            .iter()
-                            .any(|r| self.canary.found_in(r.as_bytes()))
-                        || c.sni
-                            .as_ref()
-                            .is_some_and(|s| self.canary.found_in(s.as_bytes()))
-                    {
-                        exfiltrated.push(what.clone());
+                    // The payload as sent, its HTTP body de-chunked (a canary split by a chunk
+                    // boundary), the recipients and the TLS name.
+                    let found = self
+                        .search
+                        .find(&c.payload)
+                        .or_else(|| {
+                            // A body that is not the payload's own tail was de-chunked.
+                            let body = toolmark_probe::http::body(&c.payload);
+                            (!c.payload.ends_with(&body))
+                                .then(|| self.search.find(&body))
+                                .flatten()
+                        })
+                        .or_else(|| {
+                            c.recipients
+                                .iter()
+                                .find_map(|r| self.search.find(r.as_bytes()))
+                        })
+                        .or_else(|| c.sni.as_ref().and_then(|s| self.search.find(s.as_bytes())));
+                    if let Some(m) = found {
+                        exfiltrated.push(m.evidence(&what));
                     }
                     if !c.complete {
                         incomplete.push("trap-request-cut".to_owned());
@@ -1372,6 +1400,10 @@ impl<'a> Run<'a> {
                     incomplete.push("lookup-name-unknown".to_owned());
                 }
             }
+        }
+        if self.search.cuts() > cuts {
+            // A payload past the search's limits: what it held past them is unknown.
+            incomplete.push("canary-search-cut".to_owned());
         }
         incomplete.extend(b.incomplete.iter().map(|s| s.to_string()));
         incomplete.sort();
@@ -1565,24 +1597,24 @@ fn drop_harness(b: &mut Behaviour, harness: &Harness) {
     }
 }
 
-/// Whether `text` carries `canary`, as written or once its JSON strings are decoded (a
-/// `\u0074oolmark-…` escape hides nothing).
-fn carries(canary: &Canary, text: &str) -> bool {
-    canary.found_in(text.as_bytes())
-        || serde_json::from_str::<Value>(text)
-            .is_ok_and(|v| canary.found_in(v.to_string().as_bytes()))
-}
-
-/// Writes into sockets that carry `canary` out ([`trace::Trace::leaves`]: connected to an IP
-/// address, or sent to one), as far as the trace shows them: the entry lines of `write`,
-/// `sendto` and `sendmsg` carry the first `--strace-log-size` bytes (1 KiB) of the buffer;
-/// `writev`, `sendmmsg` and anything past the first KiB are not seen.
-fn socket_leaks(t: &trace::Trace, canary: &Canary) -> Vec<String> {
+/// Writes into sockets that carry the canary out (as written or encoded: `search`;
+/// [`trace::Trace::leaves`]: connected to an IP address, or sent to one), as far as the trace
+/// shows them: the entry lines of `write`, `sendto` and `sendmsg` carry the first
+/// `--strace-log-size` bytes (1 KiB) of the buffer; `writev`, `sendmmsg` and anything past
+/// the first KiB are not seen.
+fn socket_leaks(t: &trace::Trace, search: &Search) -> Vec<String> {
     t.events
         .iter()
         .filter(|e| !e.exit && matches!(e.syscall.as_str(), "write" | "sendto" | "sendmsg"))
-        .filter(|e| t.leaves(e) && canary.found_in(e.args.as_bytes()))
-        .map(|e| format!("{} by {} (pid {})", e.syscall, e.comm, e.pid))
+        .filter(|e| t.leaves(e))
+        .filter_map(|e| {
+            // The trace quotes every buffer (Go's `%q`): its escapes are not the package's.
+            let m = Match {
+                escaped: false,
+                ..search.find(e.args.as_bytes())?
+            };
+            Some(m.evidence(&format!("{} by {} (pid {})", e.syscall, e.comm, e.pid)))
+        })
         .collect()
 }
 
@@ -1783,14 +1815,6 @@ mod tests {
             let r = Report::new(status, String::new());
             assert_eq!(r.observation("npm:a@1", None).status.name(), name);
         }
-    }
-
-    #[test]
-    fn a_canary_hidden_behind_json_escapes_is_still_found() {
-        let canary = Canary::new().unwrap();
-        let hidden = canary.as_str().replacen('t', "\\u0074", 1);
-        assert!(carries(&canary, &format!(r#"{{"text":"{hidden}"}}"#)));
-        assert!(!carries(&canary, r#"{"text":"nothing"}"#));
     }
 
     #[test]

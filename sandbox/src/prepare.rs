@@ -697,6 +697,39 @@ pub(crate) fn tail(text: &str, n: usize) -> String {
     text[start..].trim().to_owned()
 }
 
+/// Most directory levels [`trust_trap_ca`] walks down a tree.
+pub const MAX_CA_SEARCH_DEPTH: usize = 8;
+
+/// Replace every CA bundle a tree carries for its own HTTPS — certifi's `cacert.pem` (what
+/// `certifi.where()` names, and httpx, aiohttp users and others load instead of the system
+/// store), wherever a `certifi` directory is, within [`MAX_CA_SEARCH_DEPTH`] levels — by a
+/// link to `ca` (the run's trap CA inside the sandbox), so a package checking certificates
+/// against its own bundle trusts the traps as the system store does. Links are not followed.
+/// The number replaced.
+pub fn trust_trap_ca(tree: &Path, ca: &str) -> std::io::Result<usize> {
+    fn walk(dir: &Path, ca: &str, depth: usize, replaced: &mut usize) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() && depth < MAX_CA_SEARCH_DEPTH {
+                walk(&path, ca, depth + 1, replaced)?;
+            } else if kind.is_file()
+                && entry.file_name() == "cacert.pem"
+                && dir.file_name().is_some_and(|n| n == "certifi")
+            {
+                std::fs::remove_file(&path)?;
+                std::os::unix::fs::symlink(ca, &path)?;
+                *replaced += 1;
+            }
+        }
+        Ok(())
+    }
+    let mut replaced = 0;
+    walk(tree, ca, 0, &mut replaced)?;
+    Ok(replaced)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -917,5 +950,26 @@ mod tests {
             "import site, sys; site.addsitedir(\"/pkg\"); import sitecustomize; "
         );
         assert!(!site_start("/pkg", false).contains("sitecustomize"));
+    }
+
+    #[test]
+    fn certifis_bundles_in_a_tree_become_links_to_the_trap_ca() {
+        let dir = std::env::temp_dir().join(format!("toolmark-certifi-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["certifi", "pip/_vendor/certifi", "other"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+            std::fs::write(dir.join(d).join("cacert.pem"), "real roots").unwrap();
+        }
+        assert_eq!(trust_trap_ca(&dir, "/out/ca.pem").unwrap(), 2);
+        for d in ["certifi", "pip/_vendor/certifi"] {
+            let link = std::fs::read_link(dir.join(d).join("cacert.pem")).unwrap();
+            assert_eq!(link, Path::new("/out/ca.pem"), "{d}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.join("other/cacert.pem")).unwrap(),
+            "real roots",
+            "only certifi's"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -68,7 +68,20 @@ pub struct BundleSpec {
     /// `CAP_SETGID`, and starts the program it is given as `uid` — which then has no
     /// capability at all. Otherwise `args` runs as `uid` from the start.
     pub root_harness: bool,
+    /// The certificate file the system's trust store is inside (`None`: no store): every
+    /// [`SYSTEM_CA_FILES`] path is a link to it, so OpenSSL's default paths (Debian's
+    /// `/usr/lib/ssl/cert.pem` leads to the first), Go, curl and anything else reading the
+    /// system store trust what it holds — the run's trap CA.
+    pub ca_bundle: Option<String>,
 }
+
+/// Where the system's trust store is looked for (Debian's, then the Red Hat and BSD paths Go
+/// also reads): links to [`BundleSpec::ca_bundle`] in the bundle's `/etc`.
+pub const SYSTEM_CA_FILES: [&str; 3] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/ssl/cert.pem",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+];
 
 /// An OCI bundle on disk, removed when dropped.
 #[derive(Debug)]
@@ -117,6 +130,15 @@ impl Bundle {
             etc.join("nsswitch.conf"),
             "passwd: files\ngroup: files\nhosts: files dns\n",
         )?;
+        if let Some(ca) = &spec.ca_bundle {
+            for file in SYSTEM_CA_FILES {
+                let link = root.join(file.trim_start_matches('/'));
+                if let Some(parent) = link.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::os::unix::fs::symlink(ca, link)?;
+            }
+        }
         std::fs::write(
             dir.join("config.json"),
             serde_json::to_vec_pretty(&config(spec))?,

@@ -31,7 +31,7 @@ pub struct Connection {
     pub at: SystemTime,
     /// Its id.
     pub id: u64,
-    /// `http`, `https` or `smtp`.
+    /// `http`, `https`, `smtp`, `smtps` (SMTP over TLS) or `tcp` (the raw trap).
     pub kind: String,
     /// The address and port it was made to (the name's own loopback address).
     pub local: String,
@@ -121,24 +121,26 @@ impl Traps {
                 name: text("name")?,
                 answer: text("answer"),
             }),
-            kind @ ("http" | "https" | "smtp") => self.connections.push(Connection {
-                at,
-                id: v.get("id")?.as_u64()?,
-                kind: kind.to_owned(),
-                local: text("local")?,
-                sni: text("sni"),
-                recipients: v
-                    .get("recipients")?
-                    .as_array()?
-                    .iter()
-                    .map(|r| r.as_str().map(str::to_owned))
-                    .collect::<Option<_>>()?,
-                bytes: v.get("bytes")?.as_u64()?,
-                payload: base64::engine::general_purpose::STANDARD
-                    .decode(v.get("payload")?.as_str()?)
-                    .ok()?,
-                complete: v.get("complete")?.as_bool()?,
-            }),
+            kind @ ("http" | "https" | "smtp" | "smtps" | "tcp") => {
+                self.connections.push(Connection {
+                    at,
+                    id: v.get("id")?.as_u64()?,
+                    kind: kind.to_owned(),
+                    local: text("local")?,
+                    sni: text("sni"),
+                    recipients: v
+                        .get("recipients")?
+                        .as_array()?
+                        .iter()
+                        .map(|r| r.as_str().map(str::to_owned))
+                        .collect::<Option<_>>()?,
+                    bytes: v.get("bytes")?.as_u64()?,
+                    payload: base64::engine::general_purpose::STANDARD
+                        .decode(v.get("payload")?.as_str()?)
+                        .ok()?,
+                    complete: v.get("complete")?.as_bool()?,
+                })
+            }
             "open" => {
                 opened.insert(v.get("id")?.as_u64()?, (at, text("local")?));
             }
@@ -164,17 +166,21 @@ impl Traps {
 
 impl Connection {
     /// Where the package meant it to go: `kind://name` (the TLS name, else the looked-up name
-    /// of the address, else the address), and the recipients of a mail.
+    /// of the address, else the address; with the port for the raw trap, `tcp://name:4444`),
+    /// and the recipients of a mail.
     pub fn describe(&self, names: &BTreeMap<String, String>) -> String {
-        let addr = self
+        let (addr, port) = self
             .local
             .rsplit_once(':')
-            .map_or(self.local.as_str(), |(a, _)| a);
-        let name = self
+            .unwrap_or((self.local.as_str(), ""));
+        let mut name = self
             .sni
             .clone()
             .or_else(|| names.get(addr).cloned())
-            .unwrap_or_else(|| self.local.clone());
+            .unwrap_or_else(|| addr.to_owned());
+        if self.kind == "tcp" || name == addr {
+            name = format!("{name}:{port}");
+        }
         if self.recipients.is_empty() {
             format!("{}://{name}", self.kind)
         } else {
@@ -196,6 +202,7 @@ mod tests {
 {"t":1796177100000005,"id":0,"kind":"https","local":"127.128.0.1:443","sni":"exfil.example","recipients":[],"bytes":5,"payload":"aGVsbG8=","complete":true}
 {"t":1796177100000003,"id":1,"kind":"smtp","local":"127.128.0.2:25","sni":null,"recipients":["x@outside.example"],"bytes":0,"payload":"","complete":false}
 {"t":1796177100000004,"kind":"open","id":2,"local":"127.128.0.1:80"}
+{"t":1796177100000006,"id":3,"kind":"tcp","local":"127.128.0.1:4444","sni":null,"recipients":[],"bytes":2,"payload":"aGk=","complete":true}
 {"t":1796177100000004,"kind":"refused","local":"127.128.0.1:80"}
 not json
 {"t":1,"kind":"what"}
@@ -221,6 +228,11 @@ not json
         assert_eq!(
             t.connections[1].describe(&names),
             "smtp://127.128.0.2:25 to x@outside.example"
+        );
+        assert_eq!(
+            t.connections[2].describe(&names),
+            "tcp://exfil.example:4444",
+            "the raw trap's port is part of where it went"
         );
     }
 }

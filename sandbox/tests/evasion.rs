@@ -16,10 +16,10 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::packages::{fetched, observer, pack, wheel, work_dir};
-use support::{needed, registries};
+use support::needed;
+use support::packages::{observer, pack, published, wheel, work_dir};
 use toolmark_sandbox::findings::Phase;
-use toolmark_sandbox::observe::{Artifact, CALLS_GRACE, Launch, Report, Status};
+use toolmark_sandbox::observe::{CALLS_GRACE, Launch, Report, Status};
 use toolmark_sandbox::runsc::runsc_path;
 
 /// A stdio MCP server in JavaScript with three tools (`first`, `second`, `third`, each
@@ -155,56 +155,6 @@ fn pypi_package(dir: &Path, name: &str, hooks: &Hooks) -> PathBuf {
         &format!("{name} = {module}:main"),
         "",
     )
-}
-
-/// `npm` tarballs published to a real Verdaccio and `wheels` served by a real pypiserver, each
-/// fetched back through the crawler's guard with its digest checked, as the sweep fetches;
-/// `None` when a registry is not installed (a skip; a failure under CI).
-async fn published(
-    work: &Path,
-    npm: &[(&str, PathBuf)],
-    wheels: &[(&str, PathBuf)],
-) -> Option<Vec<Artifact>> {
-    let mut out = Vec::new();
-    if !npm.is_empty() {
-        let install = registries::installed("TOOLMARK_VERDACCIO", "verdaccio")?;
-        let verdaccio = tokio::task::block_in_place(|| {
-            let verdaccio = registries::Verdaccio::start(&install, work);
-            for (_, tarball) in npm {
-                verdaccio.publish(tarball);
-            }
-            verdaccio
-        });
-        let registries = toolmark_crawler::packages::Registries {
-            npm: verdaccio.url.clone(),
-            ..Default::default()
-        };
-        for (name, _) in npm {
-            let dir = work.join("fetched").join(name);
-            let tarball = fetched(&dir, &registries, &format!("npm:{name}@1.0.0")).await;
-            out.push(Artifact::Npm(tarball));
-        }
-    }
-    if !wheels.is_empty() {
-        let venv = registries::installed("TOOLMARK_PYPISERVER", "pypiserver")?;
-        let index = work.join("index");
-        std::fs::create_dir_all(&index).unwrap();
-        for (_, wheel) in wheels {
-            std::fs::rename(wheel, index.join(wheel.file_name().unwrap())).unwrap();
-        }
-        let pypiserver =
-            tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
-        let registries = toolmark_crawler::packages::Registries {
-            pypi: pypiserver.url.clone(),
-            ..Default::default()
-        };
-        for (name, _) in wheels {
-            let dir = work.join("fetched").join(name);
-            let wheel = fetched(&dir, &registries, &format!("pypi:{name}==1.0")).await;
-            out.push(Artifact::Wheel(wheel));
-        }
-    }
-    Some(out)
 }
 
 /// The package `test` built with `npm` hooks (an npm tarball) and `pypi` hooks (a wheel), each

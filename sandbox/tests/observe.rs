@@ -14,8 +14,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::packages::{codes, evidence, fetched, observer, pack, python, wheel, work_dir};
-use support::{needed, registries, servers};
+use support::packages::{
+    codes, evidence, observer, pack, published, python, server_package, wheel, work_dir,
+};
+use support::{needed, servers};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{Artifact, Launch, Report, Status};
 use toolmark_sandbox::prepare::{PYPI_SIMPLE, PipOptions, PrepareError, pypi_tree};
@@ -206,44 +208,21 @@ require('readline').createInterface({ input: process.stdin }).on('line', (line) 
     .unwrap();
 }
 
-/// A one-file package `name` whose server is `server` (JavaScript).
-fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
-    let src = dir.join(name);
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(
-        src.join("package.json"),
-        format!(r#"{{"name":"{name}","version":"1.0.0","bin":"server.js"}}"#),
-    )
-    .unwrap();
-    std::fs::write(src.join("server.js"), server).unwrap();
-    pack(dir, &src, &format!("{name}-1.0.0.tgz"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_planted_behaviour_is_found_in_its_phase_with_its_code() {
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
-    let Some(install) = registries::installed("TOOLMARK_VERDACCIO", "verdaccio") else {
-        return;
-    };
     let work = work_dir("observe-canary");
     // Published to a real npm registry on loopback and fetched back from it, verified.
-    let verdaccio = tokio::task::block_in_place(|| {
-        let verdaccio = registries::Verdaccio::start(&install, &work);
-        verdaccio.publish(&canary_package(&work));
-        verdaccio
-    });
-    let registries = toolmark_crawler::packages::Registries {
-        npm: verdaccio.url.clone(),
-        ..Default::default()
+    let package = [("canary-behaviours", canary_package(&work))];
+    let Some(fetched) = published(&work, &package, &[]).await else {
+        return;
     };
-    let tarball = fetched(&work, &registries, "npm:canary-behaviours@1.0.0").await;
-    drop(verdaccio);
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report = observer(runsc, &runs)
-        .observe_npm(&tarball, &Launch::default())
+        .observe(&fetched[0], &Launch::default())
         .await;
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
     assert_eq!(
@@ -488,9 +467,6 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
     let Some(runsc) = needed("runsc", runsc_path()) else {
         return;
     };
-    let Some(venv) = registries::installed("TOOLMARK_PYPISERVER", "pypiserver") else {
-        return;
-    };
     let work = work_dir("observe-wheel");
     let pth = format!("{CANARY_PTH}\n");
     let wheel = wheel(
@@ -507,20 +483,13 @@ async fn a_wheels_start_code_is_the_install_phase_and_each_behaviour_is_found_in
     );
     // Served by a real Python package index on loopback and fetched back from it (its simple
     // index), verified.
-    let index = work.join("index");
-    std::fs::create_dir_all(&index).unwrap();
-    std::fs::rename(&wheel, index.join(wheel.file_name().unwrap())).unwrap();
-    let pypiserver = tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
-    let registries = toolmark_crawler::packages::Registries {
-        pypi: pypiserver.url.clone(),
-        ..Default::default()
+    let Some(fetched) = published(&work, &[], &[("canary-wheel", wheel)]).await else {
+        return;
     };
-    let wheel = fetched(&work, &registries, "pypi:canary-wheel==1.0").await;
-    drop(pypiserver);
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs).unwrap();
     let report = observer(runsc, &runs)
-        .observe(&Artifact::Wheel(wheel), &Launch::default())
+        .observe(&fetched[0], &Launch::default())
         .await;
     assert_eq!(report.status, Status::Ok, "{}", report.detail);
     assert_eq!(report.package_id(), "pypi:canary-wheel@1.0");

@@ -65,6 +65,7 @@ fn bundle_at(
             open_files: 1024,
             processes: 256,
             root_harness: false,
+            ca_bundle: None,
         },
     )
     .unwrap()

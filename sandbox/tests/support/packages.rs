@@ -9,10 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use toolmark_sandbox::observe::{Limits, Observer, Report};
+use toolmark_sandbox::observe::{Artifact, Limits, Observer, Report};
 use toolmark_sandbox::prepare::{NpmOptions, PYPI_SIMPLE, PipOptions};
 
-use super::servers;
+use super::{registries, servers};
 
 /// An observer installing from the warmed cache only, its runs under `work`.
 pub fn observer(runsc: PathBuf, work: &Path) -> Observer {
@@ -159,4 +159,67 @@ pub fn wheel(
         requires.as_ref(),
     ]);
     PathBuf::from(made.trim())
+}
+
+/// A one-file package `name` whose server is `server` (JavaScript), packed into `dir`.
+pub fn server_package(dir: &Path, name: &str, server: &str) -> PathBuf {
+    let src = dir.join(name);
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("package.json"),
+        format!(r#"{{"name":"{name}","version":"1.0.0","bin":"server.js"}}"#),
+    )
+    .unwrap();
+    std::fs::write(src.join("server.js"), server).unwrap();
+    pack(dir, &src, &format!("{name}-1.0.0.tgz"))
+}
+
+/// `npm` tarballs published to a real Verdaccio and `wheels` served by a real pypiserver, each
+/// fetched back through the crawler's guard with its digest checked, as the sweep fetches;
+/// `None` when a registry is not installed (a skip; a failure under CI).
+pub async fn published(
+    work: &Path,
+    npm: &[(&str, PathBuf)],
+    wheels: &[(&str, PathBuf)],
+) -> Option<Vec<Artifact>> {
+    let mut out = Vec::new();
+    if !npm.is_empty() {
+        let install = registries::installed("TOOLMARK_VERDACCIO", "verdaccio")?;
+        let verdaccio = tokio::task::block_in_place(|| {
+            let verdaccio = registries::Verdaccio::start(&install, work);
+            for (_, tarball) in npm {
+                verdaccio.publish(tarball);
+            }
+            verdaccio
+        });
+        let registries = toolmark_crawler::packages::Registries {
+            npm: verdaccio.url.clone(),
+            ..Default::default()
+        };
+        for (name, _) in npm {
+            let dir = work.join("fetched").join(name);
+            let tarball = fetched(&dir, &registries, &format!("npm:{name}@1.0.0")).await;
+            out.push(Artifact::Npm(tarball));
+        }
+    }
+    if !wheels.is_empty() {
+        let venv = registries::installed("TOOLMARK_PYPISERVER", "pypiserver")?;
+        let index = work.join("index");
+        std::fs::create_dir_all(&index).unwrap();
+        for (_, wheel) in wheels {
+            std::fs::rename(wheel, index.join(wheel.file_name().unwrap())).unwrap();
+        }
+        let pypiserver =
+            tokio::task::block_in_place(|| registries::PypiServer::start(&venv, &index));
+        let registries = toolmark_crawler::packages::Registries {
+            pypi: pypiserver.url.clone(),
+            ..Default::default()
+        };
+        for (name, _) in wheels {
+            let dir = work.join("fetched").join(name);
+            let wheel = fetched(&dir, &registries, &format!("pypi:{name}==1.0")).await;
+            out.push(Artifact::Wheel(wheel));
+        }
+    }
+    Some(out)
 }
