@@ -389,8 +389,11 @@ impl Observer {
 }
 
 /// The observer's version in the facts it reports: a version observed under an older one is
-/// observed again.
-pub const OBSERVER: &str = "toolmark-sandbox/1";
+/// observed again. `/2` (issue #25): encoded canaries, the raw TCP and SMTPS traps, HTTPS the
+/// runtime trusts, the calls' grace, persistence by rename, link or directory and the decoy
+/// HOME as a witness, writes to sockets only as leaks, `input-required` calls — a version `/1`
+/// judged clean may not be.
+pub const OBSERVER: &str = "toolmark-sandbox/2";
 
 impl Report {
     /// `npm:<name>@<version>` or `pypi:<pep503-name>@<version>` as installed (empty before
