@@ -71,8 +71,7 @@ struct Traps {
 }
 
 fn main() {
-    // `exit`, not a return from `main`: dropping the runtime would wait for its blocking tasks,
-    // and the reaper of the orphans left after `LINGER` waits as long as any lives.
+    // `exit`: pid 1's end ends the sandbox and every orphan still in it.
     std::process::exit(i32::from(start()))
 }
 
@@ -94,7 +93,11 @@ fn start() -> u8 {
         Ok(r) => r,
         Err(e) => return failed(&out, &format!("runtime: {e}")),
     };
-    runtime.block_on(run(&out, uid, &program))
+    let code = runtime.block_on(run(&out, uid, &program));
+    // Not a drop: dropping a runtime waits for its blocking tasks, and the reaper of the
+    // orphans left after LINGER waits as long as any lives.
+    runtime.shutdown_background();
+    code
 }
 
 fn failed(out: &Path, why: &str) -> u8 {

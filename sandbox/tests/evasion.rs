@@ -502,3 +502,35 @@ async fn a_call_answered_input_required_is_that_tools_outcome_and_the_others_are
         assert!(report.calls[1].detail.contains("io.example/approve"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphan_an_install_script_leaves_running_holds_the_install_phase_only_linger() {
+    // The script leaves `sleep 999` behind, detached: the probe lingers LINGER for it, then
+    // exits (ending the sandbox and the orphan), and startup and calls are observed.
+    let hooks = Hooks {
+        postinstall: Some("node install.js"),
+        files: &[(
+            "install.js",
+            "require('child_process').spawn('/usr/bin/sleep', ['999'], { detached: true, stdio: 'ignore' }).unref();\n",
+        )],
+        ..Default::default()
+    };
+    let expected: &[(&str, Phase, &[&str])] = &[(
+        "INSTALL_BEHAVIOUR",
+        Phase::Install,
+        &["/usr/bin/node", "/usr/bin/sleep"],
+    )];
+    let Some(reports) = each_exactly("install-orphan", Some(&hooks), None, ALL, expected).await
+    else {
+        return;
+    };
+    for report in &reports {
+        let (_, install) = report
+            .timings
+            .iter()
+            .find(|(step, _)| *step == "install")
+            .expect("the install phase is timed");
+        // Structural, far from INSTALL_TIMEOUT (120 s): npm's own time and LINGER (3 s).
+        assert!(*install < std::time::Duration::from_secs(30), "{install:?}");
+    }
+}
