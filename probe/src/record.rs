@@ -10,7 +10,8 @@
 //!   size limit) before its request ended;
 //! - `{"t": µs, "kind": "open", "id": n, "local": "127.128.0.1:443"}`: a trap took connection
 //!   `n`; its `http`/`https`/`smtp` record (same `id`) follows when it ends — an `open` without
-//!   one is a connection the run ended (recorded nowhere else: what it carried is unknown);
+//!   one is a connection the run ended (what it carried is unknown, but for a raw one's
+//!   `progress`);
 //! - `{"t": µs, "kind": "progress", "id": n, "trap": "tcp", "local": "…", "sni": "…"|null,
 //!   "bytes": n, "chunk": "<base64>"}`: what raw trap connection `n` has sent so far, written
 //!   after each [`crate::raw::SILENCE`] and at least every [`crate::raw::PROGRESS_EVERY`] while
