@@ -534,3 +534,44 @@ async fn an_orphan_an_install_script_leaves_running_holds_the_install_phase_only
         assert!(*install < std::time::Duration::from_secs(30), "{install:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_listen_on_a_trap_port_is_trap_port_taken() {
+    // A server of the package's own on 4444 (the raw trap's): its listen fails with
+    // EADDRINUSE and it exits; the report says why.
+    let Some(runsc) = needed("runsc", runsc_path()) else {
+        return;
+    };
+    let work = work_dir("evasion-trap-port");
+    let hooks = Hooks {
+        start: "require('net').createServer().listen(4444);",
+        ..Default::default()
+    };
+    let tarballs = [("trap-port", npm_package(&work, "trap-port", &hooks))];
+    let Some(artifacts) = published(&work, &tarballs, &[]).await else {
+        return;
+    };
+    let runs = work.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let report = observer(runsc, &runs)
+        .observe(&artifacts[0], &Launch::default())
+        .await;
+    eprintln!(
+        "trap-port: {} {} {:#?}",
+        report.status.as_str(),
+        report.detail,
+        report.phases
+    );
+    assert_eq!(report.status, Status::Exited, "{}", report.detail);
+    let startup = report
+        .phases
+        .iter()
+        .find(|p| p.phase == Phase::Startup)
+        .expect("startup observed");
+    assert!(
+        startup.incomplete.iter().any(|r| r == "trap-port-taken"),
+        "{:?}",
+        startup.incomplete
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
