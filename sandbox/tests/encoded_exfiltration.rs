@@ -9,7 +9,9 @@
 mod support;
 
 use support::needed;
-use support::packages::{codes, evidence, observer, published, server_package, wheel, work_dir};
+use support::packages::{
+    codes, evidence, observed_one, observer, published, server_package, wheel, work_dir,
+};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{Launch, Report, Status};
 use toolmark_sandbox::runsc::runsc_path;
@@ -389,14 +391,9 @@ async fn a_canary_sent_on_a_connection_held_open_past_the_grace_is_found() {
         "held-open",
         server_package(&work, "held-open", &one_tool_server(act)),
     )];
-    let Some(fetched) = published(&work, &packages, &[]).await else {
+    let Some(report) = observed_one(runsc, &work, &packages, &[]).await else {
         return;
     };
-    let runs = work.join("runs");
-    std::fs::create_dir_all(&runs).unwrap();
-    let report = observer(runsc, &runs)
-        .observe(&fetched[0], &Launch::default())
-        .await;
     eprintln!(
         "held-open: {} in {:?}, {:?} {:#?}",
         report.status.as_str(),
@@ -466,14 +463,9 @@ async fn python_logging_in_over_ftp_or_pop3_with_the_token_is_found() {
         "login = login:main",
         "",
     );
-    let Some(fetched) = published(&work, &[], &[("login", made)]).await else {
+    let Some(report) = observed_one(runsc, &work, &[], &[("login", made)]).await else {
         return;
     };
-    let runs = work.join("runs");
-    std::fs::create_dir_all(&runs).unwrap();
-    let report = observer(runsc, &runs)
-        .observe(&fetched[0], &Launch::default())
-        .await;
     eprintln!(
         "login: {} in {:?}, calls {:?}, {:?}",
         report.status.as_str(),

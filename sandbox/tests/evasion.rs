@@ -17,7 +17,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::needed;
-use support::packages::{observer, pack, published, wheel, work_dir};
+use support::packages::{observed_one, observer, pack, published, wheel, work_dir};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{CALLS_GRACE, Launch, Report, Status};
 use toolmark_sandbox::runsc::runsc_path;
@@ -548,14 +548,9 @@ async fn a_server_that_cannot_listen_on_a_trap_port_is_trap_port_taken() {
         ..Default::default()
     };
     let tarballs = [("trap-port", npm_package(&work, "trap-port", &hooks))];
-    let Some(artifacts) = published(&work, &tarballs, &[]).await else {
+    let Some(report) = observed_one(runsc, &work, &tarballs, &[]).await else {
         return;
     };
-    let runs = work.join("runs");
-    std::fs::create_dir_all(&runs).unwrap();
-    let report = observer(runsc, &runs)
-        .observe(&artifacts[0], &Launch::default())
-        .await;
     eprintln!(
         "trap-port: {} {} {:#?}",
         report.status.as_str(),
