@@ -12,7 +12,8 @@
 //!   told to trust), SMTP on 25 and 587, SMTP over TLS on 465, and raw TCP on
 //!   [`RAW_TRAP_PORTS`] (whatever the client sends, read to its end; TLS, when the client
 //!   starts it, ended with the run's CA; an HTTP request answered as the HTTP trap answers
-//!   it). Each answers as a server that took the request (`200 {}`, `250`), records the first
+//!   it; FTP, POP3, IMAP and SSH clients greeted and answered, [`raw`]; what a connection
+//!   held open has sent recorded as it comes, `progress`). Each answers as a server that took the request (`200 {}`, `250`), records the first
 //!   [`MAX_TRAP_PAYLOAD`] bytes, and never forwards.
 //!
 //! What it never does: read the package's files, write anything but `OUT`, or talk to
@@ -20,6 +21,7 @@
 
 pub mod dns;
 pub mod http;
+pub mod raw;
 pub mod record;
 pub mod smtp;
 
@@ -49,11 +51,41 @@ pub const MAX_RECIPIENTS: usize = 64;
 /// what they do is seen. It exits as soon as none is left.
 pub const LINGER: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// The ports of the raw TCP trap: ports a package's own exfiltration is known to use (FTP,
-/// SSH, Telnet, DNS over TCP, POP3, IMAP and their TLS ports, SOCKS, IRC, Tor, and the "leet"
-/// and reverse-shell ports), and not ones a server commonly listens on itself (3000, 5000,
-/// 8000, 8080, …: a package listening on a trap's port would fail to bind it). A connection to
-/// any other port reaches nothing (seen in the trace only).
-pub const RAW_TRAP_PORTS: [u16; 15] = [
-    21, 22, 23, 53, 110, 143, 993, 995, 1080, 1337, 4444, 5555, 6667, 9001, 31337,
+/// The ports of the traps that speak a protocol of their own: HTTP, HTTPS, SMTP (25 and 587)
+/// and SMTP over TLS.
+pub const SERVICE_TRAPS: [(u16, &str); 5] = [
+    (80, "http"),
+    (443, "https"),
+    (25, "smtp"),
+    (587, "smtp"),
+    (465, "smtps"),
 ];
+
+/// The ports of the raw TCP trap: ports a package's own exfiltration is known to use (FTP,
+/// SSH, Telnet, DNS over TCP, POP3, IMAP and their TLS ports, SOCKS, IRC, and the "leet" and
+/// reverse-shell ports), and not ones a server commonly listens on itself (3000, 5000, 8000,
+/// 8080, and 1337, 5555, 9001 — Sails', adb's and many dev servers' defaults: a package
+/// listening on a trap's port fails to bind it, `trap-port-taken`). A connection to any other
+/// port reaches nothing (seen in the trace only).
+pub const RAW_TRAP_PORTS: [u16; 12] = [21, 22, 23, 53, 110, 143, 993, 995, 1080, 4444, 6667, 31337];
+
+/// Whether the probe listens on `port` (TCP, every IPv4 address): a package binding it gets
+/// `EADDRINUSE`.
+pub fn is_trap_port(port: u16) -> bool {
+    SERVICE_TRAPS.iter().any(|(p, _)| *p == port) || RAW_TRAP_PORTS.contains(&port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_servers_commonly_listen_on_are_no_trap_ports() {
+        for port in [1337, 3000, 5000, 5555, 8000, 8080, 9001] {
+            assert!(!is_trap_port(port), "{port}");
+        }
+        for port in [21, 25, 80, 443, 465, 587, 4444] {
+            assert!(is_trap_port(port), "{port}");
+        }
+    }
+}

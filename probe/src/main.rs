@@ -11,17 +11,17 @@ use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use toolmark_probe::raw::{Dialogue, PROGRESS_EVERY, SILENCE};
 use toolmark_probe::smtp::{self, Reply};
 use toolmark_probe::{
     LINGER, MAX_NAMES, MAX_RECIPIENTS, MAX_RECORDS, MAX_TRAP_CONNECTIONS, MAX_TRAP_PAYLOAD,
-    MAX_TRAP_READ, RAW_TRAP_PORTS, TRAP_TIMEOUT, dns, http, record,
+    MAX_TRAP_READ, RAW_TRAP_PORTS, SERVICE_TRAPS, TRAP_TIMEOUT, dns, http, record,
 };
 use toolmark_standins::tls::StandInCa;
 
@@ -70,16 +70,21 @@ struct Traps {
     open: AtomicUsize,
 }
 
-fn main() -> ExitCode {
+fn main() {
+    // `exit`: pid 1's end ends the sandbox and every orphan still in it.
+    std::process::exit(i32::from(start()))
+}
+
+fn start() -> u8 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (out, uid, program) = match args.as_slice() {
         [out, uid, dashes, program @ ..] if dashes == "--" && !program.is_empty() => {
             match uid.parse::<u32>() {
                 Ok(uid) if uid != 0 => (PathBuf::from(out), uid, program.to_vec()),
-                _ => return ExitCode::from(SETUP_FAILED),
+                _ => return SETUP_FAILED,
             }
         }
-        _ => return ExitCode::from(SETUP_FAILED),
+        _ => return SETUP_FAILED,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -88,15 +93,20 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return failed(&out, &format!("runtime: {e}")),
     };
-    runtime.block_on(run(&out, uid, &program))
+    let code = runtime.block_on(run(&out, uid, &program));
+    // Not a drop: dropping a runtime waits for its blocking tasks, and the reaper of the
+    // orphans left after LINGER waits as long as any lives.
+    runtime.shutdown_background();
+    code
 }
 
-fn failed(out: &Path, why: &str) -> ExitCode {
+fn failed(out: &Path, why: &str) -> u8 {
     let _ = std::fs::write(out.join("probe.log"), format!("{why}\n"));
-    ExitCode::from(SETUP_FAILED)
+    SETUP_FAILED
 }
 
-async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
+/// The run: its exit status. Every record is written (unbuffered) when it returns.
+async fn run(out: &Path, uid: u32, program: &[String]) -> u8 {
     let setup = async {
         let ca = StandInCa::new("toolmark trap CA").map_err(|e| format!("trap CA: {e}"))?;
         write_public(&out.join("ca.pem"), ca.certificate_pem().as_bytes())
@@ -122,15 +132,8 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
             .await
             .map_err(|e| format!("DNS sink: {e}"))?;
         let mut listeners = Vec::new();
-        let kinds = [
-            (80, "http"),
-            (443, "https"),
-            (25, "smtp"),
-            (587, "smtp"),
-            (465, "smtps"),
-        ];
         let raw = RAW_TRAP_PORTS.iter().map(|p| (*p, "tcp"));
-        for (port, kind) in kinds.into_iter().chain(raw) {
+        for (port, kind) in SERVICE_TRAPS.into_iter().chain(raw) {
             let l = TcpListener::bind(("0.0.0.0", port))
                 .await
                 .map_err(|e| format!("trap on {port}: {e}"))?;
@@ -156,7 +159,7 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
             // install script removed): its outcome, not the probe's.
             let why = format!("starting {}: {e}", program[0]);
             traps.records.force(record::launch_failed(&why));
-            return ExitCode::from(LAUNCH_FAILED);
+            return LAUNCH_FAILED;
         }
     };
     traps.records.force(record::launch(child));
@@ -186,7 +189,8 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
     traps.records.force(record::exit(code));
     // Orphans the program left (re-parented to pid 1) run on for at most LINGER, reaped as
     // they end: a detached child that acts a moment after its parent exited is seen. `wait`
-    // fails (ECHILD) once no process is left.
+    // fails (ECHILD) once no process is left. Past LINGER the blocking `wait` is abandoned (the
+    // caller exits the process; pid 1's exit ends the sandbox and every orphan in it).
     let _ = tokio::time::timeout(
         LINGER,
         tokio::task::spawn_blocking(|| {
@@ -194,7 +198,7 @@ async fn run(out: &Path, uid: u32, program: &[String]) -> ExitCode {
         }),
     )
     .await;
-    ExitCode::from(code as u8)
+    code as u8
 }
 
 /// A file anyone inside may read and only the probe write.
@@ -257,7 +261,11 @@ async fn accept(listener: TcpListener, kind: &'static str, traps: Arc<Traps>) {
         traps.records.write(record::open(id, local));
         let traps = traps.clone();
         tokio::spawn(async move {
-            let mut seen = Seen::default();
+            let mut seen = Seen {
+                id,
+                local,
+                ..Seen::default()
+            };
             // At its time limit the connection is cut; what it sent so far is kept.
             let _ = tokio::time::timeout(TRAP_TIMEOUT, serve(tcp, kind, &traps, &mut seen)).await;
             traps.open.fetch_sub(1, Ordering::SeqCst);
@@ -276,13 +284,33 @@ async fn accept(listener: TcpListener, kind: &'static str, traps: Arc<Traps>) {
 }
 
 /// What a trap saw of one connection.
-#[derive(Default)]
 struct Seen {
+    /// The connection's id (its `open` record's).
+    id: u64,
+    /// The address it was made to.
+    local: SocketAddr,
     sni: Option<String>,
     recipients: Vec<String>,
     bytes: usize,
     payload: Vec<u8>,
     complete: bool,
+    /// `bytes` and kept payload bytes as of the last `progress` record.
+    recorded: (usize, usize),
+}
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen {
+            id: 0,
+            local: SocketAddr::from(([0, 0, 0, 0], 0)),
+            sni: None,
+            recipients: Vec::new(),
+            bytes: 0,
+            payload: Vec::new(),
+            complete: false,
+            recorded: (0, 0),
+        }
+    }
 }
 
 impl Seen {
@@ -291,6 +319,22 @@ impl Seen {
         let room = MAX_TRAP_PAYLOAD.saturating_sub(self.payload.len());
         self.payload
             .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// A `progress` record of what came since the last one (none when nothing came).
+    fn progress(&mut self, kind: &str, traps: &Traps) {
+        if self.bytes == self.recorded.0 {
+            return;
+        }
+        traps.records.write(record::progress(
+            self.id,
+            kind,
+            self.local,
+            self.sni.as_deref(),
+            self.bytes,
+            &self.payload[self.recorded.1..],
+        ));
+        self.recorded = (self.bytes, self.payload.len());
     }
 }
 
@@ -309,14 +353,17 @@ async fn serve(tcp: TcpStream, kind: &str, traps: &Traps, seen: &mut Seen) {
         }
         "tcp" => {
             // A client that starts with a TLS handshake (its first byte a handshake record's)
-            // gets TLS with the run's CA: what it sends inside is the payload.
+            // gets TLS with the run's CA: what it sends inside is the payload. One that says
+            // nothing for SILENCE waits for a greeting: plain.
             let mut first = [0u8; 1];
-            if matches!(tcp.peek(&mut first).await, Ok(1)) && first[0] == 0x16 {
+            let peeked = tokio::time::timeout(SILENCE, tcp.peek(&mut first)).await;
+            let dialogue = Dialogue::of(seen.local.port());
+            if matches!(peeked, Ok(Ok(1))) && first[0] == 0x16 {
                 if let Some(stream) = tls(tcp, traps, seen).await {
-                    raw(stream, seen).await
+                    raw(stream, dialogue, traps, seen).await
                 }
             } else {
-                raw(tcp, seen).await
+                raw(tcp, dialogue, traps, seen).await
             }
         }
         _ => mail(tcp, seen).await,
@@ -397,30 +444,70 @@ const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCon
 
 /// Raw TCP: whatever the client sends, to its end (it closes) within the trap's limits. An HTTP
 /// request is answered as the HTTP trap answers it: a client waiting for the answer would
-/// otherwise wait out the trap's time.
-async fn raw<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, seen: &mut Seen) {
+/// otherwise wait out the trap's time. A port with a [`Dialogue`] greets a client silent for
+/// [`SILENCE`] and answers its command lines. What came so far is recorded (`progress`) after
+/// each silence and at least every [`PROGRESS_EVERY`]: a connection held open until the run
+/// ends keeps its payload.
+async fn raw<S: AsyncRead + AsyncWrite + Unpin>(
+    mut s: S,
+    dialogue: Option<Dialogue>,
+    traps: &Traps,
+    seen: &mut Seen,
+) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut answered = false;
+    let mut greeted = false;
+    // Command lines are read from the kept payload: how far they were read.
+    let mut lines_read = 0;
+    let mut recorded_at = tokio::time::Instant::now();
     loop {
-        match s.read(&mut buf).await {
-            Ok(0) => {
+        let n = match tokio::time::timeout(SILENCE, s.read(&mut buf)).await {
+            Err(_) => {
+                if !greeted && seen.bytes == 0 {
+                    if let Some(d) = dialogue {
+                        let _ = s.write_all(d.greeting()).await;
+                        let _ = s.flush().await;
+                    }
+                }
+                greeted = true;
+                seen.progress("tcp", traps);
+                recorded_at = tokio::time::Instant::now();
+                continue;
+            }
+            Ok(Ok(0)) => {
                 seen.complete = true;
                 break;
             }
-            Err(_) => break,
-            Ok(n) => {
-                seen.keep(&buf[..n]);
-                if seen.bytes > MAX_TRAP_READ {
-                    break;
-                }
-                if !answered
-                    && http::is_request(&seen.payload)
-                    && http::request_ended(&seen.payload) == Some(true)
-                {
-                    answered = true;
-                    let _ = s.write_all(ANSWER).await;
-                    let _ = s.flush().await;
-                }
+            Ok(Err(_)) => break,
+            Ok(Ok(n)) => n,
+        };
+        seen.keep(&buf[..n]);
+        if seen.bytes > MAX_TRAP_READ {
+            break;
+        }
+        if recorded_at.elapsed() >= PROGRESS_EVERY {
+            seen.progress("tcp", traps);
+            recorded_at = tokio::time::Instant::now();
+        }
+        if http::is_request(&seen.payload) {
+            if !answered && http::request_ended(&seen.payload) == Some(true) {
+                answered = true;
+                let _ = s.write_all(ANSWER).await;
+                let _ = s.flush().await;
+            }
+            continue;
+        }
+        let Some(d) = dialogue else {
+            continue;
+        };
+        while let Some(end) = seen.payload[lines_read..].iter().position(|b| *b == b'\n') {
+            let line = &seen.payload[lines_read..lines_read + end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let answer = d.reply(line);
+            lines_read += end + 1;
+            if let Some(answer) = answer {
+                let _ = s.write_all(&answer).await;
+                let _ = s.flush().await;
             }
         }
     }

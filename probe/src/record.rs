@@ -10,7 +10,13 @@
 //!   size limit) before its request ended;
 //! - `{"t": µs, "kind": "open", "id": n, "local": "127.128.0.1:443"}`: a trap took connection
 //!   `n`; its `http`/`https`/`smtp` record (same `id`) follows when it ends — an `open` without
-//!   one is a connection the run ended (recorded nowhere else: what it carried is unknown);
+//!   one is a connection the run ended (what it carried is unknown, but for a raw one's
+//!   `progress`);
+//! - `{"t": µs, "kind": "progress", "id": n, "trap": "tcp", "local": "…", "sni": "…"|null,
+//!   "bytes": n, "chunk": "<base64>"}`: what raw trap connection `n` has sent so far, written
+//!   after each [`crate::raw::SILENCE`] and at least every [`crate::raw::PROGRESS_EVERY`] while
+//!   it sends (`bytes` in all, `chunk` the kept payload bytes since the last `progress`): a
+//!   connection the run ends has its payload all the same (its chunks, joined);
 //! - `{"t": µs, "kind": "refused", "local": "…"}`: a connection over `MAX_TRAP_CONNECTIONS`,
 //!   closed unread;
 //! - `{"t": µs, "kind": "launch", "pid": n}`: the package's program was started as pid `n`;
@@ -78,6 +84,21 @@ pub fn connection(
            "recipients": recipients, "bytes": bytes,
            "payload": base64::engine::general_purpose::STANDARD.encode(payload),
            "complete": complete})
+}
+
+/// What raw trap connection `id` has sent since its last progress record: `chunk` (kept
+/// payload bytes), `bytes` in all.
+pub fn progress(
+    id: u64,
+    trap: &str,
+    local: std::net::SocketAddr,
+    sni: Option<&str>,
+    bytes: usize,
+    chunk: &[u8],
+) -> Value {
+    json!({"t": now(), "kind": "progress", "id": id, "trap": trap, "local": local.to_string(),
+           "sni": sni, "bytes": bytes,
+           "chunk": base64::engine::general_purpose::STANDARD.encode(chunk)})
 }
 
 /// The package's program started as `pid`.

@@ -1379,6 +1379,11 @@ impl<'a> Run<'a> {
                 if t.refused.iter().any(|(at, _)| window.holds_at(*at)) {
                     incomplete.push("trap-refused".to_owned());
                 }
+                if crate::traps::trap_port_taken(&part) {
+                    // A listener of the package's own failed on a trap's port: what it would
+                    // have served was not seen.
+                    incomplete.push("trap-port-taken".to_owned());
+                }
                 let unread = t
                     .unreadable_lookups
                     .iter()

@@ -10,6 +10,8 @@ use std::time::{Duration, SystemTime};
 use base64::Engine;
 use serde_json::Value;
 
+use crate::trace::{self, Address, Call, Trace};
+
 /// Most bytes of the probe's records read.
 pub const MAX_TRAPS_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -89,15 +91,23 @@ impl Traps {
         Some(traps)
     }
 
-    /// Records from their bytes.
+    /// Records from their bytes. A connection the run ended after `progress` records is a
+    /// connection all the same, its payload their chunks joined, not `complete`.
     pub fn parse(bytes: &[u8]) -> Traps {
         let mut t = Traps::default();
         let mut opened: BTreeMap<u64, (SystemTime, String)> = BTreeMap::new();
+        let mut partial: BTreeMap<u64, Connection> = BTreeMap::new();
         for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            if t.take(line, &mut opened).is_none() {
+            if t.take(line, &mut opened, &mut partial).is_none() {
                 t.unreadable += 1;
             }
         }
+        for c in &t.connections {
+            // Its own record says it all.
+            partial.remove(&c.id);
+        }
+        t.connections
+            .extend(partial.into_values().filter(|c| opened.contains_key(&c.id)));
         for c in &mut t.connections {
             if let Some((at, _)) = opened.remove(&c.id) {
                 c.at = at;
@@ -111,6 +121,7 @@ impl Traps {
         &mut self,
         line: &[u8],
         opened: &mut BTreeMap<u64, (SystemTime, String)>,
+        partial: &mut BTreeMap<u64, Connection>,
     ) -> Option<()> {
         let v: Value = serde_json::from_slice(line).ok()?;
         let at = SystemTime::UNIX_EPOCH + Duration::from_micros(v.get("t")?.as_u64()?);
@@ -141,6 +152,31 @@ impl Traps {
                     complete: v.get("complete")?.as_bool()?,
                 })
             }
+            "progress" => {
+                let id = v.get("id")?.as_u64()?;
+                let chunk = base64::engine::general_purpose::STANDARD
+                    .decode(v.get("chunk")?.as_str()?)
+                    .ok()?;
+                let bytes = v.get("bytes")?.as_u64()?;
+                let c = partial.entry(id).or_insert_with(|| Connection {
+                    at,
+                    id,
+                    kind: String::new(),
+                    local: String::new(),
+                    sni: None,
+                    recipients: Vec::new(),
+                    bytes: 0,
+                    payload: Vec::new(),
+                    complete: false,
+                });
+                c.kind = text("trap")?;
+                c.local = text("local")?;
+                c.sni = text("sni");
+                c.bytes = c.bytes.max(bytes);
+                // The probe keeps at most MAX_TRAP_PAYLOAD of a connection: so do its chunks.
+                let room = toolmark_probe::MAX_TRAP_PAYLOAD.saturating_sub(c.payload.len());
+                c.payload.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
             "open" => {
                 opened.insert(v.get("id")?.as_u64()?, (at, text("local")?));
             }
@@ -162,6 +198,24 @@ impl Traps {
             .filter_map(|l| Some((l.answer.clone()?, l.name.clone())))
             .collect()
     }
+}
+
+/// Linux's `EADDRINUSE`: the address is bound already.
+const EADDRINUSE: u32 = 98;
+
+/// Whether a process in `trace` failed to bind a TCP port the probe's traps hold
+/// ([`toolmark_probe::is_trap_port`]) because it was taken: a server of the package's own that
+/// could not listen, `trap-port-taken` (the run's status alone would not say why).
+pub fn trap_port_taken(trace: &Trace) -> bool {
+    trace.events.iter().any(|e| {
+        e.exit
+            && e.syscall == "bind"
+            && e.errno == Some(EADDRINUSE)
+            && matches!(
+                trace::decode(e),
+                Some(Call::Bind(Address::Inet { port, .. })) if toolmark_probe::is_trap_port(port)
+            )
+    })
 }
 
 impl Connection {
@@ -234,5 +288,61 @@ not json
             "tcp://exfil.example:4444",
             "the raw trap's port is part of where it went"
         );
+    }
+
+    #[test]
+    fn a_bind_refused_on_a_trap_port_is_a_taken_trap_port() {
+        let line = |port: u16, result: &str| {
+            format!(
+                "I1202 01:40:46.952751   32737 strace.go:605] [   2:   2] node X bind(0x15 socket:[9], 0x7f00 {{Family: AF_INET, Addr: 0.0.0.0, Port: {port}}}, 0x10) {result} (22.222µs)"
+            )
+        };
+        let taken = "= 0 (0x0) errno=98 (address already in use)";
+        let log = |lines: &[String]| trace::parse(lines.join("\n").as_bytes());
+        assert!(trap_port_taken(&log(&[line(4444, taken)])));
+        assert!(
+            !trap_port_taken(&log(&[line(4444, "= 0 (0x0)")])),
+            "bound: the probe's own"
+        );
+        assert!(
+            !trap_port_taken(&log(&[line(9001, taken)])),
+            "not a trap's port: the package's own clash"
+        );
+        assert!(
+            !trap_port_taken(&log(&[line(21, "= 0 (0x0) errno=13 (permission denied)")])),
+            "another failure"
+        );
+    }
+
+    #[test]
+    fn a_connection_the_run_ended_has_its_progress_chunks_joined_and_is_not_complete() {
+        let t = Traps::parse(
+            br#"{"t":1796177100000001,"kind":"open","id":4,"local":"127.128.0.1:4444"}
+{"t":1796177100000002,"kind":"progress","id":4,"trap":"tcp","local":"127.128.0.1:4444","sni":null,"bytes":3,"chunk":"Z2hw"}
+{"t":1796177100000003,"kind":"progress","id":4,"trap":"tcp","local":"127.128.0.1:4444","sni":null,"bytes":5,"chunk":"X3g="}
+{"t":1796177100000004,"kind":"open","id":5,"local":"127.128.0.1:21"}
+{"t":1796177100000005,"kind":"progress","id":5,"trap":"tcp","local":"127.128.0.1:21","sni":null,"bytes":2,"chunk":"aGk="}
+{"t":1796177100000006,"id":5,"kind":"tcp","local":"127.128.0.1:21","sni":null,"recipients":[],"bytes":4,"payload":"aGkhIQ==","complete":true}
+"#,
+        );
+        assert_eq!(t.unreadable, 0);
+        assert_eq!(t.connections.len(), 2, "{t:#?}");
+        let ended = &t.connections[0];
+        assert_eq!(
+            (ended.id, ended.payload.as_slice()),
+            (5, &b"hi!!"[..]),
+            "its own record wins"
+        );
+        assert!(ended.complete);
+        let cut = &t.connections[1];
+        assert_eq!(cut.payload, b"ghp_x");
+        assert_eq!(cut.bytes, 5);
+        assert_eq!(cut.kind, "tcp");
+        assert!(!cut.complete, "the run ended it: trap-request-cut");
+        assert_eq!(
+            cut.at,
+            SystemTime::UNIX_EPOCH + Duration::from_micros(1796177100000001)
+        );
+        assert!(t.unclosed.is_empty(), "its payload is known");
     }
 }

@@ -17,7 +17,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::needed;
-use support::packages::{observer, pack, published, wheel, work_dir};
+use support::packages::{observed_one, observer, pack, published, wheel, work_dir};
 use toolmark_sandbox::findings::Phase;
 use toolmark_sandbox::observe::{CALLS_GRACE, Launch, Report, Status};
 use toolmark_sandbox::runsc::runsc_path;
@@ -501,4 +501,72 @@ async fn a_call_answered_input_required_is_that_tools_outcome_and_the_others_are
         );
         assert!(report.calls[1].detail.contains("io.example/approve"));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphan_an_install_script_leaves_running_holds_the_install_phase_only_linger() {
+    // The script leaves `sleep 999` behind, detached: the probe lingers LINGER for it, then
+    // exits (ending the sandbox and the orphan), and startup and calls are observed.
+    let hooks = Hooks {
+        postinstall: Some("node install.js"),
+        files: &[(
+            "install.js",
+            "require('child_process').spawn('/usr/bin/sleep', ['999'], { detached: true, stdio: 'ignore' }).unref();\n",
+        )],
+        ..Default::default()
+    };
+    let expected: &[(&str, Phase, &[&str])] = &[(
+        "INSTALL_BEHAVIOUR",
+        Phase::Install,
+        &["/usr/bin/node", "/usr/bin/sleep"],
+    )];
+    let Some(reports) = each_exactly("install-orphan", Some(&hooks), None, ALL, expected).await
+    else {
+        return;
+    };
+    for report in &reports {
+        let (_, install) = report
+            .timings
+            .iter()
+            .find(|(step, _)| *step == "install")
+            .expect("the install phase is timed");
+        // Structural, far from INSTALL_TIMEOUT (120 s): npm's own time and LINGER (3 s).
+        assert!(*install < std::time::Duration::from_secs(30), "{install:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_listen_on_a_trap_port_is_trap_port_taken() {
+    // A server of the package's own on 4444 (the raw trap's): its listen fails with
+    // EADDRINUSE and it exits; the report says why.
+    let Some(runsc) = needed("runsc", runsc_path()) else {
+        return;
+    };
+    let work = work_dir("evasion-trap-port");
+    let hooks = Hooks {
+        start: "require('net').createServer().listen(4444);",
+        ..Default::default()
+    };
+    let tarballs = [("trap-port", npm_package(&work, "trap-port", &hooks))];
+    let Some(report) = observed_one(runsc, &work, &tarballs, &[]).await else {
+        return;
+    };
+    eprintln!(
+        "trap-port: {} {} {:#?}",
+        report.status.as_str(),
+        report.detail,
+        report.phases
+    );
+    assert_eq!(report.status, Status::Exited, "{}", report.detail);
+    let startup = report
+        .phases
+        .iter()
+        .find(|p| p.phase == Phase::Startup)
+        .expect("startup observed");
+    assert!(
+        startup.incomplete.iter().any(|r| r == "trap-port-taken"),
+        "{:?}",
+        startup.incomplete
+    );
+    let _ = std::fs::remove_dir_all(&work);
 }

@@ -223,3 +223,22 @@ pub async fn published(
     }
     Some(out)
 }
+
+/// The one package in `npm` or `wheels`, [`published`] and fetched back, observed by
+/// [`observer`] with its runs under `work` (`None`: a registry is not installed).
+pub async fn observed_one(
+    runsc: PathBuf,
+    work: &Path,
+    npm: &[(&str, PathBuf)],
+    wheels: &[(&str, PathBuf)],
+) -> Option<Report> {
+    let fetched = published(work, npm, wheels).await?;
+    assert_eq!(fetched.len(), 1, "one package");
+    let runs = work.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    Some(
+        observer(runsc, &runs)
+            .observe(&fetched[0], &toolmark_sandbox::observe::Launch::default())
+            .await,
+    )
+}
