@@ -505,7 +505,9 @@ async fn a_call_answered_input_required_is_that_tools_outcome_and_the_others_are
 }
 
 /// What a beacon to `beacon.example` over HTTP shows: the connection (to the name's address
-/// from the DNS sink, named) and the lookup.
+/// from the DNS sink, named) and the lookup. Each beacon closes its connection once answered
+/// (node: no keep-alive agent), before the program exits: a connection still open when the
+/// probe ends is `trap-request-cut`.
 const BEACON: &[&str] = &["beacon.example:80 (127.128.0.1)", "dns:beacon.example"];
 
 /// A Python beacon: an HTTP request to `beacon.example`, its answer read.
@@ -517,7 +519,7 @@ async fn a_beacon_after_the_last_answer_with_no_call_in_flight_is_late_network()
     // beacon fires at stdin's close (at exit). Both in the calls' grace, nothing asked: the
     // calls phase's, and found.
     let hooks = Hooks {
-        after: "if (name === 'third') setTimeout(() => require('http').get('http://beacon.example/b', (r) => r.resume()), 500);",
+        after: "if (name === 'third') setTimeout(() => require('http').get('http://beacon.example/b', { agent: false }, (r) => r.resume()), 500);",
         ..Default::default()
     };
     let start = format!("{PY_BEACON}\nimport atexit\natexit.register(beacon)");
@@ -534,7 +536,7 @@ async fn with_no_tool_to_call_a_beacon_after_the_listing_is_startup_network() {
     // No tool listed, so no call made: what follows the listing (the beacon at stdin's close)
     // stays startup's, as it was before the calls had a grace.
     let hooks = Hooks {
-        start: "names.length = 0; process.stdin.on('end', () => require('http').get('http://beacon.example/b', (r) => { r.resume(); r.on('end', () => process.exit(0)); }));",
+        start: "names.length = 0; process.stdin.on('end', () => require('http').get('http://beacon.example/b', { agent: false }, (r) => r.resume()));",
         ..Default::default()
     };
     let start = format!("{PY_BEACON}\nimport atexit\natexit.register(beacon)\nNAMES.clear()");
