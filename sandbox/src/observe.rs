@@ -1088,6 +1088,7 @@ impl<'a> Run<'a> {
         let mut times = CallTimes {
             calls: called.windows,
             grace: None,
+            unanswered: called.unanswered,
         };
         if listed {
             times.grace = last_answer.map(|from| (from, SystemTime::now()));
@@ -1200,6 +1201,7 @@ impl<'a> Run<'a> {
         let mut out = Vec::new();
         let mut windows = Vec::new();
         let mut answers = Vec::new();
+        let mut unanswered = None;
         let mut gone = false;
         for (i, (name, schema)) in tools.into_iter().enumerate() {
             let outcome = |outcome, detail: String| CallOutcome {
@@ -1238,7 +1240,10 @@ impl<'a> Run<'a> {
                 });
             }
             match answer {
-                Err(_) => out.push(outcome("timeout", format!("no answer within {left:?}"))),
+                Err(_) => {
+                    unanswered.get_or_insert(from);
+                    out.push(outcome("timeout", format!("no answer within {left:?}")));
+                }
                 // A result asking for input is the tool's outcome: never answered, nothing more
                 // waited for, the next tool called.
                 Ok(Ok(Answer::Result(r))) => match CallResult::of(&r) {
@@ -1261,6 +1266,7 @@ impl<'a> Run<'a> {
             outcomes: out,
             windows,
             answers,
+            unanswered,
         }
     }
 
@@ -1487,12 +1493,15 @@ impl PhaseReport {
     }
 }
 
-/// When the calls were: each call's window (request to answer, or to its timeout) and the
-/// grace after the last answer (`None` when no call was made, or the tools were not listed).
+/// When the calls were: each call's window (request to answer, or to its timeout), the grace
+/// after the last answer (`None` when no call was made, or the tools were not listed), and
+/// when the first call that timed out was made (the server may still be working on it: in
+/// flight until the end).
 #[derive(Debug, Clone, Default)]
 struct CallTimes {
     calls: Vec<(SystemTime, SystemTime)>,
     grace: Option<(SystemTime, SystemTime)>,
+    unanswered: Option<SystemTime>,
 }
 
 /// Whether trace time `time` lies in `span` (its ends included).
@@ -1506,14 +1515,23 @@ impl CallTimes {
         self.calls.iter().any(|w| in_span(w, time))
     }
 
-    /// Within the grace, outside every call's window: no call in flight.
+    /// Within the grace after the last answer.
+    fn in_grace(&self, time: &str) -> bool {
+        self.grace.as_ref().is_some_and(|g| in_span(g, time))
+    }
+
+    /// Within the grace, outside every call's window, and not after a call that was never
+    /// answered: no call in flight.
     fn late(&self, time: &str) -> bool {
-        self.grace.as_ref().is_some_and(|g| in_span(g, time)) && !self.in_call(time)
+        let unanswered = self
+            .unanswered
+            .is_some_and(|from| !before(time, &trace_time(from)));
+        self.in_grace(time) && !self.in_call(time) && !unanswered
     }
 
     /// Within a call or the grace: the calls phase's.
     fn holds(&self, time: &str) -> bool {
-        self.in_call(time) || self.late(time)
+        self.in_call(time) || self.in_grace(time)
     }
 }
 
@@ -1697,6 +1715,8 @@ struct Called {
     outcomes: Vec<CallOutcome>,
     windows: Vec<(SystemTime, SystemTime)>,
     answers: Vec<Answered>,
+    /// When the first call that timed out was made.
+    unanswered: Option<SystemTime>,
 }
 
 /// A `tools/call` the server answered: the stdout line the session read the answer from, the
@@ -1887,7 +1907,7 @@ mod tests {
         let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_177_100 + s);
         let calls = CallTimes {
             calls: vec![(at(10), at(12))],
-            grace: None,
+            ..Default::default()
         };
         let startup = Window::Startup(at(5), calls.clone());
         let during = Window::Calls(calls);
@@ -1910,9 +1930,10 @@ mod tests {
         let times = CallTimes {
             calls: vec![(at(10), at(12)), (at(14), at(15))],
             grace: Some((at(15), at(18))),
+            unanswered: None,
         };
         let startup = Window::Startup(at(5), times.clone());
-        let calls = Window::Calls(times);
+        let calls = Window::Calls(times.clone());
         for (second, in_startup, in_calls, late) in [
             (3, true, false, false),
             (11, false, true, false),
@@ -1932,6 +1953,16 @@ mod tests {
                 !startup.late(&t),
                 "{second}: only the calls phase has a grace"
             );
+        }
+        // The second call timed out (its window ended at 15 without an answer): the server
+        // may still be working on it, so nothing after it is late.
+        let timed_out = Window::Calls(CallTimes {
+            unanswered: Some(at(14)),
+            ..times
+        });
+        for second in [16, 18] {
+            let t = trace_time(at(second));
+            assert!(timed_out.holds(&t) && !timed_out.late(&t), "{second}");
         }
     }
 
