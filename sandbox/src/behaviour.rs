@@ -6,7 +6,11 @@
 //! a failed open or exec does not count as done (the attempt is still in the trace); a decoy is
 //! any of [`DECOY_PATHS`] under the sandbox's HOME, or `.env` in its working directory; a write
 //! is flagged when it is to a [`PERSISTENCE_PATHS`] entry under HOME, or anywhere outside HOME,
-//! `/tmp`, `/dev` and `/proc` (and the trees the caller allows). Connections to the sandbox's
+//! `/tmp`, `/dev` and `/proc` (and the trees the caller allows). Names are not resolved (the
+//! trace shows them as the program gave them), so a second name counts where it is made: a
+//! link or rename landing on a persistence path or on a directory on the way to one
+//! ([`persistence_parent`]) is a write, and a decoy or a directory holding one
+//! ([`decoy_parent`]) renamed or linked to is a decoy read. Connections to the sandbox's
 //! own resolver (`127.0.0.1:53`) are lookups ([`Behaviour::dns`]), not the package's network.
 //!
 //! **Honesty**: [`Behaviour::complete`] is false, with its reasons, whenever any traced line
@@ -65,7 +69,7 @@ pub struct Layout {
     pub writable: Vec<String>,
 }
 
-/// One thing done, by whom.
+/// One thing done, by whom, when.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Act {
     /// What: a path, a program, an address.
@@ -74,6 +78,9 @@ pub struct Act {
     pub pid: u32,
     /// The command name the process had.
     pub comm: String,
+    /// When, as the trace writes it (`MMDD HH:MM:SS.micros`, UTC): which part of a phase it
+    /// falls in (the calls' grace, the span the decoy HOME's witness compared).
+    pub at: String,
 }
 
 /// What a trace shows.
@@ -109,6 +116,30 @@ pub fn persistence_rel(rel: &str) -> bool {
     })
 }
 
+/// Whether `rel`, a path relative to HOME, is a directory on the way to a
+/// [`PERSISTENCE_PATHS`] entry (`.ssh`, `.config`, `.config/systemd`): a link or a directory
+/// renamed there puts what it holds at the persistence path.
+pub fn persistence_parent(rel: &str) -> bool {
+    ancestor(&PERSISTENCE_PATHS, rel)
+}
+
+/// Whether `rel`, a path relative to HOME, is a directory on the way to a [`DECOY_PATHS`]
+/// entry (`.ssh`, `.aws`, `.config`, `.config/gh`, …): renamed (or linked to), the decoys in
+/// it are read under a name that is not theirs.
+pub fn decoy_parent(rel: &str) -> bool {
+    ancestor(&DECOY_PATHS, rel)
+}
+
+/// Whether `rel` is a directory strictly above one of `paths` (HOME itself is not).
+fn ancestor(paths: &[&str], rel: &str) -> bool {
+    !rel.is_empty()
+        && paths.iter().any(|p| {
+            p.trim_end_matches('/')
+                .strip_prefix(rel)
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+}
+
 fn under(path: &str, tree: &str) -> bool {
     let tree = tree.trim_end_matches('/');
     path == tree
@@ -118,21 +149,33 @@ fn under(path: &str, tree: &str) -> bool {
 }
 
 impl Layout {
+    /// `path` relative to HOME, when it is under HOME.
+    fn in_home<'p>(&self, path: &'p str) -> Option<&'p str> {
+        path.strip_prefix(self.home.trim_end_matches('/'))
+            .and_then(|r| r.strip_prefix('/'))
+    }
+
     fn decoy(&self, path: &str) -> bool {
-        let in_home = path
-            .strip_prefix(self.home.trim_end_matches('/'))
-            .and_then(|r| r.strip_prefix('/'));
-        in_home.is_some_and(|rel| DECOY_PATHS.contains(&rel))
+        self.in_home(path)
+            .is_some_and(|rel| DECOY_PATHS.contains(&rel))
             || path == format!("{}/.env", self.cwd.trim_end_matches('/'))
+    }
+
+    /// A decoy, or a directory under HOME on the way to one ([`decoy_parent`]).
+    fn decoy_or_parent(&self, path: &str) -> bool {
+        self.decoy(path) || self.in_home(path).is_some_and(decoy_parent)
     }
 
     /// A [`PERSISTENCE_PATHS`] entry under HOME: a file, or a directory (`…/`) itself or
     /// anything in it.
     pub fn persistence(&self, path: &str) -> bool {
-        let in_home = path
-            .strip_prefix(self.home.trim_end_matches('/'))
-            .and_then(|r| r.strip_prefix('/'));
-        in_home.is_some_and(persistence_rel)
+        self.in_home(path).is_some_and(persistence_rel)
+    }
+
+    /// A persistence path, or a directory under HOME on the way to one
+    /// ([`persistence_parent`]).
+    fn persistence_or_parent(&self, path: &str) -> bool {
+        self.persistence(path) || self.in_home(path).is_some_and(persistence_parent)
     }
 
     fn suspicious_write(&self, path: &str) -> bool {
@@ -180,6 +223,7 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
             what,
             pid: e.pid,
             comm: e.comm.clone(),
+            at: e.time.clone(),
         };
         match call {
             Call::Open(open) if e.succeeded() => {
@@ -191,27 +235,30 @@ pub fn of(trace: &Trace, layout: &Layout) -> Behaviour {
                 }
             }
             Call::Exec(exec) if e.succeeded() => b.exec.push(act(exec.path)),
-            // A second name for a decoy or a persistence path: reading or writing through it
-            // is not seen as such, so making it counts; so does a new name landing on a
-            // persistence path (a hard link onto `authorized_keys`, a symbolic `.bashrc`).
+            // A second name for a decoy or a persistence path, or for a directory on the way
+            // to one: reading or writing through it is not seen as such, so making it counts;
+            // so does a new name landing on a persistence path or a directory on the way to
+            // one (a hard link onto `authorized_keys`, a symbolic `.bashrc`, `~/.ssh` made a
+            // link to a staged directory holding an `authorized_keys`).
             Call::Link { target, name } if e.succeeded() => {
-                if layout.decoy(&target) {
+                if layout.decoy_or_parent(&target) {
                     b.decoys.push(act(format!("link to {target}")));
                 }
-                if layout.persistence(&target) {
+                if layout.persistence_or_parent(&target) {
                     b.writes.push(act(format!("link to {target}")));
                 }
-                if layout.suspicious_write(&name) {
+                if layout.suspicious_write(&name) || layout.persistence_or_parent(&name) {
                     b.writes.push(act(format!("link onto {name}")));
                 }
             }
-            // A file written elsewhere and renamed onto a persistence path is written there;
-            // a decoy renamed away is read under its new name, unseen: the rename counts.
+            // A file (or a directory) written elsewhere and renamed onto a persistence path,
+            // or onto a directory on the way to one, is written there; a decoy, or a directory
+            // holding one, renamed away is read under its new name, unseen: the rename counts.
             Call::Rename { from, to } if e.succeeded() => {
-                if layout.decoy(&from) {
+                if layout.decoy_or_parent(&from) {
                     b.decoys.push(act(format!("rename of {from}")));
                 }
-                if layout.suspicious_write(&to) {
+                if layout.suspicious_write(&to) || layout.persistence_or_parent(&to) {
                     b.writes.push(act(format!("rename onto {to}")));
                 }
             }
@@ -377,6 +424,68 @@ mod tests {
             ]
         );
         assert_eq!(whats(&b.decoys), ["rename of /home/decoy/.ssh/id_rsa"]);
+    }
+
+    #[test]
+    fn a_directory_on_the_way_to_a_persistence_path_or_a_decoy_renamed_or_linked_counts() {
+        // `~/.ssh` moved away (its key read as `~/.cache/old/id_rsa`, unseen), an
+        // `authorized_keys` staged elsewhere and `~/.ssh` made a link to it: sshd follows it.
+        let b = of(
+            &trace_of(&[
+                "rename(0x7f /home/decoy/.ssh, 0x7f /home/decoy/.cache/old) = 0 (0x0)",
+                "openat(AT_FDCWD /home/decoy, 0x7f .cache/old/id_rsa, O_RDONLY, 0o0) = 3 (0x3)",
+                "openat(AT_FDCWD /home/decoy, 0x7f .cache/s/authorized_keys, O_WRONLY|O_CREAT, 0o600) = 3 (0x3)",
+                "symlink(0x7f /home/decoy/.cache/s, 0x7f /home/decoy/.ssh) = 0 (0x0)",
+                // `.config` a link to a staged tree (its `autostart`), or to another place.
+                "symlinkat(0x7f /home/decoy/.cache/c, AT_FDCWD /home/decoy, 0x7f .config) = 0 (0x0)",
+                "rename(0x7f /home/decoy/.cache/sd, 0x7f /home/decoy/.config/systemd) = 0 (0x0)",
+                // A second name for a directory holding decoys, or a persistence directory.
+                "symlink(0x7f /home/decoy/.aws, 0x7f /home/decoy/.x) = 0 (0x0)",
+                "renameat(AT_FDCWD /home/decoy, 0x7f .config/gh, AT_FDCWD /home/decoy, 0x7f .y) = 0 (0x0)",
+                // Not on the way to either: nothing.
+                "rename(0x7f /home/decoy/.cache/a, 0x7f /home/decoy/.cache/b) = 0 (0x0)",
+                "symlink(0x7f /home/decoy/notes, 0x7f /home/decoy/.n) = 0 (0x0)",
+                "mkdir(0x7f /home/decoy/.ssh, 0o700) = 0 (0x0)",
+                // HOME itself is not a directory on the way (it is every path's).
+                "rename(0x7f /home/decoy, 0x7f /tmp/h) = 0 (0x0)",
+            ]),
+            &layout(),
+        );
+        assert!(b.complete, "{:?}", b.incomplete);
+        assert_eq!(
+            whats(&b.writes),
+            [
+                "link onto /home/decoy/.ssh",
+                "link onto /home/decoy/.config",
+                "rename onto /home/decoy/.config/systemd",
+            ]
+        );
+        assert_eq!(
+            whats(&b.decoys),
+            [
+                "rename of /home/decoy/.ssh",
+                "link to /home/decoy/.aws",
+                "rename of /home/decoy/.config/gh",
+            ]
+        );
+        assert_eq!(
+            b.writes[0].at, "1202 01:40:15.124174",
+            "each act has its time"
+        );
+        for (rel, persistence, decoy) in [
+            (".ssh", true, true),
+            (".config", true, true),
+            (".config/systemd", true, false),
+            (".config/gh", false, true),
+            (".aws", false, true),
+            (".ssh/authorized_keys", false, false),
+            (".config/systemd/user", false, false),
+            (".sshx", false, false),
+            ("", false, false),
+        ] {
+            assert_eq!(persistence_parent(rel), persistence, "{rel}");
+            assert_eq!(decoy_parent(rel), decoy, "{rel}");
+        }
     }
 
     #[test]

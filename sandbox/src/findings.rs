@@ -1,11 +1,12 @@
 //! Findings: what a package's observed behaviour says, with HISTOR's codes where they exist
-//! (`../shared/reference/histor-peer.md` §6) and two it has not.
+//! (`../shared/reference/histor-peer.md` §6) and three it has not.
 //!
 //! | code | severity | rule |
 //! |---|---|---|
 //! | `READS_SECRETS` | high | a phase opened a decoy (a `.env` in the working directory does not count: servers read their `.env` by design) |
 //! | `PERSISTENCE` | high | a phase wrote a persistence path or outside the trees it may write (opened for writing, renamed or linked onto, a directory made), or a persistence path appeared or changed in the decoy HOME the trace did not show |
 //! | `STARTUP_NETWORK` | medium | the startup phase connected anywhere or looked a name up (network during calls is what many tools are for: not a finding) |
+//! | `LATE_NETWORK` | medium | connected or looked a name up after its last answer, with no call in flight (the calls' grace, which is the calls phase's: a beacon fired at stdin's close or by a timer after the last call) |
 //! | `STARTS_PROGRAMS` | low | the startup or calls phase started a program |
 //! | `INSTALL_BEHAVIOUR` | medium | an install script (or a wheel's `.pth` code or `sitecustomize`) connected, looked a name up or started a program beyond the shell npm runs it in |
 //! | `EXFILTRATION` | high | the run's decoy canary — as written or encoded ([`crate::canary`]) — left through a connection the trace or a trap saw |
@@ -93,8 +94,12 @@ pub struct PhaseFacts {
     pub leaked_by: Vec<String>,
     /// Persistence paths that appeared or changed in the decoy HOME during the phase without a
     /// traced call showing it (the second witness, [`crate::home`]): `created <path>`,
-    /// `changed <path>`.
+    /// `changed <path>`, `symlinked <path>` (a directory on the way to one made a link).
     pub home: Vec<String>,
+    /// Connections and lookups after the last answer with no call in flight (the calls'
+    /// grace; calls phase only), as `network` and `dns:<name>` read: `collect.example:443
+    /// (127.128.0.1)`, `dns:collect.example`.
+    pub late: Vec<String>,
 }
 
 /// The findings for the phases seen, in phase order.
@@ -151,7 +156,12 @@ pub fn of(phases: &[(Phase, &PhaseFacts)]) -> Vec<Finding> {
                 add("STARTUP_NETWORK", Severity::Medium, network());
                 add("STARTS_PROGRAMS", Severity::Low, programs());
             }
-            Phase::Calls => add("STARTS_PROGRAMS", Severity::Low, programs()),
+            Phase::Calls => {
+                add("STARTS_PROGRAMS", Severity::Low, programs());
+                // Network within a call is what the tool is for; after the last answer, with
+                // nothing asked, it is the package's own.
+                add("LATE_NETWORK", Severity::Medium, f.late.clone());
+            }
         }
         add("EXFILTRATION", Severity::High, f.exfiltrated.clone());
         add("TOOL_OUTPUT_LEAK", Severity::High, f.leaked_by.clone());
@@ -169,6 +179,7 @@ mod tests {
             what: what.into(),
             pid: 2,
             comm: "node".into(),
+            at: "1202 01:40:15.124174".into(),
         }
     }
 
@@ -205,6 +216,31 @@ mod tests {
             ]
         );
         assert_eq!(found[2].evidence, ["dns:exfil.example"]);
+    }
+
+    #[test]
+    fn network_after_the_last_answer_with_no_call_in_flight_is_late_network_in_calls() {
+        let mut calls = PhaseFacts::default();
+        // Within a call: what the tool is for. In the grace: both kept in the phase's facts,
+        // and the late ones found.
+        calls
+            .behaviour
+            .network
+            .push(act("collect.example:443 (127.128.0.1)"));
+        calls.lookups.push("collect.example".into());
+        calls
+            .late
+            .extend(["collect.example:443 (127.128.0.1)", "dns:collect.example"].map(String::from));
+        let found = of(&[(Phase::Calls, &calls)]);
+        assert_eq!(codes(&found), [("LATE_NETWORK", "calls")]);
+        assert_eq!(found[0].severity, Severity::Medium);
+        assert_eq!(
+            found[0].evidence,
+            ["collect.example:443 (127.128.0.1)", "dns:collect.example"]
+        );
+        // Network within the calls only: nothing.
+        calls.late.clear();
+        assert!(of(&[(Phase::Calls, &calls)]).is_empty());
     }
 
     #[test]

