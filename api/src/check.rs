@@ -311,28 +311,31 @@ fn find_target(
     let index = state.index.get();
     let subject = q.endpoint.as_ref().or(q.package.as_ref());
     if let Some(subject) = subject {
-        let (mut candidates, total) = index.targets_at(subject, MAX_NAME_TARGETS as u32)?;
-        let mut count = usize::try_from(total).unwrap_or(usize::MAX);
-        if let Some(name) = &q.name {
-            if candidates.is_empty() {
+        // With a name, only that server's targets at the endpoint: filtered in the query, so
+        // the row limit never cuts off the named server's target.
+        let limit = MAX_NAME_TARGETS as u32;
+        let (candidates, total) = index.targets_at(subject, q.name.as_deref(), limit)?;
+        let count = usize::try_from(total).unwrap_or(usize::MAX);
+        if let Some(name) = &q.name
+            && candidates.is_empty()
+        {
+            // Whom the endpoint is listed for instead, if anyone.
+            let (others, _) = index.targets_at(subject, None, limit)?;
+            if others.is_empty() {
                 return Ok(Err(NoTarget::Unlisted));
             }
-            if !candidates.iter().any(|t| t.server == *name) {
-                let mut servers: Vec<String> = candidates.into_iter().map(|t| t.server).collect();
-                servers.sort();
-                servers.dedup();
-                return Ok(Err(NoTarget::OtherName {
-                    what: if q.endpoint.is_some() {
-                        "endpoint"
-                    } else {
-                        "package"
-                    },
-                    name: name.clone(),
-                    servers,
-                }));
-            }
-            candidates.retain(|t| t.server == *name);
-            count = candidates.len();
+            let mut servers: Vec<String> = others.into_iter().map(|t| t.server).collect();
+            servers.sort();
+            servers.dedup();
+            return Ok(Err(NoTarget::OtherName {
+                what: if q.endpoint.is_some() {
+                    "endpoint"
+                } else {
+                    "package"
+                },
+                name: name.clone(),
+                servers,
+            }));
         }
         let about = Asked::Endpoint(toolmark_index::index::endpoint_key(subject));
         return choose(&index, candidates, count, client, about);

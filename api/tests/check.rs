@@ -661,3 +661,58 @@ async fn an_endpoint_without_a_query_no_target_matches_is_different_and_lists_th
     assert!(b["note"].as_str().unwrap().contains(HF_LOGIN));
     drop(env);
 }
+
+/// More targets at one endpoint base than `/check` examines (`MAX_NAME_TARGETS`, 256): 300
+/// servers with a remote `https://shared.example.com/mcp?<n>` (anyone can publish one), and
+/// the named server's own remote sorting after all of them (its name and its query last).
+/// Asked by that base and that name, the answer rests on the named server's target: the name
+/// is applied before the row limit, never after it (before: `not-listed`, naming the others).
+#[tokio::test]
+async fn a_named_servers_target_is_found_behind_more_than_the_row_limit_of_others() {
+    use support::index_support::{Env, day, day_str, ok, records};
+    const BASE_URL: &str = "https://shared.example.com/mcp";
+    const NAMED: &str = "io.example/zzz-last";
+    let named_url = format!("{BASE_URL}?zzz");
+    let mut env = Env::new("check-name-past-limit");
+    let mut servers: Vec<Value> = (0..300)
+        .map(|i| {
+            json!({"name": format!("io.example/a{i:03}"), "description": "shares the base",
+                   "version": "1", "remotes": [{"type": "streamable-http",
+                   "url": format!("{BASE_URL}?a{i:03}")}]})
+        })
+        .collect();
+    servers.push(
+        json!({"name": NAMED, "description": "sorts last", "version": "1",
+        "remotes": [{"type": "streamable-http", "url": named_url}]}),
+    );
+    let recs = records(Value::Array(servers));
+    env.run(&day_str(0, 0), &recs, &[], |url| {
+        let t = day(0, 60);
+        Some(if url == named_url {
+            ok(t, vec![page(MEMORY_SET)])
+        } else {
+            ok(t, vec![page(FETCH_SET)])
+        })
+    });
+    let state = std::sync::Arc::new(toolmark_api::AppState::open(&env.dir, BASE).unwrap());
+    let p = Populated::wrap(env.dir.clone(), state);
+    let tools = tools_of(&page(MEMORY_SET));
+    let a = check(
+        &p,
+        json!({"endpoint": BASE_URL, "name": NAMED, "tools": tools}),
+    )
+    .await;
+    assert_eq!(a["match"], "same", "{a:#}");
+    assert_eq!(a["target"]["endpoint"], named_url.as_str(), "{a:#}");
+    verify_as_a_client(&p, &a, &full_of(&tools)).await;
+    // A name none of them has is still told whose the endpoint is.
+    let b = check(
+        &p,
+        json!({"endpoint": BASE_URL, "name": "io.example/nobody", "tools": tools}),
+    )
+    .await;
+    assert_eq!(b["match"], "not-listed", "{b:#}");
+    let note = b["note"].as_str().unwrap();
+    assert!(note.contains("io.example/a000"), "{note}");
+    drop(env);
+}

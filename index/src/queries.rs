@@ -370,15 +370,18 @@ impl Index {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The targets a question about `endpoint` is about, across servers, and how many there
-    /// are: those whose [`endpoint_key`] equals its key; and when it is an `http(s)` URL without
-    /// a query ([`EndpointKey::is_bare_url`]), also every target at the same scheme, host, port
-    /// and path with a query (`https://host/mcp` stands for `https://host/mcp?login` too). The
-    /// target whose key is the question's comes first, then by server and id; at most `limit`
-    /// rows (capped at [`MAX_QUERY_ROWS`]), the count is of all of them.
+    /// The targets a question about `endpoint` is about, and how many there are: those whose
+    /// [`endpoint_key`] equals its key; and when it is an `http(s)` URL without a query
+    /// ([`EndpointKey::is_bare_url`]), also every target at the same scheme, host, port and
+    /// path with a query (`https://host/mcp` stands for `https://host/mcp?login` too). Only the
+    /// targets of `server` when one is given (filtered before the limit, so a server's target
+    /// is found however many others share its endpoint); across servers otherwise. The target
+    /// whose key is the question's comes first, then by server and id; at most `limit` rows
+    /// (capped at [`MAX_QUERY_ROWS`]), the count is of all of them.
     pub fn targets_at(
         &self,
         endpoint: &str,
+        server: Option<&str>,
         limit: u32,
     ) -> Result<(Vec<TargetRow>, u64), IndexError> {
         let asked = EndpointKey::of(endpoint);
@@ -390,21 +393,22 @@ impl Index {
         } else {
             (String::new(), String::new())
         };
-        let matching = "(endpoint_key = ?1 OR (endpoint_key >= ?2 AND endpoint_key < ?3))";
+        let matching = "(endpoint_key = ?1 OR (endpoint_key >= ?2 AND endpoint_key < ?3))
+             AND (?4 IS NULL OR server = ?4)";
         let mut st = self.conn.prepare_cached(&format!(
             "SELECT {TARGET_COLS} FROM targets WHERE {matching}
-             ORDER BY endpoint_key <> ?1, server, id LIMIT ?4"
+             ORDER BY endpoint_key <> ?1, server, id LIMIT ?5"
         ))?;
         let rows = st
             .query_map(
-                params![key, from, to, limit.min(MAX_QUERY_ROWS)],
+                params![key, from, to, server, limit.min(MAX_QUERY_ROWS)],
                 target_row,
             )?
             .collect::<Result<_, _>>()?;
         let count: i64 = self
             .conn
             .prepare_cached(&format!("SELECT count(*) FROM targets WHERE {matching}"))?
-            .query_row(params![key, from, to], |r| r.get(0))?;
+            .query_row(params![key, from, to, server], |r| r.get(0))?;
         Ok((rows, count.unsigned_abs()))
     }
 

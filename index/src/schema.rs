@@ -486,7 +486,9 @@ mod tests {
             .unwrap();
         assert_eq!(login.len(), 1);
         assert_eq!(login[0].id, "0000000000000002");
-        let (both, count) = index.targets_at("https://huggingface.co/mcp", 10).unwrap();
+        let (both, count) = index
+            .targets_at("https://huggingface.co/mcp", None, 10)
+            .unwrap();
         assert_eq!(count, 2);
         assert_eq!(both[0].id, "0000000000000001");
     }

@@ -41,13 +41,15 @@ fn two_targets(index: &Index) {
     assert_ne!(plain.current_full, login.current_full);
     // Asked without a query, both are candidates, the query-less one first; with the query,
     // only its own.
-    let (both, count) = index.targets_at("HTTPS://HuggingFace.co/mcp/", 10).unwrap();
+    let (both, count) = index
+        .targets_at("HTTPS://HuggingFace.co/mcp/", None, 10)
+        .unwrap();
     assert_eq!(count, 2);
     assert_eq!(
         both.iter().map(|t| t.target.as_str()).collect::<Vec<_>>(),
         [HF_PLAIN, HF_LOGIN]
     );
-    let (one, count) = index.targets_at(HF_LOGIN, 10).unwrap();
+    let (one, count) = index.targets_at(HF_LOGIN, None, 10).unwrap();
     assert_eq!((count, one[0].target.as_str()), (1, HF_LOGIN));
 }
 

@@ -173,6 +173,16 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Message>, RpcError> {
     }
 }
 
+/// Read one JSON value the way a message is read ([`parse`]): [`json::parse`]'s strict grammar
+/// and depth cap, and no object at any depth repeating a member name
+/// ([`RpcError::DuplicateMember`]). For the text of a response's `result`, which [`parse`]
+/// keeps as source text, when a caller reads it on its own.
+pub fn value(text: &str) -> Result<Json, RpcError> {
+    let value = json::parse(text)?;
+    refuse_duplicates(text)?;
+    Ok(value)
+}
+
 /// Find the answer to our request `id` among messages: the first response or error response
 /// whose id matches.
 pub fn find_answer(messages: &[Message], id: u64) -> Option<&Message> {

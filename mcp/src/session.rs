@@ -211,45 +211,54 @@ pub enum CallResult {
 pub struct BadCallResult(pub String);
 
 impl CallResult {
-    /// Read the exact text of a `tools/call` result: an object; `resultType` absent,
-    /// `"complete"` or `"input_required"` (any other value, such as an extension's `"task"`,
-    /// was not asked for); `input_required` with `inputRequests` a non-empty object of requests
-    /// (objects naming a string `method`); `isError` absent or a boolean.
+    /// Read the exact text of a `tools/call` result as strictly as a message
+    /// ([`jsonrpc::value`]: RFC 8259, the depth cap, no member name repeated at any depth, so
+    /// a `resultType` sent twice is refused rather than read first- or last-wins): an object;
+    /// `resultType` absent, `"complete"` or `"input_required"` (any other value, such as an
+    /// extension's `"task"`, was not asked for); `input_required` with `inputRequests` a
+    /// non-empty object of requests (objects naming a string `method`); `isError` absent or a
+    /// boolean.
     pub fn of(text: &str) -> Result<CallResult, BadCallResult> {
         let bad = |why: &str| BadCallResult(why.to_owned());
-        let value: Value = serde_json::from_str(text).map_err(|e| BadCallResult(e.to_string()))?;
-        let result = value.as_object().ok_or_else(|| bad("not an object"))?;
-        match result.get("resultType") {
+        let value = jsonrpc::value(text).map_err(|e| BadCallResult(e.to_string()))?;
+        if value.as_object().is_none() {
+            return Err(bad("not an object"));
+        }
+        match value.get("resultType") {
             None => {}
-            Some(Value::String(t)) if t == "complete" => {}
-            Some(Value::String(t)) if t == "input_required" => {
-                let requests = result
+            Some(Json::String(t)) if t.as_str() == Some("complete") => {}
+            Some(Json::String(t)) if t.as_str() == Some("input_required") => {
+                let requests = value
                     .get("inputRequests")
-                    .and_then(Value::as_object)
+                    .and_then(Json::as_object)
                     .filter(|r| !r.is_empty())
                     .ok_or_else(|| {
                         bad("input_required without inputRequests (a non-empty object)")
                     })?;
-                return requests
+                let mut by_key = requests
                     .iter()
                     .map(|(key, request)| {
                         let method = request
                             .get("method")
-                            .and_then(Value::as_str)
+                            .and_then(Json::as_str)
                             .ok_or_else(|| bad("an input request without a string method"))?;
-                        Ok((key.clone(), method.to_owned()))
+                        Ok((key.lossy().into_owned(), method.to_owned()))
                     })
-                    .collect::<Result<_, _>>()
-                    .map(CallResult::InputRequired);
+                    .collect::<Result<Vec<_>, _>>()?;
+                by_key.sort();
+                return Ok(CallResult::InputRequired(by_key));
             }
-            Some(Value::String(t)) => {
-                return Err(BadCallResult(format!("resultType {t:?} was not asked for")));
+            Some(Json::String(t)) => {
+                return Err(BadCallResult(format!(
+                    "resultType {:?} was not asked for",
+                    t.lossy()
+                )));
             }
             Some(_) => return Err(bad("resultType is not a string")),
         }
-        let is_error = match result.get("isError") {
+        let is_error = match value.get("isError") {
             None => false,
-            Some(Value::Bool(b)) => *b,
+            Some(Json::Bool(b)) => *b,
             Some(_) => return Err(bad("isError is not a boolean")),
         };
         Ok(CallResult::Complete { is_error })
@@ -643,6 +652,24 @@ mod tests {
             r#"{"content":[],"isError":"yes"}"#,
         ] {
             assert!(of(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A `resultType` sent twice reads differently in first-wins and last-wins clients (here
+    /// `complete` or `input_required`), so the result is refused, at any depth, as a message
+    /// repeating a member is.
+    #[test]
+    fn a_call_result_repeating_a_member_is_refused() {
+        for bad in [
+            r#"{"resultType":"complete","resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}}}"#,
+            r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list","method":"x"}}}"#,
+            r#"{"content":[],"isError":false,"isError":true}"#,
+        ] {
+            let refused = CallResult::of(bad).unwrap_err();
+            assert!(
+                refused.0.contains("duplicate member name"),
+                "{bad}: {refused}"
+            );
         }
     }
 }

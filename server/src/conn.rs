@@ -27,21 +27,28 @@ pub enum Refusal {
 
 /// Open connections, overall and per client, against their caps.
 ///
-/// At the total cap a new connection is not simply refused: the open connection that has
-/// delivered the least — no complete request head yet, the oldest of those — is told to close
-/// ([`Admitted::evicted`]) and the new one takes its place, so connections that send half a
-/// request and wait (one per address, from many addresses) cannot lock everyone else out until
-/// the header timeout. Only when every open connection has sent a request head is a new one
-/// refused ([`Refusal::Total`]). Evicted connections count as open until their task has closed
-/// them; the accept loop waits ([`Admission::room`]) while
+/// At the total cap a new connection is not simply refused: one open connection that is not
+/// being served is told to close ([`Admitted::evicted`]) and the new one takes its place. A
+/// connection is being served while a request whose head and body have arrived is in flight
+/// (a handler works on it) or a response is being written ([`Activity::serving`]); any other
+/// connection waits on its client — no complete request head yet, idle between requests
+/// (HTTP/1.1 keep-alive, HTTP/2 without streams), or a request body still arriving or stalled.
+/// The victim is the waiting connection whose last activity ([`Activity::last`]: accept, a
+/// request head, a piece of request body, response progress) is oldest — the one idle
+/// longest, the earliest accepted on a tie. So connections that send half a request, or one
+/// whole request, and then wait (one per address, from many addresses) cannot lock everyone
+/// else out, and a client mid-request outlives every connection idle since before it last
+/// sent something. A connection being served is never evicted; only when every open
+/// connection is being served is a new one refused ([`Refusal::Total`]). Choosing looks at
+/// every open connection (at most the cap; atomic loads only). Evicted connections count as
+/// open until their task has closed them; the accept loop waits ([`Admission::room`]) while
 /// [`crate::limits::EVICTION_HEADROOM`] of them are closing, so descriptors stay bounded.
 #[derive(Debug)]
 pub struct Admission {
     per_client: Mutex<HashMap<IpAddr, usize>>,
-    /// Connections that had no complete request head when last looked at, by acceptance order
-    /// (oldest first): the candidates for eviction. Entries that have since sent a head are
-    /// dropped when an eviction looks at them; a closed connection removes its own.
-    headless: Mutex<BTreeMap<u64, Candidate>>,
+    /// Open connections not chosen for eviction yet, by acceptance order: the candidates for
+    /// eviction. A closed connection removes its own; a chosen one is taken out.
+    candidates: Mutex<BTreeMap<u64, Candidate>>,
     next_id: AtomicU64,
     total: AtomicUsize,
     /// Evicted connections not closed yet.
@@ -82,7 +89,7 @@ impl Admission {
     pub fn new(max_total: usize, max_per_client: usize) -> Arc<Admission> {
         Arc::new(Admission {
             per_client: Mutex::new(HashMap::new()),
-            headless: Mutex::new(BTreeMap::new()),
+            candidates: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(0),
             total: AtomicUsize::new(0),
             closing: AtomicUsize::new(0),
@@ -93,8 +100,8 @@ impl Admission {
     }
 
     /// Take a place for a connection from `client` (already a [`crate::client_key`]) whose
-    /// activity is `activity`. At the total cap, the oldest open connection without a complete
-    /// request head is told to close and the new one is admitted in its place (unless
+    /// activity is `activity`. At the total cap, the open connection not being served that has
+    /// been idle longest is told to close and the new one is admitted in its place (unless
     /// [`crate::limits::EVICTION_HEADROOM`] evicted connections are still closing: then it is
     /// refused; [`Admission::room`] waits that out).
     pub fn admit(
@@ -110,8 +117,8 @@ impl Admission {
         if held >= self.max_per_client {
             return Err(Refusal::PerClient);
         }
-        let mut headless = self
-            .headless
+        let mut candidates = self
+            .candidates
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut evicted_another = false;
@@ -120,7 +127,7 @@ impl Admission {
             if self.closing.load(Ordering::Relaxed) >= crate::limits::EVICTION_HEADROOM {
                 return Err(Refusal::Total);
             }
-            let Some(victim) = Self::least_delivered(&mut headless) else {
+            let Some(victim) = Self::least_delivered(&mut candidates) else {
                 return Err(Refusal::Total);
             };
             victim.close.chosen.store(true, Ordering::Relaxed);
@@ -130,7 +137,7 @@ impl Admission {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let close = Arc::new(Eviction::default());
-        headless.insert(
+        candidates.insert(
             id,
             Candidate {
                 activity: activity.clone(),
@@ -148,15 +155,16 @@ impl Admission {
         })
     }
 
-    /// Take the oldest candidate that still has no complete request head out of `headless`,
-    /// dropping the ones that have sent one since (each entry is looked at once).
-    fn least_delivered(headless: &mut BTreeMap<u64, Candidate>) -> Option<Candidate> {
-        while let Some((_, candidate)) = headless.pop_first() {
-            if candidate.activity.requests() == 0 {
-                return Some(candidate);
-            }
-        }
-        None
+    /// Take the eviction victim out of `candidates`: among the connections not being served,
+    /// the one whose last activity is oldest (the earliest accepted on a tie); `None` when every
+    /// one is being served.
+    fn least_delivered(candidates: &mut BTreeMap<u64, Candidate>) -> Option<Candidate> {
+        let id = candidates
+            .iter()
+            .filter(|(_, c)| !c.activity.serving())
+            .min_by_key(|(id, c)| (c.activity.last(), **id))
+            .map(|(id, _)| *id)?;
+        candidates.remove(&id)
     }
 
     /// Connections open now.
@@ -191,7 +199,7 @@ impl Admitted {
 impl Drop for Admitted {
     fn drop(&mut self) {
         self.admission
-            .headless
+            .candidates
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&self.id);
@@ -214,10 +222,12 @@ impl Drop for Admitted {
     }
 }
 
-/// What a connection's watchdog looks at: when it was accepted, when its last request arrived
-/// or a response made progress, and the responses still being sent with their last progress.
-/// Client bytes alone (an HTTP/2 PING, a window update) are not activity: a client that keeps
-/// a connection busy without asking for anything is idle.
+/// What a connection's watchdog and the eviction choice ([`Admission`]) look at: when it was
+/// accepted, when its last request arrived, a piece of request body arrived or a response made
+/// progress, which requests are in flight and which of them still wait for their body, and the
+/// responses still being sent with their last progress. Client bytes alone (an HTTP/2 PING, a
+/// window update, an unfinished request head) are not activity: a client that keeps a
+/// connection busy without asking for anything is idle.
 #[derive(Debug)]
 pub struct Activity {
     start: Instant,
@@ -227,6 +237,10 @@ pub struct Activity {
     requests: AtomicU64,
     /// Requests whose response headers are not out yet (a handler is working on them).
     in_flight: AtomicU64,
+    /// Requests in flight whose body is still arriving (or stalled): they wait on the client.
+    receiving: AtomicU64,
+    /// Responses being sent (the entries of `responses`), readable without its lock.
+    sending: AtomicU64,
     /// Whether the socket has a write pending (hyper is flushing what a response left).
     writing: std::sync::atomic::AtomicBool,
     /// Responses being sent: id → milliseconds after `start` of their last progress.
@@ -242,6 +256,8 @@ impl Activity {
             last_ms: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
+            receiving: AtomicU64::new(0),
+            sending: AtomicU64::new(0),
             writing: std::sync::atomic::AtomicBool::new(false),
             responses: Mutex::new(HashMap::new()),
             next_response: AtomicU64::new(0),
@@ -268,7 +284,8 @@ impl Activity {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The last request or response progress (the accept time if none).
+    /// The last request, piece of request body or response progress (the accept time if
+    /// none).
     pub fn last(&self) -> Instant {
         self.at(self.last_ms.load(Ordering::Relaxed))
     }
@@ -298,6 +315,34 @@ impl Activity {
         self.in_flight.load(Ordering::Relaxed) > 0 || self.writing.load(Ordering::Relaxed)
     }
 
+    /// Whether the connection is being served, so it is never evicted ([`Admission`]): a
+    /// request whose head and body have arrived is in flight (a handler works on it, or its
+    /// response headers are not written yet), or a response is being sent or written. A
+    /// connection that is not being served waits on its client: for a request head (the first
+    /// or the next), or for the rest of a request body.
+    pub fn serving(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) > self.receiving.load(Ordering::Relaxed)
+            || self.sending.load(Ordering::Relaxed) > 0
+            || self.writing.load(Ordering::Relaxed)
+    }
+
+    /// A request's body began to arrive (its head came with more to follow): the request waits
+    /// on the client until [`Activity::received`].
+    pub fn receiving(&self) {
+        self.receiving.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A piece of a request body arrived.
+    pub fn body_progress(&self) {
+        self.touch();
+    }
+
+    /// A request body that began to arrive ([`Activity::receiving`]) ended, or its reader let
+    /// it go: the request no longer waits on the client.
+    pub fn received(&self) {
+        self.receiving.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// Requests whose headers arrived so far.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
@@ -312,6 +357,7 @@ impl Activity {
         let id = self.next_response.fetch_add(1, Ordering::Relaxed);
         let ms = self.touch();
         self.responses().insert(id, ms);
+        self.sending.fetch_add(1, Ordering::Relaxed);
         id
     }
 
@@ -324,7 +370,9 @@ impl Activity {
 
     fn close_response(&self, id: u64) {
         self.touch();
-        self.responses().remove(&id);
+        if self.responses().remove(&id).is_some() {
+            self.sending.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -442,22 +490,44 @@ impl BodyState {
 /// A request body that fails once no byte of it has arrived for `idle` (counted from the
 /// request's head, then from each piece), and reports to a [`BodyState`] whether it ended or
 /// stalled. The timer runs from the head whether or not the handler reads yet, so a handler
-/// that starts reading late sees the stall at once.
+/// that starts reading late sees the stall at once. It also tells its connection's
+/// [`Activity`], when it has one, that the request waits on the client until the body ends or
+/// is let go, and when a piece arrives (for the eviction choice, [`Admission`]).
 pub struct IdleBody {
     inner: axum::body::Body,
     idle: Duration,
     timer: Pin<Box<Sleep>>,
     state: Arc<BodyState>,
+    /// The connection's activity, until the body has ended (then told once).
+    activity: Option<Arc<Activity>>,
 }
 
 impl IdleBody {
-    /// Watch `inner`, whose head arrived now.
-    pub fn new(inner: axum::body::Body, idle: Duration, state: Arc<BodyState>) -> IdleBody {
+    /// Watch `inner`, whose head arrived now, on the connection whose activity is `activity`
+    /// (when known).
+    pub fn new(
+        inner: axum::body::Body,
+        idle: Duration,
+        state: Arc<BodyState>,
+        activity: Option<Arc<Activity>>,
+    ) -> IdleBody {
+        if let Some(a) = &activity {
+            a.receiving();
+        }
         IdleBody {
             inner,
             idle,
             timer: Box::pin(tokio::time::sleep(idle)),
             state,
+            activity,
+        }
+    }
+
+    /// The body ended: remember it, and tell the connection the request no longer waits.
+    fn end(&mut self) {
+        self.state.ended.store(true, Ordering::Relaxed);
+        if let Some(a) = self.activity.take() {
+            a.received();
         }
     }
 
@@ -469,6 +539,15 @@ impl IdleBody {
                 self.idle.as_secs_f64()
             ),
         ))
+    }
+}
+
+impl Drop for IdleBody {
+    fn drop(&mut self) {
+        // Let go before its end: the handler works on without it.
+        if let Some(a) = self.activity.take() {
+            a.received();
+        }
     }
 }
 
@@ -486,12 +565,15 @@ impl http_body::Body for IdleBody {
         }
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(None) => {
-                this.state.ended.store(true, Ordering::Relaxed);
+                this.end();
                 Poll::Ready(None)
             }
             Poll::Ready(Some(Ok(frame))) => {
+                if let Some(a) = &this.activity {
+                    a.body_progress();
+                }
                 if this.inner.is_end_stream() {
-                    this.state.ended.store(true, Ordering::Relaxed);
+                    this.end();
                 }
                 let next = Instant::now() + this.idle;
                 this.timer.as_mut().reset(next);
@@ -633,9 +715,10 @@ mod tests {
         assert!(admit(&a, "192.0.2.1").is_ok());
     }
 
-    /// When every open connection has sent a request head, the total cap refuses every client.
+    /// When every open connection is being served (here: a handler works on its request),
+    /// the total cap refuses every client.
     #[test]
-    fn the_total_cap_refuses_every_client_when_all_have_sent_a_request() {
+    fn the_total_cap_refuses_every_client_when_all_are_being_served() {
         let a = Admission::new(2, 5);
         let (x, y) = (Activity::new(), Activity::new());
         let _x = a.admit("192.0.2.1".parse().unwrap(), &x).unwrap();
@@ -646,34 +729,93 @@ mod tests {
         assert_eq!(a.open(), 2);
     }
 
-    /// At the cap, the oldest connection without a complete request head is told to close and
-    /// the new one admitted; one that has sent a request is never chosen.
-    #[tokio::test]
-    async fn at_the_cap_the_oldest_connection_without_a_request_head_is_evicted() {
-        let a = Admission::new(3, 5);
-        let (served, old, young) = (Activity::new(), Activity::new(), Activity::new());
-        let served_place = a.admit("192.0.2.1".parse().unwrap(), &served).unwrap();
-        let old_place = a.admit("192.0.2.2".parse().unwrap(), &old).unwrap();
-        let young_place = a.admit("192.0.2.3".parse().unwrap(), &young).unwrap();
-        served.request();
-        let new = admit(&a, "192.0.2.4").unwrap();
-        assert!(new.evicted_another);
-        // The oldest headless one was told; the others were not.
-        tokio::time::timeout(Duration::from_secs(1), old_place.evicted())
-            .await
-            .expect("the oldest headless connection is evicted");
-        let not_told = |p: &Admitted| {
-            let mut f = std::pin::pin!(p.evicted());
-            let waker = std::task::Waker::noop();
-            f.as_mut()
-                .poll(&mut Context::from_waker(waker))
-                .is_pending()
-        };
-        assert!(not_told(&served_place) && not_told(&young_place));
-        // Until it closes the place is still counted (within the eviction headroom).
-        assert_eq!(a.open(), 4);
-        drop(old_place);
-        assert_eq!(a.open(), 3);
+    /// Whether `place` has not been told to close.
+    fn not_told(place: &Admitted) -> bool {
+        let mut f = std::pin::pin!(place.evicted());
+        let waker = std::task::Waker::noop();
+        f.as_mut()
+            .poll(&mut Context::from_waker(waker))
+            .is_pending()
+    }
+
+    /// At the cap, the victim is the connection not being served whose last activity is
+    /// oldest, whatever it has delivered: an idle keep-alive connection that was answered
+    /// before a half-sent head arrived goes first, then the half-sent head, then a stalled
+    /// upload (by its last body piece), then a newer half-sent head. A connection whose
+    /// request a handler works on, one whose response is being sent, and one whose socket
+    /// write is pending are never chosen.
+    #[tokio::test(start_paused = true)]
+    async fn at_the_cap_the_connection_idle_longest_that_is_not_being_served_is_evicted() {
+        let tick = Duration::from_secs(1);
+        let a = Admission::new(7, 5);
+        let place = |activity: &Arc<Activity>, ip: &str| a.admit(ip.parse().unwrap(), activity);
+        // t = 0: three connections being served, and one that will idle after its answer.
+        let (working, sending, writing, kept_alive) = (
+            Activity::new(),
+            Activity::new(),
+            Activity::new(),
+            Activity::new(),
+        );
+        let working_place = place(&working, "192.0.2.1").unwrap();
+        let sending_place = place(&sending, "192.0.2.2").unwrap();
+        let writing_place = place(&writing, "192.0.2.3").unwrap();
+        let kept_alive_place = place(&kept_alive, "192.0.2.4").unwrap();
+        working.request();
+        sending.request();
+        sending.answered();
+        let _response = Tracked::new(axum::body::Body::from("x"), sending.clone());
+        writing.request();
+        writing.answered();
+        writing.writing.store(true, Ordering::Relaxed);
+        kept_alive.request();
+        tokio::time::advance(tick).await;
+        // t = 1: answered; idle on keep-alive from now.
+        kept_alive.answered();
+        tokio::time::advance(tick).await;
+        // t = 2: a half-sent head, and an upload whose head arrived.
+        let (half, upload) = (Activity::new(), Activity::new());
+        let half_place = place(&half, "192.0.2.5").unwrap();
+        let upload_place = place(&upload, "192.0.2.6").unwrap();
+        upload.request();
+        upload.receiving();
+        tokio::time::advance(tick).await;
+        // t = 3: a piece of its body, then nothing; another half-sent head.
+        upload.body_progress();
+        let later = Activity::new();
+        let later_place = place(&later, "192.0.2.7").unwrap();
+        tokio::time::advance(tick).await;
+        let mut evicted = Vec::new();
+        for (i, expected) in [&kept_alive_place, &half_place, &upload_place, &later_place]
+            .into_iter()
+            .enumerate()
+        {
+            assert!(not_told(expected));
+            let new = place(&Activity::new(), &format!("192.0.3.{i}"));
+            assert!(new.as_ref().is_ok_and(|n| n.evicted_another), "{i}");
+            assert!(!not_told(expected), "victim {i}");
+            evicted.push(new);
+            tokio::time::advance(tick).await;
+        }
+        assert!(not_told(&working_place) && not_told(&sending_place) && not_told(&writing_place));
+        // Until they close the places are still counted (within the eviction headroom).
+        assert_eq!(a.open(), 7 + 4);
+        drop((kept_alive_place, half_place, upload_place, later_place));
+        assert_eq!(a.open(), 7);
+    }
+
+    /// A stalled upload stops waiting on the client once its body ends (or is let go): it is
+    /// then being served, until its response is out.
+    #[test]
+    fn a_request_whose_body_has_arrived_is_being_served() {
+        let upload = Activity::new();
+        assert!(!upload.serving());
+        upload.request();
+        upload.receiving();
+        assert!(!upload.serving());
+        upload.received();
+        assert!(upload.serving());
+        upload.answered();
+        assert!(!upload.serving());
     }
 
     /// With `EVICTION_HEADROOM` evicted connections still closing, a new one is refused and

@@ -48,7 +48,7 @@ pub const MAX_CONNECTIONS_PER_CLIENT: usize = 64;
 pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// Evicted connections that may be still closing at once. At the cap a new connection makes
-/// the oldest one without a complete request head close (`conn::Admission`); that one's socket
+/// the one not being served that was idle longest close (`conn::Admission`); that one's socket
 /// is closed as soon as its task runs, so until then both are open. With this many closing,
 /// the accept loop waits for one to close before accepting again (new connections wait in the
 /// listen backlog): descriptors stay at most this far over the cap, far inside

@@ -44,8 +44,8 @@ pub struct Stats {
     pub idle_closed: AtomicU64,
     /// Connections closed because a response made no progress for the write timeout.
     pub stalled_closed: AtomicU64,
-    /// Connections closed to admit a new one at the total cap: the oldest open connection
-    /// that had sent no complete request head (`conn::Admission`).
+    /// Connections closed to admit a new one at the total cap: the open connection not being
+    /// served that had been idle longest (`conn::Admission`).
     pub evicted: AtomicU64,
     /// Requests answered 408 because their body sent nothing for the body idle timeout.
     pub body_stalled: AtomicU64,
@@ -86,7 +86,7 @@ impl Stats {
             (
                 "connections_closed_total",
                 "counter",
-                "Connections closed by a timeout: idle (no request) or stalled (a response made no progress); or evicted: closed at the total cap to admit a new connection (the oldest without a complete request head).",
+                "Connections closed by a timeout: idle (no request) or stalled (a response made no progress); or evicted: closed at the total cap to admit a new connection (the one not being served that was idle longest).",
                 vec![
                     ("reason=\"idle\"", load(&self.idle_closed)),
                     ("reason=\"stalled\"", load(&self.stalled_closed)),
@@ -317,7 +317,8 @@ async fn guard(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
     let body = Arc::new(BodyState::default());
     let request = if has_body {
         let (idle, state) = (g.body_idle_timeout, body.clone());
-        request.map(|b| axum::body::Body::new(IdleBody::new(b, idle, state)))
+        let activity = request.extensions().get::<Arc<Activity>>().cloned();
+        request.map(|b| axum::body::Body::new(IdleBody::new(b, idle, state, activity)))
     } else {
         request
     };
@@ -547,6 +548,8 @@ pub async fn serve(
                 request
                     .extensions_mut()
                     .insert(ConnectInfo::<SocketAddr>(peer));
+                // The guard tells it while the request's body is still arriving.
+                request.extensions_mut().insert(activity.clone());
                 let app = app.clone();
                 let activity = activity.clone();
                 async move {

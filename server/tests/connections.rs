@@ -511,55 +511,110 @@ async fn shutdown_drops_what_is_left_at_its_deadline() {
     );
 }
 
-/// At the total cap (4 here), connections that each sent half a request head from their own
-/// address do not lock a new client out: the oldest of them is closed to admit it (counted as
-/// an eviction), while one that has completed a request is never chosen.
+/// At the total cap (5 here), connections that wait on their client do not lock a new client
+/// out: each new one closes the connection idle longest that is not being served (counted as
+/// an eviction) — first a keep-alive client idle since its answer, which came before any
+/// half-sent head arrived, then the oldest half-sent head — while a connection whose request
+/// is being worked on is never chosen.
 #[tokio::test]
-async fn at_the_total_cap_the_oldest_half_request_is_closed_to_admit_a_new_client() {
+async fn at_the_total_cap_the_connection_idle_longest_is_closed_to_admit_a_new_client() {
     let mut limits = small_limits();
-    limits.max_connections = 4;
+    limits.max_connections = 5;
     limits.header_read_timeout = Duration::from_secs(30);
+    limits.request_timeout = Duration::from_secs(30);
     limits.idle_timeout = Duration::from_secs(60);
     let server = start(limits).await;
-    // A keep-alive client that completed a request: it has delivered a request head.
-    let mut served = connect_from([127, 0, 4, 1], server.addr).await;
-    served
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    // Being served: its handler works for 60 s.
+    let mut busy = connect_from([127, 0, 4, 1], server.addr).await;
+    busy.write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    // A keep-alive client that completed a request, idle since its answer.
+    let mut kept = connect_from([127, 0, 4, 2], server.addr).await;
+    kept.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
         .unwrap();
     let mut buf = [0u8; 256];
-    let n = served.read(&mut buf).await.unwrap();
+    let n = kept.read(&mut buf).await.unwrap();
     assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
     let mut halves = Vec::new();
     for i in 0..3u8 {
+        // Acceptance order is the eviction order among half-sent heads, all after the answer.
+        tokio::time::sleep(Duration::from_millis(50)).await;
         let mut s = connect_from([127, 0, 4, 10 + i], server.addr).await;
         s.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
         halves.push(s);
-        // Acceptance order is the eviction order.
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A sixth connection, held: the idle keep-alive client makes room.
+    let mut held = connect_from([127, 0, 4, 98], server.addr).await;
+    held.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+    assert_eq!(
+        closed_within(&mut kept, Duration::from_secs(5)).await,
+        Ok(0),
+        "the connection idle longest is closed, though it had sent a request"
+    );
+    // Another: the oldest half-sent head makes room, and the new client is answered.
     let answer = request([127, 0, 4, 99], server.addr, HEALTH).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert_eq!(
         closed_within(&mut halves[0], Duration::from_secs(5)).await,
         Ok(0),
-        "the oldest half-request is closed"
+        "then the oldest half-request"
     );
-    assert_eq!(server.stats.evicted.load(Ordering::Relaxed), 1);
+    assert_eq!(server.stats.evicted.load(Ordering::Relaxed), 2);
     assert_eq!(server.stats.refused_total.load(Ordering::Relaxed), 0);
-    // The served connection is still open and answers.
-    served
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await
-        .unwrap();
-    let n = served.read(&mut buf).await.unwrap();
-    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    // The connection being served was never chosen: still open, its answer not out yet.
+    assert!(
+        closed_within(&mut busy, Duration::from_millis(300))
+            .await
+            .is_err()
+    );
     let metrics = server.stats.prometheus();
     assert!(
-        metrics.contains("toolmark_http_connections_closed_total{reason=\"evicted\"} 1"),
+        metrics.contains("toolmark_http_connections_closed_total{reason=\"evicted\"} 2"),
         "{metrics}"
     );
-    drop(halves);
+    drop((halves, held, busy));
+    server.stop().await;
+}
+
+/// At the total cap (2 here), an upload whose body stalled waits on its client, so it is
+/// closed to admit a new client (before, a request whose head had arrived was never evicted and
+/// its trickle held the place up to the request deadline); a connection being served is not.
+#[tokio::test]
+async fn at_the_total_cap_a_stalled_upload_is_closed_to_admit_a_new_client() {
+    let mut limits = small_limits();
+    limits.max_connections = 2;
+    limits.body_idle_timeout = Duration::from_secs(30);
+    limits.request_timeout = Duration::from_secs(30);
+    limits.idle_timeout = Duration::from_secs(60);
+    let server = start(limits).await;
+    let mut busy = connect_from([127, 0, 6, 1], server.addr).await;
+    busy.write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut upload = connect_from([127, 0, 6, 2], server.addr).await;
+    upload
+        .write_all(b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let answer = request([127, 0, 6, 99], server.addr, HEALTH).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        closed_within(&mut upload, Duration::from_secs(5))
+            .await
+            .is_ok(),
+        "the stalled upload is closed"
+    );
+    assert_eq!(server.stats.evicted.load(Ordering::Relaxed), 1);
+    assert!(
+        closed_within(&mut busy, Duration::from_millis(300))
+            .await
+            .is_err()
+    );
+    drop(busy);
     server.stop().await;
 }
 
