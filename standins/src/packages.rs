@@ -116,44 +116,29 @@ fn read_bounded(path: &Path) -> io::Result<Vec<u8>> {
 /// object.
 pub fn npm_manifest(tarball: &[u8]) -> io::Result<Map<String, Value>> {
     let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_owned());
-    let mut tar = flate2::read::GzDecoder::new(tarball).take(MAX_UNPACKED_BYTES);
-    let mut header = [0u8; 512];
-    loop {
-        tar.read_exact(&mut header)?;
-        if header.iter().all(|b| *b == 0) {
-            return Err(bad("no package/package.json in the tarball"));
+    let unpacked = flate2::read::GzDecoder::new(tarball).take(MAX_UNPACKED_BYTES);
+    let mut archive = tar::Archive::new(unpacked);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        if !entry.header().entry_type().is_file()
+            || entry.path()?.as_ref() != Path::new("package/package.json")
+        {
+            continue;
         }
-        let field = |range: std::ops::Range<usize>| {
-            let raw = &header[range];
-            let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
-            String::from_utf8_lossy(&raw[..end]).into_owned()
-        };
-        let size = u64::from_str_radix(field(124..136).trim(), 8)
-            .map_err(|_| bad("a tar header's size is not octal"))?;
-        // ustar: a long name is split into a prefix and a name.
-        let name = match field(345..500) {
-            prefix if !prefix.is_empty() && &header[257..262] == b"ustar" => {
-                format!("{prefix}/{}", field(0..100))
-            }
-            _ => field(0..100),
-        };
-        let padded = size.div_ceil(512) * 512;
-        let regular = matches!(header[156], b'0' | 0);
-        if regular && name == "package/package.json" {
-            if size > MAX_MANIFEST_BYTES {
-                return Err(bad(&format!(
-                    "package.json is larger than {MAX_MANIFEST_BYTES} bytes"
-                )));
-            }
-            let mut text = vec![0u8; size as usize];
-            tar.read_exact(&mut text)?;
-            return match serde_json::from_slice(&text) {
-                Ok(Value::Object(manifest)) => Ok(manifest),
-                _ => Err(bad("package.json is not a JSON object")),
-            };
+        let size = entry.header().size()?;
+        if size > MAX_MANIFEST_BYTES {
+            return Err(bad(&format!(
+                "package.json is larger than {MAX_MANIFEST_BYTES} bytes"
+            )));
         }
-        io::copy(&mut (&mut tar).take(padded), &mut io::sink())?;
+        let mut text = Vec::with_capacity(size as usize);
+        entry.read_to_end(&mut text)?;
+        return match serde_json::from_slice(&text) {
+            Ok(Value::Object(manifest)) => Ok(manifest),
+            _ => Err(bad("package.json is not a JSON object")),
+        };
     }
+    Err(bad("no package/package.json in the tarball"))
 }
 
 /// The version of a wheel's file name (`{name}-{version}-…​.whl`).
