@@ -11,26 +11,35 @@
 //!   maximum age;
 //! * [`witness`]: the C2SP `tlog-witness` `add-checkpoint` wire format;
 //! * [`proof`]: the `c2sp.org/tlog-proof@v1` offline bundle;
-//! * `store`: the storage contract and the default store (SQLite for the checkpoint
-//!   compare-and-swap, files for hashes and the public tiles);
-//! * `sequencer`: the single writer (`Log`), with crash recovery on open;
+//! * `store`: the storage contract between the two stores below, and publication;
+//! * `head`: the head store (the checkpoint compare-and-swap): SQLite on one box, PostgreSQL for
+//!   several writers;
+//! * `objects`: the object store (tiles, bundles, checkpoint, staging, documents): a directory
+//!   or any S3-compatible bucket, through `object_store`;
+//! * `sequencer`: the writer (`Log`), safe beside other writers, with crash recovery on open;
 //! * [`verify`]: `fsck` and audit from the public files alone;
-//! * [`reader`]: proofs and entries from the public files, without the writer's lock.
+//! * `reader`: proofs and entries from the public files, without the writer's lock.
 //!
 //! It does not dial the network (the crawler does; the binary fetches a remote log for
 //! `verify`), serve HTTP (the api does) or decide what a tool set is (the `toolset` crate
 //! does). The Merkle, tile, note, cosignature, policy and witness modules are pure: no I/O, no SQLite, no async.
 //!
-//! `store` and `sequencer` (the writer) are behind the default `store` feature, the only part
-//! that needs SQLite; without it (`default-features = false`) the crate is what an offline
-//! verifier needs: entries, proofs, notes, tiles, and the file readers `reader` and `verify`.
+//! `store`, `head`, `objects`, `sequencer` and `reader` are behind the default `store` feature,
+//! the only part that needs SQLite, PostgreSQL, `object_store` and a runtime; without it
+//! (`default-features = false`) the crate is what an offline verifier needs: entries, proofs,
+//! notes, tiles, and `verify`.
 
 pub mod cosignature;
 pub mod entry;
 pub mod merkle;
 pub mod note;
 pub mod policy;
+#[cfg(feature = "store")]
+pub mod head;
+#[cfg(feature = "store")]
+pub mod objects;
 pub mod proof;
+#[cfg(feature = "store")]
 pub mod reader;
 #[cfg(feature = "store")]
 pub mod sequencer;

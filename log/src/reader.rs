@@ -1,7 +1,7 @@
 //! Reading a published log without its writer: what a server of the log needs.
 //!
-//! A [`Reader`] works from the public directory alone (`checkpoint`, tiles, entry bundles) and
-//! the verifier key, so it never takes the writer's lock and can run in another thread or
+//! A [`Reader`] works from the public files alone (`checkpoint`, tiles, entry bundles; in a
+//! directory, a bucket or behind an HTTP base URL: [`Objects`]) and the verifier key, so it never takes the writer's lock and can run in another thread or
 //! process while the sequencer appends. Every answer is tied to one checkpoint: the reader
 //! loads the current checkpoint (verifying its signature) and answers proofs at that size,
 //! reading hashes from the tiles of that size. Published tiles of a size never change, so a
@@ -9,10 +9,10 @@
 //!
 //! It authenticates what it reads only as far as the signed checkpoint goes: a proof it returns
 //! verifies against that checkpoint if and only if the tiles are the log's (a client verifies
-//! anyway). It does not cache; the operating system's page cache serves hot tiles.
+//! anyway). It does not cache: the operating system's page cache serves a directory's hot tiles;
+//! a bucket's reader pays one request per tile.
 
-use std::path::{Path, PathBuf};
-
+use crate::objects::Objects;
 use crate::merkle::{self, Hash, ProofError};
 use crate::note::{self, Checkpoint};
 use crate::tiles::{self, TileId};
@@ -57,15 +57,16 @@ pub struct Signed {
 /// A read-only view of a published log.
 #[derive(Debug, Clone)]
 pub struct Reader {
-    public: PathBuf,
+    public: Objects,
     vkey: String,
 }
 
 impl Reader {
-    /// A reader of the public directory `public` whose checkpoints must verify under `vkey`.
-    pub fn new(public: &Path, vkey: &str) -> Reader {
+    /// A reader of the public files in `public` (a directory, a bucket or an HTTP base URL)
+    /// whose checkpoints must verify under `vkey`.
+    pub fn new(public: Objects, vkey: &str) -> Reader {
         Reader {
-            public: public.to_owned(),
+            public,
             vkey: vkey.trim().to_owned(),
         }
     }
@@ -75,22 +76,18 @@ impl Reader {
         &self.vkey
     }
 
-    /// The public directory.
-    pub fn public_dir(&self) -> &Path {
+    /// Where the public files are read from.
+    pub fn public(&self) -> &Objects {
         &self.public
     }
 
     /// A public file (`checkpoint`, `tile/0/000`, …), `None` if it does not exist. The path must
     /// already be checked (see [`tiles::parse_tile_path`]); this does not sanitise it.
     pub fn file(&self, path: &str) -> Result<Option<Vec<u8>>, ReadError> {
-        match std::fs::read(self.public.join(path)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ReadError::Io {
-                path: path.to_owned(),
-                reason: e.to_string(),
-            }),
-        }
+        self.public.get(path).map_err(|e| ReadError::Io {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })
     }
 
     fn need(&self, path: &str) -> Result<Vec<u8>, ReadError> {

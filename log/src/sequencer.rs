@@ -1,28 +1,56 @@
-//! The single writer: turns batches of entries into tiles, bundles and a signed checkpoint.
+//! The writer: turns batches of entries into tiles, bundles and a signed checkpoint, over a
+//! head store and an object store ([`crate::store`]), safely with several writers.
 //!
-//! An append goes: encode every entry (with `prev` filled in) → compute the new stored hashes,
-//! root, tiles and bundles in memory → check our own consistency proof from the old head →
-//! append the hashes durably → stage the public files durably → compare-and-swap the new
-//! checkpoint in the store → publish files, then the checkpoint. Indices are acknowledged only
-//! after the compare-and-swap, so a crash at any step either loses an unacknowledged batch or
-//! leaves one that [`Log::open`] finishes publishing. Any storage error poisons the `Log`: the
-//! caller must reopen it, which runs that recovery.
+//! An append goes: take the writers' lease (liveness only) → read the committed head (adopting
+//! another writer's newer one) → drop entries already logged (dedup keys) → encode every entry
+//! (with `prev` filled in) → compute the new stored hashes, root, tiles and bundles in memory,
+//! reading the old tree's hashes from its tiles → check our own consistency proof from the old
+//! head → stage the batch's files as one object (`staging/<size>-<hex root>`) → sign → compare-
+//! and-swap the new head in the head store (the only commit point) → apply the staged files to
+//! `public/` create-only → publish the checkpoint (forward only) → record `applied` → drop the
+//! staged object. Indices are acknowledged only after the compare-and-swap, and no signed
+//! checkpoint leaves the process before it. A writer that loses the compare-and-swap reads the
+//! winner's head and computes its batch again. Whoever finds a committed head not applied yet
+//! (its writer died) applies its staged object: [`Log::open`] and every append do.
 //!
-//! Opening refuses a store whose head is older than the last checkpoint this log published (the
-//! marker next to the key), a head that differs from it at the same size, stored hashes that do
+//! Any storage error poisons the `Log`: the caller must reopen it, which runs that recovery.
+//! Opening refuses a head store older than what the object store or the `applied` marker show
+//! (a bucket checkpoint newer than the head, or the same size with another root), tiles that do
 //! not reproduce the head's root, and a key that is not the log's.
 
 use crate::entry::{Entry, EntryError, TargetId};
+use crate::head::{DedupKey, HeadStore};
 use crate::merkle::{self, Hash, HashReader, ProofError};
 use crate::note::{Checkpoint, LogKey};
-use crate::store::{FileStore, Head, Storage, StoreError};
-use crate::tiles;
-use std::collections::HashMap;
+use crate::objects::Objects;
+use crate::store::{self, Head, LogStores, StoreError};
+use crate::tiles::{self, TileId};
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Most entries one `append` call takes: a day's crawl of the whole registry is about 20,000
 /// targets; a 100,000-entry cap keeps a batch's in-memory tiles and bundles to tens of MB.
 pub const MAX_BATCH: usize = 100_000;
+
+/// How long the writers' lease lasts when not renewed: a writer paused or killed while holding
+/// it delays the others this long at most.
+pub const LEASE_TTL: Duration = Duration::from_secs(5);
+/// How long an append waits for the lease before going on without it (the compare-and-swap
+/// keeps that safe; the lease only saves a batch computed in vain).
+pub const LEASE_WAIT: Duration = Duration::from_secs(30);
+/// How often a writer waiting for the lease asks again.
+const LEASE_POLL: Duration = Duration::from_millis(10);
+/// How many times one append computes its batch again after losing the compare-and-swap to
+/// another writer before it gives up ([`LogError::Contended`]).
+pub const MAX_CAS_RETRIES: usize = 16;
+/// Tiles (and the partial entry bundle) a writer keeps in memory between batches: the right
+/// edge of the tree, so a batch reads few tiles from the object store. 8 KiB each at most.
+pub const TILE_CACHE: usize = 1024;
+/// The largest staged batch read back ([`MAX_BATCH`] entries of at most 64 KiB would be more;
+/// real batches of observations are ~400 B an entry).
+pub const MAX_STAGED_BYTES: u64 = 1 << 30;
 
 /// What can go wrong with the log.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +78,9 @@ pub enum LogError {
     /// An earlier storage error left the in-memory state unknown; nothing more is appended.
     #[error("the log is poisoned by an earlier storage error; reopen it to recover")]
     Poisoned,
+    /// Other writers won the compare-and-swap [`MAX_CAS_RETRIES`] times in a row.
+    #[error("other writers won the compare-and-swap {MAX_CAS_RETRIES} times in a row")]
+    Contended,
     /// A request the log will not carry out (it says why).
     #[error("{0}")]
     Refused(String),
@@ -67,44 +98,77 @@ fn system_clock() -> Clock {
     })
 }
 
+/// Tiles and bundles by path, oldest dropped first. Every path names immutable bytes (a partial
+/// tile's path has its width), so an entry is never stale; only committed files enter it.
+#[derive(Default)]
+struct TileCache {
+    map: HashMap<String, Arc<Vec<u8>>>,
+    order: VecDeque<String>,
+}
+
+impl TileCache {
+    fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
+        self.map.get(path).cloned()
+    }
+
+    fn insert(&mut self, path: String, bytes: Arc<Vec<u8>>) {
+        if self.map.insert(path.clone(), bytes).is_none() {
+            self.order.push_back(path);
+            while self.order.len() > TILE_CACHE {
+                if let Some(old) = self.order.pop_front() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
+}
+
 /// A log open for writing.
-pub struct Log<S: Storage = FileStore> {
-    store: S,
+pub struct Log {
+    head_store: Box<dyn HeadStore>,
+    public: Objects,
+    staging: Objects,
     key: LogKey,
     head: Head,
     clock: Clock,
     poisoned: bool,
+    witnessed: bool,
+    tiles: Mutex<TileCache>,
+    /// Who this writer is in the lease (`<pid>-<random>`).
+    holder: String,
 }
 
 /// The result of an append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Appended {
-    /// The index of each entry, in the order given.
+    /// The index of each entry, in the order given (an entry logged before, by this writer or
+    /// another, gets the index it was logged at).
     pub indices: Vec<u64>,
     /// The new checkpoint note.
     pub checkpoint: Vec<u8>,
 }
 
-/// Reads stored hashes from the store, and the ones a batch has computed but not yet stored.
-struct Overlay<'a, S: Storage> {
-    store: &'a S,
+/// Reads the old tree's hashes from its tiles, and the ones a batch has computed but not yet
+/// stored.
+struct Overlay<'a, R: HashReader> {
+    stored: &'a R,
     base: u64,
     pending: Vec<Hash>,
 }
 
-impl<S: Storage> HashReader for Overlay<'_, S> {
+impl<R: HashReader> HashReader for Overlay<'_, R> {
     fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, ProofError> {
-        let stored: Vec<u64> = indexes.iter().copied().filter(|&i| i < self.base).collect();
-        let mut from_store = self
-            .store
-            .read_hashes(&stored)
-            .map_err(ProofError::storage)?
-            .into_iter();
+        let old: Vec<u64> = indexes.iter().copied().filter(|&i| i < self.base).collect();
+        let mut from_tiles = if old.is_empty() {
+            Vec::new().into_iter()
+        } else {
+            self.stored.read_hashes(&old)?.into_iter()
+        };
         indexes
             .iter()
             .map(|&i| {
                 if i < self.base {
-                    from_store.next().ok_or(ProofError::MissingHash(i))
+                    from_tiles.next().ok_or(ProofError::MissingHash(i))
                 } else {
                     self.pending
                         .get((i - self.base) as usize)
@@ -116,133 +180,136 @@ impl<S: Storage> HashReader for Overlay<'_, S> {
     }
 }
 
-/// The store itself as a hash reader (no pending hashes).
-struct Stored<'a, S: Storage>(&'a S);
-
-impl<S: Storage> HashReader for Stored<'_, S> {
-    fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, ProofError> {
-        self.0.read_hashes(indexes).map_err(ProofError::storage)
-    }
-}
-
 /// Where a log directory keeps its signing key (mode 0600, outside `public/`).
 pub const KEY_FILE: &str = "private/log.key";
 
-impl Log<FileStore> {
-    /// Create a new log in `dir`: a fresh Ed25519 key (mode 0600, outside `public/`), the
-    /// verifier key at `public/vkey`, and a signed checkpoint of the empty tree.
-    pub fn init(dir: &Path, origin: &str) -> Result<Log<FileStore>, LogError> {
+/// The dedup key of an entry: the first 16 bytes of the SHA-256 of its encoding without `prev`.
+fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
+    use sha2::Digest;
+    let mut plain = e.clone();
+    plain.prev = None;
+    let d = sha2::Sha256::digest(plain.encode()?);
+    let mut k = [0u8; 16];
+    k.copy_from_slice(&d[..16]);
+    Ok(k)
+}
+
+fn staging_name(size: u64, root: &Hash) -> String {
+    format!("{size}-{}", root.to_hex())
+}
+
+impl Log {
+    /// Create a new log in the single-box directory `dir`: a fresh Ed25519 key (mode 0600 in
+    /// `private/`), the verifier key at `vkey` and `public/vkey`, and a signed checkpoint of
+    /// the empty tree.
+    pub fn init(dir: &Path, origin: &str) -> Result<Log, LogError> {
         Self::init_with_key(dir, LogKey::generate(origin)?)
     }
 
     /// [`Log::init`] with a given key (its name is the log's origin): for tests that need the
     /// same signed bytes on every run, and for keys generated elsewhere.
-    pub fn init_with_key(dir: &Path, key: LogKey) -> Result<Log<FileStore>, LogError> {
-        let store = FileStore::open(dir)?;
-        if store.head()?.is_some() || dir.join(KEY_FILE).exists() {
+    pub fn init_with_key(dir: &Path, key: LogKey) -> Result<Log, LogError> {
+        if dir.join(KEY_FILE).exists() {
             return Err(LogError::Refused(format!(
                 "{} already holds a log",
                 dir.display()
             )));
         }
+        let stores = LogStores::dir(dir)?;
         write_private_key(&dir.join(KEY_FILE), &key.to_skey())?;
-        store.set_meta("origin", key.name())?;
-        store.set_meta("vkey", &key.vkey())?;
-        // Published with the log, and beside it for operators (`toolmark log key`).
-        for path in ["public/vkey", "vkey"] {
-            crate::store::write_atomic(
-                &dir.join(path),
-                format!("{}\n", key.vkey()).as_bytes(),
-                true,
-            )?;
-        }
-        let mut store = store;
-        let clock = system_clock();
-        let head = sign_head(&key, 0, merkle::EMPTY_ROOT, clock())?;
-        store.commit(None, &head, &[])?;
-        store.publish(&head)?;
-        Log::open_with(store, key, clock)
+        // Beside the log for operators (`toolmark log key`); `public/vkey` is published.
+        store::write_atomic(
+            &dir.join("vkey"),
+            format!("{}\n", key.vkey()).as_bytes(),
+            true,
+        )?;
+        Log::create(stores, key, system_clock())
     }
 
-    /// Makes publication wait for witnesses, or not (persisted in the log's database; see
-    /// [`FileStore::set_witnessed`]). Turning it off publishes the current head at once.
+    /// Create a new log in `stores` with `key` (whose name is the log's origin): the head store
+    /// must be empty. Writes `public/vkey` and commits and publishes the empty tree.
+    pub fn create(mut stores: LogStores, key: LogKey, clock: Clock) -> Result<Log, LogError> {
+        if stores.head.head()?.is_some() || stores.head.meta("vkey")?.is_some() {
+            return Err(LogError::Refused(format!(
+                "{} already holds a log",
+                stores.head.describe()
+            )));
+        }
+        stores
+            .public()
+            .put_create("vkey", format!("{}\n", key.vkey()).as_bytes())
+            .map_err(StoreError::from)?;
+        stores.head.set_meta("origin", Some(key.name()))?;
+        stores.head.set_meta("vkey", Some(&key.vkey()))?;
+        let head = sign_head(&key, 0, merkle::EMPTY_ROOT, clock())?;
+        stores.head.commit(None, &head, &[], &[])?;
+        Log::open_with(stores, key, clock)
+    }
+
+    /// Makes publication wait for witnesses, or not (persisted in the head store, so every
+    /// writer of this log obeys it). Turning it off publishes the current head at once.
     pub fn set_witnessed(&mut self, on: bool) -> Result<(), LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
-        if self.store.witnessed() == on {
+        if self.witnessed == on {
             return Ok(());
         }
-        self.store.set_witnessed(on)?;
+        self.head_store
+            .set_meta("publication", on.then_some(store::WITNESSED))?;
+        self.witnessed = on;
         if !on {
-            self.store.publish(&self.head)?;
+            let h = self.head.clone();
+            self.publish_checkpoint(&h)?;
         }
         Ok(())
     }
 
-    /// Open the log in `dir`, recovering from any interrupted append.
-    pub fn open(dir: &Path) -> Result<Log<FileStore>, LogError> {
+    /// Whether publication waits for witnesses.
+    pub fn witnessed(&self) -> bool {
+        self.witnessed
+    }
+
+    /// Open the log in the single-box directory `dir`, recovering from any interrupted append.
+    pub fn open(dir: &Path) -> Result<Log, LogError> {
         Self::open_with_clock(dir, system_clock())
     }
 
     /// [`Log::open`] with an injected clock.
-    pub fn open_with_clock(dir: &Path, clock: Clock) -> Result<Log<FileStore>, LogError> {
-        let skey = std::fs::read_to_string(dir.join(KEY_FILE))
-            .map_err(|e| LogError::Refused(format!("{}: {e}", dir.join(KEY_FILE).display())))?;
-        let key = LogKey::from_skey(skey.trim())?;
-        let store = FileStore::open(dir)?;
-        match store.meta("vkey")? {
+    pub fn open_with_clock(dir: &Path, clock: Clock) -> Result<Log, LogError> {
+        let key = read_key(&dir.join(KEY_FILE))?;
+        Log::open_with(LogStores::dir(dir)?, key, clock)
+    }
+
+    /// Open a log over any stores: check the key, the head store against the object store and
+    /// the `applied` marker, apply a committed batch not yet applied, verify the head's root
+    /// from the tiles, and (re)publish the head.
+    pub fn open_with(mut stores: LogStores, key: LogKey, clock: Clock) -> Result<Log, LogError> {
+        match stores.head.meta("vkey")? {
             Some(v) if v == key.vkey() => {}
             Some(v) => {
                 return Err(LogError::Refused(format!(
-                    "the key in {} ({}) is not this log's key ({v})",
-                    KEY_FILE,
+                    "the signing key ({}) is not this log's key ({v})",
                     key.vkey()
                 )));
             }
-            None => return Err(LogError::Refused("the database records no log key".into())),
+            None => {
+                return Err(LogError::Refused(
+                    "the head store records no log key".into(),
+                ));
+            }
         }
-        Log::open_with(store, key, clock)
-    }
-}
-
-fn write_private_key(path: &Path, skey: &str) -> Result<(), LogError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| LogError::Refused(format!("{}: {e}", path.display())))?;
-    use std::io::Write;
-    f.write_all(format!("{skey}\n").as_bytes())
-        .and_then(|_| f.sync_all())
-        .map_err(|e| LogError::Refused(format!("{}: {e}", path.display())))
-}
-
-fn sign_head(key: &LogKey, size: u64, root: Hash, signed_at: u64) -> Result<Head, LogError> {
-    let note = key.sign_checkpoint(&Checkpoint {
-        origin: key.name().to_owned(),
-        size,
-        root,
-        extensions: Vec::new(),
-    })?;
-    Ok(Head {
-        size,
-        root,
-        note,
-        signed_at,
-    })
-}
-
-impl<S: Storage> Log<S> {
-    /// Open a log over any store: check it against the marker and the key, drop uncommitted
-    /// hashes, verify the head's root from the stored hashes, and (re)publish the head.
-    pub fn open_with(mut store: S, key: LogKey, clock: Clock) -> Result<Log<S>, LogError> {
-        let head = store
+        let head = stores
+            .head
             .head()?
             .ok_or_else(|| LogError::Refused("the store holds no checkpoint: run init".into()))?;
-        if let Some((size, root)) = store.marker()? {
+        let opened = crate::note::open_checkpoint(&head.note, &key.vkey())?;
+        if opened.size != head.size || opened.root != head.root {
+            return Err(LogError::Refused(
+                "the stored checkpoint note does not match its record".into(),
+            ));
+        }
+        if let Some((size, root)) = stores.head.applied()? {
             if size > head.size {
                 return Err(LogError::Refused(format!(
                     "the database is older than the last checkpoint this log published \
@@ -258,8 +325,12 @@ impl<S: Storage> Log<S> {
             }
         }
         // The published checkpoint is a second witness of how far the log got (the marker may
-        // be lost with the private directory).
-        if let Some(bytes) = store.read_public("checkpoint")? {
+        // be lost with the private directory, and a bucket outlives a database).
+        let public = stores.public();
+        if let Some(bytes) = public
+            .get_bounded("checkpoint", store::MAX_CHECKPOINT_BYTES)
+            .map_err(StoreError::from)?
+        {
             let published = crate::note::open_checkpoint(&bytes, &key.vkey())?;
             if published.size > head.size
                 || (published.size == head.size && published.root != head.root)
@@ -272,43 +343,28 @@ impl<S: Storage> Log<S> {
                 )));
             }
         }
-        let opened = crate::note::open_checkpoint(&head.note, &key.vkey())?;
-        if opened.size != head.size || opened.root != head.root {
-            return Err(LogError::Refused(
-                "the stored checkpoint note does not match its record".into(),
-            ));
-        }
-        let want = merkle::stored_hash_count(head.size);
-        let have = store.hash_count()?;
-        if have < want {
-            return Err(LogError::Refused(format!(
-                "{} stored hashes are missing: the hash file is older than the checkpoint",
-                want - have
-            )));
-        }
-        if have > want {
-            store.truncate_hashes(want)?;
-        }
-        let root = merkle::tree_hash(head.size, &Stored(&store))?;
-        if root != head.root {
-            return Err(LogError::Refused(format!(
-                "the stored hashes give root {} at size {}, the checkpoint says {}",
-                root.to_base64(),
-                head.size,
-                head.root.to_base64()
-            )));
-        }
-        store.publish(&head)?;
-        Ok(Log {
-            store,
+        let witnessed = stores.head.meta("publication")?.as_deref() == Some(store::WITNESSED);
+        let mut log = Log {
+            staging: stores.staging(),
+            public,
+            head_store: stores.head,
             key,
-            head,
+            head: head.clone(),
             clock,
             poisoned: false,
-        })
+            witnessed,
+            tiles: Mutex::new(TileCache::default()),
+            holder: format!("{}-{:016x}", std::process::id(), random_u64()),
+        };
+        log.apply_committed(&head)?;
+        log.check_root(&head)?;
+        if !log.witnessed {
+            log.publish_checkpoint(&head)?;
+        }
+        Ok(log)
     }
 
-    /// The committed head.
+    /// The committed head (as of this writer's last append or refresh).
     pub fn head(&self) -> &Head {
         &self.head
     }
@@ -318,13 +374,194 @@ impl<S: Storage> Log<S> {
         self.key.vkey()
     }
 
-    /// The storage underneath, for reads the log does not offer itself.
-    pub fn store(&self) -> &S {
-        &self.store
+    /// The head store, for reads the log does not offer itself.
+    pub fn head_store(&mut self) -> &mut dyn HeadStore {
+        self.head_store.as_mut()
     }
 
-    /// Append a batch. Each entry's `prev` is set here from the log's own record of its subject.
-    pub fn append(&mut self, mut entries: Vec<Entry>) -> Result<Appended, LogError> {
+    /// The public files' store.
+    pub fn public(&self) -> &Objects {
+        &self.public
+    }
+
+    /// A public file (`tile/entries/000.p/5`), if it exists.
+    pub fn read_public(&self, path: &str) -> Result<Option<Vec<u8>>, LogError> {
+        Ok(self.public.get(path).map_err(StoreError::from)?)
+    }
+
+    /// Adopt the head store's committed head if another writer moved it, applying its batch if
+    /// that writer died before it could.
+    pub fn refresh(&mut self) -> Result<(), LogError> {
+        if self.poisoned {
+            return Err(LogError::Poisoned);
+        }
+        let r = self.refresh_inner();
+        if r.is_err() {
+            self.poisoned = true;
+        }
+        r
+    }
+
+    fn refresh_inner(&mut self) -> Result<(), LogError> {
+        let head = self
+            .head_store
+            .head()?
+            .ok_or_else(|| LogError::Refused("the head store lost its checkpoint".into()))?;
+        if head == self.head {
+            return Ok(());
+        }
+        if head.size < self.head.size
+            || (head.size == self.head.size && head.root != self.head.root)
+        {
+            return Err(StoreError::Fatal(format!(
+                "the head store went from size {} to size {} with another root: fork or rollback",
+                self.head.size, head.size
+            ))
+            .into());
+        }
+        let opened = crate::note::open_checkpoint(&head.note, &self.key.vkey())?;
+        if opened.size != head.size || opened.root != head.root {
+            return Err(LogError::Refused(
+                "the stored checkpoint note does not match its record".into(),
+            ));
+        }
+        self.witnessed =
+            self.head_store.meta("publication")?.as_deref() == Some(store::WITNESSED);
+        self.apply_committed(&head)?;
+        if head.size != self.head.size {
+            self.check_root(&head)?;
+        }
+        self.head = head;
+        Ok(())
+    }
+
+    /// The tree's hashes at the committed size, read from its tiles through the cache.
+    fn stored(&self, size: u64) -> impl HashReader + '_ {
+        tiles::TileHashReader::new(size, move |t: &TileId| {
+            self.cached(&t.path())
+                .map(|b| b.as_ref().clone())
+                .map_err(ProofError::storage)
+        })
+    }
+
+    /// A committed public file, from the cache or the object store.
+    fn cached(&self, path: &str) -> Result<Arc<Vec<u8>>, StoreError> {
+        if let Some(b) = self.tiles.lock().expect("tile cache").get(path) {
+            return Ok(b);
+        }
+        let bytes = self.public.get(path)?.ok_or_else(|| {
+            StoreError::Fatal(format!("{}/{path} is missing", self.public.label()))
+        })?;
+        let bytes = Arc::new(bytes);
+        self.tiles
+            .lock()
+            .expect("tile cache")
+            .insert(path.to_owned(), bytes.clone());
+        Ok(bytes)
+    }
+
+    fn check_root(&self, head: &Head) -> Result<(), LogError> {
+        let root = merkle::tree_hash(head.size, &self.stored(head.size))?;
+        if root != head.root {
+            return Err(LogError::Refused(format!(
+                "the tiles give root {} at size {}, the checkpoint says {}",
+                root.to_base64(),
+                head.size,
+                head.root.to_base64()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Make sure the object store holds everything of the committed `head`: if `applied` is
+    /// behind it, apply its staged object (its writer stopped between the compare-and-swap and
+    /// the end of publication), publish, and move `applied`.
+    fn apply_committed(&mut self, head: &Head) -> Result<(), LogError> {
+        let behind = |a: Option<(u64, Hash)>| a.is_none_or(|(s, _)| s < head.size);
+        if !behind(self.head_store.applied()?) {
+            return Ok(());
+        }
+        let name = staging_name(head.size, &head.root);
+        match self
+            .staging
+            .get_bounded(&name, MAX_STAGED_BYTES)
+            .map_err(StoreError::from)?
+        {
+            Some(bytes) => {
+                let files = store::decode_batch(&bytes).ok_or_else(|| {
+                    StoreError::Fatal(format!("{}/{name} is corrupt", self.staging.label()))
+                })?;
+                self.apply(&files)?;
+            }
+            None => {
+                // Another writer may have applied it and dropped the object meanwhile.
+                if behind(self.head_store.applied()?) && head.size > 0 {
+                    // Everything may be in place and only `applied` lost (a crash right
+                    // before it was written): the root check of the caller tells.
+                    self.check_root(head).map_err(|e| {
+                        StoreError::Fatal(format!(
+                            "the committed size {} is not applied and its staged batch \
+                             {}/{name} is gone: {e}",
+                            head.size,
+                            self.staging.label()
+                        ))
+                    })?;
+                }
+            }
+        }
+        self.finish(head)?;
+        Ok(())
+    }
+
+    /// Write a committed batch's files create-only (identical bytes already there are fine; other
+    /// bytes are a fork alarm) and make them durable.
+    fn apply(&self, files: &[(String, Vec<u8>)]) -> Result<(), LogError> {
+        for (p, d) in files {
+            self.public.put_create(p, d).map_err(StoreError::from)?;
+        }
+        self.public.flush().map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    /// After a committed head's files are durable: publish its checkpoint (unless witnesses
+    /// must cosign it first), record `applied`, drop its staged object.
+    fn finish(&mut self, head: &Head) -> Result<(), LogError> {
+        if !self.witnessed {
+            self.publish_checkpoint(head)?;
+        }
+        self.head_store.set_applied(head.size, head.root)?;
+        // Best effort: a staged object left behind is only garbage (its head is applied).
+        let _ = self.staging.delete(&staging_name(head.size, &head.root));
+        Ok(())
+    }
+
+    fn publish_checkpoint(&self, head: &Head) -> Result<(), LogError> {
+        store::publish_forward(
+            &self.public,
+            &self.key.vkey(),
+            &head.note,
+            head.size,
+            head.root,
+        )?;
+        Ok(())
+    }
+
+    /// Wait for the writers' lease (at most [`LEASE_WAIT`]; then go on without it).
+    fn lease(&mut self) -> Result<(), LogError> {
+        let start = Instant::now();
+        while !self.head_store.try_lease(&self.holder, LEASE_TTL)? {
+            if start.elapsed() >= LEASE_WAIT {
+                return Ok(());
+            }
+            std::thread::sleep(LEASE_POLL);
+        }
+        Ok(())
+    }
+
+    /// Append a batch. Each entry's `prev` is set here from the head store's record of its
+    /// subject. An entry already logged (the same observation, by any writer) is not logged
+    /// again: its index is the one it was logged at.
+    pub fn append(&mut self, entries: Vec<Entry>) -> Result<Appended, LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
@@ -338,39 +575,105 @@ impl<S: Storage> Log<S> {
                 checkpoint: self.head.note.clone(),
             });
         }
-        let old = self.head.size;
-        let mut last: HashMap<TargetId, u64> = HashMap::new();
-        let mut encoded = Vec::with_capacity(entries.len());
-        for (i, e) in entries.iter_mut().enumerate() {
-            let id = e.subject.id();
-            e.prev = match last.get(&id) {
-                Some(&p) => Some(p),
-                None => self.store.subject_last(id.as_str())?,
-            };
-            let index = old + i as u64;
-            last.insert(id, index);
-            encoded.push(
-                e.encode()
-                    .map_err(|source| LogError::Entry { index: i, source })?,
-            );
+        let mut keys = Vec::with_capacity(entries.len());
+        for (index, e) in entries.iter().enumerate() {
+            keys.push(dedup_key(e).map_err(|source| LogError::Entry { index, source })?);
         }
-        let subjects = last.into_iter().map(|(id, i)| (id.to_string(), i));
-        let result = self.append_encoded(&encoded, subjects.collect());
-        if matches!(result, Err(LogError::Store(_)) | Err(LogError::Proof(_))) {
+        let result = self.append_keyed(entries, &keys);
+        if matches!(
+            result,
+            Err(LogError::Store(_))
+                | Err(LogError::Proof(_))
+                | Err(LogError::Format(_))
+                | Err(LogError::Contended)
+        ) {
             self.poisoned = true;
         }
+        let _ = self.head_store.release_lease(&self.holder);
         result
     }
 
+    fn append_keyed(
+        &mut self,
+        mut entries: Vec<Entry>,
+        keys: &[DedupKey],
+    ) -> Result<Appended, LogError> {
+        for _ in 0..MAX_CAS_RETRIES {
+            self.lease()?;
+            self.refresh_inner()?;
+            let logged: HashMap<DedupKey, u64> =
+                self.head_store.logged(keys)?.into_iter().collect();
+            // The entries to log now: not logged before, and each key once.
+            let old = self.head.size;
+            let mut at: HashMap<DedupKey, u64> = logged.clone();
+            let mut fresh: Vec<usize> = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                if !at.contains_key(k) {
+                    at.insert(*k, old + fresh.len() as u64);
+                    fresh.push(i);
+                }
+            }
+            let indices: Vec<u64> = keys.iter().map(|k| at[k]).collect();
+            if fresh.is_empty() {
+                return Ok(Appended {
+                    indices,
+                    checkpoint: self.head.note.clone(),
+                });
+            }
+            let ids: Vec<String> = {
+                let mut seen = std::collections::HashSet::new();
+                fresh
+                    .iter()
+                    .map(|&i| entries[i].subject.id().to_string())
+                    .filter(|id| seen.insert(id.clone()))
+                    .collect()
+            };
+            let mut last: HashMap<String, u64> =
+                self.head_store.subjects_last(&ids)?.into_iter().collect();
+            let mut encoded = Vec::with_capacity(fresh.len());
+            let mut new_keys = Vec::with_capacity(fresh.len());
+            for (n, &i) in fresh.iter().enumerate() {
+                let index = old + n as u64;
+                let e = &mut entries[i];
+                let id: TargetId = e.subject.id();
+                e.prev = last.get(id.as_str()).copied();
+                last.insert(id.to_string(), index);
+                encoded.push(
+                    e.encode()
+                        .map_err(|source| LogError::Entry { index: i, source })?,
+                );
+                new_keys.push((keys[i], index));
+            }
+            let subjects: Vec<(String, u64)> = ids
+                .into_iter()
+                .filter_map(|id| last.get(&id).map(|&l| (id, l)))
+                .filter(|(_, l)| *l >= old)
+                .collect();
+            match self.append_encoded(&encoded, &subjects, &new_keys) {
+                Ok(checkpoint) => return Ok(Appended {
+                    indices,
+                    checkpoint,
+                }),
+                Err(LogError::Store(StoreError::Conflict { .. })) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(LogError::Contended)
+    }
+
+    /// Sequence `encoded` after the head; returns the new checkpoint. A lost compare-and-swap is
+    /// [`StoreError::Conflict`] (nothing was committed; the staged object is dropped).
     fn append_encoded(
         &mut self,
         encoded: &[Vec<u8>],
-        subjects: Vec<(String, u64)>,
-    ) -> Result<Appended, LogError> {
+        subjects: &[(String, u64)],
+        keys: &[(DedupKey, u64)],
+    ) -> Result<Vec<u8>, LogError> {
         let old = self.head.size;
         let new = old + encoded.len() as u64;
+        let stored = self.stored(old);
         let mut overlay = Overlay {
-            store: &self.store,
+            stored: &stored,
             base: merkle::stored_hash_count(old),
             pending: Vec::new(),
         };
@@ -389,20 +692,37 @@ impl<S: Storage> Log<S> {
         for t in tiles::new_tiles(old, new) {
             files.push((t.path(), tiles::tile_data(&t, &overlay)?));
         }
+        drop(overlay);
+        drop(stored);
         files.extend(self.bundles(old, encoded)?);
         let head = sign_head(&self.key, new, root, (self.clock)())?;
-        let pending = std::mem::take(&mut overlay.pending);
-        self.store.append_hashes(&pending)?;
-        self.store.stage(new, &files)?;
-        self.store
-            .commit(Some((old, self.head.root)), &head, &subjects)?;
-        self.store.publish(&head)?;
+        let name = staging_name(new, &root);
+        self.staging
+            .put_create(&name, &store::encode_batch(&files))
+            .map_err(StoreError::from)?;
+        self.staging.flush().map_err(StoreError::from)?;
+        if let Err(e) =
+            self.head_store
+                .commit(Some((old, self.head.root)), &head, subjects, keys)
+        {
+            if matches!(e, StoreError::Conflict { .. }) {
+                let _ = self.staging.delete(&name);
+            }
+            return Err(e.into());
+        }
+        // Committed: from here on the batch is acknowledged, whatever happens to publication
+        // (whoever opens or appends next applies it).
+        self.apply(&files)?;
+        {
+            let mut cache = self.tiles.lock().expect("tile cache");
+            for (p, d) in files {
+                cache.insert(p, Arc::new(d));
+            }
+        }
+        self.finish(&head)?;
         let checkpoint = head.note.clone();
         self.head = head;
-        Ok(Appended {
-            indices: (old..new).collect(),
-            checkpoint,
-        })
+        Ok(checkpoint)
     }
 
     /// The entry bundles a batch writes: the bundle the old size left partial gets its earlier
@@ -414,9 +734,7 @@ impl<S: Storage> Log<S> {
         let mut carried: Vec<Vec<u8>> = Vec::new();
         if old % 256 != 0 {
             let path = tiles::bundle_path(first, (old % 256) as u16);
-            let bytes = self.store.read_public(&path)?.ok_or_else(|| {
-                LogError::Refused(format!("the published bundle {path} is missing"))
-            })?;
+            let bytes = self.cached(&path)?;
             carried = tiles::decode_bundle(&bytes)?
                 .into_iter()
                 .map(<[u8]>::to_vec)
@@ -451,14 +769,16 @@ impl<S: Storage> Log<S> {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
+        self.refresh()?;
         let head = sign_head(&self.key, self.head.size, self.head.root, (self.clock)())?;
         let r = self
-            .store
-            .commit(Some((self.head.size, self.head.root)), &head, &[])
-            .and_then(|_| self.store.publish(&head));
+            .head_store
+            .commit(Some((self.head.size, self.head.root)), &head, &[], &[])
+            .map_err(LogError::from)
+            .and_then(|_| self.finish(&head));
         if let Err(e) = r {
             self.poisoned = true;
-            return Err(e.into());
+            return Err(e);
         }
         self.head = head;
         Ok(&self.head)
@@ -472,7 +792,7 @@ impl<S: Storage> Log<S> {
                 "index {index} is not below size {size}"
             )));
         }
-        Ok(merkle::inclusion_proof(index, size, &Stored(&self.store))?)
+        Ok(merkle::inclusion_proof(index, size, &self.stored(self.head.size))?)
     }
 
     /// Consistency proof from `old` to `new` (0 < old ≤ new ≤ the head's size).
@@ -483,13 +803,13 @@ impl<S: Storage> Log<S> {
                 "no consistency proof from {old} to {new}"
             )));
         }
-        Ok(merkle::consistency_proof(old, new, &Stored(&self.store))?)
+        Ok(merkle::consistency_proof(old, new, &self.stored(self.head.size))?)
     }
 
     /// The root of the tree at `size` (≤ the head's size).
     pub fn root_at(&self, size: u64) -> Result<Hash, LogError> {
         self.check_size(size)?;
-        Ok(merkle::tree_hash(size, &Stored(&self.store))?)
+        Ok(merkle::tree_hash(size, &self.stored(self.head.size))?)
     }
 
     fn check_size(&self, size: u64) -> Result<(), LogError> {
@@ -508,10 +828,7 @@ impl<S: Storage> Log<S> {
         let b = index / 256;
         let width = ((b + 1) * 256).min(self.head.size) - b * 256;
         let path = tiles::bundle_path(b, width as u16);
-        let bytes = self
-            .store
-            .read_public(&path)?
-            .ok_or_else(|| LogError::Refused(format!("bundle {path} is missing")))?;
+        let bytes = self.cached(&path)?;
         let entries = tiles::decode_bundle(&bytes)?;
         entries
             .get((index % 256) as usize)
@@ -531,4 +848,52 @@ impl<S: Storage> Log<S> {
             &self.head.note,
         ))
     }
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    // Only distinguishes writers in the lease; a failure leaves the pid to do it.
+    let _ = getrandom::fill(&mut b);
+    u64::from_le_bytes(b)
+}
+
+/// Reads a signing key file (`PRIVATE+KEY+…`).
+pub fn read_key(path: &Path) -> Result<LogKey, LogError> {
+    let skey = std::fs::read_to_string(path)
+        .map_err(|e| LogError::Refused(format!("{}: {e}", path.display())))?;
+    Ok(LogKey::from_skey(skey.trim())?)
+}
+
+/// Writes a new signing key file (mode 0600; refuses to replace one).
+pub fn write_private_key(path: &Path, skey: &str) -> Result<(), LogError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| LogError::Refused(format!("{}: {e}", parent.display())))?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| LogError::Refused(format!("{}: {e}", path.display())))?;
+    use std::io::Write;
+    f.write_all(format!("{skey}\n").as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(|e| LogError::Refused(format!("{}: {e}", path.display())))
+}
+
+fn sign_head(key: &LogKey, size: u64, root: Hash, signed_at: u64) -> Result<Head, LogError> {
+    let note = key.sign_checkpoint(&Checkpoint {
+        origin: key.name().to_owned(),
+        size,
+        root,
+        extensions: Vec::new(),
+    })?;
+    Ok(Head {
+        size,
+        root,
+        note,
+        signed_at,
+    })
 }

@@ -1,0 +1,622 @@
+//! The object store: where the log's public files, its staged batches and the observation
+//! documents live — a local directory or any S3-compatible bucket, through `object_store`.
+//!
+//! The store is **untrusted**: it can stall the log, never fork it. Every write the log makes is
+//! create-only ([`Objects::put_create`]: `If-None-Match: *`, a hard link on files) except the
+//! checkpoint, which only moves forward by a conditional replace ([`Objects::put_if`]:
+//! `If-Match` on the version read, a compare under a lock file on a directory). A create that
+//! finds an object already there accepts it only if its bytes are identical.
+//!
+//! The log is synchronous (its SQLite twin and every caller run on blocking threads); the
+//! `object_store` futures run on one small runtime owned by this module ([`block`]), which any
+//! thread may wait on, inside a tokio blocking task or not.
+
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// How long one request to a bucket may take before it is abandoned (and retried, within
+/// [`S3_RETRY_TIMEOUT`]).
+pub const S3_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long connecting to a bucket's endpoint may take.
+pub const S3_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Retries of a failed request (5xx, timeouts, connection errors) to a bucket.
+pub const S3_MAX_RETRIES: usize = 3;
+/// The longest a request and its retries may take together: a dead bucket costs a writer this
+/// long per write before it stops with an error.
+pub const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(20);
+/// The largest object [`Objects::get`] reads (an entry bundle is at most 256 × 64 KiB plus
+/// lengths; a staged batch of [`crate::sequencer::MAX_BATCH`] entries is larger and is read
+/// with [`Objects::get_bounded`]).
+pub const MAX_OBJECT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Why an object operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectError {
+    /// The store failed (I/O, network, a status it should not give).
+    #[error("object store {store}: {path}: {reason}")]
+    Store {
+        /// The store (its URL).
+        store: String,
+        /// The object.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A create-only write found different bytes at the path: the object store holds another
+    /// history than the one this writer committed. The writer must halt.
+    #[error(
+        "fork alarm: {store}: {path} already holds {found} bytes that differ from the {wanted} \
+         this log committed"
+    )]
+    Differs {
+        /// The store.
+        store: String,
+        /// The object.
+        path: String,
+        /// Length of what is there.
+        found: usize,
+        /// Length of what the writer wanted to write.
+        wanted: usize,
+    },
+    /// An object is larger than the reader allows.
+    #[error("object store {store}: {path} is larger than {max} bytes")]
+    TooLarge {
+        /// The store.
+        store: String,
+        /// The object.
+        path: String,
+        /// The limit.
+        max: u64,
+    },
+    /// The store's URL or options are not usable.
+    #[error("object store: {0}")]
+    Config(String),
+}
+
+/// What a conditional replace ([`Objects::put_if`]) expects to find.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// No object yet.
+    Absent,
+    /// The object at this version (as [`Objects::get_versioned`] returned it).
+    Version(Version),
+}
+
+/// The version of an object as the store reports it (an ETag, and a version id where the store
+/// has them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    e_tag: Option<String>,
+    version: Option<String>,
+}
+
+/// Whether a create-only write wrote or found its bytes already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// The object did not exist and now holds the bytes.
+    New,
+    /// The object already held exactly these bytes.
+    Identical,
+}
+
+/// The runtime the object store's futures run on (two worker threads, created on first use).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("toolmark-objects")
+            .enable_all()
+            .build()
+            .expect("the object store's runtime starts")
+    })
+}
+
+/// Run `fut` on the object store's runtime and wait for it from this (non-async) thread.
+pub fn block<F>(fut: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    runtime().spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv()
+        .expect("the object store's runtime finishes what it is given")
+}
+
+/// A place in an object store: a store and a prefix in it.
+#[derive(Clone)]
+pub struct Objects {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    /// The directory behind a local store: `flush` syncs its file system, and `put_if` takes a
+    /// lock file beside it (a directory has no conditional replace).
+    local: Option<PathBuf>,
+    /// The URL this came from, for messages.
+    label: String,
+}
+
+impl std::fmt::Debug for Objects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+/// How to reach an S3-compatible bucket (what the `AWS_*` variables say).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct S3Options {
+    /// The endpoint (`AWS_ENDPOINT_URL`); `None`: AWS itself.
+    pub endpoint: Option<String>,
+    /// The region (`AWS_REGION`, default `us-east-1`).
+    pub region: Option<String>,
+    /// `AWS_ACCESS_KEY_ID`.
+    pub access_key_id: Option<String>,
+    /// `AWS_SECRET_ACCESS_KEY`.
+    pub secret_access_key: Option<String>,
+    /// Plain HTTP to the endpoint (`AWS_ALLOW_HTTP=true`).
+    pub allow_http: bool,
+    /// Virtual-hosted-style requests (`bucket.endpoint`) instead of path-style (the default,
+    /// what S3-compatible servers expect).
+    pub virtual_hosted: bool,
+}
+
+impl S3Options {
+    /// The options the usual `AWS_*` variables give.
+    pub fn from_env() -> S3Options {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        S3Options {
+            endpoint: var("AWS_ENDPOINT_URL"),
+            region: var("AWS_REGION"),
+            access_key_id: var("AWS_ACCESS_KEY_ID"),
+            secret_access_key: var("AWS_SECRET_ACCESS_KEY"),
+            allow_http: var("AWS_ALLOW_HTTP").is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            virtual_hosted: var("AWS_VIRTUAL_HOSTED_STYLE_REQUEST")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        }
+    }
+}
+
+fn join(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.is_empty()) {
+        (true, _) => path.to_owned(),
+        (false, true) => prefix.to_owned(),
+        (false, false) => format!("{prefix}/{path}"),
+    }
+}
+
+/// A relative path of ours: non-empty `/`-separated components, none `.` or `..`.
+fn checked(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+impl Objects {
+    /// A local directory (created if missing).
+    pub fn dir(dir: &Path) -> Result<Objects, ObjectError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ObjectError::Config(format!("{}: {e}", dir.display())))?;
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
+            .map_err(|e| ObjectError::Config(format!("{}: {e}", dir.display())))?;
+        Ok(Objects {
+            store: Arc::new(fs),
+            prefix: String::new(),
+            local: Some(dir.to_owned()),
+            label: format!("file:{}", dir.display()),
+        })
+    }
+
+    /// `s3://BUCKET/PREFIX` with `opts`.
+    pub fn s3(url: &str, opts: &S3Options) -> Result<Objects, ObjectError> {
+        let rest = url
+            .strip_prefix("s3://")
+            .ok_or_else(|| ObjectError::Config(format!("{url}: not an s3:// URL")))?;
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(ObjectError::Config(format!("{url}: no bucket")));
+        }
+        let prefix = prefix.trim_matches('/');
+        if !prefix.is_empty() && !checked(prefix) {
+            return Err(ObjectError::Config(format!(
+                "{url}: the prefix must be plain path components"
+            )));
+        }
+        let mut b = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name(bucket)
+            .with_region(opts.region.clone().unwrap_or_else(|| "us-east-1".into()))
+            .with_allow_http(opts.allow_http)
+            .with_virtual_hosted_style_request(opts.virtual_hosted)
+            .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch)
+            .with_client_options(
+                object_store::ClientOptions::new()
+                    .with_timeout(S3_REQUEST_TIMEOUT)
+                    .with_connect_timeout(S3_CONNECT_TIMEOUT)
+                    .with_allow_http(opts.allow_http),
+            )
+            .with_retry(object_store::RetryConfig {
+                max_retries: S3_MAX_RETRIES,
+                retry_timeout: S3_RETRY_TIMEOUT,
+                ..Default::default()
+            });
+        if let Some(e) = &opts.endpoint {
+            b = b.with_endpoint(e);
+        }
+        if let Some(k) = &opts.access_key_id {
+            b = b.with_access_key_id(k);
+        }
+        if let Some(s) = &opts.secret_access_key {
+            b = b.with_secret_access_key(s);
+        }
+        if opts.access_key_id.is_none() {
+            b = b.with_skip_signature(true);
+        }
+        let store = b
+            .build()
+            .map_err(|e| ObjectError::Config(format!("{url}: {e}")))?;
+        Ok(Objects {
+            store: Arc::new(store),
+            prefix: prefix.to_owned(),
+            local: None,
+            label: url.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// A read-only `http(s)://` base URL (a log served as static files).
+    pub fn http(base: &str) -> Result<Objects, ObjectError> {
+        let store = object_store::http::HttpBuilder::new()
+            .with_url(base.trim_end_matches('/'))
+            .with_client_options(
+                object_store::ClientOptions::new()
+                    .with_timeout(S3_REQUEST_TIMEOUT)
+                    .with_connect_timeout(S3_CONNECT_TIMEOUT)
+                    .with_allow_http(true),
+            )
+            .with_retry(object_store::RetryConfig {
+                max_retries: S3_MAX_RETRIES,
+                retry_timeout: S3_RETRY_TIMEOUT,
+                ..Default::default()
+            })
+            .build()
+            .map_err(|e| ObjectError::Config(format!("{base}: {e}")))?;
+        Ok(Objects {
+            store: Arc::new(store),
+            prefix: String::new(),
+            local: None,
+            label: base.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// Any `object_store` (tests: the in-memory store behind a fault injector).
+    pub fn from_store(store: Arc<dyn ObjectStore>, label: &str) -> Objects {
+        Objects {
+            store,
+            prefix: String::new(),
+            local: None,
+            label: label.to_owned(),
+        }
+    }
+
+    /// The view of the objects under `sub` (`log/public`, `blobs`).
+    pub fn sub(&self, sub: &str) -> Objects {
+        debug_assert!(checked(sub), "{sub}");
+        Objects {
+            store: self.store.clone(),
+            prefix: join(&self.prefix, sub),
+            local: self.local.as_ref().map(|d| d.join(sub)),
+            label: format!("{}/{sub}", self.label),
+        }
+    }
+
+    /// The URL this store came from (for messages and `/health`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The directory behind a local store.
+    pub fn local_dir(&self) -> Option<&Path> {
+        self.local.as_deref()
+    }
+
+    fn location(&self, path: &str) -> Result<ObjectPath, ObjectError> {
+        if !checked(path) {
+            return Err(self.err(path, "not a plain relative path"));
+        }
+        ObjectPath::parse(join(&self.prefix, path)).map_err(|e| self.err(path, e))
+    }
+
+    fn err(&self, path: &str, reason: impl std::fmt::Display) -> ObjectError {
+        ObjectError::Store {
+            store: self.label.clone(),
+            path: path.to_owned(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The object at `path`, `None` if there is none; at most [`MAX_OBJECT_BYTES`].
+    pub fn get(&self, path: &str) -> Result<Option<Vec<u8>>, ObjectError> {
+        self.get_bounded(path, MAX_OBJECT_BYTES)
+    }
+
+    /// [`Objects::get`] with its own size limit.
+    pub fn get_bounded(&self, path: &str, max: u64) -> Result<Option<Vec<u8>>, ObjectError> {
+        Ok(self.get_versioned(path, max)?.map(|(b, _)| b))
+    }
+
+    /// The object at `path` and its version, `None` if there is none.
+    pub fn get_versioned(
+        &self,
+        path: &str,
+        max: u64,
+    ) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        let r = block(async move {
+            let got = match store.get(&loc).await {
+                Ok(g) => g,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(e.to_string()),
+            };
+            if got.meta.size > max {
+                return Ok(Some(Err(got.meta.size)));
+            }
+            let version = Version {
+                e_tag: got.meta.e_tag.clone(),
+                version: got.meta.version.clone(),
+            };
+            let bytes = got.bytes().await.map_err(|e| e.to_string())?;
+            Ok(Some(Ok((bytes, version))))
+        });
+        match r {
+            Ok(None) => Ok(None),
+            Ok(Some(Err(_))) => Err(ObjectError::TooLarge {
+                store: self.label.clone(),
+                path: path.to_owned(),
+                max,
+            }),
+            Ok(Some(Ok((bytes, _)))) if bytes.len() as u64 > max => Err(ObjectError::TooLarge {
+                store: self.label.clone(),
+                path: path.to_owned(),
+                max,
+            }),
+            Ok(Some(Ok((bytes, v)))) => Ok(Some((bytes.to_vec(), v))),
+            Err(reason) => Err(self.err(path, reason)),
+        }
+    }
+
+    /// Whether an object exists at `path`.
+    pub fn exists(&self, path: &str) -> Result<bool, ObjectError> {
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        match block(async move { store.head(&loc).await }) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
+
+    /// Write `bytes` at `path` only if nothing is there (`If-None-Match: *`). An object already
+    /// there is accepted only if it holds exactly these bytes; otherwise
+    /// [`ObjectError::Differs`] (a fork alarm).
+    pub fn put_create(&self, path: &str, bytes: &[u8]) -> Result<Created, ObjectError> {
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        let payload = PutPayload::from(bytes.to_vec());
+        let r = block(async move {
+            store
+                .put_opts(&loc, payload, PutOptions::from(PutMode::Create))
+                .await
+        });
+        match r {
+            Ok(_) => Ok(Created::New),
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                // A larger object than ours differs from it: read at most one byte more.
+                let found = match self.get_bounded(path, bytes.len() as u64) {
+                    Err(ObjectError::TooLarge { .. }) => {
+                        return Err(ObjectError::Differs {
+                            store: self.label.clone(),
+                            path: path.to_owned(),
+                            found: bytes.len() + 1,
+                            wanted: bytes.len(),
+                        });
+                    }
+                    r => r?,
+                };
+                match found {
+                    Some(found) if found == bytes => Ok(Created::Identical),
+                    Some(found) => Err(ObjectError::Differs {
+                        store: self.label.clone(),
+                        path: path.to_owned(),
+                        found: found.len(),
+                        wanted: bytes.len(),
+                    }),
+                    None => Err(self.err(path, "refused as existing, then not found")),
+                }
+            }
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
+
+    /// Replace the object at `path` only if it is still what `expect` says (`If-Match` on its
+    /// version, or `If-None-Match: *` when absent). `Ok(false)`: someone else changed it first.
+    pub fn put_if(&self, path: &str, bytes: &[u8], expect: &Expect) -> Result<bool, ObjectError> {
+        if let Some(dir) = &self.local {
+            return self.put_if_local(dir, path, bytes, expect);
+        }
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        let payload = PutPayload::from(bytes.to_vec());
+        let mode = match expect {
+            Expect::Absent => PutMode::Create,
+            Expect::Version(v) => PutMode::Update(UpdateVersion {
+                e_tag: v.e_tag.clone(),
+                version: v.version.clone(),
+            }),
+        };
+        match block(async move { store.put_opts(&loc, payload, PutOptions::from(mode)).await }) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Ok(false),
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
+
+    /// A directory has no conditional replace: compare and write under an exclusive lock file
+    /// beside the directory (`<dir>.lock`), which every writer of this directory takes.
+    fn put_if_local(
+        &self,
+        dir: &Path,
+        path: &str,
+        bytes: &[u8],
+        expect: &Expect,
+    ) -> Result<bool, ObjectError> {
+        let lock_path = PathBuf::from(format!("{}.lock", dir.display()));
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| self.err(path, format!("{}: {e}", lock_path.display())))?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| self.err(path, format!("{}: {e}", lock_path.display())))?;
+        let current = self.get_versioned(path, MAX_OBJECT_BYTES)?;
+        let same = match (expect, &current) {
+            (Expect::Absent, None) => true,
+            (Expect::Version(v), Some((_, cur))) => v == cur,
+            _ => false,
+        };
+        if !same {
+            return Ok(false);
+        }
+        let file = dir.join(path);
+        crate::store::write_atomic(&file, bytes, true).map_err(|e| self.err(path, e))?;
+        Ok(true)
+    }
+
+    /// Write `bytes` at `path` whatever is there (staging cleanup markers, migration).
+    pub fn put(&self, path: &str, bytes: &[u8]) -> Result<(), ObjectError> {
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        let payload = PutPayload::from(bytes.to_vec());
+        block(async move { store.put(&loc, payload).await })
+            .map(|_| ())
+            .map_err(|e| self.err(path, e))
+    }
+
+    /// Delete the object at `path` (no error if there is none).
+    pub fn delete(&self, path: &str) -> Result<(), ObjectError> {
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        match block(async move { store.delete(&loc).await }) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
+
+    /// The paths (relative to this view) of every object under `sub`, at most `max` of them.
+    pub fn list(&self, sub: &str, max: usize) -> Result<Vec<String>, ObjectError> {
+        use futures_util::TryStreamExt;
+        let loc = self.location(sub)?;
+        let store = self.store.clone();
+        let base = if self.prefix.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.prefix)
+        };
+        let r = block(async move {
+            let mut out = Vec::new();
+            let mut s = store.list(Some(&loc));
+            while let Some(m) = s.try_next().await? {
+                out.push(m.location.to_string());
+                if out.len() >= max {
+                    break;
+                }
+            }
+            Ok::<_, object_store::Error>(out)
+        });
+        let names = r.map_err(|e| self.err(sub, e))?;
+        Ok(names
+            .into_iter()
+            .filter_map(|n| n.strip_prefix(&base).map(str::to_owned))
+            .collect())
+    }
+
+    /// Make every write so far durable. A bucket's writes are durable when acknowledged; a
+    /// directory's are once its file system is synced (one `syncfs(2)` instead of an fsync per
+    /// tile).
+    pub fn flush(&self) -> Result<(), ObjectError> {
+        let Some(dir) = &self.local else {
+            return Ok(());
+        };
+        let d = std::fs::File::open(dir).map_err(|e| self.err("", e))?;
+        rustix::fs::syncfs(&d).map_err(|e| self.err("", std::io::Error::from(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_must_be_plain_relative_components() {
+        for bad in ["", "/a", "a/", "a//b", "../x", "a/./b", "a/.."] {
+            assert!(!checked(bad), "{bad}");
+        }
+        for good in ["checkpoint", "tile/0/000.p/3", "staging/5-ab"] {
+            assert!(checked(good), "{good}");
+        }
+    }
+
+    #[test]
+    fn sub_views_join_prefixes() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        let v = o.sub("log/public");
+        assert_eq!(v.prefix, "log/public");
+        assert_eq!(v.sub("tile").prefix, "log/public/tile");
+        assert_eq!(v.label(), "mem:/log/public");
+    }
+
+    #[test]
+    fn create_only_accepts_identical_bytes_and_refuses_others() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        assert_eq!(o.put_create("a/b", b"one").unwrap(), Created::New);
+        assert_eq!(o.put_create("a/b", b"one").unwrap(), Created::Identical);
+        let e = o.put_create("a/b", b"two").unwrap_err();
+        assert!(matches!(e, ObjectError::Differs { .. }), "{e}");
+        assert!(e.to_string().contains("fork alarm"), "{e}");
+    }
+
+    #[test]
+    fn conditional_replace_needs_the_version_read() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        assert!(o.put_if("cp", b"1", &Expect::Absent).unwrap());
+        assert!(!o.put_if("cp", b"x", &Expect::Absent).unwrap());
+        let (_, v1) = o.get_versioned("cp", 10).unwrap().unwrap();
+        assert!(o.put_if("cp", b"2", &Expect::Version(v1.clone())).unwrap());
+        assert!(!o.put_if("cp", b"3", &Expect::Version(v1)).unwrap());
+        assert_eq!(o.get("cp").unwrap().unwrap(), b"2");
+    }
+
+    #[test]
+    fn a_directory_replaces_conditionally_under_its_lock() {
+        let dir = std::env::temp_dir().join(format!("toolmark-objects-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let o = Objects::dir(&dir).unwrap();
+        assert!(o.put_if("checkpoint", b"1", &Expect::Absent).unwrap());
+        assert!(!o.put_if("checkpoint", b"1", &Expect::Absent).unwrap());
+        let (_, v1) = o.get_versioned("checkpoint", 10).unwrap().unwrap();
+        assert!(o.put_if("checkpoint", b"22", &Expect::Version(v1.clone())).unwrap());
+        assert!(!o.put_if("checkpoint", b"3", &Expect::Version(v1)).unwrap());
+        assert_eq!(o.get("checkpoint").unwrap().unwrap(), b"22");
+        assert_eq!(o.put_create("tile/0/000", b"t").unwrap(), Created::New);
+        assert!(o.put_create("tile/0/000", b"u").is_err());
+        assert!(o.get_bounded("checkpoint", 1).is_err(), "over the bound");
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::remove_file(format!("{}.lock", dir.display())).ok();
+    }
+}
