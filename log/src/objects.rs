@@ -302,6 +302,17 @@ impl Objects {
         }
     }
 
+    /// The same place through a wrapper of the store (tests: a fault injector around the real
+    /// store), keeping the prefix and, for a directory, its path.
+    pub fn wrapped(&self, wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>) -> Objects {
+        Objects {
+            store: wrap(self.store.clone()),
+            prefix: self.prefix.clone(),
+            local: self.local.clone(),
+            label: self.label.clone(),
+        }
+    }
+
     /// The view of the objects under `sub` (`log/public`, `blobs`).
     pub fn sub(&self, sub: &str) -> Objects {
         debug_assert!(checked(sub), "{sub}");
@@ -493,8 +504,9 @@ impl Objects {
         if !same {
             return Ok(false);
         }
-        let file = dir.join(path);
-        crate::store::write_atomic(&file, bytes, true).map_err(|e| self.err(path, e))?;
+        self.put(path, bytes)?;
+        self.flush()?;
+        drop(lock);
         Ok(true)
     }
 
@@ -555,6 +567,12 @@ impl Objects {
         };
         let d = std::fs::File::open(dir).map_err(|e| self.err("", e))?;
         rustix::fs::syncfs(&d).map_err(|e| self.err("", std::io::Error::from(e)))
+    }
+}
+
+impl crate::verify::Source for Objects {
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        Objects::get(self, path).map_err(|e| e.to_string())
     }
 }
 

@@ -1,117 +1,41 @@
 //! Fault injection at every write step of an append, in both "failed and lost" and "failed but
-//! persisted" forms. After reopening: no fork (every checkpoint published is consistent with
-//! every earlier one), no acknowledged entry lost, fsck clean, and the log keeps appending.
+//! persisted" forms, on the single box and on PostgreSQL + a bucket. After reopening: no fork
+//! (every checkpoint published is consistent with every earlier one), no acknowledged entry
+//! lost, fsck clean, and the log keeps appending.
 
 mod support;
+use support::backends::{Backend, backends};
+use support::faults::{Arm, FaultyHead, FaultyObjects, Mode};
 use support::*;
 
-use std::path::Path;
-use toolmark_log::Log;
-use toolmark_log::merkle::{self, Hash};
-use toolmark_log::note::{self, LogKey};
-use toolmark_log::store::{FileStore, Head, Storage, StoreError};
-use toolmark_log::verify::{self, DirSource};
+use std::sync::{Arc, Mutex};
+use toolmark_log::merkle;
+use toolmark_log::note;
+use toolmark_log::sequencer::{self, Log};
+use toolmark_log::store::LogStores;
+use toolmark_log::verify;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    AppendHashes,
-    Stage,
-    Commit,
-    Publish,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// The write did not happen, and the caller is told it failed.
-    Lost,
-    /// The write happened, but the caller is told it failed.
-    Persisted,
-}
-
-/// A [`FileStore`] that fails once, at one step, in one mode.
-struct Faulty {
-    inner: FileStore,
-    step: Step,
-    mode: Mode,
-    armed: bool,
-    /// Calls of `step` to let through first (opening the log publishes once).
-    skip: usize,
-}
-
-impl Faulty {
-    fn hit<T>(
-        &mut self,
-        step: Step,
-        name: &'static str,
-        op: impl FnOnce(&mut FileStore) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        if self.armed && self.step == step && self.skip > 0 {
-            self.skip -= 1;
-        } else if self.armed && self.step == step {
-            self.armed = false;
-            if self.mode == Mode::Persisted {
-                op(&mut self.inner)?;
-            }
-            return Err(StoreError::Injected(name));
-        }
-        op(&mut self.inner)
-    }
-}
-
-impl Storage for Faulty {
-    fn head(&self) -> Result<Option<Head>, StoreError> {
-        self.inner.head()
-    }
-    fn hash_count(&self) -> Result<u64, StoreError> {
-        self.inner.hash_count()
-    }
-    fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, StoreError> {
-        self.inner.read_hashes(indexes)
-    }
-    fn truncate_hashes(&mut self, count: u64) -> Result<(), StoreError> {
-        self.inner.truncate_hashes(count)
-    }
-    fn append_hashes(&mut self, hashes: &[Hash]) -> Result<(), StoreError> {
-        self.hit(Step::AppendHashes, "append_hashes", |s| {
-            s.append_hashes(hashes)
-        })
-    }
-    fn stage(&mut self, size: u64, files: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
-        self.hit(Step::Stage, "stage", |s| s.stage(size, files))
-    }
-    fn commit(
-        &mut self,
-        expected: Option<(u64, Hash)>,
-        new: &Head,
-        subjects: &[(String, u64)],
-    ) -> Result<(), StoreError> {
-        self.hit(Step::Commit, "commit", |s| {
-            s.commit(expected, new, subjects)
-        })
-    }
-    fn publish(&mut self, head: &Head) -> Result<(), StoreError> {
-        self.hit(Step::Publish, "publish", |s| s.publish(head))
-    }
-    fn read_public(&self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.read_public(path)
-    }
-    fn subject_last(&self, id: &str) -> Result<Option<u64>, StoreError> {
-        self.inner.subject_last(id)
-    }
-    fn marker(&self) -> Result<Option<(u64, Hash)>, StoreError> {
-        self.inner.marker()
-    }
-}
+/// The write steps of an append, in order, and where each is injected.
+const STEPS: [(&str, &str); 5] = [
+    ("stage", "staging/"),
+    ("commit", "commit"),
+    ("apply", "public/tile/"),
+    ("publish", "public/checkpoint"),
+    ("applied", "set_applied"),
+];
 
 /// The published checkpoint, verified.
-fn published(dir: &Path) -> note::Checkpoint {
-    let bytes = std::fs::read(dir.join("public/checkpoint")).unwrap();
-    note::open_checkpoint(&bytes, &vkey(dir)).unwrap()
+fn published(b: &Backend) -> note::Checkpoint {
+    note::open_checkpoint(&b.published(), &vkey(b)).unwrap()
+}
+
+fn vkey(b: &Backend) -> String {
+    sequencer::read_key(&b.key_path()).unwrap().vkey()
 }
 
 /// Every checkpoint in `seen` must be consistent with the log as it is now.
-fn assert_no_fork(dir: &Path, seen: &[note::Checkpoint]) {
-    let log = Log::open(dir).unwrap();
+fn assert_no_fork(b: &Backend, seen: &[note::Checkpoint]) {
+    let log = b.open().unwrap();
     let now = log.head().clone();
     for cp in seen {
         assert!(
@@ -135,100 +59,125 @@ fn assert_no_fork(dir: &Path, seen: &[note::Checkpoint]) {
 
 #[test]
 fn every_step_fails_both_ways_without_harm() {
-    for step in [Step::AppendHashes, Step::Stage, Step::Commit, Step::Publish] {
+    for (step, at) in STEPS {
         for mode in [Mode::Lost, Mode::Persisted] {
-            let dir = tempdir(&format!("{step:?}-{mode:?}"));
-            let mut seen = Vec::new();
-            {
-                let mut log = Log::init(&dir, "faults.example/log").unwrap();
-                // 300 entries: the next batch continues a partial tile and bundle.
-                let a = log.append(entries(0, 300)).unwrap();
-                assert_eq!(a.indices.len(), 300);
-            }
-            seen.push(published(&dir));
-            let key = LogKey::from_skey(
-                std::fs::read_to_string(dir.join("private/log.key"))
-                    .unwrap()
-                    .trim(),
-            )
-            .unwrap();
-            let store = Faulty {
-                inner: FileStore::open(&dir).unwrap(),
-                step,
-                mode,
-                armed: true,
-                skip: usize::from(step == Step::Publish),
-            };
-            let now = || {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_secs()
-            };
-            let mut log = Log::open_with(store, key, Box::new(now)).unwrap();
-            let err = log.append(entries(300, 100)).unwrap_err();
-            assert!(
-                err.to_string().contains("injected"),
-                "{step:?}/{mode:?}: {err}"
-            );
-            // Poisoned until reopened.
-            assert!(log.append(entries(400, 1)).is_err());
-            drop(log);
+            for b in backends(&format!("faults-{step}-{mode:?}")) {
+                let what = format!("{}: {step}/{mode:?}", b.name);
+                let mut seen = Vec::new();
+                {
+                    let mut log = b.init("faults.example/log");
+                    // 300 entries: the next batch continues a partial tile and bundle.
+                    let a = log.append(entries(0, 300)).unwrap();
+                    assert_eq!(a.indices.len(), 300);
+                }
+                seen.push(published(&b));
+                let arm = Arc::new(Mutex::new(Some(Arm { at, mode, skip: 0 })));
+                let stores = LogStores {
+                    head: Box::new(FaultyHead {
+                        inner: b.head(),
+                        arm: arm.clone(),
+                    }),
+                    objects: b.objects().wrapped(|inner| {
+                        Arc::new(FaultyObjects {
+                            inner,
+                            arm: arm.clone(),
+                        })
+                    }),
+                };
+                let key = sequencer::read_key(&b.key_path()).unwrap();
+                let mut log = Log::open_with(stores, key, Box::new(now)).unwrap();
+                let err = log.append(entries(300, 100)).unwrap_err();
+                assert!(err.to_string().contains("injected"), "{what}: {err}");
+                assert!(arm.lock().unwrap().is_none(), "{what}: the fault fired");
+                // Poisoned until reopened.
+                assert!(log.append(entries(400, 1)).is_err());
+                drop(log);
 
-            let mut log =
-                Log::open(&dir).unwrap_or_else(|e| panic!("{step:?}/{mode:?}: reopen: {e}"));
-            let size = log.head().size;
-            // Acknowledged entries are all there; the failed batch is all there or not at all.
-            let committed = matches!(
-                (step, mode),
-                (Step::Commit, Mode::Persisted) | (Step::Publish, _)
-            );
-            assert_eq!(size, if committed { 400 } else { 300 }, "{step:?}/{mode:?}");
-            seen.push(published(&dir));
-            let report = verify::fsck(&DirSource(dir.join("public")), &vkey(&dir))
-                .unwrap_or_else(|e| panic!("{step:?}/{mode:?}: fsck: {e}"));
-            assert_eq!(report.entries, size);
-            // And it keeps appending, consistently with everything published before.
-            log.append(entries(size as usize, 50)).unwrap();
-            drop(log);
-            seen.push(published(&dir));
-            assert_no_fork(&dir, &seen);
-            verify::fsck(&DirSource(dir.join("public")), &vkey(&dir)).unwrap();
-            std::fs::remove_dir_all(&dir).ok();
+                let mut log = b
+                    .open()
+                    .unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
+                let size = log.head().size;
+                // Acknowledged entries are all there; the failed batch is all there or not at all.
+                let committed = !(step == "stage" || (step == "commit" && mode == Mode::Lost));
+                assert_eq!(size, if committed { 400 } else { 300 }, "{what}");
+                seen.push(published(&b));
+                let report = verify::fsck(&b.public(), &vkey(&b))
+                    .unwrap_or_else(|e| panic!("{what}: fsck: {e}"));
+                assert_eq!(report.entries, size);
+                // Resubmitting the failed batch logs it once: the dedup keys were committed with it.
+                let again = log.append(entries(300, 100)).unwrap();
+                assert_eq!(again.indices, (300..400).collect::<Vec<u64>>(), "{what}");
+                // And it keeps appending, consistently with everything published before.
+                log.append(entries(400, 50)).unwrap();
+                drop(log);
+                seen.push(published(&b));
+                assert_no_fork(&b, &seen);
+                verify::fsck(&b.public(), &vkey(&b)).unwrap();
+                std::fs::remove_dir_all(&b.dir).ok();
+            }
         }
     }
 }
 
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 #[test]
 fn empty_batches_and_heartbeats_keep_the_tree() {
-    let dir = tempdir("heartbeat");
-    let mut log = Log::init(&dir, "heartbeat.example/log").unwrap();
-    log.append(entries(0, 5)).unwrap();
-    let before = log.head().clone();
-    let a = log.append(Vec::new()).unwrap();
-    assert!(a.indices.is_empty());
-    assert_eq!(a.checkpoint, before.note);
-    let head = log.resign().unwrap().clone();
-    assert_eq!((head.size, head.root), (before.size, before.root));
-    assert!(head.signed_at >= before.signed_at);
-    drop(log);
-    let log = Log::open(&dir).unwrap();
-    assert_eq!(log.head(), &head);
-    std::fs::remove_dir_all(&dir).ok();
+    for b in backends("heartbeat") {
+        let mut log = b.init("heartbeat.example/log");
+        log.append(entries(0, 5)).unwrap();
+        let before = log.head().clone();
+        let a = log.append(Vec::new()).unwrap();
+        assert!(a.indices.is_empty());
+        assert_eq!(a.checkpoint, before.note);
+        let head = log.resign().unwrap().clone();
+        assert_eq!((head.size, head.root), (before.size, before.root));
+        assert!(head.signed_at >= before.signed_at);
+        drop(log);
+        let log = b.open().unwrap();
+        assert_eq!(log.head(), &head, "{}", b.name);
+    }
 }
 
 #[test]
 fn a_clock_going_backwards_is_fatal() {
-    let dir = tempdir("clock");
-    Log::init(&dir, "clock.example/log").unwrap();
-    let mut log = Log::open_with_clock(&dir, Box::new(|| 1)).unwrap();
-    let err = log.append(entries(0, 3)).unwrap_err().to_string();
-    assert!(err.contains("clock went backwards"), "{err}");
-    drop(log);
-    // Nothing was acknowledged, and the log is intact.
-    let log = Log::open(&dir).unwrap();
-    assert_eq!(log.head().size, 0);
-    std::fs::remove_dir_all(&dir).ok();
+    for b in backends("clock") {
+        b.init("clock.example/log");
+        let mut log = b.open_with_clock(Box::new(|| 1)).unwrap();
+        let err = log.append(entries(0, 3)).unwrap_err().to_string();
+        assert!(err.contains("clock went backwards"), "{}: {err}", b.name);
+        drop(log);
+        // Nothing was acknowledged, and the log is intact.
+        let log = b.open().unwrap();
+        assert_eq!(log.head().size, 0);
+    }
+}
+
+#[test]
+fn the_same_observation_twice_is_logged_once() {
+    for b in backends("dedup") {
+        let mut log = b.init("dedup.example/log");
+        let first = log.append(entries(0, 10)).unwrap();
+        // The same five again, with two new ones and one repeated inside the batch.
+        let mut batch = entries(5, 7);
+        batch.push(entries(11, 1).remove(0));
+        let second = log.append(batch).unwrap();
+        assert_eq!(second.indices, vec![5, 6, 7, 8, 9, 10, 11, 11], "{}", b.name);
+        assert_eq!(log.head().size, 12);
+        // A second writer (another handle on the same stores) finds them logged too.
+        drop(log);
+        let mut other = b.open().unwrap();
+        let again = other.append(entries(0, 3)).unwrap();
+        assert_eq!(again.indices, vec![0, 1, 2]);
+        assert_eq!(again.checkpoint, second.checkpoint);
+        assert_eq!(first.indices, (0..10).collect::<Vec<u64>>());
+        verify::fsck(&b.public(), &vkey(&b)).unwrap();
+    }
 }
 
 #[test]
@@ -278,5 +227,76 @@ fn startup_refuses_an_old_database_and_a_foreign_key() {
     assert!(Log::init(&dir2, "refuse.example/log").is_err());
     for d in [dir, dir2, other] {
         std::fs::remove_dir_all(d).ok();
+    }
+}
+
+/// The head store is authoritative at start: the bucket's checkpoint may be older (it is
+/// published again) but never newer, nor of the same size with another root.
+#[test]
+fn startup_reconciles_the_bucket_checkpoint_with_the_head_store() {
+    for b in backends("reconcile") {
+        let mut log = b.init("reconcile.example/log");
+        log.append(entries(0, 10)).unwrap();
+        let ten = b.published();
+        log.append(entries(10, 10)).unwrap();
+        let twenty = b.published();
+        drop(log);
+        let public = b.public();
+        // Older: re-published.
+        public.put("checkpoint", &ten).unwrap();
+        drop(b.open().unwrap());
+        assert_eq!(b.published(), twenty, "{}", b.name);
+        // Newer than the head store: another log wrote it (or the head store was rolled back).
+        let key = sequencer::read_key(&b.key_path()).unwrap();
+        let ahead = key
+            .sign_checkpoint(&note::Checkpoint {
+                origin: key.name().into(),
+                size: 21,
+                root: toolmark_log::Hash([9; 32]),
+                extensions: vec![],
+            })
+            .unwrap();
+        public.put("checkpoint", &ahead).unwrap();
+        let err = b.open().err().expect("a newer bucket checkpoint is fatal");
+        assert!(err.to_string().contains("at size 21"), "{}: {err}", b.name);
+        // Same size, another root: a fork.
+        let forked = key
+            .sign_checkpoint(&note::Checkpoint {
+                origin: key.name().into(),
+                size: 20,
+                root: toolmark_log::Hash([9; 32]),
+                extensions: vec![],
+            })
+            .unwrap();
+        public.put("checkpoint", &forked).unwrap();
+        let err = b.open().err().expect("a forked bucket checkpoint is fatal");
+        assert!(err.to_string().contains("at size 20"), "{}: {err}", b.name);
+        // Put back, it opens again.
+        public.put("checkpoint", &twenty).unwrap();
+        b.open().unwrap();
+    }
+}
+
+/// A create-only write that finds other bytes is a fork alarm: the writer halts.
+#[test]
+fn a_tile_with_other_bytes_halts_the_writer() {
+    for b in backends("fork-alarm") {
+        let mut log = b.init("alarm.example/log");
+        log.append(entries(0, 3)).unwrap();
+        // Someone wrote the bundle the next batch will write, with other bytes.
+        b.public()
+            .put("tile/entries/000.p/5", b"not the log's bundle")
+            .unwrap();
+        let err = log.append(entries(3, 2)).unwrap_err();
+        assert!(err.to_string().contains("fork alarm"), "{}: {err}", b.name);
+        assert!(matches!(
+            err,
+            toolmark_log::LogError::Store(ref e) if e.is_fatal()
+        ));
+        drop(log);
+        // The batch was committed (the compare-and-swap came first); opening finds it cannot
+        // apply it either, and refuses to go on.
+        let err = b.open().err().expect("the alarm persists");
+        assert!(err.to_string().contains("fork alarm"), "{}: {err}", b.name);
     }
 }

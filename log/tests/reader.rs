@@ -5,6 +5,7 @@ mod support;
 
 use toolmark_log::Log;
 use toolmark_log::merkle;
+use toolmark_log::objects::Objects;
 use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
 use toolmark_log::reader::{ReadError, Reader};
 
@@ -12,7 +13,7 @@ use toolmark_log::reader::{ReadError, Reader};
 fn reader_matches_the_writer() {
     let dir = support::tempdir("reader");
     let mut log = Log::init(&dir, "toolmark.test/reader").unwrap();
-    let reader = Reader::new(&dir.join("public"), &log.vkey());
+    let reader = Reader::new(Objects::dir(&dir.join("public")).unwrap(), &log.vkey());
     let mut start = 0;
     for batch in [1usize, 255, 1, 300, 211] {
         log.append(support::entries(start, batch)).unwrap();
@@ -63,7 +64,7 @@ fn reader_matches_the_writer() {
     // A checkpoint under another key is refused.
     let other = Log::init(&support::tempdir("reader-other"), "toolmark.test/other").unwrap();
     assert!(matches!(
-        Reader::new(&dir.join("public"), &other.vkey()).checkpoint(),
+        Reader::new(Objects::dir(&dir.join("public")).unwrap(), &other.vkey()).checkpoint(),
         Err(ReadError::Checkpoint(_))
     ));
 }

@@ -166,36 +166,15 @@ fn auditor_refuses_shrink_fork_and_key_change() {
 /// against `state`: the remembered root cannot be reproduced.
 fn forked_log_audit(dir: &Path, vkey: &str, state: &AuditState) -> String {
     use toolmark_log::note::LogKey;
-    use toolmark_log::store::FileStore;
+    use toolmark_log::store::LogStores;
     let key = LogKey::from_skey(
         std::fs::read_to_string(dir.join("private/log.key"))
             .unwrap()
             .trim(),
     )
     .unwrap();
-    let store = FileStore::open(dir).unwrap();
-    store.set_meta("origin", key.name()).unwrap();
-    store.set_meta("vkey", &key.vkey()).unwrap();
-    // An empty signed head, then a different history.
-    let mut store = store;
-    let note = key
-        .sign_checkpoint(&toolmark_log::note::Checkpoint {
-            origin: key.name().into(),
-            size: 0,
-            root: toolmark_log::merkle::EMPTY_ROOT,
-            extensions: vec![],
-        })
-        .unwrap();
-    use toolmark_log::store::{Head, Storage};
-    let head = Head {
-        size: 0,
-        root: toolmark_log::merkle::EMPTY_ROOT,
-        note,
-        signed_at: 1,
-    };
-    store.commit(None, &head, &[]).unwrap();
-    store.publish(&head).unwrap();
-    let mut log = Log::open_with(store, key, Box::new(|| 2)).unwrap();
+    // A fresh head store under the same key (an empty head, then a different history).
+    let mut log = Log::create(LogStores::dir(dir).unwrap(), key, Box::new(|| 2)).unwrap();
     log.append(entries(1000, state.size as usize + 10)).unwrap();
     verify::audit(&DirSource(dir.join("public")), vkey, Some(state))
         .unwrap_err()

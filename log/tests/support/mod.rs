@@ -1,6 +1,9 @@
 //! Shared by the log's integration tests: generated entries and scratch directories.
 #![allow(dead_code)] // each test file uses some of these
 
+pub mod backends;
+pub mod faults;
+
 use std::path::{Path, PathBuf};
 use toolmark_log::entry::{Entry, Status, Subject};
 
