@@ -18,10 +18,10 @@ use toolmark_log::verify;
 /// The write steps of an append, in order, and where each is injected.
 const STEPS: [(&str, &str); 5] = [
     ("stage", "staging/"),
-    ("commit", "commit"),
+    ("commit", "head:commit"),
     ("apply", "public/tile/"),
     ("publish", "public/checkpoint"),
-    ("applied", "set_applied"),
+    ("applied", "head:set_applied"),
 ];
 
 /// The published checkpoint, verified.

@@ -1,19 +1,24 @@
 //! The lock-free reader agrees with the writer on every proof and entry, at sizes that end
-//! inside and at the edge of bundles, while the writer keeps the log open.
+//! inside and at the edge of bundles, while the writer keeps the log open: from a directory
+//! and from a bucket.
 
 mod support;
 
 use toolmark_log::Log;
 use toolmark_log::merkle;
-use toolmark_log::objects::Objects;
 use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
 use toolmark_log::reader::{ReadError, Reader};
 
 #[test]
 fn reader_matches_the_writer() {
-    let dir = support::tempdir("reader");
-    let mut log = Log::init(&dir, "toolmark.test/reader").unwrap();
-    let reader = Reader::new(Objects::dir(&dir.join("public")).unwrap(), &log.vkey());
+    for b in support::backends::backends("reader") {
+        reader_matches_the_writer_on(&b);
+    }
+}
+
+fn reader_matches_the_writer_on(b: &support::backends::Backend) {
+    let mut log = b.init("toolmark.test/reader");
+    let reader = Reader::new(b.public(), &log.vkey());
     let mut start = 0;
     for batch in [1usize, 255, 1, 300, 211] {
         log.append(support::entries(start, batch)).unwrap();
@@ -64,7 +69,7 @@ fn reader_matches_the_writer() {
     // A checkpoint under another key is refused.
     let other = Log::init(&support::tempdir("reader-other"), "toolmark.test/other").unwrap();
     assert!(matches!(
-        Reader::new(Objects::dir(&dir.join("public")).unwrap(), &other.vkey()).checkpoint(),
+        Reader::new(b.public(), &other.vkey()).checkpoint(),
         Err(ReadError::Checkpoint(_))
     ));
 }

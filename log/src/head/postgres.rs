@@ -61,7 +61,11 @@ pub struct PgHead {
 }
 
 fn db(e: postgres::Error) -> StoreError {
-    StoreError::Postgres(e.to_string())
+    use std::error::Error;
+    StoreError::Postgres(match e.source() {
+        Some(s) => format!("{e}: {s}"),
+        None => e.to_string(),
+    })
 }
 
 /// The URL without its password, for messages.
@@ -321,7 +325,7 @@ impl HeadStore for PgHead {
             .client
             .execute(
                 "INSERT INTO tlog_lease (id, holder, expires)
-                 VALUES (1, $1, now() + $2 * interval '1 millisecond')
+                 VALUES (1, $1, now() + $2::bigint * interval '1 millisecond')
                  ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
                  WHERE tlog_lease.holder = excluded.holder OR tlog_lease.expires < now()",
                 &[&holder, &ms],

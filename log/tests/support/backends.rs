@@ -53,8 +53,8 @@ pub fn s3_options() -> S3Options {
     S3Options {
         endpoint: std::env::var("TOOLMARK_TEST_S3").ok(),
         region: Some("us-east-1".into()),
-        access_key_id: std::env::var("AWS_ACCESS_KEY_ID").ok(),
-        secret_access_key: std::env::var("AWS_SECRET_ACCESS_KEY").ok(),
+        access_key_id: std::env::var("TOOLMARK_TEST_S3_ACCESS_KEY_ID").ok(),
+        secret_access_key: std::env::var("TOOLMARK_TEST_S3_SECRET_ACCESS_KEY").ok(),
         allow_http: true,
         virtual_hosted: false,
     }

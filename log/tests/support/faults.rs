@@ -27,7 +27,7 @@ pub enum Mode {
 #[derive(Debug)]
 pub struct Arm {
     /// What the failing write's object path contains (`staging/`, `tile/`, `checkpoint`), or
-    /// the head store's call (`commit`, `set_applied`).
+    /// the head store's call (`head:commit`, `head:set_applied`).
     pub at: &'static str,
     pub mode: Mode,
     /// Matching writes to let through first.
@@ -161,7 +161,7 @@ impl HeadStore for FaultyHead {
         subjects: &[(String, u64)],
         keys: &[(DedupKey, u64)],
     ) -> Result<(), StoreError> {
-        self.hit("commit", |s| s.commit(expected, new, subjects, keys))
+        self.hit("head:commit", |s| s.commit(expected, new, subjects, keys))
     }
     fn subjects_last(&mut self, ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
         self.inner.subjects_last(ids)
@@ -173,7 +173,7 @@ impl HeadStore for FaultyHead {
         self.inner.applied()
     }
     fn set_applied(&mut self, size: u64, root: Hash) -> Result<(), StoreError> {
-        self.hit("set_applied", |s| s.set_applied(size, root))
+        self.hit("head:set_applied", |s| s.set_applied(size, root))
     }
     fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
         self.inner.meta(key)
