@@ -34,6 +34,9 @@ pub struct CrawlArgs {
     /// The crawl's knobs.
     #[command(flatten)]
     pub crawl: CrawlFlags,
+    /// Where the log and the documents are stored (`[storage]`).
+    #[command(flatten)]
+    pub storage: toolmark_config::StorageFlags,
 }
 
 /// A terminal progress bar over the targets dialled.
@@ -82,7 +85,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     });
     let mut options = CrawlOptions::default();
     args.crawl.apply(&mut options);
-    let data = DataDir::new(&args.data);
+    let data = DataDir::with_storage(&args.data, args.storage.spec()?);
     let run = CrawlRun {
         data: &data,
         origin: &args.origin,

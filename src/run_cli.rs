@@ -47,7 +47,7 @@ async fn service(config: Config) -> Result<()> {
     // every run). An existing log is not opened for writing here: another process's crawl may
     // hold it, and that is fine for serving.
     let data = &config.data;
-    let dir = DataDir::new(data);
+    let dir = data_dir(&config);
     let key = dir.log_key();
     if !key.exists() {
         let created = tokio::task::block_in_place(|| dir.open_writer(&config.origin).map(drop));
@@ -66,7 +66,7 @@ async fn service(config: Config) -> Result<()> {
     let listener = toolmark_server::bind(config.listen).await?;
     let bound = listener.local_addr()?;
     let base = config.public_base(bound);
-    let state = crate::serve_cli::open_state(data, &base, &config.api_options())?;
+    let state = crate::serve_cli::open_state(&dir, &base, &config.api_options())?;
     tracing::info!(
         "toolmark {} serving http://{bound}/ (public base {base})",
         env!("CARGO_PKG_VERSION")
@@ -103,7 +103,7 @@ async fn service(config: Config) -> Result<()> {
     }
     // Witnesses: a round whenever the log signs a new checkpoint, and on every heartbeat.
     let cosigner = cosigner(&config)?;
-    set_publication(&dir.log_dir(), cosigner.is_some(), &writer).await;
+    set_publication(&dir, cosigner.is_some(), &writer).await;
     let heartbeat = JobSpec::new("heartbeat", &config.schedules.heartbeat)?.with_lease(lease);
     scheduler.add(heartbeat, heartbeat_job(&config, writer, cosigner.clone()))?;
     // Webhooks: a delivery pass on its schedule, only when subscriptions are configured.
@@ -203,7 +203,7 @@ fn writing_job(
 /// The registry crawl as a job.
 fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
     writing_job(config, writer, "crawl", |handle, config, stop| {
-        let data = DataDir::new(&config.data);
+        let data = data_dir(config);
         // A delta from the last complete harvest, or a full one when due or when none is
         // stored (`crawl.harvest`, `crawl.full_harvest_days`).
         let run = CrawlRun {
@@ -231,7 +231,7 @@ fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
 /// when it was stopped make it fail (so the next fire time takes them).
 fn sweep_job(config: &Config, writer: LogWriter) -> JobFn {
     writing_job(config, writer, "sweep", |handle, config, stop| {
-        let data = DataDir::new(&config.data);
+        let data = data_dir(config);
         let summary = crate::package_cli::sweep_once(
             handle,
             &data,
@@ -296,7 +296,7 @@ fn cosigner(config: &Config) -> Result<Option<Arc<toolmark_cosign::Cosigner>>> {
     let Some(policy) = config.witness_policy()? else {
         return Ok(None);
     };
-    let dir = DataDir::new(&config.data);
+    let dir = data_dir(config);
     let client = toolmark_crawler::mcp::ClientConfig {
         policy: toolmark_crawler::guard::Policy {
             allow_private: config.crawl.allow_private,
@@ -318,23 +318,26 @@ fn cosigner(config: &Config) -> Result<Option<Arc<toolmark_cosign::Cosigner>>> {
             .join(", "),
         policy.describe()
     );
-    Ok(Some(Arc::new(toolmark_cosign::Cosigner::new(
+    let cosigner = toolmark_cosign::Cosigner::new(
         &dir.log_dir(),
         &config.data.join(toolmark_cosign::STATUS_FILE),
         policy,
         client,
         Duration::from_secs(config.witnessing.timeout_seconds),
         toolmark_cosign::system_clock(),
-    ))))
+    )?
+    .with_storage(dir.storage().clone(), dir.log_public_objects()?);
+    Ok(Some(Arc::new(cosigner)))
 }
 
 /// Makes the log's publication wait for witnesses (or not), if the log can be opened for
 /// writing now; otherwise the heartbeat does it when it next holds the log.
-async fn set_publication(dir: &std::path::Path, witnessed: bool, writer: &LogWriter) {
+async fn set_publication(dir: &DataDir, witnessed: bool, writer: &LogWriter) {
     let _writing = writer.lock().await;
-    let dir = dir.to_owned();
+    let dir = dir.clone();
     let done = tokio::task::spawn_blocking(move || {
-        toolmark_log::Log::open(&dir).and_then(|mut log| log.set_witnessed(witnessed))
+        dir.log()
+            .and_then(|mut log| log.set_witnessed(witnessed))
     })
     .await;
     match done {
@@ -354,7 +357,7 @@ fn heartbeat_job(
     writer: LogWriter,
     cosigner: Option<Arc<toolmark_cosign::Cosigner>>,
 ) -> JobFn {
-    let dir = DataDir::new(&config.data).log_dir();
+    let dir = data_dir(config);
     Arc::new(move |_ctx: JobContext| {
         let dir = dir.clone();
         let writer = writer.clone();
@@ -384,7 +387,8 @@ fn heartbeat_job(
             }
             let _writing = writer.lock().await;
             tokio::task::spawn_blocking(move || {
-                let mut log = toolmark_log::Log::open(&dir)
+                let mut log = dir
+                    .log()
                     .map_err(|e| JobError::new(format!("opening the log: {e}")))?;
                 let head = log
                     .resign()
@@ -395,4 +399,13 @@ fn heartbeat_job(
             .map_err(|e| JobError::new(format!("the heartbeat task: {e}")))?
         })
     })
+}
+
+/// The data directory of `config`, its log and documents in the stores `[storage]` names
+/// (validated when the configuration was loaded).
+fn data_dir(config: &Config) -> DataDir {
+    DataDir::with_storage(
+        &config.data,
+        config.storage.spec().unwrap_or_default(),
+    )
 }

@@ -42,6 +42,9 @@ pub struct ServeArgs {
     /// What one client may cost (defaults: docs/operations.md, "Limits").
     #[command(flatten)]
     pub http: HttpFlags,
+    /// Where the log and the documents are stored (`[storage]`).
+    #[command(flatten)]
+    pub storage: toolmark_config::StorageFlags,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -73,7 +76,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?
             .map(std::sync::Arc::new),
         };
-        let state = open_state(&args.data, &base, &api)?;
+        let dir = toolmark_index::DataDir::with_storage(&args.data, args.storage.spec()?);
+        let state = open_state(&dir, &base, &api)?;
         tracing::info!(
             "toolmark serving {} on http://{bound} (public base {base})",
             args.data.display(),
@@ -90,15 +94,22 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// The API's state over `data` (which must hold a log), with its rate limits and cache.
-pub fn open_state(data: &std::path::Path, base: &str, api: &ApiOptions) -> Result<AppState> {
+pub fn open_state(dir: &toolmark_index::DataDir, base: &str, api: &ApiOptions) -> Result<AppState> {
+    let data = dir.root();
     // An index of an older schema is migrated first (the readers query the current one's
     // tables); an index that does not exist yet is left for the first crawl to create.
-    let index = toolmark_index::DataDir::new(data).index_path();
+    let index = dir.index_path();
     if index.exists() {
         toolmark_index::Index::open(&index)
             .with_context(|| format!("opening {} to migrate it", index.display()))?;
     }
-    AppState::open_with(data, base, api).with_context(|| format!("opening {}", data.display()))
+    AppState::open_dir_with(dir, base, api).with_context(|| {
+        format!(
+            "opening {} (log in {})",
+            data.display(),
+            dir.storage().describe()
+        )
+    })
 }
 
 /// Resolves at the first SIGTERM or SIGINT (Ctrl-C).

@@ -209,9 +209,10 @@ async fn openapi() -> Response {
 /// Seconds since the published checkpoint was written (its file's modification time: the
 /// checkpoint text carries no time of its own).
 fn checkpoint_age(state: &AppState) -> Option<u64> {
-    let modified = std::fs::metadata(state.log.public_dir().join("checkpoint"))
-        .and_then(|m| m.modified())
-        .ok()?;
+    let modified = state.log.public().stat("checkpoint")
+        .ok()
+            .flatten()
+            .map(|m| m.modified)?;
     SystemTime::now()
         .duration_since(modified)
         .ok()

@@ -91,7 +91,16 @@ impl AppState {
         base_url: &str,
         options: &ApiOptions,
     ) -> Result<AppState, StateError> {
-        let mut state = AppState::open(data, base_url)?;
+        Self::open_dir_with(&toolmark_index::DataDir::new(data), base_url, options)
+    }
+
+    /// [`AppState::open_with`] of a data directory whose log may live in other stores.
+    pub fn open_dir_with(
+        dir: &toolmark_index::DataDir,
+        base_url: &str,
+        options: &ApiOptions,
+    ) -> Result<AppState, StateError> {
+        let mut state = AppState::open_dir(dir, base_url)?;
         state.limiter = check_limiter(options.check_rate);
         state.sensitive_limiter = sensitive_limiter(options.sensitive_rate);
         state.tool_sets = ToolSetCache::new(

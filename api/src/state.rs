@@ -104,18 +104,9 @@ pub struct AppState {
     /// in-memory set of clients counted, `crate::contribute`).
     pub client_reports: crate::contribute::ClientReports,
     /// The last verified checkpoint and the file identity it was read from.
-    checkpoint: Mutex<Option<(FileId, Arc<Signed>)>>,
+    checkpoint: Mutex<Option<(toolmark_log::objects::Stat, Arc<Signed>)>>,
     /// The policy witnesses' cosignatures on the last checkpoint note seen, verified once.
     witnessed: Mutex<Option<Arc<crate::witnesses::Cosigners>>>,
-}
-
-/// What identifies one version of the checkpoint file: the writer replaces it by an atomic
-/// rename (a new inode) whenever it signs, so inode, length and modification time change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileId {
-    inode: u64,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
 }
 
 impl AppState {
@@ -123,19 +114,15 @@ impl AppState {
     /// changed (one `stat` per call otherwise), so every request does not pay an Ed25519
     /// verification.
     pub fn checkpoint(&self) -> Result<Arc<Signed>, toolmark_log::reader::ReadError> {
-        use std::os::unix::fs::MetadataExt;
-        let path = self.log.public_dir().join("checkpoint");
-        let id = std::fs::metadata(&path).ok().map(|m| FileId {
-            inode: m.ino(),
-            len: m.len(),
-            modified: m.modified().ok(),
-        });
+        let id = self.log.public().stat("checkpoint").ok().flatten();
         let mut cached = self
             .checkpoint
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let (Some(id), Some((seen, signed))) = (id, cached.as_ref()) {
-            if *seen == id {
+        // The store's ETag, length and modification time change whenever the checkpoint is
+        // replaced (on a directory, a rename: a new inode in the ETag).
+        if let (Some(id), Some((seen, signed))) = (&id, cached.as_ref()) {
+            if seen == id {
                 return Ok(signed.clone());
             }
         }
@@ -194,21 +181,33 @@ pub enum StateError {
     Names(#[from] crate::lookalike::NamesError),
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
-    move |e| StateError::Io {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    }
-}
-
 impl AppState {
     /// Open what `toolmark crawl` (or `run`) keeps under `data`.
     pub fn open(data: &Path, base_url: &str) -> Result<AppState, StateError> {
-        let dir = DataDir::new(data);
-        let vkey_path = dir.log_vkey();
-        let vkey = std::fs::read_to_string(&vkey_path).map_err(io(&vkey_path))?;
+        Self::open_dir(&DataDir::new(data), base_url)
+    }
+
+    /// [`AppState::open`] of a data directory whose log may live in other stores
+    /// (`[storage]`).
+    pub fn open_dir(dir: &DataDir, base_url: &str) -> Result<AppState, StateError> {
+        let data = dir.root();
+        let public = dir.log_public_objects().map_err(|e| StateError::Io {
+            path: dir.log_public(),
+            reason: e.to_string(),
+        })?;
+        let vkey = public
+            .get("vkey")
+            .map_err(|e| StateError::Io {
+                path: dir.log_vkey(),
+                reason: e.to_string(),
+            })?
+            .ok_or_else(|| StateError::Io {
+                path: dir.log_vkey(),
+                reason: format!("no vkey in {}", public.label()),
+            })?;
+        let vkey = String::from_utf8_lossy(&vkey).into_owned();
         Ok(AppState {
-            log: Reader::new(&dir.log_public(), &vkey),
+            log: Reader::new(public, &vkey),
             index: IndexPool::open(&dir.index_path(), pool_size())?,
             blobs: Blobs::open(&dir.blobs_dir())?,
             answer_key: dir.answer_key()?,

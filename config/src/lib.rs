@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use toolmark_api::ApiOptions;
 pub use toolmark_cosign::WitnessOptions;
 use toolmark_ingest::{CrawlFlags, CrawlOptions, SweepOptions};
+pub use toolmark_log::store::StorageSpec;
 use toolmark_server::{HttpFlags, HttpOptions};
 pub use toolmark_webhooks::{Subscription, WebhookConfig};
 
@@ -111,6 +112,8 @@ pub struct Config {
     /// The witnesses that cosign the log's checkpoints, and the policy a checkpoint must meet
     /// before it is published.
     pub witnessing: WitnessOptions,
+    /// Where the log and the observation documents are stored (`[storage]`).
+    pub storage: StorageOptions,
     /// Webhook subscriptions (`[[webhooks]]`: `id`, `url`, `secret` or `secret_env`,
     /// `watch`); none by default.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -155,6 +158,7 @@ impl Default for Config {
             packages: SweepOptions::default(),
             http: HttpOptions::default(),
             witnessing: WitnessOptions::default(),
+            storage: StorageOptions::default(),
             webhooks: Vec::new(),
         }
     }
@@ -170,6 +174,71 @@ impl Default for Schedules {
             webhooks: "0 * * * * *".to_owned(),
             lease_seconds: 120,
         }
+    }
+}
+
+/// Where the log and the documents are stored (`[storage]`): the head store (`sqlite`, or a
+/// `postgres://` URL for several writers) and the object store (`file:` — the data directory —,
+/// `file:PATH`, or `s3://BUCKET/PREFIX`, reached as the `AWS_*` variables say).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageOptions {
+    /// The head store: `sqlite` or `postgres://USER:PASSWORD@HOST:PORT/DB`.
+    pub head: String,
+    /// The object store: `file:`, `file:PATH` or `s3://BUCKET/PREFIX`.
+    pub objects: String,
+}
+
+impl Default for StorageOptions {
+    fn default() -> Self {
+        StorageOptions {
+            head: "sqlite".to_owned(),
+            objects: "file:".to_owned(),
+        }
+    }
+}
+
+impl StorageOptions {
+    /// The stores these name (errors name the key: `storage.head`, `storage.objects`).
+    pub fn spec(&self) -> Result<StorageSpec, ConfigError> {
+        StorageSpec::parse(&self.head, &self.objects).map_err(ConfigError::Invalid)
+    }
+}
+
+/// `--head` and `--objects` (`TOOLMARK_STORAGE_HEAD`, `TOOLMARK_STORAGE_OBJECTS`): the
+/// `[storage]` keys as flags, for `run`, `serve`, `crawl` and the `log` subcommands.
+#[derive(Args, Debug, Default, Clone)]
+pub struct StorageFlags {
+    /// The head store: `sqlite` (default) or a `postgres://` URL.
+    #[arg(long, env = "TOOLMARK_STORAGE_HEAD", value_name = "sqlite|postgres://…")]
+    pub head: Option<String>,
+    /// The object store: `file:` (the data directory, default), `file:PATH` or
+    /// `s3://BUCKET/PREFIX` (endpoint, region and credentials from the `AWS_*` variables).
+    #[arg(long, env = "TOOLMARK_STORAGE_OBJECTS", value_name = "file:PATH|s3://BUCKET/PREFIX")]
+    pub objects: Option<String>,
+}
+
+impl StorageFlags {
+    /// These flags over `base` (the file's `[storage]`, or the defaults).
+    pub fn apply(&self, base: &mut StorageOptions) {
+        if let Some(h) = &self.head {
+            base.head.clone_from(h);
+        }
+        if let Some(o) = &self.objects {
+            base.objects.clone_from(o);
+        }
+    }
+
+    /// The stores these flags name over the defaults.
+    pub fn spec(&self) -> Result<StorageSpec, ConfigError> {
+        let mut o = StorageOptions::default();
+        self.apply(&mut o);
+        o.spec()
+    }
+
+    /// Whether either flag (or variable) was given.
+    pub fn given(&self) -> bool {
+        self.head.is_some() || self.objects.is_some()
     }
 }
 
@@ -252,6 +321,9 @@ pub struct RunFlags {
     /// The `[http]` limits.
     #[command(flatten)]
     pub http: HttpFlags,
+    /// The `[storage]` stores.
+    #[command(flatten)]
+    pub storage: StorageFlags,
 }
 
 impl Config {
@@ -328,6 +400,7 @@ impl Config {
             .unwrap_or(self.packages.concurrency);
         self.schedules.lease_seconds = a.lease_seconds.unwrap_or(self.schedules.lease_seconds);
         a.http.apply(&mut self.http);
+        a.storage.apply(&mut self.storage);
         if !a.witnesses.is_empty() {
             self.witnessing.witnesses.clone_from(&a.witnesses);
         }
@@ -396,6 +469,7 @@ impl Config {
         }
         self.subscriptions()?;
         self.witness_policy()?;
+        self.storage.spec()?;
         if !(1..=120).contains(&self.witnessing.timeout_seconds) {
             return invalid(format!(
                 "witnessing.timeout_seconds must be 1 to 120, not {}",

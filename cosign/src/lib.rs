@@ -38,7 +38,10 @@ use toolmark_crawler::witness::{Submission, add_checkpoint};
 use toolmark_log::cosignature::{Cosignature, add_signature_lines};
 use toolmark_log::note::open_checkpoint;
 use toolmark_log::policy::{MAX_FUTURE_SECONDS, WitnessPolicy};
+use toolmark_log::head::HeadStore;
+use toolmark_log::objects::Objects;
 use toolmark_log::reader::{Reader, Signed};
+use toolmark_log::store::{StorageSpec, StoreError};
 use toolmark_log::witness::AddCheckpoint;
 
 mod options;
@@ -209,7 +212,15 @@ pub fn system_clock() -> Clock {
 
 /// Submits the log's checkpoints to its witnesses (see the crate documentation).
 pub struct Cosigner {
+    /// Where the log's SQLite head store lives (the default stores).
     log_dir: PathBuf,
+    /// Which stores hold the log.
+    storage: StorageSpec,
+    /// The log's public files.
+    public: Objects,
+    /// A read-only head store, opened on first use and again after an error (used on blocking
+    /// threads only: PostgreSQL's client blocks).
+    head: Arc<std::sync::Mutex<Option<Box<dyn HeadStore>>>>,
     status_path: PathBuf,
     policy: WitnessPolicy,
     client: ClientConfig,
@@ -230,7 +241,11 @@ fn cap(s: &str) -> String {
 }
 
 impl Cosigner {
-    /// A cosigner for the log in `log_dir`, writing its status to `status_path`.
+    /// A cosigner for the single-box log in `log_dir`, writing its status to `status_path`.
+    ///
+    /// # Errors
+    ///
+    /// [`CosignError::Log`] when the log's public directory cannot be opened.
     pub fn new(
         log_dir: &Path,
         status_path: &Path,
@@ -238,16 +253,60 @@ impl Cosigner {
         client: ClientConfig,
         timeout: Duration,
         clock: Clock,
-    ) -> Cosigner {
-        Cosigner {
+    ) -> Result<Cosigner, CosignError> {
+        let public =
+            Objects::dir(&log_dir.join("public")).map_err(|e| CosignError::Log(e.to_string()))?;
+        Ok(Cosigner {
             log_dir: log_dir.to_owned(),
+            storage: StorageSpec::default(),
+            public,
+            head: Arc::new(std::sync::Mutex::new(None)),
             status_path: status_path.to_owned(),
             policy,
             client,
             timeout,
             clock,
             running: tokio::sync::Mutex::new(()),
-        }
+        })
+    }
+
+    /// The same cosigner for a log kept in the stores `storage` names, whose public files are
+    /// `public` (SQLite, if it is the head store, still lives in `log_dir`).
+    pub fn with_storage(mut self, storage: StorageSpec, public: Objects) -> Cosigner {
+        self.storage = storage;
+        self.public = public;
+        self
+    }
+
+    /// Runs `f` on a blocking thread with the read-only head store (opened on first use, and
+    /// again after any error).
+    async fn head_op<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut dyn HeadStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, CosignError> {
+        let slot = self.head.clone();
+        let storage = self.storage.clone();
+        let dir = self.log_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut held = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let head = match held.as_mut() {
+                Some(h) => h,
+                None => held.insert(storage.head_reader(&dir)?),
+            };
+            let r = f(head.as_mut());
+            if r.is_err() {
+                *held = None;
+            }
+            r
+        })
+        .await
+        .map_err(|e| CosignError::Log(e.to_string()))?
+        .map_err(|e| CosignError::Log(e.to_string()))
+    }
+
+    /// The newest checkpoint the log signed whose files are published (what a round submits).
+    pub async fn signed(&self) -> Result<Option<Vec<u8>>, CosignError> {
+        self.head_op(toolmark_log::store::signed_checkpoint).await
     }
 
     /// The policy.
@@ -269,15 +328,15 @@ impl Cosigner {
     pub async fn round(&self) -> Result<Round, CosignError> {
         let _one = self.running.lock().await;
         let log_err = |e: &dyn std::fmt::Display| CosignError::Log(e.to_string());
-        let vkey_path = self.log_dir.join("public/vkey");
-        let vkey = std::fs::read_to_string(&vkey_path)
-            .map_err(|e| log_err(&format!("{}: {e}", vkey_path.display())))?;
-        let reader = Reader::new(&self.log_dir.join("public"), vkey.trim());
-        let note =
-            match toolmark_log::store::signed_checkpoint(&self.log_dir).map_err(|e| log_err(&e))? {
-                Some(n) => n,
-                None => reader.checkpoint().map_err(|e| log_err(&e))?.note,
-            };
+        let vkey = self
+            .head_op(|h| h.meta("vkey"))
+            .await?
+            .ok_or_else(|| log_err(&"the head store records no log key"))?;
+        let reader = Reader::new(self.public.clone(), vkey.trim());
+        let note = match self.signed().await? {
+            Some(n) => n,
+            None => reader.checkpoint().map_err(|e| log_err(&e))?.note,
+        };
         let checkpoint = open_checkpoint(&note, vkey.trim()).map_err(|e| log_err(&e))?;
         let signed = Signed {
             note: note.clone(),
@@ -335,8 +394,13 @@ impl Cosigner {
         let mut published = false;
         if met {
             let cosigned = add_signature_lines(&note, &lines);
-            match toolmark_log::store::publish_witnessed(&self.log_dir, &cosigned) {
+            let public = self.public.clone();
+            match self
+                .head_op(move |h| toolmark_log::store::publish_witnessed(h, &public, &cosigned))
+                .await
+            {
                 Ok(_) => published = true,
+                Err(CosignError::Log(e)) => error = Some(cap(&e)),
                 Err(e) => error = Some(cap(&e.to_string())),
             }
         } else {
@@ -516,7 +580,7 @@ fn write_status(path: &Path, status: &Status) -> Result<(), CosignError> {
     })
 }
 
-/// How often [`watch`] looks for a newly signed checkpoint (one `read` of a small file).
+/// How often [`watch`] looks for a newly signed checkpoint (one read of the head store).
 pub const WATCH_POLL: Duration = Duration::from_secs(2);
 
 /// Runs rounds until `stop`: one whenever the log signs a new checkpoint (the newest signed
@@ -528,10 +592,9 @@ pub async fn watch(
     min_interval: Duration,
     stop: tokio_util::sync::CancellationToken,
 ) {
-    let path = cosigner.log_dir.join("private/checkpoint");
     let mut seen: Option<Vec<u8>> = None;
     loop {
-        let current = std::fs::read(&path).ok();
+        let current = cosigner.signed().await.ok().flatten();
         if current.is_some() && current != seen {
             match cosigner.round().await {
                 Ok(r) => tracing::info!(size = r.size, published = r.published, "witness round"),

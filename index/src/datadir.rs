@@ -21,6 +21,8 @@
 use std::path::{Path, PathBuf};
 
 use toolmark_log::Log;
+use toolmark_log::objects::Objects;
+use toolmark_log::store::{LogStores, StorageSpec, StoreError};
 
 use crate::{BlobError, Blobs, Index, IndexError};
 
@@ -80,6 +82,8 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> DataError + '_ {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataDir {
     root: PathBuf,
+    /// Where the log and the blobs are stored (the data directory itself by default).
+    storage: StorageSpec,
 }
 
 /// The writable parts of a data directory: what one crawl (or the heartbeat) writes to.
@@ -95,7 +99,34 @@ pub struct Writer {
 impl DataDir {
     /// The data directory at `root` (nothing is touched yet).
     pub fn new(root: impl Into<PathBuf>) -> DataDir {
-        DataDir { root: root.into() }
+        DataDir {
+            root: root.into(),
+            storage: StorageSpec::default(),
+        }
+    }
+
+    /// The data directory at `root` whose log and blobs live in the stores `storage` names
+    /// (`[storage]`); local bookkeeping (the index, schedules, keys) stays under `root`.
+    pub fn with_storage(root: impl Into<PathBuf>, storage: StorageSpec) -> DataDir {
+        DataDir {
+            root: root.into(),
+            storage,
+        }
+    }
+
+    /// Where the log and the blobs are stored.
+    pub fn storage(&self) -> &StorageSpec {
+        &self.storage
+    }
+
+    /// The log's two stores, opened (the head store takes SQLite's writer lock).
+    pub fn log_stores(&self) -> Result<LogStores, StoreError> {
+        self.storage.log_stores(&self.root)
+    }
+
+    /// The log's public files (C2SP tlog-tiles), where readers verify and the API serves them.
+    pub fn log_public_objects(&self) -> Result<Objects, StoreError> {
+        Ok(self.storage.objects_root(&self.root)?.sub("log/public"))
     }
 
     /// The directory itself.
@@ -165,12 +196,7 @@ impl DataDir {
     pub fn open_writer(&self, origin: &str) -> Result<Writer, DataError> {
         let log_dir = self.log_dir();
         std::fs::create_dir_all(&log_dir).map_err(io(&log_dir))?;
-        let log = if self.has_log() {
-            Log::open(&log_dir)
-        } else {
-            Log::init(&log_dir, origin)
-        }
-        .map_err(|source| DataError::Log {
+        let log = self.open_log(origin).map_err(|source| DataError::Log {
             path: log_dir.clone(),
             source,
         })?;
@@ -179,6 +205,48 @@ impl DataDir {
         let mut index = Index::open(&self.index_path())?;
         index.catch_up(&log, &blobs)?;
         Ok(Writer { log, blobs, index })
+    }
+
+    /// The log, created with `origin` when this data directory has no signing key yet. On
+    /// the default stores that is exactly [`Log::init`] / [`Log::open`] of `DATA/log`; on others
+    /// the key stays in `DATA/log/private/` and the log in the configured stores.
+    pub fn open_log(&self, origin: &str) -> Result<Log, toolmark_log::LogError> {
+        let log_dir = self.log_dir();
+        if self.storage.is_default() {
+            return if self.has_log() {
+                Log::open(&log_dir)
+            } else {
+                Log::init(&log_dir, origin)
+            };
+        }
+        let stores = self.log_stores()?;
+        let clock = Box::new(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        });
+        if self.has_log() {
+            let key = toolmark_log::sequencer::read_key(&self.log_key())?;
+            Log::open_with(stores, key, clock)
+        } else {
+            let key = toolmark_log::note::LogKey::generate(origin)?;
+            toolmark_log::sequencer::write_private_key(&self.log_key(), &key.to_skey())?;
+            Log::create(stores, key, clock)
+        }
+    }
+
+    /// The existing log (an error if this data directory has no signing key).
+    pub fn log(&self) -> Result<Log, toolmark_log::LogError> {
+        if !self.has_log() {
+            return Err(toolmark_log::LogError::Refused(format!(
+                "{} holds no log (no {})",
+                self.root.display(),
+                self.log_key().display()
+            )));
+        }
+        // The origin is only used to create a log, which cannot happen here.
+        self.open_log("")
     }
 
     /// Where refreshed popularity snapshots live.

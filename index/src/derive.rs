@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use rusqlite::{OptionalExtension, Transaction, params};
 use toolmark_log::entry::Entry;
-use toolmark_log::store::Storage;
 use toolmark_log::{Log, LogError, tiles};
 use toolmark_observation::registry_facts;
 use toolmark_toolset::Sri;
@@ -33,7 +32,7 @@ impl Index {
     /// Index every log entry the index has not seen yet (observation rows, target state,
     /// changes), reading entries from the log's bundles and documents from the blobs. Returns
     /// how many entries it indexed. Rows it derives have no `run_id`.
-    pub fn catch_up<S: Storage>(&mut self, log: &Log<S>, blobs: &Blobs) -> Result<u64, IndexError> {
+    pub fn catch_up(&mut self, log: &Log, blobs: &Blobs) -> Result<u64, IndexError> {
         let vkey = log.vkey();
         match meta(&self.conn, "log_vkey")? {
             Some(v) if v == vkey => {}
@@ -68,7 +67,7 @@ impl Index {
     /// Clear every row derived from the log (observations, changes, the entry columns of
     /// targets) and derive them again from the log and the blobs. Returns how many entries it
     /// indexed.
-    pub fn rebuild<S: Storage>(&mut self, log: &Log<S>, blobs: &Blobs) -> Result<u64, IndexError> {
+    pub fn rebuild(&mut self, log: &Log, blobs: &Blobs) -> Result<u64, IndexError> {
         let tx = self.conn.transaction()?;
         tx.execute_batch(
             "DELETE FROM observations;
@@ -89,8 +88,8 @@ impl Index {
 }
 
 /// Entries `from..to` decoded from the log's published bundles (one read per bundle).
-pub(crate) fn read_entries<S: Storage>(
-    log: &Log<S>,
+pub(crate) fn read_entries(
+    log: &Log,
     from: u64,
     to: u64,
 ) -> Result<Vec<(u64, Entry)>, IndexError> {
@@ -107,9 +106,7 @@ pub(crate) fn read_entries<S: Storage>(
         let width = ((b + 1) * WIDTH).min(size) - b * WIDTH;
         let path = tiles::bundle_path(b, width as u16);
         let bytes = log
-            .store()
-            .read_public(&path)
-            .map_err(LogError::from)?
+            .read_public(&path)?
             .ok_or_else(|| IndexError::Inconsistent(format!("log bundle {path} is missing")))?;
         let members = tiles::decode_bundle(&bytes).map_err(LogError::from)?;
         for i in (b * WIDTH).max(from)..((b + 1) * WIDTH).min(to) {

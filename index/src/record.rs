@@ -34,7 +34,6 @@
 use serde::Serialize;
 use toolmark_log::Log;
 use toolmark_log::entry::{Entry, MAX_DETAIL_CHARS, Status, Subject};
-use toolmark_log::store::{FileStore, Storage};
 use toolmark_observation::observe::{Observation, Via};
 use toolmark_observation::registry::{Ecosystem, Record, SkipReason, Target, TargetKind};
 use toolmark_toolset::Sri;
@@ -154,8 +153,8 @@ pub struct Recorded {
 pub const INTERRUPTED_REPORT: &str = r#"{"error":"interrupted: the process ended before the run finished; its recorded batches are kept"}"#;
 
 /// Records crawl runs into a log, a blob store and an index.
-pub struct Recorder<'a, S: Storage = FileStore> {
-    log: &'a mut Log<S>,
+pub struct Recorder<'a> {
+    log: &'a mut Log,
     blobs: &'a Blobs,
     index: &'a mut Index,
 }
@@ -337,9 +336,9 @@ fn upsert_server(tx: &Transaction, r: &Record, listed: &str) -> Result<(), Index
     Ok(())
 }
 
-impl<'a, S: Storage> Recorder<'a, S> {
+impl<'a> Recorder<'a> {
     /// A recorder writing to `log`, `blobs` and `index` (which must follow this log).
-    pub fn new(log: &'a mut Log<S>, blobs: &'a Blobs, index: &'a mut Index) -> Self {
+    pub fn new(log: &'a mut Log, blobs: &'a Blobs, index: &'a mut Index) -> Self {
         Recorder { log, blobs, index }
     }
 

@@ -93,6 +93,17 @@ pub struct Version {
     version: Option<String>,
 }
 
+/// What a store says of an object without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last written.
+    pub modified: std::time::SystemTime,
+    /// Its ETag, where the store gives one (it changes whenever the object does).
+    pub e_tag: Option<String>,
+}
+
 /// Whether a create-only write wrote or found its bytes already there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Created {
@@ -400,13 +411,18 @@ impl Objects {
         }
     }
 
-    /// Whether an object exists at `path`.
-    pub fn exists(&self, path: &str) -> Result<bool, ObjectError> {
+    /// What the store says of the object at `path` (its size, when it was written, its ETag),
+    /// `None` if there is none.
+    pub fn stat(&self, path: &str) -> Result<Option<Stat>, ObjectError> {
         let loc = self.location(path)?;
         let store = self.store.clone();
         match block(async move { store.head(&loc).await }) {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Ok(m) => Ok(Some(Stat {
+                size: m.size,
+                modified: std::time::SystemTime::from(m.last_modified),
+                e_tag: m.e_tag,
+            })),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.err(path, e)),
         }
     }

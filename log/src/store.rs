@@ -130,6 +130,141 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// Where a deployment's two stores are: what `[storage]`, `TOOLMARK_STORAGE_HEAD` /
+/// `TOOLMARK_STORAGE_OBJECTS` and `--head` / `--objects` name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StorageSpec {
+    /// The head store.
+    pub head: HeadSpec,
+    /// The object store's root: the log lives under `log/` in it, the documents under `blobs/`.
+    pub objects: ObjectsSpec,
+}
+
+/// Which head store.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum HeadSpec {
+    /// SQLite in the log's directory (`DATA/log/log.sqlite`): one writer process.
+    #[default]
+    Sqlite,
+    /// A PostgreSQL database (`postgres://…`): several writers.
+    Postgres(String),
+}
+
+/// Which object store.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ObjectsSpec {
+    /// A directory: `file:` alone is the data directory itself.
+    File(Option<PathBuf>),
+    /// An S3-compatible bucket and key prefix (`s3://BUCKET/PREFIX`), reached as the `AWS_*`
+    /// variables say (endpoint, region, credentials, `AWS_ALLOW_HTTP`).
+    S3(String),
+    /// The data directory (the default; the same as `file:`).
+    #[default]
+    DataDir,
+}
+
+impl StorageSpec {
+    /// Parse the two settings; each error names the setting (`storage.head`, `storage.objects`).
+    pub fn parse(head: &str, objects: &str) -> Result<StorageSpec, String> {
+        let head = match head.trim() {
+            "" | "sqlite" => HeadSpec::Sqlite,
+            h if h.starts_with("postgres://") || h.starts_with("postgresql://") => {
+                h.parse::<postgres::Config>().map_err(|e| {
+                    format!("storage.head: not a PostgreSQL URL: {e}")
+                })?;
+                HeadSpec::Postgres(h.to_owned())
+            }
+            h => {
+                return Err(format!(
+                    "storage.head: {h:?} is neither `sqlite` nor a `postgres://` URL"
+                ));
+            }
+        };
+        let objects = match objects.trim() {
+            "" | "file:" => ObjectsSpec::DataDir,
+            o if o.starts_with("file:") => ObjectsSpec::File(Some(PathBuf::from(&o[5..]))),
+            o if o.starts_with("s3://") => {
+                let rest = &o[5..];
+                let bucket = rest.split('/').next().unwrap_or("");
+                if bucket.is_empty() {
+                    return Err(format!("storage.objects: {o:?} names no bucket"));
+                }
+                let prefix = rest[bucket.len()..].trim_matches('/');
+                if prefix
+                    .split('/')
+                    .any(|c| prefix.contains("//") || c == "." || c == "..")
+                {
+                    return Err(format!(
+                        "storage.objects: {o:?}: the prefix must be plain path components"
+                    ));
+                }
+                ObjectsSpec::S3(o.trim_end_matches('/').to_owned())
+            }
+            o => {
+                return Err(format!(
+                    "storage.objects: {o:?} is neither `file:PATH` nor `s3://BUCKET/PREFIX`"
+                ));
+            }
+        };
+        Ok(StorageSpec { head, objects })
+    }
+
+    /// Whether this is the single box's default (SQLite and the data directory).
+    pub fn is_default(&self) -> bool {
+        self.head == HeadSpec::Sqlite && self.objects == ObjectsSpec::DataDir
+    }
+
+    /// The object store's root for the data directory `data`.
+    pub fn objects_root(&self, data: &Path) -> Result<Objects, StoreError> {
+        Ok(match &self.objects {
+            ObjectsSpec::DataDir | ObjectsSpec::File(None) => Objects::dir(data)?,
+            ObjectsSpec::File(Some(p)) => Objects::dir(p)?,
+            ObjectsSpec::S3(url) => Objects::s3(url, &crate::objects::S3Options::from_env())?,
+        })
+    }
+
+    /// The head store of the log whose local directory is `log_dir` (where SQLite lives).
+    pub fn head_store(&self, log_dir: &Path) -> Result<Box<dyn HeadStore>, StoreError> {
+        Ok(match &self.head {
+            HeadSpec::Sqlite => Box::new(SqliteHead::open(log_dir)?),
+            HeadSpec::Postgres(url) => Box::new(crate::head::postgres::PgHead::connect(url)?),
+        })
+    }
+
+    /// A head store that only reads, beside a running writer (a cosigner's).
+    pub fn head_reader(&self, log_dir: &Path) -> Result<Box<dyn HeadStore>, StoreError> {
+        Ok(match &self.head {
+            HeadSpec::Sqlite => Box::new(SqliteHead::open_read_only(log_dir)?),
+            HeadSpec::Postgres(url) => Box::new(crate::head::postgres::PgHead::connect(url)?),
+        })
+    }
+
+    /// The stores of the log of data directory `data` (SQLite in `DATA/log`, the objects under
+    /// `log/` of the root).
+    pub fn log_stores(&self, data: &Path) -> Result<LogStores, StoreError> {
+        Ok(LogStores {
+            head: self.head_store(&data.join("log"))?,
+            objects: self.objects_root(data)?.sub("log"),
+        })
+    }
+
+    /// For messages: `sqlite + file:DATA`, `postgres://host/db + s3://bucket/prefix`.
+    pub fn describe(&self) -> String {
+        let head = match &self.head {
+            HeadSpec::Sqlite => "sqlite".to_owned(),
+            HeadSpec::Postgres(u) => u.split('@').next_back().map_or(u.clone(), |h| {
+                format!("postgres://{h}")
+            }),
+        };
+        let objects = match &self.objects {
+            ObjectsSpec::DataDir | ObjectsSpec::File(None) => "file:".to_owned(),
+            ObjectsSpec::File(Some(p)) => format!("file:{}", p.display()),
+            ObjectsSpec::S3(u) => u.clone(),
+        };
+        format!("{head} + {objects}")
+    }
+}
+
 /// The largest checkpoint note read from an object store (a checkpoint with many cosignatures
 /// is a few KiB).
 pub const MAX_CHECKPOINT_BYTES: u64 = 64 * 1024;
@@ -309,6 +444,29 @@ pub(crate) fn decode_batch(mut b: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn storage_settings_parse_and_name_the_key_they_refuse() {
+        assert!(StorageSpec::parse("sqlite", "file:").unwrap().is_default());
+        assert!(StorageSpec::parse("", "").unwrap().is_default());
+        let s = StorageSpec::parse("postgres://tm@127.0.0.1:5432/log", "s3://b/p/q/").unwrap();
+        assert_eq!(s.head, HeadSpec::Postgres("postgres://tm@127.0.0.1:5432/log".into()));
+        assert_eq!(s.objects, ObjectsSpec::S3("s3://b/p/q".into()));
+        assert_eq!(
+            StorageSpec::parse("sqlite", "file:/srv/tm").unwrap().objects,
+            ObjectsSpec::File(Some("/srv/tm".into()))
+        );
+        for (h, o, key) in [
+            ("mysql://x", "file:", "storage.head"),
+            ("postgres://x:notaport/db", "file:", "storage.head"),
+            ("sqlite", "s3://", "storage.objects"),
+            ("sqlite", "s3://b/../x", "storage.objects"),
+            ("sqlite", "gs://b", "storage.objects"),
+        ] {
+            let e = StorageSpec::parse(h, o).unwrap_err();
+            assert!(e.starts_with(key), "{h} {o}: {e}");
+        }
+    }
 
     #[test]
     fn staged_batches_round_trip_and_refuse_escaping_paths() {

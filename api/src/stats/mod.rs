@@ -204,9 +204,10 @@ impl Stats {
     pub fn compute(state: &AppState, now: SystemTime) -> Result<Stats, ApiError> {
         let t = unix_now(now);
         let cp = state.checkpoint().map_err(ApiError::internal)?;
-        let written = std::fs::metadata(state.log.public_dir().join("checkpoint"))
-            .and_then(|m| m.modified())
-            .ok();
+        let written = state.log.public().stat("checkpoint")
+            .ok()
+            .flatten()
+            .map(|m| m.modified);
         let index = state.index.get();
         let since = |hours: u64| toolmark_index::time::from_unix(t.saturating_sub(hours * 3600));
         let mut windows = BTreeMap::new();
