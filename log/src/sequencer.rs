@@ -184,7 +184,7 @@ impl<R: HashReader> HashReader for Overlay<'_, R> {
 pub const KEY_FILE: &str = "private/log.key";
 
 /// The dedup key of an entry: the first 16 bytes of the SHA-256 of its encoding without `prev`.
-fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
+pub fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
     use sha2::Digest;
     let mut plain = e.clone();
     plain.prev = None;
