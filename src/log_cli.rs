@@ -9,28 +9,45 @@ use toolmark_log::cosignature::WitnessKey;
 use toolmark_log::entry::{Entry, EntryError, MtlResult, Status, Subject};
 use toolmark_log::policy::{Witness, WitnessPolicy};
 use toolmark_log::verify::{self, AuditState, DirSource, Source};
+use toolmark_config::StorageFlags;
+use toolmark_log::note::LogKey;
+use toolmark_log::objects::{Objects, S3Options};
+use toolmark_log::store::{HeadSpec, LogStores, ObjectsSpec};
 use toolmark_log::{Log, sequencer};
 use toolmark_toolset::Sri;
 
 #[derive(Subcommand)]
 pub enum LogCommand {
-    /// Create a log: signing key (private/log.key, mode 0600), vkey (DIR/vkey and
-    /// public/vkey), empty checkpoint.
+    /// Create a log: signing key (private/log.key, mode 0600, or --key), vkey (DIR/vkey and
+    /// public/vkey), empty checkpoint. With --head/--objects, in those stores instead of DIR.
     Init {
-        dir: PathBuf,
+        #[command(flatten)]
+        at: LogAt,
         /// The checkpoint origin and key name (a schema-less URL of where the log is served).
         #[arg(long, default_value = toolmark_config::DEFAULT_ORIGIN)]
         origin: String,
     },
     /// Append entries given as JSON lines on stdin; prints each assigned index, then the new
-    /// checkpoint.
-    Append { dir: PathBuf },
-    /// fsck a published log (a log directory, its public/ directory, or an http(s) URL);
-    /// with --state, audit it against the checkpoint remembered there; with --witness or
-    /// --policy, require the checkpoint's witness cosignatures (exit 1 when the quorum is not
-    /// met, printing which witnesses signed when).
+    /// checkpoint, after every batch.
+    Append {
+        #[command(flatten)]
+        at: LogAt,
+        /// Entries per batch (each batch is one compare-and-swap and one checkpoint).
+        #[arg(long, default_value_t = sequencer::MAX_BATCH)]
+        batch: usize,
+    },
+    /// fsck a published log (a log directory, its public/ directory, an http(s) URL, or an
+    /// s3://BUCKET/PREFIX objects root); with --state, audit it against the checkpoint
+    /// remembered there; with --witness or --policy, require the checkpoint's witness
+    /// cosignatures (exit 1 when the quorum is not met, printing which witnesses signed when).
     Verify {
-        target: String,
+        /// A log directory, its public/ directory, an http(s):// base URL, or an s3:// URL
+        /// (an objects root as --objects names it, or the tlog-tiles base itself). Without it,
+        /// the log --objects names.
+        target: Option<String>,
+        /// The objects root to read when no target is given.
+        #[command(flatten)]
+        storage: StorageFlags,
         /// Remembers the last verified checkpoint; refuses a shrink, a fork or a key change.
         #[arg(long)]
         state: Option<PathBuf>,
@@ -44,9 +61,96 @@ pub enum LogCommand {
     },
     /// Print the c2sp.org/tlog-proof@v1 bundle of an entry (the entry in its `extra` line)
     /// against the current checkpoint.
-    Proof { dir: PathBuf, index: u64 },
+    Proof {
+        #[command(flatten)]
+        at: LogAt,
+        index: u64,
+    },
     /// Print the log's verifier key.
-    Key { dir: PathBuf },
+    Key {
+        #[command(flatten)]
+        at: LogAt,
+    },
+    /// Copy the single-box log in DIR to the stores --head/--objects name (PostgreSQL and a
+    /// bucket), verify every tile and entry of the copy, and only then commit its head and
+    /// publish its checkpoint (the signing key stays where it is: pass --key to use it from
+    /// elsewhere). The destination must hold no log.
+    Migrate {
+        /// The single-box log directory to copy (no writer may have it open).
+        dir: PathBuf,
+        /// The destination stores.
+        #[command(flatten)]
+        storage: StorageFlags,
+    },
+}
+
+/// Which log a `log` subcommand works on: a single-box directory, or the stores --head and
+/// --objects name (`TOOLMARK_STORAGE_HEAD`, `TOOLMARK_STORAGE_OBJECTS`), with the signing key
+/// in DIR/private/log.key or --key.
+#[derive(clap::Args)]
+pub struct LogAt {
+    /// The log directory (SQLite head store, files, key); with --head postgres and --objects
+    /// s3, not needed.
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    storage: StorageFlags,
+    /// The signing key file (default DIR/private/log.key).
+    #[arg(long, env = "TOOLMARK_LOG_KEY")]
+    key: Option<PathBuf>,
+}
+
+impl LogAt {
+    /// The signing key's file.
+    fn key_path(&self) -> Result<PathBuf> {
+        match (&self.key, &self.dir) {
+            (Some(k), _) => Ok(k.clone()),
+            (None, Some(d)) => Ok(d.join(toolmark_log::KEY_FILE)),
+            (None, None) => anyhow::bail!("no log: give DIR or --key"),
+        }
+    }
+
+    /// The log's stores: DIR alone is the single box; --head/--objects name others (a
+    /// `sqlite` head store still lives in DIR).
+    fn stores(&self) -> Result<LogStores> {
+        let dir = || {
+            self.dir
+                .as_deref()
+                .context("DIR is needed (the SQLite head store or the log files live there)")
+        };
+        if !self.storage.given() {
+            return Ok(LogStores::dir(dir()?)?);
+        }
+        let spec = self.storage.spec()?;
+        let head = match &spec.head {
+            HeadSpec::Sqlite => spec.head_store(dir()?)?,
+            HeadSpec::Postgres(_) => spec.head_store(Path::new("."))?,
+        };
+        let objects = match &spec.objects {
+            ObjectsSpec::DataDir | ObjectsSpec::File(None) => Objects::dir(dir()?)?,
+            _ => spec.objects_root(Path::new("."))?.sub("log"),
+        };
+        Ok(LogStores { head, objects })
+    }
+
+    /// Open the log, with its recovery.
+    fn open(&self) -> Result<Log> {
+        if !self.storage.given() {
+            let dir = self.dir.as_deref().context("no log: give DIR")?;
+            if self.key.is_none() {
+                return Ok(Log::open(dir)?);
+            }
+        }
+        let key = sequencer::read_key(&self.key_path()?)?;
+        Ok(Log::open_with(self.stores()?, key, system_clock())?)
+    }
+}
+
+fn system_clock() -> sequencer::Clock {
+    Box::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    })
 }
 
 /// What `log verify` requires of the checkpoint's witness cosignatures.
@@ -166,35 +270,96 @@ impl TryFrom<EntryLine> for Entry {
 
 pub fn run(cmd: LogCommand) -> Result<bool> {
     match cmd {
-        LogCommand::Init { dir, origin } => {
-            let log = Log::init(&dir, &origin)?;
-            println!("created log {origin} in {}", dir.display());
+        LogCommand::Init { at, origin } => {
+            let log = match (&at.dir, at.storage.given() || at.key.is_some()) {
+                (Some(dir), false) => {
+                    let log = Log::init(dir, &origin)?;
+                    println!("created log {origin} in {}", dir.display());
+                    log
+                }
+                _ => {
+                    let key = LogKey::generate(&origin)?;
+                    let path = at.key_path()?;
+                    sequencer::write_private_key(&path, &key.to_skey())?;
+                    let stores = at.stores()?;
+                    let place = format!("{} + {}", stores.head.describe(), stores.objects.label());
+                    let log = Log::create(stores, key, system_clock())?;
+                    println!(
+                        "created log {origin} in {place} (signing key {})",
+                        path.display()
+                    );
+                    log
+                }
+            };
             println!("verifier key: {}", log.vkey());
             Ok(true)
         }
-        LogCommand::Append { dir } => append(&dir),
+        LogCommand::Append { at, batch } => append(&at, batch),
         LogCommand::Verify {
             target,
+            storage,
             state,
             vkey,
             witnesses,
-        } => verify_cmd(&target, state.as_deref(), vkey, &witnesses),
-        LogCommand::Proof { dir, index } => {
-            let log = Log::open(&dir)?;
+        } => {
+            let target = match (target, storage.spec()?.objects) {
+                (Some(t), _) => t,
+                (None, ObjectsSpec::S3(url)) => url,
+                (None, ObjectsSpec::File(Some(p))) => p.join("log").display().to_string(),
+                (None, _) => anyhow::bail!("what to verify: give a directory or URL, or --objects"),
+            };
+            verify_cmd(&target, state.as_deref(), vkey, &witnesses)
+        }
+        LogCommand::Proof { at, index } => {
+            let log = at.open()?;
             print!("{}", log.tlog_proof(index)?);
             Ok(true)
         }
-        LogCommand::Key { dir } => {
-            let vkey = std::fs::read_to_string(dir.join("vkey"))
-                .with_context(|| format!("{}: not a log directory", dir.display()))?;
-            print!("{vkey}");
+        LogCommand::Key { at } => {
+            let vkey = match (&at.dir, at.storage.given()) {
+                (Some(dir), false) => std::fs::read(dir.join("vkey"))
+                    .with_context(|| format!("{}: not a log directory", dir.display()))?,
+                _ => at
+                    .stores()?
+                    .public()
+                    .get("vkey")?
+                    .context("the log publishes no vkey")?,
+            };
+            print!("{}", String::from_utf8_lossy(&vkey));
+            Ok(true)
+        }
+        LogCommand::Migrate { dir, storage } => {
+            anyhow::ensure!(
+                storage.given(),
+                "migrate copies DIR to the stores --head and --objects name: give them"
+            );
+            let to = LogAt {
+                dir: None,
+                storage,
+                key: Some(dir.join(toolmark_log::KEY_FILE)),
+            };
+            let report = toolmark_log::migrate::migrate(
+                LogStores::dir(&dir)?,
+                to.stores()?,
+                sequencer::read_key(&dir.join(toolmark_log::KEY_FILE))?,
+            )?;
+            println!(
+                "migrated {} entries ({} objects copied, {} already there); head committed at \
+                 size {} and published",
+                report.entries, report.copied, report.present, report.size
+            );
             Ok(true)
         }
     }
 }
 
-fn append(dir: &Path) -> Result<bool> {
-    let mut log = Log::open(dir)?;
+fn append(at: &LogAt, batch_size: usize) -> Result<bool> {
+    anyhow::ensure!(
+        (1..=sequencer::MAX_BATCH).contains(&batch_size),
+        "--batch must be 1 to {}",
+        sequencer::MAX_BATCH
+    );
+    let mut log = at.open()?;
     let mut batch = Vec::new();
     for (n, line) in std::io::stdin().lock().lines().enumerate() {
         let line = line.context("reading stdin")?;
@@ -204,7 +369,7 @@ fn append(dir: &Path) -> Result<bool> {
         let e: EntryLine =
             serde_json::from_str(&line).with_context(|| format!("stdin line {}", n + 1))?;
         batch.push(Entry::try_from(e).with_context(|| format!("stdin line {}", n + 1))?);
-        if batch.len() == sequencer::MAX_BATCH {
+        if batch.len() == batch_size {
             report(log.append(std::mem::take(&mut batch))?);
         }
     }
@@ -215,10 +380,14 @@ fn append(dir: &Path) -> Result<bool> {
 }
 
 fn report(a: toolmark_log::Appended) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
     for i in &a.indices {
-        println!("{i}");
+        let _ = writeln!(out, "{i}");
     }
-    print!("{}", String::from_utf8_lossy(&a.checkpoint));
+    let _ = write!(out, "{}", String::from_utf8_lossy(&a.checkpoint));
+    // Acknowledged as soon as committed: whoever reads the output sees each batch at once.
+    let _ = out.flush();
 }
 
 fn verify_cmd(
@@ -235,6 +404,14 @@ fn verify_cmd(
     let source: Box<dyn Source> = if target.starts_with("http://") || target.starts_with("https://")
     {
         Box::new(toolmark_crawler::remote_log::HttpLog::new(target).map_err(anyhow::Error::msg)?)
+    } else if target.starts_with("s3://") {
+        // An objects root (as --objects names it) or the tlog-tiles base itself.
+        let root = Objects::s3(target, &S3Options::from_env())?;
+        if root.get("checkpoint")?.is_some() {
+            Box::new(root)
+        } else {
+            Box::new(root.sub("log/public"))
+        }
     } else {
         let dir = Path::new(target);
         let public = if dir.join("public/checkpoint").exists() {

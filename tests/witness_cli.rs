@@ -196,7 +196,10 @@ fn our_witness_cosigns_an_aics_built_log_and_aics_tlog_accepts_it() {
     // The log grows (aics-tlog rebuilds its tiles); the proof from 5 comes from those tiles.
     let root12 = build_tiles(&bin, &dir, &tiles, 12);
     let note12 = sign(12, root12);
-    let reader = Reader::new(&tiles, &log.vkey());
+    let reader = Reader::new(
+        toolmark_log::objects::Objects::dir(&tiles).unwrap(),
+        &log.vkey(),
+    );
     let at = reader.checkpoint().unwrap();
     assert_eq!(at.checkpoint.size, 12);
     let proof = reader.consistency_proof(5, 12, &at).unwrap();

@@ -47,10 +47,14 @@ async fn served_tiles_are_a_verifiable_log() {
     );
     // When it was published (a heartbeat moves it without changing the note).
     let published = httpdate::parse_http_date(headers["last-modified"].to_str().unwrap()).unwrap();
-    let mtime = std::fs::metadata(p.state.log.public_dir().join("checkpoint"))
+    let mtime = p
+        .state
+        .log
+        .public()
+        .stat("checkpoint")
         .unwrap()
-        .modified()
-        .unwrap();
+        .unwrap()
+        .modified;
     let secs =
         |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     assert_eq!(secs(published), secs(mtime));

@@ -16,6 +16,8 @@
 //!   several writers;
 //! * `objects`: the object store (tiles, bundles, checkpoint, staging, documents): a directory
 //!   or any S3-compatible bucket, through `object_store`;
+//! * `migrate`: copying a single-box log into PostgreSQL and a bucket, verified before its head
+//!   is committed;
 //! * `sequencer`: the writer (`Log`), safe beside other writers, with crash recovery on open;
 //! * [`verify`]: `fsck` and audit from the public files alone;
 //! * `reader`: proofs and entries from the public files, without the writer's lock.
@@ -32,6 +34,8 @@
 pub mod cosignature;
 pub mod entry;
 pub mod merkle;
+#[cfg(feature = "store")]
+pub mod migrate;
 pub mod note;
 pub mod policy;
 #[cfg(feature = "store")]

@@ -66,6 +66,7 @@ pub fn cosigner_with_timeout(dir: &Path, policy: WitnessPolicy, timeout: Duratio
         timeout,
         system_clock(),
     )
+    .unwrap()
 }
 
 pub fn witnessed_log(dir: &Path, seed: u8) -> Log {
