@@ -79,3 +79,31 @@ async fn each_prefix_is_its_own() {
     let listed: Vec<_> = one.list(None).try_collect().await.unwrap();
     assert_eq!(listed.len(), 1);
 }
+
+/// Every variable `services` reads is set by its script and scripts/test, and documented.
+#[test]
+fn every_variable_is_set_by_the_scripts_and_documented() {
+    let read = |path: &str| {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../").to_owned() + path)
+            .unwrap()
+    };
+    let doc = read("docs/operations.md");
+    let section = doc.split("## Test services").nth(1).unwrap();
+    let (seaweedfs, test) = (read("scripts/seaweedfs"), read("scripts/test"));
+    for variable in [
+        services::S3_VARIABLE,
+        services::S3_BUCKET_VARIABLE,
+        services::S3_ACCESS_KEY_ID_VARIABLE,
+        services::S3_SECRET_ACCESS_KEY_VARIABLE,
+    ] {
+        assert!(
+            seaweedfs.contains(&format!("export {variable}=")),
+            "{variable}"
+        );
+        assert!(section.contains(&format!("`{variable}`")), "{variable}");
+    }
+    let postgres = services::POSTGRES_VARIABLE;
+    assert!(test.contains(&format!("{postgres}=$(scripts/postgres)")));
+    assert!(test.contains("eval \"$s3_env\""));
+    assert!(section.contains(&format!("`{postgres}`")));
+}
