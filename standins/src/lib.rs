@@ -17,16 +17,22 @@
 //!   package files of this machine (the demo's package sweep fetches from it, through the
 //!   crawler as from the real registries).
 //! - [`tls`]: the throwaway certificate authority and TLS listener those https stand-ins use.
+//! - `services` (feature `services`, tests only): not a stand-in but the client side of the
+//!   real PostgreSQL and S3 bucket the tests share (scripts/postgres, scripts/seaweedfs), one
+//!   isolated database or key prefix per test.
 //!
 //! What it does not do: it binds loopback addresses only (`127.0.0.1`, and `127.1.x.y` for the
 //! fleet) and is never reachable from another host; it is not part of the production service
 //! and makes no attempt at the real registry's performance, authentication, publishing or admin
-//! endpoints; it never makes outgoing requests.
+//! endpoints; it never makes outgoing requests (`services` connects only to the test services
+//! its variables name, which the scripts start on loopback).
 
 #![deny(missing_docs)]
 
 pub mod fleet;
 pub mod packages;
 pub mod registry;
+#[cfg(feature = "services")]
+pub mod services;
 mod serving;
 pub mod tls;
