@@ -570,3 +570,53 @@ pub fn audit(
     };
     Ok((report, state))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Status, Subject};
+
+    fn entry(server: &str, prev: Option<u64>) -> (u64, Vec<u8>) {
+        let e = Entry {
+            subject: Subject {
+                server: server.into(),
+                target: "https://example.com/mcp".into(),
+                package: None,
+            },
+            observed_at: "2026-11-30T14:00:00Z".into(),
+            status: Status::ok(),
+            detail: None,
+            mtl1: None,
+            full: None,
+            tools: None,
+            raw: None,
+            prev,
+        };
+        let key = u64::from_str_radix(e.subject.id().as_str(), 16).unwrap();
+        (key, e.encode().unwrap())
+    }
+
+    /// With `MAX_SUBJECTS` subjects recorded, a new subject is refused and a known one still
+    /// verifies: the `prev` records cannot grow past the bound.
+    #[test]
+    fn subjects_beyond_max_subjects_are_refused() {
+        let (known, known_entry) = entry("io.example/known", Some(7));
+        let mut last: HashMap<u64, u64> = (0..MAX_SUBJECTS as u64 - 1)
+            .map(|k| (k, 0))
+            .chain([(known, 7)])
+            .collect();
+        assert_eq!(last.len(), MAX_SUBJECTS);
+        let index = 1 << 30;
+        check_entry(index, &known_entry, &mut last).unwrap();
+        let (_, new_entry) = entry("io.example/new", None);
+        let err = check_entry(index + 1, &new_entry, &mut last).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "entry {}: more than 2097152 subjects (MAX_SUBJECTS)",
+                index + 1
+            )
+        );
+        assert_eq!(last.len(), MAX_SUBJECTS);
+    }
+}
