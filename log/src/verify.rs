@@ -4,16 +4,18 @@
 //! bundles in order, each with the tiles it completes. It hashes every entry into a
 //! [`TileFrontier`] (the right edge of the tree, one incomplete tile per level) and compares
 //! every tile byte for byte the moment all the hashes it covers are known; the root the edge
-//! gives at the end must be the checkpoint's. Another thread decodes every entry (canonical
-//! bytes) and checks each `prev` link against one record per subject: its newest index so far.
+//! gives at the end must be the checkpoint's. [`DECODE_WORKERS`] other threads decode every
+//! entry (canonical bytes); each `prev` link is then checked, in log order, against one record
+//! per subject: its newest index so far.
 //! [`audit`] adds what a monitor keeps between runs: the last checkpoint it verified. A shrink,
 //! a different root at a remembered size (reproduced while streaming, when the edge is at that
 //! size: what a consistency proof shows) or a different key is refused.
 //!
 //! Memory does not grow with the log: at most 256 hashes per tile level
 //! ([`Report::peak_hashes`]; 2,048 for a 2^62-leaf tree), the bundles in flight (at most
-//! [`PREFETCH_WORKERS`] + [`DECODE_QUEUE`] + 2, each at most 256 × 65,537 bytes and about
-//! 100 KB for real entries), and 16 bytes per subject (at most [`MAX_SUBJECTS`]).
+//! [`PREFETCH_WORKERS`] fetched ahead, [`DECODE_QUEUE`] being decoded and the one being
+//! hashed: each at most 256 × 65,537 bytes, about 100 KB for real entries), and 16 bytes per
+//! subject (at most [`MAX_SUBJECTS`]).
 //!
 //! A [`Source`] that may be read from several threads says so ([`Source::concurrent`]): its
 //! files are then fetched [`PREFETCH_WORKERS`] bundles ahead, in parallel, while the current
@@ -32,7 +34,12 @@ use std::sync::{Condvar, Mutex, mpsc};
 /// store's latency, few enough that hostile 16.8 MB bundles cannot take much memory.
 pub const PREFETCH_WORKERS: usize = 8;
 
-/// Bundles hashed but not yet decoded that the hashing thread may run ahead of the decoding one.
+/// Threads decoding entries (JSON parsing and the canonical re-encoding check are most of an
+/// fsck's work) while the calling thread hashes and checks tiles and `prev` links.
+pub const DECODE_WORKERS: usize = 2;
+
+/// Bundles handed to the decoding threads whose `prev` links are not checked yet: how far the
+/// hashing thread may run ahead of decoding.
 pub const DECODE_QUEUE: usize = 4;
 
 /// Most distinct subjects a verified log may have: the `prev` check keeps one 16-byte record
@@ -309,25 +316,19 @@ fn check_all(
     let bundles = size.div_ceil(u64::from(TILE_WIDTH));
     let prefetch = src.concurrent().map(|s| Prefetch::new(s, size, bundles));
     let (streamed, subjects) = std::thread::scope(|scope| {
-        let (to_decoder, from_hasher) = mpsc::sync_channel::<Vec<u8>>(DECODE_QUEUE);
-        let decoder = scope.spawn(move || check_entries(from_hasher));
+        let mut decoders = Decoders::start(scope);
         if let Some(p) = &prefetch {
             for _ in 0..(PREFETCH_WORKERS as u64).min(bundles) {
                 scope.spawn(|| p.worker());
             }
         }
-        let streamed = stream(src, prefetch.as_ref(), size, remembered, to_decoder);
+        let streamed = stream(src, prefetch.as_ref(), size, remembered, &mut decoders);
         if let Some(p) = &prefetch {
             p.stop();
         }
-        let decoded = decoder.join().unwrap_or_else(|_| {
-            Err(VerifyError::Entry {
-                index: 0,
-                reason: "the entry decoder panicked".into(),
-            })
-        });
-        // The decoder has seen no bundle past the one the hasher stopped at: its error (a bad
-        // entry, a broken `prev` link) is the earlier and the more telling one.
+        // The bundles handed to the decoders are the ones hashed so far: an error in them (a
+        // bad entry, a broken `prev` link) is the earlier and the more telling one.
+        let decoded = decoders.finish();
         match (streamed, decoded) {
             (_, Err(e)) | (Err(e), _) => Err(e),
             (Ok(s), Ok(n)) => Ok((s, n)),
@@ -355,13 +356,13 @@ fn check_all(
 }
 
 /// Hashes every bundle into the right edge, checking each tile when it completes, the partial
-/// tiles at the end, and the root at `remembered`'s size; hands each bundle on to the decoder.
+/// tiles at the end, and the root at `remembered`'s size; hands each bundle on to `decoders`.
 fn stream(
     src: &dyn Source,
     prefetch: Option<&Prefetch<'_>>,
     size: u64,
     remembered: Option<(u64, Hash)>,
-    to_decoder: mpsc::SyncSender<Vec<u8>>,
+    decoders: &mut Decoders,
 ) -> Result<Streamed, VerifyError> {
     let mut frontier = TileFrontier::new();
     let mut checked = 0;
@@ -387,13 +388,7 @@ fn stream(
         }
         leaves.clear();
         leaves.extend(entries.into_iter().map(merkle::leaf_hash));
-        if to_decoder.send(job.bundle).is_err() {
-            // The decoder stopped on an error, which the caller reports instead of this.
-            return Err(VerifyError::Entry {
-                index: b * u64::from(TILE_WIDTH),
-                reason: "the entry decoder stopped".into(),
-            });
-        }
+        decoders.send(b, job.bundle)?;
         for leaf in &leaves {
             frontier.push(leaf, |t, data| {
                 checked += 1;
@@ -457,60 +452,192 @@ fn check_remembered(frontier: &TileFrontier, at: u64, root: &Hash) -> Result<(),
     Ok(())
 }
 
-/// Decodes every entry of the bundles received, in log order, checking each `prev` link;
-/// returns the number of subjects.
-fn check_entries(bundles: mpsc::Receiver<Vec<u8>>) -> Result<usize, VerifyError> {
-    let mut last: HashMap<u64, u64> = HashMap::new();
-    let mut index = 0u64;
-    for bundle in bundles {
-        let entries = tiles::decode_bundle(&bundle).map_err(|e| VerifyError::Entry {
-            index,
-            reason: e.to_string(),
-        })?;
-        for bytes in entries {
-            check_entry(index, bytes, &mut last)?;
-            index += 1;
-        }
-    }
-    Ok(last.len())
+/// Each entry of a bundle as the `prev` check needs it: its subject (the target id's 16 hex
+/// digits as a number) and its `prev`.
+type Links = Vec<(u64, Option<u64>)>;
+
+/// The decoding threads, and the in-order `prev` check of what they return.
+struct Decoders {
+    /// One queue per thread; bundle `b` goes to thread `b mod DECODE_WORKERS`.
+    work: Vec<mpsc::SyncSender<(u64, Vec<u8>)>>,
+    results: mpsc::Receiver<(u64, Result<Links, VerifyError>)>,
+    /// Decoded bundles waiting for the ones before them.
+    decoded: HashMap<u64, Result<Links, VerifyError>>,
+    /// Bundles handed out, and bundles whose links are checked.
+    sent: u64,
+    checked: u64,
+    /// Set once an error has been returned: nothing more is checked.
+    failed: bool,
+    prev: PrevLinks,
 }
 
-/// An entry must be canonical, and its `prev` must be exactly its subject's newest earlier
-/// entry (what the sequencer writes): a subject's first entry has `prev` null, every later one
-/// the index of the one before it, so the chain from a subject's newest entry visits all of
-/// them. `last` maps each subject seen (its target id as a number) to its newest index.
-fn check_entry(index: u64, bytes: &[u8], last: &mut HashMap<u64, u64>) -> Result<(), VerifyError> {
-    let bad = |reason: String| VerifyError::Entry { index, reason };
-    let e = Entry::decode(bytes).map_err(|err| bad(err.to_string()))?;
-    let id = e.subject.id();
-    // A target id is 16 lowercase hex digits: exactly a u64, a quarter of the string's size.
-    let key = u64::from_str_radix(id.as_str(), 16).map_err(|err| bad(err.to_string()))?;
-    match (e.prev, last.get(&key)) {
-        (None, None) => {}
-        (Some(prev), Some(&newest)) if prev == newest => {}
-        (Some(prev), Some(&newest)) if prev < index => {
-            return Err(bad(format!(
-                "prev {prev} is not the newest earlier entry of subject {id}, {newest}"
-            )));
-        }
-        (Some(prev), _) => {
-            return Err(bad(format!(
-                "prev {prev} is not an earlier entry of subject {id}"
-            )));
-        }
-        (None, Some(newest)) => {
-            return Err(bad(format!(
-                "prev is null but subject {id} has an earlier entry, {newest}"
-            )));
+impl Decoders {
+    fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>) -> Decoders {
+        let (done, results) = mpsc::channel();
+        let work = (0..DECODE_WORKERS)
+            .map(|_| {
+                let (to_worker, bundles) = mpsc::sync_channel::<(u64, Vec<u8>)>(DECODE_QUEUE);
+                let done = done.clone();
+                scope.spawn(move || {
+                    for (b, bundle) in bundles {
+                        // A decoding panic must not leave the checker waiting for this bundle.
+                        let links = std::panic::catch_unwind(|| decode_links(b, &bundle))
+                            .unwrap_or_else(|_| {
+                                Err(VerifyError::Entry {
+                                    index: b * u64::from(TILE_WIDTH),
+                                    reason: "decoding panicked".into(),
+                                })
+                            });
+                        if done.send((b, links)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                to_worker
+            })
+            .collect();
+        Decoders {
+            work,
+            results,
+            decoded: HashMap::new(),
+            sent: 0,
+            checked: 0,
+            failed: false,
+            prev: PrevLinks::default(),
         }
     }
-    if last.len() >= MAX_SUBJECTS && !last.contains_key(&key) {
-        return Err(bad(format!(
-            "more than {MAX_SUBJECTS} subjects (MAX_SUBJECTS)"
-        )));
+
+    /// Hands bundle `b` (the next one) to its thread, after checking what is decoded already;
+    /// waits while [`DECODE_QUEUE`] bundles are unchecked.
+    fn send(&mut self, b: u64, bundle: Vec<u8>) -> Result<(), VerifyError> {
+        while self.sent - self.checked >= DECODE_QUEUE as u64 {
+            self.wait_one()?;
+        }
+        let worker = &self.work[(b % DECODE_WORKERS as u64) as usize];
+        if worker.send((b, bundle)).is_err() {
+            return self.fail(VerifyError::Entry {
+                index: b * u64::from(TILE_WIDTH),
+                reason: "a decoding thread stopped".into(),
+            });
+        }
+        self.sent += 1;
+        while let Ok((done, links)) = self.results.try_recv() {
+            self.decoded.insert(done, links);
+        }
+        self.check_ready()
     }
-    last.insert(key, index);
-    Ok(())
+
+    fn wait_one(&mut self) -> Result<(), VerifyError> {
+        match self.results.recv() {
+            Ok((done, links)) => {
+                self.decoded.insert(done, links);
+                self.check_ready()
+            }
+            Err(_) => self.fail(VerifyError::Entry {
+                index: self.checked * u64::from(TILE_WIDTH),
+                reason: "the decoding threads stopped".into(),
+            }),
+        }
+    }
+
+    /// Checks the links of every decoded bundle next in order.
+    fn check_ready(&mut self) -> Result<(), VerifyError> {
+        while let Some(links) = self.decoded.remove(&self.checked) {
+            let first = self.checked * u64::from(TILE_WIDTH);
+            let checked = links.and_then(|links| {
+                links
+                    .into_iter()
+                    .zip(first..)
+                    .try_for_each(|((key, prev), index)| self.prev.check(index, key, prev))
+            });
+            if let Err(e) = checked {
+                return self.fail(e);
+            }
+            self.checked += 1;
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: VerifyError) -> Result<(), VerifyError> {
+        self.failed = true;
+        Err(e)
+    }
+
+    /// Checks every bundle handed out; returns the number of subjects. Nothing more (`Ok`)
+    /// once an error has been returned.
+    fn finish(mut self) -> Result<usize, VerifyError> {
+        while !self.failed && self.checked < self.sent {
+            self.wait_one()?;
+        }
+        Ok(self.prev.last.len())
+    }
+}
+
+/// Decodes bundle `b` (already split once by the hashing thread): every entry must be
+/// canonical.
+fn decode_links(b: u64, bundle: &[u8]) -> Result<Links, VerifyError> {
+    let first = b * u64::from(TILE_WIDTH);
+    let entries = tiles::decode_bundle(bundle).map_err(|e| VerifyError::Entry {
+        index: first,
+        reason: e.to_string(),
+    })?;
+    entries
+        .into_iter()
+        .zip(first..)
+        .map(|(bytes, index)| {
+            let bad = |reason: String| VerifyError::Entry { index, reason };
+            let e = Entry::decode(bytes).map_err(|err| bad(err.to_string()))?;
+            // A target id is 16 lowercase hex digits: exactly a u64, a quarter of the string.
+            let key = u64::from_str_radix(e.subject.id().as_str(), 16)
+                .map_err(|err| bad(err.to_string()))?;
+            Ok((key, e.prev))
+        })
+        .collect()
+}
+
+/// The `prev` check: each subject seen, with its newest index so far.
+#[derive(Default)]
+struct PrevLinks {
+    last: HashMap<u64, u64>,
+}
+
+impl PrevLinks {
+    /// Entry `index` of subject `key` must link to exactly its subject's newest earlier entry
+    /// (what the sequencer writes): a subject's first entry has `prev` null, every later one the
+    /// index of the one before it, so the chain from a subject's newest entry visits all of
+    /// them.
+    fn check(&mut self, index: u64, key: u64, prev: Option<u64>) -> Result<(), VerifyError> {
+        let bad = |reason: String| Err(VerifyError::Entry { index, reason });
+        // The target id as written in the entry (only for an error).
+        let id = || format!("{key:016x}");
+        match (prev, self.last.get(&key)) {
+            (None, None) => {}
+            (Some(prev), Some(&newest)) if prev == newest => {}
+            (Some(prev), Some(&newest)) if prev < index => {
+                return bad(format!(
+                    "prev {prev} is not the newest earlier entry of subject {}, {newest}",
+                    id()
+                ));
+            }
+            (Some(prev), _) => {
+                return bad(format!(
+                    "prev {prev} is not an earlier entry of subject {}",
+                    id()
+                ));
+            }
+            (None, Some(newest)) => {
+                return bad(format!(
+                    "prev is null but subject {} has an earlier entry, {newest}",
+                    id()
+                ));
+            }
+        }
+        if self.last.len() >= MAX_SUBJECTS && !self.last.contains_key(&key) {
+            return bad(format!("more than {MAX_SUBJECTS} subjects (MAX_SUBJECTS)"));
+        }
+        self.last.insert(key, index);
+        Ok(())
+    }
 }
 
 /// What an auditor remembers between runs.
@@ -574,42 +701,35 @@ pub fn audit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::{Status, Subject};
+    use crate::entry::Subject;
 
-    fn entry(server: &str, prev: Option<u64>) -> (u64, Vec<u8>) {
-        let e = Entry {
-            subject: Subject {
-                server: server.into(),
-                target: "https://example.com/mcp".into(),
-                package: None,
-            },
-            observed_at: "2026-11-30T14:00:00Z".into(),
-            status: Status::ok(),
-            detail: None,
-            mtl1: None,
-            full: None,
-            tools: None,
-            raw: None,
-            prev,
-        };
-        let key = u64::from_str_radix(e.subject.id().as_str(), 16).unwrap();
-        (key, e.encode().unwrap())
+    fn key(server: &str) -> u64 {
+        let id = Subject {
+            server: server.into(),
+            target: "https://example.com/mcp".into(),
+            package: None,
+        }
+        .id();
+        u64::from_str_radix(id.as_str(), 16).unwrap()
     }
 
     /// With `MAX_SUBJECTS` subjects recorded, a new subject is refused and a known one still
     /// verifies: the `prev` records cannot grow past the bound.
     #[test]
     fn subjects_beyond_max_subjects_are_refused() {
-        let (known, known_entry) = entry("io.example/known", Some(7));
-        let mut last: HashMap<u64, u64> = (0..MAX_SUBJECTS as u64 - 1)
-            .map(|k| (k, 0))
-            .chain([(known, 7)])
-            .collect();
-        assert_eq!(last.len(), MAX_SUBJECTS);
+        let known = key("io.example/known");
+        let mut links = PrevLinks {
+            last: (0..MAX_SUBJECTS as u64 - 1)
+                .map(|k| (k, 0))
+                .chain([(known, 7)])
+                .collect(),
+        };
+        assert_eq!(links.last.len(), MAX_SUBJECTS);
         let index = 1 << 30;
-        check_entry(index, &known_entry, &mut last).unwrap();
-        let (_, new_entry) = entry("io.example/new", None);
-        let err = check_entry(index + 1, &new_entry, &mut last).unwrap_err();
+        links.check(index, known, Some(7)).unwrap();
+        let err = links
+            .check(index + 1, key("io.example/new"), None)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(
@@ -617,6 +737,25 @@ mod tests {
                 index + 1
             )
         );
-        assert_eq!(last.len(), MAX_SUBJECTS);
+        assert_eq!(links.last.len(), MAX_SUBJECTS);
+    }
+
+    /// The subject id in a `prev` error is the target id as the entry writes it.
+    #[test]
+    fn prev_errors_name_the_target_id() {
+        let subject = Subject {
+            server: "io.example/a".into(),
+            target: "https://example.com/mcp".into(),
+            package: None,
+        };
+        let mut links = PrevLinks::default();
+        let err = links.check(3, key("io.example/a"), Some(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "entry 3: prev 1 is not an earlier entry of subject {}",
+                subject.id()
+            )
+        );
     }
 }
