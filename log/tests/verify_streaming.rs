@@ -11,7 +11,7 @@ use toolmark_log::entry::Entry;
 use toolmark_log::merkle::MemoryHashes;
 use toolmark_log::note::{Checkpoint, LogKey};
 use toolmark_log::tiles;
-use toolmark_log::verify::{self, DirSource, Report, Source};
+use toolmark_log::verify::{self, AuditState, DirSource, Report, Source};
 
 /// A directory read only on the verifier's thread (no [`Source::concurrent`]), as the HTTP
 /// source is.
@@ -58,6 +58,49 @@ fn every_tile_edge_size_verifies() {
             report.peak_hashes <= 256 * levels(size),
             "at {size}: {} hashes held",
             report.peak_hashes
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// An auditor's remembered root is reproduced while streaming at every tile edge, and a
+/// wrong root remembered there is a fork, also when the remembered size is the current one.
+#[test]
+fn audit_reproduces_remembered_roots_at_every_edge() {
+    let dir = tempdir("audit-edges");
+    let mut log = Log::init(&dir, "audit-edges.example/log").unwrap();
+    let vkey = log.vkey();
+    let public = DirSource(dir.join("public"));
+    let mut states = Vec::new();
+    let mut size = 0u64;
+    for target in [1u64, 255, 256, 257, 65_535, 65_536, 65_537] {
+        log.append(entries(size as usize, (target - size) as usize))
+            .unwrap();
+        size = target;
+        let (_, state) = verify::audit(&public, &vkey, None).unwrap();
+        states.push(state);
+    }
+    for remembered in &states {
+        let (report, next) = verify::audit(&public, &vkey, Some(remembered)).unwrap();
+        assert_eq!(report.entries, size);
+        assert_eq!(next, *states.last().unwrap());
+        let forked = AuditState {
+            root: states[0].root,
+            ..remembered.clone()
+        };
+        if remembered.size == 1 {
+            continue;
+        }
+        let err = verify::audit(&public, &vkey, Some(&forked))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "audit: the log is not consistent with the checkpoint remembered at size {}: \
+                 its entries give root {} there, not {} (fork)",
+                remembered.size, remembered.root, states[0].root
+            )
         );
     }
     std::fs::remove_dir_all(dir).ok();
