@@ -11,7 +11,8 @@
 //! The peak RSS is the fsck's own only in a process that did not build the log: run the bench
 //! once with `TOOLMARK_BENCH_LOG=DIR` to build, then again with the same `DIR` to measure (the
 //! line says which it is). `TOOLMARK_BENCH_SERIAL=1` reads the files on the verifier's thread
-//! instead of through the prefetching workers.
+//! instead of through the prefetching workers; `TOOLMARK_BENCH_LATENCY_MS=N` makes every read
+//! wait N ms first, as a remote store's round trip would (what the prefetching is for).
 //!
 //! `TOOLMARK_BENCH_LOG=/var/tmp/fsck-log cargo bench -p toolmark-log --bench fsck` (twice).
 
@@ -27,12 +28,30 @@ use toolmark_log::verify::{self, DirSource, Source};
 mod support;
 use support::entry;
 
-/// A directory read on the verifier's thread only (no prefetching workers).
-struct Serial(DirSource);
+/// A source read on the verifier's thread only (no prefetching workers).
+struct Serial(Box<dyn Source>);
 
 impl Source for Serial {
     fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
         self.0.get(path)
+    }
+}
+
+/// A directory whose every read first waits `latency`, as a request to a remote store would;
+/// still readable from several threads at once.
+struct Distant {
+    dir: DirSource,
+    latency: std::time::Duration,
+}
+
+impl Source for Distant {
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        std::thread::sleep(self.latency);
+        self.dir.get(path)
+    }
+
+    fn concurrent(&self) -> Option<&(dyn Source + Sync)> {
+        Some(self)
     }
 }
 
@@ -100,21 +119,36 @@ fn main() {
     let rss_before = status_mib("VmRSS:");
     let cpu_before = cpu_seconds();
     let started = Instant::now();
-    let report = if serial {
-        verify::fsck(&Serial(DirSource(public.clone())), vkey.trim())
+    let latency_ms: u64 = std::env::var("TOOLMARK_BENCH_LATENCY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let dir_source = DirSource(public.clone());
+    let distant = Distant {
+        dir: DirSource(public.clone()),
+        latency: std::time::Duration::from_millis(latency_ms),
+    };
+    let serial_source = Serial(if latency_ms > 0 {
+        Box::new(distant) as Box<dyn Source>
     } else {
-        verify::fsck(&DirSource(public.clone()), vkey.trim())
-    }
-    .expect("fsck");
+        Box::new(dir_source) as Box<dyn Source>
+    });
+    let source: &dyn Source = if serial {
+        &serial_source
+    } else {
+        serial_source.0.as_ref()
+    };
+    let report = verify::fsck(source, vkey.trim()).expect("fsck");
     let secs = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_before;
     println!(
         "fsck ({}): {} entries, {} bundles, {} tiles, {} subjects in {secs:.1} s: {:.0} entries/s, \
          {cpu:.1} s CPU; at most {} tree hashes held",
-        if serial {
-            "serial reads"
-        } else {
-            "prefetching reads"
+        match (serial, latency_ms) {
+            (true, 0) => "serial reads".to_owned(),
+            (false, 0) => "prefetching reads".to_owned(),
+            (true, ms) => format!("serial reads, {ms} ms each"),
+            (false, ms) => format!("prefetching reads, {ms} ms each"),
         },
         report.entries,
         report.bundles,
