@@ -17,7 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use toolmark_log::Log;
 
 mod support;
-use support::entry;
+use support::{append_all, entry};
 
 fn main() {
     let total: u64 = std::env::var("TOOLMARK_BENCH_ENTRIES")
@@ -32,13 +32,7 @@ fn main() {
     let batch = toolmark_log::sequencer::MAX_BATCH as u64;
 
     let started = Instant::now();
-    let mut appended = 0;
-    while appended < total {
-        let n = batch.min(total - appended);
-        log.append((appended..appended + n).map(entry).collect())
-            .expect("append");
-        appended += n;
-    }
+    append_all(&mut log, total);
     let secs = started.elapsed().as_secs_f64();
     println!(
         "append: {total} entries in batches of {batch}: {secs:.1} s, {:.0} entries/s",

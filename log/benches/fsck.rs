@@ -26,7 +26,7 @@ use toolmark_log::Log;
 use toolmark_log::verify::{self, DirSource, Source};
 
 mod support;
-use support::entry;
+use support::append_all;
 
 /// A source read on the verifier's thread only (no prefetching workers).
 struct Serial(Box<dyn Source>);
@@ -57,15 +57,8 @@ impl Source for Distant {
 
 fn build(dir: &Path, total: u64) {
     let mut log = Log::init(dir, "bench.example/log").expect("init");
-    let batch = toolmark_log::sequencer::MAX_BATCH as u64;
     let started = Instant::now();
-    let mut appended = 0;
-    while appended < total {
-        let n = batch.min(total - appended);
-        log.append((appended..appended + n).map(entry).collect())
-            .expect("append");
-        appended += n;
-    }
+    append_all(&mut log, total);
     println!(
         "built: {total} entries in {:.1} s",
         started.elapsed().as_secs_f64()

@@ -1,5 +1,6 @@
 //! Shared by the log's benchmarks: the realistic entries they append.
 
+use toolmark_log::Log;
 use toolmark_log::entry::{Entry, MtlResult, Status, Subject};
 
 /// Entry `i` of a benchmark log: an `ok` observation (~390 bytes encoded) of one of 20,000
@@ -31,5 +32,17 @@ pub fn entry(i: u64) -> Entry {
                 .unwrap(),
         ),
         prev: None,
+    }
+}
+
+/// Appends entries `0..total` to `log` in batches of `MAX_BATCH`, as a bulk load would.
+pub fn append_all(log: &mut Log, total: u64) {
+    let batch = toolmark_log::sequencer::MAX_BATCH as u64;
+    let mut appended = 0;
+    while appended < total {
+        let n = batch.min(total - appended);
+        log.append((appended..appended + n).map(entry).collect())
+            .expect("append");
+        appended += n;
     }
 }
