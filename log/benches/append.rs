@@ -15,37 +15,9 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, MtlResult, Status, Subject};
 
-fn entry(i: u64) -> Entry {
-    Entry {
-        subject: Subject {
-            server: format!("io.github.example-{}/server", i % 20_000),
-            target: format!("https://mcp{}.example.com/mcp", i % 20_000),
-            package: None,
-        },
-        observed_at: "2026-11-30T14:00:00Z".into(),
-        status: Status::ok(),
-        detail: None,
-        mtl1: Some(MtlResult::Digest(
-            "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c="
-                .parse()
-                .unwrap(),
-        )),
-        full: Some(
-            "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c="
-                .parse()
-                .unwrap(),
-        ),
-        tools: Some(i % 40),
-        raw: Some(
-            "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
-                .parse()
-                .unwrap(),
-        ),
-        prev: None,
-    }
-}
+mod support;
+use support::{append_all, entry};
 
 fn main() {
     let total: u64 = std::env::var("TOOLMARK_BENCH_ENTRIES")
@@ -60,13 +32,7 @@ fn main() {
     let batch = toolmark_log::sequencer::MAX_BATCH as u64;
 
     let started = Instant::now();
-    let mut appended = 0;
-    while appended < total {
-        let n = batch.min(total - appended);
-        log.append((appended..appended + n).map(entry).collect())
-            .expect("append");
-        appended += n;
-    }
+    append_all(&mut log, total);
     let secs = started.elapsed().as_secs_f64();
     println!(
         "append: {total} entries in batches of {batch}: {secs:.1} s, {:.0} entries/s",

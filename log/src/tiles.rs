@@ -290,6 +290,23 @@ pub fn new_tiles(old_size: u64, new_size: u64) -> Vec<TileId> {
     out
 }
 
+/// The partial tiles of a tree of `size` leaves, lowest level first: at each level `l` where
+/// `floor(size/256^l) mod 256` is not zero, the tile of that width. At most one per level, so at
+/// most 8 for any tree up to [`MAX_TREE_SIZE`] (unlike [`tiles_for_size`], cheap at any size).
+pub fn partial_tiles(size: u64) -> Vec<TileId> {
+    let w = u64::from(TILE_WIDTH);
+    (0u8..)
+        .map(|level| (level, hashes_at_level(size, level)))
+        .take_while(|&(_, count)| count > 0)
+        .filter(|&(_, count)| count % w != 0)
+        .map(|(level, count)| TileId {
+            level,
+            index: count / w,
+            width: (count % w) as u16,
+        })
+        .collect()
+}
+
 /// Number of hashes at tile level `level` (tree level 8·level) in a tree of `size` leaves.
 fn hashes_at_level(size: u64, level: u8) -> u64 {
     let shift = 8 * u32::from(level);
@@ -403,6 +420,109 @@ where
             out.push(subtree_root(&data[from..to]));
         }
         Ok(out)
+    }
+}
+
+/// Bytes of a full tile: 256 hashes of 32 bytes.
+const FULL_TILE_BYTES: usize = 32 * TILE_WIDTH as usize;
+
+/// The right edge of a tree built leaf by leaf, kept as tile data: for each tile level, the
+/// hashes of its one tile that is not complete yet. A streaming verifier feeds it every leaf
+/// hash in order and compares each tile the moment it is complete, so it never holds the tree.
+///
+/// It holds at most 255 hashes per level between pushes, and 256 per level while a push
+/// completes tiles up the levels: [`TileFrontier::peak_hashes`] reports the most it ever held,
+/// at most 256 × the number of tile levels (2,048 for a 2^62-leaf tree, 64 KiB).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TileFrontier {
+    size: u64,
+    /// `levels[l]`: the hashes (32 bytes each) of the incomplete tile at level `l`.
+    levels: Vec<Vec<u8>>,
+    peak: usize,
+}
+
+impl TileFrontier {
+    /// The empty tree.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Leaves pushed so far.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The most hashes held at once so far.
+    pub fn peak_hashes(&self) -> usize {
+        self.peak
+    }
+
+    /// Appends leaf hash `leaf`. Each tile the leaf completes (the level-0 tile, then the tile
+    /// above it if that tile's root completes it, and so on) is handed to `full` with its 256
+    /// hashes as tile bytes, lowest level first, before its root is folded into the level above.
+    ///
+    /// # Errors
+    ///
+    /// [`ProofError::TooLarge`] past [`MAX_TREE_SIZE`] leaves, or the first error `full`
+    /// returns; after an error the frontier is no longer a valid tree and must be dropped.
+    pub fn push<E: From<ProofError>>(
+        &mut self,
+        leaf: &Hash,
+        mut full: impl FnMut(&TileId, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let n = self.size;
+        if n >= MAX_TREE_SIZE {
+            return Err(ProofError::TooLarge(n + 1).into());
+        }
+        let mut hash = *leaf;
+        let mut level = 0usize;
+        loop {
+            if self.levels.len() == level {
+                self.levels.push(Vec::with_capacity(FULL_TILE_BYTES));
+            }
+            self.levels[level].extend_from_slice(&hash.0);
+            if self.levels[level].len() < FULL_TILE_BYTES {
+                break;
+            }
+            let held: usize = self.levels.iter().map(|l| l.len() / 32).sum();
+            self.peak = self.peak.max(held);
+            // Leaf `n` is the last leaf of tile `n >> 8(level + 1)` at this level.
+            let tile = TileId::full(level as u8, n >> (8 * (level + 1)));
+            full(&tile, &self.levels[level])?;
+            hash = subtree_root(&self.levels[level]);
+            self.levels[level].clear();
+            level += 1;
+        }
+        self.size = n + 1;
+        let held: usize = self.levels.iter().map(|l| l.len() / 32).sum();
+        self.peak = self.peak.max(held);
+        Ok(())
+    }
+
+    /// The partial tiles of the tree so far with their bytes (the tiles [`partial_tiles`] names
+    /// for [`TileFrontier::size`]), lowest level first.
+    pub fn partial_tiles(&self) -> Vec<(TileId, &[u8])> {
+        partial_tiles(self.size)
+            .into_iter()
+            .map(|t| (t, self.levels[usize::from(t.level)].as_slice()))
+            .collect()
+    }
+
+    /// The root of the tree so far ([`crate::merkle::EMPTY_ROOT`] when empty): the partial
+    /// tiles hold every complete subtree of the right edge, which is all the root needs.
+    ///
+    /// # Errors
+    ///
+    /// None in practice; the type is [`crate::merkle::tree_hash`]'s.
+    pub fn root(&self) -> Result<Hash, ProofError> {
+        let reader = TileHashReader::new(self.size, |t: &TileId| {
+            self.levels
+                .get(usize::from(t.level))
+                .filter(|data| data.len() == 32 * usize::from(t.width))
+                .cloned()
+                .ok_or_else(|| ProofError::InvalidTile(format!("{t} is not on the right edge")))
+        });
+        crate::merkle::tree_hash(self.size, &reader)
     }
 }
 
@@ -584,6 +704,78 @@ mod tests {
                     width: 1
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn partial_tiles_are_the_partials_of_tiles_for_size() {
+        for size in [
+            0u64, 1, 255, 256, 257, 65_535, 65_536, 65_537, 16_777_217, 70_000,
+        ] {
+            let want: Vec<TileId> = tiles_for_size(size)
+                .into_iter()
+                .filter(|t| !t.is_full())
+                .collect();
+            assert_eq!(partial_tiles(size), want, "size {size}");
+        }
+        assert_eq!(partial_tiles(MAX_TREE_SIZE).len(), 1);
+    }
+
+    /// Every tile the frontier completes, every partial tile and every root it gives equal what
+    /// the whole tree in memory gives, at and around every tile edge up to two levels.
+    #[test]
+    fn frontier_matches_the_whole_tree() {
+        use crate::merkle::{MemoryHashes, leaf_hash};
+        let checkpoints = [1u64, 2, 255, 256, 257, 511, 512, 65_535, 65_536, 65_537];
+        let last = *checkpoints.last().unwrap();
+        let mut tree = MemoryHashes::new();
+        let mut frontier = TileFrontier::new();
+        let mut completed: Vec<(TileId, Vec<u8>)> = Vec::new();
+        for i in 0..last {
+            let leaf = leaf_hash(&i.to_be_bytes());
+            tree.append(leaf).unwrap();
+            frontier
+                .push(&leaf, |t, data| {
+                    completed.push((*t, data.to_vec()));
+                    Ok::<(), ProofError>(())
+                })
+                .unwrap();
+            let size = i + 1;
+            if checkpoints.contains(&size) {
+                assert_eq!(frontier.root().unwrap(), tree.root(), "root at {size}");
+                let full: Vec<TileId> = completed.iter().map(|(t, _)| *t).collect();
+                let want_full: Vec<TileId> = tiles_for_size(size)
+                    .into_iter()
+                    .filter(TileId::is_full)
+                    .collect();
+                let mut sorted = full.clone();
+                sorted.sort();
+                assert_eq!(sorted, want_full, "full tiles at {size}");
+                for (t, data) in frontier.partial_tiles() {
+                    assert_eq!(data, tile_data(&t, &tree).unwrap(), "{t} at {size}");
+                }
+                assert_eq!(
+                    frontier
+                        .partial_tiles()
+                        .iter()
+                        .map(|(t, _)| *t)
+                        .collect::<Vec<_>>(),
+                    partial_tiles(size)
+                );
+            }
+        }
+        for (t, data) in &completed {
+            assert_eq!(*data, tile_data(t, &tree).unwrap(), "{t}");
+        }
+        // Levels 0, 1 and 2 are in use at 65,537 leaves: never more than 256 hashes per level.
+        assert!(
+            frontier.peak_hashes() <= 3 * 256,
+            "{}",
+            frontier.peak_hashes()
+        );
+        assert_eq!(
+            TileFrontier::new().root().unwrap(),
+            crate::merkle::EMPTY_ROOT
         );
     }
 
