@@ -46,6 +46,10 @@ impl Source for Staged<'_> {
         }
         self.public.get(path).map_err(|e| e.to_string())
     }
+
+    fn concurrent(&self) -> Option<&(dyn Source + Sync)> {
+        Some(self)
+    }
 }
 
 /// Copy the log in `from` (opened with its recovery, under its writer lock) to `to`, whose head

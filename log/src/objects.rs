@@ -590,6 +590,11 @@ impl crate::verify::Source for Objects {
     fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
         Objects::get(self, path).map_err(|e| e.to_string())
     }
+
+    // Any thread may wait on the objects' runtime: the verifier fetches ahead in parallel.
+    fn concurrent(&self) -> Option<&(dyn crate::verify::Source + Sync)> {
+        Some(self)
+    }
 }
 
 #[cfg(test)]

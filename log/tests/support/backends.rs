@@ -3,6 +3,7 @@
 //! scripts/test starts, each test in a database and a key prefix of its own).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use toolmark_log::head::postgres::PgHead;
 use toolmark_log::head::{HeadStore, SqliteHead};
 use toolmark_log::note::LogKey;
@@ -22,93 +23,43 @@ pub struct Backend {
     pub postgres: Option<String>,
     /// The cluster's objects: `s3://BUCKET/PREFIX` (its own prefix).
     pub s3: Option<String>,
+    /// How to reach the bucket.
+    pub s3_options: Option<S3Options>,
+    /// The test's own database, dropped with the last clone of the backend.
+    _db: Option<Arc<toolmark_standins::services::Database>>,
 }
 
-/// The shared test services, if scripts/test started them: (PostgreSQL URL, S3 endpoint).
-/// Under CI they must be there; elsewhere a test without them runs on the single box only.
-fn services() -> Option<(String, String)> {
-    let pg = std::env::var("TOOLMARK_TEST_POSTGRES").ok();
-    let s3 = std::env::var("TOOLMARK_TEST_S3").ok();
-    match (pg, s3) {
-        (Some(pg), Some(s3)) => Some((pg, s3)),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "TOOLMARK_TEST_POSTGRES and TOOLMARK_TEST_S3 (scripts/postgres, scripts/seaweedfs) \
-                 are needed under CI"
-            );
-            eprintln!("cluster backend skipped: no TOOLMARK_TEST_POSTGRES/TOOLMARK_TEST_S3");
-            None
-        }
-    }
-}
-
-/// The bucket the shared SeaweedFS serves to tests.
-pub fn test_bucket() -> String {
-    std::env::var("TOOLMARK_TEST_S3_BUCKET").unwrap_or_else(|_| "toolmark-test".into())
-}
-
-/// How the tests reach the shared SeaweedFS.
-pub fn s3_options() -> S3Options {
-    S3Options {
-        endpoint: std::env::var("TOOLMARK_TEST_S3").ok(),
-        region: Some("us-east-1".into()),
-        access_key_id: std::env::var("TOOLMARK_TEST_S3_ACCESS_KEY_ID").ok(),
-        secret_access_key: std::env::var("TOOLMARK_TEST_S3_SECRET_ACCESS_KEY").ok(),
-        allow_http: true,
-        virtual_hosted: false,
-    }
-}
-
-/// A fresh database named after `tag` in the shared PostgreSQL; its URL.
-pub fn fresh_database(base_url: &str, tag: &str) -> String {
-    let name = format!(
-        "t_{}_{}",
-        tag.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-        std::process::id()
-    )
-    .to_lowercase();
-    let mut admin = postgres::Client::connect(base_url, postgres::NoTls).expect("test postgres");
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        .unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .unwrap();
-    // Same server, the new database: replace the path of the URL.
-    let (head, _) = base_url.rsplit_once('/').expect("a URL with a database");
-    format!("{head}/{name}")
-}
-
-/// The backends a test runs on: the single box always, the cluster when the services are up.
+/// The backends a test runs on: the single box always, the cluster when the shared test
+/// services are up (skipped with a note otherwise; required under CI: `standins::services`).
 pub fn backends(tag: &str) -> Vec<Backend> {
     let mut out = vec![Backend {
         name: "dir",
         dir: super::tempdir(&format!("{tag}-dir")),
         postgres: None,
         s3: None,
+        s3_options: None,
+        _db: None,
     }];
-    if let Some((pg, _)) = services() {
+    let db = toolmark_standins::services::postgres().expect("the test PostgreSQL");
+    let bucket = toolmark_standins::services::s3().expect("the test bucket");
+    if let (Some(db), Some(bucket)) = (db, bucket) {
         out.push(Backend {
             name: "cluster",
             dir: super::tempdir(&format!("{tag}-cluster")),
-            postgres: Some(fresh_database(&pg, tag)),
-            s3: Some(format!(
-                "s3://{}/{tag}-{}-{}",
-                test_bucket(),
-                std::process::id(),
-                unique()
-            )),
+            postgres: Some(db.url().to_owned()),
+            s3: Some(format!("s3://{}/{}", bucket.bucket, bucket.prefix)),
+            s3_options: Some(S3Options {
+                endpoint: Some(bucket.endpoint.clone()),
+                region: Some("us-east-1".into()),
+                access_key_id: Some(bucket.access_key_id.clone()),
+                secret_access_key: Some(bucket.secret_access_key.clone()),
+                allow_http: true,
+                virtual_hosted: false,
+            }),
+            _db: Some(Arc::new(db)),
         });
     }
     out
-}
-
-fn unique() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
 }
 
 impl Backend {
@@ -131,7 +82,7 @@ impl Backend {
     /// The log's objects (`public/`, `staging/`).
     pub fn objects(&self) -> Objects {
         match &self.s3 {
-            Some(url) => Objects::s3(url, &s3_options()).unwrap(),
+            Some(url) => Objects::s3(url, self.s3_options.as_ref().unwrap()).unwrap(),
             None => Objects::dir(&self.dir).unwrap(),
         }
     }
