@@ -5,14 +5,14 @@ use clap::Subcommand;
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use toolmark_config::StorageFlags;
 use toolmark_log::cosignature::WitnessKey;
 use toolmark_log::entry::{Entry, EntryError, MtlResult, Status, Subject};
-use toolmark_log::policy::{Witness, WitnessPolicy};
-use toolmark_log::verify::{self, AuditState, DirSource, Source};
-use toolmark_config::StorageFlags;
 use toolmark_log::note::LogKey;
 use toolmark_log::objects::{Objects, S3Options};
+use toolmark_log::policy::{Witness, WitnessPolicy};
 use toolmark_log::store::{HeadSpec, LogStores, ObjectsSpec};
+use toolmark_log::verify::{self, AuditState, DirSource, Source};
 use toolmark_log::{Log, sequencer};
 use toolmark_toolset::Sri;
 

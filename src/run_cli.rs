@@ -336,8 +336,7 @@ async fn set_publication(dir: &DataDir, witnessed: bool, writer: &LogWriter) {
     let _writing = writer.lock().await;
     let dir = dir.clone();
     let done = tokio::task::spawn_blocking(move || {
-        dir.log()
-            .and_then(|mut log| log.set_witnessed(witnessed))
+        dir.log().and_then(|mut log| log.set_witnessed(witnessed))
     })
     .await;
     match done {
@@ -404,8 +403,5 @@ fn heartbeat_job(
 /// The data directory of `config`, its log and documents in the stores `[storage]` names
 /// (validated when the configuration was loaded).
 fn data_dir(config: &Config) -> DataDir {
-    DataDir::with_storage(
-        &config.data,
-        config.storage.spec().unwrap_or_default(),
-    )
+    DataDir::with_storage(&config.data, config.storage.spec().unwrap_or_default())
 }

@@ -63,7 +63,10 @@ async fn checkpoint(State(state): State<Arc<AppState>>) -> Result<Response, ApiE
     let (note, published) = blocking(move || {
         // When the log last published (a batch or a heartbeat re-signing the same tree): the
         // note has no time of its own, so this is how a client sees the log is alive.
-        let published = state.log.public().stat("checkpoint")
+        let published = state
+            .log
+            .public()
+            .stat("checkpoint")
             .ok()
             .flatten()
             .map(|m| m.modified);

@@ -209,10 +209,13 @@ async fn openapi() -> Response {
 /// Seconds since the published checkpoint was written (its file's modification time: the
 /// checkpoint text carries no time of its own).
 fn checkpoint_age(state: &AppState) -> Option<u64> {
-    let modified = state.log.public().stat("checkpoint")
+    let modified = state
+        .log
+        .public()
+        .stat("checkpoint")
         .ok()
-            .flatten()
-            .map(|m| m.modified)?;
+        .flatten()
+        .map(|m| m.modified)?;
     SystemTime::now()
         .duration_since(modified)
         .ok()

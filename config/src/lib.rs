@@ -210,11 +210,19 @@ impl StorageOptions {
 #[derive(Args, Debug, Default, Clone)]
 pub struct StorageFlags {
     /// The head store: `sqlite` (default) or a `postgres://` URL.
-    #[arg(long, env = "TOOLMARK_STORAGE_HEAD", value_name = "sqlite|postgres://…")]
+    #[arg(
+        long,
+        env = "TOOLMARK_STORAGE_HEAD",
+        value_name = "sqlite|postgres://…"
+    )]
     pub head: Option<String>,
     /// The object store: `file:` (the data directory, default), `file:PATH` or
     /// `s3://BUCKET/PREFIX` (endpoint, region and credentials from the `AWS_*` variables).
-    #[arg(long, env = "TOOLMARK_STORAGE_OBJECTS", value_name = "file:PATH|s3://BUCKET/PREFIX")]
+    #[arg(
+        long,
+        env = "TOOLMARK_STORAGE_OBJECTS",
+        value_name = "file:PATH|s3://BUCKET/PREFIX"
+    )]
     pub objects: Option<String>,
 }
 

@@ -36,10 +36,10 @@ use serde::{Deserialize, Serialize};
 use toolmark_crawler::mcp::ClientConfig;
 use toolmark_crawler::witness::{Submission, add_checkpoint};
 use toolmark_log::cosignature::{Cosignature, add_signature_lines};
-use toolmark_log::note::open_checkpoint;
-use toolmark_log::policy::{MAX_FUTURE_SECONDS, WitnessPolicy};
 use toolmark_log::head::HeadStore;
+use toolmark_log::note::open_checkpoint;
 use toolmark_log::objects::Objects;
+use toolmark_log::policy::{MAX_FUTURE_SECONDS, WitnessPolicy};
 use toolmark_log::reader::{Reader, Signed};
 use toolmark_log::store::{StorageSpec, StoreError};
 use toolmark_log::witness::AddCheckpoint;
@@ -288,7 +288,9 @@ impl Cosigner {
         let storage = self.storage.clone();
         let dir = self.log_dir.clone();
         tokio::task::spawn_blocking(move || {
-            let mut held = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut held = slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let head = match held.as_mut() {
                 Some(h) => h,
                 None => held.insert(storage.head_reader(&dir)?),

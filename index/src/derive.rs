@@ -88,11 +88,7 @@ impl Index {
 }
 
 /// Entries `from..to` decoded from the log's published bundles (one read per bundle).
-pub(crate) fn read_entries(
-    log: &Log,
-    from: u64,
-    to: u64,
-) -> Result<Vec<(u64, Entry)>, IndexError> {
+pub(crate) fn read_entries(log: &Log, from: u64, to: u64) -> Result<Vec<(u64, Entry)>, IndexError> {
     const WIDTH: u64 = 256;
     let size = log.head().size;
     if to > size {

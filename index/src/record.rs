@@ -574,7 +574,9 @@ impl<'a> Recorder<'a> {
         let sent = entries.clone();
         let appended = self.log.append(entries)?;
         let size = self.log.head().size;
-        let first = appended.indices.first().copied().unwrap_or(size);
+        // Entries before `base` were logged before (the same observation, by this or another
+        // writer: the log logs an observation once); from `base` on they are this batch's.
+        let first = appended.base;
 
         let tx = self.index.conn.transaction()?;
         for outcome in &outcomes {
@@ -592,14 +594,22 @@ impl<'a> Recorder<'a> {
             )?;
         }
         let batch = read_entries(self.log, first, size)?;
-        if batch.len() != sent.len() {
+        let mut seen = std::collections::HashSet::new();
+        let new: Vec<Entry> = appended
+            .indices
+            .iter()
+            .zip(sent)
+            .filter(|(i, _)| **i >= first && seen.insert(**i))
+            .map(|(_, e)| e)
+            .collect();
+        if batch.len() != new.len() {
             return Err(IndexError::Inconsistent(format!(
                 "{} entries appended, the log holds {} after them",
-                sent.len(),
+                new.len(),
                 batch.len()
             )));
         }
-        for ((index, logged), mut expected) in batch.iter().zip(sent) {
+        for ((index, logged), mut expected) in batch.iter().zip(new) {
             expected.prev = logged.prev;
             if *logged != expected {
                 return Err(IndexError::Inconsistent(format!(

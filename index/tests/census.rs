@@ -150,7 +150,7 @@ fn a_new_current_tool_set_replaces_the_census() {
             toolmark_observation::observe::Status::Timeout,
             "slow",
         )),
-        _ => day_one(url),
+        _ => later(day_one(url), 1),
     });
     let fetch = id_of(&env, "io.example/fetch");
     assert_eq!(

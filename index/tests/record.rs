@@ -308,7 +308,7 @@ fn a_changed_tool_set_is_one_change_linked_by_prev() {
     let (_, lines) = env.run(&day_str(1, 0), &recs, &[], |url| match url {
         ALPHA => Some(ok(day(1, 10), vec![filesystem_rug_pull()])),
         DELTA => Some(ok(day(1, 12), vec![corpus_page(MEMORY)])),
-        other => first_day(other),
+        other => later(first_day(other), 1),
     });
     assert_eq!(env.log.head().size, 10);
     let entries = env.entries();
@@ -400,7 +400,7 @@ fn a_changed_tool_set_is_one_change_linked_by_prev() {
     let (_, lines) = env.run(&day_str(2, 0), &recs, &[], |url| match url {
         ALPHA => Some(ok(day(2, 10), vec![filesystem_rug_pull()])),
         DELTA => Some(ok(day(2, 12), vec![corpus_page(MEMORY)])),
-        other => first_day(other),
+        other => later(first_day(other), 2),
     });
     assert!(lines.iter().all(|l| l.change_id.is_none()));
     assert_eq!(env.index.changes(0, 100, None, None).unwrap().len(), 1);
@@ -510,7 +510,7 @@ fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started:
 fn day_two(url: &str) -> Option<Observation> {
     match url {
         ALPHA => Some(ok(day(1, 10), vec![filesystem_rug_pull()])),
-        other => first_day(other),
+        other => later(first_day(other), 1),
     }
 }
 
@@ -544,8 +544,12 @@ fn catch_up_indexes_what_a_crash_left_behind() {
     assert_eq!(env.index.catch_up(&env.log, &env.blobs).unwrap(), 0);
 
     // The recorder catches up by itself before its own batch.
-    append_without_indexing(&mut env, outcomes(&recs, first_day), &day_str(2, 0));
-    let (run, lines) = env.run(&day_str(3, 0), &recs, &[], day_two);
+    append_without_indexing(
+        &mut env,
+        outcomes(&recs, |u| later(first_day(u), 2)),
+        &day_str(2, 0),
+    );
+    let (run, lines) = env.run(&day_str(3, 0), &recs, &[], |u| later(day_two(u), 2));
     assert_eq!(env.log.head().size, 20);
     assert_eq!(env.index.log_size_indexed().unwrap(), 20);
     assert_eq!(env.index.observation(12).unwrap().unwrap().run_id, None);
@@ -605,7 +609,7 @@ fn the_index_is_derivable_from_the_log_and_the_blobs() {
     let recs = registry();
     env.run(&day_str(0, 0), &recs, &[], first_day);
     env.run(&day_str(1, 0), &recs, &[], day_two);
-    env.run(&day_str(2, 0), &recs, &[], first_day);
+    env.run(&day_str(2, 0), &recs, &[], |u| later(first_day(u), 2));
     let before = snapshot(&env.dir.join("index.sqlite"));
     assert_eq!(before.0.len(), 15);
     assert_eq!(before.1.len(), 2);
@@ -697,7 +701,9 @@ fn listing_and_delisting() {
         .cloned()
         .collect();
     day1[0].packages.clear();
-    env.run(&day_str(1, 0), &day1, &["io.example/delta"], first_day);
+    env.run(&day_str(1, 0), &day1, &["io.example/delta"], |u| {
+        later(first_day(u), 1)
+    });
     let delta = env.index.server("io.example/delta").unwrap().unwrap();
     assert_eq!(delta.delisted_at, Some(day_str(1, 0)));
     assert_eq!(delta.last_listed, day_str(0, 0));
@@ -716,7 +722,7 @@ fn listing_and_delisting() {
     assert_eq!(env.log.head().size, 9);
 
     // Day 2: delta is back.
-    env.run(&day_str(2, 0), &recs, &[], first_day);
+    env.run(&day_str(2, 0), &recs, &[], |u| later(first_day(u), 2));
     let delta = env.index.server("io.example/delta").unwrap().unwrap();
     assert_eq!(delta.delisted_at, None);
     assert_eq!(delta.first_listed, day_str(0, 0));
@@ -1057,7 +1063,7 @@ fn a_swapped_authorization_server_is_a_dangerous_authorization_change() {
     let with = |servers: &'static [&'static str], d: u64| {
         move |url: &str| match url {
             BETA => Some(beta_guarded_by(day(d, 11), servers)),
-            other => first_day(other),
+            other => later(first_day(other), d),
         }
     };
     let as_a = "https://auth.example.com";
@@ -1083,7 +1089,7 @@ fn a_swapped_authorization_server_is_a_dangerous_authorization_change() {
             auth.protected_resource.as_mut().unwrap().error = Some("HTTP 503".into());
             Some(obs)
         }
-        other => first_day(other),
+        other => later(first_day(other), 2),
     });
     assert!(lines.iter().all(|l| l.change_id.is_none()));
     // Then the metadata names another authorization server.

@@ -177,7 +177,6 @@ fn sqlite_head(db: &Connection, size: Option<u64>) -> Result<Option<Head>, Store
     }))
 }
 
-
 /// The checks every head store makes inside its compare-and-swap, on the current head
 /// (`size`, `root`, `signed_at`) and the expected and new ones.
 pub(crate) fn check_swap(

@@ -33,15 +33,15 @@
 
 pub mod cosignature;
 pub mod entry;
+#[cfg(feature = "store")]
+pub mod head;
 pub mod merkle;
 #[cfg(feature = "store")]
 pub mod migrate;
 pub mod note;
-pub mod policy;
-#[cfg(feature = "store")]
-pub mod head;
 #[cfg(feature = "store")]
 pub mod objects;
+pub mod policy;
 pub mod proof;
 #[cfg(feature = "store")]
 pub mod reader;

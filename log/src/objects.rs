@@ -315,7 +315,10 @@ impl Objects {
 
     /// The same place through a wrapper of the store (tests: a fault injector around the real
     /// store), keeping the prefix and, for a directory, its path.
-    pub fn wrapped(&self, wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>) -> Objects {
+    pub fn wrapped(
+        &self,
+        wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>,
+    ) -> Objects {
         Objects {
             store: wrap(self.store.clone()),
             prefix: self.prefix.clone(),
@@ -649,7 +652,10 @@ mod tests {
         assert!(o.put_if("checkpoint", b"1", &Expect::Absent).unwrap());
         assert!(!o.put_if("checkpoint", b"1", &Expect::Absent).unwrap());
         let (_, v1) = o.get_versioned("checkpoint", 10).unwrap().unwrap();
-        assert!(o.put_if("checkpoint", b"22", &Expect::Version(v1.clone())).unwrap());
+        assert!(
+            o.put_if("checkpoint", b"22", &Expect::Version(v1.clone()))
+                .unwrap()
+        );
         assert!(!o.put_if("checkpoint", b"3", &Expect::Version(v1)).unwrap());
         assert_eq!(o.get("checkpoint").unwrap().unwrap(), b"22");
         assert_eq!(o.put_create("tile/0/000", b"t").unwrap(), Created::New);

@@ -144,6 +144,9 @@ pub struct Appended {
     /// The index of each entry, in the order given (an entry logged before, by this writer or
     /// another, gets the index it was logged at).
     pub indices: Vec<u64>,
+    /// The tree size this batch was sequenced after: indices from here on are new entries,
+    /// smaller ones were logged before.
+    pub base: u64,
     /// The new checkpoint note.
     pub checkpoint: Vec<u8>,
 }
@@ -425,8 +428,7 @@ impl Log {
                 "the stored checkpoint note does not match its record".into(),
             ));
         }
-        self.witnessed =
-            self.head_store.meta("publication")?.as_deref() == Some(store::WITNESSED);
+        self.witnessed = self.head_store.meta("publication")?.as_deref() == Some(store::WITNESSED);
         self.apply_committed(&head)?;
         if head.size != self.head.size {
             self.check_root(&head)?;
@@ -572,6 +574,7 @@ impl Log {
             // Nothing to sequence: no new checkpoint (a heartbeat is `resign`'s job).
             return Ok(Appended {
                 indices: Vec::new(),
+                base: self.head.size,
                 checkpoint: self.head.note.clone(),
             });
         }
@@ -617,6 +620,7 @@ impl Log {
             if fresh.is_empty() {
                 return Ok(Appended {
                     indices,
+                    base: old,
                     checkpoint: self.head.note.clone(),
                 });
             }
@@ -650,10 +654,13 @@ impl Log {
                 .filter(|(_, l)| *l >= old)
                 .collect();
             match self.append_encoded(&encoded, &subjects, &new_keys) {
-                Ok(checkpoint) => return Ok(Appended {
-                    indices,
-                    checkpoint,
-                }),
+                Ok(checkpoint) => {
+                    return Ok(Appended {
+                        indices,
+                        base: old,
+                        checkpoint,
+                    });
+                }
                 Err(LogError::Store(StoreError::Conflict { .. })) => continue,
                 Err(e) => return Err(e),
             }
@@ -701,9 +708,9 @@ impl Log {
             .put_create(&name, &store::encode_batch(&files))
             .map_err(StoreError::from)?;
         self.staging.flush().map_err(StoreError::from)?;
-        if let Err(e) =
-            self.head_store
-                .commit(Some((old, self.head.root)), &head, subjects, keys)
+        if let Err(e) = self
+            .head_store
+            .commit(Some((old, self.head.root)), &head, subjects, keys)
         {
             if matches!(e, StoreError::Conflict { .. }) {
                 let _ = self.staging.delete(&name);
@@ -792,7 +799,11 @@ impl Log {
                 "index {index} is not below size {size}"
             )));
         }
-        Ok(merkle::inclusion_proof(index, size, &self.stored(self.head.size))?)
+        Ok(merkle::inclusion_proof(
+            index,
+            size,
+            &self.stored(self.head.size),
+        )?)
     }
 
     /// Consistency proof from `old` to `new` (0 < old ≤ new ≤ the head's size).
@@ -803,7 +814,11 @@ impl Log {
                 "no consistency proof from {old} to {new}"
             )));
         }
-        Ok(merkle::consistency_proof(old, new, &self.stored(self.head.size))?)
+        Ok(merkle::consistency_proof(
+            old,
+            new,
+            &self.stored(self.head.size),
+        )?)
     }
 
     /// The root of the tree at `size` (≤ the head's size).

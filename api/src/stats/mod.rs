@@ -204,7 +204,10 @@ impl Stats {
     pub fn compute(state: &AppState, now: SystemTime) -> Result<Stats, ApiError> {
         let t = unix_now(now);
         let cp = state.checkpoint().map_err(ApiError::internal)?;
-        let written = state.log.public().stat("checkpoint")
+        let written = state
+            .log
+            .public()
+            .stat("checkpoint")
             .ok()
             .flatten()
             .map(|m| m.modified);

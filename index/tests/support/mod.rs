@@ -235,6 +235,15 @@ pub fn auth_required(secs: u64) -> Observation {
 }
 
 /// Unix seconds of 2026-11-30T00:00:00Z plus `day` days and `secs` seconds.
+/// `obs` observed `days` later: the same outcome is a new observation (the log logs an
+/// observation, with its time, once).
+pub fn later(obs: Option<Observation>, days: u64) -> Option<Observation> {
+    obs.map(|mut o| {
+        o.started += Duration::from_secs(days * 86_400);
+        o
+    })
+}
+
 pub fn day(day: u64, secs: u64) -> u64 {
     1_795_996_800 + day * 86_400 + secs
 }

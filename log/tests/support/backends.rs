@@ -134,7 +134,6 @@ impl Backend {
     pub fn published(&self) -> Vec<u8> {
         self.public().get("checkpoint").unwrap().unwrap()
     }
-
 }
 
 fn system_clock() -> Clock {
@@ -145,4 +144,3 @@ fn system_clock() -> Clock {
             .as_secs()
     })
 }
-
