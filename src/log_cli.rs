@@ -62,9 +62,15 @@ pub enum LogCommand {
     /// Print the c2sp.org/tlog-proof@v1 bundle of an entry (the entry in its `extra` line)
     /// against the current checkpoint.
     Proof {
+        /// `[DIR] INDEX`: the log directory (not needed with --head postgres and --objects
+        /// s3), then the entry's index.
+        #[arg(value_name = "[DIR] INDEX", num_args = 1..=2, required = true)]
+        args: Vec<String>,
         #[command(flatten)]
-        at: LogAt,
-        index: u64,
+        storage: StorageFlags,
+        /// The signing key file (default DIR/private/log.key).
+        #[arg(long, env = "TOOLMARK_LOG_KEY")]
+        key: Option<PathBuf>,
     },
     /// Print the log's verifier key.
     Key {
@@ -310,7 +316,16 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
             };
             verify_cmd(&target, state.as_deref(), vkey, &witnesses)
         }
-        LogCommand::Proof { at, index } => {
+        LogCommand::Proof { args, storage, key } => {
+            let (dir, index) = match args.as_slice() {
+                [index] => (None, index),
+                [dir, index] => (Some(PathBuf::from(dir)), index),
+                _ => anyhow::bail!("give [DIR] INDEX"),
+            };
+            let index: u64 = index
+                .parse()
+                .with_context(|| format!("{index:?} is not an entry index"))?;
+            let at = LogAt { dir, storage, key };
             let log = at.open()?;
             print!("{}", log.tlog_proof(index)?);
             Ok(true)

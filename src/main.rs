@@ -251,3 +251,14 @@ fn sensitive_file(
     println!("{}", serde_json::to_string(&out)?);
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks of every subcommand (a positional after an optional one,
+    /// clashing names, …), which otherwise only fire when that subcommand is run.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

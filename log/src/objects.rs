@@ -549,10 +549,15 @@ impl Objects {
         }
     }
 
-    /// The paths (relative to this view) of every object under `sub`, at most `max` of them.
+    /// The paths (relative to this view) of every object under `sub` (`""`: the whole view), at
+    /// most `max` of them, in the store's order (not sorted: SeaweedFS lists a directory tree).
     pub fn list(&self, sub: &str, max: usize) -> Result<Vec<String>, ObjectError> {
         use futures_util::TryStreamExt;
-        let loc = self.location(sub)?;
+        let loc = match (sub.is_empty(), self.prefix.is_empty()) {
+            (false, _) => Some(self.location(sub)?),
+            (true, true) => None,
+            (true, false) => Some(ObjectPath::parse(&self.prefix).map_err(|e| self.err(sub, e))?),
+        };
         let store = self.store.clone();
         let base = if self.prefix.is_empty() {
             String::new()
@@ -561,7 +566,7 @@ impl Objects {
         };
         let r = block(async move {
             let mut out = Vec::new();
-            let mut s = store.list(Some(&loc));
+            let mut s = store.list(loc.as_ref());
             while let Some(m) = s.try_next().await? {
                 out.push(m.location.to_string());
                 if out.len() >= max {

@@ -490,10 +490,24 @@ impl Log {
             .map_err(StoreError::from)?
         {
             Some(bytes) => {
-                let files = store::decode_batch(&bytes).ok_or_else(|| {
-                    StoreError::Fatal(format!("{}/{name} is corrupt", self.staging.label()))
-                })?;
-                self.apply(&files)?;
+                // The staged object comes from the untrusted store: nothing of it is written
+                // but what its entries give, computed here from the applied tree.
+                let corrupt = |why: &str| {
+                    StoreError::Fatal(format!("{}/{name} {why}", self.staging.label()))
+                };
+                let files =
+                    store::decode_batch(&bytes).ok_or_else(|| corrupt("is not a staged batch"))?;
+                let (base, base_root) = self
+                    .head_store
+                    .applied()?
+                    .unwrap_or((0, merkle::EMPTY_ROOT));
+                let entries = Self::staged_entries(&files, base, head.size)
+                    .ok_or_else(|| corrupt("does not hold the committed entries"))?;
+                let (root, expected) = self.layout(base, base_root, &entries)?;
+                if root != head.root || expected != files {
+                    return Err(corrupt("does not reproduce the committed head").into());
+                }
+                self.apply(&expected)?;
             }
             None => {
                 // Another writer may have applied it and dropped the object meanwhile.
@@ -668,15 +682,15 @@ impl Log {
         Err(LogError::Contended)
     }
 
-    /// Sequence `encoded` after the head; returns the new checkpoint. A lost compare-and-swap is
-    /// [`StoreError::Conflict`] (nothing was committed; the staged object is dropped).
-    fn append_encoded(
-        &mut self,
+    /// The root and the public files (new tiles, then bundles) of the tree `old` (of root
+    /// `old_root`) grown by `encoded`, computed from the old tree's tiles, with our own
+    /// consistency proof from `old_root` checked.
+    fn layout(
+        &self,
+        old: u64,
+        old_root: Hash,
         encoded: &[Vec<u8>],
-        subjects: &[(String, u64)],
-        keys: &[(DedupKey, u64)],
-    ) -> Result<Vec<u8>, LogError> {
-        let old = self.head.size;
+    ) -> Result<(Hash, Vec<(String, Vec<u8>)>), LogError> {
         let new = old + encoded.len() as u64;
         let stored = self.stored(old);
         let mut overlay = Overlay {
@@ -692,7 +706,7 @@ impl Log {
         let root = merkle::tree_hash(new, &overlay)?;
         if old > 0 {
             let proof = merkle::consistency_proof(old, new, &overlay)?;
-            merkle::verify_consistency(&proof, new, &root, old, &self.head.root)
+            merkle::verify_consistency(&proof, new, &root, old, &old_root)
                 .map_err(|e| LogError::Refused(format!("our own consistency proof failed: {e}")))?;
         }
         let mut files: Vec<(String, Vec<u8>)> = Vec::new();
@@ -702,6 +716,44 @@ impl Log {
         drop(overlay);
         drop(stored);
         files.extend(self.bundles(old, encoded)?);
+        Ok((root, files))
+    }
+
+    /// The entries `from..to` a staged batch's bundles hold (`None` if they do not hold exactly
+    /// those).
+    fn staged_entries(files: &[(String, Vec<u8>)], from: u64, to: u64) -> Option<Vec<Vec<u8>>> {
+        let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
+        for (p, d) in files {
+            if let Ok(tiles::ParsedPath::Bundle { index, width }) = tiles::parse_tile_path(p) {
+                let members = tiles::decode_bundle(d).ok()?;
+                if members.len() != usize::from(width) {
+                    return None;
+                }
+                for (k, m) in members.into_iter().enumerate() {
+                    let i = index * 256 + k as u64;
+                    if (from..to).contains(&i) {
+                        out.push((i, m.to_vec()));
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        let contiguous = out.len() as u64 == to - from
+            && out.iter().enumerate().all(|(k, (i, _))| *i == from + k as u64);
+        contiguous.then(|| out.into_iter().map(|(_, e)| e).collect())
+    }
+
+    /// Sequence `encoded` after the head; returns the new checkpoint. A lost compare-and-swap is
+    /// [`StoreError::Conflict`] (nothing was committed; the staged object is dropped).
+    fn append_encoded(
+        &mut self,
+        encoded: &[Vec<u8>],
+        subjects: &[(String, u64)],
+        keys: &[(DedupKey, u64)],
+    ) -> Result<Vec<u8>, LogError> {
+        let old = self.head.size;
+        let new = old + encoded.len() as u64;
+        let (root, files) = self.layout(old, self.head.root, encoded)?;
         let head = sign_head(&self.key, new, root, (self.clock)())?;
         let name = staging_name(new, &root);
         self.staging

@@ -270,7 +270,7 @@ impl StorageSpec {
 pub const MAX_CHECKPOINT_BYTES: u64 = 64 * 1024;
 
 /// How many times a checkpoint replace may lose a race to other writers before giving up.
-const MAX_PUBLISH_RACES: usize = 16;
+pub const MAX_PUBLISH_RACES: usize = 16;
 
 /// Replace `public/checkpoint` with `note` (of `size` and `root`), only ever moving it forward:
 /// a newer published checkpoint is left alone (`Ok(false)`), the same size with another root is
@@ -409,8 +409,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<(), Stor
     Ok(())
 }
 
-/// A staged batch: records of (u32 path length, path, u32 data length, data).
-pub(crate) fn encode_batch(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+/// A staged batch (`staging/<size>-<hex root>`): records of (u32 path length, path, u32 data
+/// length, data), big-endian lengths.
+pub fn encode_batch(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (p, d) in files {
         out.extend_from_slice(&(p.len() as u32).to_be_bytes());
@@ -421,7 +422,9 @@ pub(crate) fn encode_batch(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-pub(crate) fn decode_batch(mut b: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
+/// Reads a staged batch back (it comes from the untrusted object store): `None` for bytes that
+/// are not one, or a path that is empty, absolute, or has `.` or `..` components.
+pub fn decode_batch(mut b: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     let take = |b: &mut &[u8]| -> Option<Vec<u8>> {
         let len = u32::from_be_bytes(b.get(..4)?.try_into().ok()?) as usize;

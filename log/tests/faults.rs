@@ -92,11 +92,21 @@ fn every_step_fails_both_ways_without_harm() {
                 // Poisoned until reopened.
                 assert!(log.append(entries(400, 1)).is_err());
                 drop(log);
+                let committed = !(step == "stage" || (step == "commit" && mode == Mode::Lost));
+                if !committed {
+                    // No signed checkpoint left the process before its compare-and-swap: the
+                    // bucket still shows the old one, and staging/ holds no note.
+                    assert_eq!(published(&b).size, 300, "{what}");
+                    for name in b.objects().sub("staging").list("", 100).unwrap_or_default() {
+                        let bytes = b.objects().sub("staging").get_bounded(&name, 1 << 30);
+                        let text = String::from_utf8_lossy(&bytes.unwrap().unwrap()).into_owned();
+                        assert!(!text.contains("faults.example/log\n400\n"), "{what}");
+                    }
+                }
 
                 let mut log = b.open().unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
                 let size = log.head().size;
                 // Acknowledged entries are all there; the failed batch is all there or not at all.
-                let committed = !(step == "stage" || (step == "commit" && mode == Mode::Lost));
                 assert_eq!(size, if committed { 400 } else { 300 }, "{what}");
                 seen.push(published(&b));
                 let report = verify::fsck(&b.public(), &vkey(&b))
@@ -301,5 +311,61 @@ fn a_tile_with_other_bytes_halts_the_writer() {
         // apply it either, and refuses to go on.
         let err = b.open().err().expect("the alarm persists");
         assert!(err.to_string().contains("fork alarm"), "{}: {err}", b.name);
+    }
+}
+
+/// A staged batch is read back from the untrusted store: one that does not reproduce the
+/// committed head from its own entries is refused, and nothing of it is published.
+#[test]
+fn a_tampered_staged_batch_is_refused() {
+    for b in backends("staged-tamper") {
+        let mut log = b.init("tamper.example/log");
+        log.append(entries(0, 300)).unwrap();
+        drop(log);
+        // Committed, then stopped before the first public file: the batch waits in staging/.
+        let arm = Arc::new(Mutex::new(Some(Arm {
+            at: "public/tile/",
+            mode: Mode::Lost,
+            skip: 0,
+        })));
+        let stores = LogStores {
+            head: b.head(),
+            objects: b.objects().wrapped(|inner| {
+                Arc::new(FaultyObjects {
+                    inner,
+                    arm: arm.clone(),
+                })
+            }),
+        };
+        let key = sequencer::read_key(&b.key_path()).unwrap();
+        let mut log = Log::open_with(stores, key, Box::new(now)).unwrap();
+        assert!(log.append(entries(300, 10)).is_err());
+        drop(log);
+        let staging = b.objects().sub("staging");
+        let names = staging.list("", 10).unwrap_or_default();
+        let name = names
+            .iter()
+            .find(|n| n.starts_with("310-"))
+            .unwrap_or_else(|| panic!("{}: staged batch in {names:?}", b.name))
+            .clone();
+        let bytes = staging.get_bounded(&name, 1 << 30).unwrap().unwrap();
+        let mut files = toolmark_log::store::decode_batch(&bytes).unwrap();
+        // Another entry in the last bundle (same length, one byte changed).
+        let bundle = files
+            .iter_mut()
+            .find(|(p, _)| p.starts_with("tile/entries/"))
+            .unwrap();
+        let last = bundle.1.len() - 2;
+        bundle.1[last] ^= 1;
+        staging
+            .put(&name, &toolmark_log::store::encode_batch(&files))
+            .unwrap();
+        let err = b.open().err().expect("a tampered staged batch is refused");
+        assert!(
+            err.to_string().contains("does not reproduce the committed head"),
+            "{}: {err}",
+            b.name
+        );
+        assert_eq!(b.public().get("tile/entries/001.p/54").unwrap(), None);
     }
 }

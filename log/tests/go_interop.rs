@@ -18,6 +18,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod support;
+use support::go::go_verifier;
 use support::*;
 
 use std::fmt::Write as _;
@@ -36,28 +37,6 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// The Go verifier: `TOOLMARK_GO_VERIFY`, or built by `scripts/go-interop`; `None` when that
-/// finds no `go` or no golang.org/x/mod sources (its exit status 3).
-fn go_verifier() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TOOLMARK_GO_VERIFY") {
-        return Some(PathBuf::from(p));
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/go-interop");
-    let out = Command::new(&script)
-        .output()
-        .expect("run scripts/go-interop");
-    if out.status.code() == Some(3) {
-        eprintln!("{}", String::from_utf8_lossy(&out.stderr).trim());
-        return None;
-    }
-    assert!(
-        out.status.success(),
-        "scripts/go-interop failed to build the Go verifier:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()))
 }
 
 fn text(out: &Output) -> String {

@@ -3,6 +3,7 @@
 
 pub mod backends;
 pub mod faults;
+pub mod go;
 
 use std::path::{Path, PathBuf};
 use toolmark_log::entry::{Entry, Status, Subject};
