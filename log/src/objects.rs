@@ -584,6 +584,32 @@ impl Objects {
         let d = std::fs::File::open(dir).map_err(|e| self.err("", e))?;
         rustix::fs::syncfs(&d).map_err(|e| self.err("", std::io::Error::from(e)))
     }
+
+    /// Bytes `range` of the object at `path` (an end past the object's is cut to it), `None`
+    /// if there is none; a range longer than [`MAX_OBJECT_BYTES`] is refused. Nothing is checked
+    /// here: the caller verifies what the ranges add up to (the API streams an observation
+    /// document by ranges and hashes them, so a large document never sits whole in memory and
+    /// no request waits on a slow client).
+    pub fn get_range(
+        &self,
+        path: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, ObjectError> {
+        if range.end.saturating_sub(range.start) > MAX_OBJECT_BYTES {
+            return Err(ObjectError::TooLarge {
+                store: self.label.clone(),
+                path: path.to_owned(),
+                max: MAX_OBJECT_BYTES,
+            });
+        }
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        match block(async move { store.get_range(&loc, range).await }) {
+            Ok(bytes) => Ok(Some(bytes.into())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
 }
 
 impl crate::verify::Source for Objects {
