@@ -525,7 +525,7 @@ impl Streaming {
         Ok(())
     }
 
-    /// Once everything is read: whether it hashed to the address (logged when not).
+    /// Once everything is read: whether it hashed to the address.
     fn verify(&mut self) -> Result<(), String> {
         let Some(h) = self.hasher.take() else {
             return Ok(());
@@ -534,9 +534,7 @@ impl Streaming {
         if found == self.expected {
             return Ok(());
         }
-        let e = self.blobs.corrupt(&self.expected, found).to_string();
-        eprintln!("toolmark api: {e}; its response was refused or cut");
-        Err(e)
+        Err(self.blobs.corrupt(&self.expected, found).to_string())
     }
 }
 
@@ -560,13 +558,13 @@ fn verified_stream(
             let step = if st.read < st.size {
                 st.read_next().await
             } else {
-                return match st.verify() {
-                    Ok(()) => st.held.take().map(|b| (Ok(b), None)),
-                    Err(e) => Some((Err(std::io::Error::other(e)), None)),
-                };
+                match st.verify() {
+                    Ok(()) => return st.held.take().map(|b| (Ok(b), None)),
+                    Err(e) => Err(e),
+                }
             };
             if let Err(e) = step {
-                eprintln!("toolmark api: reading a stored document: {e}; its response was cut");
+                eprintln!("toolmark api: a stored document: {e}; its response was cut");
                 return Some((Err(std::io::Error::other(e)), None));
             }
         }
