@@ -619,6 +619,28 @@ async fn a_corrupted_document_of_several_ranges_is_cut_on_every_store() {
     }
 }
 
+/// A blob store that cannot be reached (a closed port) is a 500 before any response starts,
+/// never an empty or cut 200.
+#[tokio::test]
+async fn a_failing_blob_store_is_a_500() {
+    let (_env, state, small, large) = on_store("failing", blob_stores("failing").remove(0).1);
+    let mut state = Arc::into_inner(state).unwrap();
+    let closed = toolmark_log::objects::S3Options {
+        endpoint: Some("http://127.0.0.1:1".into()),
+        allow_http: true,
+        ..Default::default()
+    };
+    let dead = Objects::s3("s3://nowhere/prefix", &closed).unwrap();
+    state.blobs = Blobs::new(dead.sub("blobs")).unwrap();
+    let state = Arc::new(state);
+    for sri in [small, large] {
+        let (status, headers, body) =
+            get(&state, &toolmark_api::documents::document_path(&sri)).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_json_error(&headers, &body, "internal-server-error");
+    }
+}
+
 /// A data directory whose `[storage]` objects are elsewhere keeps its blobs there (`blobs/` of
 /// that store, beside `log/`), and the API serves them from there: a directory always, and the
 /// test bucket when the `AWS_*` variables `[storage]` reads point at it.

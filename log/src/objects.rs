@@ -652,6 +652,17 @@ mod tests {
     }
 
     #[test]
+    fn a_range_is_read_up_to_the_object_end_and_a_long_one_refused() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        o.put("doc", b"0123456789").unwrap();
+        assert_eq!(o.get_range("doc", 2..5).unwrap().unwrap(), b"234");
+        assert_eq!(o.get_range("doc", 8..100).unwrap().unwrap(), b"89");
+        assert_eq!(o.get_range("absent", 0..1).unwrap(), None);
+        let e = o.get_range("doc", 0..MAX_OBJECT_BYTES + 1).unwrap_err();
+        assert!(matches!(e, ObjectError::TooLarge { .. }), "{e}");
+    }
+
+    #[test]
     fn conditional_replace_needs_the_version_read() {
         let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
         assert!(o.put_if("cp", b"1", &Expect::Absent).unwrap());
