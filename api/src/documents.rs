@@ -8,11 +8,11 @@
 //! set's full digest checked against the index once), by one request however many ask at the
 //! same time, and what is kept is only what pages show: the first tools up to
 //! [`DEFAULT_INLINE_TOOL_BYTES`], every tool name (for the sensitive-tool globs), the count and
-//! the sizes. The whole document is served by content address, streamed in
+//! the sizes. The whole document is served by content address from whichever store holds the
+//! blobs (a directory or a bucket), read in [`DOCUMENT_READ_BYTES`] ranges, streamed in
 //! [`STREAM_CHUNK_BYTES`] chunks and verified as it goes, with immutable caching.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -22,7 +22,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use toolmark_index::blobs::Blobs;
+use toolmark_index::blobs::{Blobs, MAX_BLOB_BYTES};
 use toolmark_index::index::TargetRow;
 use toolmark_index::{IndexError, ToolSetRef};
 use toolmark_toolset::json::Json;
@@ -49,9 +49,16 @@ pub const DEFAULT_INLINE_TOOL_BYTES: usize = 256 * 1024;
 /// many ask). A cap-sized set costs ~100 MiB while it is parsed; the machine has two cores.
 pub const MAX_CONCURRENT_LOADS: usize = 2;
 
-/// Bytes read from a blob file per chunk of a streamed document: what one response holds in
-/// memory on our side (plus one chunk held back until the digest is checked).
+/// Bytes of a streamed document per chunk handed to the connection; one chunk is held back
+/// until the next is ready, and the last until the whole document's digest is checked.
 pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Bytes of a document read from the blob store per request (a range of the file, or a ranged
+/// `GET` of the bucket's object): what one streamed document holds in memory on our side, at
+/// most (with one chunk held back). A document up to this size is read and verified whole
+/// before its response starts; a larger one costs one request per range, each complete before
+/// it is sent, so no store request waits on a slow client.
+pub const DOCUMENT_READ_BYTES: u64 = 1024 * 1024;
 
 /// Documents waiting to be read and parsed, at most (beyond the [`MAX_CONCURRENT_LOADS`] being
 /// parsed). A load runs on even when the request that asked for it gives up, so without a
@@ -59,7 +66,8 @@ pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 /// with `Retry-After` (cached sets are still served).
 pub const MAX_QUEUED_LOADS: usize = 16;
 
-/// Documents streamed at once (each holds its blob file open and one chunk in memory). 64
+/// Documents streamed at once (each holds at most [`DOCUMENT_READ_BYTES`] and one chunk in
+/// memory, 68 MiB for all of them, and one file or bucket request while a range is read). 64
 /// whole documents in flight is far beyond real use (a client fetches one when a page links
 /// to it); the file descriptors stay within the connection layer's reserve
 /// (`toolmark_server::limits::RESERVED_FILES`). Past it: 503 with `Retry-After`.
@@ -394,8 +402,10 @@ pub fn routes() -> Router<Arc<AppState>> {
 }
 
 /// `GET /api/v1/documents/{sri}`: the stored observation document with that content address,
-/// streamed from its file; the bytes are hashed as they go and the body ends in an error (the
-/// connection is cut before the last chunk) when they are not the address's.
+/// read from the blob store (a directory or a bucket) in ranges of [`DOCUMENT_READ_BYTES`] and
+/// hashed as it is read. A document of at most one range is verified before the response
+/// starts (a mismatch is a 500); a larger one is streamed, and the response is cut before its
+/// last chunk when the whole does not hash to the address.
 async fn document(
     State(state): State<Arc<AppState>>,
     Path(sri): Path<String>,
@@ -418,27 +428,42 @@ async fn document(
         );
         return Ok(r);
     };
-    let path = state.blobs.path_of(&sri);
-    let file = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ApiError::NotFound(format!("no document {sri} is stored")));
-        }
-        Err(e) => return Err(ApiError::internal(format!("{}: {e}", path.display()))),
-    };
-    let len = file
-        .metadata()
+    let blobs = state.blobs.clone();
+    let size = tokio::task::spawn_blocking(move || blobs.size(&sri))
         .await
-        .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?
-        .len();
-    let body = Body::from_stream(verified_stream(file, sri, path, permit));
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| ApiError::NotFound(format!("no document {sri} is stored")))?;
+    if size > MAX_BLOB_BYTES {
+        return Err(ApiError::internal(format!(
+            "{} is {size} bytes, more than any document ({MAX_BLOB_BYTES})",
+            state.blobs.location(&sri)
+        )));
+    }
+    let mut st = Streaming {
+        blobs: state.blobs.clone(),
+        _permit: permit,
+        hasher: Some(Sri::hasher()),
+        size,
+        read: 0,
+        pending: Bytes::new(),
+        held: None,
+        expected: sri,
+    };
+    // The first range before the headers: a store that fails is a 500, not a cut body, and a
+    // document read whole here is verified before anything of it is sent.
+    st.read_next().await.map_err(ApiError::Internal)?;
+    if st.read == size {
+        st.verify().map_err(ApiError::Internal)?;
+    }
+    let body = Body::from_stream(verified_stream(st));
     let mut r = body.into_response();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
     h.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static(crate::logroutes::IMMUTABLE),
@@ -449,75 +474,98 @@ async fn document(
     Ok(r)
 }
 
-/// A document being streamed: the file, the running digest and the chunk held back until the
-/// next one (or the end, where the digest is checked) is read.
+/// A document being streamed: where it is read from, how far, the running digest, what was read
+/// and not yet sent, and the chunk held back until the next one (or the end, where the digest
+/// is checked) is ready.
 struct Streaming {
-    file: tokio::fs::File,
+    blobs: Blobs,
     /// A place among [`MAX_DOCUMENT_STREAMS`], held until the stream ends or is dropped.
     _permit: tokio::sync::OwnedSemaphorePermit,
+    /// `None` once the whole document was verified.
     hasher: Option<toolmark_toolset::sri::SriHasher>,
+    /// The stored object's size (the `Content-Length` sent).
+    size: u64,
+    /// Bytes read from the store so far.
+    read: u64,
+    /// Read and hashed, not yet sent.
+    pending: Bytes,
     held: Option<Bytes>,
     expected: Sri,
-    path: PathBuf,
 }
 
-/// The file's bytes in chunks; the last chunk is only sent once the whole file hashed to
-/// `expected`, otherwise the stream ends in an error (logged), so a client never receives a
-/// complete response that is not the document.
+impl Streaming {
+    /// Read the next range from the store into `pending`, hashing it. The range must come back
+    /// whole: an object that shrank or vanished since its size was read is an error.
+    async fn read_next(&mut self) -> Result<(), String> {
+        let range = self.read..self.size.min(self.read + DOCUMENT_READ_BYTES);
+        let want = range.end - range.start;
+        if want == 0 {
+            return Ok(());
+        }
+        let blobs = self.blobs.clone();
+        let sri = self.expected;
+        let r = range.clone();
+        let bytes = tokio::task::spawn_blocking(move || blobs.get_range_unverified(&sri, r))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} vanished while read", self.blobs.location(&sri)))?;
+        if bytes.len() as u64 != want {
+            return Err(format!(
+                "{} gave {} bytes for the range {range:?}",
+                self.blobs.location(&sri),
+                bytes.len()
+            ));
+        }
+        if let Some(h) = self.hasher.as_mut() {
+            h.update(&bytes);
+        }
+        self.read = range.end;
+        self.pending = Bytes::from(bytes);
+        Ok(())
+    }
+
+    /// Once everything is read: whether it hashed to the address.
+    fn verify(&mut self) -> Result<(), String> {
+        let Some(h) = self.hasher.take() else {
+            return Ok(());
+        };
+        let found = h.finish();
+        if found == self.expected {
+            return Ok(());
+        }
+        Err(self.blobs.corrupt(&self.expected, found).to_string())
+    }
+}
+
+/// The document's bytes in chunks of at most [`STREAM_CHUNK_BYTES`]; the last chunk is only sent
+/// once the whole document hashed to its address, otherwise the stream ends in an error
+/// (logged), so a client never receives a complete response that is not the document.
 fn verified_stream(
-    file: tokio::fs::File,
-    expected: Sri,
-    path: PathBuf,
-    permit: tokio::sync::OwnedSemaphorePermit,
+    start: Streaming,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
-    use tokio::io::AsyncReadExt;
-    let start = Streaming {
-        file,
-        _permit: permit,
-        hasher: Some(Sri::hasher()),
-        held: None,
-        expected,
-        path,
-    };
     futures_util::stream::unfold(Some(start), |st| async move {
         let mut st = st?;
         loop {
-            let mut buf = vec![0u8; STREAM_CHUNK_BYTES];
-            match st.file.read(&mut buf).await {
-                Ok(0) => {
-                    let found = st.hasher.take().map(|h| h.finish());
-                    if found == Some(st.expected) {
-                        return st.held.take().map(|b| (Ok(b), None));
-                    }
-                    eprintln!(
-                        "toolmark api: stored document {} does not match its address (read {}); \
-                         its response was cut",
-                        st.path.display(),
-                        found.map_or_else(|| "?".into(), |f| f.to_string())
-                    );
-                    return Some((
-                        Err(std::io::Error::other(
-                            "the stored document does not match its address",
-                        )),
-                        None,
-                    ));
+            if !st.pending.is_empty() {
+                let n = STREAM_CHUNK_BYTES.min(st.pending.len());
+                let chunk = st.pending.split_to(n);
+                if let Some(previous) = st.held.replace(chunk) {
+                    return Some((Ok(previous), Some(st)));
                 }
-                Ok(n) => {
-                    buf.truncate(n);
-                    if let Some(h) = st.hasher.as_mut() {
-                        h.update(&buf);
-                    }
-                    if let Some(previous) = st.held.replace(Bytes::from(buf)) {
-                        return Some((Ok(previous), Some(st)));
-                    }
+                continue;
+            }
+            let step = if st.read < st.size {
+                st.read_next().await
+            } else {
+                match st.verify() {
+                    Ok(()) => return st.held.take().map(|b| (Ok(b), None)),
+                    Err(e) => Err(e),
                 }
-                Err(e) => {
-                    eprintln!(
-                        "toolmark api: reading stored document {}: {e}; its response was cut",
-                        st.path.display()
-                    );
-                    return Some((Err(e), None));
-                }
+            };
+            if let Err(e) = step {
+                eprintln!("toolmark api: a stored document: {e}; its response was cut");
+                return Some((Err(std::io::Error::other(e)), None));
             }
         }
     })

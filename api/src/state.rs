@@ -57,7 +57,8 @@ pub struct AppState {
     pub log: Reader,
     /// The index (`DATA/index.sqlite`).
     pub index: IndexPool,
-    /// The stored observation documents (`DATA/blobs`).
+    /// The stored observation documents (`blobs/` of the object store: `DATA/blobs` by
+    /// default, `PREFIX/blobs/` of a bucket).
     pub blobs: Blobs,
     /// Signs `/check` answers (not the log key: a different key for a different statement).
     pub answer_key: ed25519_dalek::SigningKey,
@@ -209,7 +210,7 @@ impl AppState {
         Ok(AppState {
             log: Reader::new(public, &vkey),
             index: IndexPool::open(&dir.index_path(), pool_size())?,
-            blobs: Blobs::open(&dir.blobs_dir())?,
+            blobs: dir.blobs()?,
             answer_key: dir.answer_key()?,
             base_url: base_url.trim_end_matches('/').to_owned(),
             data: data.to_owned(),

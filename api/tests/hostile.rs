@@ -13,10 +13,16 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
-use support::index_support::{Env, day, day_str, ok, records};
+use support::index_support::{
+    Env, blob_stores, corpus_page, day, day_str, fresh_bucket_prefix, ok, records, test_bucket,
+};
 use support::*;
 use toolmark_api::AppState;
+use toolmark_api::documents::DOCUMENT_READ_BYTES;
 use toolmark_api::ops::RateLimiter;
+use toolmark_index::Blobs;
+use toolmark_log::objects::Objects;
+use toolmark_toolset::Sri;
 
 const BIG_URL: &str = "https://big.example.com/mcp";
 const BIG_NAME: &str = "io.example/big";
@@ -391,7 +397,7 @@ async fn document_route_serves_the_blob_bytes_with_immutable_caching() {
         .current_raw
         .unwrap();
     let sri: toolmark_toolset::Sri = raw.parse().unwrap();
-    let stored = std::fs::read(state.blobs.path_of(&sri)).unwrap();
+    let stored = state.blobs.get(&sri).unwrap().unwrap();
     assert!(stored.len() > 4 * toolmark_api::documents::STREAM_CHUNK_BYTES);
     let (status, headers, body) = get(&state, &toolmark_api::documents::document_path(&sri)).await;
     assert_eq!(status, StatusCode::OK);
@@ -469,49 +475,236 @@ async fn document_route_malformed_sri_is_400() {
     }
 }
 
-#[tokio::test]
-async fn corrupted_document_aborts_the_stream() {
+/// A data directory whose blobs live in `blobs` (a directory or a bucket prefix, as
+/// `blob_stores` gives them), with one server whose current tool set is the memory set (one
+/// read range) and one whose set is [`big_page`] (several); the state serves from that store.
+fn on_store(tag: &str, blobs: Objects) -> (Env, Arc<AppState>, Sri, Sri) {
+    let mut env = Env::with_blobs(&format!("api-hostile-store-{tag}"), Some(blobs));
+    let recs = records(json!([
+        server(MEMORY_NAME, MEMORY_URL),
+        server(BIG_NAME, BIG_URL),
+    ]));
+    let big = big_page();
+    env.run(&day_str(0, 0), &recs, &[], |url| {
+        let page = if url == BIG_URL {
+            big.clone()
+        } else {
+            corpus_page(index_support::MEMORY)
+        };
+        Some(ok(day(0, 60), vec![page]))
+    });
+    let mut state = AppState::open(&env.dir, BASE).unwrap();
+    // The log and the index are the data directory's; the blobs are in `blobs` (the route reads
+    // whatever `AppState::blobs` is; `DataDir::blobs` choosing it is the storage test below).
+    state.blobs = env.blobs.clone();
+    let state = Arc::new(state);
+    let raw = |url| -> Sri {
+        let id = target_id(&state, url);
+        let t = state.index.get().target(&id).unwrap().unwrap();
+        t.current_raw.unwrap().parse().unwrap()
+    };
+    let (small, large) = (raw(MEMORY_URL), raw(BIG_URL));
+    let sizes = (
+        state.blobs.size(&small).unwrap().unwrap(),
+        state.blobs.size(&large).unwrap().unwrap(),
+    );
+    assert!(sizes.0 <= DOCUMENT_READ_BYTES, "{sizes:?}");
+    assert!(sizes.1 > 3 * DOCUMENT_READ_BYTES, "{sizes:?}");
+    (env, state, small, large)
+}
+
+const MEMORY_NAME: &str = "io.example/memory";
+
+/// Overwrite the stored object of `sri` with its bytes, one flipped at `at` (a fraction of the
+/// length).
+fn corrupt(state: &AppState, sri: &Sri, at: f64) -> usize {
+    let key = Blobs::key_of(sri);
+    let mut bytes = state
+        .blobs
+        .objects()
+        .get_bounded(&key, u64::MAX)
+        .unwrap()
+        .unwrap();
+    let i = ((bytes.len() - 1) as f64 * at) as usize;
+    bytes[i] ^= 0x01;
+    state.blobs.objects().put(&key, &bytes).unwrap();
+    bytes.len()
+}
+
+/// The response to GET the document `sri`: its status, and the body's bytes until it ended
+/// (`Ok`) or failed (`Err` with what arrived before).
+async fn fetch_document(
+    state: &Arc<AppState>,
+    sri: &Sri,
+) -> (StatusCode, Result<Vec<u8>, Vec<u8>>) {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
-    let p = populated("hostile-corrupt");
-    let id = target_id(&p.state, MEMORY_URL);
-    let raw = p
-        .state
-        .index
-        .get()
-        .target(&id)
-        .unwrap()
-        .unwrap()
-        .current_raw
-        .unwrap();
-    let sri: toolmark_toolset::Sri = raw.parse().unwrap();
-    let path = p.state.blobs.path_of(&sri);
-    let mut bytes = std::fs::read(&path).unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perms.set_readonly(false);
-    std::fs::set_permissions(&path, perms).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x01;
-    std::fs::write(&path, &bytes).unwrap();
-    let response = toolmark_api::router(p.state.clone())
+    let response = toolmark_api::router(state.clone())
         .oneshot(
-            Request::get(toolmark_api::documents::document_path(&sri))
+            Request::get(toolmark_api::documents::document_path(sri))
                 .body(Body::empty())
                 .unwrap(),
         )
         .await
         .unwrap();
-    assert_eq!(
-        response.status(),
-        StatusCode::OK,
-        "the headers go before the bytes"
-    );
-    let read = response.into_body().collect().await;
-    assert!(
-        read.is_err(),
-        "the body ends in an error, not in the corrupted bytes"
-    );
+    let status = response.status();
+    let mut body = response.into_body();
+    let mut got = Vec::new();
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(f) => got.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..])),
+            Err(_) => return (status, Err(got)),
+        }
+    }
+    (status, Ok(got))
+}
+
+#[tokio::test]
+async fn documents_are_served_exactly_from_every_store() {
+    for (name, objects) in blob_stores("doc-serve") {
+        let (_env, state, small, large) = on_store(&format!("serve-{name}"), objects);
+        for sri in [small, large] {
+            let stored = state.blobs.get(&sri).unwrap().unwrap();
+            let (status, headers, body) =
+                get(&state, &toolmark_api::documents::document_path(&sri)).await;
+            assert_eq!(status, StatusCode::OK, "{name}");
+            assert_eq!(
+                headers["content-length"],
+                stored.len().to_string().as_str(),
+                "{name}"
+            );
+            assert_eq!(headers["etag"], format!("\"{sri}\"").as_str(), "{name}");
+            assert!(body == stored, "{name}: exactly the stored bytes");
+        }
+    }
+}
+
+/// A corrupted document that fits one read range is verified before the response starts: a
+/// 500 with a JSON error, never the bad bytes.
+#[tokio::test]
+async fn a_corrupted_document_of_one_range_is_a_500_on_every_store() {
+    for (name, objects) in blob_stores("doc-corrupt-small") {
+        let (_env, state, small, _) = on_store(&format!("small-{name}"), objects);
+        corrupt(&state, &small, 0.5);
+        let (status, headers, body) =
+            get(&state, &toolmark_api::documents::document_path(&small)).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{name}");
+        assert_json_error(&headers, &body, "internal-server-error");
+    }
+}
+
+/// A corrupted document of several ranges is streamed, and its body ends in an error before the
+/// last chunk wherever the damage is (the first range, the middle, the very last byte).
+#[tokio::test]
+async fn a_corrupted_document_of_several_ranges_is_cut_on_every_store() {
+    for (name, objects) in blob_stores("doc-corrupt-large") {
+        let (_env, state, _, large) = on_store(&format!("large-{name}"), objects);
+        let original = state.blobs.get(&large).unwrap().unwrap();
+        for at in [0.0, 0.5, 1.0] {
+            let len = corrupt(&state, &large, at);
+            let (status, body) = fetch_document(&state, &large).await;
+            assert_eq!(status, StatusCode::OK, "{name} {at}: the headers go first");
+            match body {
+                Err(sent) => assert!(sent.len() < len, "{name} {at}: {} of {len}", sent.len()),
+                Ok(sent) => panic!("{name} {at}: a complete body of {} bytes", sent.len()),
+            }
+            state.blobs.put(&original).unwrap();
+        }
+        let (status, body) = fetch_document(&state, &large).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            body.is_ok_and(|b| b == original),
+            "{name}: repaired, served whole"
+        );
+    }
+}
+
+/// A blob store that cannot be reached (a closed port) is a 500 before any response starts,
+/// never an empty or cut 200.
+#[tokio::test]
+async fn a_failing_blob_store_is_a_500() {
+    let (_env, state, small, large) = on_store("failing", blob_stores("failing").remove(0).1);
+    let mut state = Arc::into_inner(state).unwrap();
+    let closed = toolmark_log::objects::S3Options {
+        endpoint: Some("http://127.0.0.1:1".into()),
+        allow_http: true,
+        ..Default::default()
+    };
+    let dead = Objects::s3("s3://nowhere/prefix", &closed).unwrap();
+    state.blobs = Blobs::new(dead.sub("blobs")).unwrap();
+    let state = Arc::new(state);
+    for sri in [small, large] {
+        let (status, headers, body) =
+            get(&state, &toolmark_api::documents::document_path(&sri)).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_json_error(&headers, &body, "internal-server-error");
+    }
+}
+
+/// A data directory whose `[storage]` objects are elsewhere keeps its blobs there (`blobs/` of
+/// that store, beside `log/`), and the API serves them from there: a directory always, and the
+/// test bucket when the `AWS_*` variables `[storage]` reads point at it.
+#[tokio::test]
+async fn a_data_dir_on_other_storage_serves_its_documents() {
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("api-storage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut specs = vec![("dir", format!("file:{}", scratch.join("objects").display()))];
+    // `[storage]` reaches a bucket as the `AWS_*` variables say, which a test cannot set (no
+    // `unsafe` for `set_var`): the bucket is tried when they point at the test bucket's endpoint.
+    match (std::env::var("AWS_ENDPOINT_URL").ok(), test_bucket()) {
+        (Some(endpoint), Some((bucket, options)))
+            if options.endpoint.as_ref() == Some(&endpoint) =>
+        {
+            specs.push(("bucket", fresh_bucket_prefix(&bucket, "api-storage")));
+        }
+        _ => eprintln!(
+            "bucket storage skipped: AWS_ENDPOINT_URL (what [storage] reads) is not \
+             TOOLMARK_TEST_S3"
+        ),
+    }
+    for (name, objects) in specs {
+        let root = scratch.join(name);
+        let spec = toolmark_log::store::StorageSpec::parse("sqlite", &objects).unwrap();
+        let data = toolmark_index::DataDir::with_storage(&root, spec);
+        {
+            let mut w = data.open_writer("toolmark.test/log").unwrap();
+            let recs = records(json!([server(MEMORY_NAME, MEMORY_URL)]));
+            let input = toolmark_index::RunInput {
+                started_at: day_str(0, 0),
+                registry: "https://registry.test".into(),
+                records: recs.clone(),
+                harvest_complete: true,
+                delisted: vec![],
+                allow_cleartext: false,
+            };
+            let mut rec = toolmark_index::Recorder::new(&mut w.log, &w.blobs, &mut w.index);
+            let run = rec.begin_run(&input).unwrap();
+            rec.record(
+                run,
+                index_support::outcomes(&recs, |_| {
+                    Some(ok(day(0, 60), vec![corpus_page(index_support::MEMORY)]))
+                }),
+            )
+            .unwrap();
+        }
+        let state = Arc::new(toolmark_api::AppState::open_dir(&data, BASE).unwrap());
+        let id = target_id(&state, MEMORY_URL);
+        let t = state.index.get().target(&id).unwrap().unwrap();
+        let sri: Sri = t.current_raw.unwrap().parse().unwrap();
+        let (status, _, body) = get(&state, &toolmark_api::documents::document_path(&sri)).await;
+        assert_eq!(status, StatusCode::OK, "{name}");
+        assert_eq!(Sri::of(&body), sri, "{name}");
+        assert!(
+            !data.blobs_dir().exists(),
+            "{name}: nothing under DATA/blobs"
+        );
+        if name == "dir" {
+            let file = scratch.join("objects/blobs").join(Blobs::key_of(&sri));
+            assert_eq!(std::fs::read(file).unwrap(), body, "{name}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 //! DATA/log/                 the verifiable log (toolmark-log FileStore)
 //! DATA/log/public/          the C2SP tlog-tiles directory the API serves
 //! DATA/log/private/log.key  the log's signing key (mode 0600)
-//! DATA/blobs/               content-addressed observation documents
+//! DATA/blobs/               content-addressed observation documents (`blobs/` of the object
+//!                           store `[storage]` names: `PREFIX/blobs/` of a bucket)
 //! DATA/index.sqlite         the queryable index
 //! DATA/schedules.sqlite     the schedules' leases and run history (`toolmark run`)
 //! DATA/contributions.sqlite `/check` clients' opt-in reports: (target, digest, day) counts
@@ -154,9 +155,23 @@ impl DataDir {
         self.log_dir().join(toolmark_log::KEY_FILE)
     }
 
-    /// `DATA/blobs`.
+    /// `DATA/blobs`: where the blobs are on the default storage (see [`DataDir::blobs`]).
     pub fn blobs_dir(&self) -> PathBuf {
         self.root.join(BLOBS_DIR)
+    }
+
+    /// The blob store: `blobs/` of the object store `[storage]` names (`DATA/blobs` by
+    /// default, `DIR/blobs` of `file:DIR`, `PREFIX/blobs/` of `s3://BUCKET/PREFIX`), beside the
+    /// log's `log/`.
+    pub fn blobs(&self) -> Result<Blobs, DataError> {
+        let root = self.storage.objects_root(&self.root).map_err(|e| match e {
+            StoreError::Objects(e) => DataError::Blobs(BlobError::Store(e)),
+            other => DataError::Io {
+                path: self.blobs_dir(),
+                reason: other.to_string(),
+            },
+        })?;
+        Ok(Blobs::new(root.sub(BLOBS_DIR))?)
     }
 
     /// `DATA/index.sqlite`.
@@ -201,7 +216,7 @@ impl DataDir {
             source,
         })?;
         self.answer_key()?;
-        let blobs = Blobs::open(&self.blobs_dir())?;
+        let blobs = self.blobs()?;
         let mut index = Index::open(&self.index_path())?;
         index.catch_up(&log, &blobs)?;
         Ok(Writer { log, blobs, index })

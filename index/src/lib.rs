@@ -4,8 +4,9 @@
 //! What it does:
 //! - [`datadir`]: the data directory's layout, the one place that knows it, and opening
 //!   it for writing (creating the log and both keys).
-//! - [`blobs`]: a content-addressed store (`<dir>/sha256/<2 hex>/<64 hex>`), written atomically
-//!   and durably, verified on every read: a corrupted blob is an error, never data.
+//! - [`blobs`]: a content-addressed store (`sha256/<2 hex>/<64 hex>` under `blobs/` of the
+//!   object store: a directory or an S3-compatible bucket), written create-only and durably,
+//!   verified on every read: a corrupted blob is an error, never data.
 //! - [`document`]: the observation document (`toolmark-observation/1`), the blob a log entry's
 //!   `raw` names: everything one observation produced, the server's raw texts embedded as JSON
 //!   strings so every byte is kept. Its module documentation is the format's definition.

@@ -136,9 +136,7 @@ fn the_current_tool_set_is_read_from_its_document_and_verified() {
     );
     assert_eq!(
         read.document_bytes,
-        std::fs::metadata(env.blobs.path_of(&at.document))
-            .unwrap()
-            .len()
+        env.blobs.size(&at.document).unwrap().unwrap()
     );
 }
 
@@ -191,7 +189,10 @@ fn a_tool_set_whose_digest_is_not_the_indexed_one_is_refused() {
 fn a_current_tool_set_whose_document_is_gone_is_refused() {
     let env = env("current-missing");
     let at = files_target(&env).current_tool_set().unwrap().unwrap();
-    std::fs::remove_file(env.blobs.path_of(&at.document)).unwrap();
+    env.blobs
+        .objects()
+        .delete(&toolmark_index::Blobs::key_of(&at.document))
+        .unwrap();
     assert!(matches!(
         at.read(&env.blobs),
         Err(IndexError::MissingBlob { entry, .. }) if entry == at.entry

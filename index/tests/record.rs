@@ -6,7 +6,7 @@ use serde_json::json;
 use support::*;
 use toolmark_index::document::{DocTarget, DocVia, Document};
 use toolmark_index::record::{MISMATCHED, NOT_LOGGED, NOT_OBSERVED};
-use toolmark_index::{BlobError, IndexError, RunInput, RunStatus, TargetOutcome};
+use toolmark_index::{BlobError, Blobs, IndexError, RunInput, RunStatus, TargetOutcome};
 use toolmark_log::entry::{self, Entry, Subject};
 use toolmark_observation::observe::{Observation, Sandboxed, Status, Via};
 use toolmark_observation::registry::{Record, TargetKind};
@@ -643,12 +643,12 @@ fn blob_corruption_is_detected_and_repairable() {
     env.run(&day_str(0, 0), &recs, &[], first_day);
     let alpha = env.entries()[0].clone();
     let sri: Sri = alpha.raw.unwrap();
-    let path = env.blobs.path_of(&sri);
-    let original = std::fs::read(&path).unwrap();
+    let key = Blobs::key_of(&sri);
+    let original = env.blobs.objects().get(&key).unwrap().unwrap();
     let mut bad = original.clone();
     let at = bad.len() / 2;
     bad[at] ^= 0x01;
-    std::fs::write(&path, &bad).unwrap();
+    env.blobs.objects().put(&key, &bad).unwrap();
 
     assert!(matches!(
         env.blobs.get(&sri),
@@ -677,12 +677,12 @@ fn blob_corruption_is_detected_and_repairable() {
         Err(IndexError::Blob(BlobError::Corrupt { .. }))
     ));
     // …and once the blob is restored, catching up finishes the work.
-    std::fs::write(&path, &original).unwrap();
+    env.blobs.objects().put(&key, &original).unwrap();
     assert_eq!(env.index.catch_up(&env.log, &env.blobs).unwrap(), 10);
     assert_eq!(env.index.changes(0, 10, None, None).unwrap().len(), 1);
 
     // A missing blob is an error too, never an empty document.
-    std::fs::remove_file(&path).unwrap();
+    env.blobs.objects().delete(&key).unwrap();
     assert!(matches!(
         env.index.rebuild(&env.log, &env.blobs),
         Err(IndexError::MissingBlob { entry: 0, .. })

@@ -592,6 +592,32 @@ impl Objects {
         let d = std::fs::File::open(dir).map_err(|e| self.err("", e))?;
         rustix::fs::syncfs(&d).map_err(|e| self.err("", std::io::Error::from(e)))
     }
+
+    /// Bytes `range` of the object at `path` (an end past the object's is cut to it), `None`
+    /// if there is none; a range longer than [`MAX_OBJECT_BYTES`] is refused. Nothing is checked
+    /// here: the caller verifies what the ranges add up to (the API streams an observation
+    /// document by ranges and hashes them, so a large document never sits whole in memory and
+    /// no request waits on a slow client).
+    pub fn get_range(
+        &self,
+        path: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, ObjectError> {
+        if range.end.saturating_sub(range.start) > MAX_OBJECT_BYTES {
+            return Err(ObjectError::TooLarge {
+                store: self.label.clone(),
+                path: path.to_owned(),
+                max: MAX_OBJECT_BYTES,
+            });
+        }
+        let loc = self.location(path)?;
+        let store = self.store.clone();
+        match block(async move { store.get_range(&loc, range).await }) {
+            Ok(bytes) => Ok(Some(bytes.into())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
 }
 
 impl crate::verify::Source for Objects {
@@ -636,6 +662,17 @@ mod tests {
         let e = o.put_create("a/b", b"two").unwrap_err();
         assert!(matches!(e, ObjectError::Differs { .. }), "{e}");
         assert!(e.to_string().contains("fork alarm"), "{e}");
+    }
+
+    #[test]
+    fn a_range_is_read_up_to_the_object_end_and_a_long_one_refused() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        o.put("doc", b"0123456789").unwrap();
+        assert_eq!(o.get_range("doc", 2..5).unwrap().unwrap(), b"234");
+        assert_eq!(o.get_range("doc", 8..100).unwrap().unwrap(), b"89");
+        assert_eq!(o.get_range("absent", 0..1).unwrap(), None);
+        let e = o.get_range("doc", 0..MAX_OBJECT_BYTES + 1).unwrap_err();
+        assert!(matches!(e, ObjectError::TooLarge { .. }), "{e}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use toolmark_index::{Blobs, Index, Recorded, Recorder, RunInput, TargetOutcome};
 use toolmark_log::Log;
 use toolmark_log::entry::Entry;
+use toolmark_log::objects::{Objects, S3Options};
 use toolmark_observation::observe::{AuthChallenge, Dialled, Observation, Status, Transport, Via};
 use toolmark_observation::registry::{Record, TargetKind};
 
@@ -21,12 +22,20 @@ pub struct Env {
 
 impl Env {
     pub fn new(tag: &str) -> Env {
+        Env::with_blobs(tag, None)
+    }
+
+    /// An `Env` whose blobs live in `blobs` (another store than `DIR/blobs`), when given.
+    pub fn with_blobs(tag: &str, blobs: Option<Objects>) -> Env {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("index-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let log = Log::init(&dir.join("log"), "toolmark.test/log").unwrap();
-        let blobs = Blobs::open(&dir.join("blobs")).unwrap();
+        let blobs = match blobs {
+            Some(objects) => Blobs::new(objects).unwrap(),
+            None => Blobs::open(&dir.join("blobs")).unwrap(),
+        };
         let index = Index::open(&dir.join("index.sqlite")).unwrap();
         Env {
             dir,
@@ -77,6 +86,54 @@ impl Drop for Env {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// How the tests reach the shared SeaweedFS that scripts/test starts (`TOOLMARK_TEST_S3`, its
+/// bucket and keys), or `None` when it is not running (then a test runs on a directory only; under
+/// `CI` it must be running).
+pub fn test_bucket() -> Option<(String, S3Options)> {
+    let Ok(endpoint) = std::env::var("TOOLMARK_TEST_S3") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "TOOLMARK_TEST_S3 (scripts/seaweedfs) is needed under CI"
+        );
+        eprintln!("bucket store skipped: no TOOLMARK_TEST_S3");
+        return None;
+    };
+    let bucket =
+        std::env::var("TOOLMARK_TEST_S3_BUCKET").unwrap_or_else(|_| "toolmark-test".into());
+    let options = S3Options {
+        endpoint: Some(endpoint),
+        region: Some("us-east-1".into()),
+        access_key_id: std::env::var("TOOLMARK_TEST_S3_ACCESS_KEY_ID").ok(),
+        secret_access_key: std::env::var("TOOLMARK_TEST_S3_SECRET_ACCESS_KEY").ok(),
+        allow_http: true,
+        virtual_hosted: false,
+    };
+    Some((bucket, options))
+}
+
+/// `s3://BUCKET/<tag>-<pid>-<nanos>`: a key prefix of the shared test bucket no other test uses.
+pub fn fresh_bucket_prefix(bucket: &str, tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("s3://{bucket}/{tag}-{}-{nanos}", std::process::id())
+}
+
+/// The object stores every blob test runs on: a scratch directory, and a fresh prefix of the
+/// shared test bucket when it is running. Each is the view the blobs use (`…/blobs`).
+pub fn blob_stores(tag: &str) -> Vec<(&'static str, Objects)> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("blob-store-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut out = vec![("dir", Objects::dir(&dir).unwrap().sub("blobs"))];
+    if let Some((bucket, options)) = test_bucket() {
+        let url = fresh_bucket_prefix(&bucket, tag);
+        out.push(("bucket", Objects::s3(&url, &options).unwrap().sub("blobs")));
+    }
+    out
 }
 
 /// Every target of `records`, each with `observe(url)` for remotes that may be dialled.
