@@ -140,6 +140,8 @@ impl LogAt {
 
     /// Open the log, with its recovery.
     fn open(&self) -> Result<Log> {
+        // Settings that cannot work are refused before anything is read.
+        self.storage.spec()?;
         if !self.storage.given() {
             let dir = self.dir.as_deref().context("no log: give DIR")?;
             if self.key.is_none() {
@@ -286,8 +288,8 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
                 _ => {
                     let key = LogKey::generate(&origin)?;
                     let path = at.key_path()?;
-                    sequencer::write_private_key(&path, &key.to_skey())?;
                     let stores = at.stores()?;
+                    sequencer::write_private_key(&path, &key.to_skey())?;
                     let place = format!("{} + {}", stores.head.describe(), stores.objects.label());
                     let log = Log::create(stores, key, system_clock())?;
                     println!(

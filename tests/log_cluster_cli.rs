@@ -100,6 +100,21 @@ fn ok(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
+/// The indices `log append` printed (not the size line of each checkpoint after them).
+fn printed_indices(out: &str) -> Vec<u64> {
+    let mut after_origin = false;
+    let mut found = Vec::new();
+    for l in out.lines() {
+        if !after_origin {
+            if let Ok(i) = l.parse() {
+                found.push(i);
+            }
+        }
+        after_origin = l.ends_with("example/log");
+    }
+    found
+}
+
 fn line(i: usize) -> String {
     format!(
         "{{\"subject\":{{\"server\":\"io.example/s{}\",\"target\":\"https://s{}.example.com/mcp\"}},\"observedAt\":\"2026-12-06T14:00:00Z\",\"status\":\"ok\",\"tools\":{i}}}\n",
@@ -121,12 +136,12 @@ fn the_log_subcommands_work_on_postgres_and_a_bucket() {
     assert!(out.contains("verifier key: cluster.example/log+"), "{out}");
     // Batches of 40: three checkpoints for 100 entries, indices in order.
     let out = ok(&c.log("append", &["--batch", "40"], Some(&lines(0..100))));
-    let indices: Vec<u64> = out.lines().filter_map(|l| l.parse().ok()).collect();
+    let indices = printed_indices(&out);
     assert_eq!(indices, (0..100).collect::<Vec<u64>>());
     assert_eq!(out.matches("cluster.example/log\n").count(), 3);
     // The same observations again are logged once: the indices they have.
     let out = ok(&c.log("append", &[], Some(&lines(90..110))));
-    let indices: Vec<u64> = out.lines().filter_map(|l| l.parse().ok()).collect();
+    let indices = printed_indices(&out);
     assert_eq!(indices, (90..110).collect::<Vec<u64>>());
     let vkey = ok(&c.log("key", &[], None));
     assert!(vkey.starts_with("cluster.example/log+"), "{vkey}");
@@ -233,7 +248,7 @@ fn migrate_copies_a_single_box_log_verifies_the_copy_then_commits() {
         c.run(&args, stdin)
     };
     let out = ok(&cluster("append", &[], Some(&lines(690..720))));
-    let indices: Vec<u64> = out.lines().filter_map(|l| l.parse().ok()).collect();
+    let indices = printed_indices(&out);
     assert_eq!(indices, (690..720).collect::<Vec<u64>>());
     let vkey = ok(&c.run(&["log", "key", single.to_str().unwrap()], None));
     let out = ok(&c.run(&["log", "verify", &objects, "--vkey", vkey.trim()], None));
