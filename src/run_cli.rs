@@ -60,9 +60,7 @@ async fn service(config: Config) -> Result<()> {
             tracing::info!("the log was created by another process meanwhile ({e:#})");
         }
     }
-    let vkey_path = dir.log_vkey();
-    let vkey = std::fs::read_to_string(&vkey_path)
-        .with_context(|| format!("reading {}", vkey_path.display()))?;
+    let vkey = dir.vkey()?;
     let listener = toolmark_server::bind(config.listen).await?;
     let bound = listener.local_addr()?;
     let base = config.public_base(bound);

@@ -22,7 +22,8 @@ impl Cluster {
     fn new(tag: &str) -> Option<Cluster> {
         let db = toolmark_standins::services::postgres().unwrap()?;
         let bucket = toolmark_standins::services::s3().unwrap()?;
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
+        let dir =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Some(Cluster { db, bucket, dir })
@@ -174,7 +175,8 @@ fn the_log_subcommands_work_on_postgres_and_a_bucket() {
 
 #[test]
 fn storage_settings_that_cannot_work_are_refused_naming_the_key() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("storage-keys-{}", std::process::id()));
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("storage-keys-{}", std::process::id()));
     for (flag, value, key) in [
         ("--head", "mysql://db/log", "storage.head"),
         ("--objects", "gs://bucket/x", "storage.objects"),
@@ -194,7 +196,12 @@ fn storage_settings_that_cannot_work_are_refused_naming_the_key() {
     }
     // `toolmark run` checks them at start too.
     let out = Command::new(env!("CARGO_BIN_EXE_toolmark"))
-        .args(["run", "--print-config", "--head", "postgres://db:notaport/x"])
+        .args([
+            "run",
+            "--print-config",
+            "--head",
+            "postgres://db:notaport/x",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -208,7 +215,13 @@ fn migrate_copies_a_single_box_log_verifies_the_copy_then_commits() {
     };
     let single = c.dir.join("single");
     ok(&c.run(
-        &["log", "init", single.to_str().unwrap(), "--origin", "migrate.example/log"],
+        &[
+            "log",
+            "init",
+            single.to_str().unwrap(),
+            "--origin",
+            "migrate.example/log",
+        ],
         None,
     ));
     ok(&c.run(
@@ -271,7 +284,13 @@ fn migrate_stops_before_any_checkpoint_when_the_bucket_holds_other_bytes() {
     };
     let single = c.dir.join("single");
     ok(&c.run(
-        &["log", "init", single.to_str().unwrap(), "--origin", "migrate.example/log"],
+        &[
+            "log",
+            "init",
+            single.to_str().unwrap(),
+            "--origin",
+            "migrate.example/log",
+        ],
         None,
     ));
     ok(&c.run(
@@ -279,9 +298,7 @@ fn migrate_stops_before_any_checkpoint_when_the_bucket_holds_other_bytes() {
         Some(&lines(0..300)),
     ));
     // Another history's tile is already in the bucket.
-    c.public()
-        .put("tile/0/000", &[7u8; 8192])
-        .unwrap();
+    c.public().put("tile/0/000", &[7u8; 8192]).unwrap();
     let out = c.run(
         &[
             "log",

@@ -525,3 +525,99 @@ fn a_witnessed_service_is_cosigned_by_a_toolmark_witness() {
     verify_log(&data);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `toolmark run` with `[storage]` on PostgreSQL and a bucket (the shared test services): the
+/// log is created there, the crawl and the heartbeat commit there, the API serves the
+/// checkpoint it reads from the bucket, the data directory holds none of the log's files, and
+/// the bucket's log verifies.
+#[test]
+fn a_service_on_postgres_and_a_bucket_crawls_and_serves_from_them() {
+    let (Some(db), Some(bucket)) = (
+        toolmark_standins::services::postgres().unwrap(),
+        toolmark_standins::services::s3().unwrap(),
+    ) else {
+        return;
+    };
+    let world = World::start(3, Duration::from_millis(1));
+    let dir = tmp("cluster");
+    let config = world.config(&dir, "* * * * * *");
+    let objects = format!("s3://{}/{}", bucket.bucket, bucket.prefix);
+    let mut file = std::fs::read_to_string(&config).unwrap();
+    file.push_str(&format!(
+        "[storage]\nhead = \"{}\"\nobjects = \"{objects}\"\n",
+        db.url()
+    ));
+    std::fs::write(&config, file).unwrap();
+    let aws = |c: &mut Command| {
+        c.env("AWS_ENDPOINT_URL", &bucket.endpoint)
+            .env("AWS_ACCESS_KEY_ID", &bucket.access_key_id)
+            .env("AWS_SECRET_ACCESS_KEY", &bucket.secret_access_key)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("TOOLMARK_STORAGE_HEAD")
+            .env_remove("TOOLMARK_STORAGE_OBJECTS");
+    };
+    let mut cmd = toolmark(&["run", "--config", config.to_str().unwrap()]);
+    aws(&mut cmd);
+    let mut service = Watched::spawn(cmd, Stream::Stderr, "toolmark run");
+    let url = Watched::url_in(&service.wait_for("serving http://", deadline()));
+    let data = dir.join("data");
+    let public = toolmark_log::objects::Objects::s3(
+        &objects,
+        &toolmark_log::objects::S3Options {
+            endpoint: Some(bucket.endpoint.clone()),
+            region: Some("us-east-1".into()),
+            access_key_id: Some(bucket.access_key_id.clone()),
+            secret_access_key: Some(bucket.secret_access_key.clone()),
+            allow_http: true,
+            virtual_hosted: false,
+        },
+    )
+    .unwrap()
+    .sub("log/public");
+    let size = |note: &[u8]| -> u64 {
+        String::from_utf8_lossy(note)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    wait_until(
+        "the crawl's three entries in the bucket, and two heartbeats",
+        || {
+            let grown = public
+                .get("checkpoint")
+                .unwrap()
+                .is_some_and(|n| size(&n) >= 3);
+            let beats = LeaseStore::open(data.join("schedules.sqlite"))
+                .and_then(|s| s.runs("heartbeat", 100))
+                .map(|r| r.iter().filter(|r| r.status.as_str() == "ok").count())
+                .unwrap_or(0);
+            grown && beats >= 2 && crawl_runs(&data).iter().any(|s| s == "ok")
+        },
+    );
+    // The API serves the bucket's checkpoint (read through the same stores).
+    let served = ureq::get(&format!("{url}/checkpoint"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_vec()
+        .unwrap();
+    assert_eq!(
+        size(&served),
+        size(&public.get("checkpoint").unwrap().unwrap())
+    );
+    service.signal("-INT");
+    assert!(service.exit(deadline()).success());
+    // The data directory holds the key and the local bookkeeping, none of the log's files.
+    assert!(data.join("log/private/log.key").exists());
+    assert!(!data.join("log/public").exists());
+    assert!(!data.join("log/log.sqlite").exists());
+    let vkey = String::from_utf8(public.get("vkey").unwrap().unwrap()).unwrap();
+    let mut verify = toolmark(&["log", "verify", &objects, "--vkey", vkey.trim()]);
+    aws(&mut verify);
+    let o = verify.output().unwrap();
+    assert!(o.status.success(), "log verify: {:?}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -103,7 +103,12 @@ struct Writer {
     threads: Vec<std::thread::JoinHandle<()>>,
 }
 
-fn spawn(place: &Place, slot: usize, generation: usize, all: &Mutex<Vec<Arc<Mutex<Seen>>>>) -> Writer {
+fn spawn(
+    place: &Place,
+    slot: usize,
+    generation: usize,
+    all: &Mutex<Vec<Arc<Mutex<Seen>>>>,
+) -> Writer {
     let mut child = place
         .command(&["append", "--batch", "16"])
         .stdin(Stdio::piped())
@@ -219,7 +224,8 @@ fn four_writers_paused_and_killed_keep_one_log() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("several-{}", std::process::id()));
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("several-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let place = Place {
@@ -233,7 +239,11 @@ fn four_writers_paused_and_killed_keep_one_log() {
         .command(&["init", "--origin", ORIGIN])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let all: Mutex<Vec<Arc<Mutex<Seen>>>> = Mutex::new(Vec::new());
     let mut generation = vec![0usize; WRITERS];
@@ -333,7 +343,10 @@ fn four_writers_paused_and_killed_keep_one_log() {
         }
         // No fork: every checkpoint any writer printed is a prefix of the final tree.
         for &(old, root) in &s.checkpoints {
-            assert!(old <= size, "a checkpoint of size {old} beyond the log's {size}");
+            assert!(
+                old <= size,
+                "a checkpoint of size {old} beyond the log's {size}"
+            );
             if old == 0 || old == size {
                 if old == size {
                     assert_eq!(root, at.checkpoint.root, "fork at size {old}");
@@ -349,7 +362,10 @@ fn four_writers_paused_and_killed_keep_one_log() {
         "{size} entries logged; {acked} acknowledgements checked ({} of observations submitted by several writers)",
         shared.len()
     );
-    assert!(acked > 200, "too little was appended to prove anything: {acked}");
+    assert!(
+        acked > 200,
+        "too little was appended to prove anything: {acked}"
+    );
     assert!(!shared.is_empty());
 
     // `toolmark log verify` streams it from the bucket.
@@ -395,7 +411,11 @@ fn four_writers_paused_and_killed_keep_one_log() {
             let aics = Path::new(&bin).join("aics-tlog");
             for args in [
                 vec!["verify-checkpoint"],
-                vec!["verify-consistency", "--old-checkpoint", old.to_str().unwrap()],
+                vec![
+                    "verify-consistency",
+                    "--old-checkpoint",
+                    old.to_str().unwrap(),
+                ],
             ] {
                 let out = Command::new(&aics)
                     .args(&args)

@@ -99,7 +99,10 @@ fn appender(
                 }
             }
             // Never longer than the bucket's retry bound plus a statement's.
-            assert!(started.elapsed() < Duration::from_secs(90), "an append hung");
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "an append hung"
+            );
         }
         (acked, failures)
     })
@@ -173,7 +176,13 @@ fn the_writer_survives_a_stalled_or_dead_bucket_and_a_stopped_database() {
         (
             "database stopped",
             Box::new(|| {
-                sh(Command::new("pg_ctlcluster").args(["15", "toolmark_test", "stop", "-m", "immediate"]));
+                sh(Command::new("pg_ctlcluster").args([
+                    "15",
+                    "toolmark_test",
+                    "stop",
+                    "-m",
+                    "immediate",
+                ]));
                 std::thread::sleep(Duration::from_secs(3));
                 sh(&mut Command::new(repository().join("scripts/postgres")));
             }),
@@ -196,7 +205,10 @@ fn the_writer_survives_a_stalled_or_dead_bucket_and_a_stopped_database() {
         std::thread::sleep(Duration::from_secs(4));
         stop.store(true, Ordering::Relaxed);
         let (acked, failed) = writer.join().expect("the writer thread");
-        eprintln!("{name}: {} acknowledged, {failed} failed appends", acked.len());
+        eprintln!(
+            "{name}: {} acknowledged, {failed} failed appends",
+            acked.len()
+        );
         assert!(!acked.is_empty(), "{name}: nothing was appended");
         failures += failed;
         first += 1_000_000;

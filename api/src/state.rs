@@ -196,17 +196,7 @@ impl AppState {
             path: dir.log_public(),
             reason: e.to_string(),
         })?;
-        let vkey = public
-            .get("vkey")
-            .map_err(|e| StateError::Io {
-                path: dir.log_vkey(),
-                reason: e.to_string(),
-            })?
-            .ok_or_else(|| StateError::Io {
-                path: dir.log_vkey(),
-                reason: format!("no vkey in {}", public.label()),
-            })?;
-        let vkey = String::from_utf8_lossy(&vkey).into_owned();
+        let vkey = dir.vkey()?;
         Ok(AppState {
             log: Reader::new(public, &vkey),
             index: IndexPool::open(&dir.index_path(), pool_size())?,

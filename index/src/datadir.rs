@@ -150,6 +150,21 @@ impl DataDir {
         self.log_public().join("vkey")
     }
 
+    /// The log's verifier key as published (`public/vkey` in the log's object store, wherever
+    /// `[storage]` puts it), trimmed.
+    pub fn vkey(&self) -> Result<String, DataError> {
+        let at = |reason: String| DataError::Io {
+            path: self.log_vkey(),
+            reason,
+        };
+        let public = self.log_public_objects().map_err(|e| at(e.to_string()))?;
+        let bytes = public
+            .get("vkey")
+            .map_err(|e| at(e.to_string()))?
+            .ok_or_else(|| at(format!("no vkey in {}", public.label())))?;
+        Ok(String::from_utf8_lossy(&bytes).trim().to_owned())
+    }
+
     /// `DATA/log/private/log.key`, the log's signing key.
     pub fn log_key(&self) -> PathBuf {
         self.log_dir().join(toolmark_log::KEY_FILE)

@@ -492,9 +492,8 @@ impl Log {
             Some(bytes) => {
                 // The staged object comes from the untrusted store: nothing of it is written
                 // but what its entries give, computed here from the applied tree.
-                let corrupt = |why: &str| {
-                    StoreError::Fatal(format!("{}/{name} {why}", self.staging.label()))
-                };
+                let corrupt =
+                    |why: &str| StoreError::Fatal(format!("{}/{name} {why}", self.staging.label()));
                 let files =
                     store::decode_batch(&bytes).ok_or_else(|| corrupt("is not a staged batch"))?;
                 let (base, base_root) = self
@@ -739,7 +738,10 @@ impl Log {
         }
         out.sort_by_key(|(i, _)| *i);
         let contiguous = out.len() as u64 == to - from
-            && out.iter().enumerate().all(|(k, (i, _))| *i == from + k as u64);
+            && out
+                .iter()
+                .enumerate()
+                .all(|(k, (i, _))| *i == from + k as u64);
         contiguous.then(|| out.into_iter().map(|(_, e)| e).collect())
     }
 

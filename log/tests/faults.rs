@@ -362,7 +362,8 @@ fn a_tampered_staged_batch_is_refused() {
             .unwrap();
         let err = b.open().err().expect("a tampered staged batch is refused");
         assert!(
-            err.to_string().contains("does not reproduce the committed head"),
+            err.to_string()
+                .contains("does not reproduce the committed head"),
             "{}: {err}",
             b.name
         );
