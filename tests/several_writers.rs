@@ -246,7 +246,7 @@ fn four_writers_paused_and_killed_keep_one_log() {
     );
 
     let all: Mutex<Vec<Arc<Mutex<Seen>>>> = Mutex::new(Vec::new());
-    let mut generation = vec![0usize; WRITERS];
+    let mut generation = [0usize; WRITERS];
     let mut writers: Vec<Writer> = (0..WRITERS).map(|w| spawn(&place, w, 0, &all)).collect();
     let start = Instant::now();
     let deadline = start + Duration::from_secs(seconds);

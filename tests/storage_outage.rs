@@ -21,6 +21,9 @@ use toolmark_log::objects::{Objects, S3Options};
 use toolmark_log::store::LogStores;
 use toolmark_log::{Log, verify};
 
+/// What an outage does to the services, then undoes.
+type Outage = Box<dyn Fn()>;
+
 fn repository() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -163,7 +166,7 @@ fn the_writer_survives_a_stalled_or_dead_bucket_and_a_stopped_database() {
 
     let mut all: HashMap<String, u64> = HashMap::new();
     let mut failures = 0;
-    let phases: [(&str, Box<dyn Fn()>); 3] = [
+    let phases: [(&str, Outage); 3] = [
         (
             "bucket stalled 6 s",
             Box::new(|| {

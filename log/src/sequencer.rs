@@ -183,6 +183,9 @@ impl<R: HashReader> HashReader for Overlay<'_, R> {
     }
 }
 
+/// A batch's public files: (path under `public/`, bytes).
+type Files = Vec<(String, Vec<u8>)>;
+
 /// Where a log directory keeps its signing key (mode 0600, outside `public/`).
 pub const KEY_FILE: &str = "private/log.key";
 
@@ -689,7 +692,7 @@ impl Log {
         old: u64,
         old_root: Hash,
         encoded: &[Vec<u8>],
-    ) -> Result<(Hash, Vec<(String, Vec<u8>)>), LogError> {
+    ) -> Result<(Hash, Files), LogError> {
         let new = old + encoded.len() as u64;
         let stored = self.stored(old);
         let mut overlay = Overlay {
