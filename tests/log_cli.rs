@@ -4,7 +4,8 @@
 // Tests run real binaries and tools (clippy.toml keeps spawning out of the libraries).
 #![allow(clippy::disallowed_methods)]
 
-use std::io::Write;
+mod common;
+
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -12,19 +13,9 @@ use std::time::{Duration, Instant};
 use toolmark_log::proof;
 
 fn toolmark(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmark"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        let mut input = input;
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    child.wait_with_output().unwrap()
+    let mut c = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+    c.args(args);
+    common::output_with_stdin(c, stdin)
 }
 
 fn line(i: usize) -> String {

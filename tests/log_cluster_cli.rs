@@ -6,9 +6,10 @@
 //! checkpoint is written).
 #![allow(clippy::disallowed_methods)] // runs the binary
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use toolmark_log::objects::{Objects, S3Options};
 use toolmark_standins::services::{Bucket, Database};
 
@@ -39,8 +40,8 @@ impl Cluster {
 
     /// `toolmark ARGS` with the bucket's AWS_* variables.
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolmark"))
-            .args(args)
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+        c.args(args)
             .env("AWS_ENDPOINT_URL", &self.bucket.endpoint)
             .env("AWS_ACCESS_KEY_ID", &self.bucket.access_key_id)
             .env("AWS_SECRET_ACCESS_KEY", &self.bucket.secret_access_key)
@@ -48,18 +49,32 @@ impl Cluster {
             .env("AWS_REGION", "us-east-1")
             .env_remove("TOOLMARK_STORAGE_HEAD")
             .env_remove("TOOLMARK_STORAGE_OBJECTS")
-            .env_remove("TOOLMARK_LOG_KEY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take().unwrap();
-        if let Some(text) = stdin {
-            let mut input = input;
-            input.write_all(text.as_bytes()).unwrap();
-        }
-        child.wait_with_output().unwrap()
+            .env_remove("TOOLMARK_LOG_KEY");
+        common::output_with_stdin(c, stdin)
+    }
+
+    /// A single-box log of `n` entries in `DIR/single`.
+    fn single_box_log(&self, n: usize) -> PathBuf {
+        let single = self.dir.join("single");
+        let d = single.to_str().unwrap();
+        ok(&self.run(&["log", "init", d, "--origin", "migrate.example/log"], None));
+        ok(&self.run(&["log", "append", d, "--batch", "100"], Some(&lines(0..n))));
+        single
+    }
+
+    /// `log migrate SINGLE` into this cluster.
+    fn migrate(&self, single: &Path) -> Output {
+        let objects = self.objects();
+        let args = [
+            "log",
+            "migrate",
+            single.to_str().unwrap(),
+            "--head",
+            self.db.url(),
+            "--objects",
+            &objects,
+        ];
+        self.run(&args, None)
     }
 
     /// `toolmark log SUB … --head … --objects … --key …`.
@@ -76,14 +91,11 @@ impl Cluster {
     fn public(&self) -> Objects {
         Objects::s3(
             &self.objects(),
-            &S3Options {
-                endpoint: Some(self.bucket.endpoint.clone()),
-                region: Some("us-east-1".into()),
-                access_key_id: Some(self.bucket.access_key_id.clone()),
-                secret_access_key: Some(self.bucket.secret_access_key.clone()),
-                allow_http: true,
-                virtual_hosted: false,
-            },
+            &S3Options::at(
+                &self.bucket.endpoint,
+                &self.bucket.access_key_id,
+                &self.bucket.secret_access_key,
+            ),
         )
         .unwrap()
         .sub("log/public")
@@ -213,37 +225,9 @@ fn migrate_copies_a_single_box_log_verifies_the_copy_then_commits() {
     let Some(c) = Cluster::new("log-migrate") else {
         return;
     };
-    let single = c.dir.join("single");
-    ok(&c.run(
-        &[
-            "log",
-            "init",
-            single.to_str().unwrap(),
-            "--origin",
-            "migrate.example/log",
-        ],
-        None,
-    ));
-    ok(&c.run(
-        &["log", "append", single.to_str().unwrap(), "--batch", "100"],
-        Some(&lines(0..700)),
-    ));
+    let single = c.single_box_log(700);
     let objects = c.objects();
-    let migrate = |c: &Cluster| {
-        c.run(
-            &[
-                "log",
-                "migrate",
-                single.to_str().unwrap(),
-                "--head",
-                c.db.url(),
-                "--objects",
-                &objects,
-            ],
-            None,
-        )
-    };
-    let out = ok(&migrate(&c));
+    let out = ok(&c.migrate(&single));
     assert!(out.contains("migrated 700 entries"), "{out}");
     // The bucket now serves the single box's published checkpoint, byte for byte.
     assert_eq!(
@@ -267,7 +251,7 @@ fn migrate_copies_a_single_box_log_verifies_the_copy_then_commits() {
     let out = ok(&c.run(&["log", "verify", &objects, "--vkey", vkey.trim()], None));
     assert!(out.contains("at size 720"), "{out}");
     // Migrating again into a head store that holds a log is refused.
-    let out = migrate(&c);
+    let out = c.migrate(&single);
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("already holds a log"),
@@ -282,35 +266,10 @@ fn migrate_stops_before_any_checkpoint_when_the_bucket_holds_other_bytes() {
     let Some(c) = Cluster::new("log-migrate-fork") else {
         return;
     };
-    let single = c.dir.join("single");
-    ok(&c.run(
-        &[
-            "log",
-            "init",
-            single.to_str().unwrap(),
-            "--origin",
-            "migrate.example/log",
-        ],
-        None,
-    ));
-    ok(&c.run(
-        &["log", "append", single.to_str().unwrap()],
-        Some(&lines(0..300)),
-    ));
+    let single = c.single_box_log(300);
     // Another history's tile is already in the bucket.
     c.public().put("tile/0/000", &[7u8; 8192]).unwrap();
-    let out = c.run(
-        &[
-            "log",
-            "migrate",
-            single.to_str().unwrap(),
-            "--head",
-            c.db.url(),
-            "--objects",
-            &c.objects(),
-        ],
-        None,
-    );
+    let out = c.migrate(&single);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("fork alarm"), "{err}");

@@ -564,14 +564,11 @@ fn a_service_on_postgres_and_a_bucket_crawls_and_serves_from_them() {
     let data = dir.join("data");
     let public = toolmark_log::objects::Objects::s3(
         &objects,
-        &toolmark_log::objects::S3Options {
-            endpoint: Some(bucket.endpoint.clone()),
-            region: Some("us-east-1".into()),
-            access_key_id: Some(bucket.access_key_id.clone()),
-            secret_access_key: Some(bucket.secret_access_key.clone()),
-            allow_http: true,
-            virtual_hosted: false,
-        },
+        &toolmark_log::objects::S3Options::at(
+            &bucket.endpoint,
+            &bucket.access_key_id,
+            &bucket.secret_access_key,
+        ),
     )
     .unwrap()
     .sub("log/public");

@@ -60,14 +60,11 @@ impl Place {
     fn public(&self) -> Objects {
         Objects::s3(
             &self.objects,
-            &S3Options {
-                endpoint: Some(self.bucket.endpoint.clone()),
-                region: Some("us-east-1".into()),
-                access_key_id: Some(self.bucket.access_key_id.clone()),
-                secret_access_key: Some(self.bucket.secret_access_key.clone()),
-                allow_http: true,
-                virtual_hosted: false,
-            },
+            &S3Options::at(
+                &self.bucket.endpoint,
+                &self.bucket.access_key_id,
+                &self.bucket.secret_access_key,
+            ),
         )
         .unwrap()
         .sub("log/public")

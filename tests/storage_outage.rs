@@ -121,14 +121,11 @@ fn the_writer_survives_a_stalled_or_dead_bucket_and_a_stopped_database() {
     };
     let url = db.url().to_owned();
     let objects = format!("s3://{}/{}", bucket.bucket, bucket.prefix);
-    let opts = S3Options {
-        endpoint: Some(bucket.endpoint.clone()),
-        region: Some("us-east-1".into()),
-        access_key_id: Some(bucket.access_key_id.clone()),
-        secret_access_key: Some(bucket.secret_access_key.clone()),
-        allow_http: true,
-        virtual_hosted: false,
-    };
+    let opts = S3Options::at(
+        &bucket.endpoint,
+        &bucket.access_key_id,
+        &bucket.secret_access_key,
+    );
     let seed = [9u8; 32];
     let stores = {
         let (url, objects, opts) = (url.clone(), objects.clone(), opts.clone());

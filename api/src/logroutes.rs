@@ -63,13 +63,7 @@ async fn checkpoint(State(state): State<Arc<AppState>>) -> Result<Response, ApiE
     let (note, published) = blocking(move || {
         // When the log last published (a batch or a heartbeat re-signing the same tree): the
         // note has no time of its own, so this is how a client sees the log is alive.
-        let published = state
-            .log
-            .public()
-            .stat("checkpoint")
-            .ok()
-            .flatten()
-            .map(|m| m.modified);
+        let published = state.log.checkpoint_written();
         let note = state
             .log
             .file("checkpoint")

@@ -209,13 +209,7 @@ async fn openapi() -> Response {
 /// Seconds since the published checkpoint was written (its file's modification time: the
 /// checkpoint text carries no time of its own).
 fn checkpoint_age(state: &AppState) -> Option<u64> {
-    let modified = state
-        .log
-        .public()
-        .stat("checkpoint")
-        .ok()
-        .flatten()
-        .map(|m| m.modified)?;
+    let modified = state.log.checkpoint_written()?;
     SystemTime::now()
         .duration_since(modified)
         .ok()

@@ -177,6 +177,19 @@ pub struct S3Options {
 }
 
 impl S3Options {
+    /// An S3-compatible server at `endpoint` (path-style requests; plain HTTP allowed when the
+    /// endpoint is `http://`), every request signed with these credentials.
+    pub fn at(endpoint: &str, access_key_id: &str, secret_access_key: &str) -> S3Options {
+        S3Options {
+            endpoint: Some(endpoint.to_owned()),
+            region: None,
+            access_key_id: Some(access_key_id.to_owned()),
+            secret_access_key: Some(secret_access_key.to_owned()),
+            allow_http: endpoint.starts_with("http://"),
+            virtual_hosted: false,
+        }
+    }
+
     /// The options the usual `AWS_*` variables give.
     pub fn from_env() -> S3Options {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());

@@ -81,6 +81,16 @@ impl Reader {
         &self.public
     }
 
+    /// When the published checkpoint was last written (a batch, or a heartbeat re-signing the
+    /// same tree: the note has no time of its own), as the store says; `None` if it cannot tell.
+    pub fn checkpoint_written(&self) -> Option<std::time::SystemTime> {
+        self.public
+            .stat("checkpoint")
+            .ok()
+            .flatten()
+            .map(|m| m.modified)
+    }
+
     /// A public file (`checkpoint`, `tile/0/000`, …), `None` if it does not exist. The path must
     /// already be checked (see [`tiles::parse_tile_path`]); this does not sanitise it.
     pub fn file(&self, path: &str) -> Result<Option<Vec<u8>>, ReadError> {

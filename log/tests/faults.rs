@@ -5,14 +5,13 @@
 
 mod support;
 use support::backends::{Backend, backends};
-use support::faults::{Arm, FaultyHead, FaultyObjects, Mode};
+use support::faults::{Arm, Mode, faulty_stores};
 use support::*;
 
 use std::sync::{Arc, Mutex};
 use toolmark_log::merkle;
 use toolmark_log::note;
 use toolmark_log::sequencer::{self, Log};
-use toolmark_log::store::LogStores;
 use toolmark_log::verify;
 
 /// The write steps of an append, in order, and where each is injected.
@@ -72,18 +71,7 @@ fn every_step_fails_both_ways_without_harm() {
                 }
                 seen.push(published(&b));
                 let arm = Arc::new(Mutex::new(Some(Arm { at, mode, skip: 0 })));
-                let stores = LogStores {
-                    head: Box::new(FaultyHead {
-                        inner: b.head(),
-                        arm: arm.clone(),
-                    }),
-                    objects: b.objects().wrapped(|inner| {
-                        Arc::new(FaultyObjects {
-                            inner,
-                            arm: arm.clone(),
-                        })
-                    }),
-                };
+                let stores = faulty_stores(&b, &arm);
                 let key = sequencer::read_key(&b.key_path()).unwrap();
                 let mut log = Log::open_with(stores, key, Box::new(now)).unwrap();
                 let err = log.append(entries(300, 100)).unwrap_err();
@@ -328,15 +316,7 @@ fn a_tampered_staged_batch_is_refused() {
             mode: Mode::Lost,
             skip: 0,
         })));
-        let stores = LogStores {
-            head: b.head(),
-            objects: b.objects().wrapped(|inner| {
-                Arc::new(FaultyObjects {
-                    inner,
-                    arm: arm.clone(),
-                })
-            }),
-        };
+        let stores = faulty_stores(&b, &arm);
         let key = sequencer::read_key(&b.key_path()).unwrap();
         let mut log = Log::open_with(stores, key, Box::new(now)).unwrap();
         assert!(log.append(entries(300, 10)).is_err());

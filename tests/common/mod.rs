@@ -5,8 +5,8 @@
 // Each test binary that includes this module uses part of it.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -106,4 +106,21 @@ impl Drop for Watched {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Run `command` to its end with `stdin` as its input (none: an empty, closed stdin), capturing
+/// stdout and stderr.
+pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
 }

@@ -204,13 +204,7 @@ impl Stats {
     pub fn compute(state: &AppState, now: SystemTime) -> Result<Stats, ApiError> {
         let t = unix_now(now);
         let cp = state.checkpoint().map_err(ApiError::internal)?;
-        let written = state
-            .log
-            .public()
-            .stat("checkpoint")
-            .ok()
-            .flatten()
-            .map(|m| m.modified);
+        let written = state.log.checkpoint_written();
         let index = state.index.get();
         let since = |hours: u64| toolmark_index::time::from_unix(t.saturating_sub(hours * 3600));
         let mut windows = BTreeMap::new();

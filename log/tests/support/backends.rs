@@ -48,14 +48,11 @@ pub fn backends(tag: &str) -> Vec<Backend> {
             dir: super::tempdir(&format!("{tag}-cluster")),
             postgres: Some(db.url().to_owned()),
             s3: Some(format!("s3://{}/{}", bucket.bucket, bucket.prefix)),
-            s3_options: Some(S3Options {
-                endpoint: Some(bucket.endpoint.clone()),
-                region: Some("us-east-1".into()),
-                access_key_id: Some(bucket.access_key_id.clone()),
-                secret_access_key: Some(bucket.secret_access_key.clone()),
-                allow_http: true,
-                virtual_hosted: false,
-            }),
+            s3_options: Some(S3Options::at(
+                &bucket.endpoint,
+                &bucket.access_key_id,
+                &bucket.secret_access_key,
+            )),
             _db: Some(Arc::new(db)),
         });
     }

@@ -188,3 +188,22 @@ impl HeadStore for FaultyHead {
         format!("faulty({})", self.inner.describe())
     }
 }
+
+/// The stores of `b` with one failure armed (`arm`) around both of them.
+pub fn faulty_stores(
+    b: &super::backends::Backend,
+    arm: &Arc<Mutex<Option<Arm>>>,
+) -> toolmark_log::store::LogStores {
+    toolmark_log::store::LogStores {
+        head: Box::new(FaultyHead {
+            inner: b.head(),
+            arm: arm.clone(),
+        }),
+        objects: b.objects().wrapped(|inner| {
+            Arc::new(FaultyObjects {
+                inner,
+                arm: arm.clone(),
+            })
+        }),
+    }
+}
