@@ -1,5 +1,7 @@
 //! Log benchmark (a bench binary, not criterion: it reports throughput and latency percentiles).
 //!
+//! Entries are distinct observations (`support/entries.rs`), so the writer's dedup drops none.
+//!
 //! * batched appends per second, tiles, bundles, signed checkpoint and fsyncs included, in
 //!   batches of `MAX_BATCH` (100,000) entries, until the log holds `TOOLMARK_BENCH_ENTRIES`
 //!   (default 10,000,000);
@@ -15,37 +17,10 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use toolmark_log::Log;
-use toolmark_log::entry::{Entry, MtlResult, Status, Subject};
 
-fn entry(i: u64) -> Entry {
-    Entry {
-        subject: Subject {
-            server: format!("io.github.example-{}/server", i % 20_000),
-            target: format!("https://mcp{}.example.com/mcp", i % 20_000),
-            package: None,
-        },
-        observed_at: "2026-11-30T14:00:00Z".into(),
-        status: Status::ok(),
-        detail: None,
-        mtl1: Some(MtlResult::Digest(
-            "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c="
-                .parse()
-                .unwrap(),
-        )),
-        full: Some(
-            "sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c="
-                .parse()
-                .unwrap(),
-        ),
-        tools: Some(i % 40),
-        raw: Some(
-            "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
-                .parse()
-                .unwrap(),
-        ),
-        prev: None,
-    }
-}
+#[path = "support/entries.rs"]
+mod entries;
+use entries::entry;
 
 fn main() {
     let total: u64 = std::env::var("TOOLMARK_BENCH_ENTRIES")
