@@ -27,6 +27,11 @@ pub const S3_MAX_RETRIES: usize = 3;
 /// The longest a request and its retries may take together: a dead bucket costs a writer this
 /// long per write before it stops with an error.
 pub const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How many writes [`Objects::put_create_all`] keeps in flight at once. A batch's tiles and
+/// bundles are independent objects; written one after the other, a 100,000-entry batch waits for
+/// about 800 bucket round trips in a row. More in flight gains little once the store's own
+/// concurrency is used, and each write in flight holds its bytes.
+pub const MAX_PARALLEL_PUTS: usize = 16;
 /// The largest object [`Objects::get`] reads (an entry bundle is at most 256 × 64 KiB plus
 /// lengths; a staged batch of [`crate::sequencer::MAX_BATCH`] entries is larger and is read
 /// with [`Objects::get_bounded`]).
@@ -315,7 +320,10 @@ impl Objects {
 
     /// The same place through a wrapper of the store (tests: a fault injector around the real
     /// store), keeping the prefix and, for a directory, its path.
-    pub fn wrapped(&self, wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>) -> Objects {
+    pub fn wrapped(
+        &self,
+        wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>,
+    ) -> Objects {
         Objects {
             store: wrap(self.store.clone()),
             prefix: self.prefix.clone(),
@@ -439,6 +447,17 @@ impl Objects {
                 .put_opts(&loc, payload, PutOptions::from(PutMode::Create))
                 .await
         });
+        self.created(path, bytes, r)
+    }
+
+    /// What a create-only write of `bytes` at `path` that returned `r` means: an object already
+    /// there is accepted only if it holds exactly these bytes.
+    fn created(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        r: Result<object_store::PutResult, object_store::Error>,
+    ) -> Result<Created, ObjectError> {
         match r {
             Ok(_) => Ok(Created::New),
             Err(object_store::Error::AlreadyExists { .. }) => {
@@ -467,6 +486,36 @@ impl Objects {
             }
             Err(e) => Err(self.err(path, e)),
         }
+    }
+
+    /// [`Objects::put_create`] of every `(path, bytes)`, at most [`MAX_PARALLEL_PUTS`] in flight
+    /// at once, each checked as `put_create` checks it; the first error (in the order given) is
+    /// returned once all have finished. Nothing is ordered between the files: a caller that needs
+    /// one written after the others writes it after this returns.
+    pub fn put_create_all(&self, files: &[(String, Vec<u8>)]) -> Result<(), ObjectError> {
+        use futures_util::StreamExt;
+        let mut puts = Vec::with_capacity(files.len());
+        for (path, bytes) in files {
+            puts.push((self.location(path)?, PutPayload::from(bytes.clone())));
+        }
+        let store = self.store.clone();
+        let results = block(async move {
+            futures_util::stream::iter(puts.into_iter().map(|(loc, payload)| {
+                let store = store.clone();
+                async move {
+                    store
+                        .put_opts(&loc, payload, PutOptions::from(PutMode::Create))
+                        .await
+                }
+            }))
+            .buffered(MAX_PARALLEL_PUTS)
+            .collect::<Vec<_>>()
+            .await
+        });
+        for ((path, bytes), r) in files.iter().zip(results) {
+            self.created(path, bytes, r)?;
+        }
+        Ok(())
     }
 
     /// Replace the object at `path` only if it is still what `expect` says (`If-Match` on its
@@ -644,7 +693,10 @@ mod tests {
         assert!(o.put_if("checkpoint", b"1", &Expect::Absent).unwrap());
         assert!(!o.put_if("checkpoint", b"1", &Expect::Absent).unwrap());
         let (_, v1) = o.get_versioned("checkpoint", 10).unwrap().unwrap();
-        assert!(o.put_if("checkpoint", b"22", &Expect::Version(v1.clone())).unwrap());
+        assert!(
+            o.put_if("checkpoint", b"22", &Expect::Version(v1.clone()))
+                .unwrap()
+        );
         assert!(!o.put_if("checkpoint", b"3", &Expect::Version(v1)).unwrap());
         assert_eq!(o.get("checkpoint").unwrap().unwrap(), b"22");
         assert_eq!(o.put_create("tile/0/000", b"t").unwrap(), Created::New);

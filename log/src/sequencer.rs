@@ -186,9 +186,12 @@ pub const KEY_FILE: &str = "private/log.key";
 /// The dedup key of an entry: the first 16 bytes of the SHA-256 of its encoding without `prev`.
 pub fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
     use sha2::Digest;
-    let mut plain = e.clone();
-    plain.prev = None;
-    let d = sha2::Sha256::digest(plain.encode()?);
+    if e.prev.is_some() {
+        let mut plain = e.clone();
+        plain.prev = None;
+        return dedup_key(&plain);
+    }
+    let d = sha2::Sha256::digest(e.encode()?);
     let mut k = [0u8; 16];
     k.copy_from_slice(&d[..16]);
     Ok(k)
@@ -425,8 +428,7 @@ impl Log {
                 "the stored checkpoint note does not match its record".into(),
             ));
         }
-        self.witnessed =
-            self.head_store.meta("publication")?.as_deref() == Some(store::WITNESSED);
+        self.witnessed = self.head_store.meta("publication")?.as_deref() == Some(store::WITNESSED);
         self.apply_committed(&head)?;
         if head.size != self.head.size {
             self.check_root(&head)?;
@@ -516,9 +518,9 @@ impl Log {
     /// Write a committed batch's files create-only (identical bytes already there are fine; other
     /// bytes are a fork alarm) and make them durable.
     fn apply(&self, files: &[(String, Vec<u8>)]) -> Result<(), LogError> {
-        for (p, d) in files {
-            self.public.put_create(p, d).map_err(StoreError::from)?;
-        }
+        self.public
+            .put_create_all(files)
+            .map_err(StoreError::from)?;
         self.public.flush().map_err(StoreError::from)?;
         Ok(())
     }
@@ -561,7 +563,7 @@ impl Log {
     /// Append a batch. Each entry's `prev` is set here from the head store's record of its
     /// subject. An entry already logged (the same observation, by any writer) is not logged
     /// again: its index is the one it was logged at.
-    pub fn append(&mut self, entries: Vec<Entry>) -> Result<Appended, LogError> {
+    pub fn append(&mut self, mut entries: Vec<Entry>) -> Result<Appended, LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
@@ -576,7 +578,9 @@ impl Log {
             });
         }
         let mut keys = Vec::with_capacity(entries.len());
-        for (index, e) in entries.iter().enumerate() {
+        for (index, e) in entries.iter_mut().enumerate() {
+            // Set again below for every entry logged now; cleared here so the key needs no copy.
+            e.prev = None;
             keys.push(dedup_key(e).map_err(|source| LogError::Entry { index, source })?);
         }
         let result = self.append_keyed(entries, &keys);
@@ -650,10 +654,12 @@ impl Log {
                 .filter(|(_, l)| *l >= old)
                 .collect();
             match self.append_encoded(&encoded, &subjects, &new_keys) {
-                Ok(checkpoint) => return Ok(Appended {
-                    indices,
-                    checkpoint,
-                }),
+                Ok(checkpoint) => {
+                    return Ok(Appended {
+                        indices,
+                        checkpoint,
+                    });
+                }
                 Err(LogError::Store(StoreError::Conflict { .. })) => continue,
                 Err(e) => return Err(e),
             }
@@ -701,9 +707,9 @@ impl Log {
             .put_create(&name, &store::encode_batch(&files))
             .map_err(StoreError::from)?;
         self.staging.flush().map_err(StoreError::from)?;
-        if let Err(e) =
-            self.head_store
-                .commit(Some((old, self.head.root)), &head, subjects, keys)
+        if let Err(e) = self
+            .head_store
+            .commit(Some((old, self.head.root)), &head, subjects, keys)
         {
             if matches!(e, StoreError::Conflict { .. }) {
                 let _ = self.staging.delete(&name);
@@ -792,7 +798,11 @@ impl Log {
                 "index {index} is not below size {size}"
             )));
         }
-        Ok(merkle::inclusion_proof(index, size, &self.stored(self.head.size))?)
+        Ok(merkle::inclusion_proof(
+            index,
+            size,
+            &self.stored(self.head.size),
+        )?)
     }
 
     /// Consistency proof from `old` to `new` (0 < old ≤ new ≤ the head's size).
@@ -803,7 +813,11 @@ impl Log {
                 "no consistency proof from {old} to {new}"
             )));
         }
-        Ok(merkle::consistency_proof(old, new, &self.stored(self.head.size))?)
+        Ok(merkle::consistency_proof(
+            old,
+            new,
+            &self.stored(self.head.size),
+        )?)
     }
 
     /// The root of the tree at `size` (≤ the head's size).

@@ -183,7 +183,6 @@ impl Backend {
     pub fn published(&self) -> Vec<u8> {
         self.public().get("checkpoint").unwrap().unwrap()
     }
-
 }
 
 fn system_clock() -> Clock {
@@ -194,4 +193,3 @@ fn system_clock() -> Clock {
             .as_secs()
     })
 }
-
