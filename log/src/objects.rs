@@ -27,10 +27,11 @@ pub const S3_MAX_RETRIES: usize = 3;
 /// The longest a request and its retries may take together: a dead bucket costs a writer this
 /// long per write before it stops with an error.
 pub const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(20);
-/// How many writes [`Objects::put_create_all`] keeps in flight at once. A batch's tiles and
-/// bundles are independent objects; written one after the other, a 100,000-entry batch waits for
-/// about 800 bucket round trips in a row. More in flight gains little once the store's own
-/// concurrency is used, and each write in flight holds its bytes.
+/// How many writes [`Objects::put_create_all`] keeps in flight at once in a bucket. A batch's
+/// tiles and bundles are independent objects; written one after the other, a 100,000-entry batch
+/// waits for about 800 bucket round trips in a row. More in flight gains little once the store's
+/// own concurrency is used, and each write in flight holds its bytes. A directory gets one at a
+/// time: creations in one directory contend on its lock, and the disk is not a round trip away.
 pub const MAX_PARALLEL_PUTS: usize = 16;
 /// The largest object [`Objects::get`] reads (an entry bundle is at most 256 × 64 KiB plus
 /// lengths; a staged batch of [`crate::sequencer::MAX_BATCH`] entries is larger and is read
@@ -489,7 +490,7 @@ impl Objects {
     }
 
     /// [`Objects::put_create`] of every `(path, bytes)`, at most [`MAX_PARALLEL_PUTS`] in flight
-    /// at once, each checked as `put_create` checks it; the first error (in the order given) is
+    /// at once (one in a directory), each checked as `put_create` checks it; the first error (in the order given) is
     /// returned once all have finished. Nothing is ordered between the files: a caller that needs
     /// one written after the others writes it after this returns.
     pub fn put_create_all(&self, files: &[(String, Vec<u8>)]) -> Result<(), ObjectError> {
@@ -498,6 +499,11 @@ impl Objects {
         for (path, bytes) in files {
             puts.push((self.location(path)?, PutPayload::from(bytes.clone())));
         }
+        let in_flight = if self.local.is_some() {
+            1
+        } else {
+            MAX_PARALLEL_PUTS
+        };
         let store = self.store.clone();
         let results = block(async move {
             futures_util::stream::iter(puts.into_iter().map(|(loc, payload)| {
@@ -508,7 +514,7 @@ impl Objects {
                         .await
                 }
             }))
-            .buffered(MAX_PARALLEL_PUTS)
+            .buffered(in_flight)
             .collect::<Vec<_>>()
             .await
         });
