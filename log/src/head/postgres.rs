@@ -171,20 +171,18 @@ impl HeadStore for PgHead {
         let size = new.size as i64;
         let at = new.signed_at as i64;
         let root = new.root.0.as_slice();
-        let n = if current.is_none() {
+        let n = match &current {
             // Two writers initialising at once: the primary key lets one row in.
-            tx.execute(
+            None => tx.execute(
                 "INSERT INTO tlog_head (id, size, root, signed_at) VALUES (1, $1, $2, $3)
                  ON CONFLICT (id) DO NOTHING",
                 &[&size, &root, &at],
-            )
-        } else {
-            let (os, or, _) = current.as_ref().expect("checked");
-            tx.execute(
+            ),
+            Some((os, or, _)) => tx.execute(
                 "UPDATE tlog_head SET size = $1, root = $2, signed_at = $3
                  WHERE id = 1 AND size = $4 AND root = $5",
                 &[&size, &root, &at, &(*os as i64), or],
-            )
+            ),
         }
         .map_err(db)?;
         if n != 1 {
