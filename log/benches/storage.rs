@@ -8,7 +8,8 @@
 //!    for `TOOLMARK_BENCH_SECONDS` seconds each (default 10): appends/s, and p50/p99 of one
 //!    `append` call (the commit latency a caller sees);
 //! 3. inclusion proofs from a [`Reader`] over the published files (the directory; the bucket):
-//!    `TOOLMARK_BENCH_PROOFS` random indices (default 2,000) at the final size, p50/p99/max;
+//!    `TOOLMARK_BENCH_PROOFS` random indices (default 2,000) at the final size, p50/p99/max,
+//!    and as many GETs of one random full level-0 tile (what a proof reads at least);
 //! 4. `verify::fsck` of the whole log from the directory and from the bucket.
 //!
 //! The cluster runs when `TOOLMARK_TEST_POSTGRES` and `TOOLMARK_TEST_S3` name the services
@@ -254,8 +255,8 @@ fn main() {
     println!(
         "\n## inclusion proofs from a Reader over the published files, {proofs} random indices"
     );
-    println!("| backend | size | p50 | p99 | max |");
-    println!("| --- | ---: | ---: | ---: | ---: |");
+    println!("| backend | size | p50 | p99 | max | one tile GET p50 / p99 |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     for side in &sides {
         let reader = Reader::new(side.public.clone(), &side.log.vkey());
         let at = reader.checkpoint().expect("published checkpoint");
@@ -273,12 +274,31 @@ fn main() {
             std::hint::black_box(p);
         }
         lat.sort_by(f64::total_cmp);
+        // What one proof's reads cost at least: one GET of a random level-0 tile.
+        let mut get = Vec::with_capacity(proofs as usize);
+        for _ in 0..proofs {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let tile = toolmark_log::tiles::TileId {
+                level: 0,
+                index: rng % (size / 256).max(1),
+                width: 256,
+            };
+            let t = Instant::now();
+            let bytes = side.public.get(&tile.path()).expect("tile");
+            get.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(bytes);
+        }
+        get.sort_by(f64::total_cmp);
         println!(
-            "| {} | {size} | {} | {} | {} |",
+            "| {} | {size} | {} | {} | {} | {} / {} |",
             side.name,
             ms(pct(&lat, 0.5)),
             ms(pct(&lat, 0.99)),
-            ms(lat[lat.len() - 1])
+            ms(lat[lat.len() - 1]),
+            ms(pct(&get, 0.5)),
+            ms(pct(&get, 0.99))
         );
     }
 
