@@ -31,13 +31,13 @@
 
 pub mod cosignature;
 pub mod entry;
-#[cfg(feature = "store")]
-pub mod head;
 pub mod merkle;
 pub mod note;
+pub mod policy;
+#[cfg(feature = "store")]
+pub mod head;
 #[cfg(feature = "store")]
 pub mod objects;
-pub mod policy;
 pub mod proof;
 #[cfg(feature = "store")]
 pub mod reader;

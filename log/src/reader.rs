@@ -12,9 +12,9 @@
 //! anyway). It does not cache: the operating system's page cache serves a directory's hot tiles;
 //! a bucket's reader pays one request per tile.
 
+use crate::objects::Objects;
 use crate::merkle::{self, Hash, ProofError};
 use crate::note::{self, Checkpoint};
-use crate::objects::Objects;
 use crate::tiles::{self, TileId};
 use crate::{FormatError, proof};
 

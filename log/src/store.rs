@@ -169,8 +169,9 @@ impl StorageSpec {
         let head = match head.trim() {
             "" | "sqlite" => HeadSpec::Sqlite,
             h if h.starts_with("postgres://") || h.starts_with("postgresql://") => {
-                h.parse::<postgres::Config>()
-                    .map_err(|e| format!("storage.head: not a PostgreSQL URL: {e}"))?;
+                h.parse::<postgres::Config>().map_err(|e| {
+                    format!("storage.head: not a PostgreSQL URL: {e}")
+                })?;
                 HeadSpec::Postgres(h.to_owned())
             }
             h => {
@@ -251,10 +252,9 @@ impl StorageSpec {
     pub fn describe(&self) -> String {
         let head = match &self.head {
             HeadSpec::Sqlite => "sqlite".to_owned(),
-            HeadSpec::Postgres(u) => u
-                .split('@')
-                .next_back()
-                .map_or(u.clone(), |h| format!("postgres://{h}")),
+            HeadSpec::Postgres(u) => u.split('@').next_back().map_or(u.clone(), |h| {
+                format!("postgres://{h}")
+            }),
         };
         let objects = match &self.objects {
             ObjectsSpec::DataDir | ObjectsSpec::File(None) => "file:".to_owned(),
@@ -440,6 +440,7 @@ pub(crate) fn decode_batch(mut b: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     Some(out)
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,15 +450,10 @@ mod tests {
         assert!(StorageSpec::parse("sqlite", "file:").unwrap().is_default());
         assert!(StorageSpec::parse("", "").unwrap().is_default());
         let s = StorageSpec::parse("postgres://tm@127.0.0.1:5432/log", "s3://b/p/q/").unwrap();
-        assert_eq!(
-            s.head,
-            HeadSpec::Postgres("postgres://tm@127.0.0.1:5432/log".into())
-        );
+        assert_eq!(s.head, HeadSpec::Postgres("postgres://tm@127.0.0.1:5432/log".into()));
         assert_eq!(s.objects, ObjectsSpec::S3("s3://b/p/q".into()));
         assert_eq!(
-            StorageSpec::parse("sqlite", "file:/srv/tm")
-                .unwrap()
-                .objects,
+            StorageSpec::parse("sqlite", "file:/srv/tm").unwrap().objects,
             ObjectsSpec::File(Some("/srv/tm".into()))
         );
         for (h, o, key) in [

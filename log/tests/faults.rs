@@ -93,7 +93,9 @@ fn every_step_fails_both_ways_without_harm() {
                 assert!(log.append(entries(400, 1)).is_err());
                 drop(log);
 
-                let mut log = b.open().unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
+                let mut log = b
+                    .open()
+                    .unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
                 let size = log.head().size;
                 // Acknowledged entries are all there; the failed batch is all there or not at all.
                 let committed = !(step == "stage" || (step == "commit" && mode == Mode::Lost));
@@ -165,12 +167,7 @@ fn the_same_observation_twice_is_logged_once() {
         let mut batch = entries(5, 7);
         batch.push(entries(11, 1).remove(0));
         let second = log.append(batch).unwrap();
-        assert_eq!(
-            second.indices,
-            vec![5, 6, 7, 8, 9, 10, 11, 11],
-            "{}",
-            b.name
-        );
+        assert_eq!(second.indices, vec![5, 6, 7, 8, 9, 10, 11, 11], "{}", b.name);
         assert_eq!(log.head().size, 12);
         // A second writer (another handle on the same stores) finds them logged too.
         drop(log);

@@ -183,6 +183,7 @@ impl Backend {
     pub fn published(&self) -> Vec<u8> {
         self.public().get("checkpoint").unwrap().unwrap()
     }
+
 }
 
 fn system_clock() -> Clock {
@@ -193,3 +194,4 @@ fn system_clock() -> Clock {
             .as_secs()
     })
 }
+
