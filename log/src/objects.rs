@@ -681,6 +681,43 @@ mod tests {
     }
 
     #[test]
+    fn writing_many_at_once_checks_each_create_only() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        o.put_create("t/1", b"one").unwrap();
+        // More files than are in flight at once; one already there with the same bytes.
+        let files: Vec<(String, Vec<u8>)> = (0..3 * MAX_PARALLEL_PUTS)
+            .map(|i| {
+                (
+                    format!("t/{i}"),
+                    if i == 1 {
+                        b"one".to_vec()
+                    } else {
+                        vec![i as u8]
+                    },
+                )
+            })
+            .collect();
+        o.put_create_all(&files).unwrap();
+        for (p, d) in &files {
+            assert_eq!(&o.get(p).unwrap().unwrap(), d, "{p}");
+        }
+        let other = vec![
+            ("u/new".to_string(), b"x".to_vec()),
+            ("t/2".to_string(), b"not what is there".to_vec()),
+        ];
+        let e = o.put_create_all(&other).unwrap_err();
+        assert!(
+            matches!(e, ObjectError::Differs { ref path, .. } if path == "t/2"),
+            "{e}"
+        );
+        assert_eq!(
+            o.get("t/2").unwrap().unwrap(),
+            vec![2u8],
+            "the old bytes stay"
+        );
+    }
+
+    #[test]
     fn conditional_replace_needs_the_version_read() {
         let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
         assert!(o.put_if("cp", b"1", &Expect::Absent).unwrap());
