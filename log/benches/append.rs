@@ -1,5 +1,7 @@
 //! Log benchmark (a bench binary, not criterion: it reports throughput and latency percentiles).
 //!
+//! Entries are distinct observations (`support/entries.rs`), so the writer's dedup drops none.
+//!
 //! * batched appends per second, tiles, bundles, signed checkpoint and fsyncs included, in
 //!   batches of `MAX_BATCH` (100,000) entries, until the log holds `TOOLMARK_BENCH_ENTRIES`
 //!   (default 10,000,000);

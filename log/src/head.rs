@@ -79,6 +79,12 @@ CREATE TABLE IF NOT EXISTS subjects (id TEXT PRIMARY KEY, last INTEGER NOT NULL)
 CREATE TABLE IF NOT EXISTS logged (key BLOB PRIMARY KEY, idx INTEGER NOT NULL) STRICT, WITHOUT ROWID;
 ";
 
+/// The page cache of the single box's head store (SQLite's default is 2 MiB). A 100,000-entry
+/// batch looks up and inserts 100,000 random dedup keys: with the default cache most of the
+/// `logged` B-tree's pages are read again per key and dirty pages spill to the WAL before the
+/// commit. Memory, at most this much per open head store.
+pub const SQLITE_CACHE_BYTES: u64 = 64 << 20;
+
 /// The single box's head store: `DIR/log.sqlite`, the `applied` marker in `DIR/private/marker`
 /// (outside the database, so that restoring an old database is detected), and an exclusive
 /// `flock` on `DIR/private/lock` for as long as it is open: one writer process per log.
@@ -118,7 +124,10 @@ impl SqliteHead {
             },
         )?;
         let db = Connection::open(dir.join("log.sqlite"))?;
-        db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
+        db.execute_batch(&format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -{};",
+            SQLITE_CACHE_BYTES / 1024
+        ))?;
         db.busy_timeout(Duration::from_secs(10))?;
         db.execute_batch(SCHEMA)?;
         Ok(SqliteHead {
@@ -268,7 +277,10 @@ impl HeadStore for SqliteHead {
                 st.execute(params![id, *last as i64])?;
             }
             let mut st = tx.prepare_cached("INSERT INTO logged (key, idx) VALUES (?1, ?2)")?;
-            for (key, idx) in keys {
+            // In key order: each B-tree page is then dirtied once, not once per random key.
+            let mut sorted: Vec<&(DedupKey, u64)> = keys.iter().collect();
+            sorted.sort_unstable_by_key(|(k, _)| *k);
+            for (key, idx) in sorted {
                 st.execute(params![key.as_slice(), *idx as i64])?;
             }
         }
@@ -277,31 +289,41 @@ impl HeadStore for SqliteHead {
     }
 
     fn subjects_last(&mut self, ids: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
-        let mut st = self
-            .db
-            .prepare_cached("SELECT last FROM subjects WHERE id = ?1")?;
+        // One read transaction for all the lookups: outside one, every statement takes and
+        // drops SQLite's shared lock (an fcntl and a look at the WAL index each).
+        let tx = self.db.transaction()?;
         let mut out = Vec::new();
-        for id in ids {
-            if let Some(v) = st.query_row([id], |r| r.get::<_, i64>(0)).optional()? {
-                out.push((id.clone(), v as u64));
+        {
+            let mut st = tx.prepare_cached("SELECT last FROM subjects WHERE id = ?1")?;
+            for id in ids {
+                if let Some(v) = st.query_row([id], |r| r.get::<_, i64>(0)).optional()? {
+                    out.push((id.clone(), v as u64));
+                }
             }
         }
+        tx.commit()?;
         Ok(out)
     }
 
     fn logged(&mut self, keys: &[DedupKey]) -> Result<Vec<(DedupKey, u64)>, StoreError> {
-        let mut st = self
-            .db
-            .prepare_cached("SELECT idx FROM logged WHERE key = ?1")?;
+        // In key order (consecutive lookups walk neighbouring B-tree pages), in one read
+        // transaction (see `subjects_last`).
+        let mut sorted = keys.to_vec();
+        sorted.sort_unstable();
+        let tx = self.db.transaction()?;
         let mut out = Vec::new();
-        for k in keys {
-            if let Some(v) = st
-                .query_row([k.as_slice()], |r| r.get::<_, i64>(0))
-                .optional()?
-            {
-                out.push((*k, v as u64));
+        {
+            let mut st = tx.prepare_cached("SELECT idx FROM logged WHERE key = ?1")?;
+            for k in sorted {
+                if let Some(v) = st
+                    .query_row([k.as_slice()], |r| r.get::<_, i64>(0))
+                    .optional()?
+                {
+                    out.push((k, v as u64));
+                }
             }
         }
+        tx.commit()?;
         Ok(out)
     }
 

@@ -27,6 +27,12 @@ pub const S3_MAX_RETRIES: usize = 3;
 /// The longest a request and its retries may take together: a dead bucket costs a writer this
 /// long per write before it stops with an error.
 pub const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How many writes [`Objects::put_create_all`] keeps in flight at once in a bucket. A batch's
+/// tiles and bundles are independent objects; written one after the other, a 100,000-entry batch
+/// waits for about 800 bucket round trips in a row. More in flight gains little once the store's
+/// own concurrency is used, and each write in flight holds its bytes. A directory gets one at a
+/// time: creations in one directory contend on its lock, and the disk is not a round trip away.
+pub const MAX_PARALLEL_PUTS: usize = 16;
 /// The largest object [`Objects::get`] reads (an entry bundle is at most 256 × 64 KiB plus
 /// lengths; a staged batch of [`crate::sequencer::MAX_BATCH`] entries is larger and is read
 /// with [`Objects::get_bounded`]).
@@ -455,6 +461,17 @@ impl Objects {
                 .put_opts(&loc, payload, PutOptions::from(PutMode::Create))
                 .await
         });
+        self.created(path, bytes, r)
+    }
+
+    /// What a create-only write of `bytes` at `path` that returned `r` means: an object already
+    /// there is accepted only if it holds exactly these bytes.
+    fn created(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        r: Result<object_store::PutResult, object_store::Error>,
+    ) -> Result<Created, ObjectError> {
         match r {
             Ok(_) => Ok(Created::New),
             Err(object_store::Error::AlreadyExists { .. }) => {
@@ -483,6 +500,41 @@ impl Objects {
             }
             Err(e) => Err(self.err(path, e)),
         }
+    }
+
+    /// [`Objects::put_create`] of every `(path, bytes)`, at most [`MAX_PARALLEL_PUTS`] in flight
+    /// at once (one in a directory), each checked as `put_create` checks it; the first error (in the order given) is
+    /// returned once all have finished. Nothing is ordered between the files: a caller that needs
+    /// one written after the others writes it after this returns.
+    pub fn put_create_all(&self, files: &[(String, Vec<u8>)]) -> Result<(), ObjectError> {
+        use futures_util::StreamExt;
+        let mut puts = Vec::with_capacity(files.len());
+        for (path, bytes) in files {
+            puts.push((self.location(path)?, PutPayload::from(bytes.clone())));
+        }
+        let in_flight = if self.local.is_some() {
+            1
+        } else {
+            MAX_PARALLEL_PUTS
+        };
+        let store = self.store.clone();
+        let results = block(async move {
+            futures_util::stream::iter(puts.into_iter().map(|(loc, payload)| {
+                let store = store.clone();
+                async move {
+                    store
+                        .put_opts(&loc, payload, PutOptions::from(PutMode::Create))
+                        .await
+                }
+            }))
+            .buffered(in_flight)
+            .collect::<Vec<_>>()
+            .await
+        });
+        for ((path, bytes), r) in files.iter().zip(results) {
+            self.created(path, bytes, r)?;
+        }
+        Ok(())
     }
 
     /// Replace the object at `path` only if it is still what `expect` says (`If-Match` on its
@@ -686,6 +738,43 @@ mod tests {
         assert_eq!(o.get_range("absent", 0..1).unwrap(), None);
         let e = o.get_range("doc", 0..MAX_OBJECT_BYTES + 1).unwrap_err();
         assert!(matches!(e, ObjectError::TooLarge { .. }), "{e}");
+    }
+
+    #[test]
+    fn writing_many_at_once_checks_each_create_only() {
+        let o = Objects::from_store(Arc::new(object_store::memory::InMemory::new()), "mem:");
+        o.put_create("t/1", b"one").unwrap();
+        // More files than are in flight at once; one already there with the same bytes.
+        let files: Vec<(String, Vec<u8>)> = (0..3 * MAX_PARALLEL_PUTS)
+            .map(|i| {
+                (
+                    format!("t/{i}"),
+                    if i == 1 {
+                        b"one".to_vec()
+                    } else {
+                        vec![i as u8]
+                    },
+                )
+            })
+            .collect();
+        o.put_create_all(&files).unwrap();
+        for (p, d) in &files {
+            assert_eq!(&o.get(p).unwrap().unwrap(), d, "{p}");
+        }
+        let other = vec![
+            ("u/new".to_string(), b"x".to_vec()),
+            ("t/2".to_string(), b"not what is there".to_vec()),
+        ];
+        let e = o.put_create_all(&other).unwrap_err();
+        assert!(
+            matches!(e, ObjectError::Differs { ref path, .. } if path == "t/2"),
+            "{e}"
+        );
+        assert_eq!(
+            o.get("t/2").unwrap().unwrap(),
+            vec![2u8],
+            "the old bytes stay"
+        );
     }
 
     #[test]

@@ -192,9 +192,12 @@ pub const KEY_FILE: &str = "private/log.key";
 /// The dedup key of an entry: the first 16 bytes of the SHA-256 of its encoding without `prev`.
 pub fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
     use sha2::Digest;
-    let mut plain = e.clone();
-    plain.prev = None;
-    let d = sha2::Sha256::digest(plain.encode()?);
+    if e.prev.is_some() {
+        let mut plain = e.clone();
+        plain.prev = None;
+        return dedup_key(&plain);
+    }
+    let d = sha2::Sha256::digest(e.encode()?);
     let mut k = [0u8; 16];
     k.copy_from_slice(&d[..16]);
     Ok(k)
@@ -534,9 +537,9 @@ impl Log {
     /// Write a committed batch's files create-only (identical bytes already there are fine; other
     /// bytes are a fork alarm) and make them durable.
     fn apply(&self, files: &[(String, Vec<u8>)]) -> Result<(), LogError> {
-        for (p, d) in files {
-            self.public.put_create(p, d).map_err(StoreError::from)?;
-        }
+        self.public
+            .put_create_all(files)
+            .map_err(StoreError::from)?;
         self.public.flush().map_err(StoreError::from)?;
         Ok(())
     }
@@ -579,7 +582,7 @@ impl Log {
     /// Append a batch. Each entry's `prev` is set here from the head store's record of its
     /// subject. An entry already logged (the same observation, by any writer) is not logged
     /// again: its index is the one it was logged at.
-    pub fn append(&mut self, entries: Vec<Entry>) -> Result<Appended, LogError> {
+    pub fn append(&mut self, mut entries: Vec<Entry>) -> Result<Appended, LogError> {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
@@ -595,7 +598,9 @@ impl Log {
             });
         }
         let mut keys = Vec::with_capacity(entries.len());
-        for (index, e) in entries.iter().enumerate() {
+        for (index, e) in entries.iter_mut().enumerate() {
+            // Set again below for every entry logged now; cleared here so the key needs no copy.
+            e.prev = None;
             keys.push(dedup_key(e).map_err(|source| LogError::Entry { index, source })?);
         }
         let result = self.append_keyed(entries, &keys);

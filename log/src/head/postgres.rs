@@ -8,12 +8,17 @@
 //! writers from computing batches that would lose the compare-and-swap.
 //!
 //! Connections are plain TCP (`NoTls`): run it on loopback or a private network (TLS to the
-//! database is not built yet). Every statement is bounded by [`STATEMENT_TIMEOUT`].
+//! database is not built yet). Every statement is bounded by [`STATEMENT_TIMEOUT`]. Every
+//! session asks for `synchronous_commit = on` whatever the server's default: a compare-and-swap
+//! MUST be durable when it returns (a server set to `off` would lose the last commits in a crash,
+//! and the log would then find the bucket's checkpoint ahead of its head store and refuse to go
+//! on).
 
 use super::{DedupKey, HeadStore, check_swap};
 use crate::merkle::Hash;
 use crate::store::{Head, StoreError};
-use postgres::{Client, NoTls};
+use postgres::{Client, NoTls, Statement};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// The longest one statement may run (`statement_timeout`), and the longest a statement waits
@@ -58,6 +63,10 @@ const SCHEMA_LOCK: i64 = 0x746c_6f67_7363_6865;
 pub struct PgHead {
     client: Client,
     url: String,
+    /// The statements of every append, prepared once on this connection: a statement given as
+    /// text is prepared again on every call, a round trip more each (the `postgres` crate does
+    /// not cache them), and an append runs about a dozen in a row.
+    prepared: HashMap<&'static str, Statement>,
 }
 
 fn db(e: postgres::Error) -> StoreError {
@@ -89,7 +98,7 @@ impl PgHead {
             .map_err(|e| StoreError::Postgres(format!("{}: {e}", redact(url))))?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.options(&format!(
-            "-c statement_timeout={} -c lock_timeout={}",
+            "-c statement_timeout={} -c lock_timeout={} -c synchronous_commit=on",
             STATEMENT_TIMEOUT.as_millis(),
             STATEMENT_TIMEOUT.as_millis()
         ));
@@ -99,6 +108,7 @@ impl PgHead {
         let mut me = PgHead {
             client,
             url: redact(url),
+            prepared: HashMap::new(),
         };
         let mut tx = me.client.transaction().map_err(db)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
@@ -108,13 +118,25 @@ impl PgHead {
         Ok(me)
     }
 
+    /// `sql` prepared on this connection, once (see `prepared`).
+    fn statement(&mut self, sql: &'static str) -> Result<Statement, StoreError> {
+        if let Some(st) = self.prepared.get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self.client.prepare(sql).map_err(db)?;
+        self.prepared.insert(sql, st.clone());
+        Ok(st)
+    }
+
     fn head_at(&mut self, size: Option<u64>) -> Result<Option<Head>, StoreError> {
         let row = match size {
-            None => self.client.query_opt(
-                "SELECT c.size, c.root, c.note, c.signed_at FROM tlog_head h
-                 JOIN tlog_checkpoints c ON c.size = h.size WHERE h.id = 1",
-                &[],
-            ),
+            None => {
+                let st = self.statement(
+                    "SELECT c.size, c.root, c.note, c.signed_at FROM tlog_head h
+                     JOIN tlog_checkpoints c ON c.size = h.size WHERE h.id = 1",
+                )?;
+                self.client.query_opt(&st, &[])
+            }
             Some(s) => self.client.query_opt(
                 "SELECT size, root, note, signed_at FROM tlog_checkpoints WHERE size = $1",
                 &[&(s as i64)],
@@ -149,20 +171,36 @@ impl HeadStore for PgHead {
         subjects: &[(String, u64)],
         keys: &[(DedupKey, u64)],
     ) -> Result<(), StoreError> {
+        let lock =
+            self.statement("SELECT size, root, signed_at FROM tlog_head WHERE id = 1 FOR UPDATE")?;
+        let insert_head = self.statement(
+            "INSERT INTO tlog_head (id, size, root, signed_at) VALUES (1, $1, $2, $3)
+             ON CONFLICT (id) DO NOTHING",
+        )?;
+        let update_head = self.statement(
+            "UPDATE tlog_head SET size = $1, root = $2, signed_at = $3
+             WHERE id = 1 AND size = $4 AND root = $5",
+        )?;
+        let insert_checkpoint = self.statement(
+            "INSERT INTO tlog_checkpoints (size, root, note, signed_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (size) DO UPDATE SET note = excluded.note, signed_at = excluded.signed_at
+             WHERE tlog_checkpoints.root = excluded.root",
+        )?;
+        let upsert_subjects = self.statement(
+            "INSERT INTO tlog_subjects (id, last) SELECT * FROM UNNEST($1::text[], $2::int8[])
+             ON CONFLICT (id) DO UPDATE SET last = excluded.last",
+        )?;
+        let insert_keys = self.statement(
+            "INSERT INTO tlog_logged (key, idx) SELECT * FROM UNNEST($1::bytea[], $2::int8[])",
+        )?;
         let mut tx = self.client.transaction().map_err(db)?;
-        let current = tx
-            .query_opt(
-                "SELECT size, root, signed_at FROM tlog_head WHERE id = 1 FOR UPDATE",
-                &[],
+        let current = tx.query_opt(&lock, &[]).map_err(db)?.map(|r| {
+            (
+                r.get::<_, i64>(0) as u64,
+                r.get::<_, Vec<u8>>(1),
+                r.get::<_, i64>(2) as u64,
             )
-            .map_err(db)?
-            .map(|r| {
-                (
-                    r.get::<_, i64>(0) as u64,
-                    r.get::<_, Vec<u8>>(1),
-                    r.get::<_, i64>(2) as u64,
-                )
-            });
+        });
         check_swap(
             current.as_ref().map(|c| (c.0, c.1.as_slice(), c.2)),
             expected,
@@ -173,16 +211,8 @@ impl HeadStore for PgHead {
         let root = new.root.0.as_slice();
         let n = match &current {
             // Two writers initialising at once: the primary key lets one row in.
-            None => tx.execute(
-                "INSERT INTO tlog_head (id, size, root, signed_at) VALUES (1, $1, $2, $3)
-                 ON CONFLICT (id) DO NOTHING",
-                &[&size, &root, &at],
-            ),
-            Some((os, or, _)) => tx.execute(
-                "UPDATE tlog_head SET size = $1, root = $2, signed_at = $3
-                 WHERE id = 1 AND size = $4 AND root = $5",
-                &[&size, &root, &at, &(*os as i64), or],
-            ),
+            None => tx.execute(&insert_head, &[&size, &root, &at]),
+            Some((os, or, _)) => tx.execute(&update_head, &[&size, &root, &at, &(*os as i64), or]),
         }
         .map_err(db)?;
         if n != 1 {
@@ -191,31 +221,17 @@ impl HeadStore for PgHead {
                 found: None,
             });
         }
-        tx.execute(
-            "INSERT INTO tlog_checkpoints (size, root, note, signed_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (size) DO UPDATE SET note = excluded.note, signed_at = excluded.signed_at
-             WHERE tlog_checkpoints.root = excluded.root",
-            &[&size, &root, &new.note, &at],
-        )
-        .map_err(db)?;
+        tx.execute(&insert_checkpoint, &[&size, &root, &new.note, &at])
+            .map_err(db)?;
         if !subjects.is_empty() {
             let ids: Vec<&str> = subjects.iter().map(|(s, _)| s.as_str()).collect();
             let lasts: Vec<i64> = subjects.iter().map(|(_, l)| *l as i64).collect();
-            tx.execute(
-                "INSERT INTO tlog_subjects (id, last) SELECT * FROM UNNEST($1::text[], $2::int8[])
-                 ON CONFLICT (id) DO UPDATE SET last = excluded.last",
-                &[&ids, &lasts],
-            )
-            .map_err(db)?;
+            tx.execute(&upsert_subjects, &[&ids, &lasts]).map_err(db)?;
         }
         if !keys.is_empty() {
             let ks: Vec<&[u8]> = keys.iter().map(|(k, _)| k.as_slice()).collect();
             let idx: Vec<i64> = keys.iter().map(|(_, i)| *i as i64).collect();
-            tx.execute(
-                "INSERT INTO tlog_logged (key, idx) SELECT * FROM UNNEST($1::bytea[], $2::int8[])",
-                &[&ks, &idx],
-            )
-            .map_err(|e| {
+            tx.execute(&insert_keys, &[&ks, &idx]).map_err(|e| {
                 if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) {
                     StoreError::Conflict {
                         expected: expected.map(|e| e.0),
@@ -233,13 +249,8 @@ impl HeadStore for PgHead {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self
-            .client
-            .query(
-                "SELECT id, last FROM tlog_subjects WHERE id = ANY($1)",
-                &[&ids],
-            )
-            .map_err(db)?;
+        let st = self.statement("SELECT id, last FROM tlog_subjects WHERE id = ANY($1)")?;
+        let rows = self.client.query(&st, &[&ids]).map_err(db)?;
         Ok(rows
             .iter()
             .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
@@ -251,13 +262,8 @@ impl HeadStore for PgHead {
             return Ok(Vec::new());
         }
         let ks: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-        let rows = self
-            .client
-            .query(
-                "SELECT key, idx FROM tlog_logged WHERE key = ANY($1)",
-                &[&ks],
-            )
-            .map_err(db)?;
+        let st = self.statement("SELECT key, idx FROM tlog_logged WHERE key = ANY($1)")?;
+        let rows = self.client.query(&st, &[&ks]).map_err(db)?;
         Ok(rows
             .iter()
             .filter_map(|r| {
@@ -268,10 +274,8 @@ impl HeadStore for PgHead {
     }
 
     fn applied(&mut self) -> Result<Option<(u64, Hash)>, StoreError> {
-        let row = self
-            .client
-            .query_opt("SELECT size, root FROM tlog_applied WHERE id = 1", &[])
-            .map_err(db)?;
+        let st = self.statement("SELECT size, root FROM tlog_applied WHERE id = 1")?;
+        let row = self.client.query_opt(&st, &[]).map_err(db)?;
         Ok(row.map(|r| {
             let root: Vec<u8> = r.get(1);
             (
@@ -283,13 +287,13 @@ impl HeadStore for PgHead {
 
     fn set_applied(&mut self, size: u64, root: Hash) -> Result<(), StoreError> {
         // Only forward: a slower writer finishing an older head must not move it back.
+        let st = self.statement(
+            "INSERT INTO tlog_applied (id, size, root) VALUES (1, $1, $2)
+             ON CONFLICT (id) DO UPDATE SET size = excluded.size, root = excluded.root
+             WHERE tlog_applied.size < excluded.size",
+        )?;
         self.client
-            .execute(
-                "INSERT INTO tlog_applied (id, size, root) VALUES (1, $1, $2)
-                 ON CONFLICT (id) DO UPDATE SET size = excluded.size, root = excluded.root
-                 WHERE tlog_applied.size < excluded.size",
-                &[&(size as i64), &root.0.as_slice()],
-            )
+            .execute(&st, &[&(size as i64), &root.0.as_slice()])
             .map_err(db)?;
         Ok(())
     }
@@ -319,23 +323,19 @@ impl HeadStore for PgHead {
 
     fn try_lease(&mut self, holder: &str, ttl: Duration) -> Result<bool, StoreError> {
         let ms = ttl.as_millis() as i64;
-        let n = self
-            .client
-            .execute(
-                "INSERT INTO tlog_lease (id, holder, expires)
-                 VALUES (1, $1, now() + $2::bigint * interval '1 millisecond')
-                 ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-                 WHERE tlog_lease.holder = excluded.holder OR tlog_lease.expires < now()",
-                &[&holder, &ms],
-            )
-            .map_err(db)?;
+        let st = self.statement(
+            "INSERT INTO tlog_lease (id, holder, expires)
+             VALUES (1, $1, now() + $2::bigint * interval '1 millisecond')
+             ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+             WHERE tlog_lease.holder = excluded.holder OR tlog_lease.expires < now()",
+        )?;
+        let n = self.client.execute(&st, &[&holder, &ms]).map_err(db)?;
         Ok(n == 1)
     }
 
     fn release_lease(&mut self, holder: &str) -> Result<(), StoreError> {
-        self.client
-            .execute("DELETE FROM tlog_lease WHERE holder = $1", &[&holder])
-            .map_err(db)?;
+        let st = self.statement("DELETE FROM tlog_lease WHERE holder = $1")?;
+        self.client.execute(&st, &[&holder]).map_err(db)?;
         Ok(())
     }
 
