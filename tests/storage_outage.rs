@@ -1,5 +1,6 @@
-//! The log's stores failing for real under a writer: the shared SeaweedFS paused (a stalled
-//! bucket) and stopped, and the shared PostgreSQL stopped (`pg_ctlcluster … stop -m immediate`),
+//! The log's stores failing for real under a writer: the shared SeaweedFS paused briefly (a
+//! stalled bucket) and past the request timeout (a dead one), and the shared PostgreSQL stopped
+//! (`pg_ctlcluster … stop -m immediate`),
 //! each while batches are being appended. Every append either succeeds or fails with an error
 //! (no hang past the documented timeouts); after the service is back, reopening recovers, every
 //! acknowledged entry is in the log exactly once, and the log verifies.
@@ -189,18 +190,18 @@ fn the_writer_survives_a_stalled_or_dead_bucket_and_a_stopped_database() {
             }),
         ),
         (
-            "bucket stopped",
+            "bucket dead past the request timeout",
             Box::new(|| {
-                // A stop, not a SIGKILL: `weed mini` (the test server's default filer store)
-                // loses acknowledged writes when killed, which no object store may do.
+                // Frozen for longer than `S3_REQUEST_TIMEOUT`: every request in flight fails
+                // (a stopped or killed `weed mini` cannot stand in for a dead bucket: its
+                // default filer store loses writes it acknowledged, which no object store may
+                // do, and the log then refuses to open over the missing tiles).
                 let pid = weed_pid();
-                sh(Command::new("kill").args(["-TERM", &pid]));
-                let gone = Instant::now() + Duration::from_secs(30);
-                while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < gone {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                std::thread::sleep(Duration::from_secs(2));
-                sh(&mut Command::new(repository().join("scripts/seaweedfs")));
+                sh(Command::new("kill").args(["-STOP", &pid]));
+                std::thread::sleep(
+                    toolmark_log::objects::S3_REQUEST_TIMEOUT + Duration::from_secs(5),
+                );
+                sh(Command::new("kill").args(["-CONT", &pid]));
             }),
         ),
     ];
