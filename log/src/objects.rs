@@ -99,6 +99,57 @@ pub struct Version {
     version: Option<String>,
 }
 
+/// Objects by path, oldest dropped first once they hold more than a byte budget. Only for
+/// paths that name immutable bytes (tiles and bundles: a partial tile's path has its width), so
+/// an entry is never stale.
+#[derive(Debug)]
+pub struct ImmutableCache {
+    map: std::collections::HashMap<String, Arc<Vec<u8>>>,
+    order: std::collections::VecDeque<String>,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl ImmutableCache {
+    /// An empty cache holding at most `max_bytes` of objects.
+    pub fn new(max_bytes: usize) -> ImmutableCache {
+        ImmutableCache {
+            map: Default::default(),
+            order: Default::default(),
+            bytes: 0,
+            max_bytes,
+        }
+    }
+
+    /// The object at `path`, if cached.
+    pub fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
+        self.map.get(path).cloned()
+    }
+
+    /// Keep `bytes` as the object at `path` (an object larger than the budget is not kept).
+    pub fn insert(&mut self, path: String, bytes: Arc<Vec<u8>>) {
+        if bytes.len() > self.max_bytes || self.map.contains_key(&path) {
+            return;
+        }
+        self.bytes += bytes.len();
+        self.map.insert(path.clone(), bytes);
+        self.order.push_back(path);
+        while self.bytes > self.max_bytes {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(b) = self.map.remove(&old) {
+                self.bytes -= b.len();
+            }
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
 /// What a store says of an object without reading it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {
@@ -699,6 +750,20 @@ impl crate::verify::Source for Objects {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_keeps_to_its_byte_budget_dropping_the_oldest() {
+        let mut c = ImmutableCache::new(10);
+        c.insert("a".into(), Arc::new(vec![0; 4]));
+        c.insert("b".into(), Arc::new(vec![0; 4]));
+        c.insert("c".into(), Arc::new(vec![0; 4]));
+        assert!(c.get("a").is_none());
+        assert!(c.get("b").is_some() && c.get("c").is_some());
+        assert_eq!(c.bytes(), 8);
+        c.insert("huge".into(), Arc::new(vec![0; 11]));
+        assert!(c.get("huge").is_none());
+        assert_eq!(c.bytes(), 8);
+    }
 
     #[test]
     fn paths_must_be_plain_relative_components() {

@@ -9,12 +9,12 @@
 //!
 //! It authenticates what it reads only as far as the signed checkpoint goes: a proof it returns
 //! verifies against that checkpoint if and only if the tiles are the log's (a client verifies
-//! anyway). It does not cache: the operating system's page cache serves a directory's hot tiles;
-//! a bucket's reader pays one request per tile.
+//! anyway). It keeps the tiles and bundles it read (they never change: `READER_CACHE_BYTES`), so a
+//! bucket-backed reader pays a request only for the tiles particular to a proof.
 
 use crate::merkle::{self, Hash, ProofError};
 use crate::note::{self, Checkpoint};
-use crate::objects::Objects;
+use crate::objects::{ImmutableCache, Objects};
 use crate::tiles::{self, TileId};
 use crate::{FormatError, proof};
 
@@ -59,7 +59,14 @@ pub struct Signed {
 pub struct Reader {
     public: Objects,
     vkey: String,
+    /// Tiles and bundles read (immutable), shared by the clones of this reader.
+    cache: std::sync::Arc<std::sync::Mutex<ImmutableCache>>,
 }
+
+/// Bytes of tiles and bundles a reader keeps (its clones share them): the upper tiles and the
+/// right edge every proof needs, so a bucket-backed reader pays a request only for the tiles
+/// particular to a proof.
+pub const READER_CACHE_BYTES: usize = 16 << 20;
 
 impl Reader {
     /// A reader of the public files in `public` (a directory, a bucket or an HTTP base URL)
@@ -68,6 +75,9 @@ impl Reader {
         Reader {
             public,
             vkey: vkey.trim().to_owned(),
+            cache: std::sync::Arc::new(std::sync::Mutex::new(ImmutableCache::new(
+                READER_CACHE_BYTES,
+            ))),
         }
     }
 
@@ -100,16 +110,31 @@ impl Reader {
         })
     }
 
+    /// A tile or bundle (immutable: cached), which must exist.
     fn need(&self, path: &str) -> Result<Vec<u8>, ReadError> {
-        self.file(path)?.ok_or_else(|| ReadError::Io {
+        let cache = || {
+            self.cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(b) = cache().get(path) {
+            return Ok(b.as_ref().clone());
+        }
+        let bytes = self.file(path)?.ok_or_else(|| ReadError::Io {
             path: path.to_owned(),
             reason: "missing".into(),
-        })
+        })?;
+        cache().insert(path.to_owned(), std::sync::Arc::new(bytes.clone()));
+        Ok(bytes)
     }
 
     /// The current checkpoint, signature verified.
     pub fn checkpoint(&self) -> Result<Signed, ReadError> {
-        let note = self.need("checkpoint")?;
+        // The one mutable file: read every time, never cached.
+        let note = self.file("checkpoint")?.ok_or_else(|| ReadError::Io {
+            path: "checkpoint".into(),
+            reason: "missing".into(),
+        })?;
         let checkpoint = note::open_checkpoint(&note, &self.vkey)?;
         Ok(Signed { note, checkpoint })
     }

@@ -22,10 +22,10 @@ use crate::entry::{Entry, EntryError, TargetId};
 use crate::head::{DedupKey, HeadStore};
 use crate::merkle::{self, Hash, HashReader, ProofError};
 use crate::note::{Checkpoint, LogKey};
-use crate::objects::Objects;
+use crate::objects::{ImmutableCache, Objects};
 use crate::store::{self, Head, LogStores, StoreError};
 use crate::tiles::{self, TileId};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -45,9 +45,9 @@ const LEASE_POLL: Duration = Duration::from_millis(10);
 /// How many times one append computes its batch again after losing the compare-and-swap to
 /// another writer before it gives up ([`LogError::Contended`]).
 pub const MAX_CAS_RETRIES: usize = 16;
-/// Tiles (and the partial entry bundle) a writer keeps in memory between batches: the right
-/// edge of the tree, so a batch reads few tiles from the object store. 8 KiB each at most.
-pub const TILE_CACHE: usize = 1024;
+/// Bytes of tiles and bundles a writer keeps in memory between batches (the right edge of the
+/// tree and the files it wrote last), so a batch reads few tiles from the object store.
+pub const TILE_CACHE_BYTES: usize = 32 << 20;
 /// The largest staged batch read back ([`MAX_BATCH`] entries of at most 64 KiB would be more;
 /// real batches of observations are ~400 B an entry).
 pub const MAX_STAGED_BYTES: u64 = 1 << 30;
@@ -98,31 +98,6 @@ fn system_clock() -> Clock {
     })
 }
 
-/// Tiles and bundles by path, oldest dropped first. Every path names immutable bytes (a partial
-/// tile's path has its width), so an entry is never stale; only committed files enter it.
-#[derive(Default)]
-struct TileCache {
-    map: HashMap<String, Arc<Vec<u8>>>,
-    order: VecDeque<String>,
-}
-
-impl TileCache {
-    fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
-        self.map.get(path).cloned()
-    }
-
-    fn insert(&mut self, path: String, bytes: Arc<Vec<u8>>) {
-        if self.map.insert(path.clone(), bytes).is_none() {
-            self.order.push_back(path);
-            while self.order.len() > TILE_CACHE {
-                if let Some(old) = self.order.pop_front() {
-                    self.map.remove(&old);
-                }
-            }
-        }
-    }
-}
-
 /// A log open for writing.
 pub struct Log {
     head_store: Box<dyn HeadStore>,
@@ -133,7 +108,7 @@ pub struct Log {
     clock: Clock,
     poisoned: bool,
     witnessed: bool,
-    tiles: Mutex<TileCache>,
+    tiles: Mutex<ImmutableCache>,
     /// Who this writer is in the lease (`<pid>-<random>`).
     holder: String,
 }
@@ -362,7 +337,7 @@ impl Log {
             clock,
             poisoned: false,
             witnessed,
-            tiles: Mutex::new(TileCache::default()),
+            tiles: Mutex::new(ImmutableCache::new(TILE_CACHE_BYTES)),
             holder: format!("{}-{:016x}", std::process::id(), random_u64()),
         };
         log.apply_committed(&head)?;
