@@ -90,6 +90,8 @@ struct Seen {
     checkpoints: Vec<(u64, Hash)>,
     /// The first checkpoint note printed (for the verifiers' consistency check).
     first_note: Option<String>,
+    /// What the writer printed on stderr.
+    errors: Vec<String>,
 }
 
 struct Writer {
@@ -110,14 +112,25 @@ fn spawn(
         .command(&["append", "--batch", "16"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn a writer");
     let seen = Arc::new(Mutex::new(Seen::default()));
     all.lock().unwrap().push(seen.clone());
     let mut stdin: ChildStdin = child.stdin.take().unwrap();
     let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    // What a writer says when it gives up: a fork alarm or a refusal fails the test (a writer
+    // that loses races or waits out a paused one never says either).
+    let complaints = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                seen.lock().unwrap().errors.push(l);
+            }
+        })
+    };
     let reader = {
         let seen = seen.clone();
         std::thread::spawn(move || {
@@ -175,7 +188,7 @@ fn spawn(
     Writer {
         child,
         stop,
-        threads: vec![reader, feeder],
+        threads: vec![reader, feeder, complaints],
     }
 }
 
@@ -326,6 +339,12 @@ fn four_writers_paused_and_killed_keep_one_log() {
     let mut shared = HashSet::new();
     for s in &seen {
         let s = s.lock().unwrap();
+        for e in &s.errors {
+            assert!(
+                !(e.contains("fork alarm") || e.contains("refused") || e.contains("poisoned")),
+                "a writer gave up: {e}"
+            );
+        }
         assert!(s.acked.len() <= s.fed.len());
         for (detail, index) in s.fed.iter().zip(&s.acked) {
             assert_eq!(

@@ -65,7 +65,9 @@ pub fn migrate(from: LogStores, mut to: LogStores, key: LogKey) -> Result<Migrat
     let mut src = Log::open_with(from, key, clock)?;
     let head = src.head().clone();
     let publication = src.head_store().meta("publication")?;
-    if to.head.head()?.is_some() || to.head.meta("vkey")?.is_some() {
+    // A head, or another log's key, means a log is there. This log's key alone is a migration
+    // that stopped before its commit: run it again.
+    if to.head.head()?.is_some() || to.head.meta("vkey")?.is_some_and(|v| v != vkey) {
         return Err(LogError::Refused(format!(
             "{} already holds a log: migration writes only into an empty head store",
             to.head.describe()

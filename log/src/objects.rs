@@ -24,9 +24,10 @@ pub const S3_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const S3_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Retries of a failed request (5xx, timeouts, connection errors) to a bucket.
 pub const S3_MAX_RETRIES: usize = 3;
-/// The longest a request and its retries may take together: a dead bucket costs a writer this
-/// long per write before it stops with an error.
-pub const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(20);
+/// No retry starts once this long has passed since a request's first try: with
+/// [`S3_REQUEST_TIMEOUT`] per try, a dead bucket costs a write at most about 90 s before it
+/// fails (a refused connection, far less).
+pub const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How many writes [`Objects::put_create_all`] keeps in flight at once in a bucket. A batch's
 /// tiles and bundles are independent objects; written one after the other, a 100,000-entry batch
 /// waits for about 800 bucket round trips in a row. More in flight gains little once the store's

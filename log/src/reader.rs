@@ -12,7 +12,7 @@
 //! anyway). It keeps the tiles and bundles it read (they never change: `READER_CACHE_BYTES`), so a
 //! bucket-backed reader pays a request only for the tiles particular to a proof.
 
-use crate::merkle::{self, Hash, ProofError};
+use crate::merkle::{self, Hash, HashReader, ProofError};
 use crate::note::{self, Checkpoint};
 use crate::objects::{ImmutableCache, Objects};
 use crate::tiles::{self, TileId};
@@ -130,11 +130,18 @@ impl Reader {
 
     /// The current checkpoint, signature verified.
     pub fn checkpoint(&self) -> Result<Signed, ReadError> {
-        // The one mutable file: read every time, never cached.
-        let note = self.file("checkpoint")?.ok_or_else(|| ReadError::Io {
-            path: "checkpoint".into(),
-            reason: "missing".into(),
-        })?;
+        // The one mutable file: read every time, never cached, bounded.
+        let note = self
+            .public
+            .get_bounded("checkpoint", crate::store::MAX_CHECKPOINT_BYTES)
+            .map_err(|e| ReadError::Io {
+                path: "checkpoint".into(),
+                reason: e.to_string(),
+            })?
+            .ok_or_else(|| ReadError::Io {
+                path: "checkpoint".into(),
+                reason: "missing".into(),
+            })?;
         let checkpoint = note::open_checkpoint(&note, &self.vkey)?;
         Ok(Signed { note, checkpoint })
     }
@@ -212,13 +219,25 @@ impl Reader {
         let path = tiles::bundle_path(b, width as u16);
         let bytes = self.need(&path)?;
         let entries = tiles::decode_bundle(&bytes)?;
-        entries
+        let entry = entries
             .get((index % 256) as usize)
             .map(|e| e.to_vec())
             .ok_or_else(|| ReadError::Io {
-                path,
+                path: path.clone(),
                 reason: "bundle is short".into(),
-            })
+            })?;
+        // The bundle is not signed: the entry must be the leaf the tiles hold (proofs of it
+        // are made from the same tiles, and a client checks those against the checkpoint).
+        let leaf = self
+            .hashes(size)
+            .read_hashes(&[merkle::stored_hash_index(0, index)])?;
+        if leaf.first() != Some(&merkle::leaf_hash(&entry)) {
+            return Err(ReadError::Io {
+                path,
+                reason: format!("entry {index} does not hash to its leaf in the tiles"),
+            });
+        }
+        Ok(entry)
     }
 
     /// A `c2sp.org/tlog-proof@v1` bundle for `index` against `at`, the entry in its `extra`

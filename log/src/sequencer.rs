@@ -5,7 +5,7 @@
 //! another writer's newer one) → drop entries already logged (dedup keys) → encode every entry
 //! (with `prev` filled in) → compute the new stored hashes, root, tiles and bundles in memory,
 //! reading the old tree's hashes from its tiles → check our own consistency proof from the old
-//! head → stage the batch's files as one object (`staging/<size>-<hex root>`) → sign → compare-
+//! head → stage the batch's files as one object (`staging/<base>-<size>-<hex root>`) → sign → compare-
 //! and-swap the new head in the head store (the only commit point) → apply the staged files to
 //! `public/` create-only → publish the checkpoint (forward only) → record `applied` → drop the
 //! staged object. Indices are acknowledged only after the compare-and-swap, and no signed
@@ -42,6 +42,9 @@ pub const LEASE_TTL: Duration = Duration::from_secs(5);
 pub const LEASE_WAIT: Duration = Duration::from_secs(30);
 /// How often a writer waiting for the lease asks again.
 const LEASE_POLL: Duration = Duration::from_millis(10);
+/// How far (seconds) another writer's clock may run ahead of ours: its checkpoint's time is
+/// then reused rather than going backwards. Writers' clocks must be synchronised (NTP) to this.
+pub const MAX_CLOCK_SKEW: u64 = 5;
 /// How many times one append computes its batch again after losing the compare-and-swap to
 /// another writer before it gives up ([`LogError::Contended`]).
 pub const MAX_CAS_RETRIES: usize = 16;
@@ -178,8 +181,11 @@ pub fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
     Ok(k)
 }
 
-fn staging_name(size: u64, root: &Hash) -> String {
-    format!("{size}-{}", root.to_hex())
+/// The staged object of the batch that grows the tree from `base` to `size` with root `root`:
+/// two writers staging the same batch from the same base write the same bytes; from different
+/// bases, different objects.
+fn staging_name(base: u64, size: u64, root: &Hash) -> String {
+    format!("{base}-{size}-{}", root.to_hex())
 }
 
 impl Log {
@@ -283,6 +289,14 @@ impl Log {
                 ));
             }
         }
+        // `applied` and the published checkpoint only move forward, and only after the head they
+        // name was committed: read before the head, they can never be ahead of it unless the
+        // head store lost commits (another writer may move all three meanwhile).
+        let applied = stores.head.applied()?;
+        let public = stores.public();
+        let published = public
+            .get_bounded("checkpoint", store::MAX_CHECKPOINT_BYTES)
+            .map_err(StoreError::from)?;
         let head = stores
             .head
             .head()?
@@ -293,7 +307,7 @@ impl Log {
                 "the stored checkpoint note does not match its record".into(),
             ));
         }
-        if let Some((size, root)) = stores.head.applied()? {
+        if let Some((size, root)) = applied {
             if size > head.size {
                 return Err(LogError::Refused(format!(
                     "the database is older than the last checkpoint this log published \
@@ -310,11 +324,7 @@ impl Log {
         }
         // The published checkpoint is a second witness of how far the log got (the marker may
         // be lost with the private directory, and a bucket outlives a database).
-        let public = stores.public();
-        if let Some(bytes) = public
-            .get_bounded("checkpoint", store::MAX_CHECKPOINT_BYTES)
-            .map_err(StoreError::from)?
-        {
+        if let Some(bytes) = published {
             let published = crate::note::open_checkpoint(&bytes, &key.vkey())?;
             if published.size > head.size
                 || (published.size == head.size && published.root != head.root)
@@ -464,7 +474,11 @@ impl Log {
         if !behind(self.head_store.applied()?) {
             return Ok(());
         }
-        let name = staging_name(head.size, &head.root);
+        // Every batch is staged from the applied head (a writer adopts, and applies, the
+        // committed head before it computes on it).
+        let applied = self.head_store.applied()?;
+        let base = applied.map_or(0, |(s, _)| s);
+        let name = staging_name(base, head.size, &head.root);
         match self
             .staging
             .get_bounded(&name, MAX_STAGED_BYTES)
@@ -477,10 +491,7 @@ impl Log {
                     |why: &str| StoreError::Fatal(format!("{}/{name} {why}", self.staging.label()));
                 let files =
                     store::decode_batch(&bytes).ok_or_else(|| corrupt("is not a staged batch"))?;
-                let (base, base_root) = self
-                    .head_store
-                    .applied()?
-                    .unwrap_or((0, merkle::EMPTY_ROOT));
+                let base_root = applied.map_or(merkle::EMPTY_ROOT, |(_, r)| r);
                 let entries = Self::staged_entries(&files, base, head.size)
                     .ok_or_else(|| corrupt("does not hold the committed entries"))?;
                 let (root, expected) = self.layout(base, base_root, &entries)?;
@@ -505,7 +516,7 @@ impl Log {
                 }
             }
         }
-        self.finish(head)?;
+        self.finish(head, base)?;
         Ok(())
     }
 
@@ -521,13 +532,17 @@ impl Log {
 
     /// After a committed head's files are durable: publish its checkpoint (unless witnesses
     /// must cosign it first), record `applied`, drop its staged object.
-    fn finish(&mut self, head: &Head) -> Result<(), LogError> {
+    fn finish(&mut self, head: &Head, base: u64) -> Result<(), LogError> {
         if !self.witnessed {
             self.publish_checkpoint(head)?;
         }
         self.head_store.set_applied(head.size, head.root)?;
         // Best effort: a staged object left behind is only garbage (its head is applied).
-        let _ = self.staging.delete(&staging_name(head.size, &head.root));
+        if base < head.size {
+            let _ = self
+                .staging
+                .delete(&staging_name(base, head.size, &head.root));
+        }
         Ok(())
     }
 
@@ -540,6 +555,19 @@ impl Log {
             head.root,
         )?;
         Ok(())
+    }
+
+    /// The time to sign the next checkpoint with: this writer's clock, or the head's time when
+    /// another writer's clock ran at most [`MAX_CLOCK_SKEW`] ahead (several machines' clocks are
+    /// never equal; a checkpoint's time must not go backwards). Further behind is a clock going
+    /// backwards, which the head store refuses.
+    fn signing_time(&self) -> u64 {
+        let now = (self.clock)();
+        if now < self.head.signed_at && self.head.signed_at - now <= MAX_CLOCK_SKEW {
+            self.head.signed_at
+        } else {
+            now
+        }
     }
 
     /// Wait for the writers' lease (at most [`LEASE_WAIT`]; then go on without it).
@@ -604,6 +632,10 @@ impl Log {
                 self.head_store.logged(keys)?.into_iter().collect();
             // The entries to log now: not logged before, and each key once.
             let old = self.head.size;
+            if logged.values().any(|&i| i >= old) {
+                // Another writer logged some of them after our head was read: read it again.
+                continue;
+            }
             let mut at: HashMap<DedupKey, u64> = logged.clone();
             let mut fresh: Vec<usize> = Vec::new();
             for (i, k) in keys.iter().enumerate() {
@@ -739,8 +771,8 @@ impl Log {
         let old = self.head.size;
         let new = old + encoded.len() as u64;
         let (root, files) = self.layout(old, self.head.root, encoded)?;
-        let head = sign_head(&self.key, new, root, (self.clock)())?;
-        let name = staging_name(new, &root);
+        let head = sign_head(&self.key, new, root, self.signing_time())?;
+        let name = staging_name(old, new, &root);
         self.staging
             .put_create(&name, &store::encode_batch(&files))
             .map_err(StoreError::from)?;
@@ -749,7 +781,17 @@ impl Log {
             .head_store
             .commit(Some((old, self.head.root)), &head, subjects, keys)
         {
-            if matches!(e, StoreError::Conflict { .. }) {
+            // Drop our staged object only if nobody committed this very batch: a writer that
+            // staged the same batch from the same base wrote the same object, and may still
+            // need it to be applied.
+            if matches!(e, StoreError::Conflict { .. })
+                && self
+                    .head_store
+                    .checkpoint_at(new)
+                    .ok()
+                    .flatten()
+                    .is_none_or(|h| h.root != root)
+            {
                 let _ = self.staging.delete(&name);
             }
             return Err(e.into());
@@ -763,7 +805,7 @@ impl Log {
                 cache.insert(p, Arc::new(d));
             }
         }
-        self.finish(&head)?;
+        self.finish(&head, old)?;
         let checkpoint = head.note.clone();
         self.head = head;
         Ok(checkpoint)
@@ -783,6 +825,23 @@ impl Log {
                 .into_iter()
                 .map(<[u8]>::to_vec)
                 .collect();
+            // The bundle comes from the untrusted store: its entries go into a new immutable
+            // bundle only if they hash to the tree's leaves (whose tiles reproduce the root).
+            let leaves: Vec<u64> = (first * 256..old)
+                .map(|i| merkle::stored_hash_index(0, i))
+                .collect();
+            let want = self.stored(old).read_hashes(&leaves)?;
+            if carried.len() != want.len()
+                || carried
+                    .iter()
+                    .zip(&want)
+                    .any(|(e, w)| merkle::leaf_hash(e) != *w)
+            {
+                return Err(StoreError::Fatal(format!(
+                    "the published bundle {path} does not hold the tree's entries"
+                ))
+                .into());
+            }
         }
         let mut b = first;
         while b * 256 < new {
@@ -814,12 +873,17 @@ impl Log {
             return Err(LogError::Poisoned);
         }
         self.refresh()?;
-        let head = sign_head(&self.key, self.head.size, self.head.root, (self.clock)())?;
+        let head = sign_head(
+            &self.key,
+            self.head.size,
+            self.head.root,
+            self.signing_time(),
+        )?;
         let r = self
             .head_store
             .commit(Some((self.head.size, self.head.root)), &head, &[], &[])
             .map_err(LogError::from)
-            .and_then(|_| self.finish(&head));
+            .and_then(|_| self.finish(&head, self.head.size));
         if let Err(e) = r {
             self.poisoned = true;
             return Err(e);

@@ -14,7 +14,7 @@
 //! DIR/private/log.key     the Ed25519 signing key (mode 0600), never served
 //! DIR/private/marker      how far the object store holds everything: "<size> <base64 root>"
 //! DIR/private/lock        held (flock) by the one process that has the log open
-//! DIR/staging/<size>-<hex root>  a committed batch's files until they are all in public/
+//! DIR/staging/<base>-<size>-<hex root>  a committed batch's files until they are all in public/
 //! DIR/public/             exactly C2SP tlog-tiles: checkpoint, vkey, tile/<L>/<N>, tile/entries/<N>
 //! DIR/public.lock         held (flock) while public/checkpoint is replaced
 //! ```
@@ -409,7 +409,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<(), Stor
     Ok(())
 }
 
-/// A staged batch (`staging/<size>-<hex root>`): records of (u32 path length, path, u32 data
+/// A staged batch (`staging/<base>-<size>-<hex root>`): records of (u32 path length, path, u32 data
 /// length, data), big-endian lengths.
 pub fn encode_batch(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();

@@ -325,7 +325,7 @@ fn a_tampered_staged_batch_is_refused() {
         let names = staging.list("", 10).unwrap_or_default();
         let name = names
             .iter()
-            .find(|n| n.starts_with("310-"))
+            .find(|n| n.starts_with("300-310-"))
             .unwrap_or_else(|| panic!("{}: staged batch in {names:?}", b.name))
             .clone();
         let bytes = staging.get_bounded(&name, 1 << 30).unwrap().unwrap();
@@ -356,5 +356,46 @@ fn a_tampered_staged_batch_is_refused() {
             "{}",
             b.name
         );
+    }
+}
+
+/// The partial bundle a batch continues comes from the untrusted store: entries that do not
+/// hash to the tree's leaves are never copied into the new bundle.
+#[test]
+fn a_tampered_partial_bundle_is_not_carried_into_the_next() {
+    for b in backends("carried-tamper") {
+        let mut log = b.init("carried.example/log");
+        log.append(entries(0, 300)).unwrap();
+        drop(log);
+        let path = "tile/entries/001.p/44";
+        let mut bytes = b.public().get(path).unwrap().unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] ^= 1;
+        b.public().put(path, &bytes).unwrap();
+        let mut log = b.open().unwrap();
+        let err = log.append(entries(300, 5)).unwrap_err();
+        assert!(
+            err.to_string().contains("does not hold the tree's entries"),
+            "{}: {err}",
+            b.name
+        );
+        assert_eq!(b.public().get("tile/entries/001.p/49").unwrap(), None);
+    }
+}
+
+/// Writers on several machines never have equal clocks: one that runs at most
+/// `MAX_CLOCK_SKEW` behind the head's signer signs with the head's time; further behind is a
+/// clock going backwards (`a_clock_going_backwards_is_fatal`).
+#[test]
+fn a_clock_slightly_behind_another_writers_signs_at_the_heads_time() {
+    for b in backends("skew") {
+        let mut log = b.init("skew.example/log");
+        log.append(entries(0, 3)).unwrap();
+        let at = log.head().signed_at;
+        drop(log);
+        let behind = at - toolmark_log::sequencer::MAX_CLOCK_SKEW;
+        let mut log = b.open_with_clock(Box::new(move || behind)).unwrap();
+        log.append(entries(3, 2)).unwrap();
+        assert_eq!(log.head().signed_at, at, "{}", b.name);
     }
 }

@@ -73,3 +73,26 @@ fn reader_matches_the_writer_on(b: &support::backends::Backend) {
         Err(ReadError::Checkpoint(_))
     ));
 }
+
+/// A bundle is not signed: an entry that does not hash to its leaf in the tiles is refused,
+/// never served.
+#[test]
+fn the_reader_refuses_an_entry_that_is_not_its_leaf() {
+    for b in support::backends::backends("reader-tamper") {
+        let mut log = b.init("toolmark.test/reader-tamper");
+        log.append(support::entries(0, 10)).unwrap();
+        let path = "tile/entries/000.p/10";
+        let mut bytes = b.public().get(path).unwrap().unwrap();
+        let last = bytes.len() - 2;
+        bytes[last] ^= 1;
+        b.public().put(path, &bytes).unwrap();
+        let reader = Reader::new(b.public(), &log.vkey());
+        let at = reader.checkpoint().unwrap();
+        let err = reader.entry(9, &at).unwrap_err();
+        assert!(
+            err.to_string().contains("does not hash to its leaf"),
+            "{err}"
+        );
+        assert!(reader.entry(0, &at).is_ok(), "{}", b.name);
+    }
+}

@@ -221,8 +221,18 @@ impl HeadStore for PgHead {
                 found: None,
             });
         }
-        tx.execute(&insert_checkpoint, &[&size, &root, &new.note, &at])
-            .map_err(db)?;
+        // One row: a row of this size with another root would be a fork (the check above
+        // refuses it for the current head; this refuses it for any other).
+        if tx
+            .execute(&insert_checkpoint, &[&size, &root, &new.note, &at])
+            .map_err(db)?
+            != 1
+        {
+            return Err(StoreError::Fatal(format!(
+                "the head store holds another root at size {}",
+                new.size
+            )));
+        }
         if !subjects.is_empty() {
             let ids: Vec<&str> = subjects.iter().map(|(s, _)| s.as_str()).collect();
             let lasts: Vec<i64> = subjects.iter().map(|(_, l)| *l as i64).collect();
