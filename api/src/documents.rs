@@ -57,8 +57,9 @@ pub const STREAM_CHUNK_BYTES: usize = 64 * 1024;
 /// `GET` of the bucket's object): what one streamed document holds in memory on our side, at
 /// most (with one chunk held back). A document up to this size is read and verified whole
 /// before its response starts; a larger one costs one request per range, each complete before
-/// it is sent, so no store request waits on a slow client.
-pub const DOCUMENT_READ_BYTES: u64 = 1024 * 1024;
+/// it is sent, so no store request waits on a slow client. At 256 KiB, the 64 streams hold about
+/// 20 MiB together.
+pub const DOCUMENT_READ_BYTES: u64 = 256 * 1024;
 
 /// Documents waiting to be read and parsed, at most (beyond the [`MAX_CONCURRENT_LOADS`] being
 /// parsed). A load runs on even when the request that asked for it gives up, so without a
