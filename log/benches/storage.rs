@@ -65,8 +65,7 @@ struct Side {
 enum Cleanup {
     Dir(PathBuf),
     Cluster {
-        admin_url: String,
-        database: String,
+        db: toolmark_standins::services::Database,
         objects: Objects,
     },
 }
@@ -141,9 +140,11 @@ fn single_box(base: &std::path::Path) -> Side {
 }
 
 fn cluster() -> Option<Side> {
-    let (Ok(pg), Ok(endpoint)) = (
-        std::env::var("TOOLMARK_TEST_POSTGRES"),
-        std::env::var("TOOLMARK_TEST_S3"),
+    // A fresh database of the test cluster and a fresh prefix of the test bucket (the same
+    // helpers as the tests').
+    let (Some(db), Some(bucket)) = (
+        toolmark_standins::services::postgres().expect("the test PostgreSQL"),
+        toolmark_standins::services::s3().expect("the test bucket"),
     ) else {
         println!(
             "cluster skipped: TOOLMARK_TEST_POSTGRES and TOOLMARK_TEST_S3 are not both set \
@@ -151,37 +152,14 @@ fn cluster() -> Option<Side> {
         );
         return None;
     };
-    let unique = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_millis();
-    let database = format!("bench_storage_{}_{unique}", std::process::id());
-    let mut admin = postgres::Client::connect(&pg, postgres::NoTls).expect("the test PostgreSQL");
-    admin
-        .batch_execute(&format!("CREATE DATABASE {database}"))
-        .expect("create the bench database");
-    let (server, _) = pg
-        .rsplit_once('/')
-        .expect("a PostgreSQL URL with a database");
-    let url = format!("{server}/{database}");
-    let bucket =
-        std::env::var("TOOLMARK_TEST_S3_BUCKET").unwrap_or_else(|_| "toolmark-test".into());
-    let opts = S3Options {
-        endpoint: Some(endpoint),
-        region: Some("us-east-1".into()),
-        access_key_id: std::env::var("TOOLMARK_TEST_S3_ACCESS_KEY_ID").ok(),
-        secret_access_key: std::env::var("TOOLMARK_TEST_S3_SECRET_ACCESS_KEY").ok(),
-        allow_http: true,
-        virtual_hosted: false,
-    };
-    let root = Objects::s3(
-        &format!(
-            "s3://{bucket}/bench-storage-{}-{unique}",
-            std::process::id()
-        ),
-        &opts,
-    )
-    .expect("the test bucket");
+    let opts = S3Options::at(
+        &bucket.endpoint,
+        &bucket.access_key_id,
+        &bucket.secret_access_key,
+    );
+    let root = Objects::s3(&format!("s3://{}/{}", bucket.bucket, bucket.prefix), &opts)
+        .expect("the test bucket");
+    let url = db.url().to_owned();
     let objects = root.sub("log");
     let stores = LogStores {
         head: Box::new(PgHead::connect(&url).expect("the bench database")),
@@ -200,11 +178,7 @@ fn cluster() -> Option<Side> {
         public: objects.sub("public"),
         log,
         next: 0,
-        cleanup: Cleanup::Cluster {
-            admin_url: pg,
-            database,
-            objects: root,
-        },
+        cleanup: Cleanup::Cluster { db, objects: root },
     })
 }
 
@@ -319,6 +293,12 @@ fn main() {
     }
 
     if std::env::var_os("TOOLMARK_BENCH_KEEP").is_some() {
+        for side in sides {
+            if let Cleanup::Cluster { db, .. } = side.cleanup {
+                println!("kept: database {}", db.name());
+                std::mem::forget(db);
+            }
+        }
         return;
     }
     for side in sides {
@@ -327,16 +307,8 @@ fn main() {
             Cleanup::Dir(dir) => {
                 std::fs::remove_dir_all(&dir).ok();
             }
-            Cleanup::Cluster {
-                admin_url,
-                database,
-                objects,
-            } => {
-                if let Ok(mut admin) = postgres::Client::connect(&admin_url, postgres::NoTls) {
-                    admin
-                        .batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
-                        .ok();
-                }
+            Cleanup::Cluster { db, objects } => {
+                drop(db);
                 for p in objects.list("log", usize::MAX).unwrap_or_default() {
                     objects.delete(&p).ok();
                 }

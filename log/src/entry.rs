@@ -45,7 +45,11 @@ pub struct TargetIdError;
 impl TargetId {
     /// The id of `target` of `server`.
     pub fn of(server: &str, target: &str) -> TargetId {
-        let digest = Sha256::digest(format!("{server}\n{target}"));
+        let mut h = Sha256::new();
+        h.update(server.as_bytes());
+        h.update(b"\n");
+        h.update(target.as_bytes());
+        let digest = h.finalize();
         TargetId(toolmark_toolset::hex::encode(&digest[..8]))
     }
 
@@ -416,6 +420,35 @@ impl Entry {
         Ok(out)
     }
 
+    /// The canonical bytes of an entry from its canonical bytes without `prev` (what
+    /// [`Entry::encode`] gives with `prev: None`) and the `prev` to set: the writer encodes each
+    /// entry once, for its dedup key and for its leaf.
+    ///
+    /// `plain` must be [`Entry::encode`]'s output: every `"` inside a canonical string is
+    /// escaped, so `"prev":null` occurs only as the member itself.
+    pub fn encode_with_prev(plain: &[u8], prev: Option<u64>) -> Result<Vec<u8>, EntryError> {
+        const NULL: &[u8] = b"\"prev\":null";
+        let Some(prev) = prev else {
+            return Ok(plain.to_vec());
+        };
+        if prev > MAX_INTEGER {
+            return Err(EntryError::Member("a number beyond 2^53"));
+        }
+        let at = plain
+            .windows(NULL.len())
+            .position(|w| w == NULL)
+            .ok_or(EntryError::Member("prev"))?;
+        let digits = prev.to_string();
+        let mut out = Vec::with_capacity(plain.len() + digits.len());
+        out.extend_from_slice(&plain[..at + NULL.len() - 4]);
+        out.extend_from_slice(digits.as_bytes());
+        out.extend_from_slice(&plain[at + NULL.len()..]);
+        if out.len() > MAX_ENTRY_BYTES {
+            return Err(EntryError::TooLarge(out.len()));
+        }
+        Ok(out)
+    }
+
     /// Parse canonical entry bytes; anything not exactly as [`Entry::encode`] writes is refused.
     pub fn decode(bytes: &[u8]) -> Result<Entry, EntryError> {
         if bytes.len() > MAX_ENTRY_BYTES {
@@ -549,6 +582,40 @@ mod tests {
                 .contains("\"prev\":null")
         );
         assert_eq!(Entry::decode(&bytes).unwrap(), first);
+    }
+
+    #[test]
+    fn prev_spliced_into_the_plain_encoding_is_the_encoding_with_prev() {
+        // Strings that hold the member's own bytes, escaped or not, before and after it.
+        let tricky = [
+            None,
+            Some("\"prev\":null".to_string()),
+            Some("prev\":null,\"prev\":null\\\"prev\":null".to_string()),
+        ];
+        for detail in tricky {
+            for prev in [None, Some(0), Some(7), Some(MAX_INTEGER)] {
+                let mut e = Entry {
+                    detail: detail.clone(),
+                    prev: None,
+                    ..sample()
+                };
+                e.subject.server = "io.example/\"prev\":null".into();
+                let plain = e.encode().unwrap();
+                e.prev = prev;
+                assert_eq!(
+                    Entry::encode_with_prev(&plain, prev).unwrap(),
+                    e.encode().unwrap(),
+                    "{detail:?} {prev:?}"
+                );
+            }
+        }
+        let plain = Entry {
+            prev: None,
+            ..sample()
+        }
+        .encode()
+        .unwrap();
+        assert!(Entry::encode_with_prev(&plain, Some(MAX_INTEGER + 1)).is_err());
     }
 
     #[test]

@@ -85,7 +85,10 @@ pub fn migrate(from: LogStores, mut to: LogStores, key: LogKey) -> Result<Migrat
             .get(p)
             .map_err(StoreError::from)?
             .ok_or_else(|| LogError::Refused(format!("{p} vanished from the source")))?;
-        match to_public.put_create(p, &bytes).map_err(StoreError::from)? {
+        match to_public
+            .put_create(p, bytes.as_slice())
+            .map_err(StoreError::from)?
+        {
             crate::objects::Created::New => copied += 1,
             crate::objects::Created::Identical => present += 1,
         }

@@ -146,11 +146,45 @@ impl Reader {
         Ok(Signed { note, checkpoint })
     }
 
-    fn hashes(&self, size: u64) -> impl merkle::HashReader + '_ {
-        tiles::TileHashReader::new(size, move |tile: &TileId| {
-            self.need(&tile.path())
-                .map_err(|e| ProofError::storage(e.to_string()))
-        })
+    /// The hashes of the tree of `size` leaves, from its tiles.
+    fn hashes(&self, size: u64) -> Prefetching<'_> {
+        Prefetching { reader: self, size }
+    }
+
+    /// Read every path not in the cache at once ([`Objects::get_all`]: in parallel, hedged on
+    /// a bucket) into the cache.
+    fn prefetch(&self, paths: Vec<String>) -> Result<(), ReadError> {
+        let missing: Vec<String> = {
+            let cache = self
+                .cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            paths
+                .into_iter()
+                .filter(|p| cache.get(p).is_none())
+                .collect()
+        };
+        if missing.len() < 2 {
+            // Nothing to overlap: `need` reads it.
+            return Ok(());
+        }
+        let got = self
+            .public
+            .get_all(&missing, crate::objects::MAX_OBJECT_BYTES)
+            .map_err(|e| ReadError::Io {
+                path: missing.join(", "),
+                reason: e.to_string(),
+            })?;
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (path, bytes) in missing.into_iter().zip(got) {
+            if let Some(b) = bytes {
+                cache.insert(path, std::sync::Arc::new(b));
+            }
+        }
+        Ok(())
     }
 
     /// Inclusion proof of `index` in the tree of `size` leaves (size ≤ `at`'s size).
@@ -217,6 +251,15 @@ impl Reader {
         let b = index / 256;
         let width = ((b + 1) * 256).min(size) - b * 256;
         let path = tiles::bundle_path(b, width as u16);
+        let leaf = merkle::stored_hash_index(0, index);
+        // The bundle and the leaf's tile at once.
+        let mut paths: Vec<String> = tiles::TileHashReader::new(size, |_: &TileId| Ok(Vec::new()))
+            .tiles_for(&[leaf])?
+            .iter()
+            .map(TileId::path)
+            .collect();
+        paths.push(path.clone());
+        self.prefetch(paths)?;
         let bytes = self.need(&path)?;
         let entries = tiles::decode_bundle(&bytes)?;
         let entry = entries
@@ -228,9 +271,7 @@ impl Reader {
             })?;
         // The bundle is not signed: the entry must be the leaf the tiles hold (proofs of it
         // are made from the same tiles, and a client checks those against the checkpoint).
-        let leaf = self
-            .hashes(size)
-            .read_hashes(&[merkle::stored_hash_index(0, index)])?;
+        let leaf = self.hashes(size).read_hashes(&[leaf])?;
         if leaf.first() != Some(&merkle::leaf_hash(&entry)) {
             return Err(ReadError::Io {
                 path,
@@ -251,5 +292,32 @@ impl Reader {
             &path,
             &at.note,
         ))
+    }
+}
+
+/// The tree's hashes from its tiles, every tile a call needs read at once before any is used.
+struct Prefetching<'a> {
+    reader: &'a Reader,
+    size: u64,
+}
+
+impl Prefetching<'_> {
+    fn tiles(&self) -> impl HashReader + '_ {
+        tiles::TileHashReader::new(self.size, move |tile: &TileId| {
+            self.reader
+                .need(&tile.path())
+                .map_err(|e| ProofError::storage(e.to_string()))
+        })
+    }
+}
+
+impl HashReader for Prefetching<'_> {
+    fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, ProofError> {
+        let tiles = tiles::TileHashReader::new(self.size, |_: &TileId| Ok(Vec::new()));
+        let paths = tiles.tiles_for(indexes)?.iter().map(TileId::path).collect();
+        self.reader
+            .prefetch(paths)
+            .map_err(|e| ProofError::storage(e.to_string()))?;
+        self.tiles().read_hashes(indexes)
     }
 }

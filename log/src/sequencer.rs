@@ -34,6 +34,12 @@ use std::time::{Duration, Instant};
 /// targets; a 100,000-entry cap keeps a batch's in-memory tiles and bundles to tens of MB.
 pub const MAX_BATCH: usize = 100_000;
 
+/// Most threads a batch's per-entry work (encoding, dedup keys, leaf hashes) is split over; a
+/// batch smaller than [`PARALLEL_MIN`] stays on the caller's thread.
+pub const MAX_WRITER_THREADS: usize = 4;
+/// The smallest batch whose per-entry work is split over threads.
+pub const PARALLEL_MIN: usize = 4_096;
+
 /// How long the writers' lease lasts when not renewed: a writer paused or killed while holding
 /// it delays the others this long at most.
 pub const LEASE_TTL: Duration = Duration::from_secs(5);
@@ -167,18 +173,30 @@ type Files = Vec<(String, Vec<u8>)>;
 /// Where a log directory keeps its signing key (mode 0600, outside `public/`).
 pub const KEY_FILE: &str = "private/log.key";
 
-/// The dedup key of an entry: the first 16 bytes of the SHA-256 of its encoding without `prev`.
+/// The dedup key of an entry ([`DedupKey`]): its time (`YYYYMMDDhhmmss` as a big-endian
+/// number), then the first 16 bytes of the SHA-256 of its encoding without `prev`.
 pub fn dedup_key(e: &Entry) -> Result<DedupKey, EntryError> {
-    use sha2::Digest;
     if e.prev.is_some() {
         let mut plain = e.clone();
         plain.prev = None;
         return dedup_key(&plain);
     }
-    let d = sha2::Sha256::digest(e.encode()?);
-    let mut k = [0u8; 16];
-    k.copy_from_slice(&d[..16]);
-    Ok(k)
+    Ok(key_of(&e.observed_at, &e.encode()?))
+}
+
+/// The dedup key of an entry of time `observed_at` (checked by `encode`: `YYYY-MM-DDThh:mm:ssZ`)
+/// whose encoding without `prev` is `plain`.
+fn key_of(observed_at: &str, plain: &[u8]) -> DedupKey {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(plain);
+    let time = observed_at
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .fold(0u64, |n, b| n * 10 + u64::from(b - b'0'));
+    let mut k = [0u8; 24];
+    k[..8].copy_from_slice(&time.to_be_bytes());
+    k[8..].copy_from_slice(&d[..16]);
+    k
 }
 
 /// The staged object of the batch that grows the tree from `base` to `size` with root `root`:
@@ -600,13 +618,23 @@ impl Log {
                 checkpoint: self.head.note.clone(),
             });
         }
-        let mut keys = Vec::with_capacity(entries.len());
-        for (index, e) in entries.iter_mut().enumerate() {
+        for e in entries.iter_mut() {
             // Set again below for every entry logged now; cleared here so the key needs no copy.
             e.prev = None;
-            keys.push(dedup_key(e).map_err(|source| LogError::Entry { index, source })?);
         }
-        let result = self.append_keyed(entries, &keys);
+        // Encoded once: the key hashes these bytes, and the leaf is them with `prev` set.
+        let encoded = par_map(&entries, |e| {
+            e.encode()
+                .map(|plain| (key_of(&e.observed_at, &plain), plain))
+        });
+        let mut keys = Vec::with_capacity(entries.len());
+        let mut plains = Vec::with_capacity(entries.len());
+        for (index, r) in encoded.into_iter().enumerate() {
+            let (key, plain) = r.map_err(|source| LogError::Entry { index, source })?;
+            keys.push(key);
+            plains.push(plain);
+        }
+        let result = self.append_keyed(entries, &keys, &plains);
         if matches!(
             result,
             Err(LogError::Store(_))
@@ -624,6 +652,7 @@ impl Log {
         &mut self,
         mut entries: Vec<Entry>,
         keys: &[DedupKey],
+        plains: &[Vec<u8>],
     ) -> Result<Appended, LogError> {
         for _ in 0..MAX_CAS_RETRIES {
             self.lease()?;
@@ -652,26 +681,28 @@ impl Log {
                     checkpoint: self.head.note.clone(),
                 });
             }
+            // Each fresh entry's subject id, computed once (a hash and its hex).
+            let fresh_ids: Vec<TargetId> = fresh.iter().map(|&i| entries[i].subject.id()).collect();
             let ids: Vec<String> = {
                 let mut seen = std::collections::HashSet::new();
-                fresh
+                fresh_ids
                     .iter()
-                    .map(|&i| entries[i].subject.id().to_string())
-                    .filter(|id| seen.insert(id.clone()))
+                    .map(|id| id.as_str())
+                    .filter(|id| seen.insert(*id))
+                    .map(str::to_owned)
                     .collect()
             };
             let mut last: HashMap<String, u64> =
                 self.head_store.subjects_last(&ids)?.into_iter().collect();
             let mut encoded = Vec::with_capacity(fresh.len());
             let mut new_keys = Vec::with_capacity(fresh.len());
-            for (n, &i) in fresh.iter().enumerate() {
+            for (n, (&i, id)) in fresh.iter().zip(&fresh_ids).enumerate() {
                 let index = old + n as u64;
                 let e = &mut entries[i];
-                let id: TargetId = e.subject.id();
                 e.prev = last.get(id.as_str()).copied();
                 last.insert(id.to_string(), index);
                 encoded.push(
-                    e.encode()
+                    Entry::encode_with_prev(&plains[i], e.prev)
                         .map_err(|source| LogError::Entry { index: i, source })?,
                 );
                 new_keys.push((keys[i], index));
@@ -712,9 +743,9 @@ impl Log {
             base: merkle::stored_hash_count(old),
             pending: Vec::new(),
         };
-        for (i, bytes) in encoded.iter().enumerate() {
-            let hs =
-                merkle::stored_hashes_for_leaf(old + i as u64, merkle::leaf_hash(bytes), &overlay)?;
+        let leaves = par_map(encoded, |e| merkle::leaf_hash(e));
+        for (i, leaf) in leaves.into_iter().enumerate() {
+            let hs = merkle::stored_hashes_for_leaf(old + i as u64, leaf, &overlay)?;
             overlay.pending.extend(hs);
         }
         let root = merkle::tree_hash(new, &overlay)?;
@@ -774,7 +805,7 @@ impl Log {
         let head = sign_head(&self.key, new, root, self.signing_time())?;
         let name = staging_name(old, new, &root);
         self.staging
-            .put_create(&name, &store::encode_batch(&files))
+            .put_create(&name, store::encode_batch(&files))
             .map_err(StoreError::from)?;
         self.staging.flush().map_err(StoreError::from)?;
         if let Err(e) = self
@@ -964,6 +995,29 @@ impl Log {
             &self.head.note,
         ))
     }
+}
+
+/// `f` of every item, in order, over up to [`MAX_WRITER_THREADS`] scoped threads (one for a
+/// batch smaller than [`PARALLEL_MIN`]).
+fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_WRITER_THREADS);
+    if threads < 2 || items.len() < PARALLEL_MIN {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let f = &f;
+        let parts: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<U>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().expect("a writer thread does not panic"))
+            .collect()
+    })
 }
 
 fn random_u64() -> u64 {

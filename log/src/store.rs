@@ -412,7 +412,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<(), Stor
 /// A staged batch (`staging/<base>-<size>-<hex root>`): records of (u32 path length, path, u32 data
 /// length, data), big-endian lengths.
 pub fn encode_batch(files: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(
+        files
+            .iter()
+            .map(|(p, d)| 8 + p.len() + d.len())
+            .sum::<usize>(),
+    );
     for (p, d) in files {
         out.extend_from_slice(&(p.len() as u32).to_be_bytes());
         out.extend_from_slice(p.as_bytes());

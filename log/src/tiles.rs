@@ -378,28 +378,7 @@ where
         let mut tiles: HashMap<TileId, Vec<u8>> = HashMap::new();
         let mut out = Vec::with_capacity(indexes.len());
         for &idx in indexes {
-            if self.size > MAX_TREE_SIZE || idx >= 2 * MAX_TREE_SIZE {
-                return Err(ProofError::MissingHash(idx));
-            }
-            let (level, n) = split_stored_hash_index(idx);
-            // The subtree must be complete in the tree of `size` leaves.
-            let end = (n + 1).checked_mul(1u64 << level);
-            if end.is_none_or(|e| e > self.size) {
-                return Err(ProofError::MissingHash(idx));
-            }
-            let tile_level = level / TILE_HEIGHT;
-            let k = level % TILE_HEIGHT;
-            // The 2^k hashes of tile level `tile_level` under this subtree.
-            let start = n << k;
-            let count = 1u64 << k;
-            let w = u64::from(TILE_WIDTH);
-            let tile_index = start / w;
-            let available = hashes_at_level(self.size, tile_level) - tile_index * w;
-            let tile = TileId {
-                level: tile_level,
-                index: tile_index,
-                width: available.min(w) as u16,
-            };
+            let (tile, from, to) = self.place(idx)?;
             let data = match tiles.entry(tile) {
                 Entry::Occupied(o) => o.into_mut(),
                 Entry::Vacant(v) => {
@@ -415,11 +394,53 @@ where
                     v.insert(data)
                 }
             };
-            let from = ((start % w) * 32) as usize;
-            let to = from + (count * 32) as usize;
             out.push(subtree_root(&data[from..to]));
         }
         Ok(out)
+    }
+}
+
+impl<F> TileHashReader<F> {
+    /// The tiles `read_hashes(indexes)` fetches, each once, in the order it first needs them
+    /// (so that a caller can fetch them all at once beforehand).
+    pub fn tiles_for(&self, indexes: &[u64]) -> Result<Vec<TileId>, ProofError> {
+        let mut out: Vec<TileId> = Vec::new();
+        for &idx in indexes {
+            let (tile, _, _) = self.place(idx)?;
+            if !out.contains(&tile) {
+                out.push(tile);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The tile holding the stored hash `idx` (or the hashes under it) and the byte range in
+    /// the tile's data of the hashes it is the root of.
+    fn place(&self, idx: u64) -> Result<(TileId, usize, usize), ProofError> {
+        if self.size > MAX_TREE_SIZE || idx >= 2 * MAX_TREE_SIZE {
+            return Err(ProofError::MissingHash(idx));
+        }
+        let (level, n) = split_stored_hash_index(idx);
+        // The subtree must be complete in the tree of `size` leaves.
+        let end = (n + 1).checked_mul(1u64 << level);
+        if end.is_none_or(|e| e > self.size) {
+            return Err(ProofError::MissingHash(idx));
+        }
+        let tile_level = level / TILE_HEIGHT;
+        let k = level % TILE_HEIGHT;
+        // The 2^k hashes of tile level `tile_level` under this subtree.
+        let start = n << k;
+        let count = 1u64 << k;
+        let w = u64::from(TILE_WIDTH);
+        let tile_index = start / w;
+        let available = hashes_at_level(self.size, tile_level) - tile_index * w;
+        let tile = TileId {
+            level: tile_level,
+            index: tile_index,
+            width: available.min(w) as u16,
+        };
+        let from = ((start % w) * 32) as usize;
+        Ok((tile, from, from + (count * 32) as usize))
     }
 }
 

@@ -44,7 +44,13 @@ impl SriHasher {
 
 impl fmt::Display for Sri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sha256-{}", STANDARD.encode(self.0))
+        // Into a buffer on the stack: the log writer shows three digests per entry.
+        let mut b64 = [0u8; 44];
+        let n = STANDARD
+            .encode_slice(self.0, &mut b64)
+            .map_err(|_| fmt::Error)?;
+        f.write_str("sha256-")?;
+        f.write_str(std::str::from_utf8(&b64[..n]).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -88,40 +88,6 @@ impl Drop for Env {
     }
 }
 
-/// How the tests reach the shared SeaweedFS that scripts/test starts (`TOOLMARK_TEST_S3`, its
-/// bucket and keys), or `None` when it is not running (then a test runs on a directory only; under
-/// `CI` it must be running).
-pub fn test_bucket() -> Option<(String, S3Options)> {
-    let Ok(endpoint) = std::env::var("TOOLMARK_TEST_S3") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "TOOLMARK_TEST_S3 (scripts/seaweedfs) is needed under CI"
-        );
-        eprintln!("bucket store skipped: no TOOLMARK_TEST_S3");
-        return None;
-    };
-    let bucket =
-        std::env::var("TOOLMARK_TEST_S3_BUCKET").unwrap_or_else(|_| "toolmark-test".into());
-    let options = S3Options {
-        endpoint: Some(endpoint),
-        region: Some("us-east-1".into()),
-        access_key_id: std::env::var("TOOLMARK_TEST_S3_ACCESS_KEY_ID").ok(),
-        secret_access_key: std::env::var("TOOLMARK_TEST_S3_SECRET_ACCESS_KEY").ok(),
-        allow_http: true,
-        virtual_hosted: false,
-    };
-    Some((bucket, options))
-}
-
-/// `s3://BUCKET/<tag>-<pid>-<nanos>`: a key prefix of the shared test bucket no other test uses.
-pub fn fresh_bucket_prefix(bucket: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("s3://{bucket}/{tag}-{}-{nanos}", std::process::id())
-}
-
 /// The object stores every blob test runs on: a scratch directory, and a fresh prefix of the
 /// shared test bucket when it is running. Each is the view the blobs use (`…/blobs`).
 pub fn blob_stores(tag: &str) -> Vec<(&'static str, Objects)> {
@@ -129,8 +95,13 @@ pub fn blob_stores(tag: &str) -> Vec<(&'static str, Objects)> {
         .join(format!("blob-store-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut out = vec![("dir", Objects::dir(&dir).unwrap().sub("blobs"))];
-    if let Some((bucket, options)) = test_bucket() {
-        let url = fresh_bucket_prefix(&bucket, tag);
+    if let Some(bucket) = toolmark_standins::services::s3().expect("the test bucket") {
+        let url = format!("s3://{}/{}", bucket.bucket, bucket.prefix);
+        let options = S3Options::at(
+            &bucket.endpoint,
+            &bucket.access_key_id,
+            &bucket.secret_access_key,
+        );
         out.push(("bucket", Objects::s3(&url, &options).unwrap().sub("blobs")));
     }
     out
