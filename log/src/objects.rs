@@ -38,12 +38,6 @@ pub const MAX_PARALLEL_PUTS: usize = 16;
 /// How many reads [`Objects::get_all`] keeps in flight at once (a proof's tiles: one per tile
 /// level and a few partial tiles of the right edge, rarely more than 16).
 pub const MAX_PARALLEL_GETS: usize = 16;
-/// A read by [`Objects::get_all`] from a remote store that has not answered after this long is
-/// sent once more, and the first answer is taken (a "hedged request": a bucket's slowest reads
-/// are mostly a server's hiccup, not the object). It costs a second request for the reads
-/// slower than this, a few percent of them. Objects read this way must not change (tiles,
-/// bundles); a directory is never hedged.
-pub const READ_HEDGE_AFTER: Duration = Duration::from_millis(3);
 /// The largest object [`Objects::get`] reads (an entry bundle is at most 256 × 64 KiB plus
 /// lengths; a staged batch of [`crate::sequencer::MAX_BATCH`] entries is larger and is read
 /// with [`Objects::get_bounded`]).
@@ -624,10 +618,9 @@ impl Objects {
         }
     }
 
-    /// [`Objects::get_bounded`] of every path at once (at most [`MAX_PARALLEL_GETS`] in flight,
-    /// each hedged after [`READ_HEDGE_AFTER`] on a remote store), in the order given; the first
-    /// error fails the whole. For immutable objects only: a hedged read may see either of two
-    /// versions of an object that changes.
+    /// [`Objects::get_bounded`] of every path at once (at most [`MAX_PARALLEL_GETS`] in flight;
+    /// a directory's one after the other on this thread), in the order given; the first error
+    /// fails the whole.
     pub fn get_all(&self, paths: &[String], max: u64) -> Result<Vec<Option<Vec<u8>>>, ObjectError> {
         use futures_util::StreamExt;
         let mut locs = Vec::with_capacity(paths.len());
@@ -637,12 +630,11 @@ impl Objects {
         if self.direct {
             return paths.iter().map(|p| self.get_bounded(p, max)).collect();
         }
-        let hedge = self.local.is_none().then_some(READ_HEDGE_AFTER);
         let store = self.store.clone();
         let results = block(async move {
             futures_util::stream::iter(locs.into_iter().map(|loc| {
                 let store = store.clone();
-                async move { get_hedged(store, loc, max, hedge).await }
+                async move { read_once(store, loc, max).await }
             }))
             .buffered(MAX_PARALLEL_GETS)
             .collect::<Vec<_>>()
@@ -969,32 +961,6 @@ async fn read_once(store: Arc<dyn ObjectStore>, loc: ObjectPath, max: u64) -> Re
         return Ok(Read::TooLarge);
     }
     Ok(Read::Bytes(bytes.to_vec()))
-}
-
-/// [`read_once`], sent a second time if the first has not answered after `hedge`; the first
-/// answer wins and the other read is dropped.
-async fn get_hedged(
-    store: Arc<dyn ObjectStore>,
-    loc: ObjectPath,
-    max: u64,
-    hedge: Option<Duration>,
-) -> Result<Read, String> {
-    let first = read_once(store.clone(), loc.clone(), max);
-    let Some(after) = hedge else {
-        return first.await;
-    };
-    tokio::pin!(first);
-    tokio::select! {
-        r = &mut first => r,
-        () = tokio::time::sleep(after) => {
-            let second = read_once(store, loc, max);
-            tokio::pin!(second);
-            tokio::select! {
-                r = &mut first => r,
-                r = &mut second => r,
-            }
-        }
-    }
 }
 
 impl crate::verify::Source for Objects {

@@ -151,8 +151,8 @@ impl Reader {
         Prefetching { reader: self, size }
     }
 
-    /// Read every path not in the cache at once ([`Objects::get_all`]: in parallel, hedged on
-    /// a bucket) into the cache.
+    /// Read every path not in the cache at once ([`Objects::get_all`]: in parallel from a
+    /// bucket) into the cache.
     fn prefetch(&self, paths: Vec<String>) -> Result<(), ReadError> {
         let missing: Vec<String> = {
             let cache = self
