@@ -14,6 +14,11 @@
 //! instead of through the prefetching workers; `TOOLMARK_BENCH_LATENCY_MS=N` makes every read
 //! wait N ms first, as a remote store's round trip would (what the prefetching is for).
 //!
+//! `TOOLMARK_BENCH_S3=1` (with the test bucket's variables, scripts/seaweedfs) copies the log's
+//! public files to a fresh prefix of the test bucket first, then verifies them from there
+//! (`Objects`, as `toolmark log verify s3://…` does) instead of from the directory; the copy
+//! is timed apart and not counted, and deleted afterwards.
+//!
 //! `TOOLMARK_BENCH_LOG=/var/tmp/fsck-log cargo bench -p toolmark-log --bench fsck` (twice).
 
 use std::path::{Path, PathBuf};
@@ -23,6 +28,7 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use toolmark_log::Log;
+use toolmark_log::objects::{Objects, S3Options};
 use toolmark_log::verify::{self, DirSource, Source};
 
 mod support;
@@ -53,6 +59,55 @@ impl Source for Distant {
     fn concurrent(&self) -> Option<&(dyn Source + Sync)> {
         Some(self)
     }
+}
+
+/// The log's public files copied to a fresh prefix of the test bucket, as `Objects` there.
+fn copy_to_bucket(public: &Path) -> Objects {
+    let bucket = toolmark_standins::services::s3()
+        .expect("the test bucket")
+        .expect("TOOLMARK_BENCH_S3 needs the test bucket's variables (scripts/seaweedfs env)");
+    let opts = S3Options::at(
+        &bucket.endpoint,
+        &bucket.access_key_id,
+        &bucket.secret_access_key,
+    );
+    let to = Objects::s3(&format!("s3://{}/{}", bucket.bucket, bucket.prefix), &opts)
+        .expect("the test bucket");
+    let from = Objects::dir(public).expect("the public directory");
+    let started = Instant::now();
+    let mut stack = vec![public.to_path_buf()];
+    let mut files = Vec::new();
+    let mut copied = 0usize;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read the public directory") {
+            let p = e.expect("a directory entry").path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(public).expect("under public/");
+            let rel = rel.to_str().expect("a UTF-8 path").to_owned();
+            if rel.contains('#') {
+                // A temporary file a crashed writer left: no object of the log.
+                continue;
+            }
+            let bytes = from.get(&rel).expect("read").expect("present");
+            files.push((rel, bytes));
+            if files.len() == 1024 {
+                to.put_create_all(&files).expect("copy to the bucket");
+                copied += files.len();
+                files.clear();
+            }
+        }
+    }
+    to.put_create_all(&files).expect("copy to the bucket");
+    copied += files.len();
+    println!(
+        "copied {copied} files to {} in {:.1} s",
+        to.label(),
+        started.elapsed().as_secs_f64()
+    );
+    to
 }
 
 fn build(dir: &Path, total: u64) {
@@ -109,6 +164,7 @@ fn main() {
     let public = dir.join("public");
     let vkey = std::fs::read_to_string(public.join("vkey")).expect("public/vkey");
     let serial = std::env::var_os("TOOLMARK_BENCH_SERIAL").is_some();
+    let bucket = std::env::var_os("TOOLMARK_BENCH_S3").map(|_| copy_to_bucket(&public));
     let rss_before = status_mib("VmRSS:");
     let cpu_before = cpu_seconds();
     let started = Instant::now();
@@ -126,10 +182,10 @@ fn main() {
     } else {
         Box::new(dir_source) as Box<dyn Source>
     });
-    let source: &dyn Source = if serial {
-        &serial_source
-    } else {
-        serial_source.0.as_ref()
+    let source: &dyn Source = match (&bucket, serial) {
+        (Some(objects), _) => objects,
+        (None, true) => &serial_source,
+        (None, false) => serial_source.0.as_ref(),
     };
     let report = verify::fsck(source, vkey.trim()).expect("fsck");
     let secs = started.elapsed().as_secs_f64();
@@ -138,6 +194,7 @@ fn main() {
         "fsck ({}): {} entries, {} bundles, {} tiles, {} subjects in {secs:.1} s: {:.0} entries/s, \
          {cpu:.1} s CPU; at most {} tree hashes held",
         match (serial, latency_ms) {
+            _ if bucket.is_some() => "prefetching reads from the test bucket".to_owned(),
             (true, 0) => "serial reads".to_owned(),
             (false, 0) => "prefetching reads".to_owned(),
             (true, ms) => format!("serial reads, {ms} ms each"),
@@ -161,5 +218,11 @@ fn main() {
     );
     if given.is_none() {
         std::fs::remove_dir_all(&dir).ok();
+    }
+    if let Some(objects) = bucket {
+        // The copy is gigabytes at 10M entries: the shared test bucket does not keep it.
+        for p in objects.list("", usize::MAX).unwrap_or_default() {
+            objects.delete(&p).ok();
+        }
     }
 }

@@ -426,7 +426,7 @@ impl Entry {
     ///
     /// `plain` must be [`Entry::encode`]'s output: every `"` inside a canonical string is
     /// escaped, so `"prev":null` occurs only as the member itself.
-    pub fn encode_with_prev(plain: &[u8], prev: Option<u64>) -> Result<Vec<u8>, EntryError> {
+    pub(crate) fn encode_with_prev(plain: &[u8], prev: Option<u64>) -> Result<Vec<u8>, EntryError> {
         const NULL: &[u8] = b"\"prev\":null";
         let Some(prev) = prev else {
             return Ok(plain.to_vec());

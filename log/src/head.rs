@@ -83,10 +83,27 @@ CREATE TABLE IF NOT EXISTS logged (key BLOB PRIMARY KEY, idx INTEGER NOT NULL) S
 ";
 
 /// The page cache of the single box's head store (SQLite's default is 2 MiB). A 100,000-entry
-/// batch looks up and inserts 100,000 random dedup keys: with the default cache most of the
-/// `logged` B-tree's pages are read again per key and dirty pages spill to the WAL before the
+/// batch looks up and inserts 100,000 dedup keys: with the default cache the pages of the
+/// `logged` and `subjects` B-trees are read again and dirty pages spill to the WAL before the
 /// commit. Memory, at most this much per open head store.
 pub const SQLITE_CACHE_BYTES: u64 = 64 << 20;
+
+/// The head store's meta key saying its dedup keys are [`DedupKey`]s (time, then hash: 24
+/// bytes). A store of the format before (16-byte hash prefixes, 2026-12-06 until commit
+/// 72b5b63) is refused at open: its keys would never match the new ones, so an observation
+/// logged before could be logged again.
+pub const META_KEY_FORMAT: &str = "dedup-key-format";
+/// [`META_KEY_FORMAT`]'s value.
+pub const KEY_FORMAT: &str = "time-sha256-24";
+
+/// The error for a head store holding dedup keys of the older format.
+pub(crate) fn old_key_format(store: &str) -> StoreError {
+    StoreError::Fatal(format!(
+        "{store} holds dedup keys of an older format (16 bytes; this version's are 24, time \
+         first): a log written by toolmark between 2026-12-06 and commit 72b5b63; copy its \
+         entries into a new log"
+    ))
+}
 
 /// Dedup keys inserted by one SQLite statement (two parameters each, far below SQLite's limit
 /// of 32,766).
@@ -137,11 +154,33 @@ impl SqliteHead {
         ))?;
         db.busy_timeout(Duration::from_secs(10))?;
         db.execute_batch(SCHEMA)?;
-        Ok(SqliteHead {
+        let mut me = SqliteHead {
             dir: dir.to_owned(),
             db,
             _lock: Some(lock),
-        })
+        };
+        me.check_key_format()?;
+        Ok(me)
+    }
+
+    /// Refuse a store of the older dedup keys ([`META_KEY_FORMAT`]); mark one that has none
+    /// (a new store, or one from before dedup keys) as of this format. The scan runs once.
+    fn check_key_format(&mut self) -> Result<(), StoreError> {
+        if self.meta(META_KEY_FORMAT)?.as_deref() == Some(KEY_FORMAT) {
+            return Ok(());
+        }
+        let other: Option<i64> = self
+            .db
+            .query_row(
+                "SELECT length(key) FROM logged WHERE length(key) <> 24 LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if other.is_some() {
+            return Err(old_key_format(&self.describe()));
+        }
+        self.set_meta(META_KEY_FORMAT, Some(KEY_FORMAT))
     }
 
     /// A read-only view of the head store of `dir`, without the writer's lock (a cosigner
@@ -292,7 +331,6 @@ impl HeadStore for SqliteHead {
                     "INSERT INTO logged (key, idx) VALUES {}",
                     vec!["(?, ?)"; rows.len()].join(", ")
                 );
-                let mut st = tx.prepare_cached(&sql)?;
                 let values: Vec<rusqlite::types::Value> = rows
                     .iter()
                     .flat_map(|(key, idx)| {
@@ -302,7 +340,13 @@ impl HeadStore for SqliteHead {
                         ]
                     })
                     .collect();
-                st.execute(rusqlite::params_from_iter(values))?;
+                let values = rusqlite::params_from_iter(values);
+                // Only the full chunk's statement is worth keeping in rusqlite's small cache.
+                if rows.len() == KEYS_PER_INSERT {
+                    tx.prepare_cached(&sql)?.execute(values)?;
+                } else {
+                    tx.prepare(&sql)?.execute(values)?;
+                }
             }
         }
         tx.commit()?;

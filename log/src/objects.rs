@@ -175,7 +175,9 @@ pub enum Created {
     Identical,
 }
 
-/// Threads the object store's runtime runs a directory's file operations on.
+/// Threads the object store's runtime runs a directory's file operations on (those through
+/// `object_store`; plain reads and create-only writes run on the caller's thread, see
+/// `Objects::direct_file`).
 pub const OBJECT_BLOCKING_THREADS: usize = 8;
 
 /// The runtime the object store's futures run on (two worker threads, created on first use).
@@ -297,6 +299,10 @@ impl Objects {
     /// A local directory (created if missing).
     pub fn dir(dir: &Path) -> Result<Objects, ObjectError> {
         std::fs::create_dir_all(dir)
+            .map_err(|e| ObjectError::Config(format!("{}: {e}", dir.display())))?;
+        // Resolved once, as `object_store` resolves it: the direct path and its store must name
+        // the same files even if the working directory or a symlink on the way changes.
+        let dir = &std::fs::canonicalize(dir)
             .map_err(|e| ObjectError::Config(format!("{}: {e}", dir.display())))?;
         let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
             .map_err(|e| ObjectError::Config(format!("{}: {e}", dir.display())))?;
@@ -524,13 +530,17 @@ impl Objects {
     fn create_direct(&self, path: &str, file: &Path, bytes: &[u8]) -> Result<Created, ObjectError> {
         use std::io::Write;
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let mut attempt = 0;
         let (tmp, mut f) = loop {
+            attempt += 1;
             let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let tmp = PathBuf::from(format!("{}#{}{n:08}", file.display(), pid()));
+            let mut name = file.as_os_str().to_owned();
+            name.push(format!("#{}{n:08}", pid()));
+            let tmp = PathBuf::from(name);
             match std::fs::File::create_new(&tmp) {
                 Ok(f) => break (tmp, f),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(e) if attempt < 3 && e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) if attempt < 3 && e.kind() == std::io::ErrorKind::NotFound => {
                     let parent = file.parent().unwrap_or(file);
                     std::fs::create_dir_all(parent).map_err(|e| self.err(path, e))?;
                 }

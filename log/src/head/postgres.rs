@@ -114,6 +114,31 @@ impl PgHead {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .map_err(db)?;
         tx.batch_execute(SCHEMA).map_err(db)?;
+        // The dedup keys' format (`super::META_KEY_FORMAT`): checked once, then marked.
+        let format: Option<String> = tx
+            .query_opt(
+                "SELECT value FROM tlog_meta WHERE key = $1",
+                &[&super::META_KEY_FORMAT],
+            )
+            .map_err(db)?
+            .map(|r| r.get(0));
+        if format.as_deref() != Some(super::KEY_FORMAT) {
+            let other = tx
+                .query_opt(
+                    "SELECT 1 FROM tlog_logged WHERE octet_length(key) <> 24 LIMIT 1",
+                    &[],
+                )
+                .map_err(db)?;
+            if other.is_some() {
+                return Err(super::old_key_format(&redact(url)));
+            }
+            tx.execute(
+                "INSERT INTO tlog_meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&super::META_KEY_FORMAT, &super::KEY_FORMAT],
+            )
+            .map_err(db)?;
+        }
         tx.commit().map_err(db)?;
         Ok(me)
     }
