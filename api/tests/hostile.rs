@@ -13,9 +13,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
-use support::index_support::{
-    Env, blob_stores, corpus_page, day, day_str, fresh_bucket_prefix, ok, records, test_bucket,
-};
+use support::index_support::{Env, blob_stores, corpus_page, day, day_str, ok, records};
 use support::*;
 use toolmark_api::AppState;
 use toolmark_api::documents::DOCUMENT_READ_BYTES;
@@ -652,11 +650,13 @@ async fn a_data_dir_on_other_storage_serves_its_documents() {
     let mut specs = vec![("dir", format!("file:{}", scratch.join("objects").display()))];
     // `[storage]` reaches a bucket as the `AWS_*` variables say, which a test cannot set (no
     // `unsafe` for `set_var`): the bucket is tried when they point at the test bucket's endpoint.
-    match (std::env::var("AWS_ENDPOINT_URL").ok(), test_bucket()) {
-        (Some(endpoint), Some((bucket, options)))
-            if options.endpoint.as_ref() == Some(&endpoint) =>
-        {
-            specs.push(("bucket", fresh_bucket_prefix(&bucket, "api-storage")));
+    let bucket = toolmark_standins::services::s3().expect("the test bucket");
+    match (std::env::var("AWS_ENDPOINT_URL").ok(), bucket) {
+        (Some(endpoint), Some(bucket)) if bucket.endpoint == endpoint => {
+            specs.push((
+                "bucket",
+                format!("s3://{}/{}", bucket.bucket, bucket.prefix),
+            ));
         }
         _ => eprintln!(
             "bucket storage skipped: AWS_ENDPOINT_URL (what [storage] reads) is not \
