@@ -595,35 +595,24 @@ impl Objects {
     ) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
         let loc = self.location(path)?;
         let store = self.store.clone();
-        let r = block(async move {
-            let got = match store.get(&loc).await {
-                Ok(g) => g,
-                Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                Err(e) => return Err(e.to_string()),
-            };
-            if got.meta.size > max {
-                return Ok(Some(Err(got.meta.size)));
-            }
-            let version = Version {
-                e_tag: got.meta.e_tag.clone(),
-                version: got.meta.version.clone(),
-            };
-            let bytes = got.bytes().await.map_err(|e| e.to_string())?;
-            Ok(Some(Ok((bytes, version))))
-        });
+        self.read_result(path, max, block(read_once(store, loc, max)))
+    }
+
+    /// What [`read_once`] found, as this store's result for `path`.
+    fn read_result(
+        &self,
+        path: &str,
+        max: u64,
+        r: Result<Read, String>,
+    ) -> Result<Option<(Vec<u8>, Version)>, ObjectError> {
         match r {
-            Ok(None) => Ok(None),
-            Ok(Some(Err(_))) => Err(ObjectError::TooLarge {
+            Ok(Read::Found(bytes, version)) => Ok(Some((bytes, version))),
+            Ok(Read::Absent) => Ok(None),
+            Ok(Read::TooLarge) => Err(ObjectError::TooLarge {
                 store: self.label.clone(),
                 path: path.to_owned(),
                 max,
             }),
-            Ok(Some(Ok((bytes, _)))) if bytes.len() as u64 > max => Err(ObjectError::TooLarge {
-                store: self.label.clone(),
-                path: path.to_owned(),
-                max,
-            }),
-            Ok(Some(Ok((bytes, v)))) => Ok(Some((bytes.to_vec(), v))),
             Err(reason) => Err(self.err(path, reason)),
         }
     }
@@ -653,16 +642,7 @@ impl Objects {
         paths
             .iter()
             .zip(results)
-            .map(|(path, r)| match r {
-                Ok(Read::Bytes(b)) => Ok(Some(b)),
-                Ok(Read::Absent) => Ok(None),
-                Ok(Read::TooLarge) => Err(ObjectError::TooLarge {
-                    store: self.label.clone(),
-                    path: path.clone(),
-                    max,
-                }),
-                Err(reason) => Err(self.err(path, reason)),
-            })
+            .map(|(path, r)| Ok(self.read_result(path, max, r)?.map(|(b, _)| b)))
             .collect()
     }
 
@@ -951,12 +931,12 @@ fn pid() -> u32 {
 
 /// What one bounded read found.
 enum Read {
-    Bytes(Vec<u8>),
+    Found(Vec<u8>, Version),
     Absent,
     TooLarge,
 }
 
-/// One bounded read of `loc`.
+/// One bounded read of `loc`, with the object's version.
 async fn read_once(store: Arc<dyn ObjectStore>, loc: ObjectPath, max: u64) -> Result<Read, String> {
     let got = match store.get(&loc).await {
         Ok(g) => g,
@@ -966,11 +946,15 @@ async fn read_once(store: Arc<dyn ObjectStore>, loc: ObjectPath, max: u64) -> Re
     if got.meta.size > max {
         return Ok(Read::TooLarge);
     }
+    let version = Version {
+        e_tag: got.meta.e_tag.clone(),
+        version: got.meta.version.clone(),
+    };
     let bytes = got.bytes().await.map_err(|e| e.to_string())?;
     if bytes.len() as u64 > max {
         return Ok(Read::TooLarge);
     }
-    Ok(Read::Bytes(bytes.to_vec()))
+    Ok(Read::Found(bytes.to_vec(), version))
 }
 
 impl crate::verify::Source for Objects {
