@@ -7,9 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use toolmark_index::DataDir;
 use toolmark_index::record::Recorded;
-use toolmark_ingest::{
-    CrawlFlags, CrawlOptions, CrawlRun, IngestError, RunReport, RunSummary, Stop,
-};
+use toolmark_ingest::{CrawlFlags, CrawlOptions, CrawlRun, IngestError, RunReport, Stop};
 
 #[derive(Args)]
 pub struct CrawlArgs {
@@ -94,7 +92,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         options: &options,
         trust: toolmark_ingest::Trust::platform(),
     };
-    let result = toolmark_ingest::run_crawl(runtime.handle(), &run, &stop, &Bar::new());
+    let result = toolmark_roles::jobs::crawl_once(runtime.handle(), &run, &stop, &Bar::new());
     if let Some(path) = &args.report {
         let summary = match &result {
             Ok(summary) => Some(summary),
@@ -105,35 +103,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
             write_report(path, &s.report, &s.lines)?;
         }
     }
-    finish(result).map(|_| ())
-}
-
-/// One crawl run, its totals logged; what `crawl` and `run` share.
-pub fn crawl_once(
-    runtime: &tokio::runtime::Handle,
-    run: &CrawlRun<'_>,
-    stop: &Stop,
-) -> Result<RunSummary> {
-    finish(toolmark_ingest::run_crawl(runtime, run, stop, &()))
-}
-
-fn finish(result: Result<RunSummary, IngestError>) -> Result<RunSummary> {
-    let summary = match &result {
-        Ok(s) => Some(s),
-        Err(IngestError::Stopped { summary, .. }) => Some(summary.as_ref()),
-        Err(_) => None,
-    };
-    if let Some(s) = summary {
-        log_totals(s);
-    }
-    result.map_err(anyhow::Error::from)
-}
-
-/// Log a run's totals, one status a line.
-pub fn log_totals(summary: &RunSummary) {
-    for (status, n) in &summary.report.totals {
-        tracing::info!("  {status:>24} {n}");
-    }
+    result.map(drop).map_err(anyhow::Error::from)
 }
 
 /// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target

@@ -36,7 +36,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         listen: args.listen,
         mcp_servers: args.mcp_servers,
         origin: toolmark_config::DEFAULT_ORIGIN.to_owned(),
-        probe: crate::package_cli::probe_beside(),
+        probe: toolmark_sandbox::observe::probe_beside(),
         no_sandbox: args.no_sandbox,
     };
     let runtime = crate::serve_cli::runtime()?;
@@ -73,7 +73,7 @@ fn print(event: &Event<'_>) {
             );
         }
         Event::StoppedDuringStartup => println!("toolmark demo: stopped during startup"),
-        Event::Crawled(summary) => crate::crawl_cli::log_totals(summary),
+        Event::Crawled(summary) => toolmark_roles::jobs::log_totals(summary),
         Event::Day {
             number,
             date,

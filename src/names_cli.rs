@@ -11,7 +11,6 @@ use toolmark_api::lookalike::{Names, read_snapshot};
 use toolmark_crawler::popularity::{self, CountSources};
 use toolmark_index::DataDir;
 use toolmark_names::packages::PackageKey;
-use toolmark_names::snapshot::Snapshot;
 
 #[derive(Args)]
 pub struct LookalikeArgs {
@@ -69,7 +68,7 @@ pub struct PopularityArgs {
     #[arg(long)]
     refresh: bool,
     /// Names asked about at most, the most downloaded first.
-    #[arg(long, default_value_t = DEFAULT_REFRESH_NAMES)]
+    #[arg(long, default_value_t = toolmark_roles::popularity::DEFAULT_REFRESH_NAMES)]
     max_names: usize,
     /// npm's downloads API.
     #[arg(long, default_value = popularity::NPM_DOWNLOADS)]
@@ -80,95 +79,6 @@ pub struct PopularityArgs {
     /// Ask loopback or private addresses (tests, a local stand-in).
     #[arg(long)]
     allow_private: bool,
-}
-
-/// Names one refresh asks about unless told otherwise: the popular side of the rules (every
-/// package of at least 1,000 a week in the bundled snapshot, about 1,900) fits with room.
-pub const DEFAULT_REFRESH_NAMES: usize = 5000;
-
-/// What a refresh did.
-pub struct Refreshed {
-    /// The snapshot written.
-    pub path: PathBuf,
-    /// Its date.
-    pub date: String,
-    /// Counts had.
-    pub counted: usize,
-    /// Names whose count could not be had (their older count is kept), and why (at most 20).
-    pub failed: Vec<(String, String)>,
-    /// How many failed.
-    pub failed_count: usize,
-}
-
-/// One refresh: the snapshot in use (the data directory's newest, else the bundled one), its
-/// `max_names` most downloaded packages asked about, the counts had merged in, written as
-/// `DATA/popularity/popularity-TODAY.txt`. Nothing is written when no count could be had.
-pub fn refresh(
-    runtime: &tokio::runtime::Handle,
-    data: &std::path::Path,
-    max_names: usize,
-    sources: &CountSources,
-    allow_private: bool,
-) -> Result<Refreshed> {
-    let (current, _) = read_snapshot(data)?;
-    let mut ranked: Vec<(&String, u64)> =
-        current.counts.iter().map(|(k, c)| (k, c.weekly)).collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    let keys: Vec<PackageKey> = ranked
-        .iter()
-        .take(max_names.min(popularity::MAX_REFRESH_NAMES))
-        .filter_map(|(k, _)| PackageKey::parse(k).ok())
-        .collect();
-    let mut config = toolmark_crawler::mcp::ClientConfig::default();
-    config.policy.allow_private = allow_private;
-    let report = runtime.block_on(popularity::weekly_counts(&config, sources, &keys));
-    if report.counted.is_empty() {
-        let first = report
-            .failed
-            .first()
-            .map(|(k, why)| format!(" (first: {k}: {why})"))
-            .unwrap_or_default();
-        bail!(
-            "no count could be had for {} names{first}; nothing written",
-            keys.len()
-        );
-    }
-    let date = toolmark_index::time::utc(std::time::SystemTime::now())[..10].to_owned();
-    let npm = report
-        .counted
-        .iter()
-        .filter(|c| c.key.starts_with("npm:"))
-        .count();
-    let source = format!(
-        "refreshed {date}: {npm} npm last-week counts from {}/downloads/point/last-week, {} PyPI last_week counts from {}/api/packages/NAME/recent (dated {date}); {} names failed and keep their older counts",
-        sources.npm.trim_end_matches('/'),
-        report.counted.len() - npm,
-        sources.pypistats.trim_end_matches('/'),
-        report.failed.len(),
-    );
-    let counted = report.counted.len();
-    let next: Snapshot = current.refreshed(
-        &date,
-        report
-            .counted
-            .into_iter()
-            .map(|c| (c.key, c.weekly, c.as_of)),
-        source,
-    );
-    let text = next.to_text();
-    // What is written must read back (the service refuses to start on a snapshot it cannot read).
-    Snapshot::parse(&text).context("the refreshed snapshot does not read back")?;
-    let path = DataDir::new(data).write_popularity(&date, &text)?;
-    let failed_count = report.failed.len();
-    let mut failed = report.failed;
-    failed.truncate(20);
-    Ok(Refreshed {
-        path,
-        date,
-        counted,
-        failed,
-        failed_count,
-    })
 }
 
 pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
@@ -185,7 +95,7 @@ pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
         pypistats: args.pypistats,
         ..CountSources::default()
     };
-    let r = refresh(
+    let r = toolmark_roles::popularity::refresh(
         runtime.handle(),
         &args.data,
         args.max_names,

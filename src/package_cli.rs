@@ -10,8 +10,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use toolmark_crawler::packages::{PackageError, Published};
-use toolmark_sandbox::observe::{self, Artifact, Launch, Limits, Observer, Report, Status};
+use toolmark_crawler::packages::PackageError;
+use toolmark_ingest::sweep::{FetchError, fetch_artifact};
+use toolmark_sandbox::observe::{self, Artifact, Launch, Observer, Report, Status};
 use toolmark_sandbox::prepare::{NpmOptions, PipOptions};
 
 #[derive(Subcommand)]
@@ -70,63 +71,6 @@ pub struct SweepArgs {
     json: bool,
 }
 
-/// The observer a sweep runs with: gVisor if installed, npm's (and pip's) caches under
-/// `options.cache`, runs under `options.work`, the probe from `options.probe` or beside this
-/// binary.
-pub fn sweep_observer(options: &toolmark_ingest::SweepOptions) -> Observer {
-    Observer {
-        runsc: toolmark_sandbox::runsc::runsc_path(),
-        npm: NpmOptions::new(
-            options.npm_registry.clone(),
-            options.cache.join("npm"),
-            false,
-        ),
-        pip: PipOptions::new(
-            format!("{}/simple", options.pypi_index.trim_end_matches('/')),
-            options.cache.join("pip"),
-        ),
-        work: options.work.clone(),
-        limits: Limits::default(),
-        keep: false,
-        probe: if options.probe.as_os_str().is_empty() {
-            probe_beside()
-        } else {
-            Some(options.probe.clone())
-        },
-    }
-}
-
-/// The `toolmark-probe` built beside this binary, when there is one.
-pub fn probe_beside() -> Option<PathBuf> {
-    let beside = std::env::current_exe()
-        .ok()?
-        .with_file_name("toolmark-probe");
-    beside.is_file().then_some(beside)
-}
-
-/// One sweep over `data`, blocking (not on a runtime worker); its summary.
-pub fn sweep_once(
-    runtime: &tokio::runtime::Handle,
-    data: &toolmark_index::DataDir,
-    origin: &str,
-    registry: &str,
-    options: &toolmark_ingest::SweepOptions,
-    stop: &toolmark_ingest::Stop,
-) -> Result<toolmark_ingest::SweepSummary> {
-    std::fs::create_dir_all(&options.cache)
-        .with_context(|| format!("{}: cannot create", options.cache.display()))?;
-    let observer = sweep_observer(options);
-    let run = toolmark_ingest::SweepRun {
-        data,
-        origin,
-        registry,
-        options,
-        observer: &observer,
-        only: None,
-    };
-    Ok(toolmark_ingest::run_sweep(runtime, &run, stop)?)
-}
-
 fn sweep(args: SweepArgs) -> Result<bool> {
     let options = toolmark_ingest::SweepOptions {
         cap: args.cap,
@@ -146,7 +90,7 @@ fn sweep(args: SweepArgs) -> Result<bool> {
         ctrl_c.cancel();
     });
     let data = toolmark_index::DataDir::new(&args.data);
-    let summary = sweep_once(
+    let summary = toolmark_roles::jobs::sweep_once(
         runtime.handle(),
         &data,
         &args.origin,
@@ -264,7 +208,8 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
             pypi: args.pypi_index.clone(),
         };
         let config = toolmark_crawler::mcp::ClientConfig::default();
-        let fetched = match toolmark_crawler::packages::fetch(&config, &registries, &spec).await {
+        let dir = args.work.join(format!("fetched-{}", std::process::id()));
+        let fetched = match fetch_artifact(&config, &registries, &spec, dir).await {
             Ok(f) => f,
             Err(e) => match unfetched(&e) {
                 Some(status) => {
@@ -275,27 +220,10 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
                 None => return Err(e).with_context(|| format!("fetching {spec}")),
             },
         };
-        // Under its published name (pip reads a wheel's tags from it), in a directory of its own.
-        let name = match &fetched.published {
-            Published::Pypi(wheel) => wheel.filename.clone(),
-            Published::Npm(_) => "package.tgz".to_owned(),
-        };
-        if name.starts_with('.') || std::path::Path::new(&name).file_name() != Some(name.as_ref()) {
-            bail!("the index names the wheel {name:?}: not a file name");
-        }
-        let dir = args.work.join(format!("fetched-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let kept = TempDir(dir.clone());
-        let file = dir.join(&name);
-        std::fs::write(&file, &fetched.bytes)?;
-        let artifact = match fetched.published {
-            Published::Pypi(_) => Artifact::Wheel(file),
-            Published::Npm(_) => Artifact::Npm(file),
-        };
         (
-            artifact,
+            fetched.artifact.clone(),
             fetched.sha256_sri.clone(),
-            Some((kept, fetched.registry)),
+            Some(fetched),
         )
     } else {
         bail!(
@@ -308,15 +236,13 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
         args.pip_cache.clone(),
     );
     pip.find_links = args.find_links.clone();
-    let observer = Observer {
-        runsc: toolmark_sandbox::runsc::runsc_path(),
-        npm: NpmOptions::new(args.registry.clone(), args.npm_cache.clone(), args.offline),
+    let mut observer = Observer::new(
+        NpmOptions::new(args.registry.clone(), args.npm_cache.clone(), args.offline),
         pip,
-        work: args.work.clone(),
-        limits: Limits::default(),
-        keep: args.keep,
-        probe: args.probe.clone().or_else(probe_beside),
-    };
+        args.work.clone(),
+        args.probe.clone(),
+    );
+    observer.keep = args.keep;
     let launch = Launch {
         arguments: args.arguments.clone(),
         env: args
@@ -329,17 +255,17 @@ async fn observe_one(args: ObserveArgs) -> Result<bool> {
             .collect(),
     };
     let report = observer.observe(&artifact, &launch).await;
-    let registry = fetched.as_ref().map(|(_, registry)| registry);
+    let registry = fetched.as_ref().map(|f| &f.registry);
     print(&report, &args, &digest, registry)?;
     Ok(report.status == observe::Status::Ok)
 }
 
 /// The status of a version the registry says cannot be observed (`no-wheel`, `not-found`): the
 /// registry's answer about the package, not a failure of ours. `None` for every other error.
-fn unfetched(e: &PackageError) -> Option<Status> {
+fn unfetched(e: &FetchError) -> Option<Status> {
     match e {
-        PackageError::NoWheel(_) => Some(Status::NoWheel),
-        PackageError::NotFound(_) => Some(Status::NotFound),
+        FetchError::Package(PackageError::NoWheel(_)) => Some(Status::NoWheel),
+        FetchError::Package(PackageError::NotFound(_)) => Some(Status::NotFound),
         _ => None,
     }
 }
@@ -363,15 +289,6 @@ fn print(
         print_human(&out);
     }
     Ok(())
-}
-
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// The report as JSON: the observation the log would hold (status, digests, tools, the raw
@@ -484,12 +401,20 @@ mod tests {
 
     #[test]
     fn no_wheel_and_not_found_are_printed_statuses_and_other_fetch_errors_are_not() {
-        assert_eq!(unfetched(&PackageError::NoWheel(1)), Some(Status::NoWheel));
+        let package = |e: PackageError| FetchError::Package(e);
         assert_eq!(
-            unfetched(&PackageError::NotFound("version 9".into())),
+            unfetched(&package(PackageError::NoWheel(1))),
+            Some(Status::NoWheel)
+        );
+        assert_eq!(
+            unfetched(&package(PackageError::NotFound("version 9".into()))),
             Some(Status::NotFound)
         );
-        assert_eq!(unfetched(&PackageError::IntegrityMissing("SHA-256")), None);
+        assert_eq!(
+            unfetched(&package(PackageError::IntegrityMissing("SHA-256"))),
+            None
+        );
+        assert_eq!(unfetched(&FetchError::FileName("../x.whl".into())), None);
         let report = Report::unfetched(Status::NoWheel, "fetching pypi:x==1: no wheel");
         let out = to_json(&report, "pypi:x==1", "");
         assert_eq!(out["package"], "pypi:x==1");

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use toolmark_api::{ApiOptions, AppState};
+use toolmark_api::ApiOptions;
 use toolmark_server::{HttpFlags, HttpOptions};
 
 #[derive(Args)]
@@ -77,7 +77,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .map(std::sync::Arc::new),
         };
         let dir = toolmark_index::DataDir::with_storage(&args.data, args.storage.spec()?);
-        let state = open_state(&dir, &base, &api)?;
+        let state = toolmark_roles::api::open_state(&dir, &base, &api)?;
         tracing::info!(
             "toolmark serving {} on http://{bound} (public base {base})",
             args.data.display(),
@@ -88,28 +88,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     })
 }
 
-/// The async runtime every serving command uses (`toolmark_api::runtime`: blocking pool capped).
+/// The async runtime every serving command uses.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    toolmark_api::runtime().context("starting the async runtime")
-}
-
-/// The API's state over `data` (which must hold a log), with its rate limits and cache.
-pub fn open_state(dir: &toolmark_index::DataDir, base: &str, api: &ApiOptions) -> Result<AppState> {
-    let data = dir.root();
-    // An index of an older schema is migrated first (the readers query the current one's
-    // tables); an index that does not exist yet is left for the first crawl to create.
-    let index = dir.index_path();
-    if index.exists() {
-        toolmark_index::Index::open(&index)
-            .with_context(|| format!("opening {} to migrate it", index.display()))?;
-    }
-    AppState::open_dir_with(dir, base, api).with_context(|| {
-        format!(
-            "opening {} (log in {})",
-            data.display(),
-            dir.storage().describe()
-        )
-    })
+    Ok(toolmark_roles::api::runtime()?)
 }
 
 /// Resolves at the first SIGTERM or SIGINT (Ctrl-C).

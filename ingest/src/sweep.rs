@@ -38,6 +38,7 @@ use toolmark_index::record::{Recorded, Recorder, TargetOutcome, target_string};
 use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
 use toolmark_observation::registry::{Ecosystem, Record, Target, TargetKind};
 use toolmark_sandbox::observe::{Artifact, Launch, OBSERVER, Observer};
+use toolmark_sandbox::prepare::{NpmOptions, PipOptions};
 
 use crate::{IngestError, Stop, plan};
 
@@ -72,6 +73,23 @@ pub struct SweepOptions {
     /// The `toolmark-probe` binary (the sandbox's DNS sink and traps); empty: the one beside
     /// the running binary.
     pub probe: PathBuf,
+}
+
+impl SweepOptions {
+    /// The observer a sweep runs with ([`Observer::new`]): npm from `npm_registry` and pip from
+    /// `pypi_index`'s simple API, their caches under `cache`, runs under `work`, the probe
+    /// `probe` names (empty: the one beside the running binary).
+    pub fn observer(&self) -> Observer {
+        Observer::new(
+            NpmOptions::new(self.npm_registry.clone(), self.cache.join("npm"), false),
+            PipOptions::new(
+                format!("{}/simple", self.pypi_index.trim_end_matches('/')),
+                self.cache.join("pip"),
+            ),
+            self.work.clone(),
+            (!self.probe.as_os_str().is_empty()).then(|| self.probe.clone()),
+        )
+    }
 }
 
 impl Default for SweepOptions {
@@ -353,6 +371,90 @@ fn valid_file_name(name: &str) -> bool {
             .all(|b| b.is_ascii_graphic() && b != b'/' && b != b'\\')
 }
 
+/// A version's artifact fetched, checked against its registry's digest and written under its
+/// published name (pip reads a wheel's tags from it) in a directory of its own, which is removed
+/// when this is dropped.
+pub struct FetchedArtifact {
+    /// The file, as the sandbox takes it.
+    pub artifact: Artifact,
+    /// The artifact's SHA-256 as an SRI string (the registry's digest, checked).
+    pub sha256_sri: String,
+    /// The registry's signals for the version (the document's `package.registry`).
+    pub registry: toolmark_observation::registry_facts::RegistryFacts,
+    dir: PathBuf,
+}
+
+impl Drop for FetchedArtifact {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Why a version's artifact could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The registry or the download failed, or said there is no such version or no wheel.
+    #[error(transparent)]
+    Package(#[from] PackageError),
+    /// The index names the wheel with something that is not one file name.
+    #[error("the wheel's file name {0:?} is not one")]
+    FileName(String),
+    /// The artifact could not be written.
+    #[error("writing the artifact: {0}")]
+    Write(#[source] std::io::Error),
+}
+
+impl FetchError {
+    /// The status an observation of a version that could not be fetched carries: the
+    /// package's (`not-found`, `no-wheel`) when the registry says so; ours (`sandbox-error`,
+    /// never the package's behaviour) otherwise.
+    pub fn status(&self) -> &'static str {
+        match self {
+            FetchError::Package(e) => fetch_status(e),
+            FetchError::FileName(_) => "no-wheel",
+            FetchError::Write(_) => "sandbox-error",
+        }
+    }
+}
+
+/// Fetches `spec` through `client`'s guard, checks it against the registry's digest and writes
+/// it into `dir` (created; removed again on failure and when the result is dropped). What the
+/// sweep and `toolmark package observe` share.
+pub async fn fetch_artifact(
+    client: &ClientConfig,
+    registries: &Registries,
+    spec: &Spec,
+    dir: PathBuf,
+) -> Result<FetchedArtifact, FetchError> {
+    let fetched = packages::fetch(client, registries, spec).await?;
+    let name = match &fetched.published {
+        packages::Published::Pypi(wheel) if valid_file_name(&wheel.filename) => {
+            wheel.filename.clone()
+        }
+        packages::Published::Pypi(wheel) => {
+            return Err(FetchError::FileName(wheel.filename.clone()));
+        }
+        packages::Published::Npm(_) => "package.tgz".to_owned(),
+    };
+    let file = dir.join(name);
+    if let Err(e) =
+        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &fetched.bytes))
+    {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(FetchError::Write(e));
+    }
+    let artifact = match spec.ecosystem {
+        Ecosystem::Npm => Artifact::Npm(file),
+        _ => Artifact::Wheel(file),
+    };
+    Ok(FetchedArtifact {
+        artifact,
+        sha256_sri: fetched.sha256_sri,
+        registry: fetched.registry,
+        dir,
+    })
+}
+
 /// Fetch and observe one chosen version; the observation to log.
 async fn observe_one(
     client: &ClientConfig,
@@ -385,55 +487,27 @@ async fn observe_one(
         name: name.clone(),
         version: version.clone(),
     };
-    let fetched = match packages::fetch(client, registries, &spec).await {
-        Ok(f) => f,
-        Err(e) => return unrun(package, fetch_status(&e), format!("fetching {spec}: {e}")),
-    };
-    // A wheel keeps its published file name (pip reads the name); each artifact in a directory
-    // of its own, named by the process and the version's place in the run, so two runs (two
-    // servers listing one package) never share a file.
+    // Each artifact in a directory of its own, named by the process and the version's place in
+    // the run, so two runs (two servers listing one package) never share a file.
     let dir = observer
         .work
         .join(format!("artifact-{}-{slot}", std::process::id()));
-    let name = match &fetched.published {
-        packages::Published::Pypi(wheel) if valid_file_name(&wheel.filename) => {
-            wheel.filename.clone()
+    let fetched = match fetch_artifact(client, registries, &spec, dir).await {
+        Ok(f) => f,
+        Err(e @ FetchError::Package(_)) => {
+            return unrun(package, e.status(), format!("fetching {spec}: {e}"));
         }
-        packages::Published::Pypi(wheel) => {
-            return unrun(
-                package,
-                "no-wheel",
-                format!("the wheel's file name {:?} is not one", wheel.filename),
-            );
-        }
-        packages::Published::Npm(_) => "package.tgz".to_owned(),
+        Err(e) => return unrun(package, e.status(), e.to_string()),
     };
-    let file = dir.join(name);
-    if let Err(e) =
-        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, &fetched.bytes))
-    {
-        let _ = std::fs::remove_dir_all(&dir);
-        return unrun(
-            package,
-            "sandbox-error",
-            format!("writing the artifact: {e}"),
-        );
-    }
-    drop(fetched.bytes);
-    // The registry's signals for the version travel with its observation (the document's
-    // `package.registry`), whatever the sandbox makes of it.
-    let registry = fetched.registry;
-    let artifact = match ecosystem {
-        Ecosystem::Npm => Artifact::Npm(file.clone()),
-        _ => Artifact::Wheel(file.clone()),
-    };
-    let report = observer.observe(&artifact, &chosen.launch).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    let report = observer.observe(&fetched.artifact, &chosen.launch).await;
     let sri = fetched.sha256_sri.parse().ok();
     let mut obs = report.observation(&package, sri);
+    // The registry's signals for the version travel with its observation (the document's
+    // `package.registry`), whatever the sandbox makes of it.
     if let Via::Package(p) = &mut obs.via {
-        p.registry = Some(registry);
+        p.registry = Some(fetched.registry.clone());
     }
+    drop(fetched);
     // What was installed must be what was asked for: a registry that serves another package's
     // artifact under this name (its digest is the registry's own word) is not this package.
     if let Some(why) = installed_mismatch(ecosystem, &spec.name, &version, &report) {

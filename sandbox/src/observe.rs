@@ -339,6 +339,15 @@ impl Artifact {
     }
 }
 
+/// The `toolmark-probe` binary built beside the running one, when there is one (a release
+/// installs both in one directory; `cargo build -p toolmark-probe` puts it beside `toolmark`).
+pub fn probe_beside() -> Option<PathBuf> {
+    let beside = std::env::current_exe()
+        .ok()?
+        .with_file_name("toolmark-probe");
+    beside.is_file().then_some(beside)
+}
+
 /// The observer: where gVisor, npm and pip are, where runs live, and under which limits.
 #[derive(Debug, Clone)]
 pub struct Observer {
@@ -360,6 +369,22 @@ pub struct Observer {
 }
 
 impl Observer {
+    /// The observer of this host: gVisor where Debian's `runsc` is installed
+    /// ([`runsc_path`](crate::runsc::runsc_path)), the default [`Limits`], runs removed after
+    /// use, and the probe `probe` names, else the one beside the running binary
+    /// ([`probe_beside`]). What the package sweep, `toolmark package observe` and the demo run.
+    pub fn new(npm: NpmOptions, pip: PipOptions, work: PathBuf, probe: Option<PathBuf>) -> Self {
+        Observer {
+            runsc: crate::runsc::runsc_path(),
+            npm,
+            pip,
+            work,
+            limits: Limits::default(),
+            keep: false,
+            probe: probe.or_else(probe_beside),
+        }
+    }
+
     /// Observe the npm package in `tarball` (already verified against its registry's
     /// integrity), started as `launch` says: [`Observer::observe`] of [`Artifact::Npm`].
     pub async fn observe_npm(&self, tarball: &Path, launch: &Launch) -> Report {

@@ -1,0 +1,25 @@
+//! toolmark's roles as composition roots: each role is one function that builds its parts from
+//! the configuration and runs them until the [`Stop`] it is handed fires.
+//!
+//! - [`service::run`] is `toolmark run`: the API role and the scheduler role in one process over
+//!   one data directory (SQLite and files by default, `[storage]` otherwise).
+//! - [`api`]: the API role's runtime, state and serving path (also `toolmark serve`'s).
+//! - [`jobs`]: the scheduler's jobs — crawl, package sweep, heartbeat (with the witnesses'
+//!   rounds), popularity refresh, webhook delivery — and the witnesses' cosigner.
+//! - [`popularity`]: the download-count refresh pipeline behind the `popularity` job and
+//!   `toolmark package popularity --refresh`.
+//!
+//! It never parses a binary's flags, installs a signal handler, prints to the terminal or
+//! exits the process: the binary does those and hands a role a [`Stop`]. It holds no logic of
+//! the parts it composes (crawling, recording, serving, scheduling and cosigning live in their
+//! crates); it only wires them.
+#![deny(missing_docs)]
+
+pub mod api;
+mod error;
+pub mod jobs;
+pub mod popularity;
+pub mod service;
+
+pub use error::RoleError;
+pub use toolmark_ingest::Stop;
