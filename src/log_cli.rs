@@ -6,13 +6,11 @@ use serde::Deserialize;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use toolmark_config::StorageFlags;
-use toolmark_log::cosignature::WitnessKey;
 use toolmark_log::entry::{Entry, EntryError, MtlResult, Status, Subject};
 use toolmark_log::note::LogKey;
-use toolmark_log::objects::{Objects, S3Options};
-use toolmark_log::policy::{Witness, WitnessPolicy};
+use toolmark_log::objects::Objects;
+use toolmark_log::policy::{WitnessPolicy, Witnessed};
 use toolmark_log::store::{HeadSpec, LogStores, ObjectsSpec};
-use toolmark_log::verify::{self, AuditState, DirSource, Source};
 use toolmark_log::{Log, sequencer};
 use toolmark_toolset::Sri;
 
@@ -190,29 +188,14 @@ impl WitnessArgs {
                 WitnessPolicy::parse(&text).with_context(|| format!("{}", path.display()))?,
             ));
         }
-        if self.witness.is_empty() {
-            anyhow::ensure!(
-                self.max_age.is_none(),
-                "--max-age needs witnesses (--witness or --policy)"
-            );
-            return Ok(None);
-        }
-        let witnesses = self
-            .witness
-            .iter()
-            .map(|v| {
-                // `VKEY@URL` as `run` takes it: a vkey's base64 never holds an `@`.
-                let key = WitnessKey::parse(v.split_once('@').map_or(v.as_str(), |(k, _)| k))?;
-                Ok(Witness {
-                    name: key.name().to_owned(),
-                    key,
-                    url: None,
-                })
-            })
-            .collect::<Result<Vec<_>, toolmark_log::FormatError>>()?;
-        let k = self.quorum.unwrap_or(witnesses.len());
-        anyhow::ensure!(k > 0, "--quorum must be at least 1");
-        Ok(Some(WitnessPolicy::k_of(witnesses, k)?))
+        anyhow::ensure!(
+            !self.witness.is_empty() || self.max_age.is_none(),
+            "--max-age needs witnesses (--witness or --policy)"
+        );
+        Ok(toolmark_roles::monitor::key_policy(
+            &self.witness,
+            self.quorum,
+        )?)
     }
 }
 
@@ -413,58 +396,25 @@ fn verify_cmd(
     vkey: Option<String>,
     witnesses: &WitnessArgs,
 ) -> Result<bool> {
-    let policy = witnesses.policy()?;
-    let policy_logs: Vec<String> = policy
-        .as_ref()
-        .map(|p| p.logs().iter().map(|(v, _)| v.clone()).collect())
-        .unwrap_or_default();
-    let source: Box<dyn Source> = if target.starts_with("http://") || target.starts_with("https://")
-    {
-        Box::new(toolmark_crawler::remote_log::HttpLog::new(target).map_err(anyhow::Error::msg)?)
-    } else if target.starts_with("s3://") {
-        // An objects root (as --objects names it) or the tlog-tiles base itself.
-        let root = Objects::s3(target, &S3Options::from_env())?;
-        if root.get("checkpoint")?.is_some() {
-            Box::new(root)
-        } else {
-            Box::new(root.sub("log/public"))
-        }
-    } else {
-        let dir = Path::new(target);
-        let public = if dir.join("public/checkpoint").exists() {
-            dir.join("public")
-        } else {
-            dir.to_owned()
-        };
-        Box::new(DirSource(public))
+    use toolmark_roles::monitor::{self, KeyFrom, Monitor};
+    let m = Monitor {
+        target: target.to_owned(),
+        state: state.map(Path::to_owned),
+        vkey,
+        policy: witnesses.policy()?,
+        max_age: witnesses.max_age,
     };
-    let prior = match state {
-        Some(p) if p.exists() => Some(AuditState::parse(
-            &std::fs::read_to_string(p).with_context(|| format!("{}", p.display()))?,
-        )?),
-        _ => None,
-    };
-    let vkey = match (vkey, &prior) {
-        (Some(v), _) => v,
-        (None, Some(p)) => p.vkey.clone(),
-        (None, None) if !policy_logs.is_empty() => policy_logs[0].clone(),
-        (None, None) => {
-            let published = source
-                .get("vkey")
-                .map_err(anyhow::Error::msg)?
-                .context("no --vkey given and the log publishes no vkey")?;
-            let v = String::from_utf8(published)?.trim().to_owned();
-            eprintln!(
-                "toolmark: trusting the log's published verifier key {v} (pin it with --vkey)"
-            );
-            v
-        }
-    };
-    anyhow::ensure!(
-        policy_logs.is_empty() || policy_logs.iter().any(|l| l.trim() == vkey.trim()),
-        "the policy's log keys do not include {vkey}"
-    );
-    let (report, next) = verify::audit(source.as_ref(), &vkey, prior.as_ref())?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let audited = monitor::audit(&m, now)?;
+    if audited.vkey.1 == KeyFrom::Published {
+        eprintln!(
+            "toolmark: trusting the log's published verifier key {} (pin it with --vkey)",
+            audited.vkey.0
+        );
+    }
+    let report = &audited.report;
     println!(
         "ok: {} at size {}, root {}; {} entries, {} bundles and {} tiles verified",
         report.checkpoint.origin,
@@ -474,34 +424,18 @@ fn verify_cmd(
         report.bundles,
         report.tiles
     );
-    if let Some(p) = &prior {
-        println!(
-            "consistent with the remembered checkpoint at size {}",
-            p.size
-        );
+    if let Some(size) = audited.consistent_with {
+        println!("consistent with the remembered checkpoint at size {size}");
     }
-    if let Some(p) = &policy {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        if !witnessed(p, &report.note, now, witnesses.max_age)? {
-            // An unwitnessed checkpoint is not remembered: the next audit starts from the
-            // last one that met the policy.
-            return Ok(false);
-        }
+    match (&m.policy, &audited.witnessed) {
+        (Some(p), Some((w, now))) => Ok(print_witnessed(p, w, *now, m.max_age)),
+        _ => Ok(true),
     }
-    if let Some(path) = state {
-        std::fs::write(path, next.to_text()).with_context(|| format!("{}", path.display()))?;
-    }
-    Ok(true)
 }
 
-/// Prints which of the policy's witnesses cosigned `note` and when; whether the fresh ones
-/// meet the quorum (an error for a cosignature by a policy witness that does not verify).
-fn witnessed(p: &WitnessPolicy, note: &[u8], now: u64, max_age: Option<u64>) -> Result<bool> {
-    let w = p
-        .check(note, now, max_age)
-        .context("the checkpoint's witness cosignatures")?;
+/// Prints which of the policy's witnesses cosigned and when, and whether the fresh ones meet
+/// the quorum.
+fn print_witnessed(p: &WitnessPolicy, w: &Witnessed, now: u64, max_age: Option<u64>) -> bool {
     let when = |t: u64| toolmark_api::witnesses::time_text(t).unwrap_or_else(|| t.to_string());
     for wit in p.witnesses() {
         match w.cosigned.iter().find(|c| c.witness == wit.name) {
@@ -529,13 +463,13 @@ fn witnessed(p: &WitnessPolicy, note: &[u8], now: u64, max_age: Option<u64>) -> 
             ),
             None => println!("witnessed: {}{age}", p.describe()),
         }
-        Ok(true)
+        true
     } else {
         eprintln!(
             "toolmark: the checkpoint is not witnessed as required: {}{age}; {} cosignature(s) counted",
             p.describe(),
             w.cosigned.iter().filter(|c| c.fresh).count()
         );
-        Ok(false)
+        false
     }
 }

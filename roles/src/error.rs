@@ -5,8 +5,9 @@ use std::error::Error as StdError;
 /// A role could not start or stopped on an error.
 #[derive(Debug, thiserror::Error)]
 pub enum RoleError {
-    /// A part failed: what was being done, and the part's error.
-    #[error("{what}: {source}")]
+    /// A part failed: what was being done, and the part's error (its source: shown by whoever
+    /// prints the chain, as `anyhow`'s `{:#}` and [`chain`] do).
+    #[error("{what}")]
     Failed {
         /// What the role was doing.
         what: String,
@@ -33,18 +34,26 @@ impl RoleError {
     }
 }
 
-/// `e` and its sources, `: `-separated (a job's message keeps the whole chain).
-pub(crate) fn chain(e: &(dyn StdError + 'static)) -> String {
+/// `e` and its sources, `: `-separated: the whole chain in one line (a job's message).
+pub fn chain(e: &(dyn StdError + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
-        let next = s.to_string();
-        // thiserror's `{what}: {source}` already says its source: do not say it twice.
-        if !text.ends_with(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
+        text.push_str(": ");
+        text.push_str(&s.to_string());
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_says_what_was_done_and_its_chain_says_why() {
+        let e = RoleError::doing("opening the index")(std::io::Error::other("disk on fire"));
+        assert_eq!(e.to_string(), "opening the index");
+        assert_eq!(chain(&e), "opening the index: disk on fire");
+    }
 }

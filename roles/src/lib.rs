@@ -6,6 +6,7 @@
 //! - [`api`]: the API role's runtime, state and serving path (also `toolmark serve`'s).
 //! - [`jobs`]: the scheduler's jobs — crawl, package sweep, heartbeat (with the witnesses'
 //!   rounds), popularity refresh, webhook delivery — and the witnesses' cosigner.
+//! - [`monitor`]: the log monitor of `toolmark log verify` (source, trusted key, audit, witnesses).
 //! - [`popularity`]: the download-count refresh pipeline behind the `popularity` job and
 //!   `toolmark package popularity --refresh`.
 //!
@@ -18,8 +19,9 @@
 pub mod api;
 mod error;
 pub mod jobs;
+pub mod monitor;
 pub mod popularity;
 pub mod service;
 
-pub use error::RoleError;
+pub use error::{RoleError, chain};
 pub use toolmark_ingest::Stop;

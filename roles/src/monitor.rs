@@ -1,0 +1,248 @@
+//! The log monitor (`toolmark log verify`): which source a target names, which verifier key is
+//! trusted, the streaming audit against the remembered checkpoint, the witness policy's check,
+//! and when the remembered checkpoint moves. The binary parses flags and prints what
+//! [`audit`] returns.
+
+use std::path::{Path, PathBuf};
+
+use toolmark_log::cosignature::WitnessKey;
+use toolmark_log::objects::{Objects, S3Options};
+use toolmark_log::policy::{Witness, WitnessPolicy, Witnessed};
+use toolmark_log::verify::{self, AuditState, DirSource, Report, Source};
+
+use crate::RoleError;
+
+/// What to audit and against what.
+#[derive(Debug, Clone, Default)]
+pub struct Monitor {
+    /// A log directory, its `public/` directory, an `http(s)://` base URL, or an `s3://` URL
+    /// (an objects root as `--objects` names it, or the tlog-tiles base itself).
+    pub target: String,
+    /// The file remembering the last verified checkpoint (a shrink, a fork or a key change
+    /// against it is refused).
+    pub state: Option<PathBuf>,
+    /// The verifier key to trust, if given.
+    pub vkey: Option<String>,
+    /// The witnesses whose cosignatures the checkpoint needs, if any.
+    pub policy: Option<WitnessPolicy>,
+    /// Count only cosignatures at most this many seconds old.
+    pub max_age: Option<u64>,
+}
+
+/// Where the trusted verifier key came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyFrom {
+    /// [`Monitor::vkey`].
+    Given,
+    /// The state file.
+    Remembered,
+    /// The policy's first `log` line.
+    Policy,
+    /// The log's own published `vkey`, trusted on first use.
+    Published,
+}
+
+/// What an audit found.
+#[derive(Debug)]
+pub struct Audited {
+    /// The verified checkpoint and what was read.
+    pub report: Report,
+    /// The verifier key trusted, and where it came from.
+    pub vkey: (String, KeyFrom),
+    /// The size of the remembered checkpoint the log was proven consistent with.
+    pub consistent_with: Option<u64>,
+    /// The witness policy's verdict on the checkpoint's cosignatures (when a policy is given),
+    /// with the time it was judged at.
+    pub witnessed: Option<(Witnessed, u64)>,
+    /// Whether the state file was moved to this checkpoint: only when the checkpoint met the
+    /// policy (an unwitnessed one is not remembered, so the next audit starts from the last one
+    /// that did).
+    pub remembered: bool,
+}
+
+/// The source `target` names.
+pub fn source(target: &str) -> Result<Box<dyn Source>, RoleError> {
+    if target.starts_with("http://") || target.starts_with("https://") {
+        let log = toolmark_crawler::remote_log::HttpLog::new(target).map_err(RoleError::Refused)?;
+        return Ok(Box::new(log));
+    }
+    if target.starts_with("s3://") {
+        let root = Objects::s3(target, &S3Options::from_env())
+            .map_err(RoleError::doing(target.to_owned()))?;
+        let has_checkpoint = root
+            .get("checkpoint")
+            .map_err(RoleError::doing(target.to_owned()))?
+            .is_some();
+        return Ok(if has_checkpoint {
+            Box::new(root)
+        } else {
+            Box::new(root.sub("log/public"))
+        });
+    }
+    let dir = Path::new(target);
+    let public = if dir.join("public/checkpoint").exists() {
+        dir.join("public")
+    } else {
+        dir.to_owned()
+    };
+    Ok(Box::new(DirSource(public)))
+}
+
+/// The k-of-n policy of witness verifier keys given one by one (`VKEY`, or `VKEY@URL` as
+/// `toolmark run` takes them: the URL is not needed to verify and is ignored); `quorum`
+/// defaults to all of them. `None` for no key.
+pub fn key_policy(
+    keys: &[String],
+    quorum: Option<usize>,
+) -> Result<Option<WitnessPolicy>, RoleError> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let witnesses = keys
+        .iter()
+        .map(|v| {
+            // A vkey's base64 never holds an `@`.
+            let key = WitnessKey::parse(v.split_once('@').map_or(v.as_str(), |(k, _)| k))?;
+            Ok(Witness {
+                name: key.name().to_owned(),
+                key,
+                url: None,
+            })
+        })
+        .collect::<Result<Vec<_>, toolmark_log::FormatError>>()
+        .map_err(RoleError::doing("a witness key"))?;
+    let k = quorum.unwrap_or(witnesses.len());
+    if k == 0 {
+        return Err(RoleError::Refused("the quorum must be at least 1".into()));
+    }
+    WitnessPolicy::k_of(witnesses, k)
+        .map(Some)
+        .map_err(RoleError::doing("the quorum"))
+}
+
+/// Audits `m.target`: the key trusted is `m.vkey`, else the remembered one, else the policy's
+/// first log key, else the log's published one (trusted on first use; the caller says so);
+/// the policy's log keys, when it names any, must include it. Then the streaming audit
+/// (consistent with the remembered checkpoint), the witness check, and the state file moved
+/// forward when the checkpoint passes all of them.
+pub fn audit(m: &Monitor, now: u64) -> Result<Audited, RoleError> {
+    let source = source(&m.target)?;
+    let prior = match &m.state {
+        Some(p) if p.exists() => {
+            let text =
+                std::fs::read_to_string(p).map_err(RoleError::doing(format!("{}", p.display())))?;
+            Some(AuditState::parse(&text).map_err(RoleError::doing(format!("{}", p.display())))?)
+        }
+        _ => None,
+    };
+    let policy_logs: Vec<String> = m
+        .policy
+        .as_ref()
+        .map(|p| p.logs().iter().map(|(v, _)| v.clone()).collect())
+        .unwrap_or_default();
+    let vkey = match (&m.vkey, &prior) {
+        (Some(v), _) => (v.clone(), KeyFrom::Given),
+        (None, Some(p)) => (p.vkey.clone(), KeyFrom::Remembered),
+        (None, None) if !policy_logs.is_empty() => (policy_logs[0].clone(), KeyFrom::Policy),
+        (None, None) => {
+            let published = source
+                .get("vkey")
+                .map_err(RoleError::Refused)?
+                .ok_or_else(|| {
+                    RoleError::Refused("no verifier key given and the log publishes no vkey".into())
+                })?;
+            let v = String::from_utf8(published).map_err(RoleError::doing("the published vkey"))?;
+            (v.trim().to_owned(), KeyFrom::Published)
+        }
+    };
+    if !policy_logs.is_empty() && !policy_logs.iter().any(|l| l.trim() == vkey.0.trim()) {
+        return Err(RoleError::Refused(format!(
+            "the policy's log keys do not include {}",
+            vkey.0
+        )));
+    }
+    let (report, next) = verify::audit(source.as_ref(), &vkey.0, prior.as_ref())
+        .map_err(RoleError::doing(format!("verifying {}", m.target)))?;
+    let witnessed = match &m.policy {
+        Some(p) => Some((
+            p.check(&report.note, now, m.max_age)
+                .map_err(RoleError::doing("the checkpoint's witness cosignatures"))?,
+            now,
+        )),
+        None => None,
+    };
+    let passes = witnessed.as_ref().is_none_or(|(w, _)| w.satisfied);
+    let mut remembered = false;
+    if let (Some(path), true) = (&m.state, passes) {
+        std::fs::write(path, next.to_text())
+            .map_err(RoleError::doing(format!("{}", path.display())))?;
+        remembered = true;
+    }
+    Ok(Audited {
+        report,
+        vkey,
+        consistent_with: prior.map(|p| p.size),
+        witnessed,
+        remembered,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolmark_log::cosignature::CosignerKey;
+
+    fn vkeys(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                CosignerKey::from_seed(&format!("witness{i}.example"), &[i as u8; 32])
+                    .unwrap()
+                    .witness_key()
+                    .vkey()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn witness_keys_need_all_of_them_unless_a_quorum_is_given() {
+        let keys = vkeys(3);
+        let all = key_policy(&keys, None).unwrap().unwrap();
+        assert_eq!(all.witnesses().len(), 3);
+        assert_eq!(all.describe(), "3 of 3 witnesses");
+        let two = key_policy(&keys, Some(2)).unwrap().unwrap();
+        assert_eq!(two.describe(), "2 of 3 witnesses");
+    }
+
+    #[test]
+    fn a_witness_given_as_vkey_at_url_counts_by_its_key_alone() {
+        let keys = vkeys(1);
+        let with_url = vec![format!("{}@https://witness.example/", keys[0])];
+        let policy = key_policy(&with_url, None).unwrap().unwrap();
+        assert_eq!(policy.witnesses()[0].key.vkey(), keys[0]);
+        assert_eq!(policy.witnesses()[0].url, None);
+    }
+
+    #[test]
+    fn no_witness_key_is_no_policy_and_a_quorum_of_zero_is_refused() {
+        assert!(key_policy(&[], Some(2)).unwrap().is_none());
+        assert!(matches!(
+            key_policy(&vkeys(2), Some(0)),
+            Err(RoleError::Refused(_))
+        ));
+        assert!(key_policy(&["not a key".to_owned()], None).is_err());
+    }
+
+    #[test]
+    fn a_log_directory_is_read_from_its_public_directory() {
+        let dir =
+            std::env::temp_dir().join(format!("toolmark-roles-monitor-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("public")).unwrap();
+        std::fs::write(dir.join("public/checkpoint"), b"c").unwrap();
+        std::fs::write(dir.join("public/vkey"), b"k").unwrap();
+        let from_log = source(dir.to_str().unwrap()).unwrap();
+        assert_eq!(from_log.get("vkey").unwrap(), Some(b"k".to_vec()));
+        let from_public = source(dir.join("public").to_str().unwrap()).unwrap();
+        assert_eq!(from_public.get("checkpoint").unwrap(), Some(b"c".to_vec()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
