@@ -55,7 +55,7 @@ use axum::Router;
 
 pub use error::ApiError;
 pub use service::{ApiOptions, runtime, serve};
-pub use state::AppState;
+pub use state::{AppState, JobStates};
 
 /// How long browsers may cache a CORS preflight answer.
 const PREFLIGHT_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);

@@ -216,19 +216,10 @@ fn checkpoint_age(state: &AppState) -> Option<u64> {
         .map(|d| d.as_secs())
 }
 
-/// The schedules' latest runs, from `DATA/schedules.sqlite` (written by `toolmark run`); none
-/// when the data directory has no schedules (a bare `toolmark serve` over `toolmark crawl`'s
-/// data).
+/// The schedules' latest runs, as the role serving this API knows them ([`AppState::jobs`]);
+/// none when it runs no scheduler and knows of none.
 fn jobs(state: &AppState) -> Result<Vec<toolmark_schedules::JobState>, String> {
-    let path = state
-        .data
-        .join(toolmark_schedules::store::DEFAULT_FILE_NAME);
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    toolmark_schedules::LeaseStore::open(&path)
-        .and_then(|s| s.jobs())
-        .map_err(|e| e.to_string())
+    state.jobs.as_ref().map_or(Ok(Vec::new()), |read| read())
 }
 
 /// Longest job detail `/health` shows: enough for a failure's reason; the full text is in the

@@ -51,6 +51,10 @@ impl IndexPool {
     }
 }
 
+/// Reads the schedules' latest runs (see [`AppState::jobs`]); the error is shown as is.
+pub type JobStates =
+    Arc<dyn Fn() -> Result<Vec<toolmark_schedules::JobState>, String> + Send + Sync>;
+
 /// Everything the router serves from.
 pub struct AppState {
     /// The published log (`DATA/log/public`), read without the writer's lock.
@@ -85,6 +89,11 @@ pub struct AppState {
     /// More Prometheus text appended to `/metrics` (the connection layer's counters, which
     /// the process serving this router keeps).
     pub extra_metrics: Option<Arc<dyn Fn() -> String + Send + Sync>>,
+    /// The schedules' latest runs `/health` and `/metrics` show, handed in by the role that
+    /// knows them (`toolmark run`'s scheduler; `toolmark serve` reads the data directory's
+    /// schedules when `toolmark run` keeps them there). The API opens no scheduler state
+    /// itself. `None`: no jobs are shown.
+    pub jobs: Option<JobStates>,
     /// Signed `/check` answers of the current second.
     pub answers: crate::check::AnswerCache,
     /// The clock `/check` answers are dated by (`checkedAt`): [`std::time::SystemTime::now`]
@@ -212,6 +221,7 @@ impl AppState {
             )),
             metrics: crate::ops::Metrics::default(),
             extra_metrics: None,
+            jobs: None,
             names: Arc::new(crate::lookalike::Names::load(data)?),
             checkpoint: Mutex::new(None),
             witnesses: None,

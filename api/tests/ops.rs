@@ -75,12 +75,22 @@ async fn health_and_metrics() {
             .finish(job, "test", run_id, at(started + 5), status, "detail")
             .unwrap();
     }
+    // The API opens no scheduler state: the role serving it hands it the jobs.
     let (_, _, body) = get(&p.state, "/health").await;
+    let h: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(h["jobs"], serde_json::json!({}), "{h}");
+    let mut with_jobs = toolmark_api::AppState::open(&p.dir, "http://toolmark.test").unwrap();
+    let store = std::sync::Arc::new(store);
+    with_jobs.jobs = Some(std::sync::Arc::new(move || {
+        store.jobs().map_err(|e| e.to_string())
+    }));
+    let with_jobs = std::sync::Arc::new(with_jobs);
+    let (_, _, body) = get(&with_jobs, "/health").await;
     let h: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(h["jobs"]["crawl"]["lastStatus"], "failed", "{h}");
     assert_eq!(h["jobs"]["crawl"]["lastSuccessAt"], "2025-11-24T16:00:00Z");
     assert_eq!(h["jobs"]["heartbeat"]["lastStatus"], "ok");
-    let (_, _, body) = get(&p.state, "/metrics").await;
+    let (_, _, body) = get(&with_jobs, "/metrics").await;
     let text = String::from_utf8(body).unwrap();
     for line in [
         "toolmark_job_last_success_timestamp_seconds{job=\"crawl\"} 1764000000\n",

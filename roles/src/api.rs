@@ -1,8 +1,11 @@
 //! The API role: the runtime it runs on, its state over a data directory, and serving it
 //! (`toolmark serve`, and the API half of `toolmark run`).
 
-use toolmark_api::{ApiOptions, AppState};
+use std::sync::Arc;
+
+use toolmark_api::{ApiOptions, AppState, JobStates};
 use toolmark_index::DataDir;
+use toolmark_schedules::LeaseStore;
 
 use crate::RoleError;
 
@@ -11,9 +14,10 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, RoleError> {
     toolmark_api::runtime().map_err(RoleError::doing("starting the async runtime"))
 }
 
-/// The API's state over `dir` (which must hold a log), with its rate limits and cache. An index
-/// of an older schema is migrated first (the readers query the current one's tables); an index
-/// that does not exist yet is left for the first crawl to create.
+/// The API's state over `dir` (which must hold a log), with its rate limits and cache, and the
+/// jobs of a `toolmark run` that keeps its schedules in `dir` ([`schedules_in`]). An index of an
+/// older schema is migrated first (the readers query the current one's tables); an index that
+/// does not exist yet is left for the first crawl to create.
 pub fn open_state(dir: &DataDir, base: &str, options: &ApiOptions) -> Result<AppState, RoleError> {
     let index = dir.index_path();
     if index.exists() {
@@ -22,9 +26,31 @@ pub fn open_state(dir: &DataDir, base: &str, options: &ApiOptions) -> Result<App
             index.display()
         )))?;
     }
-    AppState::open_dir_with(dir, base, options).map_err(RoleError::doing(format!(
-        "opening {} (log in {})",
-        dir.root().display(),
-        dir.storage().describe()
-    )))
+    let mut state =
+        AppState::open_dir_with(dir, base, options).map_err(RoleError::doing(format!(
+            "opening {} (log in {})",
+            dir.root().display(),
+            dir.storage().describe()
+        )))?;
+    state.jobs = Some(schedules_in(dir));
+    Ok(state)
+}
+
+/// The latest runs in `dir`'s schedules database, read at each call (another process's
+/// `toolmark run` writes it); none while there is none.
+pub fn schedules_in(dir: &DataDir) -> JobStates {
+    let path = dir.schedules_path();
+    Arc::new(move || {
+        if !path.exists() {
+            return Ok(Vec::new());
+        }
+        LeaseStore::open(&path)
+            .and_then(|s| s.jobs())
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// The latest runs of the scheduler holding `store`.
+pub fn schedules_of(store: Arc<LeaseStore>) -> JobStates {
+    Arc::new(move || store.jobs().map_err(|e| e.to_string()))
 }

@@ -45,7 +45,7 @@ pub async fn run(config: Config, stop: Stop) -> Result<(), RoleError> {
         .local_addr()
         .map_err(RoleError::doing("the bound address"))?;
     let base = config.public_base(bound);
-    let state = crate::api::open_state(&dir, &base, &config.api_options())?;
+    let mut state = crate::api::open_state(&dir, &base, &config.api_options())?;
     tracing::info!(
         "toolmark {} serving http://{bound}/ (public base {base})",
         env!("CARGO_PKG_VERSION")
@@ -67,6 +67,7 @@ pub async fn run(config: Config, stop: Stop) -> Result<(), RoleError> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let holder = format!("{}:{}", host.trim(), std::process::id());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    state.jobs = Some(crate::api::schedules_of(store.clone()));
     let mut scheduler = Scheduler::new(store, clock, holder);
     let writer: LogWriter = Arc::default();
     let lease = Duration::from_secs(config.schedules.lease_seconds);
