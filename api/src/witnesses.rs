@@ -28,29 +28,20 @@ use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolmark_client::answer::LogCosignature;
 use toolmark_log::cosignature::{Found, note_cosignatures};
-use toolmark_log::policy::{MAX_POLICY_ITEMS, WitnessPolicy, Witnessed};
+use toolmark_log::policy::{WitnessPolicy, Witnessed};
 use toolmark_log::reader::Signed;
 
 use crate::{ApiError, AppState};
 
-/// The cosigner's status file, under the data directory.
-pub const STATUS_FILE: &str = "witnessing.json";
-
-/// The status file's `v`.
-pub const STATUS_VERSION: &str = "toolmark-witnessing/1";
-
-/// The largest status file read, as the cosigner itself reads it back (a round's status for
-/// [`MAX_POLICY_ITEMS`] witnesses with their errors fits easily); a larger file is reported as
-/// an error, not read.
-pub const MAX_STATUS_BYTES: u64 = 1024 * 1024;
-
-/// The longest text (an error, a name, a URL) shown from the status file; longer text is cut
-/// with an ellipsis.
-pub const MAX_STATUS_TEXT: usize = 300;
+// The cosigner's status file: one type, written by the cosigner (`toolmark-cosign`) and read
+// here; `WitnessingStatus` is its name on this side.
+pub use toolmark_log::witnessing::{
+    MAX_STATUS_BYTES, MAX_STATUS_TEXT, STATUS_FILE, STATUS_VERSION, Status as WitnessingStatus,
+    WitnessStatus,
+};
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
@@ -231,120 +222,22 @@ async fn witnesses(State(state): State<Arc<AppState>>) -> Result<Response, ApiEr
     Ok(r)
 }
 
-/// The cosigner's status after its latest round (`DATA/witnessing.json`), as read: every text
-/// cut to [`MAX_STATUS_TEXT`] characters, at most [`MAX_POLICY_ITEMS`] witnesses, times checked
-/// to be RFC 3339.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WitnessingStatus {
-    /// Always [`STATUS_VERSION`].
-    pub v: String,
-    /// The quorum, described.
-    pub policy: String,
-    /// Whether the round's cosignatures met the quorum.
-    pub quorum_met: bool,
-    /// The size of the checkpoint the log signed last.
-    pub signed_size: u64,
-    /// The size of the checkpoint published after the round (`null` while none is).
-    #[serde(default)]
-    pub published_size: Option<u64>,
-    /// When the round ended.
-    pub round_at: String,
-    /// Why the round did not publish, if it did not.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Each witness's state.
-    #[serde(default)]
-    pub witnesses: Vec<WitnessStatus>,
-}
-
-/// One witness in the cosigner's status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WitnessStatus {
-    /// Its policy name.
-    pub name: String,
-    /// Its verifier key.
-    #[serde(default)]
-    pub vkey: Option<String>,
-    /// Its submission URL.
-    #[serde(default)]
-    pub url: Option<String>,
-    /// The size it last cosigned.
-    #[serde(default)]
-    pub size: Option<u64>,
-    /// When it last cosigned.
-    #[serde(default)]
-    pub cosigned_at: Option<String>,
-    /// Its last error, if the last submission failed.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// When that error happened.
-    #[serde(default)]
-    pub error_at: Option<String>,
-}
-
-/// Reads `DATA/witnessing.json`: `Ok(None)` when there is none (no witness configured, or no
-/// round yet), `Err` naming the problem for a file too large, unreadable or not of the
-/// expected shape.
+/// Reads `DATA/witnessing.json` ([`toolmark_log::witnessing::read`]): `Ok(None)` when there is
+/// none (no witness configured, or no round yet), `Err` naming the problem for a file too
+/// large, unreadable or not of the expected shape; every text cut to [`MAX_STATUS_TEXT`]
+/// characters, at most [`MAX_POLICY_ITEMS`](toolmark_log::policy::MAX_POLICY_ITEMS) witnesses,
+/// times checked to be RFC 3339.
 pub fn read_status(data: &Path) -> Result<Option<WitnessingStatus>, String> {
-    use std::io::Read;
-    let path = data.join(STATUS_FILE);
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{STATUS_FILE}: {e}")),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_STATUS_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{STATUS_FILE}: {e}"))?;
-    if bytes.len() as u64 > MAX_STATUS_BYTES {
-        return Err(format!(
-            "{STATUS_FILE}: larger than {MAX_STATUS_BYTES} bytes"
-        ));
-    }
-    parse_status(&bytes).map(Some)
+    toolmark_log::witnessing::read(&data.join(STATUS_FILE))
+        .map(|s| s.map(WitnessingStatus::capped))
+        .map_err(|e| e.to_string())
 }
 
 /// Parses a status file's bytes (see [`read_status`]).
 pub fn parse_status(bytes: &[u8]) -> Result<WitnessingStatus, String> {
-    let mut s: WitnessingStatus =
-        serde_json::from_slice(bytes).map_err(|e| format!("{STATUS_FILE}: {e}"))?;
-    if s.v != STATUS_VERSION {
-        return Err(format!(
-            "{STATUS_FILE}: version {:?}, expected {STATUS_VERSION}",
-            cap(&s.v)
-        ));
-    }
-    let rfc3339 = |what: &str, t: &str| {
-        chrono::DateTime::parse_from_rfc3339(t)
-            .map(|_| ())
-            .map_err(|_| format!("{STATUS_FILE}: {what} {:?} is not an RFC 3339 time", cap(t)))
-    };
-    rfc3339("roundAt", &s.round_at)?;
-    s.witnesses.truncate(MAX_POLICY_ITEMS);
-    for w in &s.witnesses {
-        for t in [&w.cosigned_at, &w.error_at].into_iter().flatten() {
-            rfc3339("a witness time", t)?;
-        }
-    }
-    s.policy = cap(&s.policy);
-    s.error = s.error.as_deref().map(cap);
-    for w in &mut s.witnesses {
-        w.name = cap(&w.name);
-        for t in [&mut w.vkey, &mut w.url, &mut w.error] {
-            *t = t.as_deref().map(cap);
-        }
-    }
-    Ok(s)
-}
-
-fn cap(text: &str) -> String {
-    match text.char_indices().nth(MAX_STATUS_TEXT) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
+    toolmark_log::witnessing::parse(bytes)
+        .map(WitnessingStatus::capped)
+        .map_err(|e| e.to_string())
 }
 
 /// `/health`'s `witnessing` member (`null` when no policy is configured and no status file
