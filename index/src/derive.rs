@@ -19,7 +19,7 @@ use toolmark_toolset::Sri;
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
-use crate::packages::{Behaviour, RegistryFacts, compare, from_facts, version_of};
+use crate::packages::{Behaviour, RegistryFacts, behaviour_of, compare, version_of};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
 use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
@@ -349,10 +349,7 @@ fn package_behaviour(
         })
         .unwrap_or_default();
     // A version that was never run (its fetch failed) has a row too, with nothing seen.
-    let behaviour = match &package.sandbox {
-        Some(facts) => from_facts(facts, &listed),
-        None => Behaviour::default(),
-    };
+    let behaviour = behaviour_of(package.sandbox.as_ref(), &listed);
     let target_id = entry.subject.id().to_string();
     let version = version_of(&package.id);
     tx.prepare_cached(
