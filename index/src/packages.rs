@@ -166,6 +166,36 @@ pub struct BehaviourChange {
     pub acts_removed: Vec<String>,
 }
 
+/// One side of a stored `behaviour` change (`changes.old_behaviour`, `changes.new_behaviour`):
+/// the version, and on the newer side what differs. One type for the index that writes it and
+/// the API that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BehaviourSide {
+    /// The version.
+    pub version: String,
+    /// What differs (the newer side only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<BehaviourChange>,
+}
+
+/// One side of a stored `registry` change (`changes.old_registry`, `changes.new_registry`): the
+/// version, and on the newer side its comparison with the older. One type for the index that
+/// writes it and the API that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrySide {
+    /// The version.
+    pub version: String,
+    /// The comparison (the newer side only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<RegistryComparison>,
+}
+
+/// A change side as the `changes` row stores it: compact JSON, members in code-point order (the
+/// text it has always had).
+pub(crate) fn side_text(side: &impl Serialize) -> Result<String, serde_json::Error> {
+    Ok(serde_json::to_value(side)?.to_string())
+}
+
 /// Compare an older version's behaviour with a newer one's; `None` when they behave the same.
 pub fn compare(old: &Behaviour, new: &Behaviour) -> Option<BehaviourChange> {
     let (a, b) = (profile(old), profile(new));
@@ -493,6 +523,34 @@ mod tests {
         f["behaviour"][1]["lookups"] = json!([]);
         let new = from_facts(&f, &[]);
         assert_eq!(compare(&old, &new).unwrap().class, "unsure");
+    }
+
+    #[test]
+    fn change_sides_keep_the_text_they_had_as_untyped_json() {
+        let old = from_facts(&facts(&[], json!([]), true), &[]);
+        let new = from_facts(
+            &facts(&["/home/decoy/.aws/credentials"], json!([]), false),
+            &[],
+        );
+        let change = compare(&old, &new).unwrap();
+        let side = BehaviourSide {
+            version: "0.2.0".into(),
+            change: Some(change.clone()),
+        };
+        assert_eq!(
+            side_text(&side).unwrap(),
+            json!({"version": "0.2.0", "change": change}).to_string()
+        );
+        let read: BehaviourSide = serde_json::from_str(&side_text(&side).unwrap()).unwrap();
+        assert_eq!(read, side);
+        let older = RegistrySide {
+            version: "0.1.0".into(),
+            comparison: None,
+        };
+        assert_eq!(
+            side_text(&older).unwrap(),
+            json!({"version": "0.1.0"}).to_string()
+        );
     }
 
     #[test]
