@@ -191,6 +191,17 @@ mod tests {
     const STATUS: &str = r#"{"v":"toolmark-witnessing/1","policy":"2 of 3 witnesses","quorumMet":false,"signedSize":120,"publishedSize":118,"roundAt":"2026-12-02T19:00:00Z","error":"quorum not met: 1 of 2","witnesses":[{"name":"w1","vkey":"w1.example+01020304+BA==","url":"https://w1.example/","size":120,"cosignedAt":"2026-12-02T19:00:00Z","error":null,"errorAt":null},{"name":"w2","vkey":"v","url":"https://w2.example/","size":null,"cosignedAt":null,"error":"HTTP 503","errorAt":"2026-12-02T19:00:01Z"}]}"#;
 
     #[test]
+    fn the_status_file_of_the_documented_shape_parses() {
+        let s = parse(STATUS.as_bytes()).unwrap();
+        assert_eq!((s.signed_size, s.published_size), (120, Some(118)));
+        let none_yet = STATUS.replace("\"publishedSize\":118", "\"publishedSize\":null");
+        assert_eq!(parse(none_yet.as_bytes()).unwrap().published_size, None);
+        assert!(!s.quorum_met);
+        assert_eq!(s.witnesses[1].error.as_deref(), Some("HTTP 503"));
+        assert_eq!(s.witnesses[1].size, None);
+    }
+
+    #[test]
     fn what_the_cosigner_writes_is_read_back_member_for_member() {
         let s = parse(STATUS.as_bytes()).unwrap();
         let written = serde_json::to_vec_pretty(&s).unwrap();
