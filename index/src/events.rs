@@ -12,7 +12,9 @@
 //! # The stored body
 //!
 //! `security_events.body` is the event without its issuer and signature (added when it is
-//! served or delivered; the format is documented in `docs/api.md`, "Security events"):
+//! served or delivered; the format is documented in `docs/api.md`, "Security events"): a
+//! [`toolmark_observation::event::StoredEvent`], the one type of the body and its id that
+//! `toolmark_client` signs and reads back:
 //!
 //! ```json
 //! {"type": "toolmark.security-event/v1",
