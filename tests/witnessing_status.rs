@@ -1,7 +1,7 @@
-//! The status file `DATA/witnessing.json` has two sides: `toolmark-cosign` writes it after each
-//! round (its `Status`, as pretty JSON), the API reads it for `/health` and `/metrics`
-//! (`toolmark_api::witnesses::parse_status`, which treats it as untrusted). What one writes the
-//! other must read, member for member.
+//! The status file `DATA/witnessing.json` has one type (`toolmark_log::witnessing::Status`) and
+//! two sides: `toolmark-cosign` writes it after each round (as pretty JSON), the API reads it for
+//! `/health` and `/metrics` (`toolmark_api::witnesses::parse_status`, which treats it as
+//! untrusted). What one writes the other must read, member for member.
 
 use toolmark_cosign::{STATUS_VERSION, Status, WitnessStatus};
 
@@ -53,7 +53,7 @@ fn what_the_cosigner_writes_the_api_reads() {
         assert_eq!(read.witnesses.len(), 2);
         for (r, w) in read.witnesses.iter().zip(&written.witnesses) {
             assert_eq!(r.name, w.name);
-            assert_eq!(r.vkey.as_deref(), Some(w.vkey.as_str()));
+            assert_eq!(r.vkey, w.vkey);
             assert_eq!((&r.url, r.size), (&w.url, w.size));
             assert_eq!(
                 (&r.cosigned_at, &r.error, &r.error_at),

@@ -325,13 +325,13 @@ impl ChangeView {
 
 /// A stored behaviour change read back: its two versions and what differs.
 fn behaviour_of(row: &ChangeRow) -> Option<BehaviourChangeView> {
-    let old: serde_json::Value = serde_json::from_str(row.old_behaviour.as_deref()?).ok()?;
-    let new: serde_json::Value = serde_json::from_str(row.new_behaviour.as_deref()?).ok()?;
-    let change: toolmark_index::packages::BehaviourChange =
-        serde_json::from_value(new.get("change")?.clone()).ok()?;
+    use toolmark_index::packages::BehaviourSide;
+    let old: BehaviourSide = serde_json::from_str(row.old_behaviour.as_deref()?).ok()?;
+    let new: BehaviourSide = serde_json::from_str(row.new_behaviour.as_deref()?).ok()?;
+    let change = new.change?;
     Some(BehaviourChangeView {
-        old_version: old.get("version")?.as_str()?.to_owned(),
-        new_version: new.get("version")?.as_str()?.to_owned(),
+        old_version: old.version,
+        new_version: new.version,
         findings_added: change.findings_added,
         findings_removed: change.findings_removed,
         acts_added: change.acts_added,
@@ -341,13 +341,13 @@ fn behaviour_of(row: &ChangeRow) -> Option<BehaviourChangeView> {
 
 /// A stored registry change read back: its two versions and the flags.
 fn registry_of(row: &ChangeRow) -> Option<RegistryChangeView> {
-    let old: serde_json::Value = serde_json::from_str(row.old_registry.as_deref()?).ok()?;
-    let new: serde_json::Value = serde_json::from_str(row.new_registry.as_deref()?).ok()?;
-    let c: toolmark_index::packages::RegistryComparison =
-        serde_json::from_value(new.get("comparison")?.clone()).ok()?;
+    use toolmark_index::packages::RegistrySide;
+    let old: RegistrySide = serde_json::from_str(row.old_registry.as_deref()?).ok()?;
+    let new: RegistrySide = serde_json::from_str(row.new_registry.as_deref()?).ok()?;
+    let c = new.comparison?;
     Some(RegistryChangeView {
-        old_version: old.get("version")?.as_str()?.to_owned(),
-        new_version: new.get("version")?.as_str()?.to_owned(),
+        old_version: old.version,
+        new_version: new.version,
         flags: c.flags,
         previous_publisher: c.previous_publisher,
         install_scripts_added: c.install_scripts_added,

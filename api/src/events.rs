@@ -13,7 +13,7 @@
 //!   for older pages). An item's id is `urn:sha256:<hex of the event id's digest>`; its summary
 //!   is the event's evidence, its JSON Feed item carries the signed event under `_toolmark`.
 //!
-//! Every event is signed here with the answer key ([`toolmark_client::sign_event`]): the stored
+//! Every event is signed here with the answer key ([`toolmark_client::signed_event`]): the stored
 //! body plus `issuer` (`{base}/api/v1/issuer`), signed over RFC 8785 of the rest. Ed25519 is
 //! deterministic, so an event is the same document every time it is served.
 
@@ -25,6 +25,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
+use toolmark_client::SecurityEvent;
 use toolmark_index::{EventQuery, SecurityEventRow};
 use toolmark_toolset::{Sri, hex};
 
@@ -51,10 +52,10 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/security-feed.json", get(json_feed))
 }
 
-/// The signed document of a stored event.
-pub fn signed(state: &AppState, row: &SecurityEventRow) -> Result<Value, ApiError> {
+/// The signed event of a stored one.
+pub fn signed(state: &AppState, row: &SecurityEventRow) -> Result<SecurityEvent, ApiError> {
     let issuer = format!("{}/api/v1/issuer", state.base_url);
-    toolmark_client::sign_event(&row.body, &issuer, &state.answer_key).map_err(ApiError::internal)
+    toolmark_client::signed_event(&row.body, &issuer, &state.answer_key).map_err(ApiError::internal)
 }
 
 fn cursor(p: &Params, name: &str) -> Result<Option<u64>, ApiError> {
@@ -109,7 +110,8 @@ async fn one(
             .get()
             .security_event(&id)?
             .ok_or_else(|| ApiError::NotFound(format!("no security event {id}")))?;
-        signed(&state, &row)
+        // As a `Value`: members in the order every other route writes them.
+        serde_json::to_value(signed(&state, &row)?).map_err(ApiError::internal)
     })
     .await?;
     Ok(axum::Json(body).into_response())
@@ -122,8 +124,8 @@ struct FeedPage {
     next_url: Option<String>,
     updated: String,
     base: String,
-    /// (row, signed document), newest first.
-    items: Vec<(SecurityEventRow, Value)>,
+    /// (row, signed event), newest first.
+    items: Vec<(SecurityEventRow, SecurityEvent)>,
 }
 
 fn feed_url(base: &str, path: &str, watch: &Option<Vec<String>>, before: Option<u64>) -> String {
@@ -194,13 +196,9 @@ fn urn(id: &str) -> String {
 }
 
 /// `{kind}: {server} ({endpoint})`.
-fn title(doc: &Value) -> String {
-    format!(
-        "{}: {} ({})",
-        doc["kind"].as_str().unwrap_or(""),
-        doc["target"]["name"].as_str().unwrap_or(""),
-        doc["target"]["endpoint"].as_str().unwrap_or("")
-    )
+fn title(event: &SecurityEvent) -> String {
+    let b = &event.body;
+    format!("{}: {} ({})", b.kind, b.target.name, b.target.endpoint)
 }
 
 const FEED_TITLE: &str = "toolmark: security events";
@@ -242,7 +240,7 @@ async fn atom(
             x(&row.observed_at),
             x(&link),
             x(&row.kind),
-            x(&doc["evidence"].to_string()),
+            x(&doc.body.evidence.to_string()),
         ));
     }
     out.push_str("</feed>\n");
@@ -286,7 +284,7 @@ async fn rss(
             x(&urn(&row.id)),
             x(&rfc822(&row.observed_at)),
             x(&row.kind),
-            x(&doc["evidence"].to_string()),
+            x(&doc.body.evidence.to_string()),
         ));
     }
     out.push_str("</channel>\n</rss>\n");
@@ -306,7 +304,7 @@ async fn json_feed(
                 "id": urn(&row.id),
                 "url": format!("{}/s/{}", page.base, row.target_id),
                 "title": title(doc),
-                "content_text": doc["evidence"].to_string(),
+                "content_text": doc.body.evidence.to_string(),
                 "date_published": row.observed_at,
                 "tags": [row.kind],
                 "_toolmark": {"cursor": row.seq, "event": doc},

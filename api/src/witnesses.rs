@@ -28,29 +28,20 @@ use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolmark_client::answer::LogCosignature;
 use toolmark_log::cosignature::{Found, note_cosignatures};
-use toolmark_log::policy::{MAX_POLICY_ITEMS, WitnessPolicy, Witnessed};
+use toolmark_log::policy::{WitnessPolicy, Witnessed};
 use toolmark_log::reader::Signed;
 
 use crate::{ApiError, AppState};
 
-/// The cosigner's status file, under the data directory.
-pub const STATUS_FILE: &str = "witnessing.json";
-
-/// The status file's `v`.
-pub const STATUS_VERSION: &str = "toolmark-witnessing/1";
-
-/// The largest status file read, as the cosigner itself reads it back (a round's status for
-/// [`MAX_POLICY_ITEMS`] witnesses with their errors fits easily); a larger file is reported as
-/// an error, not read.
-pub const MAX_STATUS_BYTES: u64 = 1024 * 1024;
-
-/// The longest text (an error, a name, a URL) shown from the status file; longer text is cut
-/// with an ellipsis.
-pub const MAX_STATUS_TEXT: usize = 300;
+// The cosigner's status file: one type, written by the cosigner (`toolmark-cosign`) and read
+// here; `WitnessingStatus` is its name on this side.
+pub use toolmark_log::witnessing::{
+    MAX_STATUS_BYTES, MAX_STATUS_TEXT, STATUS_FILE, STATUS_VERSION, Status as WitnessingStatus,
+    WitnessStatus,
+};
 
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
@@ -231,120 +222,22 @@ async fn witnesses(State(state): State<Arc<AppState>>) -> Result<Response, ApiEr
     Ok(r)
 }
 
-/// The cosigner's status after its latest round (`DATA/witnessing.json`), as read: every text
-/// cut to [`MAX_STATUS_TEXT`] characters, at most [`MAX_POLICY_ITEMS`] witnesses, times checked
-/// to be RFC 3339.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WitnessingStatus {
-    /// Always [`STATUS_VERSION`].
-    pub v: String,
-    /// The quorum, described.
-    pub policy: String,
-    /// Whether the round's cosignatures met the quorum.
-    pub quorum_met: bool,
-    /// The size of the checkpoint the log signed last.
-    pub signed_size: u64,
-    /// The size of the checkpoint published after the round (`null` while none is).
-    #[serde(default)]
-    pub published_size: Option<u64>,
-    /// When the round ended.
-    pub round_at: String,
-    /// Why the round did not publish, if it did not.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Each witness's state.
-    #[serde(default)]
-    pub witnesses: Vec<WitnessStatus>,
-}
-
-/// One witness in the cosigner's status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WitnessStatus {
-    /// Its policy name.
-    pub name: String,
-    /// Its verifier key.
-    #[serde(default)]
-    pub vkey: Option<String>,
-    /// Its submission URL.
-    #[serde(default)]
-    pub url: Option<String>,
-    /// The size it last cosigned.
-    #[serde(default)]
-    pub size: Option<u64>,
-    /// When it last cosigned.
-    #[serde(default)]
-    pub cosigned_at: Option<String>,
-    /// Its last error, if the last submission failed.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// When that error happened.
-    #[serde(default)]
-    pub error_at: Option<String>,
-}
-
-/// Reads `DATA/witnessing.json`: `Ok(None)` when there is none (no witness configured, or no
-/// round yet), `Err` naming the problem for a file too large, unreadable or not of the
-/// expected shape.
+/// Reads `DATA/witnessing.json` ([`toolmark_log::witnessing::read`]): `Ok(None)` when there is
+/// none (no witness configured, or no round yet), `Err` naming the problem for a file too
+/// large, unreadable or not of the expected shape; every text cut to [`MAX_STATUS_TEXT`]
+/// characters, at most [`MAX_POLICY_ITEMS`](toolmark_log::policy::MAX_POLICY_ITEMS) witnesses,
+/// times checked to be RFC 3339.
 pub fn read_status(data: &Path) -> Result<Option<WitnessingStatus>, String> {
-    use std::io::Read;
-    let path = data.join(STATUS_FILE);
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{STATUS_FILE}: {e}")),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_STATUS_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{STATUS_FILE}: {e}"))?;
-    if bytes.len() as u64 > MAX_STATUS_BYTES {
-        return Err(format!(
-            "{STATUS_FILE}: larger than {MAX_STATUS_BYTES} bytes"
-        ));
-    }
-    parse_status(&bytes).map(Some)
+    toolmark_log::witnessing::read(&data.join(STATUS_FILE))
+        .map(|s| s.map(WitnessingStatus::capped))
+        .map_err(|e| e.to_string())
 }
 
 /// Parses a status file's bytes (see [`read_status`]).
 pub fn parse_status(bytes: &[u8]) -> Result<WitnessingStatus, String> {
-    let mut s: WitnessingStatus =
-        serde_json::from_slice(bytes).map_err(|e| format!("{STATUS_FILE}: {e}"))?;
-    if s.v != STATUS_VERSION {
-        return Err(format!(
-            "{STATUS_FILE}: version {:?}, expected {STATUS_VERSION}",
-            cap(&s.v)
-        ));
-    }
-    let rfc3339 = |what: &str, t: &str| {
-        chrono::DateTime::parse_from_rfc3339(t)
-            .map(|_| ())
-            .map_err(|_| format!("{STATUS_FILE}: {what} {:?} is not an RFC 3339 time", cap(t)))
-    };
-    rfc3339("roundAt", &s.round_at)?;
-    s.witnesses.truncate(MAX_POLICY_ITEMS);
-    for w in &s.witnesses {
-        for t in [&w.cosigned_at, &w.error_at].into_iter().flatten() {
-            rfc3339("a witness time", t)?;
-        }
-    }
-    s.policy = cap(&s.policy);
-    s.error = s.error.as_deref().map(cap);
-    for w in &mut s.witnesses {
-        w.name = cap(&w.name);
-        for t in [&mut w.vkey, &mut w.url, &mut w.error] {
-            *t = t.as_deref().map(cap);
-        }
-    }
-    Ok(s)
-}
-
-fn cap(text: &str) -> String {
-    match text.char_indices().nth(MAX_STATUS_TEXT) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
+    toolmark_log::witnessing::parse(bytes)
+        .map(WitnessingStatus::capped)
+        .map_err(|e| e.to_string())
 }
 
 /// `/health`'s `witnessing` member (`null` when no policy is configured and no status file
@@ -484,49 +377,6 @@ pub fn metrics(state: &AppState, at: Option<&Signed>, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const STATUS: &str = r#"{"v":"toolmark-witnessing/1","policy":"2 of 3 witnesses","quorumMet":false,"signedSize":120,"publishedSize":118,"roundAt":"2026-12-02T19:00:00Z","error":"quorum not met: 1 of 2","witnesses":[{"name":"w1","vkey":"w1.example+01020304+BA==","url":"https://w1.example/","size":120,"cosignedAt":"2026-12-02T19:00:00Z","error":null,"errorAt":null},{"name":"w2","vkey":"v","url":"https://w2.example/","size":null,"cosignedAt":null,"error":"HTTP 503","errorAt":"2026-12-02T19:00:01Z"}]}"#;
-
-    #[test]
-    fn the_status_file_of_the_documented_shape_parses() {
-        let s = parse_status(STATUS.as_bytes()).unwrap();
-        assert_eq!((s.signed_size, s.published_size), (120, Some(118)));
-        let none_yet = STATUS.replace("\"publishedSize\":118", "\"publishedSize\":null");
-        assert_eq!(
-            parse_status(none_yet.as_bytes()).unwrap().published_size,
-            None
-        );
-        assert!(!s.quorum_met);
-        assert_eq!(s.witnesses[1].error.as_deref(), Some("HTTP 503"));
-        assert_eq!(s.witnesses[1].size, None);
-    }
-
-    #[test]
-    fn a_status_file_of_another_version_or_with_a_bad_time_is_refused() {
-        let other = STATUS.replace("toolmark-witnessing/1", "toolmark-witnessing/2");
-        assert!(
-            parse_status(other.as_bytes())
-                .unwrap_err()
-                .contains("version")
-        );
-        let bad = STATUS.replace("2026-12-02T19:00:01Z", "yesterday");
-        assert!(
-            parse_status(bad.as_bytes())
-                .unwrap_err()
-                .contains("RFC 3339")
-        );
-        assert!(parse_status(b"\xff{").is_err());
-    }
-
-    #[test]
-    fn long_status_texts_are_cut() {
-        let long = STATUS.replace("HTTP 503", &"x".repeat(5000));
-        let s = parse_status(long.as_bytes()).unwrap();
-        assert_eq!(
-            s.witnesses[1].error.as_deref().unwrap().chars().count(),
-            MAX_STATUS_TEXT + 1
-        );
-    }
 
     #[test]
     fn times_print_as_rfc3339_and_out_of_range_ones_as_none() {

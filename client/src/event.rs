@@ -20,42 +20,22 @@ use toolmark_toolset::{Sri, hex};
 use crate::answer::Signature;
 use crate::verify::{CanonicalError, canonical};
 
-/// The `type` of a security event.
-pub const EVENT_TYPE: &str = "toolmark.security-event/v1";
+// The body (and its id) is one type with the index that derives and stores it.
+pub use toolmark_observation::event::{EVENT_TYPE, EventBody, EventTarget, StoredEvent};
 
-/// What an event is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EventTarget {
-    /// The target's id (16 lowercase hex digits, the log's subject id).
-    pub id: String,
-    /// The registry name of its server.
-    pub name: String,
-    /// Its endpoint: a remote's URL, or `npm:<name>` / `pypi:<name>`.
-    pub endpoint: String,
-}
-
-/// A signed security event, as `/api/v1/security-events` and webhooks deliver it.
+/// A signed security event, as `/api/v1/security-events` and webhooks deliver it: the stored
+/// event ([`StoredEvent`]: the body and its id) with `issuer` and `signature`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct SecurityEvent {
-    /// Always [`EVENT_TYPE`].
-    #[serde(rename = "type")]
-    pub kind_of_document: String,
+    /// The body: type, target, time, kind, evidence and previous event.
+    #[serde(flatten)]
+    pub body: EventBody,
     /// The URL of the issuer's key (`{base}/api/v1/issuer`).
     pub issuer: String,
-    /// What the event is about.
-    pub target: EventTarget,
-    /// When the change was observed (`YYYY-MM-DDTHH:MM:SSZ`).
-    pub observed_at: String,
-    /// The kind of change: `behaviour`, `registry`, `authorization` or `tools`.
-    pub kind: String,
-    /// The change's facts (entries, digests, class, and what changed), to check against the log.
-    pub evidence: Value,
-    /// The id of the previous event about the same target, `None` for its first.
-    pub previous: Option<String>,
     /// `sha256-…` of RFC 8785 of the document without `id`, `issuer` and `signature`.
     pub id: String,
-    /// The answer key's signature.
+    /// The answer key's signature (absent only while it is being signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<Signature>,
 }
 
@@ -148,10 +128,10 @@ pub fn verify_event(doc: &Value, answer_key_hex: &str) -> Result<SecurityEvent, 
         .map_err(|_| EventError::BadSignature)?;
     let event: SecurityEvent =
         serde_json::from_value(doc.clone()).map_err(|e| EventError::NotAnEvent(e.to_string()))?;
-    if event.kind_of_document != EVENT_TYPE {
+    if event.body.kind_of_document != EVENT_TYPE {
         return Err(EventError::NotAnEvent(format!(
             "type {:?}",
-            event.kind_of_document
+            event.body.kind_of_document
         )));
     }
     let computed = event_id(doc)?;
@@ -196,15 +176,16 @@ impl Chain {
     /// to the chain's last event about its target; the chain is unchanged then.
     pub fn push(&mut self, doc: &Value, answer_key_hex: &str) -> Result<SecurityEvent, EventError> {
         let event = verify_event(doc, answer_key_hex)?;
-        let expected = self.heads.get(&event.target.id);
-        if event.previous.as_ref() != expected {
+        let expected = self.heads.get(&event.body.target.id);
+        if event.body.previous.as_ref() != expected {
             return Err(EventError::Previous {
                 id: event.id,
-                found: event.previous,
+                found: event.body.previous,
                 expected: expected.cloned(),
             });
         }
-        self.heads.insert(event.target.id.clone(), event.id.clone());
+        self.heads
+            .insert(event.body.target.id.clone(), event.id.clone());
         Ok(event)
     }
 }
@@ -234,38 +215,52 @@ pub fn key_id(key: &ed25519_dalek::VerifyingKey) -> String {
     hex::encode(&d[..8])
 }
 
-/// The signed event: the stored, unsigned body (JSON text with `id`, as the index derives it)
+/// The signed event: the stored event (the index's text of a [`StoredEvent`], with its `id`)
 /// with `issuer` (the URL of the issuer's key, `{base}/api/v1/issuer`) added and the answer
 /// key's `signature` over RFC 8785 of the rest. The one definition of the signed bytes, shared
 /// by the API and webhook delivery and checked by [`verify_event`]; Ed25519 is deterministic,
-/// so one body gives one document.
+/// so one stored event gives one document.
 ///
 /// # Errors
 ///
-/// [`EventError::NotAnEvent`] when `body` is not a JSON object, [`EventError::Canonical`] when
-/// it has no RFC 8785 form.
-pub fn sign_event(
-    body: &str,
+/// [`EventError::NotAnEvent`] when `stored` is not a stored event, [`EventError::Canonical`]
+/// when it has no RFC 8785 form.
+pub fn signed_event(
+    stored: &str,
     issuer: &str,
     key: &ed25519_dalek::SigningKey,
-) -> Result<Value, EventError> {
+) -> Result<SecurityEvent, EventError> {
     use ed25519_dalek::Signer as _;
-    let mut doc: serde_json::Map<String, Value> = serde_json::from_str(body)
+    let StoredEvent { body, id } = StoredEvent::parse(stored)
         .map_err(|e| EventError::NotAnEvent(format!("stored body: {e}")))?;
-    doc.remove("signature");
-    doc.insert("issuer".into(), Value::String(issuer.to_owned()));
-    let bytes = canonical(&doc)?;
+    let mut event = SecurityEvent {
+        body,
+        issuer: issuer.to_owned(),
+        id,
+        signature: None,
+    };
+    let bytes = canonical(&event)?;
     let signature = key.sign(&bytes);
     let public = key.verifying_key();
-    let signature = Signature {
+    event.signature = Some(Signature {
         alg: "Ed25519".into(),
         key_id: key_id(&public),
         public_key_hex: hex::encode(&public.to_bytes()),
         value: URL_SAFE_NO_PAD.encode(signature.to_bytes()),
-    };
-    doc.insert(
-        "signature".into(),
-        serde_json::to_value(signature).map_err(|e| EventError::NotAnEvent(e.to_string()))?,
-    );
-    Ok(Value::Object(doc))
+    });
+    Ok(event)
+}
+
+/// [`signed_event`] as a JSON document.
+///
+/// # Errors
+///
+/// What [`signed_event`] refuses.
+pub fn sign_event(
+    stored: &str,
+    issuer: &str,
+    key: &ed25519_dalek::SigningKey,
+) -> Result<Value, EventError> {
+    let event = signed_event(stored, issuer, key)?;
+    serde_json::to_value(event).map_err(|e| EventError::NotAnEvent(e.to_string()))
 }

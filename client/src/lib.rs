@@ -18,8 +18,8 @@ pub mod verify;
 
 pub use answer::{ANSWER_TYPE, Answer, Match};
 pub use event::{
-    Chain, EVENT_TYPE, EventError, SecurityEvent, event_id, key_id, sign_event, verify_chain,
-    verify_event,
+    Chain, EVENT_TYPE, EventBody, EventError, EventTarget, SecurityEvent, StoredEvent, event_id,
+    key_id, sign_event, signed_event, verify_chain, verify_event,
 };
 pub use toolmark_log::policy::{Cosigned, WitnessPolicy, Witnessed};
 pub use verify::{

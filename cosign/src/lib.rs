@@ -32,7 +32,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use toolmark_crawler::mcp::ClientConfig;
 use toolmark_crawler::witness::{Submission, add_checkpoint};
 use toolmark_log::cosignature::{Cosignature, add_signature_lines};
@@ -47,14 +46,10 @@ use toolmark_log::witness::AddCheckpoint;
 mod options;
 pub use options::{WitnessOptions, parse_witness_arg};
 
-/// The status file's `v`.
-pub const STATUS_VERSION: &str = "toolmark-witnessing/1";
-
-/// The status file's name under the data directory.
-pub const STATUS_FILE: &str = "witnessing.json";
-
-/// Largest status file read back (it is ours, but never trusted to be small).
-pub const MAX_STATUS_BYTES: u64 = 1024 * 1024;
+// The status file's one type, shared with the API that reads it.
+pub use toolmark_log::witnessing::{
+    MAX_STATUS_BYTES, STATUS_FILE, STATUS_VERSION, Status, WitnessStatus,
+};
 
 /// Most cosignature lines kept from one witness's answer (a witness may sign with several
 /// keys; only lines by the configured key are kept).
@@ -140,48 +135,6 @@ pub enum CosignError {
         /// Why.
         reason: String,
     },
-}
-
-/// One witness's status, as kept in the status file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WitnessStatus {
-    /// The witness's policy name.
-    pub name: String,
-    /// Its cosignature verifier key.
-    pub vkey: String,
-    /// Its submission prefix.
-    pub url: Option<String>,
-    /// The size it last cosigned (or told us it has, in a 409).
-    pub size: Option<u64>,
-    /// When it last cosigned for us (its timestamp, RFC 3339).
-    pub cosigned_at: Option<String>,
-    /// The last round's error, if it failed.
-    pub error: Option<String>,
-    /// When that error happened (RFC 3339).
-    pub error_at: Option<String>,
-}
-
-/// The status file (`DATA/witnessing.json`, `toolmark-witnessing/1`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Status {
-    /// [`STATUS_VERSION`].
-    pub v: String,
-    /// The policy, described (`2 of 3 witnesses`).
-    pub policy: String,
-    /// Whether the last round met the policy.
-    pub quorum_met: bool,
-    /// The newest size the log signed.
-    pub signed_size: u64,
-    /// The size of the published checkpoint after the round.
-    pub published_size: Option<u64>,
-    /// When the round ran (RFC 3339).
-    pub round_at: String,
-    /// Why the round did not publish, if it did not.
-    pub error: Option<String>,
-    /// Each witness.
-    pub witnesses: Vec<WitnessStatus>,
 }
 
 /// What one round did.
@@ -562,16 +515,10 @@ fn verify_answer(
     Ok(out)
 }
 
-/// Reads a status file (`None` if absent, too large or not a status).
+/// Reads a status file (`None` if absent, too large or not a status:
+/// [`toolmark_log::witnessing::read`]).
 pub fn read_status(path: &Path) -> Option<Status> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > MAX_STATUS_BYTES {
-        return None;
-    }
-    let bytes = std::fs::read(path).ok()?;
-    serde_json::from_slice::<Status>(&bytes)
-        .ok()
-        .filter(|s| s.v == STATUS_VERSION)
+    toolmark_log::witnessing::read(path).ok().flatten()
 }
 
 fn write_status(path: &Path, status: &Status) -> Result<(), CosignError> {

@@ -19,7 +19,10 @@ use toolmark_toolset::Sri;
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document};
 use crate::index::{Index, IndexError, endpoint_key};
-use crate::packages::{Behaviour, RegistryFacts, compare, from_facts, version_of};
+use crate::packages::{
+    Behaviour, BehaviourSide, RegistryFacts, RegistrySide, behaviour_of, compare, side_text,
+    version_of,
+};
 use crate::queries::{ToolSetRef, checked_tool_set, parse_raw};
 use crate::record::AWAITING_SANDBOX;
 use crate::rows::{int, unsigned};
@@ -349,10 +352,7 @@ fn package_behaviour(
         })
         .unwrap_or_default();
     // A version that was never run (its fetch failed) has a row too, with nothing seen.
-    let behaviour = match &package.sandbox {
-        Some(facts) => from_facts(facts, &listed),
-        None => Behaviour::default(),
-    };
+    let behaviour = behaviour_of(package.sandbox.as_ref(), &listed);
     let target_id = entry.subject.id().to_string();
     let version = version_of(&package.id);
     tx.prepare_cached(
@@ -422,8 +422,14 @@ fn package_behaviour(
         change.class,
         int(change.findings_added.len() as u64)?,
         int(change.findings_removed.len() as u64)?,
-        serde_json::json!({"version": old_version}).to_string(),
-        serde_json::json!({"version": version, "change": change}).to_string(),
+        side_text(&BehaviourSide {
+            version: old_version,
+            change: None,
+        })?,
+        side_text(&BehaviourSide {
+            version: version.to_owned(),
+            change: Some(change.clone()),
+        })?,
     ])?;
     Ok(Some(tx.last_insert_rowid()))
 }
@@ -503,8 +509,14 @@ fn package_registry(
         at,
         class,
         int(comparison.change_flags().len() as u64)?,
-        serde_json::json!({"version": old_version}).to_string(),
-        serde_json::json!({"version": version, "comparison": comparison}).to_string(),
+        side_text(&RegistrySide {
+            version: old_version,
+            comparison: None,
+        })?,
+        side_text(&RegistrySide {
+            version: version.to_owned(),
+            comparison: Some(comparison.clone()),
+        })?,
     ])?;
     Ok(Some(tx.last_insert_rowid()))
 }

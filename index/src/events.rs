@@ -12,7 +12,9 @@
 //! # The stored body
 //!
 //! `security_events.body` is the event without its issuer and signature (added when it is
-//! served or delivered; the format is documented in `docs/api.md`, "Security events"):
+//! served or delivered; the format is documented in `docs/api.md`, "Security events"): a
+//! [`toolmark_observation::event::StoredEvent`], the one type of the body and its id that
+//! `toolmark_client` signs and reads back:
 //!
 //! ```json
 //! {"type": "toolmark.security-event/v1",
@@ -51,8 +53,10 @@ use serde_json::{Map, Value};
 use crate::index::{Index, IndexError};
 use crate::rows::int;
 
-/// The event document's `type`.
-pub const EVENT_TYPE: &str = "toolmark.security-event/v1";
+/// The event document's `type`; the body is one type with its readers
+/// ([`toolmark_observation::event`]).
+pub use toolmark_observation::event::EVENT_TYPE;
+use toolmark_observation::event::{EventBody, EventTarget, StoredEvent};
 
 /// Most events one query returns (the API's `limit` is capped lower).
 pub const MAX_EVENT_ROWS: u32 = 1_000;
@@ -114,16 +118,6 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<SecurityEventRow> {
         change_id: r.get(5)?,
         body: r.get(6)?,
     })
-}
-
-/// RFC 8785 bytes of a JSON value (through the toolset's canonical writer, numbers as
-/// ECMAScript writes them): what an event's id hashes.
-fn canonical(value: &Value) -> Result<Vec<u8>, IndexError> {
-    let text = serde_json::to_string(value)?;
-    let parsed = toolmark_toolset::json::parse(&text)
-        .map_err(|e| IndexError::Inconsistent(format!("event body: {e}")))?;
-    toolmark_toolset::canon::to_vec(&parsed, toolmark_toolset::canon::Numbers::Ecmascript)
-        .map_err(|e| IndexError::Inconsistent(format!("event body: {e}")))
 }
 
 /// The change columns that hold JSON (read as JSON into the evidence; every other text column
@@ -286,27 +280,30 @@ fn derive_one(tx: &Transaction, change: i64) -> Result<(), IndexError> {
         )?
         .query_row([&target_id], |r| r.get(0))
         .optional()?;
-    let mut body = serde_json::json!({
-        "type": EVENT_TYPE,
-        "target": {"id": target_id, "name": text("server"), "endpoint": text("endpoint")},
-        "observedAt": observed_at,
-        "kind": kind,
-        "evidence": evidence,
-        "previous": previous,
-    });
-    let id = toolmark_toolset::Sri::of(&canonical(&body)?).to_string();
-    body["id"] = Value::String(id.clone());
+    let body = EventBody::new(
+        EventTarget {
+            id: target_id.clone(),
+            name: text("server"),
+            endpoint: text("endpoint"),
+        },
+        observed_at.clone(),
+        kind.clone(),
+        evidence,
+        previous,
+    );
+    let event =
+        StoredEvent::of(body).map_err(|e| IndexError::Inconsistent(format!("event body: {e}")))?;
     tx.prepare_cached(
         "INSERT INTO security_events (id, target_id, kind, observed_at, change_id, body)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
-        id,
+        event.id,
         target_id,
         kind,
         observed_at,
         change,
-        body.to_string()
+        event.to_text()
     ])?;
     Ok(())
 }
@@ -418,5 +415,106 @@ mod tests {
                 .all(|s| s.get("old").is_none() && s.get("detail").is_none())
         );
         assert_eq!(v["class"], "unsure");
+    }
+
+    /// The body as `derive_one` wrote it before it had a type (a `json!` object, `id` added
+    /// after hashing RFC 8785 of the rest): the id and the stored text.
+    fn untyped(
+        target: [&str; 3],
+        at: &str,
+        kind: &str,
+        evidence: &Value,
+        previous: Option<&str>,
+    ) -> (String, String) {
+        let mut body = serde_json::json!({
+            "type": EVENT_TYPE,
+            "target": {"id": target[0], "name": target[1], "endpoint": target[2]},
+            "observedAt": at,
+            "kind": kind,
+            "evidence": evidence,
+            "previous": previous,
+        });
+        let text = serde_json::to_string(&body).unwrap();
+        let parsed = toolmark_toolset::json::parse(&text).unwrap();
+        let bytes =
+            toolmark_toolset::canon::to_vec(&parsed, toolmark_toolset::canon::Numbers::Ecmascript)
+                .unwrap();
+        let id = toolmark_toolset::Sri::of(&bytes).to_string();
+        body["id"] = Value::String(id.clone());
+        (id, body.to_string())
+    }
+
+    #[test]
+    fn every_kind_of_event_keeps_the_id_and_stored_text_it_had_as_untyped_json() {
+        let evidence = |v: Value| v.as_object().unwrap().clone();
+        let base = serde_json::json!({"change": 12, "oldEntry": 3, "newEntry": 41,
+            "oldFull": "sha256-AAAA", "newFull": "sha256-BBBB", "added": 0, "removed": 0,
+            "modified": 1});
+        let with = |extra: Value| {
+            let mut m = evidence(base.clone());
+            m.extend(evidence(extra));
+            m
+        };
+        let kinds = [
+            (
+                "tools",
+                with(
+                    serde_json::json!({"class": "dangerous", "oldMtl1": "sha256-m1",
+                "classification": {"class": "dangerous", "signals": [{"rule": "description-changed",
+                "class": "dangerous", "tool": "t\u{e9}", "path": "$['description']"}],
+                "signalsLeftOut": 0}}),
+                ),
+            ),
+            (
+                "authorization",
+                with(serde_json::json!({"class": "dangerous",
+                "oldAuth": ["https://a.example"], "newAuth": ["https://b.example", "https://c.example"]})),
+            ),
+            (
+                "behaviour",
+                with(serde_json::json!({"class": "dangerous",
+                "oldBehaviour": {"version": "0.1.0"},
+                "newBehaviour": {"version": "0.2.0", "change": {"class": "dangerous",
+                    "findings_added": ["startup READS_SECRETS"], "findings_removed": [],
+                    "acts_added": ["startup decoy .ssh/id_rsa"], "acts_removed": []}}})),
+            ),
+            (
+                "registry",
+                with(serde_json::json!({"class": "dangerous",
+                "oldRegistry": {"version": "1.0.0"},
+                "newRegistry": {"version": "1.0.1", "comparison": {"flags": ["provenance-lost"],
+                    "big": 4_294_967_296_u64, "none": null, "yes": true}}})),
+            ),
+        ];
+        let target = [
+            "0123456789abcdef",
+            "io.example/server \u{2603}",
+            "npm:@acme/pkg",
+        ];
+        for (kind, evidence) in kinds {
+            for previous in [None, Some("sha256-previousEventId=")] {
+                let (id, text) = untyped(
+                    target,
+                    "2026-12-02T19:00:00Z",
+                    kind,
+                    &Value::Object(evidence.clone()),
+                    previous,
+                );
+                let typed = StoredEvent::of(EventBody::new(
+                    EventTarget {
+                        id: target[0].into(),
+                        name: target[1].into(),
+                        endpoint: target[2].into(),
+                    },
+                    "2026-12-02T19:00:00Z".into(),
+                    kind.into(),
+                    evidence.clone(),
+                    previous.map(str::to_owned),
+                ))
+                .unwrap();
+                assert_eq!(typed.id, id, "{kind}");
+                assert_eq!(typed.to_text(), text, "{kind}");
+            }
+        }
     }
 }

@@ -3,8 +3,9 @@
 //! `packageSignals.behaviour`: per phase `exec`, `network`, `lookups`, `decoys`, `writes`,
 //! `packages`, `tools`), and whether two versions behave differently ([`compare`]).
 //!
-//! Pure: the facts are a JSON value the sandbox wrote; anything not shaped as it writes them is
-//! read as absent, and a behaviour read from such facts is not `complete`.
+//! Pure: the facts are the sandbox's [`SandboxFacts`] (one type, `toolmark_observation::sandbox`),
+//! parsed from the document at the edge ([`behaviour_of`]); facts not of their shape are read as
+//! nothing seen, and a behaviour read from them is not `complete`.
 
 use std::collections::BTreeSet;
 
@@ -12,35 +13,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 // The shapes answers show: one definition, with the observation model.
 pub use toolmark_observation::behaviour::{Behaviour, FindingSummary, PhaseBehaviour};
+// The facts the sandbox writes: one definition, shared with the sandbox.
 pub use toolmark_observation::registry_facts::{RegistryComparison, RegistryFacts};
+pub use toolmark_observation::sandbox::{Act, Phase, SandboxFacts};
 
 /// Where the sandbox's decoy HOME is inside; decoy and write paths are shown relative to it
 /// (`.ssh/id_rsa`), as WARDEN reads them.
 const HOME: &str = "/home/decoy/";
 
-/// The phases, as the facts name them and as the answer names them (HISTOR's and WARDEN's
-/// `installScripts`, `startup`, `calls`).
-const PHASES: [(&str, &str); 3] = [
-    ("install", "installScripts"),
-    ("startup", "startup"),
-    ("calls", "calls"),
-];
-
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s.as_str().map(str::to_owned))
-        .collect()
-}
-
 /// The `what` of each act, deduplicated in order.
-fn acts(v: &Value) -> Vec<String> {
+fn acts(v: &[Act]) -> Vec<String> {
     let mut seen = BTreeSet::new();
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a["what"].as_str())
+    v.iter()
+        .map(|a| a.what.as_str())
         .filter(|w| seen.insert(*w))
         .map(str::to_owned)
         .collect()
@@ -53,77 +38,73 @@ fn relative(path: String) -> String {
     }
 }
 
-/// Read the sandbox's facts (the document's `package.sandbox`). Tools listed come from the
-/// observation, not the facts: pass them as `listed`.
-pub fn from_facts(facts: &Value, listed: &[String]) -> Behaviour {
+/// Read the sandbox's facts (the document's `package.sandbox`, parsed at the edge:
+/// [`SandboxFacts::read`]). Tools listed come from the observation, not the facts: pass them as
+/// `listed`.
+pub fn from_facts(facts: &SandboxFacts, listed: &[String]) -> Behaviour {
     let mut out = Behaviour {
-        complete: facts["complete"].as_bool() == Some(true),
-        observer: facts["observer"].as_str().map(str::to_owned),
-        runsc: facts["runsc"]
-            .as_str()
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned),
+        complete: facts.complete,
+        observer: facts.observer.clone(),
+        runsc: Some(facts.runsc.clone()).filter(|s| !s.is_empty()),
         ..Behaviour::default()
     };
     // A phase that was not run is complete only when nothing needed running it: the
     // install phase without install-time code. Startup and calls not run are not.
     out.install_scripts.complete = true;
-    for phase in facts["behaviour"].as_array().into_iter().flatten() {
-        let Some(name) = phase["phase"].as_str() else {
-            out.complete = false;
-            continue;
-        };
+    for phase in &facts.behaviour {
         let shown = PhaseBehaviour {
-            complete: phase["complete"].as_bool() == Some(true),
-            incomplete: strings(&phase["incomplete"]),
-            exec: acts(&phase["exec"]),
-            network: acts(&phase["network"]),
-            lookups: strings(&phase["lookups"]),
-            requests: strings(&phase["requests"]),
-            decoys: acts(&phase["decoys"]).into_iter().map(relative).collect(),
-            writes: acts(&phase["writes"]).into_iter().map(relative).collect(),
+            complete: phase.complete,
+            incomplete: phase.incomplete.clone(),
+            exec: acts(&phase.exec),
+            network: acts(&phase.network),
+            lookups: phase.lookups.clone(),
+            requests: phase.requests.clone(),
+            decoys: acts(&phase.decoys).into_iter().map(relative).collect(),
+            writes: acts(&phase.writes).into_iter().map(relative).collect(),
             packages: Vec::new(),
             tools: Vec::new(),
         };
-        match name {
-            "install" => out.install_scripts = shown,
-            "startup" => out.startup = shown,
-            "calls" => out.calls = shown,
-            _ => out.complete = false,
+        match phase.phase {
+            Phase::Install => out.install_scripts = shown,
+            Phase::Startup => out.startup = shown,
+            Phase::Calls => out.calls = shown,
         }
     }
-    let mut packages: Vec<String> = facts["installScripts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s["package"].as_str().map(str::to_owned))
+    let mut packages: Vec<String> = facts
+        .install_scripts
+        .iter()
+        .map(|s| s.package.clone())
         .collect();
     packages.dedup();
     out.install_scripts.packages = packages;
     out.startup.tools = listed.to_vec();
-    out.calls.tools = facts["calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| matches!(c["outcome"].as_str(), Some("ok" | "error" | "timeout")))
-        .filter_map(|c| c["tool"].as_str().map(str::to_owned))
+    out.calls.tools = facts
+        .calls
+        .iter()
+        .filter(|c| matches!(c.outcome.as_str(), "ok" | "error" | "timeout"))
+        .map(|c| c.tool.clone())
         .collect();
-    out.findings = facts["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    out.findings = facts
+        .findings
+        .iter()
         .map(|f| FindingSummary {
-            code: f["code"].as_str().unwrap_or_default().to_owned(),
-            severity: f["severity"].as_str().unwrap_or_default().to_owned(),
-            phase: PHASES
-                .iter()
-                .find(|(from, _)| Some(*from) == f["phase"].as_str())
-                .map_or("", |(_, to)| to)
-                .to_owned(),
-            evidence: strings(&f["evidence"]),
+            code: f.code.clone(),
+            severity: f.severity.as_str().to_owned(),
+            phase: f.phase.answer_name().to_owned(),
+            evidence: f.evidence.clone(),
         })
         .collect();
     out
+}
+
+/// What the sandbox saw, from a package document's `package.sandbox` (`None`: a document
+/// without facts, a version never run). Facts not of their shape ([`SandboxFacts::read`]) are
+/// read as nothing seen, so never as complete: an absence of findings from them means nothing.
+pub fn behaviour_of(facts: Option<&Value>, listed: &[String]) -> Behaviour {
+    match facts.map(SandboxFacts::read) {
+        Some(Ok(facts)) => from_facts(&facts, listed),
+        Some(Err(_)) | None => Behaviour::default(),
+    }
 }
 
 /// What a comparison of two versions looks at: the findings (code and phase) and, per phase,
@@ -183,6 +164,36 @@ pub struct BehaviourChange {
     pub acts_added: Vec<String>,
     /// Acts the older version did and the newer did not.
     pub acts_removed: Vec<String>,
+}
+
+/// One side of a stored `behaviour` change (`changes.old_behaviour`, `changes.new_behaviour`):
+/// the version, and on the newer side what differs. One type for the index that writes it and
+/// the API that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BehaviourSide {
+    /// The version.
+    pub version: String,
+    /// What differs (the newer side only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<BehaviourChange>,
+}
+
+/// One side of a stored `registry` change (`changes.old_registry`, `changes.new_registry`): the
+/// version, and on the newer side its comparison with the older. One type for the index that
+/// writes it and the API that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrySide {
+    /// The version.
+    pub version: String,
+    /// The comparison (the newer side only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<RegistryComparison>,
+}
+
+/// A change side as the `changes` row stores it: compact JSON, members in code-point order (the
+/// text it has always had).
+pub(crate) fn side_text(side: &impl Serialize) -> Result<String, serde_json::Error> {
+    Ok(serde_json::to_value(side)?.to_string())
 }
 
 /// Compare an older version's behaviour with a newer one's; `None` when they behave the same.
@@ -415,6 +426,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The facts as a stored document holds them, read at the edge as the index reads them.
+    fn from_facts(facts: &Value, listed: &[String]) -> Behaviour {
+        behaviour_of(Some(facts), listed)
+    }
+
     fn facts(startup_decoys: &[&str], findings: Value, complete: bool) -> Value {
         json!({
             "observer": "toolmark-sandbox/1",
@@ -507,6 +523,34 @@ mod tests {
         f["behaviour"][1]["lookups"] = json!([]);
         let new = from_facts(&f, &[]);
         assert_eq!(compare(&old, &new).unwrap().class, "unsure");
+    }
+
+    #[test]
+    fn change_sides_keep_the_text_they_had_as_untyped_json() {
+        let old = from_facts(&facts(&[], json!([]), true), &[]);
+        let new = from_facts(
+            &facts(&["/home/decoy/.aws/credentials"], json!([]), false),
+            &[],
+        );
+        let change = compare(&old, &new).unwrap();
+        let side = BehaviourSide {
+            version: "0.2.0".into(),
+            change: Some(change.clone()),
+        };
+        assert_eq!(
+            side_text(&side).unwrap(),
+            json!({"version": "0.2.0", "change": change}).to_string()
+        );
+        let read: BehaviourSide = serde_json::from_str(&side_text(&side).unwrap()).unwrap();
+        assert_eq!(read, side);
+        let older = RegistrySide {
+            version: "0.1.0".into(),
+            comparison: None,
+        };
+        assert_eq!(
+            side_text(&older).unwrap(),
+            json!({"version": "0.1.0"}).to_string()
+        );
     }
 
     #[test]

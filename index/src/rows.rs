@@ -190,15 +190,17 @@ pub struct ChangeRow {
     pub old_auth: Option<String>,
     /// For an `authorization` change: the authorization servers after (a JSON array).
     pub new_auth: Option<String>,
-    /// For a `behaviour` change: the older version (`{"version"}`, JSON).
+    /// For a `behaviour` change: the older version (a `crate::packages::BehaviourSide`
+    /// `{"version"}`, JSON).
     pub old_behaviour: Option<String>,
-    /// For a `behaviour` change: the newer version and what differs (`{"version",
-    /// "change"}`, the change a `crate::packages::BehaviourChange`; JSON).
+    /// For a `behaviour` change: the newer version and what differs (a
+    /// `crate::packages::BehaviourSide` `{"version", "change"}`; JSON).
     pub new_behaviour: Option<String>,
-    /// For a `registry` change: the older version (`{"version"}`, JSON).
+    /// For a `registry` change: the older version (a `crate::packages::RegistrySide`
+    /// `{"version"}`, JSON).
     pub old_registry: Option<String>,
-    /// For a `registry` change: the newer version and its flags (`{"version", "comparison"}`,
-    /// the comparison a `crate::packages::RegistryComparison`; JSON).
+    /// For a `registry` change: the newer version and its flags (a
+    /// `crate::packages::RegistrySide` `{"version", "comparison"}`; JSON).
     pub new_registry: Option<String>,
 }
 

@@ -10,6 +10,8 @@
 //! * [`policy`]: witness policies (C2SP `tlog-policy`, or k of n witnesses), checked with a
 //!   maximum age;
 //! * [`witness`]: the C2SP `tlog-witness` `add-checkpoint` wire format;
+//! * [`witnessing`]: the cosigner's status file (`DATA/witnessing.json`), one type for the
+//!   cosigner that writes it and the API that reads it;
 //! * [`proof`]: the `c2sp.org/tlog-proof@v1` offline bundle;
 //! * `store`: the storage contract between the two stores below, and publication;
 //! * `head`: the head store (the checkpoint compare-and-swap): SQLite on one box, PostgreSQL for
@@ -24,7 +26,7 @@
 //!
 //! It does not dial the network (the crawler does; the binary fetches a remote log for
 //! `verify`), serve HTTP (the api does) or decide what a tool set is (the `toolset` crate
-//! does). The Merkle, tile, note, cosignature, policy and witness modules are pure: no I/O, no SQLite, no async.
+//! does). The Merkle, tile, note, cosignature, policy, witness and witnessing modules are pure: no I/O, no SQLite, no async (but `witnessing::read`, behind `store`).
 //!
 //! `store`, `head`, `objects`, `sequencer` and `reader` are behind the default `store` feature,
 //! the only part that needs SQLite, PostgreSQL, `object_store` and a runtime; without it
@@ -52,6 +54,7 @@ pub mod store;
 pub mod tiles;
 pub mod verify;
 pub mod witness;
+pub mod witnessing;
 
 pub use merkle::{FormatError, Hash, ProofError};
 #[cfg(feature = "store")]

@@ -15,6 +15,10 @@
 //! - [`document`]: the stored observation document (`toolmark-observation/1`), the blob a log
 //!   entry's `raw` names; old documents still read.
 //! - [`behaviour`]: what the package sandbox saw a version do, in the shape answers show it.
+//! - [`sandbox`]: the package sandbox's facts about one run (the document's `package.sandbox`),
+//!   one type for the sandbox that reports them and the index that reads them.
+//! - [`event`]: a security event's body and its id, one type for the index that derives it and
+//!   the readers that sign, serve and deliver it.
 //! - [`time`]: UTC timestamps in the log's format.
 //!
 //! What it never does: I/O of any kind (no sockets, files, processes or clocks other than
@@ -27,9 +31,11 @@
 
 pub mod behaviour;
 pub mod document;
+pub mod event;
 pub mod observe;
 pub mod registry;
 pub mod registry_facts;
+pub mod sandbox;
 pub mod time;
 
 pub use document::{Document, DocumentError};

@@ -17,50 +17,8 @@
 
 use crate::behaviour::Behaviour;
 
-/// The phases of one package's observation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Phase {
-    /// Install-time code: npm lifecycle scripts (`npm rebuild` in the sandbox), a wheel tree's
-    /// `.pth` code and `sitecustomize` (a Python starting with the tree).
-    Install,
-    /// Start until the tools are listed.
-    Startup,
-    /// Each tool called once with canary arguments.
-    Calls,
-}
-
-impl Phase {
-    /// The phase's name in reports: `install`, `startup`, `calls`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Install => "install",
-            Phase::Startup => "startup",
-            Phase::Calls => "calls",
-        }
-    }
-}
-
-/// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Worth knowing.
-    Low,
-    /// Worth a look.
-    Medium,
-    /// A credential or the host is at stake.
-    High,
-}
-
-impl Severity {
-    /// `low`, `medium` or `high`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Low => "low",
-            Severity::Medium => "medium",
-            Severity::High => "high",
-        }
-    }
-}
+// The phases and severities are the facts' own: one definition with the type the index reads.
+pub use toolmark_observation::sandbox::{Phase, Severity};
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]

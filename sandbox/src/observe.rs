@@ -38,6 +38,7 @@ use toolmark_mcp::session::{
 };
 
 use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
+use toolmark_observation::sandbox::{self as facts, SandboxFacts};
 
 use crate::arguments::{self, Arguments};
 use crate::behaviour::{self, Behaviour, Layout};
@@ -431,44 +432,78 @@ impl Report {
         }
     }
 
-    /// What the sandbox saw, as one JSON object (the document's `package.sandbox`, and the
-    /// CLI's report): the observer and runtime, completeness, the steps' times, the install
-    /// scripts, each call's outcome, each phase's behaviour, and the findings.
-    pub fn facts(&self) -> Value {
-        use serde_json::json;
-        let acts = |v: &[behaviour::Act]| -> Vec<Value> {
+    /// What the sandbox saw (the document's `package.sandbox`, and the CLI's report): the
+    /// observer and runtime, completeness, the steps' times, the install scripts, each call's
+    /// outcome, each phase's behaviour, and the findings.
+    pub fn facts(&self) -> SandboxFacts {
+        let acts = |v: &[behaviour::Act]| -> Vec<facts::Act> {
             v.iter()
-                .map(|a| json!({"what": a.what, "pid": a.pid, "comm": a.comm}))
+                .map(|a| facts::Act {
+                    what: a.what.clone(),
+                    pid: a.pid,
+                    comm: a.comm.clone(),
+                })
                 .collect()
         };
         let ms = |d: &Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        json!({
-            "observer": OBSERVER,
-            "runsc": self.runsc_version,
-            "complete": self.complete(),
-            "timingsMs": self.timings.iter().map(|(k, d)| ((*k).to_owned(), json!(ms(d)))).collect::<serde_json::Map<_, _>>(),
-            "callsGraceMs": self.calls_grace.as_ref().map(ms),
-            "installScripts": self.scripts.iter().map(|(p, s, t)| json!({"package": p, "script": s, "command": t})).collect::<Vec<_>>(),
-            "calls": self.calls.iter().map(|c| json!({"tool": c.tool, "outcome": c.outcome,
-                "detail": if c.outcome == "ok" { Value::Null } else { json!(c.detail) }})).collect::<Vec<_>>(),
-            "behaviour": self.phases.iter().map(|p| json!({
-                "phase": p.phase.as_str(),
-                "complete": p.complete,
-                "incomplete": p.incomplete,
-                "exec": acts(&p.facts.behaviour.exec),
-                "network": acts(&p.facts.behaviour.network),
-                "lookups": p.facts.lookups,
-                "requests": p.facts.requests,
-                "decoys": acts(&p.facts.behaviour.decoys),
-                "writes": acts(&p.facts.behaviour.writes),
-                "home": p.facts.home,
-                "late": p.facts.late,
-                "exfiltrated": p.facts.exfiltrated,
-                "leakedBy": p.facts.leaked_by,
-            })).collect::<Vec<_>>(),
-            "findings": self.findings.iter().map(|f| json!({"code": f.code, "severity": f.severity.as_str(),
-                "phase": f.phase.as_str(), "evidence": f.evidence})).collect::<Vec<_>>(),
-        })
+        SandboxFacts {
+            observer: Some(OBSERVER.to_owned()),
+            runsc: self.runsc_version.clone(),
+            complete: self.complete(),
+            timings_ms: self
+                .timings
+                .iter()
+                .map(|(k, d)| ((*k).to_owned(), ms(d)))
+                .collect(),
+            calls_grace_ms: self.calls_grace.as_ref().map(ms),
+            install_scripts: self
+                .scripts
+                .iter()
+                .map(|(p, s, t)| facts::InstallScript {
+                    package: p.clone(),
+                    script: s.clone(),
+                    command: t.clone(),
+                })
+                .collect(),
+            calls: self
+                .calls
+                .iter()
+                .map(|c| facts::CallFacts {
+                    tool: c.tool.clone(),
+                    outcome: c.outcome.to_owned(),
+                    detail: (c.outcome != "ok").then(|| c.detail.clone()),
+                })
+                .collect(),
+            behaviour: self
+                .phases
+                .iter()
+                .map(|p| facts::PhaseFacts {
+                    phase: p.phase,
+                    complete: p.complete,
+                    incomplete: p.incomplete.clone(),
+                    exec: acts(&p.facts.behaviour.exec),
+                    network: acts(&p.facts.behaviour.network),
+                    lookups: p.facts.lookups.clone(),
+                    requests: p.facts.requests.clone(),
+                    decoys: acts(&p.facts.behaviour.decoys),
+                    writes: acts(&p.facts.behaviour.writes),
+                    home: p.facts.home.clone(),
+                    late: p.facts.late.clone(),
+                    exfiltrated: p.facts.exfiltrated.clone(),
+                    leaked_by: p.facts.leaked_by.clone(),
+                })
+                .collect(),
+            findings: self
+                .findings
+                .iter()
+                .map(|f| facts::FindingFacts {
+                    code: f.code.to_owned(),
+                    severity: f.severity,
+                    phase: f.phase,
+                    evidence: f.evidence.clone(),
+                })
+                .collect(),
+        }
     }
 
     /// The observation this report is, for the log: the core every observer fills (status,
@@ -490,7 +525,7 @@ impl Report {
         let mut obs = Observation::start(Via::Package(Sandboxed {
             package: package.to_owned(),
             artifact,
-            sandbox: Some(self.facts()),
+            sandbox: Some(self.facts().to_value()),
             registry: None,
         }));
         obs.started = self.started;
@@ -2251,6 +2286,76 @@ mod tests {
             let r = Report::new(status, String::new());
             assert_eq!(r.observation("npm:a@1", None).status.name(), name);
         }
+    }
+
+    #[test]
+    fn the_facts_keep_the_members_and_shapes_stored_documents_have() {
+        use serde_json::json;
+        let mut r = Report::new(Status::Ok, String::new());
+        r.runsc_version = "runsc version test".into();
+        r.timings = vec![("install", Duration::from_millis(1200))];
+        r.calls_grace = Some(CALLS_GRACE);
+        r.scripts = vec![("evil".into(), "postinstall".into(), "node x".into())];
+        r.calls = vec![
+            CallOutcome {
+                tool: "echo".into(),
+                outcome: "ok",
+                detail: "unused".into(),
+            },
+            CallOutcome {
+                tool: "big".into(),
+                outcome: "skipped",
+                detail: "schema".into(),
+            },
+        ];
+        let act = |what: &str| behaviour::Act {
+            what: what.into(),
+            pid: 2,
+            comm: "node".into(),
+            at: "1202 19:00:00.000001".into(),
+        };
+        let mut startup = PhaseReport::unseen(Phase::Startup, "phase-cut");
+        startup.facts.behaviour.network = vec![act("collect.example:443 (127.128.0.1)")];
+        startup.facts.behaviour.decoys = vec![act("/home/decoy/.ssh/id_rsa")];
+        startup.facts.lookups = vec!["collect.example".into()];
+        startup.facts.home = vec!["created /home/decoy/.bashrc".into()];
+        startup.facts.leaked_by = vec!["echo".into()];
+        r.phases.push(startup);
+        r.findings = vec![Finding {
+            code: "READS_SECRETS",
+            severity: findings::Severity::High,
+            phase: Phase::Startup,
+            evidence: vec!["/home/decoy/.ssh/id_rsa".into()],
+        }];
+        let act = |what: &str| json!({"what": what, "pid": 2, "comm": "node"});
+        // What `Report::facts` wrote as a `json!` object before it had a type: the same
+        // members, nulls and shapes, so documents keep their bytes.
+        let expected = json!({
+            "observer": OBSERVER,
+            "runsc": "runsc version test",
+            "complete": false,
+            "timingsMs": {"install": 1200},
+            "callsGraceMs": 3000,
+            "installScripts": [{"package": "evil", "script": "postinstall", "command": "node x"}],
+            "calls": [{"tool": "echo", "outcome": "ok", "detail": null},
+                      {"tool": "big", "outcome": "skipped", "detail": "schema"}],
+            "behaviour": [{
+                "phase": "startup", "complete": false, "incomplete": ["phase-cut"],
+                "exec": [], "network": [act("collect.example:443 (127.128.0.1)")],
+                "lookups": ["collect.example"], "requests": [],
+                "decoys": [act("/home/decoy/.ssh/id_rsa")], "writes": [],
+                "home": ["created /home/decoy/.bashrc"], "late": [], "exfiltrated": [],
+                "leakedBy": ["echo"],
+            }],
+            "findings": [{"code": "READS_SECRETS", "severity": "high", "phase": "startup",
+                          "evidence": ["/home/decoy/.ssh/id_rsa"]}],
+        });
+        assert_eq!(r.facts().to_value(), expected);
+        assert_eq!(
+            SandboxFacts::read(&expected).unwrap(),
+            r.facts(),
+            "what the sandbox writes the index reads"
+        );
     }
 
     #[test]

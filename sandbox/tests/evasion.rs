@@ -253,7 +253,7 @@ async fn a_timer_firing_after_the_last_answer_is_seen_and_is_the_calls_phases() 
         return;
     };
     assert_eq!(reports[0].calls_grace, Some(CALLS_GRACE));
-    assert_eq!(reports[0].facts()["callsGraceMs"], 3000);
+    assert_eq!(reports[0].facts().calls_grace_ms, Some(3000));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

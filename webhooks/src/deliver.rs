@@ -332,7 +332,7 @@ impl Deliverer {
                 break;
             }
             let doc =
-                toolmark_client::sign_event(&row.body, &self.issuer, &self.key).map_err(|e| {
+                toolmark_client::signed_event(&row.body, &self.issuer, &self.key).map_err(|e| {
                     DeliveryError::Sign {
                         seq: row.seq,
                         reason: e.to_string(),
