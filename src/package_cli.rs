@@ -8,10 +8,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
 use std::path::PathBuf;
 use toolmark_crawler::packages::PackageError;
 use toolmark_ingest::sweep::{FetchError, fetch_artifact};
+use toolmark_observation::sandbox::PackageReport;
 use toolmark_sandbox::observe::{self, Artifact, Launch, Observer, Report, Status};
 use toolmark_sandbox::prepare::{NpmOptions, PipOptions};
 
@@ -270,19 +270,16 @@ fn unfetched(e: &FetchError) -> Option<Status> {
     }
 }
 
-/// Print `report` as `args` ask (JSON or for people).
+/// Print `report` as `args` ask (JSON or for people), with a fetched version's registry
+/// signals as the sweep's document holds them (`package.registry`).
 fn print(
     report: &Report,
     args: &ObserveArgs,
     digest: &str,
     registry: Option<&toolmark_observation::registry_facts::RegistryFacts>,
 ) -> Result<()> {
-    let mut out = to_json(report, &args.spec, digest);
-    // A fetched version's registry signals, as the sweep's document holds them
-    // (`package.registry`).
-    if let Some(registry) = registry {
-        out["registry"] = serde_json::to_value(registry)?;
-    }
+    let mut out = report.package_report(&args.spec, digest);
+    out.registry = registry.cloned();
     if args.json {
         println!("{}", serde_json::to_string(&out)?);
     } else {
@@ -291,106 +288,51 @@ fn print(
     Ok(())
 }
 
-/// The report as JSON: the observation the log would hold (status, digests, tools, the raw
-/// `initialize` result) and the sandbox's facts (`Report::facts`, its document member).
-pub fn to_json(r: &Report, spec: &str, artifact: &str) -> Value {
-    let package = match r.package_id() {
-        id if id.is_empty() => spec.to_owned(),
-        id => id,
-    };
-    let obs = r.observation(&package, None);
-    let set = (obs.status == toolmark_observation::observe::Status::Ok)
-        .then(|| obs.tool_set())
-        .flatten();
-    let digests = obs
-        .digests()
-        .filter(|_| set.is_some())
-        .map(|d| json!({"mtl1": d.mtl1.ok().map(|s| s.to_string()), "full": d.full.to_string()}));
-    let tools: Vec<Value> = set
-        .as_ref()
-        .map(|s| s.tools.iter().map(|t| json!(t.name())).collect())
-        .unwrap_or_default();
-    let mut out = json!({
-        "package": package,
-        "status": obs.status.name(),
-        "detail": obs.detail,
-        "artifact": artifact,
-        "elapsedMs": u64::try_from(obs.elapsed.as_millis()).unwrap_or(u64::MAX),
-        "protocolVersion": obs.protocol_version,
-        "tools": tools,
-        "digests": digests,
-        "initialize": obs.initialize.as_deref().and_then(|t| serde_json::from_str::<Value>(t).ok()),
-    });
-    // The facts the observation already carries (its document's `package.sandbox`).
-    let facts = match obs.via {
-        toolmark_observation::observe::Via::Package(p) => p.sandbox,
-        toolmark_observation::observe::Via::Remote(_) => None,
-    };
-    if let (Some(o), Some(Value::Object(facts))) = (out.as_object_mut(), facts) {
-        o.extend(facts);
+fn print_human(out: &PackageReport) {
+    println!("{}  {}", out.package, out.status);
+    if !out.detail.is_empty() {
+        println!("  {}", out.detail);
     }
-    out
-}
-
-fn print_human(out: &Value) {
-    let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
-    println!("{}  {}", s(&out["package"]), s(&out["status"]));
-    if !s(&out["detail"]).is_empty() {
-        println!("  {}", s(&out["detail"]));
+    println!("  artifact {}", out.artifact);
+    if let Some(d) = &out.digests {
+        println!("  mtl1 {}", d.mtl1.as_deref().unwrap_or("-"));
+        println!("  full {}", d.full);
     }
-    println!("  artifact {}", s(&out["artifact"]));
-    if let Some(d) = out["digests"].as_object() {
-        println!("  mtl1 {}", d["mtl1"].as_str().unwrap_or("-"));
-        println!("  full {}", d["full"].as_str().unwrap_or("-"));
-    }
-    let tools: Vec<String> = out["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(s)
+    let tools: Vec<&str> = out
+        .tools
+        .iter()
+        .map(|t| t.as_deref().unwrap_or(""))
         .collect();
     println!("  tools ({}): {}", tools.len(), tools.join(", "));
-    for p in out["behaviour"].as_array().into_iter().flatten() {
-        let n = |k: &str| p[k].as_array().map_or(0, Vec::len);
+    for p in &out.facts.behaviour {
         println!(
             "  {:8} {}  exec {} network {} lookups {} decoys {} writes {}",
-            s(&p["phase"]),
-            if p["complete"] == true {
-                "complete"
-            } else {
-                "INCOMPLETE"
-            },
-            n("exec"),
-            n("network"),
-            n("lookups"),
-            n("decoys"),
-            n("writes")
+            p.phase.as_str(),
+            if p.complete { "complete" } else { "INCOMPLETE" },
+            p.exec.len(),
+            p.network.len(),
+            p.lookups.len(),
+            p.decoys.len(),
+            p.writes.len()
         );
     }
-    let findings = out["findings"].as_array().cloned().unwrap_or_default();
-    if findings.is_empty() {
+    if out.facts.findings.is_empty() {
         println!(
             "  findings: none{}",
-            if out["complete"] == true {
+            if out.facts.complete {
                 ""
             } else {
                 " (but the observation is incomplete)"
             }
         );
     }
-    for f in findings {
-        let evidence: Vec<String> = f["evidence"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(s)
-            .collect();
+    for f in &out.facts.findings {
         println!(
             "  {} {} [{}] {}",
-            s(&f["severity"]),
-            s(&f["code"]),
-            s(&f["phase"]),
-            evidence.join(", ")
+            f.severity.as_str(),
+            f.code,
+            f.phase.as_str(),
+            f.evidence.join(", ")
         );
     }
 }
@@ -416,7 +358,7 @@ mod tests {
         );
         assert_eq!(unfetched(&FetchError::FileName("../x.whl".into())), None);
         let report = Report::unfetched(Status::NoWheel, "fetching pypi:x==1: no wheel");
-        let out = to_json(&report, "pypi:x==1", "");
+        let out = serde_json::to_value(report.package_report("pypi:x==1", "")).unwrap();
         assert_eq!(out["package"], "pypi:x==1");
         assert_eq!(out["status"], "no-wheel");
         assert_eq!(out["detail"], "fetching pypi:x==1: no wheel");

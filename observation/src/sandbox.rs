@@ -190,6 +190,50 @@ pub struct PhaseFacts {
     pub leaked_by: Vec<String>,
 }
 
+/// `toolmark package observe`'s report of one package version (its `--json` output): the
+/// observation the log would hold (status, digests, tools, the raw `initialize` result), the
+/// sandbox's facts beside them, and the registry's signals when the version was fetched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageReport {
+    /// `npm:<name>@<version>` or `pypi:<name>@<version>` as installed (the spec asked for when
+    /// nothing was installed).
+    pub package: String,
+    /// The observation's status.
+    pub status: String,
+    /// Why, for a status other than `ok`.
+    pub detail: String,
+    /// The artifact's SHA-256 (SRI; empty when nothing was fetched).
+    pub artifact: String,
+    /// How long the observation took.
+    pub elapsed_ms: u64,
+    /// The protocol version the server answered with.
+    pub protocol_version: Option<String>,
+    /// The tools' names, in the server's order (`null` for a tool without a string name; none
+    /// unless the status is `ok`).
+    pub tools: Vec<Option<String>>,
+    /// The tool set's digests (none unless the status is `ok`).
+    pub digests: Option<ReportDigests>,
+    /// The server's `initialize` result as it sent it.
+    pub initialize: Option<serde_json::Value>,
+    /// What the sandbox saw.
+    #[serde(flatten)]
+    pub facts: SandboxFacts,
+    /// The registry's signals for the version (the document's `package.registry`), when it was
+    /// fetched from a registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<crate::registry_facts::RegistryFacts>,
+}
+
+/// A reported tool set's digests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportDigests {
+    /// MTL/1 (none when the set has no MTL/1 digest).
+    pub mtl1: Option<String>,
+    /// `toolmark/1`.
+    pub full: String,
+}
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FindingFacts {
@@ -229,6 +273,39 @@ impl SandboxFacts {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_package_report_holds_the_facts_beside_the_observation_and_reads_back() {
+        let report = PackageReport {
+            package: "npm:demo@1.0.0".into(),
+            status: "ok".into(),
+            detail: String::new(),
+            artifact: "sha256-AAAA".into(),
+            elapsed_ms: 12,
+            protocol_version: Some("2025-06-18".into()),
+            tools: vec![Some("echo".into()), None],
+            digests: Some(ReportDigests {
+                mtl1: None,
+                full: "sha256-BBBB".into(),
+            }),
+            initialize: Some(json!({"serverInfo": {"name": "demo"}})),
+            facts: SandboxFacts {
+                complete: true,
+                runsc: "runsc".into(),
+                ..SandboxFacts::default()
+            },
+            registry: None,
+        };
+        let v = serde_json::to_value(&report).unwrap();
+        // The facts' members stand beside the observation's, as `package.sandbox` would hold
+        // them; a version not fetched from a registry has no `registry` member.
+        assert_eq!(v["complete"], true);
+        assert_eq!(v["runsc"], "runsc");
+        assert_eq!(v["tools"], json!(["echo", null]));
+        assert_eq!(v["digests"], json!({"mtl1": null, "full": "sha256-BBBB"}));
+        assert!(v.get("registry").is_none());
+        assert_eq!(serde_json::from_value::<PackageReport>(v).unwrap(), report);
+    }
 
     #[test]
     fn facts_written_by_the_first_observer_read_with_later_members_empty() {

@@ -38,7 +38,7 @@ use toolmark_mcp::session::{
 };
 
 use toolmark_observation::observe::{Observation, Sandboxed, Status as ObsStatus, Via};
-use toolmark_observation::sandbox::{self as facts, SandboxFacts};
+use toolmark_observation::sandbox::{self as facts, PackageReport, ReportDigests, SandboxFacts};
 
 use crate::arguments::{self, Arguments};
 use crate::behaviour::{self, Behaviour, Layout};
@@ -429,6 +429,50 @@ impl Report {
             _ if self.name.is_empty() => String::new(),
             Ecosystem::Pypi => format!("pypi:{}@{}", pep503(&self.name), self.version),
             _ => format!("npm:{}@{}", self.name, self.version),
+        }
+    }
+
+    /// `toolmark package observe`'s report: the observation the log would hold for `spec`
+    /// (named by the installed package when there is one) with the artifact's digest and the
+    /// sandbox's facts.
+    pub fn package_report(&self, spec: &str, artifact: &str) -> PackageReport {
+        let package = match self.package_id() {
+            id if id.is_empty() => spec.to_owned(),
+            id => id,
+        };
+        let obs = self.observation(&package, None);
+        let set = (obs.status == ObsStatus::Ok)
+            .then(|| obs.tool_set())
+            .flatten();
+        let digests = obs
+            .digests()
+            .filter(|_| set.is_some())
+            .map(|d| ReportDigests {
+                mtl1: d.mtl1.ok().map(|s| s.to_string()),
+                full: d.full.to_string(),
+            });
+        PackageReport {
+            package,
+            status: obs.status.name(),
+            detail: obs.detail,
+            artifact: artifact.to_owned(),
+            elapsed_ms: u64::try_from(obs.elapsed.as_millis()).unwrap_or(u64::MAX),
+            protocol_version: obs.protocol_version,
+            tools: set
+                .map(|s| {
+                    s.tools
+                        .iter()
+                        .map(|t| t.name().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            digests,
+            initialize: obs
+                .initialize
+                .as_deref()
+                .and_then(|t| serde_json::from_str(t).ok()),
+            facts: self.facts(),
+            registry: None,
         }
     }
 
