@@ -1,0 +1,30 @@
+//! The cluster's shared work state, in the operator's PostgreSQL 15: what the scheduler
+//! enqueues and the workers claim (issue #27).
+//!
+//! - [`Queue::enqueue`]: jobs of a run, each once per `(run, key)` — a scheduler that enqueues
+//!   a run again after a failover adds nothing.
+//! - [`Queue::claim`]: up to `n` jobs, `FOR UPDATE SKIP LOCKED`, each under a lease; a claim is
+//!   `(job, attempt)`. A job whose lease ran out (its worker died or stalled) is claimed again
+//!   with the next attempt, up to [`MAX_ATTEMPTS`]; then it is `abandoned`.
+//! - [`Queue::complete`]: the job's result and whatever the caller writes in the same
+//!   transaction (the observation handed to the sequencer) commit together, and only while the
+//!   claim is still the job's current one: a late result of a worker that lost its lease is
+//!   refused ([`QueueError::Lost`]) and its writes roll back. [`Queue::fail`] gives a job back
+//!   for a later attempt, or fails it for good.
+//! - [`Queue::acquire_host`]: a place under a per-host limit that holds across every worker
+//!   (leased: a dead worker's places lapse); [`Queue::take_token`]: a request rate (a token
+//!   bucket) shared by every worker, e.g. the registry's.
+//!
+//! Every time is the database's (`now()`), so the workers' clocks never matter. Every statement
+//! is bounded by [`STATEMENT_TIMEOUT`].
+//!
+//! It never runs a job, dials anything but the operator's PostgreSQL, or decides what a job
+//! means: kinds, keys and payloads are the callers'.
+#![deny(missing_docs)]
+
+mod queue;
+
+pub use queue::{
+    CONNECT_TIMEOUT, Claim, Counts, Failed, Handoff, HostSlot, MAX_ATTEMPTS, MAX_CLAIM,
+    MAX_PAYLOAD_BYTES, NewJob, Queue, QueueError, STATEMENT_TIMEOUT,
+};

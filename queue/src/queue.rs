@@ -1,0 +1,602 @@
+//! The queue's tables and operations (see the crate documentation).
+
+use std::time::{Duration, SystemTime};
+
+use postgres::{Client, NoTls};
+
+/// The longest one statement may run (`statement_timeout`) or wait for a lock
+/// (`lock_timeout`): a stalled database costs a worker this much per statement, then an error.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest connecting to the database may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Attempts a job gets: a job whose lease lapses on its last attempt is `abandoned` (a job that
+/// kills its worker three times is not handed to a fourth).
+pub const MAX_ATTEMPTS: i32 = 3;
+/// Most jobs one claim takes.
+pub const MAX_CLAIM: usize = 1000;
+/// Largest payload, result or hand-off one job may carry (they are small descriptions: a
+/// target, a package version, a document's address), so a hostile or broken caller cannot fill
+/// the database through one row.
+pub const MAX_PAYLOAD_BYTES: usize = 64 * 1024;
+/// Longest error text kept for a failed job.
+const MAX_ERROR_CHARS: usize = 2000;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS queue_jobs (
+    id BIGSERIAL PRIMARY KEY,
+    run TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'queued'
+        CHECK (state IN ('queued', 'claimed', 'done', 'failed', 'abandoned')),
+    attempt INTEGER NOT NULL DEFAULT 0,
+    holder TEXT,
+    lease_until TIMESTAMPTZ,
+    not_before TIMESTAMPTZ NOT NULL DEFAULT now(),
+    enqueued_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    finished_at TIMESTAMPTZ,
+    result TEXT,
+    error TEXT,
+    UNIQUE (run, key)
+);
+CREATE INDEX IF NOT EXISTS queue_jobs_open ON queue_jobs (kind, id)
+    WHERE state IN ('queued', 'claimed');
+CREATE TABLE IF NOT EXISTS queue_handoff (
+    seq BIGSERIAL PRIMARY KEY,
+    job BIGINT NOT NULL REFERENCES queue_jobs (id),
+    attempt INTEGER NOT NULL,
+    body BYTEA NOT NULL,
+    taken BOOLEAN NOT NULL DEFAULT false,
+    UNIQUE (job)
+);
+CREATE INDEX IF NOT EXISTS queue_handoff_open ON queue_handoff (seq) WHERE NOT taken;
+CREATE TABLE IF NOT EXISTS queue_host_slots (
+    id BIGSERIAL PRIMARY KEY,
+    host TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    until TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_host_slots_host ON queue_host_slots (host);
+CREATE TABLE IF NOT EXISTS queue_rates (
+    name TEXT PRIMARY KEY,
+    tokens DOUBLE PRECISION NOT NULL,
+    at TIMESTAMPTZ NOT NULL
+);
+";
+
+/// An arbitrary constant: the advisory lock that serialises schema creation.
+const SCHEMA_LOCK: i64 = 0x7175_6575_6573_6368;
+
+/// Why a queue operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// The database failed or refused (connection, timeout, constraint).
+    #[error("queue database {url}: {reason}")]
+    Postgres {
+        /// The database, without its password.
+        url: String,
+        /// What it said.
+        reason: String,
+    },
+    /// The claim is no longer the job's current one: its lease lapsed and the job was claimed
+    /// again (or finished). Nothing of the late result was written.
+    #[error(
+        "job {job} attempt {attempt}: the claim was lost (its lease lapsed and the job moved on)"
+    )]
+    Lost {
+        /// The job.
+        job: i64,
+        /// The attempt that lost it.
+        attempt: i32,
+    },
+    /// A payload, result or hand-off over [`MAX_PAYLOAD_BYTES`], or an argument out of range.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A job to enqueue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewJob {
+    /// What kind of work (`remote`, `package`, …): workers claim the kinds they do.
+    pub kind: String,
+    /// The job's identity within its run (a target, a package version): enqueued once per run.
+    pub key: String,
+    /// What the worker needs (JSON text, kept byte for byte).
+    pub payload: String,
+}
+
+/// A job claimed: `(id, attempt)` is the claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The job.
+    pub id: i64,
+    /// Which attempt this claim is (1 for the first).
+    pub attempt: i32,
+    /// The run it belongs to.
+    pub run: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its key.
+    pub key: String,
+    /// Its payload.
+    pub payload: String,
+    /// When the lease lapses unless renewed (the database's clock).
+    pub lease_until: SystemTime,
+}
+
+/// What [`Queue::fail`] did with the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failed {
+    /// Back in the queue for another attempt, not before the delay.
+    Retried,
+    /// That was its last attempt: failed for good.
+    Failed,
+}
+
+/// How many jobs of a run are in each state, and how many claims have lapsed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Waiting to be claimed.
+    pub queued: u64,
+    /// Claimed, lease running.
+    pub claimed: u64,
+    /// Claimed, lease lapsed (its worker died or stalled; claimed again next).
+    pub lapsed: u64,
+    /// Finished with a result.
+    pub done: u64,
+    /// Failed on their last attempt.
+    pub failed: u64,
+    /// Lost their worker on their last attempt.
+    pub abandoned: u64,
+}
+
+/// What a finished job handed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handoff {
+    /// Its place in the hand-off table ([`Queue::taken`] takes it).
+    pub seq: i64,
+    /// The job's run.
+    pub run: String,
+    /// The job's key.
+    pub key: String,
+    /// What it carries.
+    pub body: Vec<u8>,
+}
+
+/// A place under a host's limit, held until released or until its lease lapses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSlot {
+    /// The host.
+    pub host: String,
+    id: i64,
+}
+
+/// One worker's (or scheduler's, or sequencer's) connection to the queue.
+pub struct Queue {
+    client: Client,
+    url: String,
+    holder: String,
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{user}@{}", &url[..s + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn bounded(what: &str, text: &[u8]) -> Result<(), QueueError> {
+    if text.len() > MAX_PAYLOAD_BYTES {
+        return Err(QueueError::Refused(format!(
+            "{what} of {} bytes: more than {MAX_PAYLOAD_BYTES}",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Queue {
+    /// Connects to `url` (`postgres://user:password@host:port/db`) as `holder` (who claims:
+    /// `host:pid` of a worker), creating the tables if they are missing.
+    pub fn connect(url: &str, holder: &str) -> Result<Queue, QueueError> {
+        let fail = |e: &dyn std::fmt::Display| QueueError::Postgres {
+            url: redact(url),
+            reason: e.to_string(),
+        };
+        let mut config: postgres::Config = url.parse().map_err(|e| fail(&e))?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        config.options(&format!(
+            "-c statement_timeout={ms} -c lock_timeout={ms} -c synchronous_commit=on",
+            ms = STATEMENT_TIMEOUT.as_millis()
+        ));
+        let client = config.connect(NoTls).map_err(|e| fail(&e))?;
+        let mut me = Queue {
+            client,
+            url: redact(url),
+            holder: holder.to_owned(),
+        };
+        let mut tx = me.client.transaction().map_err(|e| fail(&e))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .map_err(|e| fail(&e))?;
+        tx.batch_execute(SCHEMA).map_err(|e| fail(&e))?;
+        tx.commit().map_err(|e| fail(&e))?;
+        Ok(me)
+    }
+
+    fn db(&self, e: postgres::Error) -> QueueError {
+        db_of(&self.url, e)
+    }
+
+    /// Enqueues `jobs` for `run`; a job whose `(run, key)` is already there (enqueued earlier,
+    /// whatever became of it) is left alone. Returns how many were added. One transaction.
+    pub fn enqueue(&mut self, run: &str, jobs: &[NewJob]) -> Result<u64, QueueError> {
+        for j in jobs {
+            bounded("a payload", j.payload.as_bytes())?;
+        }
+        let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        let insert = tx
+            .prepare(
+                "INSERT INTO queue_jobs (run, kind, key, payload) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (run, key) DO NOTHING",
+            )
+            .map_err(|e| db_of(&self.url, e))?;
+        let mut added = 0;
+        for j in jobs {
+            added += tx
+                .execute(&insert, &[&run, &j.kind, &j.key, &j.payload])
+                .map_err(|e| db_of(&self.url, e))?;
+        }
+        tx.commit().map_err(|e| db_of(&self.url, e))?;
+        Ok(added)
+    }
+
+    /// Claims up to `max` jobs of `kinds` (oldest first), each leased for `lease`: jobs waiting
+    /// and due, and jobs whose lease lapsed before their last attempt. Jobs whose lease lapsed
+    /// on their last attempt are marked `abandoned` first. Two claimers never get the same job
+    /// (`FOR UPDATE SKIP LOCKED`).
+    pub fn claim(
+        &mut self,
+        kinds: &[&str],
+        max: usize,
+        lease: Duration,
+    ) -> Result<Vec<Claim>, QueueError> {
+        if max == 0 || max > MAX_CLAIM {
+            return Err(QueueError::Refused(format!(
+                "a claim takes 1 to {MAX_CLAIM} jobs, not {max}"
+            )));
+        }
+        let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        tx.execute(
+            "UPDATE queue_jobs SET state = 'abandoned', finished_at = now(), holder = NULL,
+                 error = 'its worker stopped answering on the last attempt (the lease lapsed)'
+             WHERE state = 'claimed' AND lease_until < now() AND attempt >= $1
+               AND kind = ANY($2)",
+            &[&MAX_ATTEMPTS, &kinds],
+        )
+        .map_err(|e| db_of(&self.url, e))?;
+        let rows = tx
+            .query(
+                "UPDATE queue_jobs j
+                 SET state = 'claimed', attempt = j.attempt + 1, holder = $1,
+                     lease_until = now() + make_interval(secs => $2)
+                 WHERE j.id IN (
+                     SELECT id FROM queue_jobs
+                     WHERE kind = ANY($3)
+                       AND ((state = 'queued' AND not_before <= now())
+                            OR (state = 'claimed' AND lease_until < now() AND attempt < $4))
+                     ORDER BY id
+                     LIMIT $5
+                     FOR UPDATE SKIP LOCKED)
+                 RETURNING j.id, j.attempt, j.run, j.kind, j.key, j.payload, j.lease_until",
+                &[&self.holder, &seconds(lease), &kinds, &MAX_ATTEMPTS, &limit],
+            )
+            .map_err(|e| db_of(&self.url, e))?;
+        tx.commit().map_err(|e| db_of(&self.url, e))?;
+        let mut claims: Vec<Claim> = rows
+            .iter()
+            .map(|r| Claim {
+                id: r.get(0),
+                attempt: r.get(1),
+                run: r.get(2),
+                kind: r.get(3),
+                key: r.get(4),
+                payload: r.get(5),
+                lease_until: r.get(6),
+            })
+            .collect();
+        claims.sort_by_key(|c| c.id);
+        Ok(claims)
+    }
+
+    /// Extends `claim`'s lease to `lease` from now, if it is still the job's current claim
+    /// (else [`QueueError::Lost`]: stop working on it).
+    pub fn renew(&mut self, claim: &mut Claim, lease: Duration) -> Result<(), QueueError> {
+        let row = self
+            .client
+            .query_opt(
+                "UPDATE queue_jobs SET lease_until = now() + make_interval(secs => $1)
+                 WHERE id = $2 AND attempt = $3 AND holder = $4 AND state = 'claimed'
+                 RETURNING lease_until",
+                &[&seconds(lease), &claim.id, &claim.attempt, &self.holder],
+            )
+            .map_err(|e| self.db(e))?;
+        match row {
+            Some(r) => {
+                claim.lease_until = r.get(0);
+                Ok(())
+            }
+            None => Err(QueueError::Lost {
+                job: claim.id,
+                attempt: claim.attempt,
+            }),
+        }
+    }
+
+    /// Finishes `claim` with `result`, and with `handoff` (what the job hands on, e.g. the
+    /// observation for the sequencer) in the same transaction — only if `claim` is still the
+    /// job's current claim. A late claim (the lease lapsed and another attempt took the job,
+    /// or it finished) is refused with [`QueueError::Lost`] and nothing is written. A claim whose
+    /// lease lapsed but which nobody took over yet still counts: nobody else worked on it.
+    pub fn complete(
+        &mut self,
+        claim: &Claim,
+        result: &str,
+        handoff: Option<&[u8]>,
+    ) -> Result<(), QueueError> {
+        bounded("a result", result.as_bytes())?;
+        if let Some(h) = handoff {
+            bounded("a hand-off", h)?;
+        }
+        let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        let done = tx
+            .execute(
+                "UPDATE queue_jobs SET state = 'done', result = $1, finished_at = now(),
+                     lease_until = NULL
+                 WHERE id = $2 AND attempt = $3 AND holder = $4 AND state = 'claimed'",
+                &[&result, &claim.id, &claim.attempt, &self.holder],
+            )
+            .map_err(|e| db_of(&self.url, e))?;
+        if done != 1 {
+            // Dropping the transaction rolls it back.
+            return Err(QueueError::Lost {
+                job: claim.id,
+                attempt: claim.attempt,
+            });
+        }
+        if let Some(body) = handoff {
+            tx.execute(
+                "INSERT INTO queue_handoff (job, attempt, body) VALUES ($1, $2, $3)",
+                &[&claim.id, &claim.attempt, &body],
+            )
+            .map_err(|e| db_of(&self.url, e))?;
+        }
+        tx.commit().map_err(|e| db_of(&self.url, e))
+    }
+
+    /// Gives `claim`'s job back: another attempt not before `retry_after`, or, on its last
+    /// attempt, failed for good with `error` (cut to 2,000 characters). A lost claim changes
+    /// nothing ([`QueueError::Lost`]).
+    pub fn fail(
+        &mut self,
+        claim: &Claim,
+        error: &str,
+        retry_after: Duration,
+    ) -> Result<Failed, QueueError> {
+        let error: String = error.chars().take(MAX_ERROR_CHARS).collect();
+        let row = self
+            .client
+            .query_opt(
+                "UPDATE queue_jobs SET
+                     state = CASE WHEN attempt >= $1 THEN 'failed' ELSE 'queued' END,
+                     finished_at = CASE WHEN attempt >= $1 THEN now() END,
+                     not_before = now() + make_interval(secs => $2),
+                     holder = NULL, lease_until = NULL, error = $3
+                 WHERE id = $4 AND attempt = $5 AND holder = $6 AND state = 'claimed'
+                 RETURNING state",
+                &[
+                    &MAX_ATTEMPTS,
+                    &seconds(retry_after),
+                    &error,
+                    &claim.id,
+                    &claim.attempt,
+                    &self.holder,
+                ],
+            )
+            .map_err(|e| self.db(e))?;
+        match row.map(|r| r.get::<_, String>(0)) {
+            Some(s) if s == "failed" => Ok(Failed::Failed),
+            Some(_) => Ok(Failed::Retried),
+            None => Err(QueueError::Lost {
+                job: claim.id,
+                attempt: claim.attempt,
+            }),
+        }
+    }
+
+    /// The jobs of `run` by state.
+    pub fn counts(&mut self, run: &str) -> Result<Counts, QueueError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT CASE WHEN state = 'claimed' AND lease_until < now() THEN 'lapsed'
+                             ELSE state END, count(*)
+                 FROM queue_jobs WHERE run = $1 GROUP BY 1",
+                &[&run],
+            )
+            .map_err(|e| self.db(e))?;
+        let mut c = Counts::default();
+        for r in rows {
+            let n = u64::try_from(r.get::<_, i64>(1)).unwrap_or(0);
+            match r.get::<_, String>(0).as_str() {
+                "queued" => c.queued = n,
+                "claimed" => c.claimed = n,
+                "lapsed" => c.lapsed = n,
+                "done" => c.done = n,
+                "failed" => c.failed = n,
+                _ => c.abandoned = n,
+            }
+        }
+        Ok(c)
+    }
+
+    /// Up to `max` hand-offs not yet taken, in the order of their runs and keys (so the order
+    /// in which the consumer sees what was waiting does not depend on which worker finished
+    /// first). They stay until [`Queue::taken`] marks them.
+    pub fn handoffs(&mut self, max: usize) -> Result<Vec<Handoff>, QueueError> {
+        let limit = i64::try_from(max.min(MAX_CLAIM)).unwrap_or(0);
+        let rows = self
+            .client
+            .query(
+                "SELECT h.seq, j.run, j.key, h.body FROM queue_handoff h
+                 JOIN queue_jobs j ON j.id = h.job
+                 WHERE NOT h.taken ORDER BY j.run, j.key LIMIT $1",
+                &[&limit],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Handoff {
+                seq: r.get(0),
+                run: r.get(1),
+                key: r.get(2),
+                body: r.get(3),
+            })
+            .collect())
+    }
+
+    /// Marks hand-offs taken (the consumer committed what they carried).
+    pub fn taken(&mut self, seqs: &[i64]) -> Result<(), QueueError> {
+        self.client
+            .execute(
+                "UPDATE queue_handoff SET taken = true WHERE seq = ANY($1)",
+                &[&seqs],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(())
+    }
+
+    /// A place under `host`'s `limit` for `lease` (`None` while `limit` places are held; places
+    /// whose lease lapsed do not count and are removed). Holders across every connection are
+    /// counted under one lock per host.
+    pub fn acquire_host(
+        &mut self,
+        host: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<Option<HostSlot>, QueueError> {
+        let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&host],
+        )
+        .map_err(|e| db_of(&self.url, e))?;
+        tx.execute(
+            "DELETE FROM queue_host_slots WHERE host = $1 AND until < now()",
+            &[&host],
+        )
+        .map_err(|e| db_of(&self.url, e))?;
+        let held: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM queue_host_slots WHERE host = $1",
+                &[&host],
+            )
+            .map_err(|e| db_of(&self.url, e))?
+            .get(0);
+        if held >= i64::from(limit) {
+            tx.commit().map_err(|e| db_of(&self.url, e))?;
+            return Ok(None);
+        }
+        let id: i64 = tx
+            .query_one(
+                "INSERT INTO queue_host_slots (host, holder, until)
+                 VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING id",
+                &[&host, &self.holder, &seconds(lease)],
+            )
+            .map_err(|e| db_of(&self.url, e))?
+            .get(0);
+        tx.commit().map_err(|e| db_of(&self.url, e))?;
+        Ok(Some(HostSlot {
+            host: host.to_owned(),
+            id,
+        }))
+    }
+
+    /// Gives a host place back.
+    pub fn release_host(&mut self, slot: HostSlot) -> Result<(), QueueError> {
+        self.client
+            .execute("DELETE FROM queue_host_slots WHERE id = $1", &[&slot.id])
+            .map_err(|e| self.db(e))?;
+        Ok(())
+    }
+
+    /// One request under the rate `name` (`per_second`, bursts of `burst`), shared by every
+    /// connection: `None` when it may go now (a token was taken), else how long until one is
+    /// there (nothing taken: ask again then).
+    pub fn take_token(
+        &mut self,
+        name: &str,
+        per_second: f64,
+        burst: f64,
+    ) -> Result<Option<Duration>, QueueError> {
+        if !(per_second > 0.0 && burst >= 1.0 && per_second.is_finite() && burst.is_finite()) {
+            return Err(QueueError::Refused(format!(
+                "rate {name}: {per_second}/s with bursts of {burst} is not a rate"
+            )));
+        }
+        let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        tx.execute(
+            "INSERT INTO queue_rates (name, tokens, at) VALUES ($1, $2, now())
+             ON CONFLICT (name) DO NOTHING",
+            &[&name, &burst],
+        )
+        .map_err(|e| db_of(&self.url, e))?;
+        // The bucket refilled for the time since it was last touched, at most `burst`.
+        let tokens: f64 = tx
+            .query_one(
+                "SELECT least($2, tokens + extract(epoch FROM now() - at)::float8 * $3)
+                 FROM queue_rates WHERE name = $1 FOR UPDATE",
+                &[&name, &burst, &per_second],
+            )
+            .map_err(|e| db_of(&self.url, e))?
+            .get(0);
+        let (left, wait) = if tokens >= 1.0 {
+            (tokens - 1.0, None)
+        } else {
+            (
+                tokens,
+                Some(Duration::from_secs_f64((1.0 - tokens) / per_second)),
+            )
+        };
+        tx.execute(
+            "UPDATE queue_rates SET tokens = $2, at = now() WHERE name = $1",
+            &[&name, &left],
+        )
+        .map_err(|e| db_of(&self.url, e))?;
+        tx.commit().map_err(|e| db_of(&self.url, e))?;
+        Ok(wait)
+    }
+}
+
+/// [`Queue::db`] for when `self` is borrowed by a transaction.
+fn db_of(url: &str, e: postgres::Error) -> QueueError {
+    use std::error::Error;
+    QueueError::Postgres {
+        url: url.to_owned(),
+        reason: match e.source() {
+            Some(s) => format!("{e}: {s}"),
+            None => e.to_string(),
+        },
+    }
+}

@@ -1,0 +1,316 @@
+//! The queue against the real test PostgreSQL (scripts/postgres; skipped when
+//! `TOOLMARK_TEST_POSTGRES` is not set outside CI): each test has a database of its own.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use toolmark_queue::{Failed, MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, NewJob, Queue, QueueError};
+use toolmark_standins::services::Database;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn database() -> Option<Database> {
+    toolmark_standins::services::postgres().expect("the test PostgreSQL")
+}
+
+fn jobs(keys: impl IntoIterator<Item = String>) -> Vec<NewJob> {
+    keys.into_iter()
+        .map(|key| NewJob {
+            kind: "remote".into(),
+            payload: format!("{{\"target\":\"{key}\"}}"),
+            key,
+        })
+        .collect()
+}
+
+fn lost(r: Result<impl std::fmt::Debug, QueueError>) -> bool {
+    matches!(r, Err(QueueError::Lost { .. }))
+}
+
+#[test]
+fn a_job_is_enqueued_once_per_run_and_key() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "scheduler-1").unwrap();
+    let first = jobs((0..5).map(|i| format!("t{i}")));
+    assert_eq!(q.enqueue("run-1", &first).unwrap(), 5);
+    // A second scheduler enqueueing the same run after a failover adds only what is new.
+    let again = jobs((3..8).map(|i| format!("t{i}")));
+    assert_eq!(q.enqueue("run-1", &again).unwrap(), 3);
+    // The same key in another run is another job.
+    assert_eq!(q.enqueue("run-2", &first[..1]).unwrap(), 1);
+    assert_eq!(q.counts("run-1").unwrap().queued, 8);
+    assert_eq!(q.counts("run-2").unwrap().queued, 1);
+}
+
+#[test]
+fn concurrent_claimers_never_get_the_same_job() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "scheduler").unwrap();
+    q.enqueue("run", &jobs((0..300).map(|i| format!("t{i:03}"))))
+        .unwrap();
+    let url = db.url().to_owned();
+    let claimed: Vec<Vec<String>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                let url = url.clone();
+                s.spawn(move || {
+                    let mut q = Queue::connect(&url, &format!("worker-{w}")).unwrap();
+                    let mut mine = Vec::new();
+                    // Bounded: 300 jobs in batches of 7 take at most 43 rounds per worker.
+                    for _ in 0..100 {
+                        let batch = q.claim(&["remote"], 7, MINUTE).unwrap();
+                        if batch.is_empty() {
+                            break;
+                        }
+                        for c in batch {
+                            assert_eq!(c.attempt, 1);
+                            q.complete(&c, "ok", None).unwrap();
+                            mine.push(c.key);
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let all: Vec<&String> = claimed.iter().flatten().collect();
+    let distinct: BTreeSet<&String> = all.iter().copied().collect();
+    assert_eq!(all.len(), 300, "every job claimed once");
+    assert_eq!(distinct.len(), 300, "no job claimed twice");
+    assert_eq!(q.counts("run").unwrap().done, 300);
+}
+
+#[test]
+fn a_lapsed_lease_returns_the_job_and_the_late_result_is_refused_with_its_handoff() {
+    let Some(db) = database() else { return };
+    let mut slow = Queue::connect(db.url(), "worker-slow").unwrap();
+    let mut other = Queue::connect(db.url(), "worker-other").unwrap();
+    slow.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    // A lease of zero has lapsed by the next statement: the worker stalled past it.
+    let stalled = slow
+        .claim(&["remote"], 1, Duration::ZERO)
+        .unwrap()
+        .remove(0);
+    assert_eq!(other.counts("run").unwrap().lapsed, 1);
+    let taken = other.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    assert_eq!((taken.id, taken.attempt), (stalled.id, 2));
+    // The stalled worker wakes and reports: refused, and its hand-off is not written.
+    assert!(lost(slow.complete(
+        &stalled,
+        "late",
+        Some(b"late observation")
+    )));
+    assert!(other.handoffs(10).unwrap().is_empty());
+    other
+        .complete(&taken, "ok", Some(b"the observation"))
+        .unwrap();
+    let handed = other.handoffs(10).unwrap();
+    assert_eq!(handed.len(), 1);
+    assert_eq!(handed[0].body, b"the observation");
+    // Nor can the stalled worker give the job back or renew it.
+    assert!(lost(slow.fail(&stalled, "late", Duration::ZERO)));
+    let mut stalled = stalled;
+    assert!(lost(slow.renew(&mut stalled, MINUTE)));
+}
+
+#[test]
+fn a_renewed_claim_stays_its_workers() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker-1").unwrap();
+    let mut other = Queue::connect(db.url(), "worker-2").unwrap();
+    w.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    let mut c = w.claim(&["remote"], 1, Duration::ZERO).unwrap().remove(0);
+    let lapsed_at = c.lease_until;
+    w.renew(&mut c, MINUTE).unwrap();
+    assert!(c.lease_until > lapsed_at);
+    assert!(other.claim(&["remote"], 1, MINUTE).unwrap().is_empty());
+    w.complete(&c, "ok", None).unwrap();
+}
+
+#[test]
+fn a_failed_job_is_retried_until_its_last_attempt() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    for attempt in 1..=MAX_ATTEMPTS {
+        let c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+        assert_eq!(c.attempt, attempt);
+        let expected = if attempt < MAX_ATTEMPTS {
+            Failed::Retried
+        } else {
+            Failed::Failed
+        };
+        assert_eq!(
+            w.fail(&c, "connection refused", Duration::ZERO).unwrap(),
+            expected
+        );
+    }
+    assert!(w.claim(&["remote"], 1, MINUTE).unwrap().is_empty());
+    assert_eq!(w.counts("run").unwrap().failed, 1);
+}
+
+#[test]
+fn a_retry_waits_for_its_delay() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    let c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    w.fail(&c, "429", MINUTE).unwrap();
+    assert!(w.claim(&["remote"], 1, MINUTE).unwrap().is_empty());
+    assert_eq!(w.counts("run").unwrap().queued, 1);
+}
+
+#[test]
+fn a_job_whose_worker_dies_on_every_attempt_is_abandoned() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    for attempt in 1..=MAX_ATTEMPTS {
+        let c = w.claim(&["remote"], 1, Duration::ZERO).unwrap();
+        assert_eq!(c[0].attempt, attempt);
+    }
+    assert!(w.claim(&["remote"], 1, MINUTE).unwrap().is_empty());
+    let counts = w.counts("run").unwrap();
+    assert_eq!((counts.abandoned, counts.lapsed), (1, 0));
+}
+
+#[test]
+fn workers_claim_only_the_kinds_they_do() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    let mut mixed = jobs(["remote-1".to_owned()]);
+    mixed.push(NewJob {
+        kind: "package".into(),
+        key: "npm:x@1".into(),
+        payload: "{}".into(),
+    });
+    w.enqueue("run", &mixed).unwrap();
+    let packages = w.claim(&["package"], 10, MINUTE).unwrap();
+    assert_eq!(packages.len(), 1);
+    assert_eq!(packages[0].key, "npm:x@1");
+    assert_eq!(w.claim(&["remote"], 10, MINUTE).unwrap().len(), 1);
+}
+
+#[test]
+fn handoffs_come_in_run_and_key_order_until_taken() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["b", "a", "c"].map(str::to_owned)))
+        .unwrap();
+    // Finished in another order than their keys'.
+    let mut claims = w.claim(&["remote"], 3, MINUTE).unwrap();
+    claims.reverse();
+    for c in &claims {
+        w.complete(c, "ok", Some(c.key.as_bytes())).unwrap();
+    }
+    let handed = w.handoffs(10).unwrap();
+    let keys: Vec<&str> = handed.iter().map(|h| h.key.as_str()).collect();
+    assert_eq!(keys, ["a", "b", "c"]);
+    w.taken(&[handed[0].seq]).unwrap();
+    assert_eq!(w.handoffs(10).unwrap().len(), 2);
+}
+
+#[test]
+fn the_host_limit_holds_across_connections_and_lapsed_places_free_up() {
+    let Some(db) = database() else { return };
+    let mut w1 = Queue::connect(db.url(), "worker-1").unwrap();
+    let mut w2 = Queue::connect(db.url(), "worker-2").unwrap();
+    let a = w1.acquire_host("mcp.example", 2, MINUTE).unwrap().unwrap();
+    let _b = w2.acquire_host("mcp.example", 2, MINUTE).unwrap().unwrap();
+    assert!(w1.acquire_host("mcp.example", 2, MINUTE).unwrap().is_none());
+    assert!(
+        w2.acquire_host("other.example", 2, MINUTE)
+            .unwrap()
+            .is_some()
+    );
+    w1.release_host(a).unwrap();
+    // A worker that dies holding a place: its lease lapses and the place is free again.
+    let _dead = w2
+        .acquire_host("mcp.example", 2, Duration::ZERO)
+        .unwrap()
+        .unwrap();
+    assert!(w1.acquire_host("mcp.example", 2, MINUTE).unwrap().is_some());
+    assert!(w1.acquire_host("mcp.example", 2, MINUTE).unwrap().is_none());
+}
+
+#[test]
+fn the_host_limit_holds_under_concurrent_workers() {
+    let Some(db) = database() else { return };
+    let url = db.url().to_owned();
+    let granted: usize = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..6)
+            .map(|w| {
+                let url = url.clone();
+                s.spawn(move || {
+                    let mut q = Queue::connect(&url, &format!("worker-{w}")).unwrap();
+                    (0..5)
+                        .filter(|_| q.acquire_host("busy.example", 4, MINUTE).unwrap().is_some())
+                        .count()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    assert_eq!(granted, 4, "30 asks, 4 places, none released");
+}
+
+#[test]
+fn a_shared_rate_gives_its_burst_then_makes_every_caller_wait() {
+    let Some(db) = database() else { return };
+    let mut w1 = Queue::connect(db.url(), "worker-1").unwrap();
+    let mut w2 = Queue::connect(db.url(), "worker-2").unwrap();
+    // One request every 1,000 s, bursts of 3: the test never waits for a refill.
+    let rate = 0.001;
+    for _ in 0..2 {
+        assert_eq!(w1.take_token("registry", rate, 3.0).unwrap(), None);
+    }
+    assert_eq!(w2.take_token("registry", rate, 3.0).unwrap(), None);
+    let wait = w2.take_token("registry", rate, 3.0).unwrap().unwrap();
+    assert!(wait > Duration::from_secs(900), "{wait:?}");
+    assert!(w1.take_token("registry", rate, 3.0).unwrap().is_some());
+    assert!(matches!(
+        w1.take_token("registry", 0.0, 3.0),
+        Err(QueueError::Refused(_))
+    ));
+}
+
+#[test]
+fn oversized_payloads_and_empty_claims_are_refused() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    let big = NewJob {
+        kind: "remote".into(),
+        key: "t".into(),
+        payload: "x".repeat(MAX_PAYLOAD_BYTES + 1),
+    };
+    assert!(matches!(
+        w.enqueue("run", &[big]),
+        Err(QueueError::Refused(_))
+    ));
+    assert_eq!(w.counts("run").unwrap(), Default::default());
+    assert!(matches!(
+        w.claim(&["remote"], 0, MINUTE),
+        Err(QueueError::Refused(_))
+    ));
+    w.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    let c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    let huge = vec![0u8; MAX_PAYLOAD_BYTES + 1];
+    assert!(matches!(
+        w.complete(&c, "ok", Some(&huge)),
+        Err(QueueError::Refused(_))
+    ));
+    w.complete(&c, "ok", None).unwrap();
+}
+
+#[test]
+fn a_database_that_is_not_there_is_a_named_error() {
+    // Port 1 on loopback: nothing listens there.
+    match Queue::connect("postgres://toolmark@127.0.0.1:1/none", "worker") {
+        Err(QueueError::Postgres { url, .. }) => {
+            assert_eq!(url, "postgres://toolmark@127.0.0.1:1/none")
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("connected to nothing"),
+    }
+}
