@@ -98,6 +98,11 @@ pub enum IndexError {
     /// The index, the log and the blobs disagree.
     #[error("inconsistent index: {0}")]
     Inconsistent(String),
+    /// A published log this index follows could not be read, or what it serves does not
+    /// extend the tree the index verified (a fork, a shrink, a tampered bundle): nothing of it
+    /// was indexed.
+    #[error("following the log: {0}")]
+    Follow(String),
     /// A caller passed something unusable.
     #[error("invalid input: {0}")]
     Invalid(String),

@@ -55,6 +55,7 @@ pub mod contributions;
 pub mod datadir;
 mod derive;
 pub mod events;
+pub mod follow;
 pub mod harvests;
 pub mod index;
 pub mod packages;

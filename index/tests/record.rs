@@ -636,6 +636,137 @@ fn the_index_is_derivable_from_the_log_and_the_blobs() {
     ));
 }
 
+/// A reader of the log's published files in `public` (a directory standing in for the bucket
+/// an API replica reads).
+fn published(public: &std::path::Path, vkey: &str) -> toolmark_log::reader::Reader {
+    toolmark_log::reader::Reader::new(toolmark_log::objects::Objects::dir(public).unwrap(), vkey)
+}
+
+/// A copy of the log's public files as they are now.
+fn copy_public(env: &Env, to: &str) -> std::path::PathBuf {
+    let from = env.dir.join("log/public");
+    let to = env.dir.join(to);
+    copy_tree(&from, &to);
+    to
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_follower_derives_the_writers_rows_from_the_published_files_alone() {
+    let mut env = Env::new("follow");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    env.run(&day_str(1, 0), &recs, &[], day_two);
+    let vkey = env.log.vkey();
+    let public = env.dir.join("log/public");
+    let mut replica = toolmark_index::Index::open(&env.dir.join("replica.sqlite")).unwrap();
+    let followed = replica
+        .follow(&published(&public, &vkey), &env.blobs)
+        .unwrap();
+    assert_eq!((followed.from, followed.to), (0, 10));
+    // Another day: the replica indexes only what is new, and stays equal to the writer's index.
+    env.run(&day_str(2, 0), &recs, &[], |u| later(first_day(u), 2));
+    let followed = replica
+        .follow(&published(&public, &vkey), &env.blobs)
+        .unwrap();
+    assert_eq!((followed.from, followed.to), (10, 15));
+    assert_eq!(followed.checkpoint.checkpoint.size, 15);
+    assert_eq!(
+        snapshot(&env.dir.join("replica.sqlite")),
+        snapshot(&env.dir.join("index.sqlite"))
+    );
+    // Nothing new: nothing read, nothing indexed.
+    let again = replica
+        .follow(&published(&public, &vkey), &env.blobs)
+        .unwrap();
+    assert_eq!((again.from, again.to), (15, 15));
+}
+
+#[test]
+fn a_follower_indexes_nothing_of_a_tampered_bundle() {
+    let mut env = Env::new("follow-tampered");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    let vkey = env.log.vkey();
+    let tampered = copy_public(&env, "tampered");
+    // The last byte of the last entry of the (partial) bundle: still a well-formed bundle.
+    let bundle = tampered.join("tile/entries/000.p/5");
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x20;
+    std::fs::write(&bundle, bytes).unwrap();
+    let mut replica = toolmark_index::Index::open(&env.dir.join("replica.sqlite")).unwrap();
+    let err = replica
+        .follow(&published(&tampered, &vkey), &env.blobs)
+        .unwrap_err();
+    assert!(matches!(err, IndexError::Follow(_)), "{err}");
+    assert_eq!(replica.log_size_indexed().unwrap(), 0);
+    // The true files are followed.
+    let public = env.dir.join("log/public");
+    replica
+        .follow(&published(&public, &vkey), &env.blobs)
+        .unwrap();
+    assert_eq!(replica.log_size_indexed().unwrap(), 5);
+}
+
+#[test]
+fn a_follower_refuses_a_log_that_shrank_and_a_log_of_another_key() {
+    let mut env = Env::new("follow-shrink");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    let older = copy_public(&env, "older");
+    env.run(&day_str(1, 0), &recs, &[], day_two);
+    let vkey = env.log.vkey();
+    let mut replica = toolmark_index::Index::open(&env.dir.join("replica.sqlite")).unwrap();
+    replica
+        .follow(&published(&env.dir.join("log/public"), &vkey), &env.blobs)
+        .unwrap();
+    // A bucket served from an older copy: its signed checkpoint is genuine but smaller.
+    let err = replica
+        .follow(&published(&older, &vkey), &env.blobs)
+        .unwrap_err();
+    assert!(matches!(err, IndexError::Follow(_)), "{err}");
+    assert_eq!(replica.log_size_indexed().unwrap(), 10);
+    let other = toolmark_log::Log::init(&env.dir.join("other-log"), "toolmark.test/other").unwrap();
+    assert!(matches!(
+        replica.follow(
+            &published(&env.dir.join("other-log/public"), &other.vkey()),
+            &env.blobs
+        ),
+        Err(IndexError::Inconsistent(_))
+    ));
+}
+
+#[test]
+fn a_follower_takes_over_an_index_a_recorder_filled() {
+    let mut env = Env::new("follow-takeover");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    let vkey = env.log.vkey();
+    env.run(&day_str(1, 0), &recs, &[], day_two);
+    // The writer's own index (10 entries indexed by its recorder) follows from now on: the
+    // entries it has are verified once, then new ones indexed.
+    let public = env.dir.join("log/public");
+    let before = snapshot(&env.dir.join("index.sqlite"));
+    let followed = env
+        .index
+        .follow(&published(&public, &vkey), &env.blobs)
+        .unwrap();
+    assert_eq!((followed.from, followed.to), (10, 10));
+    assert_eq!(snapshot(&env.dir.join("index.sqlite")), before);
+}
+
 #[test]
 fn blob_corruption_is_detected_and_repairable() {
     let mut env = Env::new("corrupt");

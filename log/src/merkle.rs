@@ -634,8 +634,119 @@ impl<R: HashReader + ?Sized> tlog_tiles::HashReader for Adapter<'_, R> {
     }
 }
 
+/// The right edge of a tree as its perfect subtrees' roots (a compact range from leaf 0): what
+/// a follower of the log keeps to check that the entries it reads extend the tree it verified,
+/// with O(log n) hashes and no tile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactRange {
+    size: u64,
+    /// One root per set bit of `size`, the largest subtree first.
+    peaks: Vec<Hash>,
+}
+
+impl CompactRange {
+    /// The empty tree.
+    pub fn new() -> Self {
+        CompactRange::default()
+    }
+
+    /// Leaves so far.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Appends the leaf whose hash is `leaf`.
+    pub fn append(&mut self, leaf: Hash) {
+        let mut hash = leaf;
+        let mut size = self.size;
+        // Each trailing 1 bit of the old size is a subtree of the new leaf's height: merge.
+        while size & 1 == 1 {
+            if let Some(left) = self.peaks.pop() {
+                hash = node_hash(&left, &hash);
+            }
+            size >>= 1;
+        }
+        self.peaks.push(hash);
+        self.size += 1;
+    }
+
+    /// Appends an entry (its leaf hash).
+    pub fn append_entry(&mut self, entry: &[u8]) {
+        self.append(leaf_hash(entry));
+    }
+
+    /// The root of the tree so far ([`EMPTY_ROOT`] when empty).
+    pub fn root(&self) -> Hash {
+        let mut peaks = self.peaks.iter().rev();
+        let Some(last) = peaks.next() else {
+            return EMPTY_ROOT;
+        };
+        peaks.fold(*last, |right, left| node_hash(left, &right))
+    }
+
+    /// `size` then each root in base64, space-separated (kept by a follower between runs).
+    pub fn to_text(&self) -> String {
+        let mut text = self.size.to_string();
+        for p in &self.peaks {
+            text.push(' ');
+            text.push_str(&p.to_base64());
+        }
+        text
+    }
+
+    /// Reads [`CompactRange::to_text`]'s form back: as many roots as `size` has set bits.
+    ///
+    /// # Errors
+    ///
+    /// [`FormatError`] for any other text.
+    pub fn parse(text: &str) -> Result<CompactRange, FormatError> {
+        let bad = || {
+            FormatError::BadHash(format!(
+                "{text:?} is not a compact range (SIZE, then one base64 root per set bit)"
+            ))
+        };
+        let mut parts = text.split(' ');
+        let size: u64 = parts.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let peaks = parts
+            .map(Hash::from_base64)
+            .collect::<Result<Vec<_>, _>>()?;
+        if peaks.len() != size.count_ones() as usize || size > MAX_TREE_SIZE {
+            return Err(bad());
+        }
+        Ok(CompactRange { size, peaks })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_compact_range_has_the_root_of_the_whole_tree_at_every_size() {
+        let mut all = MemoryHashes::new();
+        let mut range = CompactRange::new();
+        assert_eq!(range.root(), EMPTY_ROOT);
+        for i in 0..1100u32 {
+            let entry = i.to_be_bytes();
+            all.append_entry(&entry).unwrap();
+            range.append_entry(&entry);
+            assert_eq!(range.root(), all.root(), "size {}", i + 1);
+            assert_eq!(range.size(), all.size());
+        }
+    }
+
+    #[test]
+    fn a_compact_range_reads_back_from_its_text_and_refuses_a_wrong_count() {
+        let mut range = CompactRange::new();
+        for i in 0..13u8 {
+            range.append_entry(&[i]);
+        }
+        assert_eq!(CompactRange::parse(&range.to_text()).unwrap(), range);
+        assert_eq!(CompactRange::parse("0").unwrap(), CompactRange::new());
+        let mut text = range.to_text();
+        text.push_str(&format!(" {}", EMPTY_ROOT.to_base64()));
+        assert!(CompactRange::parse(&text).is_err());
+        assert!(CompactRange::parse("x").is_err());
+    }
     use super::*;
 
     #[test]
