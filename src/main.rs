@@ -77,6 +77,10 @@ enum Command {
     /// registry crawl, the hourly checkpoint heartbeat). Configured by a TOML file, environment
     /// variables and flags (docs/operations.md).
     Run(Box<toolmark_config::RunFlags>),
+    /// An API replica: serves the API, feeds and desk from its own index, which follows the
+    /// log's published files in the configured stores (`[storage]`; a bucket in a cluster),
+    /// verifying every entry. Writes nothing but that index. Same configuration as `run`.
+    Api(Box<run_cli::ApiArgs>),
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),
@@ -117,7 +121,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(matches!(cli.command, Command::Run(_)));
+    init_logging(matches!(cli.command, Command::Run(_) | Command::Api(_)));
     let outcome = match cli.command {
         Command::Digest { json, files } => digest(&files, json),
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
@@ -126,6 +130,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve_cli::run(args).map(|()| true),
         Command::Witness(args) => witness_cli::run(args).map(|()| true),
         Command::Run(args) => run_cli::run(*args),
+        Command::Api(args) => run_cli::api(*args),
         Command::Demo(args) => demo::run(args).map(|()| true),
         Command::Package { command } => package_cli::run(command),
         Command::Webhooks { command } => webhooks_cli::run(command),

@@ -11,19 +11,59 @@
 use anyhow::Result;
 use toolmark_config::{Config, RunFlags};
 
-pub fn run(args: RunFlags) -> Result<bool> {
-    let config = match Config::load(&args) {
+/// `toolmark api`'s flags: `run`'s, and how often the replica looks for a newer checkpoint.
+#[derive(clap::Args)]
+pub struct ApiArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    /// Seconds between two looks at the published checkpoint.
+    #[arg(long, default_value_t = toolmark_roles::follower::DEFAULT_FOLLOW_INTERVAL.as_secs())]
+    follow_seconds: u64,
+}
+
+/// `config` as `args` say, or exit 2 naming what is wrong; `None` when only printed.
+fn config(args: &RunFlags, command: &str) -> Result<Option<Config>> {
+    let config = match Config::load(args) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("toolmark run: bad configuration: {e:#}");
+            eprintln!("toolmark {command}: bad configuration: {e:#}");
             std::process::exit(2);
         }
     };
     if args.print_config {
         print!("{}", config.to_toml()?);
-        return Ok(true);
+        return Ok(None);
     }
+    Ok(Some(config))
+}
+
+pub fn run(args: RunFlags) -> Result<bool> {
+    let Some(config) = config(&args, "run")? else {
+        return Ok(true);
+    };
     let runtime = toolmark_roles::api::runtime()?;
+    let stop = signalled(&runtime);
+    runtime.block_on(toolmark_roles::service::run(config, stop))?;
+    Ok(true)
+}
+
+pub fn api(args: ApiArgs) -> Result<bool> {
+    let Some(config) = config(&args.run, "api")? else {
+        return Ok(true);
+    };
+    anyhow::ensure!(
+        args.follow_seconds > 0,
+        "--follow-seconds must be at least 1"
+    );
+    let runtime = toolmark_roles::api::runtime()?;
+    let stop = signalled(&runtime);
+    let interval = std::time::Duration::from_secs(args.follow_seconds);
+    runtime.block_on(toolmark_roles::replica::run(config, interval, stop))?;
+    Ok(true)
+}
+
+/// The stop signal of a role: the first SIGTERM or SIGINT; a second exits at once (130).
+fn signalled(runtime: &tokio::runtime::Runtime) -> toolmark_roles::Stop {
     let stop = toolmark_roles::Stop::new();
     let signalled = stop.clone();
     runtime.spawn(async move {
@@ -36,6 +76,5 @@ pub fn run(args: RunFlags) -> Result<bool> {
         tracing::warn!("second signal: exiting now");
         std::process::exit(130);
     });
-    runtime.block_on(toolmark_roles::service::run(config, stop))?;
-    Ok(true)
+    stop
 }

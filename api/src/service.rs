@@ -115,7 +115,7 @@ impl AppState {
 /// Serve the router over `state` until `shutdown` completes, then let the requests in flight
 /// finish for at most the shutdown deadline (`toolmark_server::serve_process`: it raises the
 /// open-file limit first and logs the connection caps). The connection layer's counters are
-/// appended to `/metrics`.
+/// appended to `/metrics`, after whatever `state.extra_metrics` already gives.
 pub async fn serve(
     listener: TcpListener,
     mut state: AppState,
@@ -123,7 +123,13 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     toolmark_server::serve_process(listener, limits, shutdown, move |stats| {
-        state.extra_metrics = Some(Arc::new(move || stats.prometheus()));
+        // The role's own metrics (a follower's lag) first, then the connection layer's.
+        let role = state.extra_metrics.take();
+        state.extra_metrics = Some(Arc::new(move || {
+            let mut text = role.as_ref().map(|f| f()).unwrap_or_default();
+            text.push_str(&stats.prometheus());
+            text
+        }));
         crate::router(Arc::new(state))
     })
     .await

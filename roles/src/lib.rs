@@ -4,6 +4,8 @@
 //! - [`service::run`] is `toolmark run`: the API role and the scheduler role in one process over
 //!   one data directory (SQLite and files by default, `[storage]` otherwise).
 //! - [`api`]: the API role's runtime, state and serving path (also `toolmark serve`'s).
+//! - [`replica`] is `toolmark api`: the API role as a replica, serving from its own index that
+//!   [`follower`] keeps a verified view of the published log.
 //! - [`jobs`]: the scheduler's jobs — crawl, package sweep, heartbeat (with the witnesses'
 //!   rounds), popularity refresh, webhook delivery — and the witnesses' cosigner.
 //! - [`monitor`]: the log monitor of `toolmark log verify` (source, trusted key, audit, witnesses).
@@ -18,9 +20,11 @@
 
 pub mod api;
 mod error;
+pub mod follower;
 pub mod jobs;
 pub mod monitor;
 pub mod popularity;
+pub mod replica;
 pub mod service;
 
 pub use error::{RoleError, chain};

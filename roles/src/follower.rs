@@ -1,0 +1,169 @@
+//! The API replica's follower: keeps the replica's own index (SQLite, local) a verified
+//! materialised view of the published log (`Index::follow`: the checkpoint's signature, every
+//! entry hashed into the verified tree, documents checked against their entries), polling the
+//! log's public files every interval, and says how far behind it is.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use toolmark_index::{DataDir, Index};
+use toolmark_log::reader::Reader;
+
+use crate::{RoleError, Stop, chain};
+
+/// How often a replica looks for a newer checkpoint unless told otherwise.
+pub const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(2);
+
+/// What the follower knows of its lag, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct FollowerStatus {
+    /// Entries indexed (the verified tree's size).
+    indexed: AtomicU64,
+    /// The size of the newest checkpoint seen published.
+    published: AtomicU64,
+    /// Follow passes that failed.
+    failures: AtomicU64,
+    /// Since when the index has been behind the published checkpoint (`None`: caught up).
+    behind_since: Mutex<Option<Instant>>,
+    /// The last pass's error, if it failed.
+    last_error: Mutex<Option<String>>,
+    /// When the last pass ended well.
+    last_ok: Mutex<Option<SystemTime>>,
+}
+
+impl FollowerStatus {
+    /// Entries indexed.
+    pub fn indexed(&self) -> u64 {
+        self.indexed.load(Ordering::Relaxed)
+    }
+
+    /// Entries published but not indexed yet (as of the last look).
+    pub fn lag_entries(&self) -> u64 {
+        self.published
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.indexed())
+    }
+
+    /// How long the index has been behind the newest checkpoint seen (0 when caught up).
+    pub fn lag(&self) -> Duration {
+        self.behind_since
+            .lock()
+            .ok()
+            .and_then(|b| b.map(|t| t.elapsed()))
+            .unwrap_or_default()
+    }
+
+    /// The last pass's error, if it failed.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// The follower's metrics in Prometheus' text format.
+    pub fn prometheus(&self) -> String {
+        format!(
+            "# HELP toolmark_follower_indexed_entries Entries this replica's index holds (verified).\n\
+             # TYPE toolmark_follower_indexed_entries gauge\n\
+             toolmark_follower_indexed_entries {}\n\
+             # HELP toolmark_follower_lag_entries Entries published and not yet indexed by this replica.\n\
+             # TYPE toolmark_follower_lag_entries gauge\n\
+             toolmark_follower_lag_entries {}\n\
+             # HELP toolmark_follower_lag_seconds How long this replica's index has been behind the newest checkpoint it saw.\n\
+             # TYPE toolmark_follower_lag_seconds gauge\n\
+             toolmark_follower_lag_seconds {:.3}\n\
+             # HELP toolmark_follower_failures_total Follow passes that failed.\n\
+             # TYPE toolmark_follower_failures_total counter\n\
+             toolmark_follower_failures_total {}\n",
+            self.indexed(),
+            self.lag_entries(),
+            self.lag().as_secs_f64(),
+            self.failures.load(Ordering::Relaxed),
+        )
+    }
+
+    fn saw(&self, published: u64) {
+        self.published.fetch_max(published, Ordering::Relaxed);
+        if let Ok(mut b) = self.behind_since.lock() {
+            if published > self.indexed() && b.is_none() {
+                *b = Some(Instant::now());
+            }
+        }
+    }
+
+    fn reached(&self, indexed: u64) {
+        self.indexed.store(indexed, Ordering::Relaxed);
+        if let Ok(mut b) = self.behind_since.lock() {
+            if indexed >= self.published.load(Ordering::Relaxed) {
+                *b = None;
+            }
+        }
+        if let Ok(mut e) = self.last_error.lock() {
+            *e = None;
+        }
+        if let Ok(mut t) = self.last_ok.lock() {
+            *t = Some(SystemTime::now());
+        }
+    }
+
+    fn failed(&self, why: String) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut e) = self.last_error.lock() {
+            *e = Some(why);
+        }
+    }
+}
+
+/// One follow pass over `dir`: its index brought up to the log's published checkpoint.
+/// Blocks; returns the size indexed.
+pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleError> {
+    let public = dir
+        .log_public_objects()
+        .map_err(RoleError::doing("the log's public files"))?;
+    let vkey = dir
+        .vkey()
+        .map_err(RoleError::doing("the log's verifier key"))?;
+    let reader = Reader::new(public, &vkey);
+    let published = reader
+        .checkpoint()
+        .map_err(RoleError::doing("the published checkpoint"))?;
+    status.saw(published.checkpoint.size);
+    let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
+    let mut index =
+        Index::open(&dir.index_path()).map_err(RoleError::doing("opening the index"))?;
+    let followed = index
+        .follow(&reader, &blobs)
+        .map_err(RoleError::doing("following the log"))?;
+    status.saw(followed.to);
+    status.reached(followed.to);
+    Ok(followed.to)
+}
+
+/// Follows until `stop`: a pass every `interval` (each on a blocking thread); a failed pass is
+/// logged, counted and tried again at the next interval (a tampered or unreachable bucket
+/// stalls the replica's index, never corrupts it).
+pub async fn follow(
+    dir: DataDir,
+    status: std::sync::Arc<FollowerStatus>,
+    interval: Duration,
+    stop: Stop,
+) {
+    loop {
+        let (d, s) = (dir.clone(), status.clone());
+        match tokio::task::spawn_blocking(move || follow_once(&d, &s)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                let why = chain(&e);
+                tracing::warn!("follower: {why}");
+                status.failed(why);
+            }
+            Err(e) => {
+                tracing::warn!("follower task: {e}");
+                status.failed(e.to_string());
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! An API replica (`toolmark api`): serves the API from its own index, which follows the log's
+//! published files ([`crate::follower`]), and writes nothing but that index. Stateless for
+//! clients: any number may serve one log; two at the same tree size answer alike.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolmark_config::Config;
+
+use crate::follower::{self, FollowerStatus};
+use crate::jobs::data_dir;
+use crate::{RoleError, Stop};
+
+/// Serves `config`'s API from a local index that follows the log in `config`'s stores, polling
+/// every `interval`, until `stop`. The first pass runs before the API listens, so a replica
+/// never answers from an index behind the log it starts on (a new replica with no index
+/// derives it from the whole log first). The index is created in the data directory when
+/// missing; the answer key must be the cluster's (every replica signs with it).
+pub async fn run(config: Config, interval: Duration, stop: Stop) -> Result<(), RoleError> {
+    let dir = data_dir(&config);
+    let status = Arc::new(FollowerStatus::default());
+    {
+        let (d, s) = (dir.clone(), status.clone());
+        let first = tokio::task::spawn_blocking(move || follower::follow_once(&d, &s))
+            .await
+            .map_err(RoleError::doing("the first follow pass"))??;
+        tracing::info!("replica index at {first} entries; following every {interval:?}");
+    }
+    let listener = toolmark_server::bind(config.listen)
+        .await
+        .map_err(RoleError::doing(format!("listening on {}", config.listen)))?;
+    let bound = listener
+        .local_addr()
+        .map_err(RoleError::doing("the bound address"))?;
+    let base = config.public_base(bound);
+    let mut state = crate::api::open_state(&dir, &base, &config.api_options())?;
+    let metrics = status.clone();
+    state.extra_metrics = Some(Arc::new(move || metrics.prometheus()));
+    tracing::info!(
+        "toolmark {} replica serving http://{bound}/ (public base {base})",
+        env!("CARGO_PKG_VERSION")
+    );
+    tokio::spawn(follower::follow(dir, status, interval, stop.clone()));
+    toolmark_api::serve(
+        listener,
+        state,
+        config.http.limits(),
+        stop.cancelled_owned(),
+    )
+    .await
+    .map_err(RoleError::doing("serving"))
+}
