@@ -152,6 +152,140 @@ pub struct Recorded {
 /// ran it ended (crash, SIGKILL, power loss) before finishing it.
 pub const INTERRUPTED_REPORT: &str = r#"{"error":"interrupted: the process ended before the run finished; its recorded batches are kept"}"#;
 
+/// What recording one outcome needs: its report line and, when it is logged, its entry and
+/// the observation document the entry names (`raw`).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The report line (no entry index or change yet).
+    pub line: Recorded,
+    /// The entry to log and its document, when the outcome is logged.
+    pub logged: Option<(Entry, Option<Vec<u8>>)>,
+}
+
+/// The report line, entry and document of one outcome of a run started at `started`, without
+/// writing anything: what the recorder logs, and what a cluster's worker hands to the
+/// sequencer (an error only when the document cannot be encoded). An outcome that cannot be
+/// logged (a package still awaiting the sandbox, an
+/// observation of another version, a status the format refuses) gets a line and no entry.
+pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, IndexError> {
+    let target = &outcome.target;
+    let mut line = Recorded {
+        server: target.server.clone(),
+        endpoint: target_string(&target.kind),
+        transport: None,
+        status: String::new(),
+        detail: String::new(),
+        mtl1: None,
+        mtl1_error: None,
+        full: None,
+        tools: None,
+        entry_index: None,
+        change_id: None,
+    };
+    let declared = match (&target.kind, &outcome.observation) {
+        (TargetKind::Package { .. }, None) => {
+            line.status = target
+                .skip
+                .as_ref()
+                .map_or(AWAITING_SANDBOX, |s| s.as_str())
+                .to_owned();
+            line.detail = target
+                .skip
+                .as_ref()
+                .and_then(skip_detail)
+                .unwrap_or_default();
+            return Ok(Prepared { line, logged: None });
+        }
+        (TargetKind::Package { transport, .. }, Some(_))
+        | (TargetKind::Remote { transport, .. }, _) => transport,
+    };
+    // A package's observation names the version it ran; a remote's names none.
+    let package = match observed_package(target, outcome.observation.as_ref()) {
+        Ok(package) => package,
+        Err(why) => {
+            line.status = MISMATCHED.to_owned();
+            line.detail = cap_detail(&why);
+            return Ok(Prepared { line, logged: None });
+        }
+    };
+    let subject = Subject {
+        server: target.server.clone(),
+        target: line.endpoint.clone(),
+        package,
+    };
+    let (entry, document) = if let Some(obs) = &outcome.observation {
+        let digests = obs.digests();
+        line.transport = obs.transport().map(|t| t.as_str().to_owned());
+        line.status = obs.status.name();
+        line.detail = cap_detail(&obs.detail);
+        if let Some(d) = &digests {
+            match &d.mtl1 {
+                Ok(sri) => line.mtl1 = Some(sri.to_string()),
+                Err(code) => line.mtl1_error = Some(code.clone()),
+            }
+            line.full = Some(d.full.to_string());
+            line.tools = Some(d.tools as u64);
+        }
+        let doc = Document::new(
+            DocTarget {
+                server: target.server.clone(),
+                endpoint: line.endpoint.clone(),
+                declared_transport: declared.clone(),
+            },
+            obs,
+        )
+        .encode()
+        .map_err(IndexError::Encode)?;
+        let entry = Status::new(line.status.clone()).map(|status| Entry {
+            subject,
+            observed_at: crate::time::utc(obs.started),
+            status,
+            detail: (!line.detail.is_empty()).then(|| line.detail.clone()),
+            mtl1: digests.as_ref().map(|d| d.mtl1.clone().into()),
+            full: digests.as_ref().map(|d| d.full),
+            tools: line.tools,
+            raw: Some(Sri::of(&doc)),
+            prev: None,
+        });
+        (entry, Some(doc))
+    } else if let Some(skip) = &target.skip {
+        line.status = skip.as_str().to_owned();
+        line.detail = skip_detail(skip).unwrap_or_default();
+        let entry = Status::new(line.status.clone()).map(|status| Entry {
+            subject,
+            observed_at: started.to_owned(),
+            status,
+            detail: skip_detail(skip),
+            mtl1: None,
+            full: None,
+            tools: None,
+            raw: None,
+            prev: None,
+        });
+        (entry, None)
+    } else {
+        line.status = NOT_OBSERVED.to_owned();
+        return Ok(Prepared { line, logged: None });
+    };
+    // A status that is no name, or an entry the format refuses, is not logged.
+    let entry = match entry.and_then(|e| e.encode().map(|_| e)) {
+        Ok(entry) => entry,
+        Err(e) => {
+            line.detail = cap_detail(&format!("{}: not logged: {e}", line.status));
+            line.status = NOT_LOGGED.to_owned();
+            line.mtl1 = None;
+            line.mtl1_error = None;
+            line.full = None;
+            line.tools = None;
+            return Ok(Prepared { line, logged: None });
+        }
+    };
+    Ok(Prepared {
+        line,
+        logged: Some((entry, document)),
+    })
+}
+
 /// Records crawl runs into a log, a blob store and an index.
 pub struct Recorder<'a> {
     log: &'a mut Log,
@@ -445,121 +579,10 @@ impl<'a> Recorder<'a> {
         let mut entries: Vec<Entry> = Vec::new();
         let mut slots: Vec<usize> = Vec::new();
         for outcome in &outcomes {
-            let target = &outcome.target;
-            let mut line = Recorded {
-                server: target.server.clone(),
-                endpoint: target_string(&target.kind),
-                transport: None,
-                status: String::new(),
-                detail: String::new(),
-                mtl1: None,
-                mtl1_error: None,
-                full: None,
-                tools: None,
-                entry_index: None,
-                change_id: None,
-            };
-            let declared = match (&target.kind, &outcome.observation) {
-                (TargetKind::Package { .. }, None) => {
-                    line.status = target
-                        .skip
-                        .as_ref()
-                        .map_or(AWAITING_SANDBOX, |s| s.as_str())
-                        .to_owned();
-                    line.detail = target
-                        .skip
-                        .as_ref()
-                        .and_then(skip_detail)
-                        .unwrap_or_default();
-                    results.push(line);
-                    continue;
-                }
-                (TargetKind::Package { transport, .. }, Some(_))
-                | (TargetKind::Remote { transport, .. }, _) => transport,
-            };
-            // A package's observation names the version it ran; a remote's names none.
-            let package = match observed_package(target, outcome.observation.as_ref()) {
-                Ok(package) => package,
-                Err(why) => {
-                    line.status = MISMATCHED.to_owned();
-                    line.detail = cap_detail(&why);
-                    results.push(line);
-                    continue;
-                }
-            };
-            let subject = Subject {
-                server: target.server.clone(),
-                target: line.endpoint.clone(),
-                package,
-            };
-            let (entry, document) = if let Some(obs) = &outcome.observation {
-                let digests = obs.digests();
-                line.transport = obs.transport().map(|t| t.as_str().to_owned());
-                line.status = obs.status.name();
-                line.detail = cap_detail(&obs.detail);
-                if let Some(d) = &digests {
-                    match &d.mtl1 {
-                        Ok(sri) => line.mtl1 = Some(sri.to_string()),
-                        Err(code) => line.mtl1_error = Some(code.clone()),
-                    }
-                    line.full = Some(d.full.to_string());
-                    line.tools = Some(d.tools as u64);
-                }
-                let doc = Document::new(
-                    DocTarget {
-                        server: target.server.clone(),
-                        endpoint: line.endpoint.clone(),
-                        declared_transport: declared.clone(),
-                    },
-                    obs,
-                )
-                .encode()
-                .map_err(IndexError::Encode)?;
-                let entry = Status::new(line.status.clone()).map(|status| Entry {
-                    subject,
-                    observed_at: crate::time::utc(obs.started),
-                    status,
-                    detail: (!line.detail.is_empty()).then(|| line.detail.clone()),
-                    mtl1: digests.as_ref().map(|d| d.mtl1.clone().into()),
-                    full: digests.as_ref().map(|d| d.full),
-                    tools: line.tools,
-                    raw: Some(Sri::of(&doc)),
-                    prev: None,
-                });
-                (entry, Some(doc))
-            } else if let Some(skip) = &target.skip {
-                line.status = skip.as_str().to_owned();
-                line.detail = skip_detail(skip).unwrap_or_default();
-                let entry = Status::new(line.status.clone()).map(|status| Entry {
-                    subject,
-                    observed_at: started.clone(),
-                    status,
-                    detail: skip_detail(skip),
-                    mtl1: None,
-                    full: None,
-                    tools: None,
-                    raw: None,
-                    prev: None,
-                });
-                (entry, None)
-            } else {
-                line.status = NOT_OBSERVED.to_owned();
+            let Prepared { line, logged } = prepare(outcome, &started)?;
+            let Some((entry, document)) = logged else {
                 results.push(line);
                 continue;
-            };
-            // A status that is no name, or an entry the format refuses, is not logged.
-            let entry = match entry.and_then(|e| e.encode().map(|_| e)) {
-                Ok(entry) => entry,
-                Err(e) => {
-                    line.detail = cap_detail(&format!("{}: not logged: {e}", line.status));
-                    line.status = NOT_LOGGED.to_owned();
-                    line.mtl1 = None;
-                    line.mtl1_error = None;
-                    line.full = None;
-                    line.tools = None;
-                    results.push(line);
-                    continue;
-                }
             };
             if let Some(doc) = document {
                 self.blobs.put_deferred(&doc)?;
