@@ -44,6 +44,7 @@
 pub mod data;
 pub mod everything;
 pub mod packages;
+mod text;
 pub mod world;
 
 use std::collections::{BTreeMap, BTreeSet};
