@@ -4,13 +4,15 @@
 //! - [`Queue::enqueue`]: jobs of a run, each once per `(run, key)` — a scheduler that enqueues
 //!   a run again after a failover adds nothing.
 //! - [`Queue::claim`]: up to `n` jobs, `FOR UPDATE SKIP LOCKED`, each under a lease; a claim is
-//!   `(job, attempt)`. A job whose lease ran out (its worker died or stalled) is claimed again
+//!   `(job, seq)`, `seq` counting every claim of the job. A job whose lease ran out (its worker died or stalled) is claimed again
 //!   with the next attempt, up to [`MAX_ATTEMPTS`]; then it is `abandoned`.
 //! - [`Queue::complete`]: the job's result and whatever the caller writes in the same
 //!   transaction (the observation handed to the sequencer) commit together, and only while the
 //!   claim is still the job's current one: a late result of a worker that lost its lease is
 //!   refused ([`QueueError::Lost`]) and its writes roll back. [`Queue::fail`] gives a job back
-//!   for a later attempt, or fails it for good.
+//!   for a later attempt, or fails it for good; [`Queue::defer`] gives it back without counting
+//!   an attempt (its host was busy).
+//! - [`Queue::hold`]: a named lease (one active scheduler, one active sequencer).
 //! - [`Queue::acquire_host`]: a place under a per-host limit that holds across every worker
 //!   (leased: a dead worker's places lapse); [`Queue::take_token`]: a request rate (a token
 //!   bucket) shared by every worker, e.g. the registry's.

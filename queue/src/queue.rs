@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS queue_jobs (
     state TEXT NOT NULL DEFAULT 'queued'
         CHECK (state IN ('queued', 'claimed', 'done', 'failed', 'abandoned')),
     attempt INTEGER NOT NULL DEFAULT 0,
+    claims INTEGER NOT NULL DEFAULT 0,
     holder TEXT,
     lease_until TIMESTAMPTZ,
     not_before TIMESTAMPTZ NOT NULL DEFAULT now(),
@@ -58,6 +59,11 @@ CREATE TABLE IF NOT EXISTS queue_host_slots (
     until TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX IF NOT EXISTS queue_host_slots_host ON queue_host_slots (host);
+CREATE TABLE IF NOT EXISTS queue_leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    until TIMESTAMPTZ NOT NULL
+);
 CREATE TABLE IF NOT EXISTS queue_rates (
     name TEXT PRIMARY KEY,
     tokens DOUBLE PRECISION NOT NULL,
@@ -81,14 +87,12 @@ pub enum QueueError {
     },
     /// The claim is no longer the job's current one: its lease lapsed and the job was claimed
     /// again (or finished). Nothing of the late result was written.
-    #[error(
-        "job {job} attempt {attempt}: the claim was lost (its lease lapsed and the job moved on)"
-    )]
+    #[error("job {job} claim {claim}: the claim was lost (its lease lapsed and the job moved on)")]
     Lost {
         /// The job.
         job: i64,
-        /// The attempt that lost it.
-        attempt: i32,
+        /// The claim that lost it ([`Claim::seq`]).
+        claim: i32,
     },
     /// A payload, result or hand-off over [`MAX_PAYLOAD_BYTES`], or an argument out of range.
     #[error("{0}")]
@@ -106,13 +110,16 @@ pub struct NewJob {
     pub payload: String,
 }
 
-/// A job claimed: `(id, attempt)` is the claim.
+/// A job claimed: `(id, seq)` is the claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
     /// The job.
     pub id: i64,
-    /// Which attempt this claim is (1 for the first).
+    /// Which attempt this claim is (1 for the first; a deferred claim does not count).
     pub attempt: i32,
+    /// Which claim of the job this is (every claim, deferred ones too): what fences a late
+    /// result.
+    pub seq: i32,
     /// The run it belongs to.
     pub run: String,
     /// Its kind.
@@ -289,7 +296,8 @@ impl Queue {
         let rows = tx
             .query(
                 "UPDATE queue_jobs j
-                 SET state = 'claimed', attempt = j.attempt + 1, holder = $1,
+                 SET state = 'claimed', attempt = j.attempt + 1, claims = j.claims + 1,
+                     holder = $1,
                      lease_until = now() + make_interval(secs => $2)
                  WHERE j.id IN (
                      SELECT id FROM queue_jobs
@@ -299,7 +307,8 @@ impl Queue {
                      ORDER BY id
                      LIMIT $5
                      FOR UPDATE SKIP LOCKED)
-                 RETURNING j.id, j.attempt, j.run, j.kind, j.key, j.payload, j.lease_until",
+                 RETURNING j.id, j.attempt, j.claims, j.run, j.kind, j.key, j.payload,
+                     j.lease_until",
                 &[&self.holder, &seconds(lease), &kinds, &MAX_ATTEMPTS, &limit],
             )
             .map_err(|e| db_of(&self.url, e))?;
@@ -309,11 +318,12 @@ impl Queue {
             .map(|r| Claim {
                 id: r.get(0),
                 attempt: r.get(1),
-                run: r.get(2),
-                kind: r.get(3),
-                key: r.get(4),
-                payload: r.get(5),
-                lease_until: r.get(6),
+                seq: r.get(2),
+                run: r.get(3),
+                kind: r.get(4),
+                key: r.get(5),
+                payload: r.get(6),
+                lease_until: r.get(7),
             })
             .collect();
         claims.sort_by_key(|c| c.id);
@@ -327,9 +337,9 @@ impl Queue {
             .client
             .query_opt(
                 "UPDATE queue_jobs SET lease_until = now() + make_interval(secs => $1)
-                 WHERE id = $2 AND attempt = $3 AND holder = $4 AND state = 'claimed'
+                 WHERE id = $2 AND claims = $3 AND holder = $4 AND state = 'claimed'
                  RETURNING lease_until",
-                &[&seconds(lease), &claim.id, &claim.attempt, &self.holder],
+                &[&seconds(lease), &claim.id, &claim.seq, &self.holder],
             )
             .map_err(|e| self.db(e))?;
         match row {
@@ -339,7 +349,7 @@ impl Queue {
             }
             None => Err(QueueError::Lost {
                 job: claim.id,
-                attempt: claim.attempt,
+                claim: claim.seq,
             }),
         }
     }
@@ -364,15 +374,15 @@ impl Queue {
             .execute(
                 "UPDATE queue_jobs SET state = 'done', result = $1, finished_at = now(),
                      lease_until = NULL
-                 WHERE id = $2 AND attempt = $3 AND holder = $4 AND state = 'claimed'",
-                &[&result, &claim.id, &claim.attempt, &self.holder],
+                 WHERE id = $2 AND claims = $3 AND holder = $4 AND state = 'claimed'",
+                &[&result, &claim.id, &claim.seq, &self.holder],
             )
             .map_err(|e| db_of(&self.url, e))?;
         if done != 1 {
             // Dropping the transaction rolls it back.
             return Err(QueueError::Lost {
                 job: claim.id,
-                attempt: claim.attempt,
+                claim: claim.seq,
             });
         }
         if let Some(body) = handoff {
@@ -403,14 +413,14 @@ impl Queue {
                      finished_at = CASE WHEN attempt >= $1 THEN now() END,
                      not_before = now() + make_interval(secs => $2),
                      holder = NULL, lease_until = NULL, error = $3
-                 WHERE id = $4 AND attempt = $5 AND holder = $6 AND state = 'claimed'
+                 WHERE id = $4 AND claims = $5 AND holder = $6 AND state = 'claimed'
                  RETURNING state",
                 &[
                     &MAX_ATTEMPTS,
                     &seconds(retry_after),
                     &error,
                     &claim.id,
-                    &claim.attempt,
+                    &claim.seq,
                     &self.holder,
                 ],
             )
@@ -420,9 +430,60 @@ impl Queue {
             Some(_) => Ok(Failed::Retried),
             None => Err(QueueError::Lost {
                 job: claim.id,
-                attempt: claim.attempt,
+                claim: claim.seq,
             }),
         }
+    }
+
+    /// Gives `claim`'s job back without counting the attempt (the worker could not start it:
+    /// its host's places were taken), not to be claimed again before `delay`. A lost claim
+    /// changes nothing ([`QueueError::Lost`]).
+    pub fn defer(&mut self, claim: &Claim, delay: Duration) -> Result<(), QueueError> {
+        let n = self
+            .client
+            .execute(
+                "UPDATE queue_jobs SET state = 'queued', attempt = attempt - 1, holder = NULL,
+                     lease_until = NULL, not_before = now() + make_interval(secs => $1)
+                 WHERE id = $2 AND claims = $3 AND holder = $4 AND state = 'claimed'",
+                &[&seconds(delay), &claim.id, &claim.seq, &self.holder],
+            )
+            .map_err(|e| self.db(e))?;
+        if n == 1 {
+            Ok(())
+        } else {
+            Err(QueueError::Lost {
+                job: claim.id,
+                claim: claim.seq,
+            })
+        }
+    }
+
+    /// Takes or renews the lease `name` (one active scheduler, one active sequencer) for `ttl`:
+    /// `true` while this connection's holder has it, `false` while another holder's lease runs.
+    pub fn hold(&mut self, name: &str, ttl: Duration) -> Result<bool, QueueError> {
+        let row = self
+            .client
+            .query_opt(
+                "INSERT INTO queue_leases (name, holder, until)
+                 VALUES ($1, $2, now() + make_interval(secs => $3))
+                 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+                 WHERE queue_leases.holder = excluded.holder OR queue_leases.until < now()
+                 RETURNING holder",
+                &[&name, &self.holder, &seconds(ttl)],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(row.is_some())
+    }
+
+    /// Gives the lease `name` up, if this holder has it.
+    pub fn release(&mut self, name: &str) -> Result<(), QueueError> {
+        self.client
+            .execute(
+                "DELETE FROM queue_leases WHERE name = $1 AND holder = $2",
+                &[&name, &self.holder],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(())
     }
 
     /// The jobs of `run` by state.

@@ -314,3 +314,41 @@ fn a_database_that_is_not_there_is_a_named_error() {
         Ok(_) => panic!("connected to nothing"),
     }
 }
+
+#[test]
+fn a_deferred_job_is_not_an_attempt() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["t".to_owned()])).unwrap();
+    let c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    w.defer(&c, Duration::ZERO).unwrap();
+    let again = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    assert_eq!(again.attempt, 1);
+    assert!(lost(w.defer(&c, Duration::ZERO)));
+    let mut other = Queue::connect(db.url(), "other").unwrap();
+    w.defer(&again, MINUTE).unwrap();
+    assert!(other.claim(&["remote"], 1, MINUTE).unwrap().is_empty());
+}
+
+#[test]
+fn one_holder_has_a_lease_until_it_lapses_or_is_released() {
+    let Some(db) = database() else { return };
+    let mut a = Queue::connect(db.url(), "sequencer-a").unwrap();
+    let mut b = Queue::connect(db.url(), "sequencer-b").unwrap();
+    assert!(a.hold("sequencer", MINUTE).unwrap());
+    assert!(
+        a.hold("sequencer", MINUTE).unwrap(),
+        "renewed by its holder"
+    );
+    assert!(!b.hold("sequencer", MINUTE).unwrap());
+    a.release("sequencer").unwrap();
+    assert!(b.hold("sequencer", Duration::ZERO).unwrap());
+    // b's lease has lapsed: a takes it over.
+    assert!(a.hold("sequencer", MINUTE).unwrap());
+    assert!(!b.hold("sequencer", MINUTE).unwrap());
+    b.release("sequencer").unwrap();
+    assert!(
+        !b.hold("sequencer", MINUTE).unwrap(),
+        "releasing another's lease does nothing"
+    );
+}
