@@ -81,6 +81,16 @@ enum Command {
     /// log's published files in the configured stores (`[storage]`; a bucket in a cluster),
     /// verifying every entry. Writes nothing but that index. Same configuration as `run`.
     Api(Box<run_cli::ApiArgs>),
+    /// The cluster's scheduler: harvests the registry on the crawl schedule and enqueues one
+    /// job per remote in PostgreSQL (`[storage] head`); with --enqueue-now, one run now, then
+    /// exits.
+    Scheduler(Box<run_cli::SchedulerArgs>),
+    /// A cluster worker: claims jobs from the queue, observes each remote (a per-host limit
+    /// held across every worker), stores its document and hands its entry to the sequencer.
+    Worker(Box<toolmark_config::RunFlags>),
+    /// The cluster's sequencer: appends the workers' entries to the log, publishes, runs the
+    /// witnesses' rounds; one active at a time (a lease), fenced by the head store.
+    Sequencer(Box<toolmark_config::RunFlags>),
     /// See it work offline in a minute: a registry replica of two real days and stand-in MCP
     /// servers on loopback, two crawls, and the desk.
     Demo(demo::DemoArgs),
@@ -121,7 +131,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(matches!(cli.command, Command::Run(_) | Command::Api(_)));
+    init_logging(matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Api(_)
+            | Command::Scheduler(_)
+            | Command::Worker(_)
+            | Command::Sequencer(_)
+    ));
     let outcome = match cli.command {
         Command::Digest { json, files } => digest(&files, json),
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
@@ -131,6 +148,9 @@ fn main() -> ExitCode {
         Command::Witness(args) => witness_cli::run(args).map(|()| true),
         Command::Run(args) => run_cli::run(*args),
         Command::Api(args) => run_cli::api(*args),
+        Command::Scheduler(args) => run_cli::scheduler(*args),
+        Command::Worker(args) => run_cli::role(*args, "worker"),
+        Command::Sequencer(args) => run_cli::role(*args, "sequencer"),
         Command::Demo(args) => demo::run(args).map(|()| true),
         Command::Package { command } => package_cli::run(command),
         Command::Webhooks { command } => webhooks_cli::run(command),

@@ -21,6 +21,17 @@ pub struct ApiArgs {
     follow_seconds: u64,
 }
 
+/// `toolmark scheduler`'s flags: `run`'s, and whether to enqueue one run now and exit.
+#[derive(clap::Args)]
+pub struct SchedulerArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    /// Harvest and enqueue one crawl run now (unless another scheduler is enqueueing), print
+    /// what was enqueued, and exit.
+    #[arg(long)]
+    enqueue_now: bool,
+}
+
 /// `config` as `args` say, or exit 2 naming what is wrong; `None` when only printed.
 fn config(args: &RunFlags, command: &str) -> Result<Option<Config>> {
     let config = match Config::load(args) {
@@ -59,6 +70,54 @@ pub fn api(args: ApiArgs) -> Result<bool> {
     let stop = signalled(&runtime);
     let interval = std::time::Duration::from_secs(args.follow_seconds);
     runtime.block_on(toolmark_roles::replica::run(config, interval, stop))?;
+    Ok(true)
+}
+
+pub fn scheduler(args: SchedulerArgs) -> Result<bool> {
+    let Some(config) = config(&args.run, "scheduler")? else {
+        return Ok(true);
+    };
+    let runtime = toolmark_roles::api::runtime()?;
+    let stop = signalled(&runtime);
+    if args.enqueue_now {
+        let handle = runtime.handle().clone();
+        let enqueued = runtime.block_on(async move {
+            tokio::task::spawn_blocking(move || {
+                toolmark_roles::cluster::enqueue_now(&handle, &config, None, &stop)
+            })
+            .await
+        })??;
+        match enqueued {
+            Some(e) => println!(
+                "enqueued run {}: {} targets, {} jobs added (snapshot {}, harvest {})",
+                e.run,
+                e.targets,
+                e.added,
+                e.snapshot,
+                if e.complete { "complete" } else { "incomplete" }
+            ),
+            None => println!("another scheduler is enqueueing: nothing enqueued"),
+        }
+        return Ok(true);
+    }
+    runtime.block_on(toolmark_roles::cluster::run_scheduler(config, stop))?;
+    Ok(true)
+}
+
+/// `toolmark worker` and `toolmark sequencer`.
+pub fn role(args: RunFlags, role: &str) -> Result<bool> {
+    let Some(config) = config(&args, role)? else {
+        return Ok(true);
+    };
+    let runtime = toolmark_roles::api::runtime()?;
+    let stop = signalled(&runtime);
+    let run = async move {
+        match role {
+            "worker" => toolmark_roles::cluster::run_worker(config, stop).await,
+            _ => toolmark_roles::cluster::run_sequencer(config, stop).await,
+        }
+    };
+    runtime.block_on(run)?;
     Ok(true)
 }
 

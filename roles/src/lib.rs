@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod cluster;
 mod error;
 pub mod follower;
 pub mod jobs;

@@ -1,0 +1,644 @@
+//! The cluster's scheduler, worker and sequencer roles over the job queue in PostgreSQL
+//! (`toolmark-queue`) and the log's stores (issue #27).
+//!
+//! - The **scheduler** harvests the registry (it alone asks the registry, so its pace holds
+//!   for the whole cluster), stores the harvest's items as one document in the blob store
+//!   (the snapshot every worker reads its targets from) and enqueues one [`REMOTE`] job per
+//!   remote target of the run ([`enqueue_crawl`]).
+//! - A **worker** claims jobs, takes a place under its host's limit across every worker
+//!   ([`toolmark_queue::Queue::acquire_host`]; a busy host defers the job without counting an
+//!   attempt), observes the remote (the crawler's own `crawl` of the batch), stores the
+//!   observation document, and completes the job with the log entry as its hand-off, in one
+//!   transaction fenced by the claim ([`Worker::work_once`]). It never touches the tree.
+//! - The **sequencer** appends the hand-offs to the log in the order the queue gives them (by
+//!   run and key) and marks them taken ([`sequence_once`]); one is active at a time (a lease),
+//!   and the head store's compare-and-swap fences any other. An entry handed on twice (a
+//!   sequencer that died between its append and marking the hand-off taken) is logged once:
+//!   the log drops an observation it holds already.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toolmark_config::Config;
+use toolmark_crawler::crawl::{self, CrawlConfig, Outcome, host_key};
+use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
+use toolmark_index::record::{Prepared, prepare, target_id};
+use toolmark_index::{Blobs, DataDir, RunInput, TargetOutcome};
+use toolmark_log::Log;
+use toolmark_log::entry::Entry;
+use toolmark_log::store::HeadSpec;
+use toolmark_observation::registry::{self, Target, TargetKind};
+use toolmark_queue::{Claim, NewJob, Queue, QueueError};
+use toolmark_toolset::Sri;
+
+use crate::{RoleError, Stop};
+
+/// The kind of a job observing one remote target.
+pub const REMOTE: &str = "remote";
+/// How long a worker's claim (and its host place) lasts: longer than one observation may take
+/// (the crawler's own deadlines bound it well below), so only a dead or stalled worker lets
+/// its jobs return to the queue.
+pub const WORKER_LEASE: Duration = Duration::from_secs(600);
+/// Jobs a worker claims at once.
+pub const WORKER_BATCH: usize = 32;
+/// How long a job whose host is full waits before it may be claimed again.
+pub const HOST_BUSY_DELAY: Duration = Duration::from_secs(2);
+/// Hand-offs a sequencer appends in one batch.
+pub const SEQUENCER_BATCH: usize = 1000;
+/// The sequencer's and the scheduler's lease: a standby takes over this long after the active
+/// one stops renewing it.
+pub const ROLE_LEASE: Duration = Duration::from_secs(15);
+/// Snapshots a worker keeps parsed (each run has one).
+const SNAPSHOTS_KEPT: usize = 4;
+
+/// A remote job's payload: which target of which harvest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoteJob {
+    /// The harvest's items (a JSON array, in the blob store).
+    pub snapshot: String,
+    /// When the run started (RFC 3339): a skipped target's entry is dated so.
+    pub started_at: String,
+    /// The registry harvested.
+    pub registry: String,
+    /// Whether `http://` remotes are dialled (`crawl.allow_private`: tests and demos only).
+    pub allow_cleartext: bool,
+    /// The target (`index::record::target_id`).
+    pub target: String,
+}
+
+/// The PostgreSQL URL the cluster's roles share: the log's head store (`[storage] head`).
+pub fn queue_url(config: &Config) -> Result<String, RoleError> {
+    let spec = config
+        .storage
+        .spec()
+        .map_err(RoleError::doing("[storage]"))?;
+    match spec.head {
+        HeadSpec::Postgres(url) => Ok(url),
+        HeadSpec::Sqlite => Err(RoleError::Refused(
+            "the cluster's roles share PostgreSQL: set [storage] head (--head, \
+             TOOLMARK_STORAGE_HEAD) to a postgres:// URL"
+                .into(),
+        )),
+    }
+}
+
+/// Who this process is in the queue: `host:pid`.
+pub fn holder(role: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{role}@{}:{}", host.trim(), std::process::id())
+}
+
+/// What [`enqueue_crawl`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enqueued {
+    /// The run (`crawl-<started>`).
+    pub run: String,
+    /// The harvest's snapshot in the blob store.
+    pub snapshot: String,
+    /// Remote targets listed.
+    pub targets: usize,
+    /// Jobs added (a run enqueued again adds none).
+    pub added: u64,
+    /// Whether the harvest reached the registry's last page.
+    pub complete: bool,
+}
+
+/// One crawl run's jobs: a full harvest of `config.registry` (a stop ends it before anything
+/// is written), its items stored as one snapshot document, one [`REMOTE`] job per remote
+/// target, in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
+/// second scheduler, or a retry — adds no job it has. Blocks the calling thread (not one of
+/// `runtime`'s workers).
+pub fn enqueue_crawl(
+    runtime: &tokio::runtime::Handle,
+    config: &Config,
+    blobs: &Blobs,
+    queue: &mut Queue,
+    run: Option<String>,
+    stop: &Stop,
+) -> Result<Enqueued, RoleError> {
+    let registry_key = config.registry.trim_end_matches('/');
+    let http = harvest::registry_client().map_err(RoleError::doing("the registry client"))?;
+    let mut hc = HarvestConfig::new(registry_key, Mode::Full);
+    hc.rate = config.crawl.rate();
+    let harvested = runtime.block_on(async {
+        tokio::select! {
+            h = harvest::harvest_partial(&http, &hc) => Some(h),
+            () = stop.cancelled() => None,
+        }
+    });
+    let (harvest, error) =
+        harvested.ok_or_else(|| RoleError::Refused("stopped while harvesting".into()))?;
+    if harvest.records.is_empty() {
+        if let Some(e) = error {
+            return Err(RoleError::doing("harvesting the registry")(e));
+        }
+    }
+    if let Some(e) = &error {
+        tracing::warn!(
+            "registry harvest incomplete ({e}); enqueueing the {} records read",
+            harvest.records.len()
+        );
+    }
+    let snapshot = format!("[{}]", harvest.items.join(","));
+    let sri = blobs
+        .put(snapshot.as_bytes())
+        .map_err(RoleError::doing("storing the harvest"))?;
+    let input = RunInput {
+        started_at: harvest.started_at.clone(),
+        registry: config.registry.clone(),
+        records: registry::latest_per_name(harvest.records.clone()),
+        harvest_complete: harvest.complete,
+        delisted: Vec::new(),
+        allow_cleartext: config.crawl.allow_private,
+    };
+    let jobs: Vec<NewJob> = input
+        .targets()
+        .iter()
+        .filter(|t| matches!(t.kind, TargetKind::Remote { .. }))
+        .map(|t| {
+            let job = RemoteJob {
+                snapshot: sri.to_string(),
+                started_at: input.started_at.clone(),
+                registry: input.registry.clone(),
+                allow_cleartext: input.allow_cleartext,
+                target: target_id(t),
+            };
+            NewJob {
+                kind: REMOTE.to_owned(),
+                key: job.target.clone(),
+                payload: serde_json::to_string(&job).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let run = run.unwrap_or_else(|| format!("crawl-{}", input.started_at));
+    let added = queue
+        .enqueue(&run, &jobs)
+        .map_err(RoleError::doing("enqueueing the run"))?;
+    Ok(Enqueued {
+        run,
+        snapshot: sri.to_string(),
+        targets: jobs.len(),
+        added,
+        complete: harvest.complete,
+    })
+}
+
+/// A worker: its queue connection, the stores documents go to, and the snapshots it has read.
+pub struct Worker {
+    queue: Queue,
+    blobs: Blobs,
+    crawl: CrawlConfig,
+    /// Places per host across every worker.
+    per_host: u32,
+    snapshots: Vec<(String, HashMap<String, Target>)>,
+}
+
+impl Worker {
+    /// A worker over `config`'s queue and stores.
+    pub fn new(config: &Config, dir: &DataDir, stop: &Stop) -> Result<Worker, RoleError> {
+        let queue = Queue::connect(&queue_url(config)?, &holder("worker"))
+            .map_err(RoleError::doing("the queue"))?;
+        let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
+        let mut crawl = CrawlConfig {
+            per_host: config.crawl.per_host,
+            concurrency: config.crawl.concurrency,
+            stop: stop.clone(),
+            ..CrawlConfig::default()
+        };
+        crawl.client.policy.allow_private = config.crawl.allow_private;
+        crawl.client.resolver =
+            toolmark_ingest::resolver(&config.crawl).map_err(RoleError::doing("crawl.resolve"))?;
+        Ok(Worker {
+            queue,
+            blobs,
+            per_host: u32::try_from(config.crawl.per_host).unwrap_or(u32::MAX),
+            crawl,
+            snapshots: Vec::new(),
+        })
+    }
+
+    /// The target `job` names, from its run's snapshot (read once per run).
+    fn target(&mut self, job: &RemoteJob) -> Result<Target, String> {
+        if !self.snapshots.iter().any(|(sri, _)| *sri == job.snapshot) {
+            let sri: Sri = job
+                .snapshot
+                .parse()
+                .map_err(|e| format!("snapshot {}: {e}", job.snapshot))?;
+            let bytes = self
+                .blobs
+                .get(&sri)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("snapshot {} is not stored", job.snapshot))?;
+            let page = registry::parse_snapshot(&bytes).map_err(|e| e.to_string())?;
+            let input = RunInput {
+                started_at: job.started_at.clone(),
+                registry: job.registry.clone(),
+                records: registry::latest_per_name(page.servers),
+                harvest_complete: true,
+                delisted: Vec::new(),
+                allow_cleartext: job.allow_cleartext,
+            };
+            let targets = input
+                .targets()
+                .into_iter()
+                .map(|t| (target_id(&t), t))
+                .collect();
+            if self.snapshots.len() == SNAPSHOTS_KEPT {
+                self.snapshots.remove(0);
+            }
+            self.snapshots.push((job.snapshot.clone(), targets));
+        }
+        self.snapshots
+            .iter()
+            .find(|(sri, _)| *sri == job.snapshot)
+            .and_then(|(_, targets)| targets.get(&job.target).cloned())
+            .ok_or_else(|| format!("target {} is not in snapshot {}", job.target, job.snapshot))
+    }
+
+    /// One batch: claims up to [`WORKER_BATCH`] jobs, observes them and completes each with
+    /// its entry. Blocks the calling thread (not one of `runtime`'s workers). Returns how many
+    /// jobs it completed (0: none was waiting).
+    pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
+        let claims = self
+            .queue
+            .claim(&[REMOTE], WORKER_BATCH, WORKER_LEASE)
+            .map_err(RoleError::doing("claiming jobs"))?;
+        // Each claim with its target and, for one to dial, its place under the host's limit.
+        let mut ready: HashMap<String, Vec<(Claim, RemoteJob)>> = HashMap::new();
+        let mut places = Vec::new();
+        let mut targets = Vec::new();
+        for claim in claims {
+            let job: RemoteJob = match serde_json::from_str(&claim.payload) {
+                Ok(j) => j,
+                Err(e) => {
+                    self.give_up(&claim, &format!("unreadable job: {e}"))?;
+                    continue;
+                }
+            };
+            let target = match self.target(&job) {
+                Ok(t) => t,
+                Err(why) => {
+                    self.give_up(&claim, &why)?;
+                    continue;
+                }
+            };
+            if let (TargetKind::Remote { url, declared, .. }, None) = (&target.kind, &target.skip) {
+                let host = host_key(&declared.dial_url(url));
+                match self
+                    .queue
+                    .acquire_host(&host, self.per_host, WORKER_LEASE)
+                    .map_err(RoleError::doing("a host place"))?
+                {
+                    Some(place) => places.push(place),
+                    None => {
+                        lost_is_fine(self.queue.defer(&claim, HOST_BUSY_DELAY))?;
+                        continue;
+                    }
+                }
+            }
+            ready
+                .entry(target_id(&target))
+                .or_default()
+                .push((claim, job));
+            targets.push(target);
+        }
+        let mut outcomes = Vec::new();
+        runtime.block_on(crawl::crawl(&self.crawl, targets, |o: Outcome| {
+            outcomes.push(o);
+        }));
+        let mut done = 0;
+        for outcome in outcomes {
+            let Some((claim, job)) = ready
+                .get_mut(&target_id(&outcome.target))
+                .and_then(Vec::pop)
+            else {
+                continue;
+            };
+            let item = TargetOutcome {
+                target: outcome.target,
+                observation: outcome.observation,
+            };
+            drop(outcome.grant);
+            if self.complete(&claim, &job, &item)? {
+                done += 1;
+            }
+        }
+        // Jobs the crawl did not take (it was stopped): back to the queue, not an attempt.
+        for (claim, _) in ready.into_values().flatten() {
+            lost_is_fine(self.queue.defer(&claim, Duration::ZERO))?;
+        }
+        for place in places {
+            self.queue
+                .release_host(place)
+                .map_err(RoleError::doing("giving a host place back"))?;
+        }
+        Ok(done)
+    }
+
+    /// Stores the outcome's document and completes its job with the entry; `false` when the
+    /// claim was lost meanwhile (another worker has the job: nothing of this one is kept).
+    fn complete(
+        &mut self,
+        claim: &Claim,
+        job: &RemoteJob,
+        outcome: &TargetOutcome,
+    ) -> Result<bool, RoleError> {
+        let Prepared { line, logged } =
+            prepare(outcome, &job.started_at).map_err(RoleError::doing("the observation"))?;
+        let handoff = match logged {
+            Some((entry, document)) => {
+                if let Some(doc) = document {
+                    // Durable before the entry naming it can be committed.
+                    self.blobs
+                        .put(&doc)
+                        .map_err(RoleError::doing("storing the observation document"))?;
+                }
+                Some(
+                    entry
+                        .encode()
+                        .map_err(RoleError::doing("encoding the entry"))?,
+                )
+            }
+            None => None,
+        };
+        let result = serde_json::to_string(&line).map_err(RoleError::doing("the report line"))?;
+        match self.queue.complete(claim, &result, handoff.as_deref()) {
+            Ok(()) => Ok(true),
+            Err(QueueError::Lost { .. }) => {
+                tracing::warn!(
+                    "job {} ({}): claim lost; its result dropped",
+                    claim.id,
+                    claim.key
+                );
+                Ok(false)
+            }
+            Err(e) => Err(RoleError::doing("completing a job")(e)),
+        }
+    }
+
+    /// Fails a job that cannot be worked (its payload or snapshot is unreadable): retried as
+    /// any failure, then failed for good.
+    fn give_up(&mut self, claim: &Claim, why: &str) -> Result<(), RoleError> {
+        tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+        lost_is_fine(self.queue.fail(claim, why, HOST_BUSY_DELAY).map(drop))
+    }
+}
+
+/// A lost claim is someone else's job now: nothing to do.
+fn lost_is_fine(r: Result<(), QueueError>) -> Result<(), RoleError> {
+    match r {
+        Ok(()) | Err(QueueError::Lost { .. }) => Ok(()),
+        Err(e) => Err(RoleError::doing("the queue")(e)),
+    }
+}
+
+/// One sequencer batch: up to [`SEQUENCER_BATCH`] hand-offs appended to `log` as one batch,
+/// then marked taken. Returns how many it took (0: none was waiting).
+pub fn sequence_once(queue: &mut Queue, log: &mut Log) -> Result<usize, RoleError> {
+    let handoffs = queue
+        .handoffs(SEQUENCER_BATCH)
+        .map_err(RoleError::doing("reading hand-offs"))?;
+    if handoffs.is_empty() {
+        return Ok(0);
+    }
+    let entries = handoffs
+        .iter()
+        .map(|h| {
+            Entry::decode(&h.body).map_err(|e| {
+                RoleError::Refused(format!("hand-off {} ({}): not an entry: {e}", h.seq, h.key))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    log.append(entries)
+        .map_err(RoleError::doing("appending to the log"))?;
+    let seqs: Vec<i64> = handoffs.iter().map(|h| h.seq).collect();
+    queue
+        .taken(&seqs)
+        .map_err(RoleError::doing("marking hand-offs taken"))?;
+    Ok(seqs.len())
+}
+
+/// How long an idle worker or sequencer waits before it looks at the queue again, and how long
+/// a role waits after a failed pass (a database or bucket outage stalls it, nothing more).
+pub const POLL: Duration = Duration::from_secs(1);
+
+/// Waits `d`, or less when `stop` fires; whether it fired.
+async fn pause(stop: &Stop, d: Duration) -> bool {
+    tokio::select! {
+        () = stop.cancelled() => true,
+        () = tokio::time::sleep(d) => false,
+    }
+}
+
+/// `toolmark worker`: claims and works jobs until `stop` (the batch in hand finishes and is
+/// completed; jobs it did not start go back to the queue).
+pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
+    let dir = crate::jobs::data_dir(&config);
+    let s = stop.clone();
+    let mut worker = tokio::task::spawn_blocking(move || Worker::new(&config, &dir, &s))
+        .await
+        .map_err(RoleError::doing("starting the worker"))??;
+    tracing::info!("worker {} claiming {REMOTE} jobs", worker.queue_holder());
+    loop {
+        if stop.is_cancelled() {
+            return Ok(());
+        }
+        let handle = tokio::runtime::Handle::current();
+        let (back, done) = tokio::task::spawn_blocking(move || {
+            let done = worker.work_once(&handle);
+            (worker, done)
+        })
+        .await
+        .map_err(RoleError::doing("the worker's task"))?;
+        worker = back;
+        let idle = match done {
+            Ok(0) => true,
+            Ok(n) => {
+                tracing::info!("worker: {n} jobs done");
+                false
+            }
+            Err(e) => {
+                tracing::warn!("worker: {}", crate::chain(&e));
+                true
+            }
+        };
+        if idle && pause(&stop, POLL).await {
+            return Ok(());
+        }
+    }
+}
+
+impl Worker {
+    /// Who this worker is in the queue.
+    pub fn queue_holder(&self) -> String {
+        holder("worker")
+    }
+}
+
+/// `toolmark sequencer`: while it holds the sequencer lease, appends hand-offs to the log
+/// (created in the configured stores on first start, with this data directory's key); a
+/// standby waits for the lease. With witnesses configured, runs their rounds as `run` does.
+pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> {
+    let dir = crate::jobs::data_dir(&config);
+    let url = queue_url(&config)?;
+    let origin = config.origin.clone();
+    let (mut queue, mut log) = tokio::task::spawn_blocking(move || {
+        let queue =
+            Queue::connect(&url, &holder("sequencer")).map_err(RoleError::doing("the queue"))?;
+        let log = dir
+            .open_log(&origin)
+            .map_err(RoleError::doing("opening the log"))?;
+        Ok::<_, RoleError>((queue, log))
+    })
+    .await
+    .map_err(RoleError::doing("starting the sequencer"))??;
+    if let Some(cosigner) = crate::jobs::cosigner(&config)? {
+        tokio::spawn(toolmark_cosign::watch(
+            cosigner,
+            toolmark_cosign::WATCH_POLL,
+            Duration::from_secs(config.witnessing.min_interval_seconds),
+            stop.clone(),
+        ));
+    }
+    tracing::info!("sequencer: log {} at size {}", log.vkey(), log.head().size);
+    let mut active = false;
+    loop {
+        if stop.is_cancelled() {
+            break;
+        }
+        let (q, l, outcome) = tokio::task::spawn_blocking(move || {
+            let outcome = match queue.hold("sequencer", ROLE_LEASE) {
+                Ok(true) => sequence_once(&mut queue, &mut log).map(Some),
+                Ok(false) => Ok(None),
+                Err(e) => Err(RoleError::doing("the sequencer lease")(e)),
+            };
+            (queue, log, outcome)
+        })
+        .await
+        .map_err(RoleError::doing("the sequencer's task"))?;
+        (queue, log) = (q, l);
+        let idle = match outcome {
+            Ok(Some(0)) => {
+                active = true;
+                true
+            }
+            Ok(Some(n)) => {
+                active = true;
+                tracing::info!(
+                    "sequencer: {n} entries appended, log size {}",
+                    log.head().size
+                );
+                false
+            }
+            Ok(None) => {
+                if active {
+                    tracing::warn!("sequencer: another sequencer holds the lease; standing by");
+                }
+                active = false;
+                true
+            }
+            Err(e) => {
+                tracing::warn!("sequencer: {}", crate::chain(&e));
+                // A failed append poisons the log: reopen it (recovery) before the next pass.
+                let d = crate::jobs::data_dir(&config);
+                let o = config.origin.clone();
+                match tokio::task::spawn_blocking(move || d.open_log(&o)).await {
+                    Ok(Ok(reopened)) => log = reopened,
+                    Ok(Err(e)) => tracing::warn!("sequencer: reopening the log: {e}"),
+                    Err(e) => tracing::warn!("sequencer: reopening the log: {e}"),
+                }
+                true
+            }
+        };
+        if idle && pause(&stop, POLL).await {
+            break;
+        }
+    }
+    let _ = tokio::task::spawn_blocking(move || queue.release("sequencer")).await;
+    Ok(())
+}
+
+/// One crawl run enqueued by whoever holds the scheduler lease (`toolmark scheduler
+/// --enqueue-now`, and the scheduler's cron job, which names the run by its fire time's UTC
+/// hour so that two schedulers firing for it share one run): `None` when another scheduler is
+/// enqueueing.
+pub fn enqueue_now(
+    runtime: &tokio::runtime::Handle,
+    config: &Config,
+    run: Option<String>,
+    stop: &Stop,
+) -> Result<Option<Enqueued>, RoleError> {
+    let dir = crate::jobs::data_dir(config);
+    let mut queue = Queue::connect(&queue_url(config)?, &holder("scheduler"))
+        .map_err(RoleError::doing("the queue"))?;
+    if !queue
+        .hold("scheduler", ROLE_LEASE)
+        .map_err(RoleError::doing("the scheduler lease"))?
+    {
+        return Ok(None);
+    }
+    let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
+    let enqueued = enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop)?;
+    queue
+        .release("scheduler")
+        .map_err(RoleError::doing("the scheduler lease"))?;
+    Ok(Some(enqueued))
+}
+
+/// `toolmark scheduler`: the crawl on its cron schedule (`schedules.crawl`), each fire time
+/// enqueued as one run ([`enqueue_now`]); the schedules' own lease and history are in this
+/// data directory's `schedules.sqlite`. Until `stop`.
+pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> {
+    use std::sync::Arc;
+    use toolmark_schedules::{
+        Clock, JobContext, JobError, JobSpec, LeaseStore, Scheduler, SystemClock,
+    };
+    queue_url(&config)?;
+    let dir = crate::jobs::data_dir(&config);
+    std::fs::create_dir_all(dir.root()).map_err(RoleError::doing("the data directory"))?;
+    let store = Arc::new(
+        LeaseStore::open(dir.schedules_path())
+            .map_err(RoleError::doing("opening the schedules database"))?,
+    );
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut scheduler = Scheduler::new(store, clock, holder("scheduler"));
+    let config = Arc::new(config);
+    let spec = JobSpec::new("crawl", &config.schedules.crawl)
+        .map_err(RoleError::doing("the crawl schedule"))?
+        .with_lease(Duration::from_secs(config.schedules.lease_seconds));
+    let job_config = config.clone();
+    scheduler
+        .add(
+            spec,
+            Arc::new(move |ctx: JobContext| {
+                let config = job_config.clone();
+                Box::pin(async move {
+                    let run = format!("crawl-{}", ctx.scheduled_for.format("%Y-%m-%dT%H"));
+                    let handle = tokio::runtime::Handle::current();
+                    let stop: Stop = ctx.stop.clone();
+                    let enqueued = tokio::task::spawn_blocking(move || {
+                        enqueue_now(&handle, &config, Some(run), &stop)
+                    })
+                    .await
+                    .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
+                    .map_err(|e| JobError::new(crate::chain(&e)))?;
+                    Ok(match enqueued {
+                        Some(e) => format!(
+                            "run {}: {} targets, {} jobs enqueued (harvest {})",
+                            e.run,
+                            e.targets,
+                            e.added,
+                            if e.complete { "complete" } else { "incomplete" }
+                        ),
+                        None => "another scheduler is enqueueing this run".to_owned(),
+                    })
+                })
+            }),
+        )
+        .map_err(RoleError::doing("adding the crawl"))?;
+    let summary = scheduler.run(stop.cancelled_owned()).await;
+    tracing::info!("scheduler stopped: {summary:?}");
+    Ok(())
+}
