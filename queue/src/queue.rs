@@ -223,7 +223,8 @@ impl Queue {
         let mut config: postgres::Config = url.parse().map_err(|e| fail(&e))?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.options(&format!(
-            "-c statement_timeout={ms} -c lock_timeout={ms} -c synchronous_commit=on",
+            "-c statement_timeout={ms} -c lock_timeout={ms} -c synchronous_commit=on \
+             -c client_min_messages=warning",
             ms = STATEMENT_TIMEOUT.as_millis()
         ));
         let client = config.connect(NoTls).map_err(|e| fail(&e))?;

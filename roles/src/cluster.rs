@@ -119,6 +119,8 @@ pub fn enqueue_crawl(
     stop: &Stop,
 ) -> Result<Enqueued, RoleError> {
     let registry_key = config.registry.trim_end_matches('/');
+    // The run's time, as entries are dated (whole seconds): a skipped target's entry has it.
+    let started_at = toolmark_observation::time::utc(std::time::SystemTime::now());
     let http = harvest::registry_client().map_err(RoleError::doing("the registry client"))?;
     let mut hc = HarvestConfig::new(registry_key, Mode::Full);
     hc.rate = config.crawl.rate();
@@ -146,7 +148,7 @@ pub fn enqueue_crawl(
         .put(snapshot.as_bytes())
         .map_err(RoleError::doing("storing the harvest"))?;
     let input = RunInput {
-        started_at: harvest.started_at.clone(),
+        started_at,
         registry: config.registry.clone(),
         records: registry::latest_per_name(harvest.records.clone()),
         harvest_complete: harvest.complete,
@@ -443,7 +445,7 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     tracing::info!("worker {} claiming {REMOTE} jobs", worker.queue_holder());
     loop {
         if stop.is_cancelled() {
-            return Ok(());
+            break;
         }
         let handle = tokio::runtime::Handle::current();
         let (back, done) = tokio::task::spawn_blocking(move || {
@@ -465,9 +467,12 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
             }
         };
         if idle && pause(&stop, POLL).await {
-            return Ok(());
+            break;
         }
     }
+    // Its database connection is closed off the runtime's threads (the client blocks).
+    let _ = tokio::task::spawn_blocking(move || drop(worker)).await;
+    Ok(())
 }
 
 impl Worker {
@@ -556,7 +561,13 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
             break;
         }
     }
-    let _ = tokio::task::spawn_blocking(move || queue.release("sequencer")).await;
+    // The lease is given up for a standby, and the connections closed off the runtime's
+    // threads (the clients block).
+    let _ = tokio::task::spawn_blocking(move || {
+        let _ = queue.release("sequencer");
+        drop(log);
+    })
+    .await;
     Ok(())
 }
 

@@ -18,6 +18,10 @@ use crate::{RoleError, Stop};
 /// missing; the answer key must be the cluster's (every replica signs with it).
 pub async fn run(config: Config, interval: Duration, stop: Stop) -> Result<(), RoleError> {
     let dir = data_dir(&config);
+    std::fs::create_dir_all(dir.root()).map_err(RoleError::doing(format!(
+        "creating the data directory {}",
+        dir.root().display()
+    )))?;
     let status = Arc::new(FollowerStatus::default());
     {
         let (d, s) = (dir.clone(), status.clone());

@@ -98,7 +98,10 @@ impl PgHead {
             .map_err(|e| StoreError::Postgres(format!("{}: {e}", redact(url))))?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.options(&format!(
-            "-c statement_timeout={} -c lock_timeout={} -c synchronous_commit=on",
+            // `client_min_messages`: the schema's `IF NOT EXISTS` notices are not worth a log
+            // line in every process that connects.
+            "-c statement_timeout={} -c lock_timeout={} -c synchronous_commit=on \
+             -c client_min_messages=warning",
             STATEMENT_TIMEOUT.as_millis(),
             STATEMENT_TIMEOUT.as_millis()
         ));
