@@ -29,8 +29,7 @@ pub enum BodyError {
     /// An encoding we did not ask for, several stacked encodings, or corrupt compressed data.
     #[error("content encoding: {0}")]
     Encoding(String),
-    /// No byte arrived for [`READ_IDLE_TIMEOUT`](crate::limits::READ_IDLE_TIMEOUT), or the
-    /// request's own timeout passed.
+    /// No byte arrived for [`READ_IDLE_TIMEOUT`], or the request's own timeout passed.
     #[error("body read timed out")]
     Timeout,
     /// The connection failed mid-body.
