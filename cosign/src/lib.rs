@@ -24,7 +24,7 @@
 //!
 //! It never signs as the log, never writes entries, and never holds the log's writer lock: a
 //! slow or dead witness delays publication, never a crawl's commit. Every witness is dialled
-//! through the crawler (the SSRF guard, the timeout, the response cap).
+//! through `toolmark-outbound` (the SSRF guard, the timeout, the response cap).
 
 #![deny(missing_docs)]
 
@@ -32,8 +32,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolmark_crawler::mcp::ClientConfig;
-use toolmark_crawler::witness::{Submission, add_checkpoint};
 use toolmark_log::cosignature::{Cosignature, add_signature_lines};
 use toolmark_log::head::HeadStore;
 use toolmark_log::note::open_checkpoint;
@@ -42,6 +40,8 @@ use toolmark_log::policy::{MAX_FUTURE_SECONDS, WitnessPolicy};
 use toolmark_log::reader::{Reader, Signed};
 use toolmark_log::store::{StorageSpec, StoreError};
 use toolmark_log::witness::AddCheckpoint;
+use toolmark_outbound::Outbound;
+use toolmark_outbound::witness::{Submission, add_checkpoint};
 
 mod options;
 pub use options::{WitnessOptions, parse_witness_arg};
@@ -176,7 +176,7 @@ pub struct Cosigner {
     head: Arc<std::sync::Mutex<Option<Box<dyn HeadStore>>>>,
     status_path: PathBuf,
     policy: WitnessPolicy,
-    client: ClientConfig,
+    client: Outbound,
     timeout: Duration,
     clock: Clock,
     /// One round at a time (the heartbeat and the batch watcher may both ask).
@@ -194,7 +194,9 @@ fn cap(s: &str) -> String {
 }
 
 impl Cosigner {
-    /// A cosigner for the single-box log in `log_dir`, writing its status to `status_path`.
+    /// A cosigner for the single-box log in `log_dir`, writing its status to `status_path`,
+    /// submitting with `client`: [`Outbound`] or anything that converts into it (the
+    /// crawler's `ClientConfig`).
     ///
     /// # Errors
     ///
@@ -203,7 +205,7 @@ impl Cosigner {
         log_dir: &Path,
         status_path: &Path,
         policy: WitnessPolicy,
-        client: ClientConfig,
+        client: impl Into<Outbound>,
         timeout: Duration,
         clock: Clock,
     ) -> Result<Cosigner, CosignError> {
@@ -216,7 +218,7 @@ impl Cosigner {
             head: Arc::new(std::sync::Mutex::new(None)),
             status_path: status_path.to_owned(),
             policy,
-            client,
+            client: client.into(),
             timeout,
             clock,
             running: tokio::sync::Mutex::new(()),

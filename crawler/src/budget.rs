@@ -240,6 +240,15 @@ struct MeterState {
     starved: Option<usize>,
 }
 
+/// A body being read (`toolmark_outbound::body`) is charged [`BODY_COPIES`] times its
+/// decompressed bytes.
+impl toolmark_outbound::body::BodyMeter for Meter {
+    fn charge_body(&self, bytes: usize) -> Result<(), toolmark_outbound::body::OverBudget> {
+        self.charge(bytes.saturating_mul(BODY_COPIES))
+            .map_err(|Starved| toolmark_outbound::body::OverBudget)
+    }
+}
+
 /// A charge could not be covered without waiting: the run must stop and start again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Starved;

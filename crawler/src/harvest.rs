@@ -283,13 +283,10 @@ pub enum HarvestError {
     },
 }
 
-/// The HTTP client a harvest should use: no redirects followed, no default headers, rustls.
-/// Everything outside the crawler that reads a registry or a remote log builds its client
-/// here, so the redirect policy is decided once.
+/// The HTTP client a harvest should use: no redirects followed, no default headers, rustls
+/// (`toolmark_outbound::client::unguarded`: the operator named the registry).
 pub fn registry_client() -> Result<reqwest::Client, HarvestError> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+    toolmark_outbound::client::unguarded(None)
         .map_err(|e| HarvestError::Config(format!("building the registry client: {e}")))
 }
 

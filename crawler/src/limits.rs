@@ -15,6 +15,13 @@ pub use toolmark_mcp::limits::{
     MAX_DETAIL_EXCERPT, MAX_PAGES, MAX_PROTOCOL_VERSION, MAX_REPLIES, MAX_TOOLS, MAX_TOOLSET_BYTES,
 };
 
+/// The limits of every outbound request (connecting, resolving, reading a body) belong to
+/// `toolmark-outbound`, the one place toolmark's own HTTP is made; re-exported here for the
+/// same reason.
+pub use toolmark_outbound::limits::{
+    CONNECT_TIMEOUT, MAX_ADDRESSES, MAX_COMPRESSION_RATIO, RATIO_FLOOR, READ_IDLE_TIMEOUT,
+};
+
 /// Most bytes one HTTP response may decompress to. The largest real tool set in the corpus
 /// (okta, 108 tools) is 0.10 MB; HISTOR allows 4 MiB. 8 MiB leaves room for servers with
 /// hundreds of richly documented tools and still bounds one response.
@@ -36,10 +43,6 @@ pub const MAX_SSE_EVENT: usize = MAX_RESPONSE_BYTES;
 /// exchange and stops a stream of empty or unrelated events.
 pub const MAX_SSE_EVENTS: usize = 1_000;
 
-/// Time to establish a TCP connection (and TLS handshake): a healthy host answers within a
-/// second; 10 s tolerates a slow network without letting dead hosts hold a worker.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Longest one HTTP request may take, headers and body. HISTOR uses 20 s; real servers answer
 /// `tools/list` in well under a second.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -49,21 +52,9 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 /// session; a stateful gateway otherwise keeps a whole server process per observation.
 pub const SESSION_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Longest gap between two chunks of a body. A slowloris server dripping one byte at a time
-/// is cut off after this much silence, and by [`REQUEST_TIMEOUT`] if it keeps dripping.
-pub const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// One deadline for a whole observation: every transport tried, every request and page.
 /// HISTOR uses max(3 × 20 s, 60 s); we try up to three transports, so 90 s.
 pub const OBSERVATION_DEADLINE: Duration = Duration::from_secs(90);
-
-/// Highest ratio of decompressed to compressed bytes accepted once a body has decompressed
-/// past [`RATIO_FLOOR`]. JSON tool sets compress 5–20× with gzip; a bomb reaches 1000×.
-pub const MAX_COMPRESSION_RATIO: u64 = 100;
-
-/// Bytes a body may decompress to before the ratio check applies (a tiny body can have a large
-/// ratio honestly: 1 KiB of `{}` padding).
-pub const RATIO_FLOOR: u64 = 1024 * 1024;
 
 /// Requests in flight to one host at a time. HISTOR uses 2; a registry remote is typically one
 /// small service, and several registry servers share a host (212 on server.smithery.ai).
@@ -109,10 +100,6 @@ pub const MEMORY_BUDGET: usize = 192 * 1024 * 1024;
 /// [`MAX_CONCURRENT_OBSERVATIONS`] × 512 KiB = 128 MiB leaves a third of the budget for the
 /// few large ones: the global slots, not the budget, bound an ordinary crawl's concurrency.
 pub const OBSERVATION_GRANT: usize = 512 * 1024;
-
-/// The most addresses one host name may resolve to; more is a sign of a broken or hostile DNS
-/// answer and every one would have to be checked.
-pub const MAX_ADDRESSES: usize = 32;
 
 /// The whole of the one unauthenticated `GET` of an `auth-required` remote's protected-resource
 /// metadata (RFC 9728), from resolving its host to its last byte ([`crate::resource`]). It runs

@@ -57,6 +57,9 @@ use tokio_util::sync::CancellationToken;
 use toolmark_mcp::jsonrpc;
 use toolmark_mcp::{Delivery, Failure, Handshake, Identity, Incoming, Listing, SessionError};
 
+use toolmark_outbound::Outbound;
+pub use toolmark_outbound::{Trust, TrustError};
+
 use crate::body::{Body, BodyError};
 use crate::budget::{self as budget, AddressGate, Budget, Busy, Grant, Hold, Meter};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
@@ -127,7 +130,9 @@ impl Default for Limits {
     }
 }
 
-/// Everything an observation needs besides the URL.
+/// Everything an observation needs besides the URL: the [`Outbound`] settings of every request
+/// (policy, resolver, user agent, trust; [`ClientConfig::outbound`]) and the crawl's own limits
+/// and memory budget.
 #[derive(Clone)]
 pub struct ClientConfig {
     /// What the SSRF guard allows.
@@ -143,6 +148,27 @@ pub struct ClientConfig {
     /// The memory budget every observation made with this configuration (and its clones)
     /// shares; [`Budget::default`] is [`limits::MEMORY_BUDGET`]. See [`crate::budget`].
     pub budget: Budget,
+}
+
+impl ClientConfig {
+    /// The settings of one request made with this configuration: its policy, resolver, user
+    /// agent and trust, and [`Limits::connect_timeout`].
+    pub fn outbound(&self) -> Outbound {
+        Outbound {
+            policy: self.policy,
+            resolver: self.resolver.clone(),
+            user_agent: self.user_agent.clone(),
+            trust: self.trust.clone(),
+            connect_timeout: self.limits.connect_timeout,
+        }
+    }
+}
+
+/// The requests of webhooks and witness submissions made with a crawl's settings.
+impl From<ClientConfig> for Outbound {
+    fn from(config: ClientConfig) -> Outbound {
+        config.outbound()
+    }
 }
 
 impl Default for ClientConfig {
@@ -658,110 +684,16 @@ fn identity() -> Identity {
     }
 }
 
-/// Which server certificates an observation's TLS accepts.
-///
-/// [`Trust::platform`] (the default, every real crawl): the platform's verifier — system
-/// roots, the name checked against the URL's host. [`Trust::only`]: the given roots and
-/// nothing else — how `toolmark demo` reaches its https stand-ins for real registry URLs with
-/// certificates of its own throwaway CA, which no other client trusts.
-#[derive(Clone, Default)]
-pub struct Trust(Option<Arc<rustls::ClientConfig>>);
-
-impl std::fmt::Debug for Trust {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self.0 {
-            None => "Trust::platform",
-            Some(_) => "Trust::only(..)",
-        })
-    }
-}
-
-/// PEM that [`Trust::only`] could not take as root certificates.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("trusted roots: {0}")]
-pub struct TrustError(String);
-
-impl Trust {
-    /// The platform's verifier and roots.
-    pub fn platform() -> Trust {
-        Trust(None)
-    }
-
-    /// Only the root certificates in `pem` (at least one), instead of the platform's.
-    pub fn only(pem: &[u8]) -> Result<Trust, TrustError> {
-        use rustls::pki_types::CertificateDer;
-        use rustls::pki_types::pem::PemObject;
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| TrustError(e.to_string()))?;
-            roots.add(cert).map_err(|e| TrustError(e.to_string()))?;
-        }
-        if roots.is_empty() {
-            return Err(TrustError("no certificate in the PEM".into()));
-        }
-        let config = tls_config(|b| Ok(b.with_root_certificates(roots))).map_err(TrustError)?;
-        Ok(Trust(Some(Arc::new(config))))
-    }
-
-    /// The TLS configuration for one client.
-    fn config(&self) -> Result<rustls::ClientConfig, String> {
-        match &self.0 {
-            None => shared_tls(),
-            Some(config) => Ok(config.as_ref().clone()),
-        }
-    }
-}
-
-/// rustls with `verifier` chosen by the caller, TLS 1.2 and 1.3, ALPN h2 and http/1.1.
-fn tls_config(
-    verifier: impl FnOnce(
-        rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>,
-    ) -> Result<
-        rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>,
-        String,
-    >,
-) -> Result<rustls::ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS versions: {e}"))?;
-    let mut config = verifier(builder)?.with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(config)
-}
-
-/// The TLS configuration every observation's client shares under [`Trust::platform`]: the
-/// platform's certificate verifier (system roots, name checked against the URL's host). Built
-/// once: reqwest would otherwise build a verifier per client, which costs about 14 ms each
-/// (`docs/benchmarks.md`).
-fn shared_tls() -> Result<rustls::ClientConfig, String> {
-    static TLS: std::sync::OnceLock<Result<rustls::ClientConfig, String>> =
-        std::sync::OnceLock::new();
-    TLS.get_or_init(|| {
-        tls_config(|b| {
-            let provider = b.crypto_provider().clone();
-            let verifier = rustls_platform_verifier::Verifier::new(provider)
-                .map_err(|e| format!("certificate verifier: {e}"))?;
-            Ok(b.dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier)))
-        })
-    })
-    .clone()
-}
-
 /// The client of one observation: pinned to the checked addresses, sending `declared`'s
 /// headers (already checked to be sendable by the registry parser; one that still does not make
-/// a header fails the build, which ends the observation as `protocol`).
+/// a header fails the build, which ends the observation as `protocol`), by
+/// [`toolmark_outbound::client::pinned`]'s rules.
 pub(crate) fn build_client(
     config: &ClientConfig,
     pinned: &Pinned,
     declared: &Declared,
 ) -> Result<reqwest::Client, String> {
     let mut headers = HeaderMap::new();
-    headers.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("gzip, deflate"),
-    );
     for h in &declared.headers {
         let name = header::HeaderName::from_bytes(h.name.as_bytes())
             .map_err(|_| format!("declared header name {:?} is not a header name", h.name))?;
@@ -769,19 +701,8 @@ pub(crate) fn build_client(
             .map_err(|_| format!("declared header {:?} has a value no header carries", h.name))?;
         headers.append(name, value);
     }
-    let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .connect_timeout(config.limits.connect_timeout)
-        .user_agent(config.user_agent.clone())
-        .default_headers(headers)
-        .pool_max_idle_per_host(2)
-        .dns_resolver(Arc::new(guard::RefuseAll))
-        .tls_backend_preconfigured(config.trust.config()?);
-    if let url::Host::Domain(_) = pinned.url.host().unwrap_or(url::Host::Domain("")) {
-        builder = builder.resolve_to_addrs(&pinned.host, &pinned.addrs);
-    }
-    builder.build().map_err(|e| crate::error_chain(&e))
+    toolmark_outbound::client::pinned(&config.outbound(), pinned, headers)
+        .map_err(|e| e.to_string())
 }
 
 /// How an attempt ended when it did not end with a tool set.

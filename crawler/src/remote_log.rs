@@ -26,10 +26,9 @@ pub struct HttpLog {
 impl HttpLog {
     /// The log served at `base`; no request is sent yet.
     pub fn new(base: &str) -> Result<HttpLog, String> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(FETCH_TIMEOUT)
-            .build()
+        // The operator named the log (it may be their own, on a private address): unguarded,
+        // but no redirect followed and every request within the timeout.
+        let client = toolmark_outbound::client::unguarded(Some(FETCH_TIMEOUT))
             .map_err(|e| format!("building the HTTP client: {e}"))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

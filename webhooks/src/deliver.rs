@@ -21,9 +21,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{KeyInit, Mac};
 use tokio_util::sync::CancellationToken;
-use toolmark_crawler::mcp::ClientConfig;
-use toolmark_crawler::webhook::{self, Outcome};
 use toolmark_index::{EventQuery, Index};
+use toolmark_outbound::Outbound;
+use toolmark_outbound::webhook::{self, Outcome};
 
 use crate::config::Subscription;
 use crate::store::{Store, StoreError};
@@ -154,8 +154,8 @@ pub struct Deliverer {
     pub issuer: String,
     /// The subscriptions.
     pub subscriptions: Vec<Subscription>,
-    /// The HTTP client's rules (SSRF policy, resolver, trust).
-    pub client: ClientConfig,
+    /// The HTTP client's rules (SSRF policy, resolver, user agent, trust).
+    pub client: Outbound,
     /// The back-off after failures.
     pub backoff: Backoff,
     /// How long one delivery may take ([`webhook::WEBHOOK_TIMEOUT`] by default).
@@ -204,13 +204,14 @@ fn lock(path: PathBuf) -> Result<PassLock, DeliveryError> {
 
 impl Deliverer {
     /// A deliverer with the defaults: the system clock, [`Backoff::default`],
-    /// [`webhook::WEBHOOK_TIMEOUT`].
+    /// [`webhook::WEBHOOK_TIMEOUT`]. `client` is [`Outbound`] or anything that converts into
+    /// it (the crawler's `ClientConfig`).
     pub fn new(
         data: &toolmark_index::DataDir,
         key: ed25519_dalek::SigningKey,
         issuer: String,
         subscriptions: Vec<Subscription>,
-        client: ClientConfig,
+        client: impl Into<Outbound>,
     ) -> Deliverer {
         Deliverer {
             index_path: data.index_path(),
@@ -218,7 +219,7 @@ impl Deliverer {
             key,
             issuer,
             subscriptions,
-            client,
+            client: client.into(),
             backoff: Backoff::default(),
             timeout: webhook::WEBHOOK_TIMEOUT,
             clock: Arc::new(SystemTime::now),

@@ -10,7 +10,7 @@
 //!   not derived from the log: losing it means re-delivering from the start (at least once).
 //! - [`deliver`]: one pass ([`Deliverer::pass`]): for each subscription that is due, the events
 //!   after its cursor (of its watched targets), oldest first, each signed with the answer key
-//!   and posted by `toolmark_crawler::webhook` (the SSRF guard, no redirect followed, a timeout,
+//!   and posted by `toolmark_outbound::webhook` (the SSRF guard, no redirect followed, a timeout,
 //!   the response body capped) with its id, a timestamp and an HMAC-SHA256 signature
 //!   ([`signature`]) in headers. The cursor advances past an event only after a 2xx answer to
 //!   it, and is stored before the next event is sent; any other outcome (an error, a timeout, a
@@ -18,7 +18,7 @@
 //!   exponential back-off ([`Backoff`]). A pass holds an exclusive lock on
 //!   `DATA/webhooks.sqlite.lock`, so two processes never deliver at once.
 //!
-//! What it does not do: build an HTTP client (the crawler does), write the index or the log,
+//! What it does not do: build an HTTP client (`toolmark-outbound` does), write the index or the log,
 //! read events other than through the index's typed queries, follow a redirect, or decide
 //! what an event is (the index derives them).
 

@@ -21,9 +21,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use tokio_util::sync::CancellationToken;
-use toolmark_crawler::guard::{Policy, StaticResolver};
-use toolmark_crawler::mcp::{ClientConfig, Trust};
 use toolmark_index::{EventQuery, Index, SecurityEventRow};
+use toolmark_outbound::guard::{Policy, StaticResolver};
+use toolmark_outbound::{Outbound, Trust};
 use toolmark_standins::tls::{StandInCa, TlsListener};
 use toolmark_webhooks::{
     Backoff, Deliverer, HEADER_EVENT_CURSOR, HEADER_EVENT_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP,
@@ -167,14 +167,14 @@ impl Site {
     }
 
     /// A client that reaches `hooks.test` at this site and trusts only its CA.
-    fn client(&self, allow_private: bool) -> ClientConfig {
+    fn client(&self, allow_private: bool) -> Outbound {
         let mut pins = std::collections::HashMap::new();
         pins.insert(HOST.to_owned(), vec![self.addr]);
-        ClientConfig {
+        Outbound {
             policy: Policy { allow_private },
             resolver: Arc::new(StaticResolver(pins)),
             trust: Trust::only(self.ca.certificate_pem().as_bytes()).unwrap(),
-            ..ClientConfig::default()
+            ..Outbound::default()
         }
     }
 

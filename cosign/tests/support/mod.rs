@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use toolmark_cosign::{Cosigner, system_clock};
-use toolmark_crawler::guard::Policy;
-use toolmark_crawler::mcp::ClientConfig;
 use toolmark_log::Log;
 use toolmark_log::entry::{Entry, Status, Subject};
 use toolmark_log::note::LogKey;
 use toolmark_log::policy::WitnessPolicy;
+use toolmark_outbound::Outbound;
+use toolmark_outbound::guard::Policy;
 
 /// The origin of every test log.
 pub const ORIGIN: &str = "toolmark.test/log";
@@ -43,12 +43,12 @@ pub fn entries(start: usize, n: usize, tag: &str) -> Vec<Entry> {
         .collect()
 }
 
-pub fn loopback() -> ClientConfig {
-    ClientConfig {
+pub fn loopback() -> Outbound {
+    Outbound {
         policy: Policy {
             allow_private: true,
         },
-        ..ClientConfig::default()
+        ..Outbound::default()
     }
 }
 

@@ -1,8 +1,9 @@
 //! The SSRF guard: decide whether a URL may be dialled, and pin the connection to the address
 //! that was checked.
 //!
-//! A registry entry may name any URL, including one whose host resolves to the crawler's own
-//! network (loopback, a private range, the cloud metadata service at 169.254.169.254). The guard
+//! A registry entry (or a webhook subscription, a witness) may name any URL, including one whose
+//! host resolves to toolmark's own network (loopback, a private range, the cloud metadata
+//! service at 169.254.169.254). The guard
 //!
 //! 1. parses the URL (IDNA is applied to the host by the `url` crate) and refuses userinfo, an
 //!    empty host and any scheme but `https` (and `http` when private targets are allowed);

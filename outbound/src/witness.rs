@@ -1,5 +1,5 @@
 //! One C2SP `tlog-witness` submission: `POST <prefix>/add-checkpoint` to a witness, through the
-//! same SSRF guard and client rules as every other request the crawler makes.
+//! same SSRF guard and client rules as every other request toolmark makes.
 //!
 //! The URL is checked by [`guard::check`] (https only unless the policy allows private
 //! addresses, every address checked, the connection pinned), no redirect is followed (a 3xx is a
@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use toolmark_log::witness::{ADD_CHECKPOINT_PATH, MAX_RESPONSE_BYTES, SIZE_CONTENT_TYPE};
 
-use crate::guard;
-use crate::mcp::ClientConfig;
-use crate::registry::Declared;
+use reqwest::header::HeaderMap;
+
+use crate::{Outbound, guard};
 
 /// How long one submission may take, connection to the end of the answer.
 pub const WITNESS_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,7 +48,7 @@ pub const MAX_REFUSAL_DETAIL: usize = 200;
 
 /// `POST body` to `<prefix>/add-checkpoint` within `timeout`.
 pub async fn add_checkpoint(
-    config: &ClientConfig,
+    config: &Outbound,
     prefix: &str,
     body: Vec<u8>,
     timeout: Duration,
@@ -60,8 +60,8 @@ pub async fn add_checkpoint(
             Ok(p) => p,
             Err(e) => return Err(Submission::Blocked(e.to_string())),
         };
-        let client = crate::mcp::build_client(config, &pinned, &Declared::default())
-            .map_err(Submission::Failed)?;
+        let client = crate::client::pinned(config, &pinned, HeaderMap::new())
+            .map_err(|e| Submission::Failed(e.to_string()))?;
         let failed = |e: String| Submission::Failed(e);
         let response = client
             .post(pinned.url.clone())

@@ -1,5 +1,5 @@
 //! One webhook delivery: a `POST` of a signed event to a subscriber's URL, through the same SSRF
-//! guard and client rules as every other request the crawler makes.
+//! guard and client rules as every other request toolmark makes.
 //!
 //! The URL is checked by [`guard::check`] (https only, every address global unless the policy
 //! allows private ones, the connection pinned to the checked addresses), the client never
@@ -11,9 +11,9 @@
 
 use std::time::Duration;
 
-use crate::guard;
-use crate::mcp::ClientConfig;
-use crate::registry::Declared;
+use reqwest::header::HeaderMap;
+
+use crate::{Outbound, guard};
 
 /// How long one delivery may take, connection to the end of the response.
 pub const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -45,7 +45,7 @@ impl Outcome {
 
 /// `POST body` (as `application/json`) to `url` with `headers`, within `timeout`.
 pub async fn post(
-    config: &ClientConfig,
+    config: &Outbound,
     url: &str,
     headers: &[(&'static str, String)],
     body: Vec<u8>,
@@ -55,9 +55,9 @@ pub async fn post(
         Ok(p) => p,
         Err(e) => return Outcome::Blocked(e.to_string()),
     };
-    let client = match crate::mcp::build_client(config, &pinned, &Declared::default()) {
+    let client = match crate::client::pinned(config, &pinned, HeaderMap::new()) {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(e),
+        Err(e) => return Outcome::Failed(e.to_string()),
     };
     let started = tokio::time::Instant::now();
     let mut request = client

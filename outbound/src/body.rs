@@ -1,18 +1,19 @@
 //! Reading an untrusted HTTP response body with every cap applied while it streams.
 //!
-//! The crawler asks for `gzip` and `deflate` only and decompresses itself (reqwest's automatic
-//! decompression would hide the compressed size), so three things are bounded chunk by chunk:
+//! Every client built here ([`crate::client`]) asks for `gzip` and `deflate` only and this module
+//! decompresses itself (reqwest's automatic decompression would hide the compressed size), so
+//! three things are bounded chunk by chunk:
 //! the decompressed size (a writer that refuses the byte past the cap, so even one chunk of a
 //! gzip bomb never expands beyond it), the compression ratio once past [`RATIO_FLOOR`], and the
-//! silence between chunks ([`READ_IDLE_TIMEOUT`], against slowloris drips).
+//! silence between chunks ([`READ_IDLE_TIMEOUT`], against slowloris drips). A caller that
+//! accounts memory (the crawler's budget) passes a [`BodyMeter`] that is charged every
+//! decompressed byte as it arrives.
 //!
 //! [`RATIO_FLOOR`]: crate::limits::RATIO_FLOOR
 //! [`READ_IDLE_TIMEOUT`]: crate::limits::READ_IDLE_TIMEOUT
 
 use std::io::Write;
 use std::sync::Arc;
-
-use crate::budget::{BODY_COPIES, Meter};
 
 use crate::limits::{MAX_COMPRESSION_RATIO, RATIO_FLOOR, READ_IDLE_TIMEOUT};
 
@@ -28,18 +29,29 @@ pub enum BodyError {
     /// An encoding we did not ask for, several stacked encodings, or corrupt compressed data.
     #[error("content encoding: {0}")]
     Encoding(String),
-    /// No byte arrived for [`READ_IDLE_TIMEOUT`](crate::limits::READ_IDLE_TIMEOUT), or the
-    /// request's own timeout passed.
+    /// No byte arrived for [`READ_IDLE_TIMEOUT`], or the request's own timeout passed.
     #[error("body read timed out")]
     Timeout,
     /// The connection failed mid-body.
     #[error("body read failed: {0}")]
     Network(String),
-    /// The observation's memory grant could not cover the next bytes without waiting (see
-    /// [`crate::budget`]): the observation stops and runs again once the budget has room.
+    /// The caller's [`BodyMeter`] could not cover the next bytes without waiting (the crawler's
+    /// memory budget): the observation stops and runs again once the budget has room.
     #[error("waiting for the memory budget")]
     Budget,
 }
+
+/// The caller's memory accounting, charged each body's decompressed bytes as they arrive.
+pub trait BodyMeter: Send + Sync {
+    /// Charge `bytes` just decompressed (the meter decides what they cost: how many copies of
+    /// them the caller keeps); [`OverBudget`] stops the read with [`BodyError::Budget`].
+    fn charge_body(&self, bytes: usize) -> Result<(), OverBudget>;
+}
+
+/// A [`BodyMeter`] that could not cover the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("over the memory budget")]
+pub struct OverBudget;
 
 /// The error [`Capped`] returns at its cap (told apart from corrupt data by type, not text).
 #[derive(Debug)]
@@ -92,7 +104,7 @@ pub struct Body {
     compressed: u64,
     decompressed: u64,
     done: bool,
-    meter: Option<Arc<Meter>>,
+    meter: Option<Arc<dyn BodyMeter>>,
 }
 
 impl Body {
@@ -134,17 +146,15 @@ impl Body {
         })
     }
 
-    /// Charge every decompressed byte, [`BODY_COPIES`] times, to `meter` as it arrives.
-    pub(crate) fn metered(mut self, meter: Arc<Meter>) -> Body {
+    /// Charge every decompressed byte to `meter` as it arrives.
+    pub fn metered(mut self, meter: Arc<dyn BodyMeter>) -> Body {
         self.meter = Some(meter);
         self
     }
 
     fn charge(&self, bytes: usize) -> Result<(), BodyError> {
         match &self.meter {
-            Some(m) => m
-                .charge(bytes.saturating_mul(BODY_COPIES))
-                .map_err(|_| BodyError::Budget),
+            Some(m) => m.charge_body(bytes).map_err(|OverBudget| BodyError::Budget),
             None => Ok(()),
         }
     }
