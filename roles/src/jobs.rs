@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolmark_config::Config;
-use toolmark_crawler::guard::Policy;
-use toolmark_crawler::mcp::ClientConfig;
 use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlRun, IngestError, RunSummary, Stop, SweepSummary};
+use toolmark_outbound::Outbound;
+use toolmark_outbound::guard::Policy;
 use toolmark_schedules::{JobContext, JobError, JobFn};
 use toolmark_webhooks::{Deliverer, PassReport};
 
@@ -194,15 +194,15 @@ pub fn popularity_job(config: &Config, names: Arc<toolmark_api::lookalike::Names
 /// The client settings of a request toolmark makes on its own behalf (a witness submission, a
 /// webhook post): the crawl's SSRF policy and name resolution (`crawl.allow_private`, for tests
 /// and demos only; `crawl.resolve` pins and `crawl.no_dns`), and a user agent saying `why`.
-fn outbound_client(config: &Config, why: &str) -> Result<ClientConfig, RoleError> {
-    Ok(ClientConfig {
+fn outbound_client(config: &Config, why: &str) -> Result<Outbound, RoleError> {
+    Ok(Outbound {
         policy: Policy {
             allow_private: config.crawl.allow_private,
         },
         resolver: toolmark_ingest::resolver(&config.crawl)
             .map_err(RoleError::doing("crawl.resolve"))?,
         user_agent: format!("toolmark/{} ({why})", env!("CARGO_PKG_VERSION")),
-        ..ClientConfig::default()
+        ..Outbound::default()
     })
 }
 
