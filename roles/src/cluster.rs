@@ -44,6 +44,9 @@ pub const WORKER_LEASE: Duration = Duration::from_secs(600);
 pub const WORKER_BATCH: usize = 32;
 /// How long a job whose host is full waits before it may be claimed again.
 pub const HOST_BUSY_DELAY: Duration = Duration::from_secs(2);
+/// How long a job whose result could not be stored (the bucket or the database failed) waits
+/// before another attempt.
+pub const FAILED_RETRY: Duration = Duration::from_secs(30);
 /// Hand-offs a sequencer appends in one batch.
 pub const SEQUENCER_BATCH: usize = 1000;
 /// The sequencer's and the scheduler's lease: a standby takes over this long after the active
@@ -261,50 +264,89 @@ impl Worker {
 
     /// One batch: claims up to [`WORKER_BATCH`] jobs, observes them and completes each with
     /// its entry. Blocks the calling thread (not one of `runtime`'s workers). Returns how many
-    /// jobs it completed (0: none was waiting).
+    /// jobs it completed (0: none was waiting). Whatever happens in the batch, every host
+    /// place it took is given back and every job it did not finish is given back to the queue
+    /// (a job whose result could not be stored is failed, so it is tried again later); the
+    /// batch's first error is returned after that.
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
         let claims = self
             .queue
             .claim(&[REMOTE], WORKER_BATCH, WORKER_LEASE)
             .map_err(RoleError::doing("claiming jobs"))?;
+        let mut batch = Batch::default();
+        let result = self.work_batch(runtime, claims, &mut batch);
+        for (claim, _) in batch.ready.into_values().flatten() {
+            if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
+                tracing::warn!("job {}: giving it back: {}", claim.id, crate::chain(&e));
+            }
+        }
+        for place in batch.places {
+            if let Err(e) = self.queue.release_host(place) {
+                tracing::warn!("giving a host place back (it lapses with its lease): {e}");
+            }
+        }
+        result
+    }
+
+    fn work_batch(
+        &mut self,
+        runtime: &tokio::runtime::Handle,
+        claims: Vec<Claim>,
+        batch: &mut Batch,
+    ) -> Result<usize, RoleError> {
         // Each claim with its target and, for one to dial, its place under the host's limit.
-        let mut ready: HashMap<String, Vec<(Claim, RemoteJob)>> = HashMap::new();
-        let mut places = Vec::new();
         let mut targets = Vec::new();
+        let mut first_error = None;
         for claim in claims {
             let job: RemoteJob = match serde_json::from_str(&claim.payload) {
                 Ok(j) => j,
                 Err(e) => {
-                    self.give_up(&claim, &format!("unreadable job: {e}"))?;
+                    note(
+                        &mut first_error,
+                        self.give_up(&claim, &format!("unreadable job: {e}")),
+                    );
                     continue;
                 }
             };
             let target = match self.target(&job) {
                 Ok(t) => t,
                 Err(why) => {
-                    self.give_up(&claim, &why)?;
+                    note(&mut first_error, self.give_up(&claim, &why));
                     continue;
                 }
             };
             if let (TargetKind::Remote { url, declared, .. }, None) = (&target.kind, &target.skip) {
                 let host = host_key(&declared.dial_url(url));
-                match self
-                    .queue
-                    .acquire_host(&host, self.per_host, WORKER_LEASE)
-                    .map_err(RoleError::doing("a host place"))?
-                {
-                    Some(place) => places.push(place),
-                    None => {
-                        lost_is_fine(self.queue.defer(&claim, HOST_BUSY_DELAY))?;
+                match self.queue.acquire_host(&host, self.per_host, WORKER_LEASE) {
+                    Ok(Some(place)) => batch.places.push(place),
+                    Ok(None) => {
+                        note(
+                            &mut first_error,
+                            lost_is_fine(self.queue.defer(&claim, HOST_BUSY_DELAY)),
+                        );
+                        continue;
+                    }
+                    Err(e) => {
+                        // Given back with the batch's other unfinished jobs.
+                        note(&mut first_error, Err(RoleError::doing("a host place")(e)));
+                        batch
+                            .ready
+                            .entry(target_id(&target))
+                            .or_default()
+                            .push((claim, job));
                         continue;
                     }
                 }
             }
-            ready
+            batch
+                .ready
                 .entry(target_id(&target))
                 .or_default()
                 .push((claim, job));
             targets.push(target);
+        }
+        if let Some(e) = first_error {
+            return Err(e);
         }
         let mut outcomes = Vec::new();
         runtime.block_on(crawl::crawl(&self.crawl, targets, |o: Outcome| {
@@ -312,7 +354,8 @@ impl Worker {
         }));
         let mut done = 0;
         for outcome in outcomes {
-            let Some((claim, job)) = ready
+            let Some((claim, job)) = batch
+                .ready
                 .get_mut(&target_id(&outcome.target))
                 .and_then(Vec::pop)
             else {
@@ -323,20 +366,25 @@ impl Worker {
                 observation: outcome.observation,
             };
             drop(outcome.grant);
-            if self.complete(&claim, &job, &item)? {
-                done += 1;
+            match self.complete(&claim, &job, &item) {
+                Ok(true) => done += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    // Its document or its completion could not be written: tried again later.
+                    let why = crate::chain(&e);
+                    tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+                    note(
+                        &mut first_error,
+                        lost_is_fine(self.queue.fail(&claim, &why, FAILED_RETRY).map(drop)),
+                    );
+                    note(&mut first_error, Err(e));
+                }
             }
         }
-        // Jobs the crawl did not take (it was stopped): back to the queue, not an attempt.
-        for (claim, _) in ready.into_values().flatten() {
-            lost_is_fine(self.queue.defer(&claim, Duration::ZERO))?;
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(done),
         }
-        for place in places {
-            self.queue
-                .release_host(place)
-                .map_err(RoleError::doing("giving a host place back"))?;
-        }
-        Ok(done)
     }
 
     /// Stores the outcome's document and completes its job with the entry; `false` when the
@@ -385,6 +433,21 @@ impl Worker {
     fn give_up(&mut self, claim: &Claim, why: &str) -> Result<(), RoleError> {
         tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
         lost_is_fine(self.queue.fail(claim, why, HOST_BUSY_DELAY).map(drop))
+    }
+}
+
+/// What a batch holds until it ends: the jobs not finished yet (by target) and the host places
+/// taken.
+#[derive(Default)]
+struct Batch {
+    ready: HashMap<String, Vec<(Claim, RemoteJob)>>,
+    places: Vec<toolmark_queue::HostSlot>,
+}
+
+/// Keeps the first error of a batch.
+fn note(first: &mut Option<RoleError>, r: Result<(), RoleError>) {
+    if let Err(e) = r {
+        first.get_or_insert(e);
     }
 }
 
