@@ -2,7 +2,9 @@
 //! or an HTTP base URL, through [`Reader`]) instead of from the writer's own `Log` — what an
 //! API replica does in a cluster (issue #27).
 //!
-//! Nothing the public files say is trusted. The checkpoint's signature is verified; every entry
+//! Nothing the public files say is trusted but under the verifier key the caller gives (a
+//! replica reads it from the head store, never from the bucket). The checkpoint's signature is
+//! verified; every entry
 //! read from a bundle is hashed into the index's [`CompactRange`] (the verified tree's right
 //! edge, kept in the index beside its size), and each chunk of entries is indexed only once the
 //! range's root is proven to be a prefix of the signed tree (a consistency proof from the
@@ -74,17 +76,33 @@ impl Index {
     /// fed otherwise (a recorder's, or [`Index::catch_up`]'s) has its entries re-read and
     /// verified once before new ones are indexed.
     pub fn follow(&mut self, reader: &Reader, blobs: &Blobs) -> Result<Followed, IndexError> {
+        self.follow_in_chunks(reader, blobs, FOLLOW_CHUNK)
+    }
+
+    /// [`Index::follow`], verifying and indexing `chunk` entries per transaction (at least 1):
+    /// each chunk short of the checkpoint is proven a prefix of the signed tree by a
+    /// consistency proof, the last one by the root itself.
+    pub fn follow_in_chunks(
+        &mut self,
+        reader: &Reader,
+        blobs: &Blobs,
+        chunk: u64,
+    ) -> Result<Followed, IndexError> {
+        let chunk = chunk.max(1);
         let vkey = reader.vkey().trim().to_owned();
-        match meta(&self.conn, "log_vkey")? {
-            Some(v) if v == vkey => {}
-            Some(v) => {
+        let pinned = meta(&self.conn, "log_vkey")?;
+        if let Some(v) = &pinned {
+            if *v != vkey {
                 return Err(IndexError::Inconsistent(format!(
                     "this index follows the log {v}, not {vkey}"
                 )));
             }
-            None => set_meta(&self.conn, "log_vkey", &vkey)?,
         }
         let signed = reader.checkpoint().map_err(follow_err)?;
+        // The key is pinned once a checkpoint verified under it.
+        if pinned.is_none() {
+            set_meta(&self.conn, "log_vkey", &vkey)?;
+        }
         let (size, root) = (signed.checkpoint.size, signed.checkpoint.root);
         let indexed = self.log_size_indexed()?;
         let mut range = match meta(&self.conn, RANGE_KEY)? {
@@ -115,7 +133,7 @@ impl Index {
         let from = indexed;
         let mut at = range.size();
         while at < size {
-            let end = (at + FOLLOW_CHUNK).min(size);
+            let end = (at + chunk).min(size);
             let raws = read_raw(reader, at, end, size)?;
             let mut next = range.clone();
             for raw in &raws {

@@ -749,6 +749,46 @@ fn a_follower_refuses_a_log_that_shrank_and_a_log_of_another_key() {
 }
 
 #[test]
+fn a_follower_proves_each_chunk_a_prefix_of_the_signed_tree_and_keeps_what_it_proved() {
+    let mut env = Env::new("follow-chunks");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    env.run(&day_str(1, 0), &recs, &[], day_two);
+    env.run(&day_str(2, 0), &recs, &[], |u| later(first_day(u), 2));
+    let vkey = env.log.vkey();
+    // Chunks of 4 over 15 entries: three proven by consistency proofs, the last by the root.
+    let mut replica = toolmark_index::Index::open(&env.dir.join("replica.sqlite")).unwrap();
+    let public = env.dir.join("log/public");
+    replica
+        .follow_in_chunks(&published(&public, &vkey), &env.blobs, 4)
+        .unwrap();
+    assert_eq!(
+        snapshot(&env.dir.join("replica.sqlite")),
+        snapshot(&env.dir.join("index.sqlite"))
+    );
+    // Entry 5 (in the second chunk) tampered in a copy: the first chunk is proven and kept,
+    // nothing of the second is indexed.
+    let tampered = copy_public(&env, "tampered");
+    let bundle = tampered.join("tile/entries/000.p/15");
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    let members = toolmark_log::tiles::decode_bundle(&bytes)
+        .unwrap()
+        .iter()
+        .map(|m| m.len())
+        .collect::<Vec<_>>();
+    // Each member is a 2-byte length and its bytes: the last byte of member 5.
+    let at: usize = members[..6].iter().map(|n| n + 2).sum::<usize>() - 1;
+    bytes[at] ^= 0x20;
+    std::fs::write(&bundle, bytes).unwrap();
+    let mut fresh = toolmark_index::Index::open(&env.dir.join("fresh.sqlite")).unwrap();
+    let err = fresh
+        .follow_in_chunks(&published(&tampered, &vkey), &env.blobs, 4)
+        .unwrap_err();
+    assert!(matches!(err, IndexError::Follow(_)), "{err}");
+    assert_eq!(fresh.log_size_indexed().unwrap(), 4);
+}
+
+#[test]
 fn a_follower_takes_over_an_index_a_recorder_filled() {
     let mut env = Env::new("follow-takeover");
     let recs = registry();

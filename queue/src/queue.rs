@@ -289,8 +289,11 @@ impl Queue {
         tx.execute(
             "UPDATE queue_jobs SET state = 'abandoned', finished_at = now(), holder = NULL,
                  error = 'its worker stopped answering on the last attempt (the lease lapsed)'
-             WHERE state = 'claimed' AND lease_until < now() AND attempt >= $1
-               AND kind = ANY($2)",
+             WHERE id IN (
+                 SELECT id FROM queue_jobs
+                 WHERE state = 'claimed' AND lease_until < now() AND attempt >= $1
+                   AND kind = ANY($2)
+                 FOR UPDATE SKIP LOCKED)",
             &[&MAX_ATTEMPTS, &kinds],
         )
         .map_err(|e| db_of(&self.url, e))?;
@@ -595,6 +598,20 @@ impl Queue {
         }))
     }
 
+    /// Extends a host place's lease to `lease` from now; `false` when it had lapsed and was
+    /// removed (the place is gone: take another before dialling again).
+    pub fn renew_host(&mut self, slot: &HostSlot, lease: Duration) -> Result<bool, QueueError> {
+        let n = self
+            .client
+            .execute(
+                "UPDATE queue_host_slots SET until = now() + make_interval(secs => $1)
+                 WHERE id = $2 AND holder = $3",
+                &[&seconds(lease), &slot.id, &self.holder],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(n == 1)
+    }
+
     /// Gives a host place back.
     pub fn release_host(&mut self, slot: HostSlot) -> Result<(), QueueError> {
         self.client
@@ -627,7 +644,8 @@ impl Queue {
         // The bucket refilled for the time since it was last touched, at most `burst`.
         let tokens: f64 = tx
             .query_one(
-                "SELECT least($2, tokens + extract(epoch FROM now() - at)::float8 * $3)
+                "SELECT least($2, tokens
+                     + greatest(0, extract(epoch FROM clock_timestamp() - at)::float8) * $3)
                  FROM queue_rates WHERE name = $1 FOR UPDATE",
                 &[&name, &burst, &per_second],
             )
@@ -636,13 +654,16 @@ impl Queue {
         let (left, wait) = if tokens >= 1.0 {
             (tokens - 1.0, None)
         } else {
-            (
-                tokens,
-                Some(Duration::from_secs_f64((1.0 - tokens) / per_second)),
-            )
+            // At most a day: a rate so slow its wait overflows is asked again then.
+            let day = Duration::from_secs(86_400);
+            let wait = Duration::try_from_secs_f64((1.0 - tokens) / per_second)
+                .map_or(day, |w| w.min(day));
+            (tokens, Some(wait))
         };
         tx.execute(
-            "UPDATE queue_rates SET tokens = $2, at = now() WHERE name = $1",
+            // The clock after the row's lock was had: a caller that waited for it does not move
+            // the bucket's time backwards.
+            "UPDATE queue_rates SET tokens = $2, at = clock_timestamp() WHERE name = $1",
             &[&name, &left],
         )
         .map_err(|e| db_of(&self.url, e))?;

@@ -24,7 +24,7 @@ use toolmark_config::Config;
 use toolmark_crawler::crawl::{self, CrawlConfig, Outcome, host_key};
 use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
 use toolmark_index::record::{Prepared, prepare, target_id};
-use toolmark_index::{Blobs, DataDir, RunInput, TargetOutcome};
+use toolmark_index::{Blobs, DataDir, IndexError, RunInput, TargetOutcome};
 use toolmark_log::Log;
 use toolmark_log::entry::Entry;
 use toolmark_log::store::HeadSpec;
@@ -40,10 +40,12 @@ pub const REMOTE: &str = "remote";
 /// (the crawler's own deadlines bound it well below), so only a dead or stalled worker lets
 /// its jobs return to the queue.
 pub const WORKER_LEASE: Duration = Duration::from_secs(600);
-/// Jobs a worker claims at once.
+/// Jobs a worker claims at once at most (it claims as many as its crawl runs at once).
 pub const WORKER_BATCH: usize = 32;
 /// How long a job whose host is full waits before it may be claimed again.
 pub const HOST_BUSY_DELAY: Duration = Duration::from_secs(2);
+/// How often a worker renews the claims and host places of the batch it is working.
+pub const RENEW_EVERY: Duration = Duration::from_secs(60);
 /// How long a job whose result could not be stored (the bucket or the database failed) waits
 /// before another attempt.
 pub const FAILED_RETRY: Duration = Duration::from_secs(30);
@@ -87,10 +89,14 @@ pub fn queue_url(config: &Config) -> Result<String, RoleError> {
     }
 }
 
-/// Who this process is in the queue: `host:pid`.
+/// Who a role of this process is in the queue: `role@host:pid:start`, the start time in
+/// nanoseconds making it unique where host names and pids repeat (containers run as pid 1).
 pub fn holder(role: &str) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    format!("{role}@{}:{}", host.trim(), std::process::id())
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{role}@{}:{}:{start:x}", host.trim(), std::process::id())
 }
 
 /// What [`enqueue_crawl`] did.
@@ -193,18 +199,26 @@ pub fn enqueue_crawl(
 /// A worker: its queue connection, the stores documents go to, and the snapshots it has read.
 pub struct Worker {
     queue: Queue,
+    holder: String,
     blobs: Blobs,
     crawl: CrawlConfig,
     /// Places per host across every worker.
     per_host: u32,
+    /// Jobs claimed at once: the crawl's concurrency, at most [`WORKER_BATCH`].
+    batch: usize,
     snapshots: Vec<(String, HashMap<String, Target>)>,
 }
 
+/// A job in a batch: its claim, its payload and, for a target to dial, its host place.
+type Held = (Claim, RemoteJob, Option<toolmark_queue::HostSlot>);
+
 impl Worker {
-    /// A worker over `config`'s queue and stores.
+    /// A worker over `config`'s queue and stores, with the crawl's settings (`[crawl]`:
+    /// concurrency, per-host limit, memory budget, private addresses, name resolution).
     pub fn new(config: &Config, dir: &DataDir, stop: &Stop) -> Result<Worker, RoleError> {
-        let queue = Queue::connect(&queue_url(config)?, &holder("worker"))
-            .map_err(RoleError::doing("the queue"))?;
+        let me = holder("worker");
+        let queue =
+            Queue::connect(&queue_url(config)?, &me).map_err(RoleError::doing("the queue"))?;
         let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
         let mut crawl = CrawlConfig {
             per_host: config.crawl.per_host,
@@ -215,28 +229,36 @@ impl Worker {
         crawl.client.policy.allow_private = config.crawl.allow_private;
         crawl.client.resolver =
             toolmark_ingest::resolver(&config.crawl).map_err(RoleError::doing("crawl.resolve"))?;
+        crawl.client.budget =
+            toolmark_crawler::budget::Budget::new(config.crawl.memory_budget_mib * 1024 * 1024);
         Ok(Worker {
             queue,
+            holder: me,
             blobs,
             per_host: u32::try_from(config.crawl.per_host).unwrap_or(u32::MAX),
+            batch: config.crawl.concurrency.clamp(1, WORKER_BATCH),
             crawl,
             snapshots: Vec::new(),
         })
     }
 
     /// The target `job` names, from its run's snapshot (read once per run).
-    fn target(&mut self, job: &RemoteJob) -> Result<Target, String> {
+    fn target(&mut self, job: &RemoteJob) -> Result<Target, Unreadable> {
         if !self.snapshots.iter().any(|(sri, _)| *sri == job.snapshot) {
             let sri: Sri = job
                 .snapshot
                 .parse()
-                .map_err(|e| format!("snapshot {}: {e}", job.snapshot))?;
+                .map_err(|e| Unreadable::Job(format!("snapshot {}: {e}", job.snapshot)))?;
+            // The store failing is not the job's fault: the job waits (a deferral).
             let bytes = self
                 .blobs
                 .get(&sri)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("snapshot {} is not stored", job.snapshot))?;
-            let page = registry::parse_snapshot(&bytes).map_err(|e| e.to_string())?;
+                .map_err(|e| Unreadable::Store(e.to_string()))?
+                .ok_or_else(|| {
+                    Unreadable::Job(format!("snapshot {} is not stored", job.snapshot))
+                })?;
+            let page =
+                registry::parse_snapshot(&bytes).map_err(|e| Unreadable::Job(e.to_string()))?;
             let input = RunInput {
                 started_at: job.started_at.clone(),
                 registry: job.registry.clone(),
@@ -259,44 +281,34 @@ impl Worker {
             .iter()
             .find(|(sri, _)| *sri == job.snapshot)
             .and_then(|(_, targets)| targets.get(&job.target).cloned())
-            .ok_or_else(|| format!("target {} is not in snapshot {}", job.target, job.snapshot))
+            .ok_or_else(|| {
+                Unreadable::Job(format!(
+                    "target {} is not in snapshot {}",
+                    job.target, job.snapshot
+                ))
+            })
     }
 
-    /// One batch: claims up to [`WORKER_BATCH`] jobs, observes them and completes each with
-    /// its entry. Blocks the calling thread (not one of `runtime`'s workers). Returns how many
-    /// jobs it completed (0: none was waiting). Whatever happens in the batch, every host
-    /// place it took is given back and every job it did not finish is given back to the queue
-    /// (a job whose result could not be stored is failed, so it is tried again later); the
-    /// batch's first error is returned after that.
+    /// One batch: claims jobs (as many as the crawl runs at once), observes them and completes
+    /// each with its entry as soon as it is observed (its memory and its host place given back
+    /// then). Blocks the calling thread (not one of `runtime`'s workers). Returns how many jobs
+    /// it completed (0: none was waiting). While the batch runs, its claims and host places
+    /// are renewed every [`RENEW_EVERY`]. Whatever happens in it, every host place is given
+    /// back and every job not finished goes back to the queue (a job whose result could not be
+    /// stored is failed, so it is tried again later); the batch's first error is returned after
+    /// that.
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
         let claims = self
             .queue
-            .claim(&[REMOTE], WORKER_BATCH, WORKER_LEASE)
+            .claim(&[REMOTE], self.batch, WORKER_LEASE)
             .map_err(RoleError::doing("claiming jobs"))?;
-        let mut batch = Batch::default();
-        let result = self.work_batch(runtime, claims, &mut batch);
-        for (claim, _) in batch.ready.into_values().flatten() {
-            if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
-                tracing::warn!("job {}: giving it back: {}", claim.id, crate::chain(&e));
-            }
+        if claims.is_empty() {
+            return Ok(0);
         }
-        for place in batch.places {
-            if let Err(e) = self.queue.release_host(place) {
-                tracing::warn!("giving a host place back (it lapses with its lease): {e}");
-            }
-        }
-        result
-    }
-
-    fn work_batch(
-        &mut self,
-        runtime: &tokio::runtime::Handle,
-        claims: Vec<Claim>,
-        batch: &mut Batch,
-    ) -> Result<usize, RoleError> {
-        // Each claim with its target and, for one to dial, its place under the host's limit.
-        let mut targets = Vec::new();
         let mut first_error = None;
+        // Each claim with its target and, for one to dial, its place under the host's limit.
+        let mut held: HashMap<String, Vec<Held>> = HashMap::new();
+        let mut targets = Vec::new();
         for claim in claims {
             let job: RemoteJob = match serde_json::from_str(&claim.payload) {
                 Ok(j) => j,
@@ -310,15 +322,24 @@ impl Worker {
             };
             let target = match self.target(&job) {
                 Ok(t) => t,
-                Err(why) => {
+                Err(Unreadable::Job(why)) => {
                     note(&mut first_error, self.give_up(&claim, &why));
                     continue;
                 }
+                Err(Unreadable::Store(why)) => {
+                    tracing::warn!("job {} ({}): the snapshot: {why}", claim.id, claim.key);
+                    note(
+                        &mut first_error,
+                        lost_is_fine(self.queue.defer(&claim, FAILED_RETRY)),
+                    );
+                    continue;
+                }
             };
+            let mut place = None;
             if let (TargetKind::Remote { url, declared, .. }, None) = (&target.kind, &target.skip) {
                 let host = host_key(&declared.dial_url(url));
                 match self.queue.acquire_host(&host, self.per_host, WORKER_LEASE) {
-                    Ok(Some(place)) => batch.places.push(place),
+                    Ok(Some(p)) => place = Some(p),
                     Ok(None) => {
                         note(
                             &mut first_error,
@@ -327,59 +348,38 @@ impl Worker {
                         continue;
                     }
                     Err(e) => {
-                        // Given back with the batch's other unfinished jobs.
                         note(&mut first_error, Err(RoleError::doing("a host place")(e)));
-                        batch
-                            .ready
-                            .entry(target_id(&target))
-                            .or_default()
-                            .push((claim, job));
+                        note(
+                            &mut first_error,
+                            lost_is_fine(self.queue.defer(&claim, FAILED_RETRY)),
+                        );
                         continue;
                     }
                 }
             }
-            batch
-                .ready
-                .entry(target_id(&target))
+            held.entry(target_id(&target))
                 .or_default()
-                .push((claim, job));
+                .push((claim, job, place));
             targets.push(target);
         }
-        if let Some(e) = first_error {
-            return Err(e);
+        let held = std::sync::Mutex::new(held);
+        let (done, error) = self.observe_and_complete(runtime, targets, &held);
+        if let Some(e) = error {
+            note(&mut first_error, Err(e));
         }
-        let mut outcomes = Vec::new();
-        runtime.block_on(crawl::crawl(&self.crawl, targets, |o: Outcome| {
-            outcomes.push(o);
-        }));
-        let mut done = 0;
-        for outcome in outcomes {
-            let Some((claim, job)) = batch
-                .ready
-                .get_mut(&target_id(&outcome.target))
-                .and_then(Vec::pop)
-            else {
-                continue;
-            };
-            let item = TargetOutcome {
-                target: outcome.target,
-                observation: outcome.observation,
-            };
-            drop(outcome.grant);
-            match self.complete(&claim, &job, &item) {
-                Ok(true) => done += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    // Its document or its completion could not be written: tried again later.
-                    let why = crate::chain(&e);
-                    tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
-                    note(
-                        &mut first_error,
-                        lost_is_fine(self.queue.fail(&claim, &why, FAILED_RETRY).map(drop)),
-                    );
-                    note(&mut first_error, Err(e));
-                }
+        // Jobs the crawl did not take (it was stopped, or a place could not be had): back to
+        // the queue, not an attempt; their places given back.
+        let left: Vec<Held> = held
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .into_values()
+            .flatten()
+            .collect();
+        for (claim, _, place) in left {
+            if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
+                tracing::warn!("job {}: giving it back: {}", claim.id, crate::chain(&e));
             }
+            self.release(place);
         }
         match first_error {
             Some(e) => Err(e),
@@ -387,61 +387,172 @@ impl Worker {
         }
     }
 
-    /// Stores the outcome's document and completes its job with the entry; `false` when the
-    /// claim was lost meanwhile (another worker has the job: nothing of this one is kept).
-    fn complete(
+    /// Runs the crawl of `targets` on this thread while another completes each outcome as it
+    /// comes and keeps the batch's leases alive; how many were completed, and the first error.
+    fn observe_and_complete(
         &mut self,
-        claim: &Claim,
-        job: &RemoteJob,
-        outcome: &TargetOutcome,
-    ) -> Result<bool, RoleError> {
-        let Prepared { line, logged } =
-            prepare(outcome, &job.started_at).map_err(RoleError::doing("the observation"))?;
-        let handoff = match logged {
-            Some((entry, document)) => {
-                if let Some(doc) = document {
-                    // Durable before the entry naming it can be committed.
-                    self.blobs
-                        .put(&doc)
-                        .map_err(RoleError::doing("storing the observation document"))?;
+        runtime: &tokio::runtime::Handle,
+        targets: Vec<Target>,
+        held: &std::sync::Mutex<HashMap<String, Vec<Held>>>,
+    ) -> (usize, Option<RoleError>) {
+        let (tx, rx) = std::sync::mpsc::channel::<(Held, Result<Prepared, IndexError>)>();
+        let (queue, blobs, crawl_config) = (&mut self.queue, &self.blobs, &self.crawl);
+        std::thread::scope(|scope| {
+            let completer = scope.spawn(move || {
+                let mut done = 0;
+                let mut first_error = None;
+                let mut renewed = std::time::Instant::now();
+                loop {
+                    match rx.recv_timeout(RENEW_EVERY) {
+                        Ok(((claim, _, place), prepared)) => {
+                            match complete(queue, blobs, &claim, prepared) {
+                                Ok(true) => done += 1,
+                                Ok(false) => {}
+                                Err(e) => {
+                                    // Its document or its completion could not be written:
+                                    // tried again later.
+                                    let why = crate::chain(&e);
+                                    tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+                                    note(
+                                        &mut first_error,
+                                        lost_is_fine(
+                                            queue.fail(&claim, &why, FAILED_RETRY).map(drop),
+                                        ),
+                                    );
+                                    note(&mut first_error, Err(e));
+                                }
+                            }
+                            if let Some(p) = place {
+                                if let Err(e) = queue.release_host(p) {
+                                    tracing::warn!("giving a host place back (it lapses): {e}");
+                                }
+                            }
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                    }
+                    if renewed.elapsed() >= RENEW_EVERY {
+                        renew(queue, held);
+                        renewed = std::time::Instant::now();
+                    }
                 }
-                Some(
-                    entry
-                        .encode()
-                        .map_err(RoleError::doing("encoding the entry"))?,
+                (done, first_error)
+            });
+            runtime.block_on(crawl::crawl(crawl_config, targets, |o: Outcome| {
+                let taken = held
+                    .lock()
+                    .ok()
+                    .and_then(|mut h| h.get_mut(&target_id(&o.target)).and_then(Vec::pop));
+                let Some((claim, job, place)) = taken else {
+                    return;
+                };
+                let item = TargetOutcome {
+                    target: o.target,
+                    observation: o.observation,
+                };
+                // The document is made here and the observation (and its share of the crawl's
+                // memory budget) dropped at once: a batch of cap-sized tool sets cannot starve
+                // the observations still running.
+                let prepared = prepare(&item, &job.started_at);
+                drop(item);
+                drop(o.grant);
+                let _ = tx.send(((claim, job, place), prepared));
+            }));
+            drop(tx);
+            completer.join().unwrap_or_else(|_| {
+                (
+                    0,
+                    Some(RoleError::Refused("the completing thread panicked".into())),
                 )
+            })
+        })
+    }
+
+    fn release(&mut self, place: Option<toolmark_queue::HostSlot>) {
+        if let Some(p) = place {
+            if let Err(e) = self.queue.release_host(p) {
+                tracing::warn!("giving a host place back (it lapses with its lease): {e}");
             }
-            None => None,
-        };
-        let result = serde_json::to_string(&line).map_err(RoleError::doing("the report line"))?;
-        match self.queue.complete(claim, &result, handoff.as_deref()) {
-            Ok(()) => Ok(true),
-            Err(QueueError::Lost { .. }) => {
-                tracing::warn!(
-                    "job {} ({}): claim lost; its result dropped",
-                    claim.id,
-                    claim.key
-                );
-                Ok(false)
-            }
-            Err(e) => Err(RoleError::doing("completing a job")(e)),
         }
     }
 
-    /// Fails a job that cannot be worked (its payload or snapshot is unreadable): retried as
-    /// any failure, then failed for good.
+    /// Fails a job that cannot be worked (its payload or its snapshot is unreadable): retried
+    /// as any failure, then failed for good.
     fn give_up(&mut self, claim: &Claim, why: &str) -> Result<(), RoleError> {
         tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
-        lost_is_fine(self.queue.fail(claim, why, HOST_BUSY_DELAY).map(drop))
+        lost_is_fine(self.queue.fail(claim, why, FAILED_RETRY).map(drop))
+    }
+
+    /// Who this worker is in the queue.
+    pub fn queue_holder(&self) -> &str {
+        &self.holder
     }
 }
 
-/// What a batch holds until it ends: the jobs not finished yet (by target) and the host places
-/// taken.
-#[derive(Default)]
-struct Batch {
-    ready: HashMap<String, Vec<(Claim, RemoteJob)>>,
-    places: Vec<toolmark_queue::HostSlot>,
+/// Why a job's target could not be had.
+enum Unreadable {
+    /// The job itself is wrong (a snapshot that is not one, a target it does not hold): an
+    /// attempt, failed.
+    Job(String),
+    /// The blob store failed: not the job's fault, it waits.
+    Store(String),
+}
+
+/// Extends the leases of every job of a batch not completed yet, and of their host places.
+fn renew(queue: &mut Queue, held: &std::sync::Mutex<HashMap<String, Vec<Held>>>) {
+    let Ok(mut held) = held.lock() else { return };
+    for (claim, _, place) in held.values_mut().flatten() {
+        if let Err(e) = queue.renew(claim, WORKER_LEASE) {
+            tracing::warn!("job {}: renewing its claim: {e}", claim.id);
+        }
+        if let Some(p) = place {
+            match queue.renew_host(p, WORKER_LEASE) {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!("the place on {} lapsed before it was renewed", p.host),
+                Err(e) => tracing::warn!("renewing the place on {}: {e}", p.host),
+            }
+        }
+    }
+}
+
+/// Stores a prepared outcome's document and completes its job with the entry; `false` when the
+/// claim was lost meanwhile (another worker has the job: nothing of this one is kept).
+fn complete(
+    queue: &mut Queue,
+    blobs: &Blobs,
+    claim: &Claim,
+    prepared: Result<Prepared, IndexError>,
+) -> Result<bool, RoleError> {
+    let Prepared { line, logged } = prepared.map_err(RoleError::doing("the observation"))?;
+    let handoff = match logged {
+        Some((entry, document)) => {
+            if let Some(doc) = document {
+                // Durable before the entry naming it can be committed.
+                blobs
+                    .put(&doc)
+                    .map_err(RoleError::doing("storing the observation document"))?;
+            }
+            Some(
+                entry
+                    .encode()
+                    .map_err(RoleError::doing("encoding the entry"))?,
+            )
+        }
+        None => None,
+    };
+    let result = serde_json::to_string(&line).map_err(RoleError::doing("the report line"))?;
+    match queue.complete(claim, &result, handoff.as_deref()) {
+        Ok(()) => Ok(true),
+        Err(QueueError::Lost { .. }) => {
+            tracing::warn!(
+                "job {} ({}): claim lost; its result dropped",
+                claim.id,
+                claim.key
+            );
+            Ok(false)
+        }
+        Err(e) => Err(RoleError::doing("completing a job")(e)),
+    }
 }
 
 /// Keeps the first error of a batch.
@@ -468,16 +579,24 @@ pub fn sequence_once(queue: &mut Queue, log: &mut Log) -> Result<usize, RoleErro
     if handoffs.is_empty() {
         return Ok(0);
     }
-    let entries = handoffs
-        .iter()
-        .map(|h| {
-            Entry::decode(&h.body).map_err(|e| {
-                RoleError::Refused(format!("hand-off {} ({}): not an entry: {e}", h.seq, h.key))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    log.append(entries)
-        .map_err(RoleError::doing("appending to the log"))?;
+    let mut entries = Vec::with_capacity(handoffs.len());
+    for h in &handoffs {
+        match Entry::decode(&h.body) {
+            Ok(e) => entries.push(e),
+            // Not an entry (a broken worker): it can never be logged, and must not stall the
+            // log. It is set aside (taken) and said.
+            Err(e) => tracing::error!(
+                "hand-off {} ({} of run {}) is not an entry and is dropped: {e}",
+                h.seq,
+                h.key,
+                h.run
+            ),
+        }
+    }
+    if !entries.is_empty() {
+        log.append(entries)
+            .map_err(RoleError::doing("appending to the log"))?;
+    }
     let seqs: Vec<i64> = handoffs.iter().map(|h| h.seq).collect();
     queue
         .taken(&seqs)
@@ -538,13 +657,6 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     Ok(())
 }
 
-impl Worker {
-    /// Who this worker is in the queue.
-    pub fn queue_holder(&self) -> String {
-        holder("worker")
-    }
-}
-
 /// `toolmark sequencer`: while it holds the sequencer lease, appends hand-offs to the log
 /// (created in the configured stores on first start, with this data directory's key); a
 /// standby waits for the lease. With witnesses configured, runs their rounds as `run` does.
@@ -552,17 +664,22 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     let dir = crate::jobs::data_dir(&config);
     let url = queue_url(&config)?;
     let origin = config.origin.clone();
+    let cosigner = crate::jobs::cosigner(&config)?;
+    let witnessed = cosigner.is_some();
     let (mut queue, mut log) = tokio::task::spawn_blocking(move || {
         let queue =
             Queue::connect(&url, &holder("sequencer")).map_err(RoleError::doing("the queue"))?;
-        let log = dir
+        let mut log = dir
             .open_log(&origin)
             .map_err(RoleError::doing("opening the log"))?;
+        // With witnesses, a checkpoint is published only once they cosigned it.
+        log.set_witnessed(witnessed)
+            .map_err(RoleError::doing("setting the log's publication"))?;
         Ok::<_, RoleError>((queue, log))
     })
     .await
     .map_err(RoleError::doing("starting the sequencer"))??;
-    if let Some(cosigner) = crate::jobs::cosigner(&config)? {
+    if let Some(cosigner) = cosigner {
         tokio::spawn(toolmark_cosign::watch(
             cosigner,
             toolmark_cosign::WATCH_POLL,
@@ -612,7 +729,12 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
                 // A failed append poisons the log: reopen it (recovery) before the next pass.
                 let d = crate::jobs::data_dir(&config);
                 let o = config.origin.clone();
-                match tokio::task::spawn_blocking(move || d.open_log(&o)).await {
+                let reopen = move || {
+                    let mut l = d.open_log(&o)?;
+                    l.set_witnessed(witnessed)?;
+                    Ok::<_, toolmark_log::LogError>(l)
+                };
+                match tokio::task::spawn_blocking(reopen).await {
                     Ok(Ok(reopened)) => log = reopened,
                     Ok(Err(e)) => tracing::warn!("sequencer: reopening the log: {e}"),
                     Err(e) => tracing::warn!("sequencer: reopening the log: {e}"),
@@ -645,8 +767,9 @@ pub fn enqueue_now(
     stop: &Stop,
 ) -> Result<Option<Enqueued>, RoleError> {
     let dir = crate::jobs::data_dir(config);
-    let mut queue = Queue::connect(&queue_url(config)?, &holder("scheduler"))
-        .map_err(RoleError::doing("the queue"))?;
+    let url = queue_url(config)?;
+    let me = holder("scheduler");
+    let mut queue = Queue::connect(&url, &me).map_err(RoleError::doing("the queue"))?;
     if !queue
         .hold("scheduler", ROLE_LEASE)
         .map_err(RoleError::doing("the scheduler lease"))?
@@ -654,7 +777,37 @@ pub fn enqueue_now(
         return Ok(None);
     }
     let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
-    let enqueued = enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop)?;
+    // The lease is renewed while the harvest runs (minutes at the registry's pace), on a
+    // connection of its own.
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let enqueued = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut renewer = match Queue::connect(&url, &me) {
+                Ok(q) => q,
+                Err(e) => {
+                    tracing::warn!("scheduler: no connection to renew its lease: {e}");
+                    return;
+                }
+            };
+            let step = Duration::from_millis(200);
+            let mut waited = Duration::ZERO;
+            while !finished.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(step);
+                waited += step;
+                if waited >= ROLE_LEASE / 3 {
+                    waited = Duration::ZERO;
+                    match renewer.hold("scheduler", ROLE_LEASE) {
+                        Ok(true) => {}
+                        Ok(false) => tracing::warn!("scheduler: the lease went to another"),
+                        Err(e) => tracing::warn!("scheduler: renewing the lease: {e}"),
+                    }
+                }
+            }
+        });
+        let r = enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop);
+        finished.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    })?;
     queue
         .release("scheduler")
         .map_err(RoleError::doing("the scheduler lease"))?;
@@ -706,7 +859,13 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
                             e.added,
                             if e.complete { "complete" } else { "incomplete" }
                         ),
-                        None => "another scheduler is enqueueing this run".to_owned(),
+                        // Not enqueued by this one: the run is tried again (a retry that finds it
+                        // enqueued adds nothing).
+                        None => {
+                            return Err(JobError::new(
+                                "another scheduler holds the lease; this run is tried again",
+                            ));
+                        }
                     })
                 })
             }),

@@ -30,6 +30,9 @@ pub struct FollowerStatus {
     last_error: Mutex<Option<String>>,
     /// When the last pass ended well.
     last_ok: Mutex<Option<SystemTime>>,
+    /// The log's verifier key, once read from the trusted head store (or, on one box, the
+    /// data directory's log).
+    vkey: std::sync::OnceLock<String>,
 }
 
 impl FollowerStatus {
@@ -119,9 +122,13 @@ pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleEr
     let public = dir
         .log_public_objects()
         .map_err(RoleError::doing("the log's public files"))?;
-    let vkey = dir
-        .vkey()
-        .map_err(RoleError::doing("the log's verifier key"))?;
+    let vkey = match status.vkey.get() {
+        Some(v) => v.clone(),
+        None => {
+            let v = trusted_vkey(dir)?;
+            status.vkey.get_or_init(|| v).clone()
+        }
+    };
     let reader = Reader::new(public, &vkey);
     let published = reader
         .checkpoint()
@@ -136,6 +143,21 @@ pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleEr
     status.saw(followed.to);
     status.reached(followed.to);
     Ok(followed.to)
+}
+
+/// The log's verifier key as the head store records it: the trusted store (PostgreSQL in a
+/// cluster, the log's own SQLite on one box), not the bucket's `public/vkey`, which a replica
+/// must not take on trust.
+fn trusted_vkey(dir: &DataDir) -> Result<String, RoleError> {
+    let mut stores = dir
+        .log_stores()
+        .map_err(RoleError::doing("the log's head store"))?;
+    stores
+        .head
+        .meta("vkey")
+        .map_err(RoleError::doing("the log's verifier key"))?
+        .map(|v| v.trim().to_owned())
+        .ok_or_else(|| RoleError::Refused("the head store records no log key (no log yet)".into()))
 }
 
 /// Follows until `stop`: a pass every `interval` (each on a blocking thread); a failed pass is
