@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Stream, Watched};
+use common::{Stream, Watched, metric};
 use serde_json::{Value, json};
 use toolmark_standins::registry::RegistryStandIn;
 use toolmark_standins::services::{Bucket, Database};
@@ -47,16 +47,8 @@ impl Stores {
         c.args(args)
             .arg("--data")
             .arg(data)
-            .args(["--head", self.db.url(), "--objects", &objects])
-            .env("AWS_ENDPOINT_URL", &self.bucket.endpoint)
-            .env("AWS_ACCESS_KEY_ID", &self.bucket.access_key_id)
-            .env("AWS_SECRET_ACCESS_KEY", &self.bucket.secret_access_key)
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_REGION", "us-east-1")
-            .env_remove("TOOLMARK_STORAGE_HEAD")
-            .env_remove("TOOLMARK_STORAGE_OBJECTS")
-            .env_remove("TOOLMARK_CONFIG")
-            .env_remove("TOOLMARK_DATA");
+            .args(["--head", self.db.url(), "--objects", &objects]);
+        common::bucket_env(&mut c, &self.bucket);
         c
     }
 
@@ -125,16 +117,6 @@ fn servers(base: &str) -> Value {
         }
     }
     all
-}
-
-/// The value of `metric` in `/metrics`.
-fn metric(base: &str, metric: &str) -> f64 {
-    let text = get(&format!("{base}/metrics"));
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{metric} ")))
-        .unwrap_or_else(|| panic!("{metric} not in {text}"))
-        .parse()
-        .unwrap()
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Stream, Watched};
+use common::{Stream, Watched, metric};
 use serde_json::{Value, json};
 use toolmark_standins::registry::RegistryStandIn;
 use toolmark_standins::services::{Bucket, Database};
@@ -57,18 +57,10 @@ impl Cluster {
             .arg(self.dir.join(data))
             .args(["--head", self.db.url(), "--objects", &self.objects()])
             .args(["--registry", &self.registry])
-            .env("AWS_ENDPOINT_URL", &self.bucket.endpoint)
-            .env("AWS_ACCESS_KEY_ID", &self.bucket.access_key_id)
-            .env("AWS_SECRET_ACCESS_KEY", &self.bucket.secret_access_key)
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_REGION", "us-east-1")
             // Loopback remotes (tests only), no DNS.
             .env("TOOLMARK_ALLOW_PRIVATE", "true")
-            .env("TOOLMARK_NO_DNS", "true")
-            .env_remove("TOOLMARK_STORAGE_HEAD")
-            .env_remove("TOOLMARK_STORAGE_OBJECTS")
-            .env_remove("TOOLMARK_CONFIG")
-            .env_remove("TOOLMARK_DATA");
+            .env("TOOLMARK_NO_DNS", "true");
+        common::bucket_env(&mut c, &self.bucket);
         c
     }
 
@@ -93,13 +85,9 @@ impl Cluster {
 
     /// The log's size as its published checkpoint says (read from the bucket by `log verify`).
     fn verified_size(&self) -> u64 {
-        let out = Command::new(env!("CARGO_BIN_EXE_toolmark"))
-            .args(["log", "verify", &format!("{}/log/public", self.objects())])
-            .env("AWS_ENDPOINT_URL", &self.bucket.endpoint)
-            .env("AWS_ACCESS_KEY_ID", &self.bucket.access_key_id)
-            .env("AWS_SECRET_ACCESS_KEY", &self.bucket.secret_access_key)
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_REGION", "us-east-1")
+        let mut verify = Command::new(env!("CARGO_BIN_EXE_toolmark"));
+        verify.args(["log", "verify", &format!("{}/log/public", self.objects())]);
+        let out = common::bucket_env(&mut verify, &self.bucket)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
@@ -153,20 +141,6 @@ impl Cluster {
             std::thread::sleep(Duration::from_millis(500));
         }
     }
-}
-
-fn metric(base: &str, metric: &str) -> f64 {
-    let text = ureq::get(&format!("{base}/metrics"))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{metric} ")))
-        .unwrap_or_else(|| panic!("{metric} not in {text}"))
-        .parse()
-        .unwrap()
 }
 
 #[test]

@@ -41,15 +41,8 @@ impl Cluster {
     /// `toolmark ARGS` with the bucket's AWS_* variables.
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_toolmark"));
-        c.args(args)
-            .env("AWS_ENDPOINT_URL", &self.bucket.endpoint)
-            .env("AWS_ACCESS_KEY_ID", &self.bucket.access_key_id)
-            .env("AWS_SECRET_ACCESS_KEY", &self.bucket.secret_access_key)
-            .env("AWS_ALLOW_HTTP", "true")
-            .env("AWS_REGION", "us-east-1")
-            .env_remove("TOOLMARK_STORAGE_HEAD")
-            .env_remove("TOOLMARK_STORAGE_OBJECTS")
-            .env_remove("TOOLMARK_LOG_KEY");
+        c.args(args);
+        common::bucket_env(&mut c, &self.bucket).env_remove("TOOLMARK_LOG_KEY");
         common::output_with_stdin(c, stdin)
     }
 

@@ -54,3 +54,18 @@ pub fn schedules_in(dir: &DataDir) -> JobStates {
 pub fn schedules_of(store: Arc<LeaseStore>) -> JobStates {
     Arc::new(move || store.jobs().map_err(|e| e.to_string()))
 }
+
+/// The API's listener on `config.listen`, the address it bound and the public base URL
+/// (`base_url`, else the bound address: `127.0.0.1:0` gets a real port).
+pub async fn listen(
+    config: &toolmark_config::Config,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr, String), RoleError> {
+    let listener = toolmark_server::bind(config.listen)
+        .await
+        .map_err(RoleError::doing(format!("listening on {}", config.listen)))?;
+    let bound = listener
+        .local_addr()
+        .map_err(RoleError::doing("the bound address"))?;
+    let base = config.public_base(bound);
+    Ok((listener, bound, base))
+}

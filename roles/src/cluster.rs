@@ -680,12 +680,7 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     .await
     .map_err(RoleError::doing("starting the sequencer"))??;
     if let Some(cosigner) = cosigner {
-        tokio::spawn(toolmark_cosign::watch(
-            cosigner,
-            toolmark_cosign::WATCH_POLL,
-            Duration::from_secs(config.witnessing.min_interval_seconds),
-            stop.clone(),
-        ));
+        crate::jobs::spawn_watch(cosigner, &config, &stop);
     }
     tracing::info!("sequencer: log {} at size {}", log.vkey(), log.head().size);
     let mut active = false;

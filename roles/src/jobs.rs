@@ -375,3 +375,18 @@ pub fn webhooks_job(deliverer: Deliverer) -> JobFn {
         })
     })
 }
+
+/// Runs the witnesses' watch until `stop`: a round whenever the log signs a new checkpoint, at
+/// most one per `witnessing.min_interval_seconds`.
+pub fn spawn_watch(
+    cosigner: Arc<toolmark_cosign::Cosigner>,
+    config: &Config,
+    stop: &crate::Stop,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(toolmark_cosign::watch(
+        cosigner,
+        toolmark_cosign::WATCH_POLL,
+        Duration::from_secs(config.witnessing.min_interval_seconds),
+        stop.clone(),
+    ))
+}

@@ -30,13 +30,7 @@ pub async fn run(config: Config, interval: Duration, stop: Stop) -> Result<(), R
             .map_err(RoleError::doing("the first follow pass"))??;
         tracing::info!("replica index at {first} entries; following every {interval:?}");
     }
-    let listener = toolmark_server::bind(config.listen)
-        .await
-        .map_err(RoleError::doing(format!("listening on {}", config.listen)))?;
-    let bound = listener
-        .local_addr()
-        .map_err(RoleError::doing("the bound address"))?;
-    let base = config.public_base(bound);
+    let (listener, bound, base) = crate::api::listen(&config).await?;
     let mut state = crate::api::open_state(&dir, &base, &config.api_options())?;
     let metrics = status.clone();
     state.extra_metrics = Some(Arc::new(move || metrics.prometheus()));

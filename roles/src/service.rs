@@ -38,13 +38,7 @@ pub async fn run(config: Config, stop: Stop) -> Result<(), RoleError> {
     let vkey = dir
         .vkey()
         .map_err(RoleError::doing("the log's verifier key"))?;
-    let listener = toolmark_server::bind(config.listen)
-        .await
-        .map_err(RoleError::doing(format!("listening on {}", config.listen)))?;
-    let bound = listener
-        .local_addr()
-        .map_err(RoleError::doing("the bound address"))?;
-    let base = config.public_base(bound);
+    let (listener, bound, base) = crate::api::listen(&config).await?;
     let mut state = crate::api::open_state(&dir, &base, &config.api_options())?;
     tracing::info!(
         "toolmark {} serving http://{bound}/ (public base {base})",
@@ -115,12 +109,7 @@ pub async fn run(config: Config, stop: Stop) -> Result<(), RoleError> {
     log_next_runs(&config, &scheduler)?;
 
     if let Some(cosigner) = cosigner {
-        tokio::spawn(toolmark_cosign::watch(
-            cosigner,
-            toolmark_cosign::WATCH_POLL,
-            Duration::from_secs(config.witnessing.min_interval_seconds),
-            stop.clone(),
-        ));
+        jobs::spawn_watch(cosigner, &config, &stop);
     }
     let schedules = tokio::spawn(scheduler.run(stop.clone().cancelled_owned()));
     let served = toolmark_api::serve(

@@ -124,3 +124,37 @@ pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
     drop(input);
     child.wait_with_output().unwrap()
 }
+
+/// The value of `metric` (a metric without labels) in `base`'s `/metrics`.
+pub fn metric(base: &str, metric: &str) -> f64 {
+    let text = ureq::get(&format!("{base}/metrics"))
+        .call()
+        .expect("GET /metrics")
+        .body_mut()
+        .read_to_string()
+        .expect("the metrics text");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{metric} ")))
+        .unwrap_or_else(|| panic!("{metric} not in {text}"))
+        .parse()
+        .expect("a number")
+}
+
+/// `command` pointed at the test bucket (the `AWS_*` variables the log's bucket client reads),
+/// with the storage, configuration and data variables of this environment removed so that
+/// only the flags the test gives count.
+pub fn bucket_env<'a>(
+    command: &'a mut Command,
+    bucket: &toolmark_standins::services::Bucket,
+) -> &'a mut Command {
+    command
+        .env("AWS_ENDPOINT_URL", &bucket.endpoint)
+        .env("AWS_ACCESS_KEY_ID", &bucket.access_key_id)
+        .env("AWS_SECRET_ACCESS_KEY", &bucket.secret_access_key)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("TOOLMARK_STORAGE_HEAD")
+        .env_remove("TOOLMARK_STORAGE_OBJECTS")
+        .env_remove("TOOLMARK_CONFIG")
+        .env_remove("TOOLMARK_DATA")
+}
