@@ -13,6 +13,7 @@
 //!   for a later attempt, or fails it for good; [`Queue::defer`] gives it back without counting
 //!   an attempt (its host was busy).
 //! - [`Queue::hold`]: a named lease (one active scheduler, one active sequencer).
+//! - [`Queue::prune`]: finished jobs and taken hand-offs removed once old enough.
 //! - [`Queue::acquire_host`]: a place under a per-host limit that holds across every worker
 //!   (leased: a dead worker's places lapse); [`Queue::take_token`]: a request rate (a token
 //!   bucket) shared by every worker, e.g. the registry's.

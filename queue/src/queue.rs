@@ -490,6 +490,32 @@ impl Queue {
         Ok(())
     }
 
+    /// Removes what is finished and no longer needed: hand-offs taken, and jobs finished (done,
+    /// failed, abandoned) more than `older_than` ago whose hand-off, if any, was taken. Returns
+    /// (jobs, hand-offs) removed. The scheduler prunes after each run it enqueues.
+    pub fn prune(&mut self, older_than: Duration) -> Result<(u64, u64), QueueError> {
+        let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        let handoffs = tx
+            .execute(
+                "DELETE FROM queue_handoff h USING queue_jobs j
+                 WHERE h.job = j.id AND h.taken
+                   AND j.finished_at < now() - make_interval(secs => $1)",
+                &[&seconds(older_than)],
+            )
+            .map_err(|e| db_of(&self.url, e))?;
+        let jobs = tx
+            .execute(
+                "DELETE FROM queue_jobs j
+                 WHERE j.state IN ('done', 'failed', 'abandoned')
+                   AND j.finished_at < now() - make_interval(secs => $1)
+                   AND NOT EXISTS (SELECT 1 FROM queue_handoff h WHERE h.job = j.id)",
+                &[&seconds(older_than)],
+            )
+            .map_err(|e| db_of(&self.url, e))?;
+        tx.commit().map_err(|e| db_of(&self.url, e))?;
+        Ok((jobs, handoffs))
+    }
+
     /// The jobs of `run` by state.
     pub fn counts(&mut self, run: &str) -> Result<Counts, QueueError> {
         let rows = self

@@ -352,3 +352,29 @@ fn one_holder_has_a_lease_until_it_lapses_or_is_released() {
         "releasing another's lease does nothing"
     );
 }
+
+#[test]
+fn pruning_removes_finished_jobs_and_taken_handoffs_but_keeps_what_is_still_owed() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["a", "b", "c"].map(str::to_owned)))
+        .unwrap();
+    let claims = w.claim(&["remote"], 3, MINUTE).unwrap();
+    // a: done, its hand-off taken; b: done, its hand-off not taken yet; c: still claimed.
+    w.complete(&claims[0], "ok", Some(b"a")).unwrap();
+    w.complete(&claims[1], "ok", Some(b"b")).unwrap();
+    let taken: Vec<i64> = w
+        .handoffs(10)
+        .unwrap()
+        .iter()
+        .filter(|h| h.key == "a")
+        .map(|h| h.seq)
+        .collect();
+    w.taken(&taken).unwrap();
+    // Nothing is old enough yet.
+    assert_eq!(w.prune(MINUTE).unwrap(), (0, 0));
+    assert_eq!(w.prune(Duration::ZERO).unwrap(), (1, 1));
+    let counts = w.counts("run").unwrap();
+    assert_eq!((counts.done, counts.claimed), (1, 1));
+    assert_eq!(w.handoffs(10).unwrap().len(), 1);
+}

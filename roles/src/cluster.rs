@@ -604,6 +604,10 @@ pub fn sequence_once(queue: &mut Queue, log: &mut Log) -> Result<usize, RoleErro
     Ok(seqs.len())
 }
 
+/// How long finished jobs (their results are the runs' report lines) and taken hand-offs stay
+/// in the queue before the scheduler prunes them.
+pub const PRUNE_AFTER: Duration = Duration::from_secs(7 * 86_400);
+
 /// How long an idle worker or sequencer waits before it looks at the queue again, and how long
 /// a role waits after a failed pass (a database or bucket outage stalls it, nothing more).
 pub const POLL: Duration = Duration::from_secs(1);
@@ -803,6 +807,13 @@ pub fn enqueue_now(
         finished.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })?;
+    match queue.prune(PRUNE_AFTER) {
+        Ok((0, 0)) => {}
+        Ok((jobs, handoffs)) => {
+            tracing::info!("scheduler: pruned {jobs} finished jobs and {handoffs} taken hand-offs");
+        }
+        Err(e) => tracing::warn!("scheduler: pruning the queue: {e}"),
+    }
     queue
         .release("scheduler")
         .map_err(RoleError::doing("the scheduler lease"))?;
