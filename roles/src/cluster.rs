@@ -229,6 +229,7 @@ impl Worker {
         crawl.client.policy.allow_private = config.crawl.allow_private;
         crawl.client.resolver =
             toolmark_ingest::resolver(&config.crawl).map_err(RoleError::doing("crawl.resolve"))?;
+        crawl.client.trust = config.crawl.trust().map_err(RoleError::Refused)?;
         crawl.client.budget =
             toolmark_crawler::budget::Budget::new(config.crawl.memory_budget_mib * 1024 * 1024);
         Ok(Worker {
