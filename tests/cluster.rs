@@ -57,6 +57,8 @@ impl Cluster {
             .arg(self.dir.join(data))
             .args(["--head", self.db.url(), "--objects", &self.objects()])
             .args(["--registry", &self.registry])
+            // Each role's /health and /metrics (an API replica's API) on a port of its own.
+            .args(["--listen", "127.0.0.1:0"])
             // Loopback remotes (tests only), no DNS.
             .env("TOOLMARK_ALLOW_PRIVATE", "true")
             .env("TOOLMARK_NO_DNS", "true");
@@ -227,11 +229,7 @@ fn a_cluster_logs_every_target_once_per_run_and_survives_its_sequencer() {
 
     // An API replica follows the bucket.
     let mut replica = Watched::spawn(
-        {
-            let mut c = cluster.command(&["api", "--follow-seconds", "1"], "replica");
-            c.args(["--listen", "127.0.0.1:0"]);
-            c
-        },
+        cluster.command(&["api", "--follow-seconds", "1"], "replica"),
         Stream::Stderr,
         "api",
     );

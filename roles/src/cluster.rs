@@ -207,6 +207,8 @@ pub struct Worker {
     /// Jobs claimed at once: the crawl's concurrency, at most [`WORKER_BATCH`].
     batch: usize,
     snapshots: Vec<(String, HashMap<String, Target>)>,
+    /// Its `/health` and `/metrics`.
+    status: std::sync::Arc<crate::health::RoleStatus>,
 }
 
 /// A job in a batch: its claim, its payload and, for a target to dial, its host place.
@@ -240,7 +242,13 @@ impl Worker {
             batch: config.crawl.concurrency.clamp(1, WORKER_BATCH),
             crawl,
             snapshots: Vec::new(),
+            status: crate::health::RoleStatus::new("worker"),
         })
+    }
+
+    /// What this worker says on `/health` and `/metrics`.
+    pub fn status(&self) -> &std::sync::Arc<crate::health::RoleStatus> {
+        &self.status
     }
 
     /// The target `job` names, from its run's snapshot (read once per run).
@@ -342,6 +350,7 @@ impl Worker {
                 match self.queue.acquire_host(&host, self.per_host, WORKER_LEASE) {
                     Ok(Some(p)) => place = Some(p),
                     Ok(None) => {
+                        self.status.count("host_busy", 1);
                         note(
                             &mut first_error,
                             lost_is_fine(self.queue.defer(&claim, HOST_BUSY_DELAY)),
@@ -397,7 +406,8 @@ impl Worker {
         held: &std::sync::Mutex<HashMap<String, Vec<Held>>>,
     ) -> (usize, Option<RoleError>) {
         let (tx, rx) = std::sync::mpsc::channel::<(Held, Result<Prepared, IndexError>)>();
-        let (queue, blobs, crawl_config) = (&mut self.queue, &self.blobs, &self.crawl);
+        let (queue, blobs, crawl_config, status) =
+            (&mut self.queue, &self.blobs, &self.crawl, &self.status);
         std::thread::scope(|scope| {
             let completer = scope.spawn(move || {
                 let mut done = 0;
@@ -408,8 +418,9 @@ impl Worker {
                         Ok(((claim, _, place), prepared)) => {
                             match complete(queue, blobs, &claim, prepared) {
                                 Ok(true) => done += 1,
-                                Ok(false) => {}
+                                Ok(false) => status.count("claims_lost", 1),
                                 Err(e) => {
+                                    status.count("jobs_failed", 1);
                                     // Its document or its completion could not be written:
                                     // tried again later.
                                     let why = crate::chain(&e);
@@ -481,6 +492,7 @@ impl Worker {
     /// as any failure, then failed for good.
     fn give_up(&mut self, claim: &Claim, why: &str) -> Result<(), RoleError> {
         tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+        self.status.count("jobs_failed", 1);
         lost_is_fine(self.queue.fail(claim, why, FAILED_RETRY).map(drop))
     }
 
@@ -626,9 +638,14 @@ async fn pause(stop: &Stop, d: Duration) -> bool {
 pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     let dir = crate::jobs::data_dir(&config);
     let s = stop.clone();
+    let config_for_health = config.clone();
     let mut worker = tokio::task::spawn_blocking(move || Worker::new(&config, &dir, &s))
         .await
         .map_err(RoleError::doing("starting the worker"))??;
+    let status = worker.status().clone();
+    status.set_holder(worker.queue_holder());
+    status.set_active(true);
+    crate::health::serve(&config_for_health, status.clone(), &stop).await?;
     tracing::info!("worker {} claiming {REMOTE} jobs", worker.queue_holder());
     loop {
         if stop.is_cancelled() {
@@ -643,13 +660,20 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
         .map_err(RoleError::doing("the worker's task"))?;
         worker = back;
         let idle = match done {
-            Ok(0) => true,
+            Ok(0) => {
+                status.pass_ok();
+                true
+            }
             Ok(n) => {
+                status.pass_ok();
+                status.count("jobs_done", n as u64);
                 tracing::info!("worker: {n} jobs done");
                 false
             }
             Err(e) => {
-                tracing::warn!("worker: {}", crate::chain(&e));
+                let why = crate::chain(&e);
+                status.pass_failed(&why);
+                tracing::warn!("worker: {why}");
                 true
             }
         };
@@ -671,9 +695,10 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     let origin = config.origin.clone();
     let cosigner = crate::jobs::cosigner(&config)?;
     let witnessed = cosigner.is_some();
+    let holder = holder("sequencer");
+    let me = holder.clone();
     let (mut queue, mut log) = tokio::task::spawn_blocking(move || {
-        let queue =
-            Queue::connect(&url, &holder("sequencer")).map_err(RoleError::doing("the queue"))?;
+        let queue = Queue::connect(&url, &me).map_err(RoleError::doing("the queue"))?;
         let mut log = dir
             .open_log(&origin)
             .map_err(RoleError::doing("opening the log"))?;
@@ -687,6 +712,10 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     if let Some(cosigner) = cosigner {
         crate::jobs::spawn_watch(cosigner, &config, &stop);
     }
+    let status = crate::health::RoleStatus::new("sequencer");
+    status.set_holder(&holder);
+    status.set_log_size(log.head().size);
+    crate::health::serve(&config, status.clone(), &stop).await?;
     tracing::info!("sequencer: log {} at size {}", log.vkey(), log.head().size);
     let mut active = false;
     loop {
@@ -704,6 +733,11 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
         .await
         .map_err(RoleError::doing("the sequencer's task"))?;
         (queue, log) = (q, l);
+        if let Ok(o) = &outcome {
+            status.pass_ok();
+            status.set_active(o.is_some());
+            status.set_log_size(log.head().size);
+        }
         let idle = match outcome {
             Ok(Some(0)) => {
                 active = true;
@@ -711,6 +745,7 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
             }
             Ok(Some(n)) => {
                 active = true;
+                status.count("entries_sequenced", n as u64);
                 tracing::info!(
                     "sequencer: {n} entries appended, log size {}",
                     log.head().size
@@ -725,7 +760,9 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
                 true
             }
             Err(e) => {
-                tracing::warn!("sequencer: {}", crate::chain(&e));
+                let why = crate::chain(&e);
+                status.pass_failed(&why);
+                tracing::warn!("sequencer: {why}");
                 // A failed append poisons the log: reopen it (recovery) before the next pass.
                 let d = crate::jobs::data_dir(&config);
                 let o = config.origin.clone();
@@ -837,7 +874,11 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
             .map_err(RoleError::doing("opening the schedules database"))?,
     );
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut scheduler = Scheduler::new(store, clock, holder("scheduler"));
+    let me = holder("scheduler");
+    let status = crate::health::RoleStatus::new("scheduler");
+    status.set_holder(&me);
+    crate::health::serve(&config, status.clone(), &stop).await?;
+    let mut scheduler = Scheduler::new(store, clock, me);
     let config = Arc::new(config);
     let spec = JobSpec::new("crawl", &config.schedules.crawl)
         .map_err(RoleError::doing("the crawl schedule"))?
@@ -848,6 +889,7 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
             spec,
             Arc::new(move |ctx: JobContext| {
                 let config = job_config.clone();
+                let status = status.clone();
                 Box::pin(async move {
                     let run = format!("crawl-{}", ctx.scheduled_for.format("%Y-%m-%dT%H"));
                     let handle = tokio::runtime::Handle::current();
@@ -857,7 +899,17 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
                     })
                     .await
                     .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
-                    .map_err(|e| JobError::new(crate::chain(&e)))?;
+                    .map_err(|e| {
+                        let why = crate::chain(&e);
+                        status.pass_failed(&why);
+                        JobError::new(why)
+                    })?;
+                    status.pass_ok();
+                    status.set_active(enqueued.is_some());
+                    if let Some(e) = &enqueued {
+                        status.count("runs_enqueued", 1);
+                        status.count("jobs_enqueued", e.added);
+                    }
                     Ok(match enqueued {
                         Some(e) => format!(
                             "run {}: {} targets, {} jobs enqueued (harvest {})",
