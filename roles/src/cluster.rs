@@ -69,7 +69,7 @@ pub struct RemoteJob {
     pub registry: String,
     /// Whether `http://` remotes are dialled (`crawl.allow_private`: tests and demos only).
     pub allow_cleartext: bool,
-    /// The target (`index::record::target_id`).
+    /// The target's key in the run ([`remote_jobs`]).
     pub target: String,
 }
 
@@ -164,17 +164,15 @@ pub fn enqueue_crawl(
         delisted: Vec::new(),
         allow_cleartext: config.crawl.allow_private,
     };
-    let jobs: Vec<NewJob> = input
-        .targets()
-        .iter()
-        .filter(|t| matches!(t.kind, TargetKind::Remote { .. }))
-        .map(|t| {
+    let jobs: Vec<NewJob> = remote_jobs(input.targets())
+        .into_iter()
+        .map(|(key, _)| {
             let job = RemoteJob {
                 snapshot: sri.to_string(),
                 started_at: input.started_at.clone(),
                 registry: input.registry.clone(),
                 allow_cleartext: input.allow_cleartext,
-                target: target_id(t),
+                target: key,
             };
             NewJob {
                 kind: REMOTE.to_owned(),
@@ -194,6 +192,24 @@ pub fn enqueue_crawl(
         added,
         complete: harvest.complete,
     })
+}
+
+/// A run's remote targets, each with its job key: its target id (`index::record::target_id`),
+/// and for a further target with the same id (a server listing one URL twice) `#2`, `#3`, … in
+/// the order the run lists them, so that every target a crawl on one box observes is one job.
+pub fn remote_jobs(targets: Vec<Target>) -> Vec<(String, Target)> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    targets
+        .into_iter()
+        .filter(|t| matches!(t.kind, TargetKind::Remote { .. }))
+        .map(|t| {
+            let id = target_id(&t);
+            let n = seen.entry(id.clone()).or_default();
+            *n += 1;
+            let key = if *n == 1 { id } else { format!("{id}#{n}") };
+            (key, t)
+        })
+        .collect()
 }
 
 /// A worker: its queue connection, the stores documents go to, and the snapshots it has read.
@@ -276,11 +292,7 @@ impl Worker {
                 delisted: Vec::new(),
                 allow_cleartext: job.allow_cleartext,
             };
-            let targets = input
-                .targets()
-                .into_iter()
-                .map(|t| (target_id(&t), t))
-                .collect();
+            let targets = remote_jobs(input.targets()).into_iter().collect();
             if self.snapshots.len() == SNAPSHOTS_KEPT {
                 self.snapshots.remove(0);
             }
@@ -933,4 +945,48 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
     let summary = scheduler.run(stop.cancelled_owned()).await;
     tracing::info!("scheduler stopped: {summary:?}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolmark_observation::registry::{Declared, Ecosystem};
+
+    fn remote(server: &str, url: &str, transport: &str) -> Target {
+        Target {
+            server: server.into(),
+            version: "1.0.0".into(),
+            kind: TargetKind::Remote {
+                transport: transport.into(),
+                url: url.into(),
+                declared: Declared::default(),
+            },
+            skip: None,
+        }
+    }
+
+    #[test]
+    fn a_url_listed_twice_by_one_server_is_two_jobs_and_packages_are_none() {
+        let package = Target {
+            kind: TargetKind::Package {
+                ecosystem: Ecosystem::Npm,
+                name: "@acme/pkg".into(),
+                version: Some("1.0.0".into()),
+                transport: "stdio".into(),
+            },
+            ..remote("io.example/pkg", "", "")
+        };
+        let jobs = remote_jobs(vec![
+            remote("io.example/a", "https://a.example/mcp", "streamable-http"),
+            package,
+            remote("io.example/a", "https://a.example/mcp", "sse"),
+            remote("io.example/b", "https://a.example/mcp", "sse"),
+        ]);
+        let id = target_id(&jobs[0].1);
+        let keys: Vec<&str> = jobs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(keys[0], id);
+        assert_eq!(keys[1], format!("{id}#2"));
+        assert_ne!(keys[2], id, "another server's target is its own");
+    }
 }
