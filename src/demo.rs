@@ -74,7 +74,8 @@ fn stage(args: &DemoArgs, dir: &std::path::Path) -> Result<()> {
             usr1.recv().await;
         };
         let ready = |env: &std::path::Path, date: &str| println!("stage {date} {}", env.display());
-        toolmark_demo::stage::serve(args.mcp_servers.as_deref(), dir, next_day, stop, &ready).await?;
+        toolmark_demo::stage::serve(args.mcp_servers.as_deref(), dir, next_day, stop, &ready)
+            .await?;
         Ok(())
     })
 }

@@ -335,7 +335,8 @@ pub async fn run(
         let failed = match (&sandbox, stage.package_registry_url(), stage.servers_dir()) {
             (Ok(runsc), Some(served), Some(servers)) => {
                 let work = data.join("sandbox");
-                let observer = packages::observer(runsc.clone(), servers, &work, options.probe.clone());
+                let observer =
+                    packages::observer(runsc.clone(), servers, &work, options.probe.clone());
                 let sweep_options = toolmark_ingest::SweepOptions {
                     cap: packages::MAX_SWEPT,
                     concurrency: packages::DEMO_CONCURRENCY,
@@ -347,7 +348,15 @@ pub async fn run(
                     probe: options.probe.clone().unwrap_or_default(),
                 };
                 let only: Vec<String> = stage.packages().iter().map(packages::target).collect();
-                match sweep(data, origin, &registry_url, (&sweep_options, &observer, &only), &stop).await {
+                match sweep(
+                    data,
+                    origin,
+                    &registry_url,
+                    (&sweep_options, &observer, &only),
+                    &stop,
+                )
+                .await
+                {
                     Ok((summary, took)) => {
                         report(Event::Swept {
                             summary: &summary,
@@ -365,7 +374,10 @@ pub async fn run(
             _ => None,
         };
         if let Some(why) = failed {
-            report(Event::PackagesUnobserved { why: &why, listed: stage.packages().len() });
+            report(Event::PackagesUnobserved {
+                why: &why,
+                listed: stage.packages().len(),
+            });
         }
         report(Event::Ready { base: &base });
         Ok(())
@@ -477,7 +489,9 @@ async fn sweep(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::time::Instant;
+    use toolmark_standins::registry::RegistryStandIn;
 
     /// A registry server with one npm package (listed, never dialled: the crawl is quick).
     fn package_item(name: &str) -> serde_json::Value {

@@ -121,13 +121,12 @@ impl Stage {
             .map(|(p, served)| packages::item(p, served))
             .collect();
         first_items.extend(package_items.iter().cloned());
-        let registry =
-            RegistryStandIn::start(first_items)
-                .await
-                .map_err(|reason| DemoError::StandIn {
-                    what: "registry replica",
-                    reason,
-                })?;
+        let registry = RegistryStandIn::start(first_items)
+            .await
+            .map_err(|reason| DemoError::StandIn {
+                what: "registry replica",
+                reason,
+            })?;
         Ok(Stage {
             days,
             sets,
@@ -200,7 +199,8 @@ impl Stage {
 
     /// The crawl settings [`Stage::crawl_options`] makes, as the environment variables of
     /// `toolmark run` and the cluster's roles (`NAME=value` lines; the CA is written to
-    /// `ca_file`, which `TOOLMARK_TRUST_ROOTS` names).
+    /// `ca_file`, which `TOOLMARK_TRUST_ROOTS` names), and `STAGE_PACKAGE_REGISTRY`, the
+    /// package registry stand-in's URL, when the real packages are installed.
     pub fn settings(&self, ca_file: &Path) -> Result<String, DemoError> {
         std::fs::write(ca_file, &self.ca_pem).map_err(|reason| DemoError::Io {
             what: "writing",
@@ -218,9 +218,10 @@ impl Stage {
             "TOOLMARK_HARVEST=full".to_owned(),
             format!("TOOLMARK_TRUST_ROOTS={}", ca_file.display()),
         ];
+        // Not a variable of toolmark's: `[packages] npm_registry` and `pypi_index` are set in
+        // a configuration file (`scripts/cluster` writes one).
         if let Some(url) = self.package_registry_url() {
-            lines.push(format!("TOOLMARK_NPM_REGISTRY={url}"));
-            lines.push(format!("TOOLMARK_PYPI_INDEX={url}"));
+            lines.push(format!("STAGE_PACKAGE_REGISTRY={url}"));
         }
         Ok(lines.join("\n") + "\n")
     }

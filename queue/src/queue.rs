@@ -70,6 +70,11 @@ CREATE TABLE IF NOT EXISTS queue_rates (
     at TIMESTAMPTZ NOT NULL
 );
 ALTER TABLE queue_jobs ADD COLUMN IF NOT EXISTS lapses INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS queue_notes (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
 ";
 
 /// An arbitrary constant: the advisory lock that serialises schema creation.
@@ -531,6 +536,29 @@ impl Queue {
             .map_err(|e| db_of(&self.url, e))?;
         tx.commit().map_err(|e| db_of(&self.url, e))?;
         Ok((jobs, handoffs))
+    }
+
+    /// Keeps `value` under `name` for the other roles (the latest harvest's snapshot, which the
+    /// package sweep reads its packages from), replacing what was there.
+    pub fn set_note(&mut self, name: &str, value: &str) -> Result<(), QueueError> {
+        bounded("a note", value.as_bytes())?;
+        self.client
+            .execute(
+                "INSERT INTO queue_notes (name, value) VALUES ($1, $2)
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, at = now()",
+                &[&name, &value],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(())
+    }
+
+    /// The value kept under `name`, if any.
+    pub fn note(&mut self, name: &str) -> Result<Option<String>, QueueError> {
+        let row = self
+            .client
+            .query_opt("SELECT value FROM queue_notes WHERE name = $1", &[&name])
+            .map_err(|e| self.db(e))?;
+        Ok(row.map(|r| r.get(0)))
     }
 
     /// The queue as a whole: jobs by kind and state, lease expiries, hand-offs waiting, host

@@ -402,3 +402,22 @@ fn the_overview_counts_jobs_by_state_lease_expiries_handoffs_and_host_places() {
     assert_eq!(o.lease_expiries, [("remote".to_owned(), 1)]);
     assert_eq!((o.handoffs_waiting, o.host_places), (1, 1));
 }
+
+#[test]
+fn a_note_is_kept_replaced_and_read_by_another_connection() {
+    let Some(db) = database() else { return };
+    let mut scheduler = Queue::connect(db.url(), "scheduler").unwrap();
+    let mut worker = Queue::connect(db.url(), "worker").unwrap();
+    assert_eq!(worker.note("snapshot").unwrap(), None);
+    scheduler.set_note("snapshot", "sha256-a").unwrap();
+    scheduler.set_note("snapshot", "sha256-b").unwrap();
+    assert_eq!(
+        worker.note("snapshot").unwrap().as_deref(),
+        Some("sha256-b")
+    );
+    let huge = "x".repeat(MAX_PAYLOAD_BYTES + 1);
+    assert!(matches!(
+        scheduler.set_note("snapshot", &huge),
+        Err(QueueError::Refused(_))
+    ));
+}

@@ -34,8 +34,16 @@ use toolmark_toolset::Sri;
 
 use crate::{RoleError, Stop};
 
+pub mod packages;
+
 /// The kind of a job observing one remote target.
 pub const REMOTE: &str = "remote";
+/// The kind of a job observing one package version in the sandbox.
+pub const PACKAGE: &str = "package";
+/// How long a worker's claim on a package job lasts: longer than one sandbox observation may
+/// take (fetching within the crawler's deadlines, then the sandbox's phases, each bounded:
+/// docs/sandbox.md), so only a dead or stalled worker lets the job return to the queue.
+pub const PACKAGE_LEASE: Duration = Duration::from_secs(1800);
 /// How long a worker's claim (and its host place) lasts: longer than one observation may take
 /// (the crawler's own deadlines bound it well below), so only a dead or stalled worker lets
 /// its jobs return to the queue.
@@ -71,6 +79,29 @@ pub struct RemoteJob {
     pub allow_cleartext: bool,
     /// The target's key in the run ([`remote_jobs`]).
     pub target: String,
+}
+
+/// A package job's payload: which version of which package target of which harvest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PackageJob {
+    /// The harvest's items the package is listed in (a JSON array, in the blob store).
+    pub snapshot: String,
+    /// When the sweep run started (RFC 3339).
+    pub started_at: String,
+    /// The registry harvested.
+    pub registry: String,
+    /// The package target (`index::record::target_id`).
+    pub target: String,
+    /// The version to observe (`None`: the package registry's latest).
+    pub version: Option<String>,
+    /// Why it was chosen (`ingest::sweep::choose`: `new-version`, `never-observed`, `retry`).
+    pub why: String,
+}
+
+/// The name of the note ([`Queue::note`]) holding the latest harvest's snapshot of `registry`.
+fn snapshot_note(registry: &str) -> String {
+    format!("snapshot {}", registry.trim_end_matches('/'))
 }
 
 /// The PostgreSQL URL the cluster's roles share: the log's head store (`[storage] head`).
@@ -156,6 +187,11 @@ pub fn enqueue_crawl(
     let sri = blobs
         .put(snapshot.as_bytes())
         .map_err(RoleError::doing("storing the harvest"))?;
+    // The package sweep lists its packages from the latest harvest (a partial one too: what it
+    // read is what the registry lists as far as anyone knows).
+    queue
+        .set_note(&snapshot_note(registry_key), &sri.to_string())
+        .map_err(RoleError::doing("noting the harvest"))?;
     let input = RunInput {
         started_at,
         registry: config.registry.clone(),
@@ -658,6 +694,31 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     status.set_holder(worker.queue_holder());
     status.set_active(true);
     crate::health::serve(&config_for_health, status.clone(), &stop).await?;
+    // The package half, where gVisor is installed: a loop of its own, so that long sandbox
+    // runs never hold up the remote jobs.
+    let package_half = {
+        let (config, dir, status) = (
+            config_for_health.clone(),
+            crate::jobs::data_dir(&config_for_health),
+            status.clone(),
+        );
+        tokio::task::spawn_blocking(move || packages::PackageWorker::new(&config, &dir, status))
+            .await
+            .map_err(RoleError::doing("starting the worker's package half"))??
+    };
+    let package_loop = match package_half {
+        Some(p) => {
+            tracing::info!(
+                "worker {} claiming {PACKAGE} jobs too",
+                worker.queue_holder()
+            );
+            Some(tokio::spawn(packages::run(p, stop.clone())))
+        }
+        None => {
+            tracing::info!("worker: no gVisor (runsc) here: it takes no {PACKAGE} job");
+            None
+        }
+    };
     tracing::info!("worker {} claiming {REMOTE} jobs", worker.queue_holder());
     loop {
         if stop.is_cancelled() {
@@ -695,6 +756,9 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     }
     // Its database connection is closed off the runtime's threads (the client blocks).
     let _ = tokio::task::spawn_blocking(move || drop(worker)).await;
+    if let Some(l) = package_loop {
+        let _ = l.await;
+    }
     Ok(())
 }
 
@@ -805,6 +869,15 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     Ok(())
 }
 
+/// Which run [`enqueue_now`] enqueues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Run {
+    /// A crawl, named as given (default `crawl-<harvest start>`).
+    Crawl(Option<String>),
+    /// A package sweep, named as given (default `sweep-<start>`).
+    Sweep(Option<String>),
+}
+
 /// One crawl run enqueued by whoever holds the scheduler lease (`toolmark scheduler
 /// --enqueue-now`, and the scheduler's cron job, which names the run by its fire time's UTC
 /// hour so that two schedulers firing for it share one run): `None` when another scheduler is
@@ -812,7 +885,7 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
 pub fn enqueue_now(
     runtime: &tokio::runtime::Handle,
     config: &Config,
-    run: Option<String>,
+    what: Run,
     stop: &Stop,
 ) -> Result<Option<Enqueued>, RoleError> {
     let dir = crate::jobs::data_dir(config);
@@ -853,7 +926,10 @@ pub fn enqueue_now(
                 }
             }
         });
-        let r = enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop);
+        let r = match what {
+            Run::Crawl(run) => enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop),
+            Run::Sweep(run) => packages::enqueue_sweep(config, &dir, &blobs, &mut queue, run),
+        };
         finished.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })?;
@@ -892,56 +968,71 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
     crate::health::serve(&config, status.clone(), &stop).await?;
     let mut scheduler = Scheduler::new(store, clock, me);
     let config = Arc::new(config);
-    let spec = JobSpec::new("crawl", &config.schedules.crawl)
-        .map_err(RoleError::doing("the crawl schedule"))?
-        .with_lease(Duration::from_secs(config.schedules.lease_seconds));
-    let job_config = config.clone();
-    scheduler
-        .add(
-            spec,
-            Arc::new(move |ctx: JobContext| {
-                let config = job_config.clone();
-                let status = status.clone();
-                Box::pin(async move {
-                    let run = format!("crawl-{}", ctx.scheduled_for.format("%Y-%m-%dT%H"));
-                    let handle = tokio::runtime::Handle::current();
-                    let stop: Stop = ctx.stop.clone();
-                    let enqueued = tokio::task::spawn_blocking(move || {
-                        enqueue_now(&handle, &config, Some(run), &stop)
-                    })
-                    .await
-                    .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
-                    .map_err(|e| {
-                        let why = crate::chain(&e);
-                        status.pass_failed(&why);
-                        JobError::new(why)
-                    })?;
-                    status.pass_ok();
-                    status.set_active(enqueued.is_some());
-                    if let Some(e) = &enqueued {
+    // Each fire time is one run, named by its UTC hour: two schedulers firing for it share it.
+    for (name, schedule) in [
+        ("crawl", &config.schedules.crawl),
+        ("sweep", &config.schedules.package_sweep),
+    ] {
+        if schedule.trim().is_empty() {
+            continue;
+        }
+        let spec = JobSpec::new(name, schedule)
+            .map_err(RoleError::doing(format!("the {name} schedule")))?
+            .with_lease(Duration::from_secs(config.schedules.lease_seconds));
+        let (job_config, status) = (config.clone(), status.clone());
+        let job = Arc::new(move |ctx: JobContext| {
+            let config = job_config.clone();
+            let status = status.clone();
+            Box::pin(async move {
+                let run = Some(format!(
+                    "{name}-{}",
+                    ctx.scheduled_for.format("%Y-%m-%dT%H")
+                ));
+                let what = if name == "crawl" {
+                    Run::Crawl(run)
+                } else {
+                    Run::Sweep(run)
+                };
+                let handle = tokio::runtime::Handle::current();
+                let stop: Stop = ctx.stop.clone();
+                let enqueued =
+                    tokio::task::spawn_blocking(move || enqueue_now(&handle, &config, what, &stop))
+                        .await
+                        .map_err(|e| JobError::new(format!("the {name} task: {e}")))?
+                        .map_err(|e| {
+                            let why = crate::chain(&e);
+                            status.pass_failed(&why);
+                            JobError::new(why)
+                        })?;
+                status.pass_ok();
+                status.set_active(enqueued.is_some());
+                match enqueued {
+                    Some(e) => {
                         status.count("runs_enqueued", 1);
                         status.count("jobs_enqueued", e.added);
-                    }
-                    Ok(match enqueued {
-                        Some(e) => format!(
+                        Ok(format!(
                             "run {}: {} targets, {} jobs enqueued (harvest {})",
                             e.run,
                             e.targets,
                             e.added,
                             if e.complete { "complete" } else { "incomplete" }
-                        ),
-                        // Not enqueued by this one: the run is tried again (a retry that finds it
-                        // enqueued adds nothing).
-                        None => {
-                            return Err(JobError::new(
-                                "another scheduler holds the lease; this run is tried again",
-                            ));
-                        }
-                    })
-                })
-            }),
-        )
-        .map_err(RoleError::doing("adding the crawl"))?;
+                        ))
+                    }
+                    // Not enqueued by this one: the run is tried again (a retry that finds it
+                    // enqueued adds nothing).
+                    None => Err(JobError::new(
+                        "another scheduler holds the lease; this run is tried again",
+                    )),
+                }
+            })
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send>,
+                >
+        });
+        scheduler
+            .add(spec, job)
+            .map_err(RoleError::doing(format!("adding the {name}")))?;
+    }
     let summary = scheduler.run(stop.cancelled_owned()).await;
     tracing::info!("scheduler stopped: {summary:?}");
     Ok(())

@@ -207,7 +207,9 @@ pub fn render(status: &RoleStatus, overview: Option<&Overview>) -> String {
         out.push_str(&s);
         out.push('\n');
     };
-    line("# HELP toolmark_role_active Whether this role holds its lease (a worker: always).".into());
+    line(
+        "# HELP toolmark_role_active Whether this role holds its lease (a worker: always).".into(),
+    );
     line("# TYPE toolmark_role_active gauge".into());
     line(format!(
         "toolmark_role_active{{role=\"{role}\"}} {}",
@@ -215,10 +217,7 @@ pub fn render(status: &RoleStatus, overview: Option<&Overview>) -> String {
     ));
     line("# HELP toolmark_role_passes_total Passes over the queue, by outcome.".into());
     line("# TYPE toolmark_role_passes_total counter".into());
-    for (outcome, n) in [
-        ("ok", &status.passes_ok),
-        ("failed", &status.passes_failed),
-    ] {
+    for (outcome, n) in [("ok", &status.passes_ok), ("failed", &status.passes_failed)] {
         line(format!(
             "toolmark_role_passes_total{{role=\"{role}\",outcome=\"{outcome}\"}} {}",
             n.load(Ordering::Relaxed)
@@ -243,7 +242,10 @@ pub fn render(status: &RoleStatus, overview: Option<&Overview>) -> String {
     }
     line("# HELP toolmark_queue_up Whether the queue could be read for this scrape.".into());
     line("# TYPE toolmark_queue_up gauge".into());
-    line(format!("toolmark_queue_up {}", u8::from(overview.is_some())));
+    line(format!(
+        "toolmark_queue_up {}",
+        u8::from(overview.is_some())
+    ));
     let Some(o) = overview else {
         return out;
     };
