@@ -40,20 +40,19 @@ pub mod packages;
 pub const REMOTE: &str = "remote";
 /// The kind of a job observing one package version in the sandbox.
 pub const PACKAGE: &str = "package";
-/// How long a worker's claim on a package job lasts: longer than one sandbox observation may
-/// take (fetching within the crawler's deadlines, then the sandbox's phases, each bounded:
-/// docs/sandbox.md), so only a dead or stalled worker lets the job return to the queue.
-pub const PACKAGE_LEASE: Duration = Duration::from_secs(1800);
-/// How long a worker's claim (and its host place) lasts: longer than one observation may take
-/// (the crawler's own deadlines bound it well below), so only a dead or stalled worker lets
-/// its jobs return to the queue.
-pub const WORKER_LEASE: Duration = Duration::from_secs(600);
+/// The shortest lease a worker takes on its claims and host places, whatever
+/// `schedules.lease_seconds` says.
+pub const MIN_LEASE: Duration = Duration::from_secs(3);
 /// Jobs a worker claims at once at most (it claims as many as its crawl runs at once).
 pub const WORKER_BATCH: usize = 32;
 /// How long a job whose host is full waits before it may be claimed again.
 pub const HOST_BUSY_DELAY: Duration = Duration::from_secs(2);
-/// How often a worker renews the claims and host places of the batch it is working.
-pub const RENEW_EVERY: Duration = Duration::from_secs(60);
+/// How long a worker's claims and host places last (`schedules.lease_seconds`, at least
+/// [`MIN_LEASE`]): renewed every third of it while the worker works them, so only a dead or
+/// stalled worker lets them lapse, and its jobs return to the queue that long after.
+pub fn worker_lease(config: &Config) -> Duration {
+    Duration::from_secs(config.schedules.lease_seconds).max(MIN_LEASE)
+}
 /// How long a job whose result could not be stored (the bucket or the database failed) waits
 /// before another attempt.
 pub const FAILED_RETRY: Duration = Duration::from_secs(30);
@@ -258,6 +257,8 @@ pub struct Worker {
     per_host: u32,
     /// Jobs claimed at once: the crawl's concurrency, at most [`WORKER_BATCH`].
     batch: usize,
+    /// Its claims' and host places' lease ([`worker_lease`]).
+    lease: Duration,
     snapshots: Vec<(String, HashMap<String, Target>)>,
     /// Its `/health` and `/metrics`.
     status: std::sync::Arc<crate::health::RoleStatus>,
@@ -292,6 +293,7 @@ impl Worker {
             blobs,
             per_host: u32::try_from(config.crawl.per_host).unwrap_or(u32::MAX),
             batch: config.crawl.concurrency.clamp(1, WORKER_BATCH),
+            lease: worker_lease(config),
             crawl,
             snapshots: Vec::new(),
             status: crate::health::RoleStatus::new("worker"),
@@ -350,14 +352,14 @@ impl Worker {
     /// each with its entry as soon as it is observed (its memory and its host place given back
     /// then). Blocks the calling thread (not one of `runtime`'s workers). Returns how many jobs
     /// it completed (0: none was waiting). While the batch runs, its claims and host places
-    /// are renewed every [`RENEW_EVERY`]. Whatever happens in it, every host place is given
+    /// are renewed every third of their lease. Whatever happens in it, every host place is given
     /// back and every job not finished goes back to the queue (a job whose result could not be
     /// stored is failed, so it is tried again later); the batch's first error is returned after
     /// that.
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
         let claims = self
             .queue
-            .claim(&[REMOTE], self.batch, WORKER_LEASE)
+            .claim(&[REMOTE], self.batch, self.lease)
             .map_err(RoleError::doing("claiming jobs"))?;
         if claims.is_empty() {
             return Ok(0);
@@ -395,7 +397,7 @@ impl Worker {
             let mut place = None;
             if let (TargetKind::Remote { url, declared, .. }, None) = (&target.kind, &target.skip) {
                 let host = host_key(&declared.dial_url(url));
-                match self.queue.acquire_host(&host, self.per_host, WORKER_LEASE) {
+                match self.queue.acquire_host(&host, self.per_host, self.lease) {
                     Ok(Some(p)) => place = Some(p),
                     Ok(None) => {
                         self.status.count("host_busy", 1);
@@ -454,15 +456,21 @@ impl Worker {
         held: &std::sync::Mutex<HashMap<String, Vec<Held>>>,
     ) -> (usize, Option<RoleError>) {
         let (tx, rx) = std::sync::mpsc::channel::<(Held, Result<Prepared, IndexError>)>();
-        let (queue, blobs, crawl_config, status) =
-            (&mut self.queue, &self.blobs, &self.crawl, &self.status);
+        let (queue, blobs, crawl_config, status, lease) = (
+            &mut self.queue,
+            &self.blobs,
+            &self.crawl,
+            &self.status,
+            self.lease,
+        );
+        let renew_every = lease / 3;
         std::thread::scope(|scope| {
             let completer = scope.spawn(move || {
                 let mut done = 0;
                 let mut first_error = None;
                 let mut renewed = std::time::Instant::now();
                 loop {
-                    match rx.recv_timeout(RENEW_EVERY) {
+                    match rx.recv_timeout(renew_every) {
                         Ok(((claim, _, place), prepared)) => {
                             match complete(queue, blobs, &claim, prepared) {
                                 Ok(true) => done += 1,
@@ -491,8 +499,8 @@ impl Worker {
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                     }
-                    if renewed.elapsed() >= RENEW_EVERY {
-                        renew(queue, held);
+                    if renewed.elapsed() >= renew_every {
+                        renew(queue, held, lease);
                         renewed = std::time::Instant::now();
                     }
                 }
@@ -560,14 +568,14 @@ enum Unreadable {
 }
 
 /// Extends the leases of every job of a batch not completed yet, and of their host places.
-fn renew(queue: &mut Queue, held: &std::sync::Mutex<HashMap<String, Vec<Held>>>) {
+fn renew(queue: &mut Queue, held: &std::sync::Mutex<HashMap<String, Vec<Held>>>, lease: Duration) {
     let Ok(mut held) = held.lock() else { return };
     for (claim, _, place) in held.values_mut().flatten() {
-        if let Err(e) = queue.renew(claim, WORKER_LEASE) {
+        if let Err(e) = queue.renew(claim, lease) {
             tracing::warn!("job {}: renewing its claim: {e}", claim.id);
         }
         if let Some(p) = place {
-            match queue.renew_host(p, WORKER_LEASE) {
+            match queue.renew_host(p, lease) {
                 Ok(true) => {}
                 Ok(false) => tracing::warn!("the place on {} lapsed before it was renewed", p.host),
                 Err(e) => tracing::warn!("renewing the place on {}: {e}", p.host),

@@ -17,13 +17,13 @@ use toolmark_index::record::{Prepared, prepare, target_id};
 use toolmark_index::{Blobs, DataDir, IndexError, TargetOutcome};
 use toolmark_ingest::sweep::{self, Chosen, PackageSource};
 use toolmark_observation::registry;
-use toolmark_queue::{NewJob, Queue};
+use toolmark_queue::{Claim, NewJob, Queue};
 use toolmark_sandbox::observe::Observer;
 use toolmark_toolset::Sri;
 
 use super::{
-    Enqueued, FAILED_RETRY, PACKAGE, PACKAGE_LEASE, PackageJob, complete, holder, lost_is_fine,
-    note, queue_url, snapshot_note,
+    Enqueued, FAILED_RETRY, PACKAGE, PackageJob, complete, holder, lost_is_fine, note, queue_url,
+    snapshot_note, worker_lease,
 };
 use crate::health::RoleStatus;
 use crate::{RoleError, Stop};
@@ -123,6 +123,8 @@ pub struct PackageWorker {
     source: PackageSource,
     observer: Observer,
     concurrency: usize,
+    /// Its claims' lease ([`worker_lease`]), renewed every third of it while a batch runs.
+    lease: std::time::Duration,
     snapshots: Vec<(String, HashMap<String, Chosen>)>,
     status: Arc<RoleStatus>,
 }
@@ -154,6 +156,7 @@ impl PackageWorker {
             source: PackageSource::new(&config.packages),
             observer,
             concurrency: config.packages.concurrency,
+            lease: worker_lease(config),
             snapshots: Vec::new(),
             status,
         }))
@@ -199,7 +202,7 @@ impl PackageWorker {
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
         let claims = self
             .queue
-            .claim(&[PACKAGE], self.concurrency, PACKAGE_LEASE)
+            .claim(&[PACKAGE], self.concurrency, self.lease)
             .map_err(RoleError::doing("claiming package jobs"))?;
         let mut first_error = None;
         let mut work = Vec::new();
@@ -222,14 +225,39 @@ impl PackageWorker {
         if work.is_empty() {
             return first_error.map_or(Ok(0), Err);
         }
-        let (source, observer) = (&self.source, &self.observer);
-        let observed = runtime.block_on(futures_util::future::join_all(work.iter().map(
-            |(claim, _, chosen)| {
-                // The claim's id is unique among the observations this process runs at once.
-                let slot = usize::try_from(claim.id).unwrap_or_default();
-                source.observe(observer, slot, chosen)
-            },
-        )));
+        let (source, observer, lease) = (&self.source, &self.observer, self.lease);
+        let mut claims: Vec<Claim> = work.iter().map(|(c, _, _)| c.clone()).collect();
+        let queue = &mut self.queue;
+        let observing = std::sync::atomic::AtomicBool::new(true);
+        let observed = std::thread::scope(|scope| {
+            // The claims stay this worker's while the sandboxes run, however long they take.
+            scope.spawn(|| {
+                let step = std::time::Duration::from_millis(200);
+                let mut waited = std::time::Duration::ZERO;
+                while observing.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(step);
+                    waited += step;
+                    if waited >= lease / 3 {
+                        waited = std::time::Duration::ZERO;
+                        for c in &mut claims {
+                            if let Err(e) = queue.renew(c, lease) {
+                                tracing::warn!("job {}: renewing its claim: {e}", c.id);
+                            }
+                        }
+                    }
+                }
+            });
+            let observed = runtime.block_on(futures_util::future::join_all(work.iter().map(
+                |(claim, _, chosen)| {
+                    // The claim's id is unique among the observations this process runs at
+                    // once.
+                    let slot = usize::try_from(claim.id).unwrap_or_default();
+                    source.observe(observer, slot, chosen)
+                },
+            )));
+            observing.store(false, std::sync::atomic::Ordering::Relaxed);
+            observed
+        });
         let mut done = 0;
         for ((claim, job, chosen), observation) in work.into_iter().zip(observed) {
             tracing::info!("{} ({}): {}", claim.key, job.why, observation.status.name());
