@@ -801,14 +801,41 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     status.set_log_size(log.head().size);
     crate::health::serve(&config, status.clone(), &stop).await?;
     tracing::info!("sequencer: log {} at size {}", log.vkey(), log.head().size);
+    // The heartbeat (`schedules.heartbeat`): the active sequencer re-signs an idle log's head
+    // so that its publication time shows the log is alive. With witnesses, their watch's
+    // rounds do that instead.
+    let heartbeat = match config.schedules.heartbeat.trim() {
+        "" => None,
+        _ if witnessed => None,
+        cron => Some(
+            toolmark_schedules::JobSpec::new("heartbeat", cron)
+                .map_err(RoleError::doing("the heartbeat schedule"))?,
+        ),
+    };
+    let clock = toolmark_schedules::SystemClock;
+    let mut next_beat = heartbeat
+        .as_ref()
+        .and_then(|h| h.next_fire_after(toolmark_schedules::Clock::now(&clock)));
     let mut active = false;
     loop {
         if stop.is_cancelled() {
             break;
         }
+        let beat = next_beat.is_some_and(|t| toolmark_schedules::Clock::now(&clock) >= t);
+        let beats = status.clone();
         let (q, l, outcome) = tokio::task::spawn_blocking(move || {
             let outcome = match queue.hold("sequencer", ROLE_LEASE) {
-                Ok(true) => sequence_once(&mut queue, &mut log).map(Some),
+                Ok(true) => sequence_once(&mut queue, &mut log).and_then(|n| {
+                    if n == 0 && beat {
+                        let size = log
+                            .resign()
+                            .map_err(RoleError::doing("re-signing the head (heartbeat)"))?
+                            .size;
+                        beats.count("heartbeats", 1);
+                        tracing::info!("sequencer: heartbeat: checkpoint of size {size} re-signed");
+                    }
+                    Ok(Some(n))
+                }),
                 Ok(false) => Ok(None),
                 Err(e) => Err(RoleError::doing("the sequencer lease")(e)),
             };
@@ -821,6 +848,13 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
             status.pass_ok();
             status.set_active(o.is_some());
             status.set_log_size(log.head().size);
+            // A heartbeat due is done once a pass of this sequencer ran (entries appended
+            // re-sign the head too); a standby's is the active one's to do.
+            if beat {
+                next_beat = heartbeat
+                    .as_ref()
+                    .and_then(|h| h.next_fire_after(toolmark_schedules::Clock::now(&clock)));
+            }
         }
         let idle = match outcome {
             Ok(Some(0)) => {
