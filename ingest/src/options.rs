@@ -56,9 +56,8 @@ pub struct CrawlOptions {
     pub full_harvest_days: u32,
     /// A PEM file of root certificates that remote endpoints' certificates must chain to,
     /// instead of the platform's roots (tests, demos and `scripts/cluster`, whose stand-ins
-    /// have a throwaway CA). Unset: the platform's roots, as for every real crawl.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trust_roots: Option<std::path::PathBuf>,
+    /// have a throwaway CA). Empty: the platform's roots, as for every real crawl.
+    pub trust_roots: std::path::PathBuf,
 }
 
 impl Default for CrawlOptions {
@@ -76,19 +75,20 @@ impl Default for CrawlOptions {
             no_dns: false,
             harvest: HarvestPolicy::Delta,
             full_harvest_days: DEFAULT_FULL_HARVEST_DAYS,
-            trust_roots: None,
+            trust_roots: std::path::PathBuf::new(),
         }
     }
 }
 
 impl CrawlOptions {
     /// Which server certificates observations accept: the roots in
-    /// [`CrawlOptions::trust_roots`] alone when it is set, else the platform's.
+    /// [`CrawlOptions::trust_roots`] alone when it names a file, else the platform's.
     pub fn trust(&self) -> Result<toolmark_crawler::mcp::Trust, String> {
         use toolmark_crawler::mcp::Trust;
-        let Some(path) = &self.trust_roots else {
+        let path = &self.trust_roots;
+        if path.as_os_str().is_empty() {
             return Ok(Trust::platform());
-        };
+        }
         let pem = std::fs::read(path)
             .map_err(|e| format!("crawl.trust_roots {}: {e}", path.display()))?;
         Trust::only(&pem).map_err(|e| format!("crawl.trust_roots {}: {e}", path.display()))
@@ -237,8 +237,8 @@ impl CrawlFlags {
         o.no_dns = self.no_dns.unwrap_or(o.no_dns);
         o.harvest = self.harvest.unwrap_or(o.harvest);
         o.full_harvest_days = self.full_harvest_days.unwrap_or(o.full_harvest_days);
-        if self.trust_roots.is_some() {
-            o.trust_roots.clone_from(&self.trust_roots);
+        if let Some(path) = &self.trust_roots {
+            o.trust_roots.clone_from(path);
         }
     }
 }
@@ -298,7 +298,7 @@ mod tests {
         assert!(bad(|o| o.resolve = vec!["x=nope".into()]).contains("crawl.resolve"));
         assert!(bad(|o| o.full_harvest_days = 0).contains("crawl.full_harvest_days"));
         assert!(
-            bad(|o| o.trust_roots = Some("/nonexistent/roots.pem".into()))
+            bad(|o| o.trust_roots = "/nonexistent/roots.pem".into())
                 .contains("crawl.trust_roots")
         );
         assert_eq!(CrawlOptions::default().problem(), None);
