@@ -34,7 +34,7 @@ use toolmark_standins::services::{Bucket, Database};
 const PER_HOST: u64 = 2;
 /// The workers' claims and host places (`schedules.lease_seconds`): a killed worker's jobs
 /// return this long after it died.
-const LEASE_SECONDS: &str = "6";
+const LEASE_SECONDS: &str = "10";
 const ORIGIN: &str = "cluster.test/log";
 
 fn deadline() -> Instant {
@@ -83,6 +83,8 @@ impl Cluster {
             .env("TOOLMARK_ALLOW_PRIVATE", "true")
             .env("TOOLMARK_NO_DNS", "true")
             .env("TOOLMARK_CRAWL_PER_HOST", PER_HOST.to_string())
+            // Small batches: both workers get jobs of every run.
+            .env("TOOLMARK_CRAWL_CONCURRENCY", "4")
             .env("TOOLMARK_LEASE_SECONDS", LEASE_SECONDS);
         common::bucket_env(&mut c, &self.bucket);
         c
@@ -358,8 +360,12 @@ fn a_cluster_logs_every_target_once_per_run_through_killed_workers_sequencers_an
     let victim = workers[0].0.child.id();
     let until = deadline();
     loop {
+        // Observing: it holds a claim and a place on the claim's host.
         let held = cluster.sql(&format!(
-            "SELECT count(*) FROM queue_jobs WHERE state = 'claimed' AND holder LIKE '%:{victim}:%'"
+            "SELECT (SELECT count(*) FROM queue_jobs WHERE state = 'claimed' \
+                     AND holder LIKE '%:{victim}:%') \
+                  * (SELECT count(*) FROM queue_host_slots WHERE until > now() \
+                     AND holder LIKE '%:{victim}:%')"
         ));
         if held != "0" {
             break;
@@ -427,6 +433,13 @@ fn a_cluster_logs_every_target_once_per_run_through_killed_workers_sequencers_an
     assert_eq!(
         metric(&standby_url, "toolmark_role_active{role=\"sequencer\"}"),
         1.0
+    );
+    assert!(
+        metric(
+            &standby_url,
+            "toolmark_role_events_total{role=\"sequencer\",event=\"entries_sequenced\"}"
+        ) > 0.0,
+        "the standby logged nothing"
     );
     let (mut replica_b, line) =
         cluster.start(&replica_b_args, "replica-b", "replica-b", "replica serving");

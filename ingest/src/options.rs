@@ -298,8 +298,7 @@ mod tests {
         assert!(bad(|o| o.resolve = vec!["x=nope".into()]).contains("crawl.resolve"));
         assert!(bad(|o| o.full_harvest_days = 0).contains("crawl.full_harvest_days"));
         assert!(
-            bad(|o| o.trust_roots = "/nonexistent/roots.pem".into())
-                .contains("crawl.trust_roots")
+            bad(|o| o.trust_roots = "/nonexistent/roots.pem".into()).contains("crawl.trust_roots")
         );
         assert_eq!(CrawlOptions::default().problem(), None);
     }

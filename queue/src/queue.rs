@@ -77,6 +77,11 @@ CREATE TABLE IF NOT EXISTS queue_notes (
 );
 ";
 
+/// Whether [`SCHEMA`] is all there: its last table and its last column.
+const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL AND EXISTS (
+    SELECT 1 FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = 'queue_jobs' AND column_name = 'lapses')";
+
 /// An arbitrary constant: the advisory lock that serialises schema creation.
 const SCHEMA_LOCK: i64 = 0x7175_6575_6573_6368;
 
@@ -254,11 +259,21 @@ impl Queue {
             url: redact(url),
             holder: holder.to_owned(),
         };
-        let mut tx = me.client.transaction().map_err(|e| fail(&e))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
-            .map_err(|e| fail(&e))?;
-        tx.batch_execute(SCHEMA).map_err(|e| fail(&e))?;
-        tx.commit().map_err(|e| fail(&e))?;
+        // The schema's DDL runs only when something of it is missing: `ALTER TABLE` locks the
+        // whole table even when it changes nothing, and every role connects often (a scrape of
+        // `/metrics` too).
+        let current: bool = me
+            .client
+            .query_one(SCHEMA_CURRENT, &[])
+            .map_err(|e| fail(&e))?
+            .get(0);
+        if !current {
+            let mut tx = me.client.transaction().map_err(|e| fail(&e))?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+                .map_err(|e| fail(&e))?;
+            tx.batch_execute(SCHEMA).map_err(|e| fail(&e))?;
+            tx.commit().map_err(|e| fail(&e))?;
+        }
         Ok(me)
     }
 
@@ -596,6 +611,23 @@ impl Queue {
         o.handoffs_waiting = u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
         o.host_places = u64::try_from(row.get::<_, i64>(1)).unwrap_or(0);
         Ok(o)
+    }
+
+    /// The keys of the jobs of `kind` still open (queued or claimed), in any run: a scheduler
+    /// enqueues no second job for work still waiting.
+    pub fn open_keys(
+        &mut self,
+        kind: &str,
+    ) -> Result<std::collections::BTreeSet<String>, QueueError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT DISTINCT key FROM queue_jobs
+                 WHERE kind = $1 AND state IN ('queued', 'claimed')",
+                &[&kind],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// The jobs of `run` by state.

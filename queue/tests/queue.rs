@@ -421,3 +421,19 @@ fn a_note_is_kept_replaced_and_read_by_another_connection() {
         Err(QueueError::Refused(_))
     ));
 }
+
+#[test]
+fn open_keys_are_those_queued_or_claimed_in_any_run() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "scheduler").unwrap();
+    q.enqueue("run-1", &jobs(["a".to_owned(), "b".to_owned()]))
+        .unwrap();
+    q.enqueue("run-2", &jobs(["c".to_owned()])).unwrap();
+    let first = q.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    q.complete(&first, "ok", None).unwrap();
+    let second = q.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    assert_eq!((first.key.as_str(), second.key.as_str()), ("a", "b"));
+    let open: Vec<String> = q.open_keys("remote").unwrap().into_iter().collect();
+    assert_eq!(open, ["b", "c"]);
+    assert!(q.open_keys("package").unwrap().is_empty());
+}

@@ -974,7 +974,18 @@ pub fn enqueue_now(
         };
         finished.store(true, std::sync::atomic::Ordering::Relaxed);
         r
-    })?;
+    });
+    // The lease is given back whatever happened: a failed run must not hold another
+    // scheduler (or this one's next job) off for a lease.
+    let enqueued = match enqueued {
+        Ok(e) => e,
+        Err(e) => {
+            if let Err(r) = queue.release("scheduler") {
+                tracing::warn!("scheduler: giving the lease back: {r}");
+            }
+            return Err(e);
+        }
+    };
     match queue.prune(PRUNE_AFTER) {
         Ok((0, 0)) => {}
         Ok((jobs, handoffs)) => {

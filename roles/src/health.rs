@@ -117,10 +117,22 @@ impl RoleStatus {
 /// Longest error `/health` shows.
 const MAX_ERROR_CHARS: usize = 500;
 
+/// How long `/metrics` reuses the queue's overview: scrapes share one connection and at most
+/// one query per this long, however many come.
+pub const OVERVIEW_TTL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The overview last read and the connection it was read on.
+#[derive(Default)]
+struct Overviews {
+    queue: Option<Queue>,
+    last: Option<(std::time::Instant, Option<Overview>)>,
+}
+
 #[derive(Clone)]
 struct Shared {
     status: Arc<RoleStatus>,
     queue_url: Arc<str>,
+    overviews: Arc<tokio::sync::Mutex<Overviews>>,
 }
 
 /// The role's `/health` and `/metrics`, reading the queue at `queue_url` for the queue's part.
@@ -131,6 +143,7 @@ pub fn router(status: Arc<RoleStatus>, queue_url: &str) -> Router {
         .with_state(Shared {
             status,
             queue_url: queue_url.into(),
+            overviews: Arc::default(),
         })
 }
 
@@ -185,18 +198,41 @@ async fn health(State(s): State<Shared>) -> Response {
 }
 
 async fn metrics(State(s): State<Shared>) -> Response {
-    let url = s.queue_url.clone();
-    let overview = tokio::task::spawn_blocking(move || {
-        Queue::connect(&url, "metrics").and_then(|mut q| q.overview())
-    })
-    .await
-    .ok()
-    .and_then(Result::ok);
+    let overview = overview(&s).await;
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         render(&s.status, overview.as_ref()),
     )
         .into_response()
+}
+
+/// The queue's overview, read at most once per [`OVERVIEW_TTL`] on one connection (kept, and
+/// made again after a failure); `None` when it cannot be read.
+async fn overview(s: &Shared) -> Option<Overview> {
+    let mut cache = s.overviews.lock().await;
+    if let Some((at, o)) = &cache.last {
+        if at.elapsed() < OVERVIEW_TTL {
+            return o.clone();
+        }
+    }
+    let (url, queue) = (s.queue_url.clone(), cache.queue.take());
+    let read = tokio::task::spawn_blocking(move || {
+        let mut q = match queue {
+            Some(q) => q,
+            None => Queue::connect(&url, "metrics").ok()?,
+        };
+        let o = q.overview().ok()?;
+        Some((q, o))
+    })
+    .await
+    .ok()
+    .flatten();
+    let o = read.map(|(q, o)| {
+        cache.queue = Some(q);
+        o
+    });
+    cache.last = Some((std::time::Instant::now(), o.clone()));
+    o
 }
 
 /// The Prometheus text of `status` and, when it could be read, the queue's `overview`.

@@ -126,9 +126,11 @@ async fn the_active_sequencer_re_signs_an_idle_log_on_the_heartbeat() {
         .local_addr()
         .unwrap()
         .port();
-    let mut config = toolmark_config::Config::default();
-    config.data = data.clone();
-    config.listen = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut config = toolmark_config::Config {
+        data: data.clone(),
+        listen: format!("127.0.0.1:{port}").parse().unwrap(),
+        ..Default::default()
+    };
     config.storage.head = db.url().to_owned();
     config.schedules.heartbeat = "* * * * * *".into();
     let stop = toolmark_roles::Stop::new();

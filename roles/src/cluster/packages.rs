@@ -22,11 +22,16 @@ use toolmark_sandbox::observe::Observer;
 use toolmark_toolset::Sri;
 
 use super::{
-    Enqueued, FAILED_RETRY, PACKAGE, PackageJob, complete, holder, lost_is_fine, note, queue_url,
-    snapshot_note, worker_lease,
+    Enqueued, FAILED_RETRY, PACKAGE, PackageJob, Unreadable, complete, holder, lost_is_fine, note,
+    queue_url, snapshot_note, worker_lease,
 };
 use crate::health::RoleStatus;
 use crate::{RoleError, Stop};
+
+/// A package job's key: its target and version (`latest` when the registry lists none).
+fn job_key(target: &str, version: Option<&str>) -> String {
+    format!("{target}@{}", version.unwrap_or("latest"))
+}
 
 /// The package targets of a snapshot's items, by target id.
 fn package_targets(bytes: &[u8]) -> Result<HashMap<String, Chosen>, String> {
@@ -76,6 +81,20 @@ pub fn enqueue_sweep(
         .map_err(RoleError::doing("opening the scheduler's index"))?;
     let (listed, candidates) = sweep::candidates(&index, &records, None)
         .map_err(RoleError::doing("the sweep's candidates"))?;
+    // A version still waiting from an earlier run (no worker with gVisor took it yet, or one is
+    // observing it) is not enqueued again: the log cannot say yet that it was observed.
+    let open = queue
+        .open_keys(PACKAGE)
+        .map_err(RoleError::doing("reading the open package jobs"))?;
+    let candidates: Vec<sweep::Candidate> = candidates
+        .into_iter()
+        .filter(|c| {
+            !open.contains(&job_key(
+                &target_id(&c.chosen.target),
+                c.chosen.version.as_deref(),
+            ))
+        })
+        .collect();
     let chosen = sweep::choose(candidates, config.packages.cap);
     tracing::info!(
         "sweep: {listed} packages listed, {} versions chosen (log at {followed} entries)",
@@ -94,11 +113,7 @@ pub fn enqueue_sweep(
             };
             NewJob {
                 kind: PACKAGE.to_owned(),
-                key: format!(
-                    "{}@{}",
-                    job.target,
-                    job.version.as_deref().unwrap_or("latest")
-                ),
+                key: job_key(&job.target, job.version.as_deref()),
                 payload: serde_json::to_string(&job).unwrap_or_default(),
             }
         })
@@ -163,22 +178,27 @@ impl PackageWorker {
     }
 
     /// The version `job` names, from its snapshot (read once per snapshot).
-    fn chosen(&mut self, job: &PackageJob) -> Result<Chosen, String> {
+    fn chosen(&mut self, job: &PackageJob) -> Result<Chosen, Unreadable> {
         if !self.snapshots.iter().any(|(s, _)| *s == job.snapshot) {
             let sri: Sri = job
                 .snapshot
                 .parse()
-                .map_err(|e| format!("snapshot {}: {e}", job.snapshot))?;
+                .map_err(|e| Unreadable::Job(format!("snapshot {}: {e}", job.snapshot)))?;
+            // The store failing is not the job's fault: the job waits (a deferral).
             let bytes = self
                 .blobs
                 .get(&sri)
-                .map_err(|e| format!("snapshot {}: {e}", job.snapshot))?
-                .ok_or_else(|| format!("snapshot {} is not stored", job.snapshot))?;
+                .map_err(|e| Unreadable::Store(format!("snapshot {}: {e}", job.snapshot)))?
+                .ok_or_else(|| {
+                    Unreadable::Job(format!("snapshot {} is not stored", job.snapshot))
+                })?;
             if self.snapshots.len() == super::SNAPSHOTS_KEPT {
                 self.snapshots.remove(0);
             }
-            self.snapshots
-                .push((job.snapshot.clone(), package_targets(&bytes)?));
+            self.snapshots.push((
+                job.snapshot.clone(),
+                package_targets(&bytes).map_err(Unreadable::Job)?,
+            ));
         }
         let mut chosen = self
             .snapshots
@@ -186,10 +206,10 @@ impl PackageWorker {
             .find(|(s, _)| *s == job.snapshot)
             .and_then(|(_, targets)| targets.get(&job.target).cloned())
             .ok_or_else(|| {
-                format!(
+                Unreadable::Job(format!(
                     "package target {} is not in snapshot {}",
                     job.target, job.snapshot
-                )
+                ))
             })?;
         chosen.version.clone_from(&job.version);
         Ok(chosen)
@@ -208,11 +228,18 @@ impl PackageWorker {
         let mut work = Vec::new();
         for claim in claims {
             let chosen = serde_json::from_str::<PackageJob>(&claim.payload)
-                .map_err(|e| format!("unreadable job: {e}"))
+                .map_err(|e| Unreadable::Job(format!("unreadable job: {e}")))
                 .and_then(|job| self.chosen(&job).map(|c| (job, c)));
             match chosen {
                 Ok((job, chosen)) => work.push((claim, job, chosen)),
-                Err(why) => {
+                Err(Unreadable::Store(why)) => {
+                    tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+                    note(
+                        &mut first_error,
+                        lost_is_fine(self.queue.defer(&claim, FAILED_RETRY)),
+                    );
+                }
+                Err(Unreadable::Job(why)) => {
                     tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
                     self.status.count("jobs_failed", 1);
                     note(
