@@ -259,7 +259,7 @@ pub struct Worker {
     batch: usize,
     /// Its claims' and host places' lease ([`worker_lease`]).
     lease: Duration,
-    snapshots: Vec<(String, HashMap<String, Target>)>,
+    snapshots: Snapshots<HashMap<String, Target>>,
     /// Its `/health` and `/metrics`.
     status: std::sync::Arc<crate::health::RoleStatus>,
 }
@@ -295,7 +295,7 @@ impl Worker {
             batch: config.crawl.concurrency.clamp(1, WORKER_BATCH),
             lease: worker_lease(config),
             crawl,
-            snapshots: Vec::new(),
+            snapshots: Snapshots::default(),
             status: crate::health::RoleStatus::new("worker"),
         })
     }
@@ -307,21 +307,8 @@ impl Worker {
 
     /// The target `job` names, from its run's snapshot (read once per run).
     fn target(&mut self, job: &RemoteJob) -> Result<Target, Unreadable> {
-        if !self.snapshots.iter().any(|(sri, _)| *sri == job.snapshot) {
-            let sri: Sri = job
-                .snapshot
-                .parse()
-                .map_err(|e| Unreadable::Job(format!("snapshot {}: {e}", job.snapshot)))?;
-            // The store failing is not the job's fault: the job waits (a deferral).
-            let bytes = self
-                .blobs
-                .get(&sri)
-                .map_err(|e| Unreadable::Store(e.to_string()))?
-                .ok_or_else(|| {
-                    Unreadable::Job(format!("snapshot {} is not stored", job.snapshot))
-                })?;
-            let page =
-                registry::parse_snapshot(&bytes).map_err(|e| Unreadable::Job(e.to_string()))?;
+        let targets = self.snapshots.get(&self.blobs, &job.snapshot, |bytes| {
+            let page = registry::parse_snapshot(bytes).map_err(|e| e.to_string())?;
             let input = RunInput {
                 started_at: job.started_at.clone(),
                 registry: job.registry.clone(),
@@ -330,22 +317,14 @@ impl Worker {
                 delisted: Vec::new(),
                 allow_cleartext: job.allow_cleartext,
             };
-            let targets = remote_jobs(input.targets()).into_iter().collect();
-            if self.snapshots.len() == SNAPSHOTS_KEPT {
-                self.snapshots.remove(0);
-            }
-            self.snapshots.push((job.snapshot.clone(), targets));
-        }
-        self.snapshots
-            .iter()
-            .find(|(sri, _)| *sri == job.snapshot)
-            .and_then(|(_, targets)| targets.get(&job.target).cloned())
-            .ok_or_else(|| {
-                Unreadable::Job(format!(
-                    "target {} is not in snapshot {}",
-                    job.target, job.snapshot
-                ))
-            })
+            Ok(remote_jobs(input.targets()).into_iter().collect())
+        })?;
+        targets.get(&job.target).cloned().ok_or_else(|| {
+            Unreadable::Job(format!(
+                "target {} is not in snapshot {}",
+                job.target, job.snapshot
+            ))
+        })
     }
 
     /// One batch: claims jobs (as many as the crawl runs at once), observes them and completes
@@ -555,6 +534,46 @@ impl Worker {
     /// Who this worker is in the queue.
     pub fn queue_holder(&self) -> &str {
         &self.holder
+    }
+}
+
+/// The harvests' snapshots a worker has read, each as what it makes of them (`SNAPSHOTS_KEPT`
+/// at most: each run has one).
+struct Snapshots<T> {
+    kept: Vec<(String, T)>,
+}
+
+impl<T> Default for Snapshots<T> {
+    fn default() -> Self {
+        Snapshots { kept: Vec::new() }
+    }
+}
+
+impl<T> Snapshots<T> {
+    /// The snapshot `sri` made into a `T` by `make` (read from `blobs` and made once).
+    fn get(
+        &mut self,
+        blobs: &Blobs,
+        sri: &str,
+        make: impl FnOnce(&[u8]) -> Result<T, String>,
+    ) -> Result<&T, Unreadable> {
+        if let Some(i) = self.kept.iter().position(|(s, _)| s == sri) {
+            return Ok(&self.kept[i].1);
+        }
+        let parsed: Sri = sri
+            .parse()
+            .map_err(|e| Unreadable::Job(format!("snapshot {sri}: {e}")))?;
+        // The store failing is not the job's fault: the job waits (a deferral).
+        let bytes = blobs
+            .get(&parsed)
+            .map_err(|e| Unreadable::Store(format!("snapshot {sri}: {e}")))?
+            .ok_or_else(|| Unreadable::Job(format!("snapshot {sri} is not stored")))?;
+        let made = make(&bytes).map_err(|e| Unreadable::Job(format!("snapshot {sri}: {e}")))?;
+        if self.kept.len() == SNAPSHOTS_KEPT {
+            self.kept.remove(0);
+        }
+        self.kept.push((sri.to_owned(), made));
+        Ok(&self.kept[self.kept.len() - 1].1)
     }
 }
 

@@ -22,8 +22,8 @@ use toolmark_sandbox::observe::Observer;
 use toolmark_toolset::Sri;
 
 use super::{
-    Enqueued, FAILED_RETRY, PACKAGE, PackageJob, Unreadable, complete, holder, lost_is_fine, note,
-    queue_url, snapshot_note, worker_lease,
+    Enqueued, FAILED_RETRY, PACKAGE, PackageJob, Snapshots, Unreadable, complete, holder,
+    lost_is_fine, note, queue_url, snapshot_note, worker_lease,
 };
 use crate::health::RoleStatus;
 use crate::{RoleError, Stop};
@@ -140,7 +140,7 @@ pub struct PackageWorker {
     concurrency: usize,
     /// Its claims' lease ([`worker_lease`]), renewed every third of it while a batch runs.
     lease: std::time::Duration,
-    snapshots: Vec<(String, HashMap<String, Chosen>)>,
+    snapshots: Snapshots<HashMap<String, Chosen>>,
     status: Arc<RoleStatus>,
 }
 
@@ -172,45 +172,22 @@ impl PackageWorker {
             observer,
             concurrency: config.packages.concurrency,
             lease: worker_lease(config),
-            snapshots: Vec::new(),
+            snapshots: Snapshots::default(),
             status,
         }))
     }
 
     /// The version `job` names, from its snapshot (read once per snapshot).
     fn chosen(&mut self, job: &PackageJob) -> Result<Chosen, Unreadable> {
-        if !self.snapshots.iter().any(|(s, _)| *s == job.snapshot) {
-            let sri: Sri = job
-                .snapshot
-                .parse()
-                .map_err(|e| Unreadable::Job(format!("snapshot {}: {e}", job.snapshot)))?;
-            // The store failing is not the job's fault: the job waits (a deferral).
-            let bytes = self
-                .blobs
-                .get(&sri)
-                .map_err(|e| Unreadable::Store(format!("snapshot {}: {e}", job.snapshot)))?
-                .ok_or_else(|| {
-                    Unreadable::Job(format!("snapshot {} is not stored", job.snapshot))
-                })?;
-            if self.snapshots.len() == super::SNAPSHOTS_KEPT {
-                self.snapshots.remove(0);
-            }
-            self.snapshots.push((
-                job.snapshot.clone(),
-                package_targets(&bytes).map_err(Unreadable::Job)?,
-            ));
-        }
-        let mut chosen = self
+        let targets = self
             .snapshots
-            .iter()
-            .find(|(s, _)| *s == job.snapshot)
-            .and_then(|(_, targets)| targets.get(&job.target).cloned())
-            .ok_or_else(|| {
-                Unreadable::Job(format!(
-                    "package target {} is not in snapshot {}",
-                    job.target, job.snapshot
-                ))
-            })?;
+            .get(&self.blobs, &job.snapshot, package_targets)?;
+        let mut chosen = targets.get(&job.target).cloned().ok_or_else(|| {
+            Unreadable::Job(format!(
+                "package target {} is not in snapshot {}",
+                job.target, job.snapshot
+            ))
+        })?;
         chosen.version.clone_from(&job.version);
         Ok(chosen)
     }
