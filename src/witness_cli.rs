@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use toolmark_server::{HttpFlags, HttpOptions};
-use toolmark_witness::{Trust, Witness};
+use toolmark_witness::Witness;
 
 #[derive(Args)]
 pub struct WitnessArgs {
@@ -49,27 +49,8 @@ pub struct WitnessArgs {
     pub http: HttpFlags,
 }
 
-fn trusted(args: &WitnessArgs) -> Result<Vec<Trust>> {
-    let mut out = Vec::new();
-    for t in &args.trust {
-        out.push(Trust::parse(t)?);
-    }
-    if let Some(file) = &args.trust_file {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        for (n, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or_default().trim();
-            if line.is_empty() {
-                continue;
-            }
-            out.push(Trust::parse(line).with_context(|| format!("{}:{}", file.display(), n + 1))?);
-        }
-    }
-    Ok(out)
-}
-
 pub fn run(args: WitnessArgs) -> Result<()> {
-    let trusted = trusted(&args)?;
+    let trusted = toolmark_witness::trusted(&args.trust, args.trust_file.as_deref())?;
     if !(args.prefix.is_empty() || args.prefix.starts_with('/')) {
         anyhow::bail!("--prefix {:?} must start with '/'", args.prefix);
     }

@@ -82,14 +82,16 @@ impl SweepOptions {
     pub fn observer(&self) -> Observer {
         Observer::new(
             NpmOptions::new(self.npm_registry.clone(), self.cache.join("npm"), false),
-            PipOptions::new(
-                format!("{}/simple", self.pypi_index.trim_end_matches('/')),
-                self.cache.join("pip"),
-            ),
+            simple_index_pip(&self.pypi_index, self.cache.join("pip")),
             self.work.clone(),
             (!self.probe.as_os_str().is_empty()).then(|| self.probe.clone()),
         )
     }
+}
+
+/// pip installing from `index`'s simple API (`<index>/simple`), cached in `cache`.
+pub(crate) fn simple_index_pip(index: &str, cache: PathBuf) -> PipOptions {
+    PipOptions::new(format!("{}/simple", index.trim_end_matches('/')), cache)
 }
 
 impl Default for SweepOptions {
@@ -303,6 +305,27 @@ pub struct SweepSummary {
     pub lines: Vec<Recorded>,
     /// Log entries appended.
     pub appended: u64,
+}
+
+impl SweepSummary {
+    /// The run for people (`toolmark package sweep` without `--json`): its totals, then one
+    /// line per observation (endpoint, status, log index or `-`).
+    pub fn text(&self) -> String {
+        let r = &self.report;
+        let mut out = format!(
+            "sweep run {}: {} packages listed, {} versions chosen, {} entries appended, log size {}\n",
+            r.run,
+            r.packages,
+            r.chosen.values().sum::<u64>(),
+            self.appended,
+            r.log_size
+        );
+        for line in &self.lines {
+            let index = line.entry_index.map_or("-".to_owned(), |i| i.to_string());
+            out.push_str(&format!("  {}  {}  {index}\n", line.endpoint, line.status));
+        }
+        out
+    }
 }
 
 /// The package string of `target` at `version`: `<target string>@<version>` (the log's
