@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use toolmark_api::ApiOptions;
-use toolmark_server::{HttpFlags, HttpOptions};
+use toolmark_server::HttpFlags;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -48,11 +48,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let mut http = HttpOptions::default();
-    args.http.apply(&mut http);
-    if let Some(problem) = http.problem() {
-        anyhow::bail!("{problem}");
-    }
+    let limits = args.http.limits()?;
     let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = toolmark_server::bind(args.listen).await?;
@@ -82,7 +78,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             "toolmark serving {} on http://{bound} (public base {base})",
             args.data.display(),
         );
-        toolmark_api::serve(listener, state, http.limits(), terminated())
+        toolmark_api::serve(listener, state, limits, terminated())
             .await
             .context("serving")
     })

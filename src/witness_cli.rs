@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use toolmark_server::{HttpFlags, HttpOptions};
+use toolmark_server::HttpFlags;
 use toolmark_witness::Witness;
 
 #[derive(Args)]
@@ -74,11 +74,7 @@ pub fn run(args: WitnessArgs) -> Result<()> {
     if trusted.is_empty() {
         anyhow::bail!("no trusted log: give --trust ORIGIN=VKEY or --trust-file");
     }
-    let mut http = HttpOptions::default();
-    args.http.apply(&mut http);
-    if let Some(problem) = http.problem() {
-        anyhow::bail!("{problem}");
-    }
+    let limits = args.http.limits()?;
     let witness = Arc::new(witness);
     let runtime = crate::serve_cli::runtime()?;
     runtime.block_on(async move {
@@ -91,12 +87,9 @@ pub fn run(args: WitnessArgs) -> Result<()> {
             witness.trusted().len()
         );
         let router = toolmark_witness::router(witness, &args.prefix);
-        toolmark_server::serve_process(
-            listener,
-            http.limits(),
-            crate::serve_cli::terminated(),
-            |_stats| router,
-        )
+        toolmark_server::serve_process(listener, limits, crate::serve_cli::terminated(), |_stats| {
+            router
+        })
         .await
         .context("serving")
     })
