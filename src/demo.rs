@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use toolmark_demo::{DEFAULT_LISTEN, DemoData, DemoOptions, Event};
-use toolmark_ingest::Stop;
 
 #[derive(Args)]
 pub struct DemoArgs {
@@ -40,12 +39,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
     };
     let runtime = crate::serve_cli::runtime()?;
     // Signals are handled from the start: a stop during startup ends the demo cleanly.
-    let stop = Stop::new();
-    let on_signal = stop.clone();
-    runtime.spawn(async move {
-        crate::serve_cli::terminated().await;
-        on_signal.cancel();
-    });
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
     let print = |event: Event<'_>| print(&event);
     runtime.block_on(toolmark_demo::run(&options, data.path(), stop, &print))?;
     Ok(())

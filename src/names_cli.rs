@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolmark_api::lookalike::{Names, read_snapshot};
 use toolmark_crawler::popularity::{self, CountSources};
 
@@ -77,13 +77,6 @@ pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
         &sources,
         args.allow_private,
     )?;
-    let failed: Vec<Value> = r
-        .failed
-        .iter()
-        .map(|(k, why)| json!({"package": k, "why": why}))
-        .collect();
-    let out = json!({"written": r.path, "date": r.date, "counted": r.counted,
-                     "failed": r.failed_count, "failedFirst": failed});
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    println!("{}", serde_json::to_string_pretty(&r.to_json())?);
     Ok(true)
 }

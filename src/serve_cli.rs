@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use toolmark_api::ApiOptions;
 use toolmark_server::HttpFlags;
@@ -49,44 +49,42 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<()> {
     let limits = args.http.limits()?;
+    let api = ApiOptions {
+        check_rate: args.check_rate,
+        sensitive_rate: args.sensitive_rate,
+        tool_set_cache_mib: args.tool_set_cache_mib,
+        witnesses: toolmark_cosign::WitnessOptions {
+            witnesses: args.witnesses,
+            quorum: args.witness_quorum,
+            policy_file: args.witness_policy,
+            ..toolmark_cosign::WitnessOptions::default()
+        }
+        .policy()
+        .map_err(anyhow::Error::msg)?
+        .map(std::sync::Arc::new),
+    };
+    let dir = toolmark_index::DataDir::with_storage(&args.data, args.storage.spec()?);
     let runtime = runtime()?;
-    runtime.block_on(async move {
-        let listener = toolmark_server::bind(args.listen).await?;
-        let bound = listener.local_addr()?;
-        // The bound address, not the asked one: `--listen 127.0.0.1:0` gets a real port.
-        let base = args
-            .base_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{bound}"));
-        let api = ApiOptions {
-            check_rate: args.check_rate,
-            sensitive_rate: args.sensitive_rate,
-            tool_set_cache_mib: args.tool_set_cache_mib,
-            witnesses: toolmark_cosign::WitnessOptions {
-                witnesses: args.witnesses.clone(),
-                quorum: args.witness_quorum,
-                policy_file: args.witness_policy.clone(),
-                ..toolmark_cosign::WitnessOptions::default()
-            }
-            .policy()
-            .map_err(anyhow::Error::msg)?
-            .map(std::sync::Arc::new),
-        };
-        let dir = toolmark_index::DataDir::with_storage(&args.data, args.storage.spec()?);
-        let state = toolmark_roles::api::open_state(&dir, &base, &api)?;
-        tracing::info!(
-            "toolmark serving {} on http://{bound} (public base {base})",
-            args.data.display(),
-        );
-        toolmark_api::serve(listener, state, limits, terminated())
-            .await
-            .context("serving")
-    })
+    let stop = stop_on_signal(&runtime);
+    let serve =
+        toolmark_roles::api::serve_dir(&dir, args.listen, args.base_url, &api, limits, stop);
+    Ok(runtime.block_on(serve)?)
 }
 
 /// The async runtime every serving command uses.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(toolmark_roles::api::runtime()?)
+}
+
+/// A stop signal that fires at the first SIGTERM or SIGINT (Ctrl-C).
+pub fn stop_on_signal(runtime: &tokio::runtime::Runtime) -> toolmark_roles::Stop {
+    let stop = toolmark_roles::Stop::new();
+    let on_signal = stop.clone();
+    runtime.spawn(async move {
+        terminated().await;
+        on_signal.cancel();
+    });
+    stop
 }
 
 /// Resolves at the first SIGTERM or SIGINT (Ctrl-C).

@@ -3,7 +3,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -71,26 +70,9 @@ pub fn run(args: WitnessArgs) -> Result<()> {
         println!("cleared the last cosignature time of {n} logs");
         return Ok(());
     }
-    if trusted.is_empty() {
-        anyhow::bail!("no trusted log: give --trust ORIGIN=VKEY or --trust-file");
-    }
     let limits = args.http.limits()?;
-    let witness = Arc::new(witness);
     let runtime = crate::serve_cli::runtime()?;
-    runtime.block_on(async move {
-        let listener = toolmark_server::bind(args.listen).await?;
-        let bound = listener.local_addr()?;
-        tracing::info!(
-            "toolmark witness {} serving http://{bound}{} for {} logs",
-            witness.vkey(),
-            args.prefix,
-            witness.trusted().len()
-        );
-        let router = toolmark_witness::router(witness, &args.prefix);
-        toolmark_server::serve_process(listener, limits, crate::serve_cli::terminated(), |_stats| {
-            router
-        })
-        .await
-        .context("serving")
-    })
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
+    let serve = toolmark_roles::witness::serve(witness, args.listen, &args.prefix, limits, stop);
+    Ok(runtime.block_on(serve)?)
 }

@@ -11,6 +11,7 @@
 //! - [`monitor`]: the log monitor of `toolmark log verify` (source, trusted key, audit, witnesses).
 //! - [`popularity`]: the download-count refresh pipeline behind the `popularity` job and
 //!   `toolmark package popularity --refresh`.
+//! - [`witness`]: `toolmark witness`, the C2SP tlog-witness for other logs, served.
 //!
 //! It never parses a binary's flags, installs a signal handler, prints to the terminal or
 //! exits the process: the binary does those and hands a role a [`Stop`]. It holds no logic of
@@ -27,6 +28,7 @@ pub mod monitor;
 pub mod popularity;
 pub mod replica;
 pub mod service;
+pub mod witness;
 
 pub use error::{RoleError, chain};
 pub use toolmark_ingest::Stop;
