@@ -66,10 +66,7 @@ impl toolmark_ingest::Progress for Bar {
 }
 
 pub fn run(args: CrawlArgs) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let stop = Stop::new();
     let on_signal = stop.clone();
     runtime.spawn(async move {

@@ -2,13 +2,10 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use std::io::BufRead;
 use std::path::PathBuf;
 use toolmark_config::StorageFlags;
-use toolmark_log::entry::Entry;
 use toolmark_log::place::LogPlace;
 use toolmark_log::sequencer;
-use toolmark_log::store::LogStores;
 use toolmark_roles::monitor::{self, Monitor};
 
 #[derive(Subcommand)]
@@ -160,10 +157,7 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
                 )?,
                 max_age: w.max_age,
             };
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let audited = monitor::audit(&m, now)?;
+            let audited = monitor::audit(&m, sequencer::system_clock()())?;
             if let Some(note) = audited.trust_note() {
                 eprintln!("toolmark: {note}");
             }
@@ -196,17 +190,11 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
                 storage.given(),
                 "migrate copies DIR to the stores --head and --objects name: give them"
             );
-            let key = dir.join(toolmark_log::KEY_FILE);
             let to = LogPlace {
-                dir: None,
                 storage: Some(storage.spec()?),
-                key: Some(key.clone()),
+                ..LogPlace::default()
             };
-            let report = toolmark_log::migrate::migrate(
-                LogStores::dir(&dir)?,
-                to.stores()?,
-                sequencer::read_key(&key)?,
-            )?;
+            let report = toolmark_log::migrate::migrate_dir(&dir, to.stores()?)?;
             println!(
                 "migrated {} entries ({} objects copied, {} already there); head committed at \
                  size {} and published",
@@ -224,20 +212,8 @@ fn append(at: LogAt, batch_size: usize) -> Result<bool> {
         sequencer::MAX_BATCH
     );
     let mut log = at.place()?.open()?;
-    let mut batch = Vec::new();
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.context("reading stdin")?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        batch.push(Entry::from_line(&line).with_context(|| format!("stdin line {}", n + 1))?);
-        if batch.len() == batch_size {
-            report(log.append(std::mem::take(&mut batch))?);
-        }
-    }
-    if !batch.is_empty() {
-        report(log.append(batch)?);
-    }
+    let stdin = std::io::stdin().lock();
+    toolmark_log::place::append_lines(&mut log, stdin, "stdin", batch_size, report)?;
     Ok(true)
 }
 

@@ -1,7 +1,5 @@
-//! `toolmark`: the command-line face of the transparency log.
-//!
-//! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
-//! schedules join as their crates are built.
+//! `toolmark`: the command-line face of the transparency log. Glue only: it parses flags,
+//! installs signal handlers and prints what the library crates compute and run.
 
 mod crawl_cli;
 mod demo;

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use serde_json::json;
-use toolmark_api::lookalike::{Names, read_snapshot};
+use toolmark_api::lookalike::Names;
 use toolmark_crawler::popularity::{self, CountSources};
 
 #[derive(Args)]
@@ -58,9 +57,7 @@ pub struct PopularityArgs {
 
 pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
     if !args.refresh {
-        let (snapshot, from) = read_snapshot(&args.data)?;
-        let out = json!({"date": snapshot.date, "from": from, "sources": snapshot.sources,
-                         "packages": snapshot.counts.len()});
+        let out = toolmark_api::lookalike::snapshot_summary(&args.data)?;
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(true);
     }

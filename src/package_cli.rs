@@ -9,8 +9,7 @@
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use toolmark_ingest::package::{PackageRequest, env_setting, observe_package};
-use toolmark_sandbox::observe::Launch;
+use toolmark_ingest::package::{PackageRequest, observe_package};
 
 #[derive(Subcommand)]
 pub enum PackageCommand {
@@ -39,27 +38,9 @@ pub struct SweepArgs {
     /// Checkpoint origin for a log created by this run.
     #[arg(long, default_value = toolmark_config::DEFAULT_ORIGIN)]
     origin: String,
-    /// Versions observed at most.
-    #[arg(long, default_value_t = toolmark_ingest::sweep::DEFAULT_CAP)]
-    cap: usize,
-    /// Sandboxes at once.
-    #[arg(long, default_value_t = toolmark_ingest::sweep::DEFAULT_CONCURRENCY)]
-    concurrency: usize,
-    /// The npm registry.
-    #[arg(long, default_value = toolmark_crawler::packages::NPM_REGISTRY)]
-    npm_registry: String,
-    /// The Python package index.
-    #[arg(long, default_value = toolmark_crawler::packages::PYPI_INDEX)]
-    pypi_index: String,
-    /// Where runs live.
-    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
-    work: PathBuf,
-    /// npm's and pip's caches.
-    #[arg(long, default_value = "/var/cache/toolmark")]
-    cache: PathBuf,
-    /// Fetch packages from loopback or private addresses (tests, a local mirror).
-    #[arg(long)]
-    allow_private: bool,
+    /// The sweep's knobs.
+    #[command(flatten)]
+    options: toolmark_ingest::SweepOptions,
     /// The `toolmark-probe` binary; default: the one beside this binary.
     #[arg(long)]
     probe: Option<PathBuf>,
@@ -70,14 +51,8 @@ pub struct SweepArgs {
 
 fn sweep(args: SweepArgs) -> Result<bool> {
     let options = toolmark_ingest::SweepOptions {
-        cap: args.cap,
-        concurrency: args.concurrency,
-        npm_registry: args.npm_registry,
-        pypi_index: args.pypi_index,
-        work: args.work,
-        cache: args.cache,
-        allow_private: args.allow_private,
         probe: args.probe.unwrap_or_default(),
+        ..args.options
     };
     let runtime = tokio::runtime::Runtime::new()?;
     let stop = toolmark_ingest::Stop::new();
@@ -105,81 +80,20 @@ fn sweep(args: SweepArgs) -> Result<bool> {
 
 #[derive(Args)]
 pub struct ObserveArgs {
-    /// `npm:<name>@<version>`, `pypi:<name>==<version>`, or a local npm tarball (`.tgz`) or
-    /// wheel (`.whl`, under its published file name).
-    spec: String,
+    /// What to observe and how.
+    #[command(flatten)]
+    request: PackageRequest,
     /// Print the whole report as one JSON object.
     #[arg(long)]
     json: bool,
-    /// The npm registry the package and its dependencies come from.
-    #[arg(long, default_value = toolmark_crawler::packages::NPM_REGISTRY)]
-    registry: String,
-    /// npm's cache (content-addressed, integrity-checked).
-    #[arg(long, default_value = "/var/cache/toolmark/npm")]
-    npm_cache: PathBuf,
-    /// Install npm dependencies from the cache only.
-    #[arg(long)]
-    offline: bool,
-    /// The Python package index a wheel comes from (its JSON API, `/pypi/<name>/json`) and pip
-    /// installs its dependencies from (its simple API, `/simple`).
-    #[arg(long, default_value = toolmark_crawler::packages::PYPI_INDEX)]
-    pypi_index: String,
-    /// pip's cache (shared between runs).
-    #[arg(long, default_value = "/var/cache/toolmark/pip")]
-    pip_cache: PathBuf,
-    /// Install a wheel's dependencies from the wheels in this directory only (`pip --no-index
-    /// --find-links`): no index is asked.
-    #[arg(long)]
-    find_links: Option<PathBuf>,
-    /// Where runs live (each gets a directory of its own).
-    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
-    work: PathBuf,
-    /// Keep the run's directory (tree, decoy HOME, traces) for inspection (it stays mounted:
-    /// a tmpfs).
-    #[arg(long)]
-    keep: bool,
-    /// The `toolmark-probe` binary (the DNS sink and traps inside the sandbox); default: the
-    /// one beside this binary. Without one the traps are off and lookups' names unknown.
-    #[arg(long)]
-    probe: Option<PathBuf>,
-    /// An argument after the entry point (the registry's `packageArguments`); repeatable.
-    #[arg(long = "arg")]
-    arguments: Vec<String>,
-    /// NAME or NAME=VALUE for the server's environment (a bare NAME gets a canary value);
-    /// repeatable.
-    #[arg(long = "env")]
-    env: Vec<String>,
-}
-
-impl ObserveArgs {
-    /// What to observe, as the library takes it.
-    fn request(self) -> PackageRequest {
-        PackageRequest {
-            spec: self.spec,
-            npm_registry: self.registry,
-            npm_cache: self.npm_cache,
-            offline: self.offline,
-            pypi_index: self.pypi_index,
-            pip_cache: self.pip_cache,
-            find_links: self.find_links,
-            work: self.work,
-            keep: self.keep,
-            probe: self.probe,
-            launch: Launch {
-                arguments: self.arguments,
-                env: self.env.iter().map(|e| env_setting(e)).collect(),
-            },
-        }
-    }
 }
 
 pub fn run(command: PackageCommand) -> Result<bool> {
     match command {
         PackageCommand::Observe(args) => {
-            let json = args.json;
             let runtime = tokio::runtime::Runtime::new()?;
-            let report = runtime.block_on(observe_package(&args.request()))?;
-            if json {
+            let report = runtime.block_on(observe_package(&args.request))?;
+            if args.json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
                 print!("{}", report.text());

@@ -235,6 +235,16 @@ impl Names {
     }
 }
 
+/// What `toolmark package popularity` prints of the snapshot in use (`data`'s newest, else the
+/// bundled one): its date, where it came from, its sources and how many packages it counts.
+pub fn snapshot_summary(data: &Path) -> Result<serde_json::Value, NamesError> {
+    let (snapshot, from) = read_snapshot(data)?;
+    Ok(
+        serde_json::json!({"date": snapshot.date, "from": from, "sources": snapshot.sources,
+                          "packages": snapshot.counts.len()}),
+    )
+}
+
 /// The snapshot the service answers from: the newest `DATA/popularity/popularity-*.txt`, else
 /// the bundled one; with where it came from (its path, or `bundled`).
 pub fn read_snapshot(data: &Path) -> Result<(Snapshot, String), NamesError> {
@@ -272,6 +282,15 @@ fn read_bounded(path: &Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_directory_without_a_refreshed_snapshot_is_summarised_from_the_bundled_one() {
+        let empty =
+            std::env::temp_dir().join(format!("toolmark-no-snapshot-{}", std::process::id()));
+        let summary = snapshot_summary(&empty).unwrap();
+        assert_eq!(summary["from"], "bundled");
+        assert!(summary["packages"].as_u64().unwrap() > 0);
+    }
 
     #[test]
     fn a_package_is_asked_with_its_key_and_counts_and_a_server_name_needs_an_index() {

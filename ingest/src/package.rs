@@ -13,32 +13,51 @@ use toolmark_sandbox::prepare::NpmOptions;
 
 use crate::sweep::{FetchError, fetch_artifact, simple_index_pip};
 
-/// What to observe and how: the version, the registries and caches, the sandbox's runs.
-#[derive(Debug, Clone)]
+/// What to observe and how: the version, the registries and caches, the sandbox's runs. Also
+/// `toolmark package observe`'s flags (flattened there, as `CrawlFlags` is into `crawl`).
+#[derive(Debug, Clone, clap::Args)]
 pub struct PackageRequest {
     /// `npm:<name>@<version>`, `pypi:<name>==<version>`, or a local npm tarball (`.tgz`) or
     /// wheel (`.whl`, under its published file name).
     pub spec: String,
     /// The npm registry the package and its dependencies come from.
+    #[arg(long = "registry", default_value = toolmark_crawler::packages::NPM_REGISTRY)]
     pub npm_registry: String,
     /// npm's cache (content-addressed, integrity-checked).
+    #[arg(long, default_value = "/var/cache/toolmark/npm")]
     pub npm_cache: PathBuf,
     /// Install npm dependencies from the cache only.
+    #[arg(long)]
     pub offline: bool,
-    /// The Python package index (its JSON API for the wheel, its simple API for pip).
+    /// The Python package index a wheel comes from (its JSON API, `/pypi/<name>/json`) and pip
+    /// installs its dependencies from (its simple API, `/simple`).
+    #[arg(long, default_value = toolmark_crawler::packages::PYPI_INDEX)]
     pub pypi_index: String,
-    /// pip's cache.
+    /// pip's cache (shared between runs).
+    #[arg(long, default_value = "/var/cache/toolmark/pip")]
     pub pip_cache: PathBuf,
-    /// Install a wheel's dependencies from the wheels in this directory only.
+    /// Install a wheel's dependencies from the wheels in this directory only (`pip --no-index
+    /// --find-links`): no index is asked.
+    #[arg(long)]
     pub find_links: Option<PathBuf>,
     /// Where runs live (each gets a directory of its own).
+    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
     pub work: PathBuf,
-    /// Keep the run's directory for inspection.
+    /// Keep the run's directory (tree, decoy HOME, traces) for inspection (it stays mounted:
+    /// a tmpfs).
+    #[arg(long)]
     pub keep: bool,
-    /// The `toolmark-probe` binary (`None`: the one beside the running binary).
+    /// The `toolmark-probe` binary (the DNS sink and traps inside the sandbox); default: the
+    /// one beside this binary. Without one the traps are off and lookups' names unknown.
+    #[arg(long)]
     pub probe: Option<PathBuf>,
-    /// How the server is started: arguments after the entry point, its environment.
-    pub launch: Launch,
+    /// An argument after the entry point (the registry's `packageArguments`); repeatable.
+    #[arg(long = "arg")]
+    pub arguments: Vec<String>,
+    /// NAME or NAME=VALUE for the server's environment (a bare NAME gets a canary value);
+    /// repeatable.
+    #[arg(long = "env")]
+    pub env: Vec<String>,
 }
 
 /// Why a version could not be observed at all (a registry's "no such version" or "no wheel"
@@ -69,7 +88,7 @@ pub enum PackageObserveError {
 }
 
 /// `NAME=VALUE` as a variable with its value; a bare `NAME` as one that gets a canary value.
-pub fn env_setting(text: &str) -> (String, Option<String>) {
+fn env_setting(text: &str) -> (String, Option<String>) {
     match text.split_once('=') {
         Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
         None => (text.to_owned(), None),
@@ -138,7 +157,11 @@ pub async fn observe_package(r: &PackageRequest) -> Result<PackageReport, Packag
         r.probe.clone(),
     );
     observer.keep = r.keep;
-    let report = observer.observe(&artifact, &r.launch).await;
+    let launch = Launch {
+        arguments: r.arguments.clone(),
+        env: r.env.iter().map(|e| env_setting(e)).collect(),
+    };
+    let report = observer.observe(&artifact, &launch).await;
     let mut out = report.package_report(&r.spec, &digest);
     out.registry = fetched.as_ref().map(|f| f.registry.clone());
     Ok(out)
@@ -193,7 +216,8 @@ mod tests {
             work: work.clone(),
             keep: false,
             probe: None,
-            launch: Launch::default(),
+            arguments: Vec::new(),
+            env: Vec::new(),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()

@@ -51,27 +51,36 @@ pub const DEFAULT_CONCURRENCY: usize = 2;
 /// Observations of a package read to choose its next version (the newest ones).
 const HISTORY: usize = 64;
 
-/// The sweep's knobs: the `[packages]` section of the service's configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The sweep's knobs: the `[packages]` section of the service's configuration, and `toolmark
+/// package sweep`'s flags (flattened there; their defaults are [`SweepOptions::default`]'s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]
 pub struct SweepOptions {
     /// Versions observed per run at most (0: none).
+    #[arg(long, default_value_t = DEFAULT_CAP)]
     pub cap: usize,
     /// Sandboxes at once (1–8).
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     /// The npm registry packages and their dependencies come from.
+    #[arg(long, default_value = packages::NPM_REGISTRY)]
     pub npm_registry: String,
     /// The Python package index (its JSON API under `/pypi/`, its simple index under
     /// `/simple/`).
+    #[arg(long, default_value = packages::PYPI_INDEX)]
     pub pypi_index: String,
     /// Where sandbox runs live (each a tmpfs of its own, removed afterwards).
+    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
     pub work: PathBuf,
     /// npm's and pip's caches (content-addressed, checked; shared between runs).
+    #[arg(long, default_value = "/var/cache/toolmark")]
     pub cache: PathBuf,
     /// Fetch from loopback or private addresses (tests, a local mirror).
+    #[arg(long)]
     pub allow_private: bool,
     /// The `toolmark-probe` binary (the sandbox's DNS sink and traps); empty: the one beside
-    /// the running binary.
+    /// the running binary. (A flag of its own where flattened: an empty path is no value.)
+    #[arg(skip)]
     pub probe: PathBuf,
 }
 

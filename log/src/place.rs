@@ -1,12 +1,15 @@
 //! Which log a command works on (`toolmark log init|append|proof|key|migrate`): a single-box
 //! directory alone, or the stores a [`StorageSpec`] names, with the signing key in
-//! `DIR/private/log.key` or a file of its own.
+//! `DIR/private/log.key` or a file of its own; and entries appended from JSON lines
+//! ([`append_lines`], `toolmark log append`).
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use crate::entry::{Entry, EntryLineError};
 use crate::note::LogKey;
 use crate::objects::Objects;
-use crate::sequencer::{self, Log, LogError};
+use crate::sequencer::{self, Appended, Log, LogError};
 use crate::store::{HeadSpec, LogStores, ObjectsSpec, StorageSpec, StoreError};
 
 /// Where a log is: a directory, stores, a key file, as a command names them.
@@ -123,6 +126,72 @@ impl LogPlace {
     }
 }
 
+/// Why [`append_lines`] stopped (what was appended before stays appended).
+#[derive(Debug, thiserror::Error)]
+pub enum AppendLinesError {
+    /// The input could not be read.
+    #[error("reading {name}")]
+    Read {
+        /// The input's name.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not an entry ([`Entry::from_line`]).
+    #[error("{name} line {line}")]
+    Line {
+        /// The input's name.
+        name: String,
+        /// The line's number (from 1).
+        line: usize,
+        /// Why.
+        source: EntryLineError,
+    },
+    /// The log refused a batch.
+    #[error(transparent)]
+    Log(#[from] LogError),
+}
+
+/// Append the entries `input` holds, one JSON line each (blank lines skipped), `batch` at a
+/// time: each batch one append, handed to `appended` as soon as it is committed. `name` names
+/// the input in errors (`stdin line 3`).
+///
+/// # Errors
+///
+/// [`AppendLinesError`] at the first line that cannot be read or is no entry, or the first
+/// batch the log refuses.
+pub fn append_lines(
+    log: &mut Log,
+    input: impl BufRead,
+    name: &str,
+    batch: usize,
+    mut appended: impl FnMut(Appended),
+) -> Result<(), AppendLinesError> {
+    let mut entries = Vec::new();
+    for (n, line) in input.lines().enumerate() {
+        let line = line.map_err(|source| AppendLinesError::Read {
+            name: name.to_owned(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry = Entry::from_line(&line).map_err(|source| AppendLinesError::Line {
+            name: name.to_owned(),
+            line: n + 1,
+            source,
+        })?;
+        entries.push(entry);
+        if entries.len() == batch {
+            appended(log.append(std::mem::take(&mut entries))?);
+        }
+    }
+    if !entries.is_empty() {
+        appended(log.append(entries)?);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +242,32 @@ mod tests {
             place.create("place.example/log").is_err(),
             "the key is never replaced"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lines_are_appended_a_batch_at_a_time_and_a_bad_line_is_named() {
+        let dir = temp("lines");
+        let place = LogPlace {
+            dir: Some(dir.clone()),
+            ..LogPlace::default()
+        };
+        let mut log = place.create("place.example/log").unwrap().0;
+        let line = |i: usize| {
+            format!(
+                r#"{{"subject":{{"server":"s{i}","target":"https://a.example/{i}"}},"observedAt":"2026-01-01T00:00:0{i}Z","status":"ok"}}"#
+            )
+        };
+        let input = format!("{}\n\n{}\n{}\n", line(1), line(2), line(3));
+        let mut batches = Vec::new();
+        append_lines(&mut log, input.as_bytes(), "stdin", 2, |a| {
+            batches.push(a.indices)
+        })
+        .unwrap();
+        assert_eq!(batches, [vec![0, 1], vec![2]]);
+        let bad = format!("{}\nnot json\n", line(4));
+        let e = append_lines(&mut log, bad.as_bytes(), "stdin", 2, drop).unwrap_err();
+        assert_eq!(e.to_string(), "stdin line 2");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
