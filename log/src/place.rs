@@ -202,13 +202,19 @@ mod tests {
         dir
     }
 
-    #[test]
-    fn a_directory_alone_is_created_opened_and_read_as_the_single_box() {
-        let dir = temp("dir");
+    /// A fresh directory, and the single-box log in it.
+    fn single_box(tag: &str) -> (PathBuf, LogPlace) {
+        let dir = temp(tag);
         let place = LogPlace {
             dir: Some(dir.clone()),
             ..LogPlace::default()
         };
+        (dir, place)
+    }
+
+    #[test]
+    fn a_directory_alone_is_created_opened_and_read_as_the_single_box() {
+        let (dir, place) = single_box("dir");
         let (log, at) = place.create("place.example/log").unwrap();
         assert_eq!(at, dir.display().to_string());
         let vkey = log.vkey();
@@ -247,15 +253,12 @@ mod tests {
 
     #[test]
     fn lines_are_appended_a_batch_at_a_time_and_a_bad_line_is_named() {
-        let dir = temp("lines");
-        let place = LogPlace {
-            dir: Some(dir.clone()),
-            ..LogPlace::default()
-        };
+        let (dir, place) = single_box("lines");
         let mut log = place.create("place.example/log").unwrap().0;
         let line = |i: usize| {
+            let subject = format!(r#"{{"server":"s{i}","target":"https://a.example/{i}"}}"#);
             format!(
-                r#"{{"subject":{{"server":"s{i}","target":"https://a.example/{i}"}},"observedAt":"2026-01-01T00:00:0{i}Z","status":"ok"}}"#
+                r#"{{"subject":{subject},"observedAt":"2026-01-01T00:00:0{i}Z","status":"ok"}}"#
             )
         };
         let input = format!("{}\n\n{}\n{}\n", line(1), line(2), line(3));

@@ -66,12 +66,7 @@ pub async fn serve_dir(
     limits: toolmark_server::Limits,
     stop: crate::Stop,
 ) -> Result<(), RoleError> {
-    let listener = toolmark_server::bind(listen)
-        .await
-        .map_err(RoleError::doing(format!("listening on {listen}")))?;
-    let bound = listener
-        .local_addr()
-        .map_err(RoleError::doing("the bound address"))?;
+    let (listener, bound) = bind(listen).await?;
     let base = base_url.unwrap_or_else(|| format!("http://{bound}"));
     let state = open_state(dir, &base, options)?;
     tracing::info!(
@@ -88,12 +83,20 @@ pub async fn serve_dir(
 pub async fn listen(
     config: &toolmark_config::Config,
 ) -> Result<(tokio::net::TcpListener, std::net::SocketAddr, String), RoleError> {
-    let listener = toolmark_server::bind(config.listen)
+    let (listener, bound) = bind(config.listen).await?;
+    let base = config.public_base(bound);
+    Ok((listener, bound, base))
+}
+
+/// A listener on `listen` (`toolmark_server::bind`) and the address it bound.
+pub async fn bind(
+    listen: std::net::SocketAddr,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr), RoleError> {
+    let listener = toolmark_server::bind(listen)
         .await
-        .map_err(RoleError::doing(format!("listening on {}", config.listen)))?;
+        .map_err(RoleError::doing(format!("listening on {listen}")))?;
     let bound = listener
         .local_addr()
         .map_err(RoleError::doing("the bound address"))?;
-    let base = config.public_base(bound);
-    Ok((listener, bound, base))
+    Ok((listener, bound))
 }

@@ -24,12 +24,7 @@ pub async fn serve(
             "no trusted log: give --trust ORIGIN=VKEY or --trust-file".into(),
         ));
     }
-    let listener = toolmark_server::bind(listen)
-        .await
-        .map_err(RoleError::doing(format!("listening on {listen}")))?;
-    let bound = listener
-        .local_addr()
-        .map_err(RoleError::doing("the bound address"))?;
+    let (listener, bound) = crate::api::bind(listen).await?;
     tracing::info!(
         "toolmark witness {} serving http://{bound}{prefix} for {} logs",
         witness.vkey(),
