@@ -86,7 +86,7 @@ pub fn run(args: CrawlArgs) -> Result<()> {
         registry: &args.registry,
         since: args.since.as_deref(),
         options: &options,
-        trust: toolmark_ingest::Trust::platform(),
+        trust: options.trust().map_err(anyhow::Error::msg)?,
     };
     let result = toolmark_roles::jobs::crawl_once(runtime.handle(), &run, &stop, &Bar::new());
     if let Some(path) = &args.report {

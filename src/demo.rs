@@ -26,9 +26,16 @@ pub struct DemoArgs {
     /// root: they stay unobserved, as on a machine without runsc.
     #[arg(long, env = toolmark_demo::packages::NO_SANDBOX_ENV)]
     pub no_sandbox: bool,
+    /// Start only the demo's registry replica and stand-ins (no service): their crawl settings
+    /// go to DIR/stage.env; SIGUSR1 moves them to the registry's next day (`scripts/cluster`).
+    #[arg(long, value_name = "DIR")]
+    pub stage: Option<PathBuf>,
 }
 
 pub fn run(args: DemoArgs) -> Result<()> {
+    if let Some(dir) = &args.stage {
+        return stage(&args, dir);
+    }
     let data = DemoData::prepare(args.data.as_deref())?;
     let options = DemoOptions {
         listen: args.listen,
@@ -43,6 +50,23 @@ pub fn run(args: DemoArgs) -> Result<()> {
     let print = |event: Event<'_>| print(&event);
     runtime.block_on(toolmark_demo::run(&options, data.path(), stop, &print))?;
     Ok(())
+}
+
+/// `--stage DIR`: prints `stage DATE ENV-FILE` when the stand-ins serve that day.
+fn stage(args: &DemoArgs, dir: &std::path::Path) -> Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let runtime = crate::serve_cli::runtime()?;
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
+    runtime.block_on(async {
+        let mut usr1 = signal(SignalKind::user_defined1())?;
+        let next_day = async move {
+            usr1.recv().await;
+        };
+        let ready = |env: &std::path::Path, date: &str| println!("stage {date} {}", env.display());
+        toolmark_demo::stage::serve(args.mcp_servers.as_deref(), dir, next_day, stop, &ready)
+            .await?;
+        Ok(())
+    })
 }
 
 /// An event as the demo prints it; a crawl's totals go to the log.

@@ -22,14 +22,24 @@ pub struct ApiArgs {
 }
 
 /// `toolmark scheduler`'s flags: `run`'s, and whether to enqueue one run now and exit.
+/// What `toolmark scheduler --enqueue-now` enqueues.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Enqueue {
+    /// A crawl of the registry.
+    Crawl,
+    /// A package sweep.
+    Sweep,
+}
+
 #[derive(clap::Args)]
 pub struct SchedulerArgs {
     #[command(flatten)]
     run: RunFlags,
-    /// Harvest and enqueue one crawl run now (unless another scheduler is enqueueing), print
-    /// what was enqueued, and exit.
-    #[arg(long)]
-    enqueue_now: bool,
+    /// Enqueue one run now (unless another scheduler is enqueueing), print what was enqueued,
+    /// and exit: `crawl` (alone: the default) harvests the registry and enqueues its remotes,
+    /// `sweep` the package versions the sweep chooses.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "crawl")]
+    enqueue_now: Option<Enqueue>,
 }
 
 /// `config` as `args` say, or exit 2 naming what is wrong; `None` when only printed.
@@ -79,11 +89,15 @@ pub fn scheduler(args: SchedulerArgs) -> Result<bool> {
     };
     let runtime = toolmark_roles::api::runtime()?;
     let stop = signalled(&runtime);
-    if args.enqueue_now {
+    if let Some(what) = args.enqueue_now {
+        let what = match what {
+            Enqueue::Crawl => toolmark_roles::cluster::Run::Crawl(None),
+            Enqueue::Sweep => toolmark_roles::cluster::Run::Sweep(None),
+        };
         let handle = runtime.handle().clone();
         let enqueued = runtime.block_on(async move {
             tokio::task::spawn_blocking(move || {
-                toolmark_roles::cluster::enqueue_now(&handle, &config, None, &stop)
+                toolmark_roles::cluster::enqueue_now(&handle, &config, what, &stop)
             })
             .await
         })??;

@@ -8,6 +8,7 @@
 //! read back from the bucket.
 #![allow(clippy::disallowed_methods)] // runs the binary, kill, and the verifiers
 
+mod common;
 #[path = "../log/tests/support/go.rs"]
 mod go;
 
@@ -20,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use toolmark_log::entry::Entry;
 use toolmark_log::merkle::{self, Hash};
-use toolmark_log::objects::{Objects, S3Options};
+use toolmark_log::objects::Objects;
 use toolmark_log::reader::Reader;
 
 const WRITERS: usize = 4;
@@ -58,16 +59,7 @@ impl Place {
     }
 
     fn public(&self) -> Objects {
-        Objects::s3(
-            &self.objects,
-            &S3Options::at(
-                &self.bucket.endpoint,
-                &self.bucket.access_key_id,
-                &self.bucket.secret_access_key,
-            ),
-        )
-        .unwrap()
-        .sub("log/public")
+        common::public_objects(&self.bucket, &self.objects)
     }
 }
 
@@ -208,18 +200,6 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-fn download(public: &Objects, to: &Path) {
-    for p in public.list("tile", 10_000_000).unwrap() {
-        let bytes = public.get(&p).unwrap().unwrap();
-        let file = to.join(&p);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, bytes).unwrap();
-    }
-    for p in ["checkpoint", "vkey"] {
-        std::fs::write(to.join(p), public.get(p).unwrap().unwrap()).unwrap();
-    }
 }
 
 #[test]
@@ -399,7 +379,7 @@ fn four_writers_paused_and_killed_keep_one_log() {
     // Code we did not write, on the log read back from the bucket.
     let copy = dir.join("public");
     std::fs::create_dir_all(&copy).unwrap();
-    download(&public, &copy);
+    common::download_public(&public, &copy);
     let first = seen
         .iter()
         .find_map(|s| s.lock().unwrap().first_note.clone())

@@ -44,25 +44,20 @@
 pub mod data;
 pub mod everything;
 pub mod packages;
+pub mod stage;
 mod text;
 pub mod world;
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::json;
 use toolmark_index::DataDir;
 use toolmark_ingest::{CrawlOptions, CrawlRun, IngestError, RunSummary, Stop, SweepSummary};
-use toolmark_standins::fleet::{Fleet, SiteSpec};
-use toolmark_standins::packages::PackagesStandIn;
-use toolmark_standins::registry::RegistryStandIn;
-use toolmark_toolset::model::tools_document;
 
 pub use data::DemoData;
-use everything::Everything;
-use world::{DAYS, Day, EDITS, EXTRA_CHANGE_EVERY, FLEET_LATENCY, REPLICA_RATE, TOOL_SETS};
+pub use stage::Stage;
+use world::DAYS;
 
 /// The address the desk and API listen on unless told otherwise; when it is taken, the demo
 /// listens on any free loopback port instead.
@@ -235,105 +230,12 @@ pub async fn run(
 ) -> Result<(), DemoError> {
     let stopped = || stop.is_cancelled();
 
-    // The registry's two days, and the real tool sets.
-    let days = [Day::load(DAYS[0].1)?, Day::load(DAYS[1].1)?];
-    let sets: Vec<Vec<String>> = TOOL_SETS
-        .iter()
-        .map(|(file, text)| world::raw_tools(file, text))
-        .collect::<Result<_, _>>()?;
-
-    // One stand-in per remote a crawler would dial on either day.
-    let mut originals: Vec<String> = days.iter().flat_map(|d| d.dialable(|_| true)).collect();
-    originals.sort();
-    originals.dedup();
-    let fleet = Fleet::start_sites(SiteSpec {
-        urls: originals.clone(),
-        latency: FLEET_LATENCY,
-        seed: 20251217,
-        tool_sets: sets.iter().map(|t| tools_document(t)).collect(),
-    })
-    .await
-    .map_err(|reason| DemoError::StandIn {
-        what: "stand-in MCP servers",
-        reason,
-    })?;
-    // The crawler reaches each real host name at its stand-in's address, and trusts the
-    // stand-ins' throwaway CA (and no other).
-    let pins = fleet.pins();
-    let trust = toolmark_ingest::Trust::only(fleet.ca_certificate_pem().unwrap_or("").as_bytes())?;
-    let addresses: BTreeMap<&str, &str> = pins.iter().filter_map(|p| p.split_once('=')).collect();
-    let stand_in = |url: &str| {
-        let host = world::host_of(url)?;
-        addresses.get(host.as_str()).map(|a| a.to_string())
-    };
-    // The remotes that ask for a key refuse without one, naming an authorization server.
-    let keyed: BTreeSet<String> = days.iter().flat_map(Day::keyed).collect();
-    for (i, original) in originals.iter().enumerate() {
-        if keyed.contains(original) {
-            fleet.set_keyed(i, Some(world::authorization_server(original)));
-        }
-    }
-
-    // The real server-everything, when installed.
-    let servers_dir = options.mcp_servers.clone().or_else(|| {
-        let d = PathBuf::from(DEFAULT_MCP_SERVERS);
-        d.is_dir().then_some(d)
-    });
-    let mut everything = servers_dir.as_deref().and_then(Everything::find);
-    if everything.is_none() {
-        tracing::info!(
-            "the real server-everything is not installed (scripts/mcp-servers installs it); using stand-ins only"
-        );
-    }
-
-    // Day one: the replica and the stand-ins as they were on 2025-12-17.
-    let day_items = [days[0].items.clone(), days[1].items.clone()];
-    let mut first_items = day_items[0].clone();
-    if let Some(e) = everything.as_mut() {
-        let version = e.version(0);
-        match tokio::task::block_in_place(|| e.start(version)) {
-            Ok(()) => first_items.push(e.item(version)),
-            Err(err) => {
-                tracing::warn!("{err}; continuing without it");
-                everything = None;
-            }
-        }
-    }
-    // The real packages, when installed, listed both days and served by a loopback npm
-    // registry and PyPI index.
-    let local = servers_dir
-        .as_deref()
-        .map(packages::installed)
-        .unwrap_or_default();
-    let (demo_packages, files): (Vec<_>, Vec<_>) = local.into_iter().unzip();
-    let package_registry = if files.is_empty() {
-        None
-    } else {
-        Some(
-            PackagesStandIn::start(&files)
-                .await
-                .map_err(|reason| DemoError::StandIn {
-                    what: "package registry stand-in",
-                    reason,
-                })?,
-        )
-    };
-    let package_items: Vec<serde_json::Value> = package_registry
-        .iter()
-        .flat_map(|r| demo_packages.iter().zip(r.served()))
-        .map(|(p, served)| packages::item(p, served))
-        .collect();
-    first_items.extend(package_items.iter().cloned());
-    let sandbox = match &package_registry {
+    let mut stage = Stage::start(options.mcp_servers.as_deref()).await?;
+    let trust = toolmark_ingest::Trust::only(stage.ca_pem().as_bytes())?;
+    let sandbox = match stage.package_registry_url() {
         None => Err(packages::Unobserved::NotInstalled),
         Some(_) => packages::sandbox(options.no_sandbox),
     };
-    let registry = RegistryStandIn::start(first_items)
-        .await
-        .map_err(|reason| DemoError::StandIn {
-            what: "registry replica",
-            reason,
-        })?;
 
     // The log and index, then the desk.
     let origin = options.origin.as_str();
@@ -373,30 +275,20 @@ pub async fn run(
     report(Event::Serving {
         base: &base,
         data,
-        registry: &registry.url(),
-        stand_ins: originals.len(),
-        everything: everything.is_some(),
+        registry: &stage.registry_url(),
+        stand_ins: stage.stand_ins(),
+        everything: stage.everything(),
     });
     // Known from the start: said at once, not after the crawls.
     if let Err(why) = &sandbox {
         report(Event::PackagesUnobserved {
             why,
-            listed: demo_packages.len(),
+            listed: stage.packages().len(),
         });
     }
 
-    let crawl_options = CrawlOptions {
-        allow_private: true,
-        no_dns: true,
-        resolve: pins.clone(),
-        registry_rate: REPLICA_RATE.per_second,
-        registry_burst: REPLICA_RATE.burst,
-        // Each day is the registry's own snapshot, with its 2025 timestamps: a delta would find
-        // nothing updated since day one's harvest, so both days are full harvests.
-        harvest: toolmark_ingest::HarvestPolicy::Full,
-        ..CrawlOptions::default()
-    };
-    let registry_url = registry.url();
+    let crawl_options = stage.crawl_options();
+    let registry_url = stage.registry_url();
     let crawl_day = || {
         crawl(
             data,
@@ -422,88 +314,10 @@ pub async fn run(
         });
 
         // Day two: the registry's next day; some servers change their tools.
-        let mut manifest = Vec::new();
-        let before: BTreeSet<(&str, &str)> = days[0]
-            .latest
-            .iter()
-            .map(|r| (r.name.as_str(), r.version.as_str()))
-            .collect();
-        let urls_of_new_versions: BTreeSet<String> = days[1]
-            .dialable(|r| !before.contains(&(r.name.as_str(), r.version.as_str())))
-            .into_iter()
-            .collect();
-        // Only a stand-in observed on day one can show a change on day two.
-        let day_one: BTreeSet<String> = days[0].dialable(|_| true).into_iter().collect();
-        let mut edits = 0;
-        let mut swapped = false;
-        for (i, original) in originals.iter().enumerate() {
-            let set = i % sets.len();
-            let mut entry = json!({
-                "url": original,
-                "standIn": stand_in(original),
-                "day1": TOOL_SETS[set].0,
-            });
-            if keyed.contains(original) {
-                // A keyed stand-in serves no tools to the crawler: it refuses. One of those
-                // seen on day one swaps its authorization server on day two.
-                let first = world::authorization_server(original);
-                entry = json!({
-                    "url": original,
-                    "standIn": stand_in(original),
-                    "keyed": true,
-                    "day1AuthorizationServer": first,
-                });
-                if !swapped && day_one.contains(original) {
-                    swapped = true;
-                    fleet.set_keyed(i, Some(world::SWAPPED_AUTHORIZATION_SERVER.to_owned()));
-                    entry["day2AuthorizationServer"] = json!(world::SWAPPED_AUTHORIZATION_SERVER);
-                }
-                manifest.push(entry);
-                continue;
-            }
-            let changes = urls_of_new_versions.contains(original)
-                || i % EXTRA_CHANGE_EVERY == EXTRA_CHANGE_EVERY / 2;
-            if changes && day_one.contains(original) {
-                let edit = EDITS[edits % EDITS.len()];
-                edits += 1;
-                let tools = edit.apply(&sets[set], &sets[(set + 1) % sets.len()])?;
-                let served = tools_document(&tools);
-                fleet.set_tool_set(i, served.clone());
-                entry["day2Edit"] = json!(edit.name());
-                entry["day2Tools"] = serde_json::from_str(&served)?;
-            }
-            manifest.push(entry);
-        }
-        let mut second_items = day_items[1].clone();
-        let mut everything_versions = Vec::new();
-        if let Some(e) = everything.as_mut() {
-            let (old, new) = (e.version(0), e.version(1));
-            everything_versions = vec![old, new];
-            if old != new {
-                tokio::task::block_in_place(|| e.start(new))?;
-            }
-            second_items.push(e.item(new));
-        }
-        second_items.extend(package_items.iter().cloned());
-        registry.set_items(second_items);
+        stage.day_two()?;
         let (second, took) = crawl_day().await?;
         let manifest_path = data.join("demo.json");
-        let manifest = serde_json::to_vec_pretty(&json!({
-            "desk": base,
-            "registry": registry.url(),
-            "days": DAYS.iter().map(|d| d.0).collect::<Vec<_>>(),
-            "serverEverything": everything.as_ref().map(|e| json!({
-                "url": e.url(), "versions": everything_versions,
-            })),
-            "standIns": manifest,
-            "packageRegistry": package_registry.as_ref().map(PackagesStandIn::url),
-            "packages": package_registry.iter().flat_map(|r| demo_packages.iter().zip(r.served())).map(|(p, served)| json!({
-                "server": p.server,
-                "package": packages::target(p),
-                "version": served.version,
-                "sandbox": sandbox.is_ok(),
-            })).collect::<Vec<_>>(),
-        }))?;
+        let manifest = serde_json::to_vec_pretty(&stage.manifest(&base, sandbox.is_ok()))?;
         std::fs::write(&manifest_path, manifest).map_err(|reason| DemoError::Io {
             what: "writing",
             path: manifest_path,
@@ -518,22 +332,31 @@ pub async fn run(
         });
 
         // The package half: one sweep of the real packages, when gVisor can run.
-        let failed = match (&sandbox, &package_registry, servers_dir.as_deref()) {
+        let failed = match (&sandbox, stage.package_registry_url(), stage.servers_dir()) {
             (Ok(runsc), Some(served), Some(servers)) => {
                 let work = data.join("sandbox");
-                let observer = packages::observer(runsc.clone(), servers, &work, options.probe.clone());
+                let observer =
+                    packages::observer(runsc.clone(), servers, &work, options.probe.clone());
                 let sweep_options = toolmark_ingest::SweepOptions {
                     cap: packages::MAX_SWEPT,
                     concurrency: packages::DEMO_CONCURRENCY,
-                    npm_registry: served.url(),
-                    pypi_index: served.url(),
+                    npm_registry: served.clone(),
+                    pypi_index: served,
                     work: work.clone(),
                     cache: work,
                     allow_private: true,
                     probe: options.probe.clone().unwrap_or_default(),
                 };
-                let only: Vec<String> = demo_packages.iter().map(packages::target).collect();
-                match sweep(data, origin, &registry_url, (&sweep_options, &observer, &only), &stop).await {
+                let only: Vec<String> = stage.packages().iter().map(packages::target).collect();
+                match sweep(
+                    data,
+                    origin,
+                    &registry_url,
+                    (&sweep_options, &observer, &only),
+                    &stop,
+                )
+                .await
+                {
                     Ok((summary, took)) => {
                         report(Event::Swept {
                             summary: &summary,
@@ -551,7 +374,10 @@ pub async fn run(
             _ => None,
         };
         if let Some(why) = failed {
-            report(Event::PackagesUnobserved { why: &why, listed: demo_packages.len() });
+            report(Event::PackagesUnobserved {
+                why: &why,
+                listed: stage.packages().len(),
+            });
         }
         report(Event::Ready { base: &base });
         Ok(())
@@ -562,8 +388,7 @@ pub async fn run(
         Err(e) => {
             stop.cancel();
             let _ = (&mut server).await;
-            fleet.shutdown(Duration::from_secs(2)).await;
-            registry.shutdown().await;
+            stage.shutdown().await;
             return Err(e);
         }
         Ok(()) => {}
@@ -571,12 +396,7 @@ pub async fn run(
 
     // Serve until stopped.
     let served = (&mut server).await;
-    drop(everything);
-    fleet.shutdown(Duration::from_secs(2)).await;
-    registry.shutdown().await;
-    if let Some(r) = package_registry {
-        r.shutdown().await;
-    }
+    stage.shutdown().await;
     served
         .map_err(|reason| DemoError::Task {
             what: "API server",
@@ -669,7 +489,9 @@ async fn sweep(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::time::Instant;
+    use toolmark_standins::registry::RegistryStandIn;
 
     /// A registry server with one npm package (listed, never dialled: the crawl is quick).
     fn package_item(name: &str) -> serde_json::Value {

@@ -54,6 +54,11 @@ pub struct CrawlOptions {
     /// least this many days ago (less an hour of slack, so a daily crawl's jitter does not push
     /// it to the next day); only a full harvest delists servers.
     pub full_harvest_days: u32,
+    /// A PEM file of root certificates that remote endpoints' certificates must chain to,
+    /// instead of the platform's roots (tests, demos and `scripts/cluster`, whose stand-ins
+    /// have a throwaway CA). Unset: the platform's roots, as for every real crawl.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust_roots: Option<std::path::PathBuf>,
 }
 
 impl Default for CrawlOptions {
@@ -71,11 +76,24 @@ impl Default for CrawlOptions {
             no_dns: false,
             harvest: HarvestPolicy::Delta,
             full_harvest_days: DEFAULT_FULL_HARVEST_DAYS,
+            trust_roots: None,
         }
     }
 }
 
 impl CrawlOptions {
+    /// Which server certificates observations accept: the roots in
+    /// [`CrawlOptions::trust_roots`] alone when it is set, else the platform's.
+    pub fn trust(&self) -> Result<toolmark_crawler::mcp::Trust, String> {
+        use toolmark_crawler::mcp::Trust;
+        let Some(path) = &self.trust_roots else {
+            return Ok(Trust::platform());
+        };
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("crawl.trust_roots {}: {e}", path.display()))?;
+        Trust::only(&pem).map_err(|e| format!("crawl.trust_roots {}: {e}", path.display()))
+    }
+
     /// The registry's pacing.
     pub fn rate(&self) -> Rate {
         Rate {
@@ -110,6 +128,7 @@ impl CrawlOptions {
         self.resolve
             .iter()
             .find_map(|entry| parse_pin(entry).err().map(|e| format!("crawl.resolve {e}")))
+            .or_else(|| self.trust().err())
     }
 }
 
@@ -195,6 +214,10 @@ pub struct CrawlFlags {
     /// Under `--harvest delta`, days between full harvests.
     #[arg(long, env = "TOOLMARK_FULL_HARVEST_DAYS")]
     pub full_harvest_days: Option<u32>,
+    /// A PEM file of the only root certificates remote endpoints may chain to (tests and
+    /// demos with a throwaway CA; unset: the platform's roots).
+    #[arg(long, value_name = "PEM", env = "TOOLMARK_TRUST_ROOTS")]
+    pub trust_roots: Option<std::path::PathBuf>,
 }
 
 impl CrawlFlags {
@@ -214,6 +237,9 @@ impl CrawlFlags {
         o.no_dns = self.no_dns.unwrap_or(o.no_dns);
         o.harvest = self.harvest.unwrap_or(o.harvest);
         o.full_harvest_days = self.full_harvest_days.unwrap_or(o.full_harvest_days);
+        if self.trust_roots.is_some() {
+            o.trust_roots.clone_from(&self.trust_roots);
+        }
     }
 }
 
@@ -271,6 +297,10 @@ mod tests {
         assert!(bad(|o| o.registry_burst = 0).contains("crawl.registry_burst"));
         assert!(bad(|o| o.resolve = vec!["x=nope".into()]).contains("crawl.resolve"));
         assert!(bad(|o| o.full_harvest_days = 0).contains("crawl.full_harvest_days"));
+        assert!(
+            bad(|o| o.trust_roots = Some("/nonexistent/roots.pem".into()))
+                .contains("crawl.trust_roots")
+        );
         assert_eq!(CrawlOptions::default().problem(), None);
     }
 

@@ -487,6 +487,71 @@ pub async fn fetch_artifact(
     })
 }
 
+/// The package sweep's candidates in `index`'s view of the log: the package targets of
+/// `records` ([`package_targets`]; only those `only` names, when given), each with its
+/// observations, for [`choose`]; and how many targets were listed.
+pub fn candidates(
+    index: &toolmark_index::Index,
+    records: &[Record],
+    only: Option<&[String]>,
+) -> Result<(usize, Vec<Candidate>), IngestError> {
+    let mut targets = package_targets(records);
+    if let Some(only) = only {
+        targets.retain(|c| only.contains(&target_string(&c.target.kind)));
+    }
+    let listed = targets.len();
+    let mut candidates = Vec::with_capacity(targets.len());
+    for chosen in targets {
+        let id = toolmark_index::record::target_id(&chosen.target);
+        let seen = index
+            .package_observations(&id, HISTORY)
+            .map_err(|source| IngestError::Index {
+                what: "reading package observations",
+                source,
+            })?
+            .into_iter()
+            .map(|o| Seen {
+                done: (o.complete && o.observer.as_deref() == Some(OBSERVER))
+                    || FINAL_STATUSES.contains(&o.status.as_str()),
+                version: o.version,
+                observed_at: o.observed_at,
+            })
+            .collect();
+        candidates.push(Candidate { chosen, seen });
+    }
+    Ok((listed, candidates))
+}
+
+/// Where a sweep's packages come from: the npm registry and the Python index of
+/// [`SweepOptions`], through the crawler's SSRF guard (`allow_private` for a local mirror).
+#[derive(Clone)]
+pub struct PackageSource {
+    client: ClientConfig,
+    registries: Registries,
+}
+
+impl PackageSource {
+    /// The source `options` name.
+    pub fn new(options: &SweepOptions) -> PackageSource {
+        let mut client = ClientConfig::default();
+        client.policy.allow_private = options.allow_private;
+        PackageSource {
+            client,
+            registries: Registries {
+                npm: options.npm_registry.clone(),
+                pypi: options.pypi_index.clone(),
+            },
+        }
+    }
+
+    /// Fetches and observes one chosen version in `observer`'s sandbox; the observation to log
+    /// (a failure is an observation with its status). `slot` names the artifact's directory:
+    /// unique among the observations this process runs at once.
+    pub async fn observe(&self, observer: &Observer, slot: usize, chosen: &Chosen) -> Observation {
+        observe_one(&self.client, &self.registries, observer, (slot, chosen)).await
+    }
+}
+
 /// Fetch and observe one chosen version; the observation to log.
 async fn observe_one(
     client: &ClientConfig,
@@ -588,32 +653,8 @@ pub fn run_sweep(
         .into_iter()
         .map(|(r, _)| r)
         .collect();
-    let mut targets = package_targets(&records);
+    let (packages_listed, candidates) = candidates(&writer.index, &records, run.only)?;
     drop(records);
-    if let Some(only) = run.only {
-        targets.retain(|c| only.contains(&target_string(&c.target.kind)));
-    }
-    let packages_listed = targets.len();
-    let mut candidates = Vec::with_capacity(targets.len());
-    for chosen in targets {
-        let id = toolmark_index::record::target_id(&chosen.target);
-        let seen = writer
-            .index
-            .package_observations(&id, HISTORY)
-            .map_err(|source| IngestError::Index {
-                what: "reading package observations",
-                source,
-            })?
-            .into_iter()
-            .map(|o| Seen {
-                done: (o.complete && o.observer.as_deref() == Some(OBSERVER))
-                    || FINAL_STATUSES.contains(&o.status.as_str()),
-                version: o.version,
-                observed_at: o.observed_at,
-            })
-            .collect();
-        candidates.push(Candidate { chosen, seen });
-    }
     let chosen = choose(candidates, opts.cap);
     let mut why: BTreeMap<String, u64> = BTreeMap::new();
     for c in &chosen {
@@ -624,12 +665,7 @@ pub fn run_sweep(
         chosen.len()
     );
 
-    let mut client = ClientConfig::default();
-    client.policy.allow_private = opts.allow_private;
-    let registries = Registries {
-        npm: opts.npm_registry.clone(),
-        pypi: opts.pypi_index.clone(),
-    };
+    let source = PackageSource::new(opts);
     let mut recorder = Recorder::new(&mut writer.log, &writer.blobs, &mut writer.index);
     let run_id = recorder
         .begin_sweep(&started_at, registry_key)
@@ -649,9 +685,9 @@ pub fn run_sweep(
                 .take_while(|_| std::future::ready(!stop.is_cancelled() && !unrecorded.get()))
                 .map(|(slot, c)| {
                     taken.set(taken.get() + 1);
-                    let (client, registries) = (&client, &registries);
+                    let source = &source;
                     async move {
-                        let obs = observe_one(client, registries, run.observer, (slot, c)).await;
+                        let obs = source.observe(run.observer, slot, c).await;
                         (c, obs)
                     }
                 })

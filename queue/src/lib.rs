@@ -29,5 +29,5 @@ mod queue;
 
 pub use queue::{
     CONNECT_TIMEOUT, Claim, Counts, Failed, Handoff, HostSlot, MAX_ATTEMPTS, MAX_CLAIM,
-    MAX_PAYLOAD_BYTES, NewJob, Queue, QueueError, STATEMENT_TIMEOUT,
+    MAX_PAYLOAD_BYTES, NewJob, Overview, Queue, QueueError, STATEMENT_TIMEOUT,
 };

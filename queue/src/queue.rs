@@ -69,6 +69,12 @@ CREATE TABLE IF NOT EXISTS queue_rates (
     tokens DOUBLE PRECISION NOT NULL,
     at TIMESTAMPTZ NOT NULL
 );
+ALTER TABLE queue_jobs ADD COLUMN IF NOT EXISTS lapses INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS queue_notes (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
 ";
 
 /// An arbitrary constant: the advisory lock that serialises schema creation.
@@ -156,6 +162,21 @@ pub struct Counts {
     pub failed: u64,
     /// Lost their worker on their last attempt.
     pub abandoned: u64,
+}
+
+/// The queue as a whole, for a role's `/metrics` and `/health`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overview {
+    /// Jobs by kind and state (`queued`, `claimed`, `lapsed`: claimed with its lease run out,
+    /// `done`, `failed`, `abandoned`), for the jobs kept (finished ones until pruned).
+    pub jobs: Vec<(String, String, u64)>,
+    /// Claims whose lease ran out before their job finished (the job was claimed again or
+    /// abandoned), by kind, over the jobs kept.
+    pub lease_expiries: Vec<(String, u64)>,
+    /// Hand-offs waiting for the sequencer.
+    pub handoffs_waiting: u64,
+    /// Host places held (leases running), across every worker.
+    pub host_places: u64,
 }
 
 /// What a finished job handed on.
@@ -301,6 +322,7 @@ impl Queue {
             .query(
                 "UPDATE queue_jobs j
                  SET state = 'claimed', attempt = j.attempt + 1, claims = j.claims + 1,
+                     lapses = j.lapses + (j.state = 'claimed')::int,
                      holder = $1,
                      lease_until = now() + make_interval(secs => $2)
                  WHERE j.id IN (
@@ -514,6 +536,66 @@ impl Queue {
             .map_err(|e| db_of(&self.url, e))?;
         tx.commit().map_err(|e| db_of(&self.url, e))?;
         Ok((jobs, handoffs))
+    }
+
+    /// Keeps `value` under `name` for the other roles (the latest harvest's snapshot, which the
+    /// package sweep reads its packages from), replacing what was there.
+    pub fn set_note(&mut self, name: &str, value: &str) -> Result<(), QueueError> {
+        bounded("a note", value.as_bytes())?;
+        self.client
+            .execute(
+                "INSERT INTO queue_notes (name, value) VALUES ($1, $2)
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, at = now()",
+                &[&name, &value],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(())
+    }
+
+    /// The value kept under `name`, if any.
+    pub fn note(&mut self, name: &str) -> Result<Option<String>, QueueError> {
+        let row = self
+            .client
+            .query_opt("SELECT value FROM queue_notes WHERE name = $1", &[&name])
+            .map_err(|e| self.db(e))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// The queue as a whole: jobs by kind and state, lease expiries, hand-offs waiting, host
+    /// places held.
+    pub fn overview(&mut self) -> Result<Overview, QueueError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT kind,
+                        CASE WHEN state = 'claimed' AND lease_until < now() THEN 'lapsed'
+                             ELSE state END,
+                        count(*), sum(lapses + (state = 'abandoned')::int)
+                 FROM queue_jobs GROUP BY 1, 2 ORDER BY 1, 2",
+                &[],
+            )
+            .map_err(|e| self.db(e))?;
+        let mut o = Overview::default();
+        let mut expiries: std::collections::BTreeMap<String, u64> = Default::default();
+        for r in rows {
+            let kind: String = r.get(0);
+            let n = u64::try_from(r.get::<_, i64>(2)).unwrap_or(0);
+            let lapses = u64::try_from(r.get::<_, i64>(3)).unwrap_or(0);
+            *expiries.entry(kind.clone()).or_default() += lapses;
+            o.jobs.push((kind, r.get(1), n));
+        }
+        o.lease_expiries = expiries.into_iter().collect();
+        let row = self
+            .client
+            .query_one(
+                "SELECT (SELECT count(*) FROM queue_handoff WHERE NOT taken),
+                        (SELECT count(*) FROM queue_host_slots WHERE until >= now())",
+                &[],
+            )
+            .map_err(|e| self.db(e))?;
+        o.handoffs_waiting = u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
+        o.host_places = u64::try_from(row.get::<_, i64>(1)).unwrap_or(0);
+        Ok(o)
     }
 
     /// The jobs of `run` by state.

@@ -378,3 +378,46 @@ fn pruning_removes_finished_jobs_and_taken_handoffs_but_keeps_what_is_still_owed
     assert_eq!((counts.done, counts.claimed), (1, 1));
     assert_eq!(w.handoffs(10).unwrap().len(), 1);
 }
+
+#[test]
+fn the_overview_counts_jobs_by_state_lease_expiries_handoffs_and_host_places() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "worker").unwrap();
+    q.enqueue("run", &jobs((0..3).map(|i| format!("t{i}"))))
+        .unwrap();
+    // One claim lapses (its worker stalled) and is claimed again: one lease expiry.
+    let stalled = q.claim(&["remote"], 1, Duration::ZERO).unwrap().remove(0);
+    let again = q.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    assert_eq!(again.id, stalled.id);
+    q.complete(&again, "ok", Some(b"entry")).unwrap();
+    let _held = q.acquire_host("mcp.example", 2, MINUTE).unwrap().unwrap();
+    let o = q.overview().unwrap();
+    assert_eq!(
+        o.jobs,
+        [
+            ("remote".to_owned(), "done".to_owned(), 1),
+            ("remote".to_owned(), "queued".to_owned(), 2),
+        ]
+    );
+    assert_eq!(o.lease_expiries, [("remote".to_owned(), 1)]);
+    assert_eq!((o.handoffs_waiting, o.host_places), (1, 1));
+}
+
+#[test]
+fn a_note_is_kept_replaced_and_read_by_another_connection() {
+    let Some(db) = database() else { return };
+    let mut scheduler = Queue::connect(db.url(), "scheduler").unwrap();
+    let mut worker = Queue::connect(db.url(), "worker").unwrap();
+    assert_eq!(worker.note("snapshot").unwrap(), None);
+    scheduler.set_note("snapshot", "sha256-a").unwrap();
+    scheduler.set_note("snapshot", "sha256-b").unwrap();
+    assert_eq!(
+        worker.note("snapshot").unwrap().as_deref(),
+        Some("sha256-b")
+    );
+    let huge = "x".repeat(MAX_PAYLOAD_BYTES + 1);
+    assert!(matches!(
+        scheduler.set_note("snapshot", &huge),
+        Err(QueueError::Refused(_))
+    ));
+}

@@ -34,18 +34,25 @@ use toolmark_toolset::Sri;
 
 use crate::{RoleError, Stop};
 
+pub mod packages;
+
 /// The kind of a job observing one remote target.
 pub const REMOTE: &str = "remote";
-/// How long a worker's claim (and its host place) lasts: longer than one observation may take
-/// (the crawler's own deadlines bound it well below), so only a dead or stalled worker lets
-/// its jobs return to the queue.
-pub const WORKER_LEASE: Duration = Duration::from_secs(600);
+/// The kind of a job observing one package version in the sandbox.
+pub const PACKAGE: &str = "package";
+/// The shortest lease a worker takes on its claims and host places, whatever
+/// `schedules.lease_seconds` says.
+pub const MIN_LEASE: Duration = Duration::from_secs(3);
 /// Jobs a worker claims at once at most (it claims as many as its crawl runs at once).
 pub const WORKER_BATCH: usize = 32;
 /// How long a job whose host is full waits before it may be claimed again.
 pub const HOST_BUSY_DELAY: Duration = Duration::from_secs(2);
-/// How often a worker renews the claims and host places of the batch it is working.
-pub const RENEW_EVERY: Duration = Duration::from_secs(60);
+/// How long a worker's claims and host places last (`schedules.lease_seconds`, at least
+/// [`MIN_LEASE`]): renewed every third of it while the worker works them, so only a dead or
+/// stalled worker lets them lapse, and its jobs return to the queue that long after.
+pub fn worker_lease(config: &Config) -> Duration {
+    Duration::from_secs(config.schedules.lease_seconds).max(MIN_LEASE)
+}
 /// How long a job whose result could not be stored (the bucket or the database failed) waits
 /// before another attempt.
 pub const FAILED_RETRY: Duration = Duration::from_secs(30);
@@ -69,8 +76,31 @@ pub struct RemoteJob {
     pub registry: String,
     /// Whether `http://` remotes are dialled (`crawl.allow_private`: tests and demos only).
     pub allow_cleartext: bool,
-    /// The target (`index::record::target_id`).
+    /// The target's key in the run ([`remote_jobs`]).
     pub target: String,
+}
+
+/// A package job's payload: which version of which package target of which harvest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PackageJob {
+    /// The harvest's items the package is listed in (a JSON array, in the blob store).
+    pub snapshot: String,
+    /// When the sweep run started (RFC 3339).
+    pub started_at: String,
+    /// The registry harvested.
+    pub registry: String,
+    /// The package target (`index::record::target_id`).
+    pub target: String,
+    /// The version to observe (`None`: the package registry's latest).
+    pub version: Option<String>,
+    /// Why it was chosen (`ingest::sweep::choose`: `new-version`, `never-observed`, `retry`).
+    pub why: String,
+}
+
+/// The name of the note ([`Queue::note`]) holding the latest harvest's snapshot of `registry`.
+fn snapshot_note(registry: &str) -> String {
+    format!("snapshot {}", registry.trim_end_matches('/'))
 }
 
 /// The PostgreSQL URL the cluster's roles share: the log's head store (`[storage] head`).
@@ -156,6 +186,11 @@ pub fn enqueue_crawl(
     let sri = blobs
         .put(snapshot.as_bytes())
         .map_err(RoleError::doing("storing the harvest"))?;
+    // The package sweep lists its packages from the latest harvest (a partial one too: what it
+    // read is what the registry lists as far as anyone knows).
+    queue
+        .set_note(&snapshot_note(registry_key), &sri.to_string())
+        .map_err(RoleError::doing("noting the harvest"))?;
     let input = RunInput {
         started_at,
         registry: config.registry.clone(),
@@ -164,17 +199,15 @@ pub fn enqueue_crawl(
         delisted: Vec::new(),
         allow_cleartext: config.crawl.allow_private,
     };
-    let jobs: Vec<NewJob> = input
-        .targets()
-        .iter()
-        .filter(|t| matches!(t.kind, TargetKind::Remote { .. }))
-        .map(|t| {
+    let jobs: Vec<NewJob> = remote_jobs(input.targets())
+        .into_iter()
+        .map(|(key, _)| {
             let job = RemoteJob {
                 snapshot: sri.to_string(),
                 started_at: input.started_at.clone(),
                 registry: input.registry.clone(),
                 allow_cleartext: input.allow_cleartext,
-                target: target_id(t),
+                target: key,
             };
             NewJob {
                 kind: REMOTE.to_owned(),
@@ -196,6 +229,24 @@ pub fn enqueue_crawl(
     })
 }
 
+/// A run's remote targets, each with its job key: its target id (`index::record::target_id`),
+/// and for a further target with the same id (a server listing one URL twice) `#2`, `#3`, … in
+/// the order the run lists them, so that every target a crawl on one box observes is one job.
+pub fn remote_jobs(targets: Vec<Target>) -> Vec<(String, Target)> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    targets
+        .into_iter()
+        .filter(|t| matches!(t.kind, TargetKind::Remote { .. }))
+        .map(|t| {
+            let id = target_id(&t);
+            let n = seen.entry(id.clone()).or_default();
+            *n += 1;
+            let key = if *n == 1 { id } else { format!("{id}#{n}") };
+            (key, t)
+        })
+        .collect()
+}
+
 /// A worker: its queue connection, the stores documents go to, and the snapshots it has read.
 pub struct Worker {
     queue: Queue,
@@ -206,7 +257,11 @@ pub struct Worker {
     per_host: u32,
     /// Jobs claimed at once: the crawl's concurrency, at most [`WORKER_BATCH`].
     batch: usize,
+    /// Its claims' and host places' lease ([`worker_lease`]).
+    lease: Duration,
     snapshots: Vec<(String, HashMap<String, Target>)>,
+    /// Its `/health` and `/metrics`.
+    status: std::sync::Arc<crate::health::RoleStatus>,
 }
 
 /// A job in a batch: its claim, its payload and, for a target to dial, its host place.
@@ -229,6 +284,7 @@ impl Worker {
         crawl.client.policy.allow_private = config.crawl.allow_private;
         crawl.client.resolver =
             toolmark_ingest::resolver(&config.crawl).map_err(RoleError::doing("crawl.resolve"))?;
+        crawl.client.trust = config.crawl.trust().map_err(RoleError::Refused)?;
         crawl.client.budget =
             toolmark_crawler::budget::Budget::new(config.crawl.memory_budget_mib * 1024 * 1024);
         Ok(Worker {
@@ -237,9 +293,16 @@ impl Worker {
             blobs,
             per_host: u32::try_from(config.crawl.per_host).unwrap_or(u32::MAX),
             batch: config.crawl.concurrency.clamp(1, WORKER_BATCH),
+            lease: worker_lease(config),
             crawl,
             snapshots: Vec::new(),
+            status: crate::health::RoleStatus::new("worker"),
         })
+    }
+
+    /// What this worker says on `/health` and `/metrics`.
+    pub fn status(&self) -> &std::sync::Arc<crate::health::RoleStatus> {
+        &self.status
     }
 
     /// The target `job` names, from its run's snapshot (read once per run).
@@ -267,11 +330,7 @@ impl Worker {
                 delisted: Vec::new(),
                 allow_cleartext: job.allow_cleartext,
             };
-            let targets = input
-                .targets()
-                .into_iter()
-                .map(|t| (target_id(&t), t))
-                .collect();
+            let targets = remote_jobs(input.targets()).into_iter().collect();
             if self.snapshots.len() == SNAPSHOTS_KEPT {
                 self.snapshots.remove(0);
             }
@@ -293,14 +352,14 @@ impl Worker {
     /// each with its entry as soon as it is observed (its memory and its host place given back
     /// then). Blocks the calling thread (not one of `runtime`'s workers). Returns how many jobs
     /// it completed (0: none was waiting). While the batch runs, its claims and host places
-    /// are renewed every [`RENEW_EVERY`]. Whatever happens in it, every host place is given
+    /// are renewed every third of their lease. Whatever happens in it, every host place is given
     /// back and every job not finished goes back to the queue (a job whose result could not be
     /// stored is failed, so it is tried again later); the batch's first error is returned after
     /// that.
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
         let claims = self
             .queue
-            .claim(&[REMOTE], self.batch, WORKER_LEASE)
+            .claim(&[REMOTE], self.batch, self.lease)
             .map_err(RoleError::doing("claiming jobs"))?;
         if claims.is_empty() {
             return Ok(0);
@@ -338,9 +397,10 @@ impl Worker {
             let mut place = None;
             if let (TargetKind::Remote { url, declared, .. }, None) = (&target.kind, &target.skip) {
                 let host = host_key(&declared.dial_url(url));
-                match self.queue.acquire_host(&host, self.per_host, WORKER_LEASE) {
+                match self.queue.acquire_host(&host, self.per_host, self.lease) {
                     Ok(Some(p)) => place = Some(p),
                     Ok(None) => {
+                        self.status.count("host_busy", 1);
                         note(
                             &mut first_error,
                             lost_is_fine(self.queue.defer(&claim, HOST_BUSY_DELAY)),
@@ -396,19 +456,27 @@ impl Worker {
         held: &std::sync::Mutex<HashMap<String, Vec<Held>>>,
     ) -> (usize, Option<RoleError>) {
         let (tx, rx) = std::sync::mpsc::channel::<(Held, Result<Prepared, IndexError>)>();
-        let (queue, blobs, crawl_config) = (&mut self.queue, &self.blobs, &self.crawl);
+        let (queue, blobs, crawl_config, status, lease) = (
+            &mut self.queue,
+            &self.blobs,
+            &self.crawl,
+            &self.status,
+            self.lease,
+        );
+        let renew_every = lease / 3;
         std::thread::scope(|scope| {
             let completer = scope.spawn(move || {
                 let mut done = 0;
                 let mut first_error = None;
                 let mut renewed = std::time::Instant::now();
                 loop {
-                    match rx.recv_timeout(RENEW_EVERY) {
+                    match rx.recv_timeout(renew_every) {
                         Ok(((claim, _, place), prepared)) => {
                             match complete(queue, blobs, &claim, prepared) {
                                 Ok(true) => done += 1,
-                                Ok(false) => {}
+                                Ok(false) => status.count("claims_lost", 1),
                                 Err(e) => {
+                                    status.count("jobs_failed", 1);
                                     // Its document or its completion could not be written:
                                     // tried again later.
                                     let why = crate::chain(&e);
@@ -431,8 +499,8 @@ impl Worker {
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                     }
-                    if renewed.elapsed() >= RENEW_EVERY {
-                        renew(queue, held);
+                    if renewed.elapsed() >= renew_every {
+                        renew(queue, held, lease);
                         renewed = std::time::Instant::now();
                     }
                 }
@@ -480,6 +548,7 @@ impl Worker {
     /// as any failure, then failed for good.
     fn give_up(&mut self, claim: &Claim, why: &str) -> Result<(), RoleError> {
         tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+        self.status.count("jobs_failed", 1);
         lost_is_fine(self.queue.fail(claim, why, FAILED_RETRY).map(drop))
     }
 
@@ -499,14 +568,14 @@ enum Unreadable {
 }
 
 /// Extends the leases of every job of a batch not completed yet, and of their host places.
-fn renew(queue: &mut Queue, held: &std::sync::Mutex<HashMap<String, Vec<Held>>>) {
+fn renew(queue: &mut Queue, held: &std::sync::Mutex<HashMap<String, Vec<Held>>>, lease: Duration) {
     let Ok(mut held) = held.lock() else { return };
     for (claim, _, place) in held.values_mut().flatten() {
-        if let Err(e) = queue.renew(claim, WORKER_LEASE) {
+        if let Err(e) = queue.renew(claim, lease) {
             tracing::warn!("job {}: renewing its claim: {e}", claim.id);
         }
         if let Some(p) = place {
-            match queue.renew_host(p, WORKER_LEASE) {
+            match queue.renew_host(p, lease) {
                 Ok(true) => {}
                 Ok(false) => tracing::warn!("the place on {} lapsed before it was renewed", p.host),
                 Err(e) => tracing::warn!("renewing the place on {}: {e}", p.host),
@@ -625,9 +694,39 @@ async fn pause(stop: &Stop, d: Duration) -> bool {
 pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     let dir = crate::jobs::data_dir(&config);
     let s = stop.clone();
+    let config_for_health = config.clone();
     let mut worker = tokio::task::spawn_blocking(move || Worker::new(&config, &dir, &s))
         .await
         .map_err(RoleError::doing("starting the worker"))??;
+    let status = worker.status().clone();
+    status.set_holder(worker.queue_holder());
+    status.set_active(true);
+    crate::health::serve(&config_for_health, status.clone(), &stop).await?;
+    // The package half, where gVisor is installed: a loop of its own, so that long sandbox
+    // runs never hold up the remote jobs.
+    let package_half = {
+        let (config, dir, status) = (
+            config_for_health.clone(),
+            crate::jobs::data_dir(&config_for_health),
+            status.clone(),
+        );
+        tokio::task::spawn_blocking(move || packages::PackageWorker::new(&config, &dir, status))
+            .await
+            .map_err(RoleError::doing("starting the worker's package half"))??
+    };
+    let package_loop = match package_half {
+        Some(p) => {
+            tracing::info!(
+                "worker {} claiming {PACKAGE} jobs too",
+                worker.queue_holder()
+            );
+            Some(tokio::spawn(packages::run(p, stop.clone())))
+        }
+        None => {
+            tracing::info!("worker: no gVisor (runsc) here: it takes no {PACKAGE} job");
+            None
+        }
+    };
     tracing::info!("worker {} claiming {REMOTE} jobs", worker.queue_holder());
     loop {
         if stop.is_cancelled() {
@@ -642,13 +741,20 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
         .map_err(RoleError::doing("the worker's task"))?;
         worker = back;
         let idle = match done {
-            Ok(0) => true,
+            Ok(0) => {
+                status.pass_ok();
+                true
+            }
             Ok(n) => {
+                status.pass_ok();
+                status.count("jobs_done", n as u64);
                 tracing::info!("worker: {n} jobs done");
                 false
             }
             Err(e) => {
-                tracing::warn!("worker: {}", crate::chain(&e));
+                let why = crate::chain(&e);
+                status.pass_failed(&why);
+                tracing::warn!("worker: {why}");
                 true
             }
         };
@@ -658,6 +764,9 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     }
     // Its database connection is closed off the runtime's threads (the client blocks).
     let _ = tokio::task::spawn_blocking(move || drop(worker)).await;
+    if let Some(l) = package_loop {
+        let _ = l.await;
+    }
     Ok(())
 }
 
@@ -670,9 +779,10 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     let origin = config.origin.clone();
     let cosigner = crate::jobs::cosigner(&config)?;
     let witnessed = cosigner.is_some();
+    let holder = holder("sequencer");
+    let me = holder.clone();
     let (mut queue, mut log) = tokio::task::spawn_blocking(move || {
-        let queue =
-            Queue::connect(&url, &holder("sequencer")).map_err(RoleError::doing("the queue"))?;
+        let queue = Queue::connect(&url, &me).map_err(RoleError::doing("the queue"))?;
         let mut log = dir
             .open_log(&origin)
             .map_err(RoleError::doing("opening the log"))?;
@@ -686,15 +796,46 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     if let Some(cosigner) = cosigner {
         crate::jobs::spawn_watch(cosigner, &config, &stop);
     }
+    let status = crate::health::RoleStatus::new("sequencer");
+    status.set_holder(&holder);
+    status.set_log_size(log.head().size);
+    crate::health::serve(&config, status.clone(), &stop).await?;
     tracing::info!("sequencer: log {} at size {}", log.vkey(), log.head().size);
+    // The heartbeat (`schedules.heartbeat`): the active sequencer re-signs an idle log's head
+    // so that its publication time shows the log is alive. With witnesses, their watch's
+    // rounds do that instead.
+    let heartbeat = match config.schedules.heartbeat.trim() {
+        "" => None,
+        _ if witnessed => None,
+        cron => Some(
+            toolmark_schedules::JobSpec::new("heartbeat", cron)
+                .map_err(RoleError::doing("the heartbeat schedule"))?,
+        ),
+    };
+    let clock = toolmark_schedules::SystemClock;
+    let mut next_beat = heartbeat
+        .as_ref()
+        .and_then(|h| h.next_fire_after(toolmark_schedules::Clock::now(&clock)));
     let mut active = false;
     loop {
         if stop.is_cancelled() {
             break;
         }
+        let beat = next_beat.is_some_and(|t| toolmark_schedules::Clock::now(&clock) >= t);
+        let beats = status.clone();
         let (q, l, outcome) = tokio::task::spawn_blocking(move || {
             let outcome = match queue.hold("sequencer", ROLE_LEASE) {
-                Ok(true) => sequence_once(&mut queue, &mut log).map(Some),
+                Ok(true) => sequence_once(&mut queue, &mut log).and_then(|n| {
+                    if n == 0 && beat {
+                        let size = log
+                            .resign()
+                            .map_err(RoleError::doing("re-signing the head (heartbeat)"))?
+                            .size;
+                        beats.count("heartbeats", 1);
+                        tracing::info!("sequencer: heartbeat: checkpoint of size {size} re-signed");
+                    }
+                    Ok(Some(n))
+                }),
                 Ok(false) => Ok(None),
                 Err(e) => Err(RoleError::doing("the sequencer lease")(e)),
             };
@@ -703,6 +844,18 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
         .await
         .map_err(RoleError::doing("the sequencer's task"))?;
         (queue, log) = (q, l);
+        if let Ok(o) = &outcome {
+            status.pass_ok();
+            status.set_active(o.is_some());
+            status.set_log_size(log.head().size);
+            // A heartbeat due is done once a pass of this sequencer ran (entries appended
+            // re-sign the head too); a standby's is the active one's to do.
+            if beat {
+                next_beat = heartbeat
+                    .as_ref()
+                    .and_then(|h| h.next_fire_after(toolmark_schedules::Clock::now(&clock)));
+            }
+        }
         let idle = match outcome {
             Ok(Some(0)) => {
                 active = true;
@@ -710,6 +863,7 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
             }
             Ok(Some(n)) => {
                 active = true;
+                status.count("entries_sequenced", n as u64);
                 tracing::info!(
                     "sequencer: {n} entries appended, log size {}",
                     log.head().size
@@ -724,7 +878,9 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
                 true
             }
             Err(e) => {
-                tracing::warn!("sequencer: {}", crate::chain(&e));
+                let why = crate::chain(&e);
+                status.pass_failed(&why);
+                tracing::warn!("sequencer: {why}");
                 // A failed append poisons the log: reopen it (recovery) before the next pass.
                 let d = crate::jobs::data_dir(&config);
                 let o = config.origin.clone();
@@ -755,6 +911,15 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
     Ok(())
 }
 
+/// Which run [`enqueue_now`] enqueues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Run {
+    /// A crawl, named as given (default `crawl-<harvest start>`).
+    Crawl(Option<String>),
+    /// A package sweep, named as given (default `sweep-<start>`).
+    Sweep(Option<String>),
+}
+
 /// One crawl run enqueued by whoever holds the scheduler lease (`toolmark scheduler
 /// --enqueue-now`, and the scheduler's cron job, which names the run by its fire time's UTC
 /// hour so that two schedulers firing for it share one run): `None` when another scheduler is
@@ -762,7 +927,7 @@ pub async fn run_sequencer(config: Config, stop: Stop) -> Result<(), RoleError> 
 pub fn enqueue_now(
     runtime: &tokio::runtime::Handle,
     config: &Config,
-    run: Option<String>,
+    what: Run,
     stop: &Stop,
 ) -> Result<Option<Enqueued>, RoleError> {
     let dir = crate::jobs::data_dir(config);
@@ -803,7 +968,10 @@ pub fn enqueue_now(
                 }
             }
         });
-        let r = enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop);
+        let r = match what {
+            Run::Crawl(run) => enqueue_crawl(runtime, config, &blobs, &mut queue, run, stop),
+            Run::Sweep(run) => packages::enqueue_sweep(config, &dir, &blobs, &mut queue, run),
+        };
         finished.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     })?;
@@ -836,48 +1004,122 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
             .map_err(RoleError::doing("opening the schedules database"))?,
     );
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut scheduler = Scheduler::new(store, clock, holder("scheduler"));
+    let me = holder("scheduler");
+    let status = crate::health::RoleStatus::new("scheduler");
+    status.set_holder(&me);
+    crate::health::serve(&config, status.clone(), &stop).await?;
+    let mut scheduler = Scheduler::new(store, clock, me);
     let config = Arc::new(config);
-    let spec = JobSpec::new("crawl", &config.schedules.crawl)
-        .map_err(RoleError::doing("the crawl schedule"))?
-        .with_lease(Duration::from_secs(config.schedules.lease_seconds));
-    let job_config = config.clone();
-    scheduler
-        .add(
-            spec,
-            Arc::new(move |ctx: JobContext| {
-                let config = job_config.clone();
-                Box::pin(async move {
-                    let run = format!("crawl-{}", ctx.scheduled_for.format("%Y-%m-%dT%H"));
-                    let handle = tokio::runtime::Handle::current();
-                    let stop: Stop = ctx.stop.clone();
-                    let enqueued = tokio::task::spawn_blocking(move || {
-                        enqueue_now(&handle, &config, Some(run), &stop)
-                    })
-                    .await
-                    .map_err(|e| JobError::new(format!("the crawl task: {e}")))?
-                    .map_err(|e| JobError::new(crate::chain(&e)))?;
-                    Ok(match enqueued {
-                        Some(e) => format!(
+    // Each fire time is one run, named by its UTC hour: two schedulers firing for it share it.
+    for (name, schedule) in [
+        ("crawl", &config.schedules.crawl),
+        ("sweep", &config.schedules.package_sweep),
+    ] {
+        if schedule.trim().is_empty() {
+            continue;
+        }
+        let spec = JobSpec::new(name, schedule)
+            .map_err(RoleError::doing(format!("the {name} schedule")))?
+            .with_lease(Duration::from_secs(config.schedules.lease_seconds));
+        let (job_config, status) = (config.clone(), status.clone());
+        let job = Arc::new(move |ctx: JobContext| {
+            let config = job_config.clone();
+            let status = status.clone();
+            Box::pin(async move {
+                let run = Some(format!(
+                    "{name}-{}",
+                    ctx.scheduled_for.format("%Y-%m-%dT%H")
+                ));
+                let what = if name == "crawl" {
+                    Run::Crawl(run)
+                } else {
+                    Run::Sweep(run)
+                };
+                let handle = tokio::runtime::Handle::current();
+                let stop: Stop = ctx.stop.clone();
+                let enqueued =
+                    tokio::task::spawn_blocking(move || enqueue_now(&handle, &config, what, &stop))
+                        .await
+                        .map_err(|e| JobError::new(format!("the {name} task: {e}")))?
+                        .map_err(|e| {
+                            let why = crate::chain(&e);
+                            status.pass_failed(&why);
+                            JobError::new(why)
+                        })?;
+                status.pass_ok();
+                status.set_active(enqueued.is_some());
+                match enqueued {
+                    Some(e) => {
+                        status.count("runs_enqueued", 1);
+                        status.count("jobs_enqueued", e.added);
+                        Ok(format!(
                             "run {}: {} targets, {} jobs enqueued (harvest {})",
                             e.run,
                             e.targets,
                             e.added,
                             if e.complete { "complete" } else { "incomplete" }
-                        ),
-                        // Not enqueued by this one: the run is tried again (a retry that finds it
-                        // enqueued adds nothing).
-                        None => {
-                            return Err(JobError::new(
-                                "another scheduler holds the lease; this run is tried again",
-                            ));
-                        }
-                    })
-                })
-            }),
-        )
-        .map_err(RoleError::doing("adding the crawl"))?;
+                        ))
+                    }
+                    // Not enqueued by this one: the run is tried again (a retry that finds it
+                    // enqueued adds nothing).
+                    None => Err(JobError::new(
+                        "another scheduler holds the lease; this run is tried again",
+                    )),
+                }
+            })
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send>,
+                >
+        });
+        scheduler
+            .add(spec, job)
+            .map_err(RoleError::doing(format!("adding the {name}")))?;
+    }
     let summary = scheduler.run(stop.cancelled_owned()).await;
     tracing::info!("scheduler stopped: {summary:?}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolmark_observation::registry::{Declared, Ecosystem};
+
+    fn remote(server: &str, url: &str, transport: &str) -> Target {
+        Target {
+            server: server.into(),
+            version: "1.0.0".into(),
+            kind: TargetKind::Remote {
+                transport: transport.into(),
+                url: url.into(),
+                declared: Declared::default(),
+            },
+            skip: None,
+        }
+    }
+
+    #[test]
+    fn a_url_listed_twice_by_one_server_is_two_jobs_and_packages_are_none() {
+        let package = Target {
+            kind: TargetKind::Package {
+                ecosystem: Ecosystem::Npm,
+                name: "@acme/pkg".into(),
+                version: Some("1.0.0".into()),
+                transport: "stdio".into(),
+            },
+            ..remote("io.example/pkg", "", "")
+        };
+        let jobs = remote_jobs(vec![
+            remote("io.example/a", "https://a.example/mcp", "streamable-http"),
+            package,
+            remote("io.example/a", "https://a.example/mcp", "sse"),
+            remote("io.example/b", "https://a.example/mcp", "sse"),
+        ]);
+        let id = target_id(&jobs[0].1);
+        let keys: Vec<&str> = jobs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(keys[0], id);
+        assert_eq!(keys[1], format!("{id}#2"));
+        assert_ne!(keys[2], id, "another server's target is its own");
+    }
 }

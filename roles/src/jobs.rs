@@ -111,7 +111,7 @@ pub fn crawl_job(config: &Config, writer: LogWriter) -> JobFn {
             registry: &config.registry,
             since: None,
             options: &config.crawl,
-            trust: toolmark_ingest::Trust::platform(),
+            trust: config.crawl.trust()?,
         };
         let summary = crawl_once(handle, &run, stop, &()).map_err(|e| chain(&e))?;
         Ok(format!(

@@ -12,6 +12,8 @@
 //! - [`popularity`]: the download-count refresh pipeline behind the `popularity` job and
 //!   `toolmark package popularity --refresh`.
 //! - [`witness`]: `toolmark witness`, the C2SP tlog-witness for other logs, served.
+//! - [`cluster`]: the cluster's scheduler, worker and sequencer over the job queue, each with
+//!   its `/health` and `/metrics` ([`health`]).
 //!
 //! It never parses a binary's flags, installs a signal handler, prints to the terminal or
 //! exits the process: the binary does those and hands a role a [`Stop`]. It holds no logic of
@@ -23,6 +25,7 @@ pub mod api;
 pub mod cluster;
 mod error;
 pub mod follower;
+pub mod health;
 pub mod jobs;
 pub mod monitor;
 pub mod popularity;

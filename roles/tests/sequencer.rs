@@ -101,3 +101,55 @@ fn a_handoff_that_is_not_an_entry_does_not_stall_the_log() {
     assert_eq!(sequence_once(&mut queue, &mut log).unwrap(), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The value of `metric` in the `/metrics` at `base` (0 when absent).
+fn metric(base: &str, metric: &str) -> f64 {
+    let text = ureq::get(&format!("{base}/metrics"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{metric} ")))
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_active_sequencer_re_signs_an_idle_log_on_the_heartbeat() {
+    let Some(db) = toolmark_standins::services::postgres().unwrap() else {
+        return;
+    };
+    let data = scratch("heartbeat");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = toolmark_config::Config::default();
+    config.data = data.clone();
+    config.listen = format!("127.0.0.1:{port}").parse().unwrap();
+    config.storage.head = db.url().to_owned();
+    config.schedules.heartbeat = "* * * * * *".into();
+    let stop = toolmark_roles::Stop::new();
+    let sequencer = tokio::spawn(toolmark_roles::cluster::run_sequencer(config, stop.clone()));
+    let base = format!("http://127.0.0.1:{port}");
+    let beats = "toolmark_role_events_total{role=\"sequencer\",event=\"heartbeats\"}";
+    let mut counted = 0.0;
+    // Bounded: 100 looks over at most about 10 s; one beat a second.
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let b = base.clone();
+        counted = tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(|| metric(&b, beats)).unwrap_or(0.0)
+        })
+        .await
+        .unwrap();
+        if counted >= 2.0 {
+            break;
+        }
+    }
+    stop.cancel();
+    sequencer.await.unwrap().unwrap();
+    assert!(counted >= 2.0, "{counted} heartbeats");
+}

@@ -217,6 +217,25 @@ struct HostState {
     /// challenges name).
     origin: String,
     counters: Arc<Counters>,
+    /// Requests this host is answering now, and the most it ever answered at once.
+    in_flight: Arc<(AtomicU64, AtomicU64)>,
+}
+
+/// Counts a request in its host's in-flight requests while it lives.
+struct InFlight(Arc<(AtomicU64, AtomicU64)>);
+
+impl InFlight {
+    fn enter(counts: &Arc<(AtomicU64, AtomicU64)>) -> InFlight {
+        let now = counts.0.fetch_add(1, Ordering::SeqCst) + 1;
+        counts.1.fetch_max(now, Ordering::SeqCst);
+        InFlight(counts.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A running fleet. Stops on [`shutdown`](Fleet::shutdown) or when dropped.
@@ -233,6 +252,8 @@ pub struct Fleet {
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     keyed: Arc<RwLock<HashMap<usize, String>>>,
     counters: Arc<Counters>,
+    /// Each host's in-flight requests and their peak, by host.
+    in_flight: Vec<Arc<(AtomicU64, AtomicU64)>>,
     stop: watch::Sender<bool>,
     tasks: JoinSet<()>,
 }
@@ -402,6 +423,7 @@ impl Fleet {
         let mut names = Vec::with_capacity(plans.len());
         let mut urls = vec![String::new(); latencies.len()];
         let mut host_of = vec![0; latencies.len()];
+        let mut in_flight = Vec::with_capacity(plans.len());
         let mut port = 0u16;
         for (h, plan) in plans.into_iter().enumerate() {
             let listener = match tokio::net::TcpListener::bind((plan.ip, port)).await {
@@ -429,7 +451,10 @@ impl Fleet {
                 by_path.entry(path.clone()).or_default().push(*i);
                 path_of.insert(*i, path);
             }
+            let counts = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+            in_flight.push(counts.clone());
             let state = Arc::new(HostState {
+                in_flight: counts,
                 endpoints: plan.endpoints.into_iter().collect(),
                 by_path,
                 path_of,
@@ -481,6 +506,7 @@ impl Fleet {
             overrides,
             keyed,
             counters,
+            in_flight,
             stop,
             tasks,
         })
@@ -630,6 +656,16 @@ impl Fleet {
                 n => Some(Duration::from_nanos(n - 1)),
             },
         }
+    }
+
+    /// The most requests each host answered at once, by host ([`Fleet::host_addrs`]' order):
+    /// a crawler keeping a per-host limit of `n` observations (each a sequence of requests)
+    /// never makes a host's peak exceed `n`.
+    pub fn peak_in_flight(&self) -> Vec<u64> {
+        self.in_flight
+            .iter()
+            .map(|c| c.1.load(Ordering::SeqCst))
+            .collect()
     }
 
     /// Stop accepting, let requests in flight finish (at most `grace`), and return.
@@ -951,6 +987,7 @@ async fn dispatch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let _in_flight = InFlight::enter(&host.in_flight);
     if ![Method::POST, Method::GET, Method::DELETE].contains(&method) {
         let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
         r.headers_mut()
@@ -1462,6 +1499,22 @@ mod tests {
         // A path no URL names is not an endpoint.
         let r = post(&client, "https://b.example/mcp", None, init).await;
         assert_eq!(r.status(), 404);
+        fleet.shutdown(Duration::from_secs(2)).await;
+    }
+
+    #[tokio::test]
+    async fn each_hosts_peak_of_requests_at_once_is_counted() {
+        let fleet = Fleet::start(spec(2, 3)).await.unwrap();
+        let urls = fleet.urls();
+        let client = reqwest::Client::new();
+        let probe = json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}});
+        // Three requests at once to host 0's endpoints, then one to host 1's.
+        let at_once = urls[..3]
+            .iter()
+            .map(|u| post(&client, u, None, probe.clone()));
+        futures_util::future::join_all(at_once).await;
+        post(&client, &urls[3], None, probe).await;
+        assert_eq!(fleet.peak_in_flight(), [3, 1]);
         fleet.shutdown(Duration::from_secs(2)).await;
     }
 

@@ -5,6 +5,8 @@
 // Each test binary that includes this module uses part of it.
 #![allow(dead_code)]
 
+pub mod packages;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
@@ -157,4 +159,36 @@ pub fn bucket_env<'a>(
         .env_remove("TOOLMARK_STORAGE_OBJECTS")
         .env_remove("TOOLMARK_CONFIG")
         .env_remove("TOOLMARK_DATA")
+}
+
+/// The log's public objects (`log/public` under `objects`, an `s3://bucket/prefix` URL) in
+/// `bucket`.
+pub fn public_objects(
+    bucket: &toolmark_standins::services::Bucket,
+    objects: &str,
+) -> toolmark_log::objects::Objects {
+    toolmark_log::objects::Objects::s3(
+        objects,
+        &toolmark_log::objects::S3Options::at(
+            &bucket.endpoint,
+            &bucket.access_key_id,
+            &bucket.secret_access_key,
+        ),
+    )
+    .unwrap()
+    .sub("log/public")
+}
+
+/// Copies a log's published tiles, checkpoint and verifier key from `public` into the
+/// directory `to` (the C2SP tlog-tiles layout the Go and Python verifiers read).
+pub fn download_public(public: &toolmark_log::objects::Objects, to: &std::path::Path) {
+    for p in public.list("tile", 10_000_000).unwrap() {
+        let bytes = public.get(&p).unwrap().unwrap();
+        let file = to.join(&p);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, bytes).unwrap();
+    }
+    for p in ["checkpoint", "vkey"] {
+        std::fs::write(to.join(p), public.get(p).unwrap().unwrap()).unwrap();
+    }
 }
