@@ -90,12 +90,8 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     };
     let result = toolmark_roles::jobs::crawl_once(runtime.handle(), &run, &stop, &Bar::new());
     if let Some(path) = &args.report {
-        let summary = match &result {
-            Ok(summary) => Some(summary),
-            Err(IngestError::Stopped { summary, .. }) => Some(summary.as_ref()),
-            Err(_) => None,
-        };
-        if let Some(s) = summary {
+        // A run stopped early still reports what it recorded.
+        if let Some(s) = result.as_ref().map_or_else(IngestError::summary, Some) {
             s.write_report(path)?;
         }
     }

@@ -44,7 +44,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         probe: toolmark_sandbox::observe::probe_beside(),
         no_sandbox: args.no_sandbox,
     };
-    let runtime = crate::serve_cli::runtime()?;
+    let runtime = toolmark_roles::api::runtime()?;
     // Signals are handled from the start: a stop during startup ends the demo cleanly.
     let stop = crate::serve_cli::stop_on_signal(&runtime);
     let print = |event: Event<'_>| print(&event);
@@ -55,7 +55,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
 /// `--stage DIR`: prints `stage DATE ENV-FILE` when the stand-ins serve that day.
 fn stage(args: &DemoArgs, dir: &std::path::Path) -> Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let runtime = crate::serve_cli::runtime()?;
+    let runtime = toolmark_roles::api::runtime()?;
     let stop = crate::serve_cli::stop_on_signal(&runtime);
     runtime.block_on(async {
         let mut usr1 = signal(SignalKind::user_defined1())?;

@@ -22,7 +22,7 @@ pub fn run(command: WebhooksCommand) -> Result<bool> {
         eprintln!("toolmark webhooks deliver: the configuration lists no [[webhooks]]");
         return Ok(true);
     };
-    let runtime = crate::serve_cli::runtime()?;
+    let runtime = toolmark_roles::api::runtime()?;
     let stop = crate::serve_cli::stop_on_signal(&runtime);
     let report = runtime.block_on(deliverer.pass(&stop))?;
     print!("{}", toolmark_roles::jobs::pass_summary(&report));

@@ -71,7 +71,7 @@ pub fn run(args: WitnessArgs) -> Result<()> {
         return Ok(());
     }
     let limits = args.http.limits()?;
-    let runtime = crate::serve_cli::runtime()?;
+    let runtime = toolmark_roles::api::runtime()?;
     let stop = crate::serve_cli::stop_on_signal(&runtime);
     let serve = toolmark_roles::witness::serve(witness, args.listen, &args.prefix, limits, stop);
     Ok(runtime.block_on(serve)?)

@@ -75,6 +75,16 @@ pub enum IngestError {
     },
 }
 
+impl IngestError {
+    /// What a run that was stopped early recorded (`None` for every other error).
+    pub fn summary(&self) -> Option<&RunSummary> {
+        match self {
+            IngestError::Stopped { summary, .. } => Some(summary),
+            _ => None,
+        }
+    }
+}
+
 fn index_err(what: &'static str) -> impl Fn(IndexError) -> IngestError {
     move |source| IngestError::Index { what, source }
 }
