@@ -1,13 +1,12 @@
 //! `toolmark crawl`: one crawl run (`toolmark_ingest::run_crawl`) from the command line, with a
 //! progress bar, Ctrl-C as its stop, and the JSON report written to a file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use toolmark_index::DataDir;
-use toolmark_index::record::Recorded;
-use toolmark_ingest::{CrawlFlags, CrawlOptions, CrawlRun, IngestError, RunReport, Stop};
+use toolmark_ingest::{CrawlFlags, CrawlOptions, CrawlRun, IngestError, Stop};
 
 #[derive(Args)]
 pub struct CrawlArgs {
@@ -67,10 +66,7 @@ impl toolmark_ingest::Progress for Bar {
 }
 
 pub fn run(args: CrawlArgs) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let stop = Stop::new();
     let on_signal = stop.clone();
     runtime.spawn(async move {
@@ -94,38 +90,10 @@ pub fn run(args: CrawlArgs) -> Result<()> {
     };
     let result = toolmark_roles::jobs::crawl_once(runtime.handle(), &run, &stop, &Bar::new());
     if let Some(path) = &args.report {
-        let summary = match &result {
-            Ok(summary) => Some(summary),
-            Err(IngestError::Stopped { summary, .. }) => Some(summary.as_ref()),
-            Err(_) => None,
-        };
-        if let Some(s) = summary {
-            write_report(path, &s.report, &s.lines)?;
+        // A run stopped early still reports what it recorded.
+        if let Some(s) = result.as_ref().map_or_else(IngestError::summary, Some) {
+            s.write_report(path)?;
         }
     }
     result.map(drop).map_err(anyhow::Error::from)
-}
-
-/// Write the report (the summary's members, then `targets`), streamed to the file: a 20,000-target
-/// report is several megabytes and need not exist in memory as one JSON value.
-fn write_report(path: &Path, report: &RunReport, lines: &[Recorded]) -> Result<()> {
-    #[derive(serde::Serialize)]
-    struct Report<'a> {
-        #[serde(flatten)]
-        summary: serde_json::Value,
-        targets: &'a [Recorded],
-    }
-    let summary = serde_json::to_value(report).context("writing the report")?;
-    let file =
-        std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    serde_json::to_writer_pretty(
-        &mut out,
-        &Report {
-            summary,
-            targets: lines,
-        },
-    )
-    .with_context(|| format!("writing {}", path.display()))?;
-    std::io::Write::flush(&mut out).with_context(|| format!("writing {}", path.display()))
 }

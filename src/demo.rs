@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use toolmark_demo::{DEFAULT_LISTEN, DemoData, DemoOptions, Event};
-use toolmark_ingest::Stop;
 
 #[derive(Args)]
 pub struct DemoArgs {
@@ -45,29 +44,19 @@ pub fn run(args: DemoArgs) -> Result<()> {
         probe: toolmark_sandbox::observe::probe_beside(),
         no_sandbox: args.no_sandbox,
     };
-    let (runtime, stop) = stoppable()?;
+    let runtime = toolmark_roles::api::runtime()?;
+    // Signals are handled from the start: a stop during startup ends the demo cleanly.
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
     let print = |event: Event<'_>| print(&event);
     runtime.block_on(toolmark_demo::run(&options, data.path(), stop, &print))?;
     Ok(())
 }
 
-/// The runtime, and the stop SIGTERM/SIGINT fire — handled from the start: a stop during
-/// startup ends the demo cleanly.
-fn stoppable() -> Result<(tokio::runtime::Runtime, Stop)> {
-    let runtime = crate::serve_cli::runtime()?;
-    let stop = Stop::new();
-    let on_signal = stop.clone();
-    runtime.spawn(async move {
-        crate::serve_cli::terminated().await;
-        on_signal.cancel();
-    });
-    Ok((runtime, stop))
-}
-
 /// `--stage DIR`: prints `stage DATE ENV-FILE` when the stand-ins serve that day.
 fn stage(args: &DemoArgs, dir: &std::path::Path) -> Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (runtime, stop) = stoppable()?;
+    let runtime = toolmark_roles::api::runtime()?;
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
     runtime.block_on(async {
         let mut usr1 = signal(SignalKind::user_defined1())?;
         let next_day = async move {

@@ -2,17 +2,11 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use serde::Deserialize;
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use toolmark_config::StorageFlags;
-use toolmark_log::entry::{Entry, EntryError, MtlResult, Status, Subject};
-use toolmark_log::note::LogKey;
-use toolmark_log::objects::Objects;
-use toolmark_log::policy::{WitnessPolicy, Witnessed};
-use toolmark_log::store::{HeadSpec, LogStores, ObjectsSpec};
-use toolmark_log::{Log, sequencer};
-use toolmark_toolset::Sri;
+use toolmark_log::place::LogPlace;
+use toolmark_log::sequencer;
+use toolmark_roles::monitor::{self, Monitor};
 
 #[derive(Subcommand)]
 pub enum LogCommand {
@@ -104,59 +98,15 @@ pub struct LogAt {
 }
 
 impl LogAt {
-    /// The signing key's file.
-    fn key_path(&self) -> Result<PathBuf> {
-        match (&self.key, &self.dir) {
-            (Some(k), _) => Ok(k.clone()),
-            (None, Some(d)) => Ok(d.join(toolmark_log::KEY_FILE)),
-            (None, None) => anyhow::bail!("no log: give DIR or --key"),
-        }
-    }
-
-    /// The log's stores: DIR alone is the single box; --head/--objects name others (a
-    /// `sqlite` head store still lives in DIR).
-    fn stores(&self) -> Result<LogStores> {
-        let dir = || {
-            self.dir
-                .as_deref()
-                .context("DIR is needed (the SQLite head store or the log files live there)")
-        };
-        if !self.storage.given() {
-            return Ok(LogStores::dir(dir()?)?);
-        }
+    /// The log these flags name (the storage settings refused first when they cannot work).
+    fn place(self) -> Result<LogPlace> {
         let spec = self.storage.spec()?;
-        let head = match &spec.head {
-            HeadSpec::Sqlite => spec.head_store(dir()?)?,
-            HeadSpec::Postgres(_) => spec.head_store(Path::new("."))?,
-        };
-        let objects = match &spec.objects {
-            ObjectsSpec::DataDir | ObjectsSpec::File(None) => Objects::dir(dir()?)?,
-            _ => spec.objects_root(Path::new("."))?.sub("log"),
-        };
-        Ok(LogStores { head, objects })
+        Ok(LogPlace {
+            dir: self.dir,
+            storage: self.storage.given().then_some(spec),
+            key: self.key,
+        })
     }
-
-    /// Open the log, with its recovery.
-    fn open(&self) -> Result<Log> {
-        // Settings that cannot work are refused before anything is read.
-        self.storage.spec()?;
-        if !self.storage.given() {
-            let dir = self.dir.as_deref().context("no log: give DIR")?;
-            if self.key.is_none() {
-                return Ok(Log::open(dir)?);
-            }
-        }
-        let key = sequencer::read_key(&self.key_path()?)?;
-        Ok(Log::open_with(self.stores()?, key, system_clock())?)
-    }
-}
-
-fn system_clock() -> sequencer::Clock {
-    Box::new(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    })
 }
 
 /// What `log verify` requires of the checkpoint's witness cosignatures.
@@ -179,127 +129,44 @@ pub struct WitnessArgs {
     max_age: Option<u64>,
 }
 
-impl WitnessArgs {
-    /// The policy asked for, if any.
-    fn policy(&self) -> Result<Option<WitnessPolicy>> {
-        if let Some(path) = &self.policy {
-            let text = read_bounded(path, toolmark_log::policy::MAX_POLICY_BYTES)?;
-            return Ok(Some(
-                WitnessPolicy::parse(&text).with_context(|| format!("{}", path.display()))?,
-            ));
-        }
-        anyhow::ensure!(
-            !self.witness.is_empty() || self.max_age.is_none(),
-            "--max-age needs witnesses (--witness or --policy)"
-        );
-        Ok(toolmark_roles::monitor::key_policy(
-            &self.witness,
-            self.quorum,
-        )?)
-    }
-}
-
-/// A file of at most `max` bytes, as UTF-8.
-fn read_bounded(path: &Path, max: usize) -> Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max as u64 + 1).read_to_end(&mut bytes))
-        .with_context(|| format!("{}", path.display()))?;
-    anyhow::ensure!(
-        bytes.len() <= max,
-        "{}: larger than {max} bytes",
-        path.display()
-    );
-    String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8", path.display()))
-}
-
-/// One line of `append`'s input: an entry without `prev` (the log sets it).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct EntryLine {
-    subject: SubjectLine,
-    observed_at: String,
-    status: String,
-    detail: Option<String>,
-    mtl1: Option<Sri>,
-    mtl1_error: Option<String>,
-    full: Option<Sri>,
-    tools: Option<u64>,
-    raw: Option<Sri>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SubjectLine {
-    server: String,
-    target: String,
-    package: Option<String>,
-}
-
-impl TryFrom<EntryLine> for Entry {
-    type Error = EntryError;
-
-    fn try_from(l: EntryLine) -> Result<Entry, EntryError> {
-        Ok(Entry {
-            subject: Subject {
-                server: l.subject.server,
-                target: l.subject.target,
-                package: l.subject.package,
-            },
-            observed_at: l.observed_at,
-            status: Status::new(l.status)?,
-            detail: l.detail,
-            mtl1: MtlResult::from_members(l.mtl1, l.mtl1_error)?,
-            full: l.full,
-            tools: l.tools,
-            raw: l.raw,
-            prev: None,
-        })
-    }
-}
-
 pub fn run(cmd: LogCommand) -> Result<bool> {
     match cmd {
         LogCommand::Init { at, origin } => {
-            let log = match (&at.dir, at.storage.given() || at.key.is_some()) {
-                (Some(dir), false) => {
-                    let log = Log::init(dir, &origin)?;
-                    println!("created log {origin} in {}", dir.display());
-                    log
-                }
-                _ => {
-                    let key = LogKey::generate(&origin)?;
-                    let path = at.key_path()?;
-                    let stores = at.stores()?;
-                    sequencer::write_private_key(&path, &key.to_skey())?;
-                    let place = format!("{} + {}", stores.head.describe(), stores.objects.label());
-                    let log = Log::create(stores, key, system_clock())?;
-                    println!(
-                        "created log {origin} in {place} (signing key {})",
-                        path.display()
-                    );
-                    log
-                }
-            };
+            let (log, place) = at.place()?.create(&origin)?;
+            println!("created log {origin} in {place}");
             println!("verifier key: {}", log.vkey());
             Ok(true)
         }
-        LogCommand::Append { at, batch } => append(&at, batch),
+        LogCommand::Append { at, batch } => append(at, batch),
         LogCommand::Verify {
             target,
             storage,
             state,
             vkey,
-            witnesses,
+            witnesses: w,
         } => {
-            let target = match (target, storage.spec()?.objects) {
-                (Some(t), _) => t,
-                (None, ObjectsSpec::S3(url)) => url,
-                (None, ObjectsSpec::File(Some(p))) => p.join("log").display().to_string(),
-                (None, _) => anyhow::bail!("what to verify: give a directory or URL, or --objects"),
+            let m = Monitor {
+                target: monitor::target(target, &storage.spec()?.objects)?,
+                state,
+                vkey,
+                policy: monitor::asked_policy(
+                    w.policy.as_deref(),
+                    &w.witness,
+                    w.quorum,
+                    w.max_age,
+                )?,
+                max_age: w.max_age,
             };
-            verify_cmd(&target, state.as_deref(), vkey, &witnesses)
+            let audited = monitor::audit(&m, sequencer::system_clock()())?;
+            if let Some(note) = audited.trust_note() {
+                eprintln!("toolmark: {note}");
+            }
+            let verdict = audited.verdict(&m);
+            print!("{}", verdict.text);
+            if let Some(unmet) = &verdict.unmet {
+                eprintln!("toolmark: {unmet}");
+            }
+            Ok(verdict.unmet.is_none())
         }
         LogCommand::Proof { args, storage, key } => {
             let (dir, index) = match args.as_slice() {
@@ -310,22 +177,12 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
             let index: u64 = index
                 .parse()
                 .with_context(|| format!("{index:?} is not an entry index"))?;
-            let at = LogAt { dir, storage, key };
-            let log = at.open()?;
+            let log = LogAt { dir, storage, key }.place()?.open()?;
             print!("{}", log.tlog_proof(index)?);
             Ok(true)
         }
         LogCommand::Key { at } => {
-            let vkey = match (&at.dir, at.storage.given()) {
-                (Some(dir), false) => std::fs::read(dir.join("vkey"))
-                    .with_context(|| format!("{}: not a log directory", dir.display()))?,
-                _ => at
-                    .stores()?
-                    .public()
-                    .get("vkey")?
-                    .context("the log publishes no vkey")?,
-            };
-            print!("{}", String::from_utf8_lossy(&vkey));
+            print!("{}", String::from_utf8_lossy(&at.place()?.vkey()?));
             Ok(true)
         }
         LogCommand::Migrate { dir, storage } => {
@@ -333,16 +190,11 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
                 storage.given(),
                 "migrate copies DIR to the stores --head and --objects name: give them"
             );
-            let to = LogAt {
-                dir: None,
-                storage,
-                key: Some(dir.join(toolmark_log::KEY_FILE)),
+            let to = LogPlace {
+                storage: Some(storage.spec()?),
+                ..LogPlace::default()
             };
-            let report = toolmark_log::migrate::migrate(
-                LogStores::dir(&dir)?,
-                to.stores()?,
-                sequencer::read_key(&dir.join(toolmark_log::KEY_FILE))?,
-            )?;
+            let report = toolmark_log::migrate::migrate_dir(&dir, to.stores()?)?;
             println!(
                 "migrated {} entries ({} objects copied, {} already there); head committed at \
                  size {} and published",
@@ -353,29 +205,15 @@ pub fn run(cmd: LogCommand) -> Result<bool> {
     }
 }
 
-fn append(at: &LogAt, batch_size: usize) -> Result<bool> {
+fn append(at: LogAt, batch_size: usize) -> Result<bool> {
     anyhow::ensure!(
         (1..=sequencer::MAX_BATCH).contains(&batch_size),
         "--batch must be 1 to {}",
         sequencer::MAX_BATCH
     );
-    let mut log = at.open()?;
-    let mut batch = Vec::new();
-    for (n, line) in std::io::stdin().lock().lines().enumerate() {
-        let line = line.context("reading stdin")?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let e: EntryLine =
-            serde_json::from_str(&line).with_context(|| format!("stdin line {}", n + 1))?;
-        batch.push(Entry::try_from(e).with_context(|| format!("stdin line {}", n + 1))?);
-        if batch.len() == batch_size {
-            report(log.append(std::mem::take(&mut batch))?);
-        }
-    }
-    if !batch.is_empty() {
-        report(log.append(batch)?);
-    }
+    let mut log = at.place()?.open()?;
+    let stdin = std::io::stdin().lock();
+    toolmark_log::place::append_lines(&mut log, stdin, "stdin", batch_size, report)?;
     Ok(true)
 }
 
@@ -388,88 +226,4 @@ fn report(a: toolmark_log::Appended) {
     let _ = write!(out, "{}", String::from_utf8_lossy(&a.checkpoint));
     // Acknowledged as soon as committed: whoever reads the output sees each batch at once.
     let _ = out.flush();
-}
-
-fn verify_cmd(
-    target: &str,
-    state: Option<&Path>,
-    vkey: Option<String>,
-    witnesses: &WitnessArgs,
-) -> Result<bool> {
-    use toolmark_roles::monitor::{self, KeyFrom, Monitor};
-    let m = Monitor {
-        target: target.to_owned(),
-        state: state.map(Path::to_owned),
-        vkey,
-        policy: witnesses.policy()?,
-        max_age: witnesses.max_age,
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let audited = monitor::audit(&m, now)?;
-    if audited.vkey.1 == KeyFrom::Published {
-        eprintln!(
-            "toolmark: trusting the log's published verifier key {} (pin it with --vkey)",
-            audited.vkey.0
-        );
-    }
-    let report = &audited.report;
-    println!(
-        "ok: {} at size {}, root {}; {} entries, {} bundles and {} tiles verified",
-        report.checkpoint.origin,
-        report.checkpoint.size,
-        report.checkpoint.root.to_base64(),
-        report.entries,
-        report.bundles,
-        report.tiles
-    );
-    if let Some(size) = audited.consistent_with {
-        println!("consistent with the remembered checkpoint at size {size}");
-    }
-    match (&m.policy, &audited.witnessed) {
-        (Some(p), Some((w, now))) => Ok(print_witnessed(p, w, *now, m.max_age)),
-        _ => Ok(true),
-    }
-}
-
-/// Prints which of the policy's witnesses cosigned and when, and whether the fresh ones meet
-/// the quorum.
-fn print_witnessed(p: &WitnessPolicy, w: &Witnessed, now: u64, max_age: Option<u64>) -> bool {
-    let when = |t: u64| toolmark_api::witnesses::time_text(t).unwrap_or_else(|| t.to_string());
-    for wit in p.witnesses() {
-        match w.cosigned.iter().find(|c| c.witness == wit.name) {
-            Some(c) => println!(
-                "witness {}: cosigned at {} ({} s ago){}",
-                wit.name,
-                when(c.timestamp),
-                now.saturating_sub(c.timestamp),
-                if c.fresh {
-                    ""
-                } else {
-                    ", too old or in the future: not counted"
-                }
-            ),
-            None => println!("witness {}: no cosignature", wit.name),
-        }
-    }
-    let age = max_age.map_or(String::new(), |a| format!(", at most {a} s old"));
-    if w.satisfied {
-        match w.newest {
-            Some(t) => println!(
-                "witnessed: {}{age}; newest cosignature {}",
-                p.describe(),
-                when(t)
-            ),
-            None => println!("witnessed: {}{age}", p.describe()),
-        }
-        true
-    } else {
-        eprintln!(
-            "toolmark: the checkpoint is not witnessed as required: {}{age}; {} cosignature(s) counted",
-            p.describe(),
-            w.cosigned.iter().filter(|c| c.fresh).count()
-        );
-        false
-    }
 }

@@ -1,7 +1,5 @@
-//! `toolmark`: the command-line face of the transparency log.
-//!
-//! Today it offers the tool-set canon (`digest`, `diff`, `sensitive`); the log, crawler, API and
-//! schedules join as their crates are built.
+//! `toolmark`: the command-line face of the transparency log. Glue only: it parses flags,
+//! installs signal handlers and prints what the library crates compute and run.
 
 mod crawl_cli;
 mod demo;
@@ -22,11 +20,12 @@ use anyhow::{Context, Result};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use toolmark_mcp::Continuation;
-use toolmark_toolset::{ToolSet, classify, diff, full, mtl1, sensitive};
+use toolmark_toolset::render::{self, DigestReport};
+use toolmark_toolset::{ToolSet, classify, diff, policy, sensitive};
 
 #[derive(Parser)]
 #[command(
@@ -210,30 +209,13 @@ fn digest(files: &[PathBuf], as_json: bool) -> Result<bool> {
                 continue;
             }
         };
-        let mtl = mtl1::tool_set_digest(&set);
-        let full = full::digest(&set);
+        // One definition of a complete listing: a null or empty nextCursor is the last page.
+        let complete = matches!(Continuation::of(&set), Ok(Continuation::Last));
+        let report = DigestReport::of(&path.display().to_string(), &set, complete);
         if as_json {
-            let (sri, code) = match &mtl {
-                Ok(d) => (Value::String(d.to_string()), Value::Null),
-                Err(e) => (Value::Null, Value::String(e.code.as_str().into())),
-            };
-            println!(
-                "{}",
-                json!({"file": path.display().to_string(), "tools": set.tools.len(),
-                       "mtl1": sri, "mtl1Error": code, "full": full.to_string()})
-            );
+            println!("{}", serde_json::to_string(&report)?);
         } else {
-            println!("{}", path.display());
-            println!("  tools  {}", set.tools.len());
-            match &mtl {
-                Ok(d) => println!("  mtl1   {d}"),
-                Err(e) => println!("  mtl1   {e}"),
-            }
-            println!("  full   {full}");
-            // One definition of a complete listing: a null or empty nextCursor is the last page.
-            if !matches!(Continuation::of(&set), Ok(Continuation::Last)) {
-                println!("  note   the result carries a nextCursor: later pages are missing");
-            }
+            print!("{}", report.text());
         }
     }
     Ok(all_ok)
@@ -249,7 +231,7 @@ fn diff_files(old: &Path, new: &Path, as_json: bool) -> Result<bool> {
             serde_json::to_string_pretty(&json!({"diff": d, "classification": c}))?
         );
     } else {
-        print!("{}", toolmark_toolset::render::text(&d, &c));
+        print!("{}", render::text(&d, &c));
     }
     Ok(true)
 }
@@ -261,15 +243,10 @@ fn sensitive_file(
     policy: Option<&str>,
 ) -> Result<bool> {
     let patterns = sensitive::parse_patterns(patterns)?;
-    let policy = match policy {
-        None => None,
-        Some(name) => Some(toolmark_toolset::policy::policy(name).ok_or_else(|| {
-            anyhow::anyhow!("unknown policy {name:?}: the policies are starter, starter/1")
-        })?),
-    };
+    let policy = policy.map(policy::named).transpose()?;
     let set = load(path)?;
     let names = sensitive::ServerNames::new(servers);
-    let compiled = policy.map(toolmark_toolset::policy::Policy::compile);
+    let compiled = policy.map(policy::Policy::compile);
     let split = sensitive::classify_sensitive(&set, &patterns, compiled.as_ref(), &names);
     let mut out = serde_json::to_value(&split)?;
     out["serverNames"] = json!(names.names());

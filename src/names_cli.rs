@@ -4,13 +4,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args;
-use serde_json::{Value, json};
-use toolmark_api::lookalike::{Names, read_snapshot};
+use toolmark_api::lookalike::Names;
 use toolmark_crawler::popularity::{self, CountSources};
-use toolmark_index::DataDir;
-use toolmark_names::packages::PackageKey;
 
 #[derive(Args)]
 pub struct LookalikeArgs {
@@ -30,32 +27,9 @@ pub fn lookalike(args: LookalikeArgs) -> Result<bool> {
         Some(data) => Names::load(data)?,
         None => Names::bundled(),
     };
-    let counts = json!({"date": names.date(), "from": names.origin(), "sources": names.sources()});
-    let asked = args.name.trim();
-    let is_package = asked.starts_with("npm:") || asked.starts_with("pypi:");
-    let out = if is_package {
-        let key = PackageKey::parse(asked).with_context(|| format!("{asked:?}"))?;
-        let found = names.package(asked);
-        let mut out = json!({"asked": asked, "key": key.key(), "counts": counts});
-        if let Some(found) = &found {
-            out["packageLookalike"] = serde_json::to_value(found)?;
-        }
-        out
-    } else {
-        let Some(data) = &args.data else {
-            bail!("a server name is compared with the names an index knows: give --data DIR");
-        };
-        let index = toolmark_index::Index::open_read_only(&DataDir::new(data).index_path())
-            .with_context(|| format!("{}: the index", data.display()))?;
-        let found = names.server(&index, asked)?;
-        let mut out = json!({"asked": asked, "knownNames": index.known_server_names()?.len()});
-        if let Some(found) = &found {
-            out["serverLookalike"] = serde_json::to_value(found)?;
-        }
-        out
-    };
-    println!("{}", serde_json::to_string_pretty(&out)?);
-    Ok(out.get("packageLookalike").is_none() && out.get("serverLookalike").is_none())
+    let asked = names.ask(&args.name, args.data.as_deref())?;
+    println!("{}", serde_json::to_string_pretty(&asked)?);
+    Ok(!asked.imitates())
 }
 
 #[derive(Args)]
@@ -83,9 +57,7 @@ pub struct PopularityArgs {
 
 pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
     if !args.refresh {
-        let (snapshot, from) = read_snapshot(&args.data)?;
-        let out = json!({"date": snapshot.date, "from": from, "sources": snapshot.sources,
-                         "packages": snapshot.counts.len()});
+        let out = toolmark_api::lookalike::snapshot_summary(&args.data)?;
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(true);
     }
@@ -102,13 +74,6 @@ pub fn popularity_command(args: PopularityArgs) -> Result<bool> {
         &sources,
         args.allow_private,
     )?;
-    let failed: Vec<Value> = r
-        .failed
-        .iter()
-        .map(|(k, why)| json!({"package": k, "why": why}))
-        .collect();
-    let out = json!({"written": r.path, "date": r.date, "counted": r.counted,
-                     "failed": r.failed_count, "failedFirst": failed});
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    println!("{}", serde_json::to_string_pretty(&r.to_json())?);
     Ok(true)
 }

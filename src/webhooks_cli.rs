@@ -22,16 +22,9 @@ pub fn run(command: WebhooksCommand) -> Result<bool> {
         eprintln!("toolmark webhooks deliver: the configuration lists no [[webhooks]]");
         return Ok(true);
     };
-    let runtime = crate::serve_cli::runtime()?;
-    let stop = toolmark_ingest::Stop::new();
-    let report = runtime.block_on(async {
-        let signalled = stop.clone();
-        tokio::spawn(async move {
-            crate::serve_cli::terminated().await;
-            signalled.cancel();
-        });
-        deliverer.pass(&stop).await
-    })?;
+    let runtime = toolmark_roles::api::runtime()?;
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
+    let report = runtime.block_on(deliverer.pass(&stop))?;
     print!("{}", toolmark_roles::jobs::pass_summary(&report));
     Ok(report.subscriptions.iter().all(|s| s.failure.is_none()))
 }

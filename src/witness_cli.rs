@@ -3,12 +3,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use toolmark_server::{HttpFlags, HttpOptions};
-use toolmark_witness::{Trust, Witness};
+use toolmark_server::HttpFlags;
+use toolmark_witness::Witness;
 
 #[derive(Args)]
 pub struct WitnessArgs {
@@ -49,27 +48,8 @@ pub struct WitnessArgs {
     pub http: HttpFlags,
 }
 
-fn trusted(args: &WitnessArgs) -> Result<Vec<Trust>> {
-    let mut out = Vec::new();
-    for t in &args.trust {
-        out.push(Trust::parse(t)?);
-    }
-    if let Some(file) = &args.trust_file {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        for (n, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or_default().trim();
-            if line.is_empty() {
-                continue;
-            }
-            out.push(Trust::parse(line).with_context(|| format!("{}:{}", file.display(), n + 1))?);
-        }
-    }
-    Ok(out)
-}
-
 pub fn run(args: WitnessArgs) -> Result<()> {
-    let trusted = trusted(&args)?;
+    let trusted = toolmark_witness::trusted(&args.trust, args.trust_file.as_deref())?;
     if !(args.prefix.is_empty() || args.prefix.starts_with('/')) {
         anyhow::bail!("--prefix {:?} must start with '/'", args.prefix);
     }
@@ -90,33 +70,9 @@ pub fn run(args: WitnessArgs) -> Result<()> {
         println!("cleared the last cosignature time of {n} logs");
         return Ok(());
     }
-    if trusted.is_empty() {
-        anyhow::bail!("no trusted log: give --trust ORIGIN=VKEY or --trust-file");
-    }
-    let mut http = HttpOptions::default();
-    args.http.apply(&mut http);
-    if let Some(problem) = http.problem() {
-        anyhow::bail!("{problem}");
-    }
-    let witness = Arc::new(witness);
-    let runtime = crate::serve_cli::runtime()?;
-    runtime.block_on(async move {
-        let listener = toolmark_server::bind(args.listen).await?;
-        let bound = listener.local_addr()?;
-        tracing::info!(
-            "toolmark witness {} serving http://{bound}{} for {} logs",
-            witness.vkey(),
-            args.prefix,
-            witness.trusted().len()
-        );
-        let router = toolmark_witness::router(witness, &args.prefix);
-        toolmark_server::serve_process(
-            listener,
-            http.limits(),
-            crate::serve_cli::terminated(),
-            |_stats| router,
-        )
-        .await
-        .context("serving")
-    })
+    let limits = args.http.limits()?;
+    let runtime = toolmark_roles::api::runtime()?;
+    let stop = crate::serve_cli::stop_on_signal(&runtime);
+    let serve = toolmark_roles::witness::serve(witness, args.listen, &args.prefix, limits, stop);
+    Ok(runtime.block_on(serve)?)
 }

@@ -138,6 +138,113 @@ impl Names {
     }
 }
 
+/// The counts an answer of [`Names::ask`] was weighed with.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    /// The snapshot's date.
+    pub date: String,
+    /// Where it came from: its path, or `bundled`.
+    pub from: String,
+    /// Its sources.
+    pub sources: Vec<String>,
+}
+
+/// `toolmark package lookalike NAME`'s answer; members in alphabetical order, as printed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Asked {
+    /// The name asked about, trimmed.
+    pub asked: String,
+    /// For a package: the counts weighed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// For a package: its key (`npm:…`, `pypi:…` in PEP 503 form).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// For a server name: how many names the index knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_names: Option<usize>,
+    /// The popular package it imitates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package_lookalike: Option<PackageLookalike>,
+    /// The known server name it imitates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_lookalike: Option<ServerLookalike>,
+}
+
+impl Asked {
+    /// Whether the name imitates a popular package or a known server name.
+    pub fn imitates(&self) -> bool {
+        self.package_lookalike.is_some() || self.server_lookalike.is_some()
+    }
+}
+
+/// Why [`Names::ask`] could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// `npm:`/`pypi:` followed by no valid package name.
+    #[error("{0:?}")]
+    Package(String, #[source] toolmark_names::packages::KeyError),
+    /// A server name, and no data directory whose index knows names.
+    #[error("a server name is compared with the names an index knows: give --data DIR")]
+    NoIndex,
+    /// The index could not be opened.
+    #[error("{}: the index", .0.display())]
+    Index(std::path::PathBuf, #[source] IndexError),
+    /// The index could not be read.
+    #[error(transparent)]
+    Read(#[from] IndexError),
+}
+
+impl Names {
+    /// Does `name` (`npm:…`, `pypi:…`, or a registry server name, compared with the names
+    /// the index of the data directory `data` knows) imitate something?
+    ///
+    /// # Errors
+    ///
+    /// [`AskError`]: a package name that is not one, a server name without `data`, an index
+    /// that cannot be read.
+    pub fn ask(&self, name: &str, data: Option<&Path>) -> Result<Asked, AskError> {
+        let asked = name.trim();
+        let mut out = Asked {
+            asked: asked.to_owned(),
+            counts: None,
+            key: None,
+            known_names: None,
+            package_lookalike: None,
+            server_lookalike: None,
+        };
+        if asked.starts_with("npm:") || asked.starts_with("pypi:") {
+            let key =
+                PackageKey::parse(asked).map_err(|e| AskError::Package(asked.to_owned(), e))?;
+            out.key = Some(key.key());
+            out.counts = Some(Counts {
+                date: self.date(),
+                from: self.origin(),
+                sources: self.sources(),
+            });
+            out.package_lookalike = self.package(asked);
+            return Ok(out);
+        }
+        let data = data.ok_or(AskError::NoIndex)?;
+        let index = Index::open_read_only(&DataDir::new(data).index_path())
+            .map_err(|e| AskError::Index(data.to_owned(), e))?;
+        out.server_lookalike = self.server(&index, asked)?;
+        out.known_names = Some(index.known_server_names()?.len());
+        Ok(out)
+    }
+}
+
+/// What `toolmark package popularity` prints of the snapshot in use (`data`'s newest, else the
+/// bundled one): its date, where it came from, its sources and how many packages it counts.
+pub fn snapshot_summary(data: &Path) -> Result<serde_json::Value, NamesError> {
+    let (snapshot, from) = read_snapshot(data)?;
+    Ok(
+        serde_json::json!({"date": snapshot.date, "from": from, "sources": snapshot.sources,
+                          "packages": snapshot.counts.len()}),
+    )
+}
+
 /// The snapshot the service answers from: the newest `DATA/popularity/popularity-*.txt`, else
 /// the bundled one; with where it came from (its path, or `bundled`).
 pub fn read_snapshot(data: &Path) -> Result<(Snapshot, String), NamesError> {
@@ -170,4 +277,36 @@ fn read_bounded(path: &Path) -> std::io::Result<String> {
         )));
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_data_directory_without_a_refreshed_snapshot_is_summarised_from_the_bundled_one() {
+        let empty =
+            std::env::temp_dir().join(format!("toolmark-no-snapshot-{}", std::process::id()));
+        let summary = snapshot_summary(&empty).unwrap();
+        assert_eq!(summary["from"], "bundled");
+        assert!(summary["packages"].as_u64().unwrap() > 0);
+    }
+
+    #[test]
+    fn a_package_is_asked_with_its_key_and_counts_and_a_server_name_needs_an_index() {
+        let names = Names::bundled();
+        let a = names.ask(" npm:Left_Pad ", None).unwrap();
+        assert_eq!(a.asked, "npm:Left_Pad");
+        assert_eq!(a.counts.as_ref().unwrap().from, "bundled");
+        let v = serde_json::to_value(&a).unwrap();
+        assert!(v.get("knownNames").is_none() && v.get("serverLookalike").is_none());
+        assert!(matches!(
+            names.ask("npm:", None),
+            Err(AskError::Package(..))
+        ));
+        assert!(matches!(
+            names.ask("io.github.acme/weather", None),
+            Err(AskError::NoIndex)
+        ));
+    }
 }

@@ -250,6 +250,58 @@ impl StorageFlags {
     }
 }
 
+/// `toolmark serve`'s API knobs (what `run` reads from its file, variables and [`RunFlags`]):
+/// the rate limits, the tool-set cache, and the witnesses whose cosignatures the API reports.
+#[derive(Args, Debug, Clone)]
+pub struct ApiFlags {
+    /// `/check` requests per minute per client address (0: no limit, e.g. when a reverse proxy
+    /// limits); a client's bucket holds 8⅓ minutes of it (500 at the default: one scan).
+    #[arg(long, default_value_t = ApiOptions::default().check_rate)]
+    pub check_rate: u32,
+    /// `/sensitive` requests per minute per client address (0: no limit); bursts of a third
+    /// as many.
+    #[arg(long, default_value_t = ApiOptions::default().sensitive_rate)]
+    pub sensitive_rate: u32,
+    /// MiB the cache of current tool sets (what server pages show) may hold.
+    #[arg(long, default_value_t = ApiOptions::default().tool_set_cache_mib)]
+    pub tool_set_cache_mib: usize,
+    /// A witness whose cosignatures the API reports, `VKEY@URL` (repeat; as `run --witness`).
+    #[arg(long = "witness")]
+    pub witnesses: Vec<String>,
+    /// How many of the witnesses the policy needs (default 1).
+    #[arg(long)]
+    pub witness_quorum: Option<usize>,
+    /// A C2SP tlog-policy file instead of --witness and --witness-quorum.
+    #[arg(long)]
+    pub witness_policy: Option<PathBuf>,
+}
+
+impl ApiFlags {
+    /// The API's options these flags give.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Invalid`] when the witnesses give no policy (both a list and a file, a
+    /// key or file that does not parse).
+    pub fn options(&self) -> Result<ApiOptions, ConfigError> {
+        let witnesses = WitnessOptions {
+            witnesses: self.witnesses.clone(),
+            quorum: self.witness_quorum,
+            policy_file: self.witness_policy.clone(),
+            ..WitnessOptions::default()
+        };
+        Ok(ApiOptions {
+            check_rate: self.check_rate,
+            sensitive_rate: self.sensitive_rate,
+            tool_set_cache_mib: self.tool_set_cache_mib,
+            witnesses: witnesses
+                .policy()
+                .map_err(ConfigError::Invalid)?
+                .map(std::sync::Arc::new),
+        })
+    }
+}
+
 /// `toolmark run`'s flags; each also reads its environment variable (flag wins).
 #[derive(Args, Debug, Default)]
 pub struct RunFlags {
@@ -549,6 +601,30 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serve_s_api_flags_default_to_the_api_s_options_and_refuse_two_witness_sources() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            api: ApiFlags,
+        }
+        let parse = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(std::iter::once("t").chain(args.iter().copied()))
+                .unwrap()
+                .api
+        };
+        let options = parse(&[]).options().unwrap();
+        assert_eq!(options.check_rate, ApiOptions::default().check_rate);
+        assert!(options.witnesses.is_none());
+        let both = parse(&[
+            "--witness",
+            "w+1+AQ==@https://w.example",
+            "--witness-policy",
+            "p",
+        ]);
+        assert!(matches!(both.options(), Err(ConfigError::Invalid(_))));
+    }
 
     #[test]
     fn the_example_file_is_the_defaults() {

@@ -17,6 +17,8 @@
 //! - [`sweep`]: [`run_sweep`] — one package sweep: the npm and PyPI servers the stored
 //!   registry records list, each version observed once in the sandbox (gVisor) and recorded
 //!   through [`record_stream`] like the crawl's observations.
+//! - [`package`]: [`package::observe_package`] — one package version observed in the sandbox on
+//!   request (`toolmark package observe`), fetched and checked as the sweep fetches, not logged.
 //! - [`Stop`] (tokio-util's `CancellationToken`): the one way a run is told to stop early; what
 //!   was observed is recorded, nothing is lost.
 //!
@@ -28,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod options;
+pub mod package;
 pub mod pipeline;
 pub mod plan;
 pub mod report;
@@ -36,7 +39,7 @@ pub mod sweep;
 pub use options::{CrawlFlags, CrawlOptions, DEFAULT_FULL_HARVEST_DAYS, HarvestPolicy};
 pub use pipeline::{
     CrawlRun, IngestError, Progress, RECORD_BATCH, RECORD_HELD_SHARE, RECORD_LATENCY, RunSummary,
-    record_stream, resolver, run_crawl,
+    WriteReportError, record_stream, resolver, run_crawl,
 };
 pub use report::{HarvestReport, RunReport};
 pub use sweep::{SweepOptions, SweepReport, SweepRun, SweepSummary, run_sweep};

@@ -75,6 +75,16 @@ pub enum IngestError {
     },
 }
 
+impl IngestError {
+    /// What a run that was stopped early recorded (`None` for every other error).
+    pub fn summary(&self) -> Option<&RunSummary> {
+        match self {
+            IngestError::Stopped { summary, .. } => Some(summary),
+            _ => None,
+        }
+    }
+}
+
 fn index_err(what: &'static str) -> impl Fn(IndexError) -> IngestError {
     move |source| IngestError::Index { what, source }
 }
@@ -95,6 +105,47 @@ impl RunSummary {
     pub fn changes(&self) -> usize {
         self.lines.iter().filter(|l| l.change_id.is_some()).count()
     }
+
+    /// Write the report to `path` (`toolmark crawl --report`): the report's members, then
+    /// `targets`, one per line recorded, streamed to the file (a 20,000-target report is
+    /// several megabytes and need not exist in memory as one JSON value).
+    ///
+    /// # Errors
+    ///
+    /// [`WriteReportError`] naming the file.
+    pub fn write_report(&self, path: &std::path::Path) -> Result<(), WriteReportError> {
+        #[derive(serde::Serialize)]
+        struct Report<'a> {
+            #[serde(flatten)]
+            summary: serde_json::Value,
+            targets: &'a [Recorded],
+        }
+        let failed = |source| WriteReportError {
+            path: path.to_owned(),
+            source,
+        };
+        // The members as a JSON object first: their order in the file is that object's.
+        let summary = serde_json::to_value(&self.report).map_err(|e| failed(e.into()))?;
+        let file = std::fs::File::create(path).map_err(failed)?;
+        let mut out = std::io::BufWriter::new(file);
+        let report = Report {
+            summary,
+            targets: &self.lines,
+        };
+        serde_json::to_writer_pretty(&mut out, &report).map_err(|e| failed(e.into()))?;
+        std::io::Write::flush(&mut out).map_err(failed)
+    }
+}
+
+/// A run's report could not be written ([`RunSummary::write_report`]).
+#[derive(Debug, thiserror::Error)]
+#[error("writing {}", .path.display())]
+pub struct WriteReportError {
+    /// The report's file.
+    pub path: std::path::PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
 }
 
 /// Told how a run advances (a terminal progress bar, or nothing: `()`).

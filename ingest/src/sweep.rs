@@ -51,27 +51,36 @@ pub const DEFAULT_CONCURRENCY: usize = 2;
 /// Observations of a package read to choose its next version (the newest ones).
 const HISTORY: usize = 64;
 
-/// The sweep's knobs: the `[packages]` section of the service's configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The sweep's knobs: the `[packages]` section of the service's configuration, and `toolmark
+/// package sweep`'s flags (flattened there; their defaults are [`SweepOptions::default`]'s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, default)]
 pub struct SweepOptions {
     /// Versions observed per run at most (0: none).
+    #[arg(long, default_value_t = DEFAULT_CAP)]
     pub cap: usize,
     /// Sandboxes at once (1–8).
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     /// The npm registry packages and their dependencies come from.
+    #[arg(long, default_value = packages::NPM_REGISTRY)]
     pub npm_registry: String,
     /// The Python package index (its JSON API under `/pypi/`, its simple index under
     /// `/simple/`).
+    #[arg(long, default_value = packages::PYPI_INDEX)]
     pub pypi_index: String,
     /// Where sandbox runs live (each a tmpfs of its own, removed afterwards).
+    #[arg(long, default_value = "/var/tmp/toolmark-sandbox")]
     pub work: PathBuf,
     /// npm's and pip's caches (content-addressed, checked; shared between runs).
+    #[arg(long, default_value = "/var/cache/toolmark")]
     pub cache: PathBuf,
     /// Fetch from loopback or private addresses (tests, a local mirror).
+    #[arg(long)]
     pub allow_private: bool,
     /// The `toolmark-probe` binary (the sandbox's DNS sink and traps); empty: the one beside
-    /// the running binary.
+    /// the running binary. (A flag of its own where flattened: an empty path is no value.)
+    #[arg(skip)]
     pub probe: PathBuf,
 }
 
@@ -82,14 +91,16 @@ impl SweepOptions {
     pub fn observer(&self) -> Observer {
         Observer::new(
             NpmOptions::new(self.npm_registry.clone(), self.cache.join("npm"), false),
-            PipOptions::new(
-                format!("{}/simple", self.pypi_index.trim_end_matches('/')),
-                self.cache.join("pip"),
-            ),
+            simple_index_pip(&self.pypi_index, self.cache.join("pip")),
             self.work.clone(),
             (!self.probe.as_os_str().is_empty()).then(|| self.probe.clone()),
         )
     }
+}
+
+/// pip installing from `index`'s simple API (`<index>/simple`), cached in `cache`.
+pub(crate) fn simple_index_pip(index: &str, cache: PathBuf) -> PipOptions {
+    PipOptions::new(format!("{}/simple", index.trim_end_matches('/')), cache)
 }
 
 impl Default for SweepOptions {
@@ -303,6 +314,27 @@ pub struct SweepSummary {
     pub lines: Vec<Recorded>,
     /// Log entries appended.
     pub appended: u64,
+}
+
+impl SweepSummary {
+    /// The run for people (`toolmark package sweep` without `--json`): its totals, then one
+    /// line per observation (endpoint, status, log index or `-`).
+    pub fn text(&self) -> String {
+        let r = &self.report;
+        let mut out = format!(
+            "sweep run {}: {} packages listed, {} versions chosen, {} entries appended, log size {}\n",
+            r.run,
+            r.packages,
+            r.chosen.values().sum::<u64>(),
+            self.appended,
+            r.log_size
+        );
+        for line in &self.lines {
+            let index = line.entry_index.map_or("-".to_owned(), |i| i.to_string());
+            out.push_str(&format!("  {}  {}  {index}\n", line.endpoint, line.status));
+        }
+        out
+    }
 }
 
 /// The package string of `target` at `version`: `<target string>@<version>` (the log's

@@ -533,6 +533,69 @@ impl Entry {
     }
 }
 
+/// One line of `toolmark log append`'s input: an entry as JSON without `prev` (the log sets
+/// it), its members named as in the encoding (`observedAt`, `mtl1Error`, …), no other member.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct EntryLine {
+    subject: SubjectLine,
+    observed_at: String,
+    status: String,
+    detail: Option<String>,
+    mtl1: Option<Sri>,
+    mtl1_error: Option<String>,
+    full: Option<Sri>,
+    tools: Option<u64>,
+    raw: Option<Sri>,
+}
+
+/// [`EntryLine`]'s `subject`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubjectLine {
+    server: String,
+    target: String,
+    package: Option<String>,
+}
+
+/// Why a line is not an entry ([`Entry::from_line`]).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryLineError {
+    /// Not JSON of the line's shape (a member missing, unknown or of the wrong type).
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// Of the shape, but a member's value is refused (a status name, `mtl1` with `mtl1Error`).
+    #[error(transparent)]
+    Entry(#[from] EntryError),
+}
+
+impl Entry {
+    /// The entry one JSON line describes (`toolmark log append`'s input): every member but
+    /// `prev`, which the sequencer sets.
+    ///
+    /// # Errors
+    ///
+    /// [`EntryLineError`] when the line is not of that shape or a member's value is refused.
+    pub fn from_line(line: &str) -> Result<Entry, EntryLineError> {
+        let l: EntryLine = serde_json::from_str(line)?;
+        Ok(Entry {
+            subject: Subject {
+                server: l.subject.server,
+                target: l.subject.target,
+                package: l.subject.package,
+            },
+            observed_at: l.observed_at,
+            status: Status::new(l.status)?,
+            detail: l.detail,
+            mtl1: MtlResult::from_members(l.mtl1, l.mtl1_error)?,
+            full: l.full,
+            tools: l.tools,
+            raw: l.raw,
+            prev: None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,6 +603,28 @@ mod tests {
 
     fn sri(s: &str) -> Sri {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_line_is_an_entry_without_prev_and_refuses_unknown_members_and_both_mtl1_members() {
+        let line = r#"{"subject":{"server":"s","target":"https://a.example/mcp"},
+            "observedAt":"2026-01-01T00:00:00Z","status":"ok","tools":2,
+            "mtl1":"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}"#;
+        let e = Entry::from_line(line).unwrap();
+        assert_eq!(e.subject.target, "https://a.example/mcp");
+        assert_eq!(e.tools, Some(2));
+        assert_eq!(e.prev, None);
+        assert!(e.mtl1_digest().is_some());
+        let unknown = line.replace("\"tools\"", "\"prev\":1,\"tools\"");
+        assert!(matches!(
+            Entry::from_line(&unknown),
+            Err(EntryLineError::Json(_))
+        ));
+        let both = line.replace("\"tools\"", "\"mtl1Error\":\"MTL-NUM-001\",\"tools\"");
+        assert!(matches!(
+            Entry::from_line(&both),
+            Err(EntryLineError::Entry(EntryError::Mtl1AndError))
+        ));
     }
 
     pub(crate) fn sample() -> Entry {

@@ -20,6 +20,7 @@
 //!   or any S3-compatible bucket, through `object_store`;
 //! * `migrate`: copying a single-box log into PostgreSQL and a bucket, verified before its head
 //!   is committed;
+//! * `place`: which log a command names (a directory, stores, a key file), opened or created;
 //! * `sequencer`: the writer (`Log`), safe beside other writers, with crash recovery on open;
 //! * [`verify`]: `fsck` and audit from the public files alone;
 //! * `reader`: proofs and entries from the public files, without the writer's lock.
@@ -43,6 +44,8 @@ pub mod migrate;
 pub mod note;
 #[cfg(feature = "store")]
 pub mod objects;
+#[cfg(feature = "store")]
+pub mod place;
 pub mod policy;
 pub mod proof;
 #[cfg(feature = "store")]

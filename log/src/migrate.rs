@@ -52,14 +52,18 @@ impl Source for Staged<'_> {
     }
 }
 
+/// Copy the single-box log in the directory `dir` (its stores, and its signing key in
+/// [`KEY_FILE`](crate::KEY_FILE)) to `to`: `toolmark log migrate DIR`.
+pub fn migrate_dir(dir: &std::path::Path, to: LogStores) -> Result<Migrated, LogError> {
+    let from = LogStores::dir(dir)?;
+    let key = crate::sequencer::read_key(&dir.join(crate::KEY_FILE))?;
+    migrate(from, to, key)
+}
+
 /// Copy the log in `from` (opened with its recovery, under its writer lock) to `to`, whose head
 /// store must hold no log. `key` is the log's signing key.
 pub fn migrate(from: LogStores, mut to: LogStores, key: LogKey) -> Result<Migrated, LogError> {
-    let clock: crate::sequencer::Clock = Box::new(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    });
+    let clock = crate::sequencer::system_clock();
     let vkey = key.vkey();
     let origin = key.name().to_owned();
     let mut src = Log::open_with(from, key, clock)?;

@@ -98,7 +98,8 @@ pub enum LogError {
 /// The clock the log signs with (Unix seconds); injectable for tests.
 pub type Clock = Box<dyn Fn() -> u64 + Send>;
 
-fn system_clock() -> Clock {
+/// The system's clock, in Unix seconds (0 before 1970).
+pub fn system_clock() -> Clock {
     Box::new(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -225,6 +225,67 @@ pub struct PackageReport {
     pub registry: Option<crate::registry_facts::RegistryFacts>,
 }
 
+impl PackageReport {
+    /// The report for people (`toolmark package observe` without `--json`): status and
+    /// detail, artifact, digests, tools, one line per phase and one per finding.
+    pub fn text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = format!("{}  {}\n", self.package, self.status);
+        // Writing to a String cannot fail.
+        let mut line = |text: std::fmt::Arguments| {
+            let _ = writeln!(out, "  {text}");
+        };
+        if !self.detail.is_empty() {
+            line(format_args!("{}", self.detail));
+        }
+        line(format_args!("artifact {}", self.artifact));
+        if let Some(d) = &self.digests {
+            line(format_args!("mtl1 {}", d.mtl1.as_deref().unwrap_or("-")));
+            line(format_args!("full {}", d.full));
+        }
+        let tools: Vec<&str> = self
+            .tools
+            .iter()
+            .map(|t| t.as_deref().unwrap_or(""))
+            .collect();
+        line(format_args!(
+            "tools ({}): {}",
+            tools.len(),
+            tools.join(", ")
+        ));
+        for p in &self.facts.behaviour {
+            line(format_args!(
+                "{:8} {}  exec {} network {} lookups {} decoys {} writes {}",
+                p.phase.as_str(),
+                if p.complete { "complete" } else { "INCOMPLETE" },
+                p.exec.len(),
+                p.network.len(),
+                p.lookups.len(),
+                p.decoys.len(),
+                p.writes.len()
+            ));
+        }
+        if self.facts.findings.is_empty() {
+            let incomplete = if self.facts.complete {
+                ""
+            } else {
+                " (but the observation is incomplete)"
+            };
+            line(format_args!("findings: none{incomplete}"));
+        }
+        for f in &self.facts.findings {
+            line(format_args!(
+                "{} {} [{}] {}",
+                f.severity.as_str(),
+                f.code,
+                f.phase.as_str(),
+                f.evidence.join(", ")
+            ));
+        }
+        out
+    }
+}
+
 /// A reported tool set's digests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportDigests {
@@ -305,6 +366,40 @@ mod tests {
         assert_eq!(v["digests"], json!({"mtl1": null, "full": "sha256-BBBB"}));
         assert!(v.get("registry").is_none());
         assert_eq!(serde_json::from_value::<PackageReport>(v).unwrap(), report);
+    }
+
+    #[test]
+    fn a_package_report_for_people_says_status_digests_tools_phases_and_findings() {
+        let mut report: PackageReport = serde_json::from_value(json!({
+            "package": "npm:demo@1.0.0", "status": "ok", "detail": "", "artifact": "sha256-AAAA",
+            "elapsedMs": 12, "protocolVersion": null, "tools": ["echo", null],
+            "digests": {"mtl1": null, "full": "sha256-BBBB"}, "initialize": null,
+            "runsc": "runsc", "complete": true,
+            "behaviour": [{"phase": "install", "complete": false, "incomplete": ["trace"],
+                "exec": [{"what": "/usr/bin/node", "pid": 3, "comm": "node"}], "network": [],
+                "lookups": [], "requests": [], "decoys": [], "writes": []}],
+        }))
+        .unwrap();
+        assert_eq!(
+            report.text(),
+            "npm:demo@1.0.0  ok\n  artifact sha256-AAAA\n  mtl1 -\n  full sha256-BBBB\n  \
+             tools (2): echo, \n  install  INCOMPLETE  exec 1 network 0 lookups 0 decoys 0 \
+             writes 0\n  findings: none\n"
+        );
+        report.facts.complete = false;
+        report.facts.findings.push(FindingFacts {
+            code: "INSTALL_BEHAVIOUR".into(),
+            severity: Severity::Medium,
+            phase: Phase::Install,
+            evidence: vec!["/usr/bin/node".into(), "/bin/sh".into()],
+        });
+        assert!(
+            report
+                .text()
+                .ends_with("  medium INSTALL_BEHAVIOUR [install] /usr/bin/node, /bin/sh\n"),
+            "{}",
+            report.text()
+        );
     }
 
     #[test]

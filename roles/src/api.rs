@@ -55,17 +55,48 @@ pub fn schedules_of(store: Arc<LeaseStore>) -> JobStates {
     Arc::new(move || store.jobs().map_err(|e| e.to_string()))
 }
 
+/// `toolmark serve`: the API over `dir` (which `toolmark crawl` fills) on `listen` until `stop`
+/// fires; the public base is `base_url`, else the bound address (`127.0.0.1:0` gets a real
+/// port).
+pub async fn serve_dir(
+    dir: &DataDir,
+    listen: std::net::SocketAddr,
+    base_url: Option<String>,
+    options: &ApiOptions,
+    limits: toolmark_server::Limits,
+    stop: crate::Stop,
+) -> Result<(), RoleError> {
+    let (listener, bound) = bind(listen).await?;
+    let base = base_url.unwrap_or_else(|| format!("http://{bound}"));
+    let state = open_state(dir, &base, options)?;
+    tracing::info!(
+        "toolmark serving {} on http://{bound} (public base {base})",
+        dir.root().display(),
+    );
+    toolmark_api::serve(listener, state, limits, stop.cancelled_owned())
+        .await
+        .map_err(RoleError::doing("serving"))
+}
+
 /// The API's listener on `config.listen`, the address it bound and the public base URL
 /// (`base_url`, else the bound address: `127.0.0.1:0` gets a real port).
 pub async fn listen(
     config: &toolmark_config::Config,
 ) -> Result<(tokio::net::TcpListener, std::net::SocketAddr, String), RoleError> {
-    let listener = toolmark_server::bind(config.listen)
+    let (listener, bound) = bind(config.listen).await?;
+    let base = config.public_base(bound);
+    Ok((listener, bound, base))
+}
+
+/// A listener on `listen` (`toolmark_server::bind`) and the address it bound.
+pub async fn bind(
+    listen: std::net::SocketAddr,
+) -> Result<(tokio::net::TcpListener, std::net::SocketAddr), RoleError> {
+    let listener = toolmark_server::bind(listen)
         .await
-        .map_err(RoleError::doing(format!("listening on {}", config.listen)))?;
+        .map_err(RoleError::doing(format!("listening on {listen}")))?;
     let bound = listener
         .local_addr()
         .map_err(RoleError::doing("the bound address"))?;
-    let base = config.public_base(bound);
-    Ok((listener, bound, base))
+    Ok((listener, bound))
 }

@@ -11,6 +11,7 @@
 //! - [`monitor`]: the log monitor of `toolmark log verify` (source, trusted key, audit, witnesses).
 //! - [`popularity`]: the download-count refresh pipeline behind the `popularity` job and
 //!   `toolmark package popularity --refresh`.
+//! - [`witness`]: `toolmark witness`, the C2SP tlog-witness for other logs, served.
 //! - [`cluster`]: the cluster's scheduler, worker and sequencer over the job queue, each with
 //!   its `/health` and `/metrics` ([`health`]).
 //!
@@ -30,6 +31,7 @@ pub mod monitor;
 pub mod popularity;
 pub mod replica;
 pub mod service;
+pub mod witness;
 
 pub use error::{RoleError, chain};
 pub use toolmark_ingest::Stop;

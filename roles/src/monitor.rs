@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use toolmark_log::cosignature::WitnessKey;
 use toolmark_log::objects::{Objects, S3Options};
 use toolmark_log::policy::{Witness, WitnessPolicy, Witnessed};
+use toolmark_log::store::ObjectsSpec;
 use toolmark_log::verify::{self, AuditState, DirSource, Report, Source};
 
 use crate::RoleError;
@@ -187,6 +188,142 @@ pub fn audit(m: &Monitor, now: u64) -> Result<Audited, RoleError> {
     })
 }
 
+/// What `toolmark log verify` reports of an audit, for the binary to print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// For standard output: the verified checkpoint, the remembered one it is consistent with,
+    /// and, under a witness policy, which witnesses cosigned when and the quorum met.
+    pub text: String,
+    /// For standard error, when the audit fails: the checkpoint does not meet the policy.
+    pub unmet: Option<String>,
+}
+
+impl Audited {
+    /// The warning that the log's published verifier key was trusted on first use, if it was.
+    pub fn trust_note(&self) -> Option<String> {
+        (self.vkey.1 == KeyFrom::Published).then(|| {
+            format!(
+                "trusting the log's published verifier key {} (pin it with --vkey)",
+                self.vkey.0
+            )
+        })
+    }
+
+    /// What the audit of `m` found, as `toolmark log verify` prints it.
+    pub fn verdict(&self, m: &Monitor) -> Verdict {
+        let report = &self.report;
+        let mut text = format!(
+            "ok: {} at size {}, root {}; {} entries, {} bundles and {} tiles verified\n",
+            report.checkpoint.origin,
+            report.checkpoint.size,
+            report.checkpoint.root.to_base64(),
+            report.entries,
+            report.bundles,
+            report.tiles
+        );
+        if let Some(size) = self.consistent_with {
+            text.push_str(&format!(
+                "consistent with the remembered checkpoint at size {size}\n"
+            ));
+        }
+        let (Some(p), Some((w, now))) = (&m.policy, &self.witnessed) else {
+            return Verdict { text, unmet: None };
+        };
+        let when = |t: u64| toolmark_api::witnesses::time_text(t).unwrap_or_else(|| t.to_string());
+        for wit in p.witnesses() {
+            text.push_str(&match w.cosigned.iter().find(|c| c.witness == wit.name) {
+                Some(c) => format!(
+                    "witness {}: cosigned at {} ({} s ago){}\n",
+                    wit.name,
+                    when(c.timestamp),
+                    now.saturating_sub(c.timestamp),
+                    if c.fresh {
+                        ""
+                    } else {
+                        ", too old or in the future: not counted"
+                    }
+                ),
+                None => format!("witness {}: no cosignature\n", wit.name),
+            });
+        }
+        let age = m
+            .max_age
+            .map_or(String::new(), |a| format!(", at most {a} s old"));
+        if !w.satisfied {
+            let unmet = format!(
+                "the checkpoint is not witnessed as required: {}{age}; {} cosignature(s) counted",
+                p.describe(),
+                w.cosigned.iter().filter(|c| c.fresh).count()
+            );
+            return Verdict {
+                text,
+                unmet: Some(unmet),
+            };
+        }
+        text.push_str(&match w.newest {
+            Some(t) => format!(
+                "witnessed: {}{age}; newest cosignature {}\n",
+                p.describe(),
+                when(t)
+            ),
+            None => format!("witnessed: {}{age}\n", p.describe()),
+        });
+        Verdict { text, unmet: None }
+    }
+}
+
+/// What `toolmark log verify` audits: `target` when given, else the log under the objects root
+/// `objects` names (an `s3://` URL, or `file:PATH`'s `log/`).
+pub fn target(target: Option<String>, objects: &ObjectsSpec) -> Result<String, RoleError> {
+    match (target, objects) {
+        (Some(t), _) => Ok(t),
+        (None, ObjectsSpec::S3(url)) => Ok(url.clone()),
+        (None, ObjectsSpec::File(Some(p))) => Ok(p.join("log").display().to_string()),
+        (None, _) => Err(RoleError::Refused(
+            "what to verify: give a directory or URL, or --objects".into(),
+        )),
+    }
+}
+
+/// The witness policy asked for: the C2SP tlog-policy file `file` (at most
+/// [`MAX_POLICY_BYTES`](toolmark_log::policy::MAX_POLICY_BYTES), UTF-8), else the k-of-n
+/// policy of `keys` ([`key_policy`]); a maximum age needs one of them. `None` for neither.
+pub fn asked_policy(
+    file: Option<&Path>,
+    keys: &[String],
+    quorum: Option<usize>,
+    max_age: Option<u64>,
+) -> Result<Option<WitnessPolicy>, RoleError> {
+    if let Some(path) = file {
+        let text = read_bounded(path, toolmark_log::policy::MAX_POLICY_BYTES)?;
+        return WitnessPolicy::parse(&text)
+            .map(Some)
+            .map_err(RoleError::doing(format!("{}", path.display())));
+    }
+    if keys.is_empty() && max_age.is_some() {
+        return Err(RoleError::Refused(
+            "--max-age needs witnesses (--witness or --policy)".into(),
+        ));
+    }
+    key_policy(keys, quorum)
+}
+
+/// A file of at most `max` bytes, as UTF-8.
+fn read_bounded(path: &Path, max: usize) -> Result<String, RoleError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max as u64 + 1).read_to_end(&mut bytes))
+        .map_err(RoleError::doing(format!("{}", path.display())))?;
+    if bytes.len() > max {
+        return Err(RoleError::Refused(format!(
+            "{}: larger than {max} bytes",
+            path.display()
+        )));
+    }
+    String::from_utf8(bytes).map_err(RoleError::doing(format!("{}: not UTF-8", path.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +367,42 @@ mod tests {
             Err(RoleError::Refused(_))
         ));
         assert!(key_policy(&["not a key".to_owned()], None).is_err());
+    }
+
+    #[test]
+    fn verify_audits_the_target_given_else_the_log_under_the_objects_root() {
+        let given = target(Some("https://log.example/".into()), &ObjectsSpec::DataDir);
+        assert_eq!(given.unwrap(), "https://log.example/");
+        let s3 = ObjectsSpec::S3("s3://bucket/prefix".into());
+        assert_eq!(target(None, &s3).unwrap(), "s3://bucket/prefix");
+        let file = ObjectsSpec::File(Some(PathBuf::from("/srv/objects")));
+        assert_eq!(target(None, &file).unwrap(), "/srv/objects/log");
+        assert!(matches!(
+            target(None, &ObjectsSpec::DataDir),
+            Err(RoleError::Refused(_))
+        ));
+    }
+
+    #[test]
+    fn a_policy_file_is_bounded_and_a_max_age_needs_witnesses() {
+        let dir =
+            std::env::temp_dir().join(format!("toolmark-roles-policy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys = vkeys(1);
+        let file = dir.join("policy");
+        std::fs::write(&file, format!("witness w {}\nquorum w\n", keys[0])).unwrap();
+        let policy = asked_policy(Some(&file), &[], None, None).unwrap().unwrap();
+        assert_eq!(policy.describe(), "witness w");
+        let max = toolmark_log::policy::MAX_POLICY_BYTES;
+        std::fs::write(&file, "#".repeat(max + 1)).unwrap();
+        let large = asked_policy(Some(&file), &[], None, None).unwrap_err();
+        assert!(large.to_string().contains("larger than"), "{large}");
+        assert!(matches!(
+            asked_policy(None, &[], None, Some(60)),
+            Err(RoleError::Refused(_))
+        ));
+        assert!(asked_policy(None, &[], None, None).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -36,6 +36,20 @@ pub struct Refreshed {
     pub failed_count: usize,
 }
 
+impl Refreshed {
+    /// What `toolmark package popularity --refresh` prints: the file written, its date, the
+    /// counts had, how many failed and the first failures with why.
+    pub fn to_json(&self) -> serde_json::Value {
+        let failed: Vec<serde_json::Value> = self
+            .failed
+            .iter()
+            .map(|(k, why)| serde_json::json!({"package": k, "why": why}))
+            .collect();
+        serde_json::json!({"written": self.path, "date": self.date, "counted": self.counted,
+                           "failed": self.failed_count, "failedFirst": failed})
+    }
+}
+
 /// One refresh: the snapshot in use (the data directory's newest, else the bundled one), its
 /// `max_names` most downloaded packages asked about (at most
 /// `popularity::MAX_REFRESH_NAMES`), the counts had merged in, written as

@@ -15,7 +15,7 @@ pub mod serve;
 use std::net::{IpAddr, Ipv6Addr};
 
 pub use limits::{FileLimit, Limits, connection_cap, raise_file_limit};
-pub use options::{HttpFlags, HttpOptions};
+pub use options::{BadHttpOptions, HttpFlags, HttpOptions};
 pub use serve::{ServeError, Stats, bind, serve, serve_process};
 
 /// The `error` code of a status in toolmark's JSON errors: its reason phrase in lowercase,

@@ -178,6 +178,28 @@ impl HttpFlags {
     }
 }
 
+/// HTTP settings that cannot work: [`HttpOptions::problem`]'s message, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadHttpOptions(pub String);
+
+impl HttpFlags {
+    /// The limits of the default options with these flags applied (what `toolmark serve` and
+    /// `toolmark witness` serve under).
+    ///
+    /// # Errors
+    ///
+    /// [`BadHttpOptions`] when they cannot work.
+    pub fn limits(&self) -> Result<Limits, BadHttpOptions> {
+        let mut options = HttpOptions::default();
+        self.apply(&mut options);
+        match options.problem() {
+            Some(problem) => Err(BadHttpOptions(problem)),
+            None => Ok(options.limits()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +222,17 @@ mod tests {
     fn the_defaults_are_the_named_limits() {
         assert_eq!(HttpOptions::default().limits(), Limits::default());
         assert_eq!(HttpOptions::default().problem(), None);
+    }
+
+    #[test]
+    fn flags_give_the_limits_or_the_problem_naming_the_key() {
+        let cli = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap()
+        };
+        let limits = cli(&["--max-connections", "7"]).flags.limits().unwrap();
+        assert_eq!(limits.max_connections, 7);
+        let bad = cli(&["--max-connections", "0"]).flags.limits().unwrap_err();
+        assert!(bad.0.contains("http.max_connections"), "{bad}");
     }
 
     #[test]

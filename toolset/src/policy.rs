@@ -249,6 +249,20 @@ pub fn policy(name: &str) -> Option<&'static Policy> {
         .find(|p| p.name == name || p.name.split('/').next() == Some(name))
 }
 
+/// A policy name that names no policy ([`named`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown policy {0:?}: the policies are starter, starter/1")]
+pub struct UnknownPolicy(pub String);
+
+/// [`policy`], or an error naming the policies there are.
+///
+/// # Errors
+///
+/// [`UnknownPolicy`] when `name` names none.
+pub fn named(name: &str) -> Result<&'static Policy, UnknownPolicy> {
+    policy(name).ok_or_else(|| UnknownPolicy(name.to_owned()))
+}
+
 /// A policy with its globs folded once, for matching many names.
 #[derive(Debug, Clone)]
 pub struct Compiled {
@@ -334,6 +348,15 @@ mod tests {
 
     fn cats(name: &str) -> Vec<&'static str> {
         STARTER.compile().categories_of(name)
+    }
+
+    #[test]
+    fn an_unknown_policy_name_is_an_error_naming_the_policies() {
+        assert_eq!(named("starter").unwrap().name, "starter/1");
+        assert_eq!(
+            named("strict").unwrap_err().to_string(),
+            "unknown policy \"strict\": the policies are starter, starter/1"
+        );
     }
 
     #[test]

@@ -1,12 +1,66 @@
 //! A change as text for a terminal (what `toolmark diff` prints without `--json`): the class and
 //! every signal that fired, then the changes tool by tool, word-diff runs marked `[-old-]` and
-//! `{+new+}`. A pure function of the [`Diff`] and the [`Classification`].
+//! `{+new+}`. A pure function of the [`Diff`] and the [`Classification`]. And a tool set's
+//! digests as `toolmark digest` reports them ([`DigestReport`]).
 
 use std::fmt::Write as _;
 
 use crate::classify::Classification;
 use crate::diff::{DescriptionDiff, Diff, SchemaDiff};
 use crate::text::EditOp;
+use crate::{ToolSet, full, mtl1};
+
+/// What `toolmark digest` says of one tool set: its tool count and both digests. Serialised
+/// (its `--json` line), its members are in alphabetical order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DigestReport {
+    /// The file it was read from, as given.
+    pub file: String,
+    /// The `toolmark/1` full digest.
+    pub full: String,
+    /// The MTL/1 digest, when the set has one.
+    pub mtl1: Option<String>,
+    /// The code of the MTL/1 error that left the set without one.
+    pub mtl1_error: Option<String>,
+    /// Number of tools.
+    pub tools: usize,
+    /// That MTL/1 error for people.
+    #[serde(skip)]
+    pub mtl1_message: Option<String>,
+    /// Whether the listing is complete (no later page is missing), as the caller judged it.
+    #[serde(skip)]
+    pub complete: bool,
+}
+
+impl DigestReport {
+    /// The report of `set`, read from `file`; `complete` says whether it is the last page.
+    pub fn of(file: &str, set: &ToolSet, complete: bool) -> DigestReport {
+        let mtl = mtl1::tool_set_digest(set);
+        DigestReport {
+            file: file.to_owned(),
+            full: full::digest(set).to_string(),
+            mtl1: mtl.as_ref().ok().map(ToString::to_string),
+            mtl1_error: mtl.as_ref().err().map(|e| e.code.as_str().to_owned()),
+            tools: set.tools.len(),
+            mtl1_message: mtl.as_ref().err().map(ToString::to_string),
+            complete,
+        }
+    }
+
+    /// For a terminal: the file, then one line each for the tools, MTL/1 (digest or error) and
+    /// the full digest, and a note when later pages are missing.
+    pub fn text(&self) -> String {
+        let mut out = format!("{}\n  tools  {}\n", self.file, self.tools);
+        let mtl = self.mtl1.as_ref().or(self.mtl1_message.as_ref());
+        let _ = writeln!(out, "  mtl1   {}", mtl.map_or("", String::as_str));
+        let _ = writeln!(out, "  full   {}", self.full);
+        if !self.complete {
+            out.push_str("  note   the result carries a nextCursor: later pages are missing\n");
+        }
+        out
+    }
+}
 
 /// The diff and classification as text for a terminal: the class and its signals first, then the
 /// changes tool by tool. Word-diff runs are marked `[-old-]` and `{+new+}`.
@@ -140,6 +194,27 @@ mod tests {
             ToolSet::parse(new.as_bytes()).unwrap(),
         );
         text(&diff::diff(&old, &new), &classify::classify(&old, &new))
+    }
+
+    #[test]
+    fn a_digest_report_has_both_digests_or_the_mtl1_error_and_notes_missing_pages() {
+        let set =
+            ToolSet::parse(br#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}"#).unwrap();
+        let r = DigestReport::of("a.json", &set, true);
+        assert_eq!(r.tools, 1);
+        assert!(r.mtl1.as_deref().unwrap().starts_with("sha256-"));
+        assert_eq!(r.mtl1_error, None);
+        let text = r.text();
+        assert!(
+            text.starts_with("a.json\n  tools  1\n  mtl1   sha256-"),
+            "{text}"
+        );
+        assert!(!text.contains("note"));
+        let fractional = br#"[{"name":"a","inputSchema":{"type":"object","maximum":1.5}}]"#;
+        let r = DigestReport::of("b.json", &ToolSet::parse(fractional).unwrap(), false);
+        assert_eq!(r.mtl1, None);
+        assert!(r.mtl1_error.as_deref().unwrap().starts_with("MTL-"));
+        assert!(r.text().contains("later pages are missing"));
     }
 
     #[test]

@@ -89,6 +89,24 @@ pub enum WitnessError {
     /// A `--trust ORIGIN=VKEY` that cannot be used.
     #[error("trusted log {0}")]
     Trust(String),
+    /// The file of trusted logs could not be read.
+    #[error("reading {}", .path.display())]
+    TrustFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line of the file of trusted logs cannot be used.
+    #[error("{}:{line}", .path.display())]
+    TrustLine {
+        /// The file.
+        path: PathBuf,
+        /// The line's number (from 1).
+        line: usize,
+        /// Why.
+        source: Box<WitnessError>,
+    },
 }
 
 /// One trusted log key: checkpoints with this origin line are cosigned when this Ed25519 (type
@@ -139,6 +157,38 @@ impl Trust {
             vkey: vkey.to_owned(),
         })
     }
+}
+
+/// The trusted logs: each of `args` (`ORIGIN=VKEY`), then each line of `file` (one
+/// `ORIGIN=VKEY` per line; blank lines and `#` comments skipped).
+///
+/// # Errors
+///
+/// [`WitnessError::Trust`] for an argument, [`WitnessError::TrustLine`] naming the file's line,
+/// [`WitnessError::TrustFile`] when the file cannot be read.
+pub fn trusted(args: &[String], file: Option<&Path>) -> Result<Vec<Trust>, WitnessError> {
+    let mut out = args
+        .iter()
+        .map(|t| Trust::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).map_err(|source| WitnessError::TrustFile {
+            path: path.to_owned(),
+            source,
+        })?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or_default().trim();
+            if line.is_empty() {
+                continue;
+            }
+            out.push(Trust::parse(line).map_err(|e| WitnessError::TrustLine {
+                path: path.to_owned(),
+                line: n + 1,
+                source: Box::new(e),
+            })?);
+        }
+    }
+    Ok(out)
 }
 
 /// An answer of the witness: status, content type and body.

@@ -646,3 +646,27 @@ fn clearing_the_timestamps_lets_a_fixed_clock_date_cosignatures_again() {
 fn add_body(old: u64, proof: Vec<Hash>, note: Vec<u8>) -> Vec<u8> {
     AddCheckpoint { old, proof, note }.encode()
 }
+
+#[test]
+fn trusted_logs_come_from_the_arguments_then_the_file_lines_skipping_comments() {
+    let dir = tmp("trust-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = LogKey::from_seed("a.example/log", &[2u8; 32])
+        .unwrap()
+        .vkey();
+    let b = LogKey::from_seed("b.example/log", &[3u8; 32])
+        .unwrap()
+        .vkey();
+    let file = dir.join("trusted");
+    std::fs::write(&file, format!("# logs\n\nb.example/log={b} # the second\n")).unwrap();
+    let args = [format!("a.example/log={a}")];
+    let trusted = toolmark_witness::trusted(&args, Some(&file)).unwrap();
+    let origins: Vec<&str> = trusted.iter().map(|t| t.origin.as_str()).collect();
+    assert_eq!(origins, ["a.example/log", "b.example/log"]);
+    std::fs::write(&file, format!("b.example/log={b}\nnot a trust line\n")).unwrap();
+    let e = toolmark_witness::trusted(&[], Some(&file)).unwrap_err();
+    assert_eq!(e.to_string(), format!("{}:2", file.display()));
+    let missing = toolmark_witness::trusted(&[], Some(&dir.join("missing"))).unwrap_err();
+    assert!(missing.to_string().starts_with("reading "), "{missing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
