@@ -22,12 +22,10 @@ use crate::blobs::Blobs;
 use crate::derive::index_entries;
 use crate::index::{Index, IndexError};
 use crate::schema::{meta, set_log_size_indexed, set_meta};
+use crate::snapshot::RANGE_KEY;
 
 /// Entries verified and indexed per transaction (bounds memory and the transaction's size).
 pub const FOLLOW_CHUNK: u64 = 4_096;
-
-/// The index's meta key of the verified tree's right edge.
-const RANGE_KEY: &str = "follow_range";
 
 /// What one [`Index::follow`] did.
 #[derive(Debug, Clone)]
