@@ -181,8 +181,19 @@ pub(crate) fn index_entries(
     entries: &[(u64, Entry)],
     run: Option<i64>,
 ) -> Result<HashMap<u64, i64>, IndexError> {
+    index_prefetched(tx, blobs, entries, run, prefetch(blobs, entries))
+}
+
+/// [`index_entries`] with the documents [`prefetch`] read for them (by entry index; one
+/// missing is read here).
+pub(crate) fn index_prefetched(
+    tx: &Transaction,
+    blobs: &Blobs,
+    entries: &[(u64, Entry)],
+    run: Option<i64>,
+    mut documents: HashMap<u64, Document>,
+) -> Result<HashMap<u64, i64>, IndexError> {
     let mut changes = HashMap::new();
-    let mut documents = prefetch(blobs, entries);
     for (index, entry) in entries {
         let document = documents.remove(index);
         if let Some(id) = index_entry(tx, blobs, *index, entry, run, document)? {
@@ -200,7 +211,7 @@ const PREFETCH_THREADS: usize = 4;
 /// [`PREFETCH_THREADS`] threads (the part of indexing that needs no database, and most of its
 /// CPU), by entry index. A document that cannot be read or decoded is left out:
 /// [`load_document`] reads it again on the indexing thread and reports why.
-fn prefetch(blobs: &Blobs, entries: &[(u64, Entry)]) -> HashMap<u64, Document> {
+pub(crate) fn prefetch(blobs: &Blobs, entries: &[(u64, Entry)]) -> HashMap<u64, Document> {
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(PREFETCH_THREADS);
