@@ -16,7 +16,8 @@
 //!    document read and checked) — entries/s;
 //! 2. publish: `snapshot::publish` of that index into an object store (`TOOLMARK_BENCH_OBJECTS`:
 //!    `s3://BUCKET/PREFIX` with the `AWS_*` variables, default a directory beside the log);
-//! 3. join: `snapshot::join` into a new file (every check), then `Index::follow` (nothing left).
+//! 3. join: `snapshot::join` into a new file (every check), then `Index::follow` (nothing left);
+//!    the snapshot is deleted afterwards.
 //!
 //! `cargo bench -p toolmark-index --bench follow`.
 
@@ -269,5 +270,10 @@ fn main() {
         f.to
     );
     drop(index);
+    // What was published (a bucket's objects; a directory goes with the scratch).
+    for part in &m.parts {
+        let _ = objects.delete(&format!("{}/parts/{}", snapshot::SNAPSHOT_DIR, part.sha256));
+    }
+    let _ = objects.delete(&snapshot::manifest_path());
     let _ = std::fs::remove_dir_all(&scratch);
 }
