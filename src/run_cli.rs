@@ -19,6 +19,17 @@ pub struct ApiArgs {
     /// Seconds between two looks at the published checkpoint.
     #[arg(long, default_value_t = toolmark_roles::follower::DEFAULT_FOLLOW_INTERVAL.as_secs())]
     follow_seconds: u64,
+    /// With no index, derive it from the whole log instead of joining from the bucket's newest
+    /// index snapshot.
+    #[arg(long)]
+    no_snapshot: bool,
+    /// Publish index snapshots to the bucket (one replica per cluster is enough).
+    #[arg(long)]
+    publish_snapshots: bool,
+    /// With --publish-snapshots: publish once the index grew by this many entries since the
+    /// newest snapshot (or by any after an hour).
+    #[arg(long, default_value_t = toolmark_roles::follower::SNAPSHOT_EVERY_ENTRIES)]
+    snapshot_every_entries: u64,
 }
 
 /// `toolmark scheduler`'s flags: `run`'s, and whether to enqueue one run now and exit.
@@ -79,7 +90,18 @@ pub fn api(args: ApiArgs) -> Result<bool> {
     let runtime = toolmark_roles::api::runtime()?;
     let stop = signalled(&runtime);
     let interval = std::time::Duration::from_secs(args.follow_seconds);
-    runtime.block_on(toolmark_roles::replica::run(config, interval, stop))?;
+    let snapshots = toolmark_roles::replica::Snapshots {
+        join: !args.no_snapshot,
+        publish: args
+            .publish_snapshots
+            .then(|| toolmark_roles::follower::SnapshotPolicy {
+                every_entries: args.snapshot_every_entries.max(1),
+                ..Default::default()
+            }),
+    };
+    runtime.block_on(toolmark_roles::replica::run(
+        config, interval, snapshots, stop,
+    ))?;
     Ok(true)
 }
 

@@ -122,21 +122,28 @@ pub(crate) fn read_entries(log: &Log, from: u64, to: u64) -> Result<Vec<(u64, En
 }
 
 /// The observation document an entry names, verified against the entry.
+/// `read`: the document as [`prefetch`] already read, hashed and decoded it.
 fn load_document(
     blobs: &Blobs,
     raw: &str,
     index: u64,
     entry: &Entry,
+    read: Option<Document>,
 ) -> Result<Document, IndexError> {
-    let sri = parse_raw(raw, index)?;
-    let bytes = blobs.get(&sri)?.ok_or_else(|| IndexError::MissingBlob {
-        entry: index,
-        sri: raw.to_owned(),
-    })?;
-    let doc = Document::decode(&bytes).map_err(|source| IndexError::Document {
-        sri: raw.to_owned(),
-        source,
-    })?;
+    let doc = match read {
+        Some(doc) => doc,
+        None => {
+            let sri = parse_raw(raw, index)?;
+            let bytes = blobs.get(&sri)?.ok_or_else(|| IndexError::MissingBlob {
+                entry: index,
+                sri: raw.to_owned(),
+            })?;
+            Document::decode(&bytes).map_err(|source| IndexError::Document {
+                sri: raw.to_owned(),
+                source,
+            })?
+        }
+    };
     // A package's document under the entry of that package at that version; a remote's under a
     // remote's entry.
     let package = match &doc.via {
@@ -174,14 +181,62 @@ pub(crate) fn index_entries(
     entries: &[(u64, Entry)],
     run: Option<i64>,
 ) -> Result<HashMap<u64, i64>, IndexError> {
+    index_prefetched(tx, blobs, entries, run, prefetch(blobs, entries))
+}
+
+/// [`index_entries`] with the documents [`prefetch`] read for them (by entry index; one
+/// missing is read here).
+pub(crate) fn index_prefetched(
+    tx: &Transaction,
+    blobs: &Blobs,
+    entries: &[(u64, Entry)],
+    run: Option<i64>,
+    mut documents: HashMap<u64, Document>,
+) -> Result<HashMap<u64, i64>, IndexError> {
     let mut changes = HashMap::new();
     for (index, entry) in entries {
-        if let Some(id) = index_entry(tx, blobs, *index, entry, run)? {
+        let document = documents.remove(index);
+        if let Some(id) = index_entry(tx, blobs, *index, entry, run, document)? {
             changes.insert(*index, id);
         }
         crate::events::derive(tx, *index)?;
     }
     Ok(changes)
+}
+
+/// Threads [`prefetch`] reads documents on (at most; one per core).
+const PREFETCH_THREADS: usize = 4;
+
+/// The documents `entries` name, each read, hashed against its name and decoded on up to
+/// [`PREFETCH_THREADS`] threads (the part of indexing that needs no database, and most of its
+/// CPU), by entry index. A document that cannot be read or decoded is left out:
+/// [`load_document`] reads it again on the indexing thread and reports why.
+pub(crate) fn prefetch(blobs: &Blobs, entries: &[(u64, Entry)]) -> HashMap<u64, Document> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(PREFETCH_THREADS);
+    if threads < 2 || entries.len() < 2 * threads {
+        return HashMap::new();
+    }
+    std::thread::scope(|s| {
+        let parts: Vec<_> = entries
+            .chunks(entries.len().div_ceil(threads))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|(i, e)| {
+                            let bytes = blobs.get(e.raw.as_ref()?).ok()??;
+                            Some((*i, Document::decode(&bytes).ok()?))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 fn index_entry(
@@ -190,21 +245,20 @@ fn index_entry(
     index: u64,
     entry: &Entry,
     run: Option<i64>,
+    document: Option<Document>,
 ) -> Result<Option<i64>, IndexError> {
     let at = int(index)?;
     let seen = tx
-        .query_row("SELECT 1 FROM observations WHERE entry = ?1", [at], |_| {
-            Ok(())
-        })
+        .prepare_cached("SELECT 1 FROM observations WHERE entry = ?1")?
+        .query_row([at], |_| Ok(()))
         .optional()?
         .is_some();
     if seen {
         return Ok(tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id FROM changes WHERE new_entry = ?1 ORDER BY kind <> 'tools', id LIMIT 1",
-                [at],
-                |r| r.get(0),
-            )
+            )?
+            .query_row([at], |r| r.get(0))
             .optional()?);
     }
     let target_id = entry.subject.id().to_string();
@@ -215,7 +269,7 @@ fn index_entry(
         entry.raw.map(|d| d.to_string()),
     );
     let doc = match &raw {
-        Some(raw) => Some(load_document(blobs, raw, index, entry)?),
+        Some(raw) => Some(load_document(blobs, raw, index, entry, document)?),
         None => None,
     };
     tx.prepare_cached(
@@ -244,23 +298,22 @@ fn index_entry(
     ])?;
 
     let state = tx
-        .query_row(
+        .prepare_cached(
             "SELECT last_entry, last_ok_entry, current_full, current_mtl1, current_raw,
                  current_auth, current_auth_entry
              FROM targets WHERE id = ?1",
-            [&target_id],
-            |r| {
-                Ok(TargetState {
-                    last_entry: unsigned(r, 0)?,
-                    last_ok_entry: unsigned(r, 1)?,
-                    current_full: r.get(2)?,
-                    current_mtl1: r.get(3)?,
-                    current_raw: r.get(4)?,
-                    current_auth: r.get(5)?,
-                    current_auth_entry: unsigned(r, 6)?,
-                })
-            },
-        )
+        )?
+        .query_row([&target_id], |r| {
+            Ok(TargetState {
+                last_entry: unsigned(r, 0)?,
+                last_ok_entry: unsigned(r, 1)?,
+                current_full: r.get(2)?,
+                current_mtl1: r.get(3)?,
+                current_raw: r.get(4)?,
+                current_auth: r.get(5)?,
+                current_auth_entry: unsigned(r, 6)?,
+            })
+        })
         .optional()?;
     let state = match state {
         Some(s) => s,

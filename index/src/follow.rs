@@ -19,15 +19,24 @@ use toolmark_log::reader::{Reader, Signed};
 use toolmark_log::tiles;
 
 use crate::blobs::Blobs;
-use crate::derive::index_entries;
+use crate::derive::{index_prefetched, prefetch};
+use crate::document::Document;
 use crate::index::{Index, IndexError};
 use crate::schema::{meta, set_log_size_indexed, set_meta};
+use crate::snapshot::RANGE_KEY;
 
 /// Entries verified and indexed per transaction (bounds memory and the transaction's size).
 pub const FOLLOW_CHUNK: u64 = 4_096;
 
-/// The index's meta key of the verified tree's right edge.
-const RANGE_KEY: &str = "follow_range";
+/// One chunk as read, not yet verified.
+struct Loaded {
+    end: u64,
+    raws: Vec<Vec<u8>>,
+    entries: Vec<(u64, Entry)>,
+    documents: std::collections::HashMap<u64, Document>,
+    /// The first entry of the chunk that did not decode (reported once the chunk is proven).
+    undecodable: Option<IndexError>,
+}
 
 /// What one [`Index::follow`] did.
 #[derive(Debug, Clone)]
@@ -131,46 +140,79 @@ impl Index {
         }
         crate::census::refresh(self, blobs)?;
         let from = indexed;
-        let mut at = range.size();
-        while at < size {
+        // The next chunk is read (its bundles, its entries decoded, its documents read, hashed
+        // and decoded) on another thread while this one verifies and indexes the current one:
+        // reading needs no database, indexing needs nothing else. Nothing read is used before
+        // its chunk is proven part of the signed tree.
+        let load = |at: u64| -> Result<Loaded, IndexError> {
             let end = (at + chunk).min(size);
             let raws = read_raw(reader, at, end, size)?;
-            let mut next = range.clone();
-            for raw in &raws {
-                next.append_entry(raw);
-            }
-            let proven = if end == size {
-                next.root() == root
-            } else {
-                let proof = reader
-                    .consistency_proof(end, size, &signed)
-                    .map_err(follow_err)?;
-                merkle::verify_consistency(&proof, size, &root, end, &next.root()).is_ok()
-            };
-            if !proven {
-                return Err(follow_err(format!(
-                    "entries {at}..{end} as published do not extend the signed tree of size \
-                     {size} (a tampered bundle, or a fork): nothing of them was indexed"
-                )));
-            }
-            let mut entries = Vec::new();
+            let (mut entries, mut undecodable) = (Vec::new(), None);
             for (i, raw) in (at..end).zip(&raws) {
                 if i >= indexed {
-                    let entry = Entry::decode(raw)
-                        .map_err(|source| IndexError::Entry { index: i, source })?;
-                    entries.push((i, entry));
+                    match Entry::decode(raw) {
+                        Ok(entry) => entries.push((i, entry)),
+                        Err(source) => {
+                            undecodable = Some(IndexError::Entry { index: i, source });
+                            break;
+                        }
+                    }
                 }
             }
-            let tx = self.conn.transaction()?;
-            index_entries(&tx, blobs, &entries, None)?;
-            if end > indexed {
-                set_log_size_indexed(&tx, end)?;
+            let documents = prefetch(blobs, &entries);
+            Ok(Loaded {
+                end,
+                raws,
+                entries,
+                documents,
+                undecodable,
+            })
+        };
+        let mut at = range.size();
+        std::thread::scope(|s| -> Result<(), IndexError> {
+            let mut next = (at < size).then(|| s.spawn(move || load(at)));
+            while let Some(pending) = next.take() {
+                let loaded = pending
+                    .join()
+                    .map_err(|_| follow_err("the reading thread panicked"))??;
+                let end = loaded.end;
+                if end < size {
+                    next = Some(s.spawn(move || load(end)));
+                }
+                let mut range_next = range.clone();
+                for raw in &loaded.raws {
+                    range_next.append_entry(raw);
+                }
+                let proven = if end == size {
+                    range_next.root() == root
+                } else {
+                    let proof = reader
+                        .consistency_proof(end, size, &signed)
+                        .map_err(follow_err)?;
+                    merkle::verify_consistency(&proof, size, &root, end, &range_next.root()).is_ok()
+                };
+                if !proven {
+                    return Err(follow_err(format!(
+                        "entries {at}..{end} as published do not extend the signed tree of size \
+                         {size} (a tampered bundle, or a fork): nothing of them was indexed"
+                    )));
+                }
+                if let Some(e) = loaded.undecodable {
+                    // Proven part of the signed tree, yet not an entry.
+                    return Err(e);
+                }
+                let tx = self.conn.transaction()?;
+                index_prefetched(&tx, blobs, &loaded.entries, None, loaded.documents)?;
+                if end > indexed {
+                    set_log_size_indexed(&tx, end)?;
+                }
+                set_meta(&tx, RANGE_KEY, &range_next.to_text())?;
+                tx.commit()?;
+                range = range_next;
+                at = end;
             }
-            set_meta(&tx, RANGE_KEY, &next.to_text())?;
-            tx.commit()?;
-            range = next;
-            at = end;
-        }
+            Ok(())
+        })?;
         Ok(Followed {
             from,
             to: size,

@@ -103,6 +103,9 @@ pub enum IndexError {
     /// was indexed.
     #[error("following the log: {0}")]
     Follow(String),
+    /// An index snapshot was refused (it failed a check) or could not be published.
+    #[error("index snapshot: {0}")]
+    Snapshot(String),
     /// A caller passed something unusable.
     #[error("invalid input: {0}")]
     Invalid(String),

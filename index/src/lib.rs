@@ -63,6 +63,7 @@ pub mod queries;
 pub mod record;
 pub mod rows;
 pub mod schema;
+pub mod snapshot;
 pub mod stats;
 
 // The observation document and the log's time format belong to the observation model.

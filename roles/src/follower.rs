@@ -1,19 +1,48 @@
 //! The API replica's follower: keeps the replica's own index (SQLite, local) a verified
 //! materialised view of the published log (`Index::follow`: the checkpoint's signature, every
 //! entry hashed into the verified tree, documents checked against their entries), polling the
-//! log's public files every interval, and says how far behind it is.
+//! log's public files every interval, and says how far behind it is. A replica with no index
+//! joins from the newest index snapshot in the bucket ([`join_from_snapshot`]); one replica
+//! publishes them ([`SnapshotPolicy`]).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use toolmark_index::snapshot::{self, Published};
 use toolmark_index::{DataDir, Index};
-use toolmark_log::reader::Reader;
+use toolmark_log::reader::{Reader, Signed};
 
 use crate::{RoleError, Stop, chain};
 
 /// How often a replica looks for a newer checkpoint unless told otherwise.
 pub const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(2);
+
+/// A publishing replica's cadence: a snapshot after a pass once the index has grown by
+/// `every_entries` since the bucket's newest snapshot, or by anything once `every` has passed
+/// since this replica's last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotPolicy {
+    /// Entries the index must have grown by (default [`SNAPSHOT_EVERY_ENTRIES`]).
+    pub every_entries: u64,
+    /// Time after which any growth is published (default [`SNAPSHOT_EVERY`]).
+    pub every: Duration,
+}
+
+/// Entries after which a publishing replica publishes a new snapshot unless told otherwise.
+pub const SNAPSHOT_EVERY_ENTRIES: u64 = 100_000;
+
+/// Time after which a publishing replica publishes any growth unless told otherwise.
+pub const SNAPSHOT_EVERY: Duration = Duration::from_secs(60 * 60);
+
+impl Default for SnapshotPolicy {
+    fn default() -> Self {
+        SnapshotPolicy {
+            every_entries: SNAPSHOT_EVERY_ENTRIES,
+            every: SNAPSHOT_EVERY,
+        }
+    }
+}
 
 /// What the follower knows of its lag, for `/metrics`.
 #[derive(Debug, Default)]
@@ -33,6 +62,13 @@ pub struct FollowerStatus {
     /// The log's verifier key, once read from the trusted head store (or, on one box, the
     /// data directory's log).
     vkey: std::sync::OnceLock<String>,
+    /// The tree size of the newest snapshot in the bucket, as this replica last saw or
+    /// published it (`None`: not looked yet).
+    snapshot_size: Mutex<Option<u64>>,
+    /// When this replica last published one.
+    snapshot_at: Mutex<Option<Instant>>,
+    /// Snapshots this replica published.
+    snapshots: AtomicU64,
 }
 
 impl FollowerStatus {
@@ -76,11 +112,15 @@ impl FollowerStatus {
              toolmark_follower_lag_seconds {:.3}\n\
              # HELP toolmark_follower_failures_total Follow passes that failed.\n\
              # TYPE toolmark_follower_failures_total counter\n\
-             toolmark_follower_failures_total {}\n",
+             toolmark_follower_failures_total {}\n\
+             # HELP toolmark_follower_snapshots_published_total Index snapshots this replica published.\n\
+             # TYPE toolmark_follower_snapshots_published_total counter\n\
+             toolmark_follower_snapshots_published_total {}\n",
             self.indexed(),
             self.lag_entries(),
             self.lag().as_secs_f64(),
             self.failures.load(Ordering::Relaxed),
+            self.snapshots.load(Ordering::Relaxed),
         )
     }
 
@@ -116,9 +156,8 @@ impl FollowerStatus {
     }
 }
 
-/// One follow pass over `dir`: its index brought up to the log's published checkpoint.
-/// Blocks; returns the size indexed.
-pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleError> {
+/// A reader of the log's public files under the trusted key, and its verified checkpoint.
+fn reader(dir: &DataDir, status: &FollowerStatus) -> Result<(Reader, Signed), RoleError> {
     let public = dir
         .log_public_objects()
         .map_err(RoleError::doing("the log's public files"))?;
@@ -134,6 +173,22 @@ pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleEr
         .checkpoint()
         .map_err(RoleError::doing("the published checkpoint"))?;
     status.saw(published.checkpoint.size);
+    Ok((reader, published))
+}
+
+/// One follow pass over `dir`: its index brought up to the log's published checkpoint.
+/// Blocks; returns the size indexed.
+pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleError> {
+    pass(dir, status, None)
+}
+
+/// [`follow_once`], then a snapshot published if `policy` says one is due.
+fn pass(
+    dir: &DataDir,
+    status: &FollowerStatus,
+    policy: Option<&SnapshotPolicy>,
+) -> Result<u64, RoleError> {
+    let (reader, _) = reader(dir, status)?;
     let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
     let mut index =
         Index::open(&dir.index_path()).map_err(RoleError::doing("opening the index"))?;
@@ -142,7 +197,118 @@ pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleEr
         .map_err(RoleError::doing("following the log"))?;
     status.saw(followed.to);
     status.reached(followed.to);
+    if let Some(policy) = policy {
+        if let Err(e) = publish_if_due(dir, status, policy, &index, &followed.checkpoint) {
+            // The index followed; only the snapshot failed (tried again after the next pass).
+            tracing::warn!("index snapshot not published: {}", chain(&e));
+        }
+    }
     Ok(followed.to)
+}
+
+/// Publishes a snapshot of `index` (at `at`) when `policy` says one is due.
+fn publish_if_due(
+    dir: &DataDir,
+    status: &FollowerStatus,
+    policy: &SnapshotPolicy,
+    index: &Index,
+    at: &Signed,
+) -> Result<(), RoleError> {
+    let size = at.checkpoint.size;
+    let objects = dir
+        .storage()
+        .objects_root(dir.root())
+        .map_err(RoleError::doing("the object store"))?;
+    let known = status.snapshot_size.lock().ok().and_then(|k| *k);
+    let newest = match known {
+        Some(k) => k,
+        None => snapshot::newest(&objects)
+            .ok()
+            .flatten()
+            .map_or(0, |m| m.tree_size),
+    };
+    let stale = status
+        .snapshot_at
+        .lock()
+        .ok()
+        .and_then(|t| *t)
+        .is_none_or(|t| t.elapsed() >= policy.every);
+    let grown = size.saturating_sub(newest);
+    if size == 0 || grown == 0 || (grown < policy.every_entries && !stale) {
+        if let Ok(mut k) = status.snapshot_size.lock() {
+            *k = Some(newest);
+        }
+        return Ok(());
+    }
+    let started = Instant::now();
+    let scratch = dir.root().join("index.snapshot.tmp");
+    let published = snapshot::publish(index, at, &objects, &scratch)
+        .map_err(RoleError::doing("publishing an index snapshot"))?;
+    let newest = match published {
+        Published::New(m) => {
+            status.snapshots.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(
+                "index snapshot published at {} entries ({} bytes, {} parts, sha256 {}) in {:?}",
+                m.tree_size,
+                m.bytes,
+                m.parts.len(),
+                m.sha256,
+                started.elapsed()
+            );
+            m.tree_size
+        }
+        Published::NotNewer(n) => n,
+    };
+    if let Ok(mut k) = status.snapshot_size.lock() {
+        *k = Some(newest);
+    }
+    if let Ok(mut t) = status.snapshot_at.lock() {
+        *t = Some(Instant::now());
+    }
+    Ok(())
+}
+
+/// A replica with no index joins from the newest index snapshot in the bucket (checked as
+/// [`toolmark_index::snapshot`] says). Returns the tree size joined at; `None` when there is
+/// an index already, no snapshot, or a snapshot that was refused (logged; the first pass then
+/// derives the index from the whole log).
+pub fn join_from_snapshot(dir: &DataDir, status: &FollowerStatus) -> Option<u64> {
+    let dest = dir.index_path();
+    if dest.exists() {
+        return None;
+    }
+    let started = Instant::now();
+    let joined = (|| {
+        let (reader, published) = reader(dir, status)?;
+        let objects = dir
+            .storage()
+            .objects_root(dir.root())
+            .map_err(RoleError::doing("the object store"))?;
+        snapshot::join(&objects, &reader, &published, &dest)
+            .map_err(RoleError::doing("joining from the index snapshot"))
+    })();
+    match joined {
+        Ok(Some(m)) => {
+            tracing::info!(
+                "joined from the index snapshot at {} entries ({} bytes) in {:?}",
+                m.tree_size,
+                m.bytes,
+                started.elapsed()
+            );
+            Some(m.tree_size)
+        }
+        Ok(None) => {
+            tracing::info!("no index snapshot to join from: deriving the index from the log");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(
+                "index snapshot refused: {}; deriving the index from the log",
+                chain(&e)
+            );
+            None
+        }
+    }
 }
 
 /// The log's verifier key as the head store records it: the trusted store (PostgreSQL in a
@@ -163,15 +329,17 @@ fn trusted_vkey(dir: &DataDir) -> Result<String, RoleError> {
 /// Follows until `stop`: a pass every `interval` (each on a blocking thread); a failed pass is
 /// logged, counted and tried again at the next interval (a tampered or unreachable bucket
 /// stalls the replica's index, never corrupts it).
+/// With `publish`, a snapshot follows a pass when one is due (see [`SnapshotPolicy`]).
 pub async fn follow(
     dir: DataDir,
     status: std::sync::Arc<FollowerStatus>,
     interval: Duration,
+    publish: Option<SnapshotPolicy>,
     stop: Stop,
 ) {
     loop {
         let (d, s) = (dir.clone(), status.clone());
-        match tokio::task::spawn_blocking(move || follow_once(&d, &s)).await {
+        match tokio::task::spawn_blocking(move || pass(&d, &s, publish.as_ref())).await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
                 let why = chain(&e);

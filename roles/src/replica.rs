@@ -7,16 +7,32 @@ use std::time::Duration;
 
 use toolmark_config::Config;
 
-use crate::follower::{self, FollowerStatus};
+use crate::follower::{self, FollowerStatus, SnapshotPolicy};
 use crate::jobs::data_dir;
 use crate::{RoleError, Stop};
 
+/// How a replica joins and whether it publishes index snapshots.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Snapshots {
+    /// Join from the bucket's newest snapshot when there is no index (otherwise derive it from
+    /// the whole log).
+    pub join: bool,
+    /// Publish snapshots at this cadence (one publisher per cluster is enough).
+    pub publish: Option<SnapshotPolicy>,
+}
+
 /// Serves `config`'s API from a local index that follows the log in `config`'s stores, polling
 /// every `interval`, until `stop`. The first pass runs before the API listens, so a replica
-/// never answers from an index behind the log it starts on (a new replica with no index
-/// derives it from the whole log first). The index is created in the data directory when
+/// never answers from an index behind the log it starts on (a new replica with no index joins
+/// from the newest index snapshot when `snapshots.join` and one passes every check, and derives
+/// the rest, or everything, from the log first). The index is created in the data directory when
 /// missing; the answer key must be the cluster's (every replica signs with it).
-pub async fn run(config: Config, interval: Duration, stop: Stop) -> Result<(), RoleError> {
+pub async fn run(
+    config: Config,
+    interval: Duration,
+    snapshots: Snapshots,
+    stop: Stop,
+) -> Result<(), RoleError> {
     let dir = data_dir(&config);
     std::fs::create_dir_all(dir.root()).map_err(RoleError::doing(format!(
         "creating the data directory {}",
@@ -25,9 +41,14 @@ pub async fn run(config: Config, interval: Duration, stop: Stop) -> Result<(), R
     let status = Arc::new(FollowerStatus::default());
     {
         let (d, s) = (dir.clone(), status.clone());
-        let first = tokio::task::spawn_blocking(move || follower::follow_once(&d, &s))
-            .await
-            .map_err(RoleError::doing("the first follow pass"))??;
+        let first = tokio::task::spawn_blocking(move || {
+            if snapshots.join {
+                follower::join_from_snapshot(&d, &s);
+            }
+            follower::follow_once(&d, &s)
+        })
+        .await
+        .map_err(RoleError::doing("the first follow pass"))??;
         tracing::info!("replica index at {first} entries; following every {interval:?}");
     }
     let (listener, bound, base) = crate::api::listen(&config).await?;
@@ -38,7 +59,13 @@ pub async fn run(config: Config, interval: Duration, stop: Stop) -> Result<(), R
         "toolmark {} replica serving http://{bound}/ (public base {base})",
         env!("CARGO_PKG_VERSION")
     );
-    tokio::spawn(follower::follow(dir, status, interval, stop.clone()));
+    tokio::spawn(follower::follow(
+        dir,
+        status,
+        interval,
+        snapshots.publish,
+        stop.clone(),
+    ));
     toolmark_api::serve(
         listener,
         state,
