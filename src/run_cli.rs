@@ -33,15 +33,6 @@ pub struct ApiArgs {
 }
 
 /// `toolmark scheduler`'s flags: `run`'s, and whether to enqueue one run now and exit.
-/// What `toolmark scheduler --enqueue-now` enqueues.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum Enqueue {
-    /// A crawl of the registry.
-    Crawl,
-    /// A package sweep.
-    Sweep,
-}
-
 #[derive(clap::Args)]
 pub struct SchedulerArgs {
     #[command(flatten)]
@@ -49,8 +40,8 @@ pub struct SchedulerArgs {
     /// Enqueue one run now (unless another scheduler is enqueueing), print what was enqueued,
     /// and exit: `crawl` (alone: the default) harvests the registry and enqueues its remotes,
     /// `sweep` the package versions the sweep chooses.
-    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "crawl")]
-    enqueue_now: Option<Enqueue>,
+    #[arg(long, num_args = 0..=1, default_missing_value = "crawl", value_parser = ["crawl", "sweep"])]
+    enqueue_now: Option<String>,
 }
 
 /// `config` as `args` say, or exit 2 naming what is wrong; `None` when only printed.
@@ -112,26 +103,10 @@ pub fn scheduler(args: SchedulerArgs) -> Result<bool> {
     let runtime = toolmark_roles::api::runtime()?;
     let stop = signalled(&runtime);
     if let Some(what) = args.enqueue_now {
-        let what = match what {
-            Enqueue::Crawl => toolmark_roles::cluster::Run::Crawl(None),
-            Enqueue::Sweep => toolmark_roles::cluster::Run::Sweep(None),
-        };
-        let handle = runtime.handle().clone();
-        let enqueued = runtime.block_on(async move {
-            tokio::task::spawn_blocking(move || {
-                toolmark_roles::cluster::enqueue_now(&handle, &config, what, &stop)
-            })
-            .await
-        })??;
+        let what = toolmark_roles::cluster::Run::named(&what);
+        let enqueued = runtime.block_on(toolmark_roles::cluster::enqueue(config, what, stop))?;
         match enqueued {
-            Some(e) => println!(
-                "enqueued run {}: {} targets, {} jobs added (snapshot {}, harvest {})",
-                e.run,
-                e.targets,
-                e.added,
-                e.snapshot,
-                if e.complete { "complete" } else { "incomplete" }
-            ),
+            Some(e) => println!("enqueued {}", e.text()),
             None => println!("another scheduler is enqueueing: nothing enqueued"),
         }
         return Ok(true);

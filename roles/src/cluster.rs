@@ -144,6 +144,25 @@ pub struct Enqueued {
     pub complete: bool,
 }
 
+impl Enqueued {
+    /// What was enqueued, for people: `run R: N targets, M jobs added (snapshot S, harvest
+    /// complete|incomplete)`.
+    pub fn text(&self) -> String {
+        format!(
+            "run {}: {} targets, {} jobs added (snapshot {}, harvest {})",
+            self.run,
+            self.targets,
+            self.added,
+            self.snapshot,
+            if self.complete {
+                "complete"
+            } else {
+                "incomplete"
+            }
+        )
+    }
+}
+
 /// One crawl run's jobs: a full harvest of `config.registry` (a stop ends it before anything
 /// is written), its items stored as one snapshot document, one [`REMOTE`] job per remote
 /// target, in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
@@ -939,6 +958,24 @@ pub enum Run {
     Sweep(Option<String>),
 }
 
+impl Run {
+    /// `sweep`: a package sweep; anything else: a crawl (default names).
+    pub fn named(what: &str) -> Run {
+        match what {
+            "sweep" => Run::Sweep(None),
+            _ => Run::Crawl(None),
+        }
+    }
+}
+
+/// [`enqueue_now`] off the async runtime's workers (`toolmark scheduler --enqueue-now`).
+pub async fn enqueue(config: Config, what: Run, stop: Stop) -> Result<Option<Enqueued>, RoleError> {
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || enqueue_now(&handle, &config, what, &stop))
+        .await
+        .map_err(RoleError::doing("the enqueueing task"))?
+}
+
 /// One crawl run enqueued by whoever holds the scheduler lease (`toolmark scheduler
 /// --enqueue-now`, and the scheduler's cron job, which names the run by its fire time's UTC
 /// hour so that two schedulers firing for it share one run): `None` when another scheduler is
@@ -1082,13 +1119,7 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
                     Some(e) => {
                         status.count("runs_enqueued", 1);
                         status.count("jobs_enqueued", e.added);
-                        Ok(format!(
-                            "run {}: {} targets, {} jobs enqueued (harvest {})",
-                            e.run,
-                            e.targets,
-                            e.added,
-                            if e.complete { "complete" } else { "incomplete" }
-                        ))
+                        Ok(e.text())
                     }
                     // Not enqueued by this one: the run is tried again (a retry that finds it
                     // enqueued adds nothing).
