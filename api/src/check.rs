@@ -788,10 +788,19 @@ async fn check(
     let compute = || async {
         let state2 = state.clone();
         let checked_at = epoch.0.clone();
-        // SQLite and file reads are blocking; keep them off the async workers.
+        // SQLite and file reads are blocking; keep them off the async workers. At most one
+        // answer per index connection is read at a time (`AppState::answering`): more only
+        // queue on the connections' mutexes and share the cores among more threads, which
+        // makes every answer slower and the slowest much slower (docs/benchmarks.md).
+        let place = state
+            .answering
+            .acquire()
+            .await
+            .map_err(ApiError::internal)?;
         let answer = tokio::task::spawn_blocking(move || answer(&state2, &q, &at, &checked_at))
             .await
             .map_err(ApiError::internal)??;
+        drop(place);
         let signed = sign(&state, answer)?;
         Ok::<_, ApiError>(Bytes::from(
             serde_json::to_vec(&signed).map_err(ApiError::internal)?,

@@ -96,6 +96,10 @@ pub struct AppState {
     pub jobs: Option<JobStates>,
     /// Signed `/check` answers of the current second.
     pub answers: crate::check::AnswerCache,
+    /// Places for uncached `/check` answers being read on blocking threads: one per index
+    /// connection ([`pool_size`], twice the cores), the rest wait their turn in the order they
+    /// came (docs/api.md, "Limits").
+    pub answering: tokio::sync::Semaphore,
     /// The clock `/check` answers are dated by (`checkedAt`): [`std::time::SystemTime::now`]
     /// unless a test fixes it.
     pub clock: fn() -> std::time::SystemTime,
@@ -228,6 +232,7 @@ impl AppState {
             witnessed: Mutex::new(None),
             stats: crate::stats::StatsCache::default(),
             answers: crate::check::AnswerCache::default(),
+            answering: tokio::sync::Semaphore::new(pool_size()),
             client_reports: crate::contribute::ClientReports::new(
                 toolmark_index::Contributions::open(&dir.contributions_path())?,
                 crate::contribute::MAX_CLIENTS_PER_DAY,

@@ -324,6 +324,20 @@ impl ToolSetRef {
 /// latest observation took).
 pub type CrawlHint = (String, Option<String>, Option<u64>);
 
+/// The targets [`Index::targets_at`] reads: `?1` the key asked, `?2`..`?3` the keys with a
+/// query at its base (empty when there are none), `?4` the server or `NULL`.
+const TARGETS_AT_MATCHING: &str =
+    "(endpoint_key = ?1 OR (endpoint_key >= ?2 AND endpoint_key < ?3))
+     AND (?4 IS NULL OR server = ?4)";
+
+/// [`Index::targets_at`]'s rows: the key asked first, then by server and id, at most `?5`.
+pub(crate) fn targets_at_sql() -> String {
+    format!(
+        "SELECT {TARGET_COLS} FROM targets WHERE {TARGETS_AT_MATCHING}
+         ORDER BY endpoint_key <> ?1, server, id LIMIT ?5"
+    )
+}
+
 impl Index {
     /// A server by name.
     pub fn server(&self, name: &str) -> Result<Option<ServerRow>, IndexError> {
@@ -393,12 +407,7 @@ impl Index {
         } else {
             (String::new(), String::new())
         };
-        let matching = "(endpoint_key = ?1 OR (endpoint_key >= ?2 AND endpoint_key < ?3))
-             AND (?4 IS NULL OR server = ?4)";
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT {TARGET_COLS} FROM targets WHERE {matching}
-             ORDER BY endpoint_key <> ?1, server, id LIMIT ?5"
-        ))?;
+        let mut st = self.conn.prepare_cached(&targets_at_sql())?;
         let rows = st
             .query_map(
                 params![key, from, to, server, limit.min(MAX_QUERY_ROWS)],
@@ -407,7 +416,9 @@ impl Index {
             .collect::<Result<_, _>>()?;
         let count: i64 = self
             .conn
-            .prepare_cached(&format!("SELECT count(*) FROM targets WHERE {matching}"))?
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM targets WHERE {TARGETS_AT_MATCHING}"
+            ))?
             .query_row(params![key, from, to, server], |r| r.get(0))?;
         Ok((rows, count.unsigned_abs()))
     }

@@ -389,10 +389,23 @@ impl Index {
     }
 
     /// Open an existing index for queries only (for example by the API, beside the writer).
+    ///
+    /// Its statements are planned without looking at the values bound to them (SQLite's query
+    /// planner stability guarantee, `SQLITE_DBCONFIG_ENABLE_QPSG`). Without it SQLite marks a
+    /// statement whose plan read a bound value (`LIMIT ?5` under an `ORDER BY`, as in
+    /// [`Index::targets_at`]) to be compiled again whenever a value is bound, and rusqlite's
+    /// statement cache clears the bindings of every statement it takes back: such a statement
+    /// was parsed and planned anew on every call, a quarter of the CPU of an uncached `/check`
+    /// (docs/benchmarks.md, "Where an uncached /check goes"). The rows are the same either way;
+    /// only the choice of plan could differ, and these queries have one sensible plan each.
     pub fn open_read_only(path: &Path) -> Result<Index, IndexError> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
         match stored_schema_version(&conn)? {
@@ -436,6 +449,42 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// A read-only connection plans each cached statement once: `/check`'s `targets_at` (an
+    /// `ORDER BY` with a bound `LIMIT`) is not compiled again on later calls, as it is on a
+    /// connection without the planner stability guarantee (the writer's), where every call
+    /// parses and plans it anew.
+    #[test]
+    fn a_read_only_index_does_not_plan_its_cached_statements_again() {
+        let dir = scratch("qpsg");
+        let path = dir.join("index.sqlite");
+        let writer = Index::open(&path).unwrap();
+        writer
+            .conn
+            .execute_batch(
+                "INSERT INTO targets (id, server, target, kind, endpoint_key) VALUES
+                 ('0000000000000001', 'a/b', 'https://a.example/mcp', 'remote',
+                  'https://a.example/mcp');",
+            )
+            .unwrap();
+        let reader = Index::open_read_only(&path).unwrap();
+        let reprepared = |index: &Index| {
+            for endpoint in ["https://a.example/mcp", "https://b.example/mcp", "npm:c"] {
+                let (rows, _) = index.targets_at(endpoint, None, 10).unwrap();
+                assert_eq!(rows.len(), usize::from(endpoint.starts_with("https://a.")));
+            }
+            index
+                .conn
+                .prepare_cached(&crate::queries::targets_at_sql())
+                .unwrap()
+                .get_status(rusqlite::StatementStatus::RePrepare)
+        };
+        assert_eq!(reprepared(&reader), 0);
+        // What the setting prevents, on the writer's connection.
+        assert!(reprepared(&writer) >= 2);
+        drop((reader, writer));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A database whose keys dropped the query (written before [`ENDPOINT_KEY_RULES`] 2, so

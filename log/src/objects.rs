@@ -523,6 +523,32 @@ impl Objects {
         Ok(Some(bytes))
     }
 
+    /// [`Objects::stat`] of the file `file` (behind `path`) on the caller's thread: one
+    /// `statx`, where `object_store` hands an open and an `fstat` to one of its blocking
+    /// threads and the caller waits for two thread hand-offs (the API asks for the
+    /// checkpoint's on every `/check`, on its async worker). The same [`Stat`] as
+    /// `object_store`'s directory store gives (its ETag is `"<inode>-<mtime µs>-<size>"` in
+    /// hex), so a stat taken either way compares equal.
+    fn stat_direct(&self, path: &str, file: &Path) -> Result<Option<Stat>, ObjectError> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = match std::fs::metadata(file) {
+            Ok(m) if m.is_dir() => return Ok(None),
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.err(path, e)),
+        };
+        let modified = meta.modified().map_err(|e| self.err(path, e))?;
+        let micros = modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_micros();
+        Ok(Some(Stat {
+            size: meta.len(),
+            modified,
+            e_tag: Some(format!("\"{:x}-{micros:x}-{:x}\"", meta.ino(), meta.len())),
+        }))
+    }
+
     /// A create-only write of the file `file` (behind `path`): the bytes to a hidden temporary
     /// file beside it (`NAME#<digits>`, which `object_store` lists as nothing), then a rename
     /// that refuses to replace (`renameat2(RENAME_NOREPLACE)`; a hard link and an unlink where
@@ -649,6 +675,9 @@ impl Objects {
     /// What the store says of the object at `path` (its size, when it was written, its ETag),
     /// `None` if there is none.
     pub fn stat(&self, path: &str) -> Result<Option<Stat>, ObjectError> {
+        if let Some(file) = self.direct_file(path) {
+            return self.stat_direct(path, &file);
+        }
         let loc = self.location(path)?;
         let store = self.store.clone();
         match block(async move { store.head(&loc).await }) {
@@ -984,6 +1013,37 @@ mod tests {
         c.insert("huge".into(), Arc::new(vec![0; 11]));
         assert!(c.get("huge").is_none());
         assert_eq!(c.bytes(), 8);
+    }
+
+    /// A directory's stat, taken on the caller's thread, is what `object_store`'s directory
+    /// store says of the same file (so a stat taken either way compares equal), and changes
+    /// when the file is replaced.
+    #[test]
+    fn a_directory_stat_is_the_object_stores() {
+        let dir = std::env::temp_dir().join(format!("toolmark-objects-stat-{}", pid()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let direct = Objects::dir(&dir).unwrap();
+        // The same directory through `object_store` (a wrapper turns the direct path off).
+        let store = direct.wrapped(|s| s);
+        direct.put("cp", b"one").unwrap();
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        for path in ["cp", "absent", "sub"] {
+            assert_eq!(
+                direct.stat(path).unwrap(),
+                store.stat(path).unwrap(),
+                "{path}"
+            );
+        }
+        let before = direct.stat("cp").unwrap().unwrap();
+        assert_eq!(before.size, 3);
+        assert!(before.e_tag.is_some());
+        // Replaced by a rename (as a checkpoint is): a new inode, a new ETag.
+        std::fs::write(dir.join("cp.new"), b"two").unwrap();
+        std::fs::rename(dir.join("cp.new"), dir.join("cp")).unwrap();
+        let after = direct.stat("cp").unwrap().unwrap();
+        assert_ne!(after, before);
+        assert_eq!(Some(after), store.stat("cp").unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -110,21 +110,22 @@ impl Reader {
         })
     }
 
-    /// A tile or bundle (immutable: cached), which must exist.
-    fn need(&self, path: &str) -> Result<Vec<u8>, ReadError> {
+    /// A tile or bundle (immutable: cached), which must exist. Shared, not copied: a bundle is
+    /// up to 256 entries (tens to hundreds of KB) of which a caller wants one.
+    fn need(&self, path: &str) -> Result<std::sync::Arc<Vec<u8>>, ReadError> {
         let cache = || {
             self.cache
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
         if let Some(b) = cache().get(path) {
-            return Ok(b.as_ref().clone());
+            return Ok(b);
         }
-        let bytes = self.file(path)?.ok_or_else(|| ReadError::Io {
+        let bytes = std::sync::Arc::new(self.file(path)?.ok_or_else(|| ReadError::Io {
             path: path.to_owned(),
             reason: "missing".into(),
-        })?;
-        cache().insert(path.to_owned(), std::sync::Arc::new(bytes.clone()));
+        })?);
+        cache().insert(path.to_owned(), bytes.clone());
         Ok(bytes)
     }
 
@@ -306,6 +307,7 @@ impl Prefetching<'_> {
         tiles::TileHashReader::new(self.size, move |tile: &TileId| {
             self.reader
                 .need(&tile.path())
+                .map(|b| b.as_ref().clone())
                 .map_err(|e| ProofError::storage(e.to_string()))
         })
     }
