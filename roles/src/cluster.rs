@@ -123,7 +123,7 @@ pub struct Enqueued {
 
 /// One crawl run's jobs: a full harvest of `config.registry` (a stop ends it before anything
 /// is written), its items stored as one snapshot document, one [`REMOTE`] job per remote
-/// target, in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
+/// target (the hosts with the most targets first), in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
 /// second scheduler, or a retry — adds no job it has. Blocks the calling thread (not one of
 /// `runtime`'s workers).
 pub fn enqueue_crawl(
@@ -171,11 +171,33 @@ pub fn enqueue_crawl(
         delisted: Vec::new(),
         allow_cleartext: config.crawl.allow_private,
     };
-    let jobs: Vec<NewJob> = input
+    // The busiest hosts' jobs first (claims go in enqueue order): their places are the floor of
+    // the run, so they start at once while the workers fill the rest with other hosts' jobs
+    // (the single-box crawl's "most targets left first").
+    let mut remotes: Vec<(String, Target)> = input
         .targets()
+        .into_iter()
+        .filter_map(|t| match (&t.kind, &t.skip) {
+            (TargetKind::Remote { url, declared, .. }, None) => {
+                Some((host_key(&declared.dial_url(url)), t))
+            }
+            (TargetKind::Remote { .. }, Some(_)) => Some((String::new(), t)),
+            (TargetKind::Package { .. }, _) => None,
+        })
+        .collect();
+    let mut per_host: HashMap<String, usize> = HashMap::new();
+    for (host, _) in &remotes {
+        *per_host.entry(host.clone()).or_default() += 1;
+    }
+    remotes.sort_by_key(|(host, _)| {
+        (
+            std::cmp::Reverse(if host.is_empty() { 0 } else { per_host[host] }),
+            host.clone(),
+        )
+    });
+    let jobs: Vec<NewJob> = remotes
         .iter()
-        .filter(|t| matches!(t.kind, TargetKind::Remote { .. }))
-        .map(|t| {
+        .map(|(_, t)| {
             let job = RemoteJob {
                 snapshot: sri.to_string(),
                 started_at: input.started_at.clone(),
