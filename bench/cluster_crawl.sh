@@ -102,7 +102,7 @@ for n in "${counts[@]}"; do
     # The fleet: the registry and its remotes. Its CPU is read from /proc before it stops.
     "$fleet_bin" --items "$out/registry/items.json" --pins-out "$dir/crawl.toml" \
         --ca-out "$dir/ca.pem" --seed "$seed" --min-ms 50 --max-ms 500 \
-        --cluster-concurrency 32 --cluster-concurrency 64 \
+        --cluster-concurrency 256 --cluster-concurrency 512 \
         >"$dir/fleet.json" 2>"$dir/fleet.requests.json" &
     fleet=$!
     pids+=("$fleet")

@@ -12,8 +12,8 @@ The politeness bound of one daily run (docs/benchmarks.md derives it):
             probe is paid once per host, the DELETE is sent after the place is given back)
             split as well as possible over its 2 places;
   bound     harvest + observe: no crawl that keeps both limits finishes sooner.
-The bound at the cluster's concurrency adds `bounds.cluster[C].globalSeconds` (all observations
-over C = workers × WORKER_BATCH places, the most jobs the workers hold at once).
+The bound at the cluster's concurrency also counts all observations' work spread over
+C = workers × `crawl.concurrency` (256) places.
 """
 import json
 import os
@@ -22,7 +22,8 @@ import sys
 
 REGISTRY_BURST = 5
 REGISTRY_RATE = 1.0
-WORKER_BATCH = 32
+# Observations a worker keeps running: `crawl.concurrency`'s default.
+CONCURRENCY = 256
 
 
 def time_v(path):
@@ -48,7 +49,7 @@ def main():
           f"{shape['remotes']} remotes on {shape['hosts']} hosts (busiest: "
           f"{shape['busiestHosts'][0][1]} endpoints)\n")
     print("| workers | wall s | harvest s | bound s (harvest + busiest host) | wall ÷ bound "
-          "| bound at workers×32 s | wall ÷ that | jobs | log size | load (start → end) |")
+          "| bound at workers × 256 in flight s | wall ÷ that | jobs | log size | load (start → end) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     roles_rows = []
     for n in counts:
@@ -58,13 +59,17 @@ def main():
         exit_line = json.load(open(f"{d}/fleet.requests.json"))
         pages = exit_line["registryRequests"]
         harvest_bound = max(0, pages - REGISTRY_BURST) / REGISTRY_RATE
-        c = str(int(n) * WORKER_BATCH)
-        cluster = fleet["bounds"]["cluster"][c]
+        # Any entry gives the total work (globalSeconds × its concurrency) and the host bound.
+        c0, cluster = next(iter(fleet["bounds"]["cluster"].items()))
         host = cluster["exactHostSeconds"]
+        total_work = cluster["globalSeconds"] * int(c0)
         bound = harvest_bound + host
-        at_c = harvest_bound + max(host, cluster["globalSeconds"])
+        at_c = harvest_bound + max(host, total_work / (int(n) * CONCURRENCY))
         wall = end - start
-        jobs = open(f"{d}/jobs").read().strip().replace("\n", ", ")
+        # state|jobs|claims|most attempts, one line per state
+        jobs = ", ".join(
+            f"{state} {count} (claims {claims})"
+            for state, count, claims, _ in (l.split("|") for l in open(f"{d}/jobs").read().split()))
         verify = open(f"{d}/verify").read().strip()
         m = re.search(r"at size (\d+)", verify)
         size = m.group(1) if m else verify[:60]
@@ -80,8 +85,10 @@ def main():
         except (OSError, ValueError):
             pass
         r = exit_line["requests"]
-        roles_rows.append(f"| {n} | fleet requests | initialize {r['initialize']}, tools/list "
-                          f"{r['toolsList']}, other {r['other']}, registry {pages} | |")
+        roles_rows.append(f"| {n} | fleet requests | discover {r['discover']}, initialize "
+                          f"{r['initialize']}, tools/list {r['toolsList']}, DELETE {r.get('closed', '?')}, "
+                          f"other {r['other']}, "
+                          f"registry {pages} | |")
     print("\n| workers | role | CPU s (user+sys) | peak RSS MiB |")
     print("| --- | --- | --- | --- |")
     print("\n".join(roles_rows))

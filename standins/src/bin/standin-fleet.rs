@@ -216,6 +216,7 @@ fn main() -> std::io::Result<()> {
                     "initialize": counts.initialize,
                     "initialized": counts.initialized,
                     "toolsList": counts.tools_list,
+                    "closed": counts.closed,
                     "other": counts.other,
                 },
                 // Seconds since the fleet started: first request in, last answer out.
