@@ -6,8 +6,9 @@
 //!   (the snapshot every worker reads its targets from) and enqueues one [`REMOTE`] job per
 //!   remote target of the run ([`enqueue_crawl`]).
 //! - A **worker** claims jobs, takes a place under its host's limit across every worker
-//!   ([`toolmark_queue::Queue::acquire_host`]; a busy host defers the job without counting an
-//!   attempt), observes the remote (the crawler's own `crawl` of the batch), stores the
+//!   ([`toolmark_queue::Queue::acquire_host`]; a job whose host is full waits in the worker,
+//!   claimed, without counting an attempt), observes the remote (the crawler's own `crawl`, one
+//!   task per job, `crawl.concurrency` at once, more jobs claimed as they end), stores the
 //!   observation document, and completes the job with the log entry as its hand-off, in one
 //!   transaction fenced by the claim ([`Worker::work_once`]). It never touches the tree.
 //! - The **sequencer** appends the hand-offs to the log in the order the queue gives them (by
@@ -43,16 +44,22 @@ pub const PACKAGE: &str = "package";
 /// The shortest lease a worker takes on its claims and host places, whatever
 /// `schedules.lease_seconds` says.
 pub const MIN_LEASE: Duration = Duration::from_secs(3);
-/// Jobs a worker claims at once at most (it claims as many as its crawl runs at once).
-pub const WORKER_BATCH: usize = 32;
-/// How long a job whose host is full waits before it may be claimed again.
-pub const HOST_BUSY_DELAY: Duration = Duration::from_secs(2);
 /// How long a worker's claims and host places last (`schedules.lease_seconds`, at least
-/// [`MIN_LEASE`]): renewed every third of it while the worker works them, so only a dead or
+/// [`MIN_LEASE`]): renewed every third of it while the worker holds them, so only a dead or
 /// stalled worker lets them lapse, and its jobs return to the queue that long after.
 pub fn worker_lease(config: &Config) -> Duration {
     Duration::from_secs(config.schedules.lease_seconds).max(MIN_LEASE)
 }
+/// Jobs a worker claims in one request at most (it keeps `crawl.concurrency` observations
+/// running, claiming more as they end).
+pub const WORKER_BATCH: usize = 32;
+/// How long a worker waits before it asks again for a place on a host that was full (sooner
+/// when one of its own observations on that host ends). The job waits in the worker, claimed.
+pub const HOST_BUSY_DELAY: Duration = Duration::from_millis(250);
+/// Jobs a worker holds claimed while they wait for their host's place, at most (a few hundred
+/// bytes each; every one is renewed each third of the lease). The busiest hosts' jobs wait
+/// here while the worker goes on with other hosts'.
+pub const MAX_WAITING: usize = 16_384;
 /// How long a job whose result could not be stored (the bucket or the database failed) waits
 /// before another attempt.
 pub const FAILED_RETRY: Duration = Duration::from_secs(30);
@@ -165,7 +172,7 @@ impl Enqueued {
 
 /// One crawl run's jobs: a full harvest of `config.registry` (a stop ends it before anything
 /// is written), its items stored as one snapshot document, one [`REMOTE`] job per remote
-/// target, in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
+/// target (the hosts with the most targets first), in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
 /// second scheduler, or a retry — adds no job it has. Blocks the calling thread (not one of
 /// `runtime`'s workers).
 pub fn enqueue_crawl(
@@ -218,9 +225,32 @@ pub fn enqueue_crawl(
         delisted: Vec::new(),
         allow_cleartext: config.crawl.allow_private,
     };
-    let jobs: Vec<NewJob> = remote_jobs(input.targets())
+    // The busiest hosts' jobs first (claims go in enqueue order): their places are the floor of
+    // the run, so they start at once while the workers fill the rest with other hosts' jobs
+    // (the single-box crawl's "most targets left first").
+    let mut remotes: Vec<(String, String)> = remote_jobs(input.targets())
         .into_iter()
-        .map(|(key, _)| {
+        .map(|(key, t)| match (&t.kind, &t.skip) {
+            (TargetKind::Remote { url, declared, .. }, None) => {
+                (host_key(&declared.dial_url(url)), key)
+            }
+            // Nothing to dial: no host.
+            _ => (String::new(), key),
+        })
+        .collect();
+    let mut per_host: HashMap<String, usize> = HashMap::new();
+    for (host, _) in &remotes {
+        *per_host.entry(host.clone()).or_default() += 1;
+    }
+    remotes.sort_by_key(|(host, _)| {
+        (
+            std::cmp::Reverse(if host.is_empty() { 0 } else { per_host[host] }),
+            host.clone(),
+        )
+    });
+    let jobs: Vec<NewJob> = remotes
+        .into_iter()
+        .map(|(_, key)| {
             let job = RemoteJob {
                 snapshot: sri.to_string(),
                 started_at: input.started_at.clone(),
@@ -274,7 +304,7 @@ pub struct Worker {
     crawl: CrawlConfig,
     /// Places per host across every worker.
     per_host: u32,
-    /// Jobs claimed at once: the crawl's concurrency, at most [`WORKER_BATCH`].
+    /// Observations running at once: the crawl's concurrency.
     batch: usize,
     /// Its claims' and host places' lease ([`worker_lease`]).
     lease: Duration,
@@ -283,8 +313,17 @@ pub struct Worker {
     status: std::sync::Arc<crate::health::RoleStatus>,
 }
 
-/// A job in a batch: its claim, its payload and, for a target to dial, its host place.
+/// A job being observed: its claim, its payload and, for a target to dial, its host place.
 type Held = (Claim, RemoteJob, Option<toolmark_queue::HostSlot>);
+
+/// What an observation's task tells the worker's thread, by the job's token.
+enum Ended {
+    /// The remote will not be dialled again for this job: its host place can be given back
+    /// (before the document is stored, which does not touch the host).
+    Dialled(u64),
+    /// The outcome, its document stored (`None`: stopped before it was observed).
+    Finished(u64, Option<Result<Stored, RoleError>>),
+}
 
 impl Worker {
     /// A worker over `config`'s queue and stores, with the crawl's settings (`[crawl]`:
@@ -311,7 +350,7 @@ impl Worker {
             holder: me,
             blobs,
             per_host: u32::try_from(config.crawl.per_host).unwrap_or(u32::MAX),
-            batch: config.crawl.concurrency.clamp(1, WORKER_BATCH),
+            batch: config.crawl.concurrency.max(1),
             lease: worker_lease(config),
             crawl,
             snapshots: Snapshots::default(),
@@ -346,98 +385,241 @@ impl Worker {
         })
     }
 
-    /// One batch: claims jobs (as many as the crawl runs at once), observes them and completes
-    /// each with its entry as soon as it is observed (its memory and its host place given back
-    /// then). Blocks the calling thread (not one of `runtime`'s workers). Returns how many jobs
-    /// it completed (0: none was waiting). While the batch runs, its claims and host places
-    /// are renewed every third of their lease. Whatever happens in it, every host place is given
-    /// back and every job not finished goes back to the queue (a job whose result could not be
-    /// stored is failed, so it is tried again later); the batch's first error is returned after
-    /// that.
+    /// One pass: claims jobs and keeps up to `crawl.concurrency` observations running until no
+    /// job is left to claim and every job it holds is completed (or `stop` fires: nothing new
+    /// starts, the observations running finish and are completed, the jobs still waiting go
+    /// back to the queue). Blocks the calling thread (not one of `runtime`'s workers). Returns
+    /// how many jobs it completed (0: none was waiting).
+    ///
+    /// Each job is observed in a task of its own as soon as its host has a place (across every
+    /// worker: [`toolmark_queue::Queue::acquire_host`]); a job whose host is full waits in the
+    /// worker, claimed, and the place is asked for again when one of this worker's observations
+    /// on that host ends, or after [`HOST_BUSY_DELAY`]. An observation's end completes its job
+    /// (its document stored in its own task, then the entry handed on by this thread) and gives
+    /// its place back at once, and a new job is
+    /// claimed to keep the observations in flight: one slow remote holds up only its own
+    /// place. At most [`MAX_WAITING`] jobs wait for a place. The claims and places held are
+    /// renewed every third of their lease. Whatever fails, every place is given back and every job
+    /// not finished goes back to the queue (a job whose result could not be stored is failed,
+    /// so it is tried again later); the first error is returned after that.
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
-        let claims = self
-            .queue
-            .claim(&[REMOTE], self.batch, self.lease)
-            .map_err(RoleError::doing("claiming jobs"))?;
-        if claims.is_empty() {
-            return Ok(0);
-        }
+        let (tx, rx) = std::sync::mpsc::channel::<Ended>();
+        let crawl = std::sync::Arc::new(self.crawl.clone());
         let mut first_error = None;
-        // Each claim with its target and, for one to dial, its place under the host's limit.
-        let mut held: HashMap<String, Vec<Held>> = HashMap::new();
-        let mut targets = Vec::new();
-        for claim in claims {
-            let job: RemoteJob = match serde_json::from_str(&claim.payload) {
-                Ok(j) => j,
-                Err(e) => {
-                    note(
-                        &mut first_error,
-                        self.give_up(&claim, &format!("unreadable job: {e}")),
-                    );
-                    continue;
-                }
-            };
-            let target = match self.target(&job) {
-                Ok(t) => t,
-                Err(Unreadable::Job(why)) => {
-                    note(&mut first_error, self.give_up(&claim, &why));
-                    continue;
-                }
-                Err(Unreadable::Store(why)) => {
-                    tracing::warn!("job {} ({}): the snapshot: {why}", claim.id, claim.key);
-                    note(
-                        &mut first_error,
-                        lost_is_fine(self.queue.defer(&claim, FAILED_RETRY)),
-                    );
-                    continue;
-                }
-            };
-            let mut place = None;
-            if let (TargetKind::Remote { url, declared, .. }, None) = (&target.kind, &target.skip) {
-                let host = host_key(&declared.dial_url(url));
-                match self.queue.acquire_host(&host, self.per_host, self.lease) {
-                    Ok(Some(p)) => place = Some(p),
-                    Ok(None) => {
-                        self.status.count("host_busy", 1);
-                        note(
-                            &mut first_error,
-                            lost_is_fine(self.queue.defer(&claim, HOST_BUSY_DELAY)),
-                        );
-                        continue;
-                    }
+        // Jobs waiting for a place, per host, in claim order; and the observations running.
+        let mut waiting: HashMap<String, std::collections::VecDeque<(Claim, RemoteJob, Target)>> =
+            HashMap::new();
+        let mut waiting_count = 0usize;
+        let mut running: HashMap<u64, Held> = HashMap::new();
+        // Hosts found full, and when to ask again.
+        let mut full: HashMap<String, std::time::Instant> = HashMap::new();
+        let mut next_token = 0u64;
+        let mut done = 0usize;
+        let mut drained = false;
+        let mut renewed = std::time::Instant::now();
+        loop {
+            let stopping = self.crawl.stop.is_cancelled();
+            // Claim while observations could start: room in flight, and not too many waiting.
+            if !stopping && !drained && running.len() < self.batch && waiting_count < MAX_WAITING {
+                let want = (self.batch - running.len()).min(MAX_WAITING - waiting_count);
+                let claims = match self
+                    .queue
+                    .claim(&[REMOTE], want.min(WORKER_BATCH), self.lease)
+                {
+                    Ok(c) => c,
                     Err(e) => {
-                        note(&mut first_error, Err(RoleError::doing("a host place")(e)));
-                        note(
-                            &mut first_error,
-                            lost_is_fine(self.queue.defer(&claim, FAILED_RETRY)),
-                        );
-                        continue;
+                        note(&mut first_error, Err(RoleError::doing("claiming jobs")(e)));
+                        Vec::new()
+                    }
+                };
+                // Nothing to claim (or the claim failed): ask again once something ends.
+                drained = claims.len() < want.min(WORKER_BATCH);
+                for claim in claims {
+                    if let Some((job, target)) = self.readable(claim.clone(), &mut first_error) {
+                        let host = match (&target.kind, &target.skip) {
+                            (TargetKind::Remote { url, declared, .. }, None) => {
+                                host_key(&declared.dial_url(url))
+                            }
+                            // Nothing to dial: no place needed.
+                            _ => String::new(),
+                        };
+                        waiting
+                            .entry(host)
+                            .or_default()
+                            .push_back((claim, job, target));
+                        waiting_count += 1;
                     }
                 }
             }
-            held.entry(target_id(&target))
-                .or_default()
-                .push((claim, job, place));
-            targets.push(target);
+            // Start what has a place.
+            if !stopping {
+                let now = std::time::Instant::now();
+                let hosts: Vec<String> = waiting
+                    .iter()
+                    .filter(|(h, q)| !q.is_empty() && full.get(*h).is_none_or(|t| *t <= now))
+                    .map(|(h, _)| h.clone())
+                    .collect();
+                for host in hosts {
+                    while running.len() < self.batch {
+                        let Some(q) = waiting.get_mut(&host) else {
+                            break;
+                        };
+                        if q.is_empty() {
+                            break;
+                        }
+                        let place = if host.is_empty() {
+                            None
+                        } else {
+                            match self.queue.acquire_host(&host, self.per_host, self.lease) {
+                                Ok(Some(p)) => Some(p),
+                                Ok(None) => {
+                                    self.status.count("host_busy", 1);
+                                    full.insert(host.clone(), now + HOST_BUSY_DELAY);
+                                    break;
+                                }
+                                Err(e) => {
+                                    note(
+                                        &mut first_error,
+                                        Err(RoleError::doing("a host place")(e)),
+                                    );
+                                    full.insert(host.clone(), now + HOST_BUSY_DELAY);
+                                    break;
+                                }
+                            }
+                        };
+                        let Some((claim, job, target)) = q.pop_front() else {
+                            break;
+                        };
+                        if q.is_empty() {
+                            waiting.remove(&host);
+                        }
+                        waiting_count -= 1;
+                        full.remove(&host);
+                        let token = next_token;
+                        next_token += 1;
+                        let started_at = job.started_at.clone();
+                        running.insert(token, (claim, job, place));
+                        let (crawl, tx, blobs) = (crawl.clone(), tx.clone(), self.blobs.clone());
+                        runtime.spawn(async move {
+                            let mut prepared = None;
+                            crawl::crawl(&crawl, vec![target], |o: Outcome| {
+                                let item = TargetOutcome {
+                                    target: o.target,
+                                    observation: o.observation,
+                                };
+                                // The document is made here and the observation (and its share
+                                // of the crawl's memory budget) dropped at once.
+                                prepared = Some(prepare(&item, &started_at));
+                                drop(item);
+                                drop(o.grant);
+                            })
+                            .await;
+                            let _ = tx.send(Ended::Dialled(token));
+                            // `None`: stopped before it was observed, the job goes back.
+                            let stored = match prepared {
+                                Some(p) => Some(
+                                    tokio::task::spawn_blocking(move || store(&blobs, p))
+                                        .await
+                                        .unwrap_or_else(|e| {
+                                            Err(RoleError::Refused(format!("storing: {e}")))
+                                        }),
+                                ),
+                                None => None,
+                            };
+                            let _ = tx.send(Ended::Finished(token, stored));
+                        });
+                    }
+                }
+            }
+            if running.is_empty() && (stopping || (drained && waiting_count == 0)) {
+                break;
+            }
+            // Wait for an observation to end (briefly when a full host is due to be asked
+            // again or more jobs could be claimed).
+            let wait = if !stopping
+                && !drained
+                && running.len() < self.batch
+                && waiting_count < MAX_WAITING
+            {
+                Duration::ZERO
+            } else if !full.is_empty() || running.is_empty() {
+                Duration::from_millis(100)
+            } else {
+                Duration::from_secs(1)
+            };
+            let mut ended = Vec::new();
+            match rx.recv_timeout(wait) {
+                Ok(f) => ended.push(f),
+                Err(_) if !running.is_empty() || !drained => {}
+                // Nothing running, nothing claimable, jobs waiting for a full host: poll.
+                Err(_) => drained = false,
+            }
+            ended.extend(rx.try_iter());
+            for event in ended {
+                let (token, stored) = match event {
+                    Ended::Dialled(token) => {
+                        let place = running.get_mut(&token).and_then(|(_, _, p)| p.take());
+                        if let Some(p) = &place {
+                            // This worker's own place on the host is free: ask for it again
+                            // at once.
+                            full.remove(&p.host);
+                        }
+                        self.release(place);
+                        continue;
+                    }
+                    Ended::Finished(token, stored) => (token, stored),
+                };
+                let Some((claim, _, place)) = running.remove(&token) else {
+                    continue;
+                };
+                drained = false;
+                match stored {
+                    Some(stored) => {
+                        match stored.and_then(|s| complete(&mut self.queue, &claim, s)) {
+                            Ok(true) => done += 1,
+                            Ok(false) => self.status.count("claims_lost", 1),
+                            Err(e) => {
+                                self.status.count("jobs_failed", 1);
+                                // Its document or its completion could not be written: tried
+                                // again later.
+                                let why = crate::chain(&e);
+                                tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
+                                note(
+                                    &mut first_error,
+                                    lost_is_fine(
+                                        self.queue.fail(&claim, &why, FAILED_RETRY).map(drop),
+                                    ),
+                                );
+                                note(&mut first_error, Err(e));
+                            }
+                        }
+                    }
+                    None => {
+                        if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
+                            tracing::warn!(
+                                "job {}: giving it back: {}",
+                                claim.id,
+                                crate::chain(&e)
+                            );
+                        }
+                    }
+                }
+                if let Some(p) = &place {
+                    // This worker's own place on the host is free: ask for it again at once.
+                    full.remove(&p.host);
+                }
+                self.release(place);
+            }
+            if renewed.elapsed() >= self.lease / 3 {
+                self.renew_all(&mut waiting, &mut running);
+                renewed = std::time::Instant::now();
+            }
         }
-        let held = std::sync::Mutex::new(held);
-        let (done, error) = self.observe_and_complete(runtime, targets, &held);
-        if let Some(e) = error {
-            note(&mut first_error, Err(e));
-        }
-        // Jobs the crawl did not take (it was stopped, or a place could not be had): back to
-        // the queue, not an attempt; their places given back.
-        let left: Vec<Held> = held
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .into_values()
-            .flatten()
-            .collect();
-        for (claim, _, place) in left {
+        // Jobs that never got a place: back to the queue, not an attempt.
+        for (claim, _, _) in waiting.into_values().flatten() {
             if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
                 tracing::warn!("job {}: giving it back: {}", claim.id, crate::chain(&e));
             }
-            self.release(place);
         }
         match first_error {
             Some(e) => Err(e),
@@ -445,93 +627,63 @@ impl Worker {
         }
     }
 
-    /// Runs the crawl of `targets` on this thread while another completes each outcome as it
-    /// comes and keeps the batch's leases alive; how many were completed, and the first error.
-    fn observe_and_complete(
+    /// The job and target of `claim`; `None` when it cannot be worked now (failed, or deferred
+    /// when the store failed).
+    fn readable(
         &mut self,
-        runtime: &tokio::runtime::Handle,
-        targets: Vec<Target>,
-        held: &std::sync::Mutex<HashMap<String, Vec<Held>>>,
-    ) -> (usize, Option<RoleError>) {
-        let (tx, rx) = std::sync::mpsc::channel::<(Held, Result<Prepared, IndexError>)>();
-        let (queue, blobs, crawl_config, status, lease) = (
-            &mut self.queue,
-            &self.blobs,
-            &self.crawl,
-            &self.status,
-            self.lease,
-        );
-        let renew_every = lease / 3;
-        std::thread::scope(|scope| {
-            let completer = scope.spawn(move || {
-                let mut done = 0;
-                let mut first_error = None;
-                let mut renewed = std::time::Instant::now();
-                loop {
-                    match rx.recv_timeout(renew_every) {
-                        Ok(((claim, _, place), prepared)) => {
-                            match complete(queue, blobs, &claim, prepared) {
-                                Ok(true) => done += 1,
-                                Ok(false) => status.count("claims_lost", 1),
-                                Err(e) => {
-                                    status.count("jobs_failed", 1);
-                                    // Its document or its completion could not be written:
-                                    // tried again later.
-                                    let why = crate::chain(&e);
-                                    tracing::warn!("job {} ({}): {why}", claim.id, claim.key);
-                                    note(
-                                        &mut first_error,
-                                        lost_is_fine(
-                                            queue.fail(&claim, &why, FAILED_RETRY).map(drop),
-                                        ),
-                                    );
-                                    note(&mut first_error, Err(e));
-                                }
-                            }
-                            if let Some(p) = place {
-                                if let Err(e) = queue.release_host(p) {
-                                    tracing::warn!("giving a host place back (it lapses): {e}");
-                                }
-                            }
-                        }
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-                    }
-                    if renewed.elapsed() >= renew_every {
-                        renew(queue, held, lease);
-                        renewed = std::time::Instant::now();
-                    }
-                }
-                (done, first_error)
-            });
-            runtime.block_on(crawl::crawl(crawl_config, targets, |o: Outcome| {
-                let taken = held
-                    .lock()
-                    .ok()
-                    .and_then(|mut h| h.get_mut(&target_id(&o.target)).and_then(Vec::pop));
-                let Some((claim, job, place)) = taken else {
-                    return;
-                };
-                let item = TargetOutcome {
-                    target: o.target,
-                    observation: o.observation,
-                };
-                // The document is made here and the observation (and its share of the crawl's
-                // memory budget) dropped at once: a batch of cap-sized tool sets cannot starve
-                // the observations still running.
-                let prepared = prepare(&item, &job.started_at);
-                drop(item);
-                drop(o.grant);
-                let _ = tx.send(((claim, job, place), prepared));
-            }));
-            drop(tx);
-            completer.join().unwrap_or_else(|_| {
-                (
-                    0,
-                    Some(RoleError::Refused("the completing thread panicked".into())),
-                )
-            })
-        })
+        claim: Claim,
+        first_error: &mut Option<RoleError>,
+    ) -> Option<(RemoteJob, Target)> {
+        let job: RemoteJob = match serde_json::from_str(&claim.payload) {
+            Ok(j) => j,
+            Err(e) => {
+                note(
+                    first_error,
+                    self.give_up(&claim, &format!("unreadable job: {e}")),
+                );
+                return None;
+            }
+        };
+        match self.target(&job) {
+            Ok(t) => Some((job, t)),
+            Err(Unreadable::Job(why)) => {
+                note(first_error, self.give_up(&claim, &why));
+                None
+            }
+            Err(Unreadable::Store(why)) => {
+                tracing::warn!("job {} ({}): the snapshot: {why}", claim.id, claim.key);
+                note(
+                    first_error,
+                    lost_is_fine(self.queue.defer(&claim, FAILED_RETRY)),
+                );
+                None
+            }
+        }
+    }
+
+    /// Extends the leases of every job held (waiting or running) and of the places running.
+    fn renew_all(
+        &mut self,
+        waiting: &mut HashMap<String, std::collections::VecDeque<(Claim, RemoteJob, Target)>>,
+        running: &mut HashMap<u64, Held>,
+    ) {
+        let claims = waiting
+            .values_mut()
+            .flatten()
+            .map(|(c, _, _)| c)
+            .chain(running.values_mut().map(|(c, _, _)| c));
+        for claim in claims {
+            if let Err(e) = self.queue.renew(claim, self.lease) {
+                tracing::warn!("job {}: renewing its claim: {e}", claim.id);
+            }
+        }
+        for p in running.values().filter_map(|(_, _, p)| p.as_ref()) {
+            match self.queue.renew_host(p, self.lease) {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!("the place on {} lapsed before it was renewed", p.host),
+                Err(e) => tracing::warn!("renewing the place on {}: {e}", p.host),
+            }
+        }
     }
 
     fn release(&mut self, place: Option<toolmark_queue::HostSlot>) {
@@ -605,36 +757,18 @@ enum Unreadable {
     Store(String),
 }
 
-/// Extends the leases of every job of a batch not completed yet, and of their host places.
-fn renew(queue: &mut Queue, held: &std::sync::Mutex<HashMap<String, Vec<Held>>>, lease: Duration) {
-    let Ok(mut held) = held.lock() else { return };
-    for (claim, _, place) in held.values_mut().flatten() {
-        if let Err(e) = queue.renew(claim, lease) {
-            tracing::warn!("job {}: renewing its claim: {e}", claim.id);
-        }
-        if let Some(p) = place {
-            match queue.renew_host(p, lease) {
-                Ok(true) => {}
-                Ok(false) => tracing::warn!("the place on {} lapsed before it was renewed", p.host),
-                Err(e) => tracing::warn!("renewing the place on {}: {e}", p.host),
-            }
-        }
-    }
-}
+/// What completing a job needs once its document is stored: the report line (JSON) and the
+/// encoded entry to hand on (`None`: nothing is logged).
+type Stored = (String, Option<Vec<u8>>);
 
-/// Stores a prepared outcome's document and completes its job with the entry; `false` when the
-/// claim was lost meanwhile (another worker has the job: nothing of this one is kept).
-fn complete(
-    queue: &mut Queue,
-    blobs: &Blobs,
-    claim: &Claim,
-    prepared: Result<Prepared, IndexError>,
-) -> Result<bool, RoleError> {
+/// Stores a prepared outcome's document (durable before the entry naming it can be
+/// committed). Blocks: run it off the runtime's workers; observations' documents are stored
+/// side by side, each in its observation's task.
+fn store(blobs: &Blobs, prepared: Result<Prepared, IndexError>) -> Result<Stored, RoleError> {
     let Prepared { line, logged } = prepared.map_err(RoleError::doing("the observation"))?;
     let handoff = match logged {
         Some((entry, document)) => {
             if let Some(doc) = document {
-                // Durable before the entry naming it can be committed.
                 blobs
                     .put(&doc)
                     .map_err(RoleError::doing("storing the observation document"))?;
@@ -648,6 +782,13 @@ fn complete(
         None => None,
     };
     let result = serde_json::to_string(&line).map_err(RoleError::doing("the report line"))?;
+    Ok((result, handoff))
+}
+
+/// Completes a job with its stored outcome; `false` when the claim was lost meanwhile
+/// (another worker has the job: nothing of this one is kept).
+fn complete(queue: &mut Queue, claim: &Claim, stored: Stored) -> Result<bool, RoleError> {
+    let (result, handoff) = stored;
     match queue.complete(claim, &result, handoff.as_deref()) {
         Ok(()) => Ok(true),
         Err(QueueError::Lost { .. }) => {

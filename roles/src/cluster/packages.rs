@@ -270,7 +270,8 @@ impl PackageWorker {
                 observation: Some(observation),
             };
             let prepared: Result<Prepared, IndexError> = prepare(&item, &job.started_at);
-            match complete(&mut self.queue, &self.blobs, &claim, prepared) {
+            let stored = super::store(&self.blobs, prepared);
+            match stored.and_then(|s| complete(&mut self.queue, &claim, s)) {
                 Ok(true) => done += 1,
                 Ok(false) => self.status.count("claims_lost", 1),
                 Err(e) => {

@@ -10,24 +10,49 @@
 //! is toolmark's schedule lower bound and `bounds` has it for toolmark (4 requests per
 //! observation, 256 in flight) and HISTOR (3 requests, 12 workers), both at `--per-host-limit`.
 //! On exit, the requests the fleet answered are printed to stderr as one JSON line.
+//!
+//! ```text
+//! standin-fleet --items ITEMS.json --pins-out PINS.toml --ca-out CA.pem [--cluster-concurrency 32 …]
+//! ```
+//!
+//! serves given registry items instead (bench/registry_60k.py writes them): the registry
+//! stand-in lists them, and every `https` remote URL in them is served by a stand-in MCP
+//! server over TLS, one loopback address per host name ([`Fleet::start_sites`]). The crawler
+//! reaches them through the pins written to `--pins-out` (a config file's `[crawl]` section:
+//! `resolve`, `no_dns`, `allow_private`) and trusts the CA written to `--ca-out`. `bounds` then
+//! also has `cluster`: for each `--cluster-concurrency` C, the bound at C observations in
+//! flight (a cluster's workers × the jobs each claims at once), 3 requests an observation (the
+//! discover probe is paid once per host, the session's `DELETE` outside the host's places).
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use clap::Parser;
 use serde_json::json;
-use toolmark_standins::fleet::{self, Fleet, FleetSpec};
-use toolmark_standins::registry::RegistryStandIn;
+use toolmark_standins::fleet::{self, Fleet, FleetSpec, SiteSpec};
+use toolmark_standins::registry::{self, RegistryStandIn};
 
 #[derive(Parser)]
 #[command(about = "A fleet of stand-in MCP servers on 127.1.x.y and a registry listing it")]
 struct Args {
     /// Distinct hosts (loopback addresses 127.1.x.y).
-    #[arg(long)]
-    hosts: usize,
+    #[arg(long, required_unless_present = "items")]
+    hosts: Option<usize>,
     /// Endpoints per host.
-    #[arg(long)]
-    per_host: usize,
+    #[arg(long, required_unless_present = "items")]
+    per_host: Option<usize>,
+    /// Serve these registry items (a JSON array) and their remotes instead of a made-up fleet.
+    #[arg(long, conflicts_with_all = ["hosts", "per_host"], requires_all = ["pins_out", "ca_out"])]
+    items: Option<PathBuf>,
+    /// With `--items`: write the `[crawl]` section that reaches the fleet here (TOML).
+    #[arg(long, requires = "items")]
+    pins_out: Option<PathBuf>,
+    /// With `--items`: write the fleet's CA certificate here (PEM).
+    #[arg(long, requires = "items")]
+    ca_out: Option<PathBuf>,
+    /// With `--items`: also bound the crawl at this many observations in flight (repeat).
+    #[arg(long, requires = "items")]
+    cluster_concurrency: Vec<usize>,
     /// Shortest endpoint latency (ms), applied to every request.
     #[arg(long, default_value_t = 50)]
     min_ms: u64,
@@ -73,17 +98,39 @@ fn main() -> std::io::Result<()> {
         .build()?;
     runtime.block_on(async move {
         let started = SystemTime::now();
-        let fleet = Fleet::start(FleetSpec {
-            hosts: args.hosts,
-            endpoints_per_host: args.per_host,
-            latency: (
-                Duration::from_millis(args.min_ms),
-                Duration::from_millis(args.max_ms),
-            ),
-            seed: args.seed,
-            tool_sets: tool_sets.clone(),
-        })
-        .await?;
+        let latency = (
+            Duration::from_millis(args.min_ms),
+            Duration::from_millis(args.max_ms),
+        );
+        let given = match &args.items {
+            Some(path) => Some(registry::load_snapshot(path)?),
+            None => None,
+        };
+        let fleet = match &given {
+            Some(items) => {
+                Fleet::start_sites(SiteSpec {
+                    urls: remote_urls(items),
+                    latency,
+                    seed: args.seed,
+                    tool_sets: tool_sets.clone(),
+                })
+                .await?
+            }
+            None => {
+                Fleet::start(FleetSpec {
+                    hosts: args.hosts.unwrap_or_default(),
+                    endpoints_per_host: args.per_host.unwrap_or_default(),
+                    latency,
+                    seed: args.seed,
+                    tool_sets: tool_sets.clone(),
+                })
+                .await?
+            }
+        };
+        if let (Some(pins), Some(ca)) = (&args.pins_out, &args.ca_out) {
+            std::fs::write(pins, crawl_section(&fleet.pins()))?;
+            std::fs::write(ca, fleet.ca_certificate_pem().unwrap_or_default())?;
+        }
         if let Some(path) = &args.dump_latencies {
             let mut text = String::new();
             for (url, latency) in fleet.urls().iter().zip(fleet.latencies()) {
@@ -93,17 +140,26 @@ fn main() -> std::io::Result<()> {
             }
             std::fs::write(path, text)?;
         }
-        let items = fleet.registry_items(args.remotes_per_server);
+        let items = given.unwrap_or_else(|| fleet.registry_items(args.remotes_per_server));
         let servers = items.len();
         let registry = RegistryStandIn::start(items).await?;
         let grouped = fleet.latencies_by_host();
         let by_host: Vec<&[Duration]> = grouped.iter().map(Vec::as_slice).collect();
-        let keyed: Vec<(String, &[Duration])> = fleet
-            .host_addrs()
-            .iter()
-            .map(|a| a.ip().to_string())
-            .zip(by_host.iter().copied())
-            .collect();
+        // Each host's politeness key: its name when it has one, else its address.
+        let pins = fleet.pins();
+        let keys: Vec<String> = if pins.is_empty() {
+            fleet
+                .host_addrs()
+                .iter()
+                .map(|a| a.ip().to_string())
+                .collect()
+        } else {
+            pins.iter()
+                .map(|p| p.split('=').next().unwrap_or_default().to_owned())
+                .collect()
+        };
+        let keyed: Vec<(String, &[Duration])> =
+            keys.into_iter().zip(by_host.iter().copied()).collect();
         // toolmark: discover + initialize + initialized + tools/list, 256 in flight, the host with
         // the most targets left first. HISTOR: initialize + initialized + tools/list, 12 workers
         // over a host-interleaved list.
@@ -128,10 +184,17 @@ fn main() -> std::io::Result<()> {
             })
         };
         let toolmark = bound(4, 256, false);
+        let cluster: serde_json::Map<String, serde_json::Value> = args
+            .cluster_concurrency
+            .iter()
+            // A host's places carry 3 requests an observation: the discover probe is paid once
+            // per host and the session's DELETE is sent after the place is given back.
+            .map(|&c| (c.to_string(), bound(3, c, false)))
+            .collect();
         let line = json!({
             "registry": registry.url(),
             "endpoints": fleet.urls().len(),
-            "hosts": args.hosts,
+            "hosts": fleet.host_addrs().len(),
             "perHost": args.per_host,
             "servers": servers,
             "remotesPerServer": args.remotes_per_server,
@@ -139,7 +202,7 @@ fn main() -> std::io::Result<()> {
             "toolSets": tool_sets.len(),
             "toolSetBytes": tool_sets.iter().map(String::len).collect::<Vec<_>>(),
             "boundSeconds": toolmark["seconds"],
-            "bounds": { "toolmark": toolmark, "histor": bound(3, 12, true) },
+            "bounds": { "toolmark": toolmark, "histor": bound(3, 12, true), "cluster": cluster },
             "latencies": fleet::latency_summary(fleet.latencies()),
         });
         println!("{line}");
@@ -153,6 +216,7 @@ fn main() -> std::io::Result<()> {
                     "initialize": counts.initialize,
                     "initialized": counts.initialized,
                     "toolsList": counts.tools_list,
+                    "closed": counts.closed,
                     "other": counts.other,
                 },
                 // Seconds since the fleet started: first request in, last answer out.
@@ -171,6 +235,30 @@ fn main() -> std::io::Result<()> {
         registry.shutdown().await;
         Ok(())
     })
+}
+
+/// Every `https` remote URL of `items`, each once, in order.
+fn remote_urls(items: &[serde_json::Value]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    items
+        .iter()
+        .filter_map(|i| i.pointer("/server/remotes")?.as_array())
+        .flatten()
+        .filter_map(|r| r.get("url")?.as_str())
+        .filter(|u| u.starts_with("https://"))
+        .filter(|u| seen.insert(u.to_string()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The `[crawl]` section of a config file that reaches the fleet: every host name pinned to
+/// its loopback address, no other name resolved, loopback allowed.
+fn crawl_section(pins: &[String]) -> String {
+    let list: Vec<String> = pins.iter().map(|p| format!("  \"{p}\",")).collect();
+    format!(
+        "[crawl]\nallow_private = true\nno_dns = true\nresolve = [\n{}\n]\n",
+        list.join("\n")
+    )
 }
 
 fn unix(t: SystemTime) -> f64 {

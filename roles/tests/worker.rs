@@ -1,0 +1,175 @@
+//! The worker against the real test PostgreSQL (the queue), a registry stand-in and a fleet of
+//! stand-in MCP servers on loopback: a job whose host is full waits in the worker, claimed,
+//! instead of going back to the queue, and every job is observed and completed in one pass.
+
+use std::time::Duration;
+
+use toolmark_config::Config;
+use toolmark_queue::Queue;
+use toolmark_roles::Stop;
+use toolmark_roles::cluster::{Worker, enqueue_crawl};
+use toolmark_standins::fleet::{Fleet, FleetSpec};
+use toolmark_standins::registry::RegistryStandIn;
+
+#[test]
+fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Three hosts of four endpoints: with two places a host, half of each host's jobs find it
+    // full when the worker first claims them.
+    let fleet = runtime
+        .block_on(Fleet::start(FleetSpec {
+            hosts: 3,
+            endpoints_per_host: 4,
+            latency: (Duration::from_millis(100), Duration::from_millis(100)),
+            seed: 1,
+            tool_sets: vec![r#"{"tools": []}"#.into()],
+        }))
+        .unwrap();
+    let registry = runtime
+        .block_on(RegistryStandIn::start(fleet.registry_items(1)))
+        .unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("worker-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = Config {
+        data: dir.clone(),
+        registry: registry.url(),
+        ..Config::default()
+    };
+    config.storage.head = db.url().to_owned();
+    config.crawl.allow_private = true;
+    config.crawl.per_host = 2;
+    let data = toolmark_roles::jobs::data_dir(&config);
+    std::fs::create_dir_all(data.root()).unwrap();
+    let stop = Stop::new();
+    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
+    let blobs = data.blobs().unwrap();
+    let enqueued = enqueue_crawl(
+        runtime.handle(),
+        &config,
+        &blobs,
+        &mut queue,
+        Some("run-1".into()),
+        &stop,
+    )
+    .unwrap();
+    assert_eq!(enqueued.targets, 12);
+
+    let mut worker = Worker::new(&config, &data, &stop).unwrap();
+    let done = worker.work_once(runtime.handle()).unwrap();
+    assert_eq!(done, 12, "one pass observes and completes every job");
+    assert_eq!(worker.work_once(runtime.handle()).unwrap(), 0);
+    let mut client = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+    let rows = client
+        .query(
+            "SELECT state, claims, count(*) FROM queue_jobs GROUP BY state, claims",
+            &[],
+        )
+        .unwrap();
+    let states: Vec<(String, i32, i64)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(
+        states,
+        [("done".to_owned(), 1, 12)],
+        "every job done on its first claim (none given back while its host was full)"
+    );
+    assert_eq!(fleet.requests().tools_list, 12);
+    drop(client);
+    runtime.block_on(fleet.shutdown(Duration::from_secs(2)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_busiest_hosts_jobs_are_enqueued_first() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Hosts of 1, 3 and 2 remotes, listed in name order a, b, c.
+    let urls = [
+        "https://a.example/mcp",
+        "https://b.example/mcp/0",
+        "https://b.example/mcp/1",
+        "https://b.example/mcp/2",
+        "https://c.example/mcp/0",
+        "https://c.example/mcp/1",
+    ];
+    let items: Vec<serde_json::Value> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let host = &u[8..9];
+            serde_json::json!({
+                "server": {"name": format!("test.{host}/server-{i}"), "description": "t",
+                    "version": "1.0.0", "remotes": [{"type": "streamable-http", "url": u}]},
+                "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
+                    "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
+                    "isLatest": true}},
+            })
+        })
+        .collect();
+    let registry = runtime
+        .block_on(RegistryStandIn::start(items.clone()))
+        .unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("worker-order-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = Config {
+        data: dir.clone(),
+        registry: registry.url(),
+        ..Config::default()
+    };
+    config.storage.head = db.url().to_owned();
+    let data = toolmark_roles::jobs::data_dir(&config);
+    std::fs::create_dir_all(data.root()).unwrap();
+    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
+    let blobs = data.blobs().unwrap();
+    enqueue_crawl(
+        runtime.handle(),
+        &config,
+        &blobs,
+        &mut queue,
+        Some("run-1".into()),
+        &Stop::new(),
+    )
+    .unwrap();
+    // Which host each job's target is on, by the targets the snapshot gives.
+    let page = toolmark_observation::registry::parse_snapshot(
+        serde_json::to_string(&items).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let input = toolmark_index::RunInput {
+        started_at: "2026-12-06T00:00:00Z".into(),
+        registry: registry.url(),
+        records: toolmark_observation::registry::latest_per_name(page.servers),
+        harvest_complete: true,
+        delisted: Vec::new(),
+        allow_cleartext: false,
+    };
+    let host_of: std::collections::HashMap<String, String> = input
+        .targets()
+        .iter()
+        .map(|t| {
+            let host = t
+                .server
+                .split('/')
+                .next()
+                .unwrap()
+                .trim_start_matches("test.");
+            (toolmark_index::record::target_id(t), host.to_owned())
+        })
+        .collect();
+    let claimed: Vec<String> = queue
+        .claim(&["remote"], 10, Duration::from_secs(60))
+        .unwrap()
+        .iter()
+        .map(|c| host_of[&c.key].clone())
+        .collect();
+    assert_eq!(claimed, ["b", "b", "b", "c", "c", "a"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
