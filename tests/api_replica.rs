@@ -35,6 +35,20 @@ fn item(name: &str, url: &str, published: &str) -> Value {
     })
 }
 
+/// Four registry items whose remotes refuse the connection (a port nothing listens on).
+fn refused_items() -> Vec<Value> {
+    let refused = support::free_port();
+    (0..4)
+        .map(|i| {
+            item(
+                &format!("io.toolmark.test/refused-{i}"),
+                &format!("http://127.0.0.1:{refused}/mcp/{i}"),
+                "2025-12-17T00:00:00Z",
+            )
+        })
+        .collect()
+}
+
 struct Stores {
     db: Database,
     bucket: Bucket,
@@ -139,16 +153,7 @@ fn a_replica_answers_from_the_bucket_as_the_writer_does_and_follows_the_next_cra
     // refuse the connection (entries all the same).
     let everything = support::mcp_servers()
         .map(|servers| support::Server::everything(&servers, "2026.8.31", "streamableHttp"));
-    let refused = support::free_port();
-    let mut items: Vec<Value> = (0..4)
-        .map(|i| {
-            item(
-                &format!("io.toolmark.test/refused-{i}"),
-                &format!("http://127.0.0.1:{refused}/mcp/{i}"),
-                "2025-12-17T00:00:00Z",
-            )
-        })
-        .collect();
+    let mut items = refused_items();
     if let Some(e) = &everything {
         items.push(item(
             "io.toolmark.test/everything",
@@ -234,16 +239,7 @@ impl Snapshotted {
         let _ = std::fs::remove_dir_all(&dir);
         let writer = dir.join("writer");
         let runtime = tokio::runtime::Runtime::new().unwrap();
-        let refused = support::free_port();
-        let items: Vec<Value> = (0..4)
-            .map(|i| {
-                item(
-                    &format!("io.toolmark.test/refused-{i}"),
-                    &format!("http://127.0.0.1:{refused}/mcp/{i}"),
-                    "2025-12-17T00:00:00Z",
-                )
-            })
-            .collect();
+        let items = refused_items();
         let registry = runtime.block_on(RegistryStandIn::start(items)).unwrap();
         stores.crawl(&registry.url(), &writer);
         let mut s = Snapshotted {

@@ -11,6 +11,21 @@ use toolmark_roles::cluster::{Worker, enqueue_crawl};
 use toolmark_standins::fleet::{Fleet, FleetSpec};
 use toolmark_standins::registry::RegistryStandIn;
 
+/// A fresh data directory named `tag` and the configuration of a cluster over the queue at
+/// `db`, crawling `registry`.
+fn config(tag: &str, registry: &str, db: &str) -> (std::path::PathBuf, Config) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = Config {
+        data: dir.clone(),
+        registry: registry.to_owned(),
+        ..Config::default()
+    };
+    config.storage.head = db.to_owned();
+    (dir, config)
+}
+
 #[test]
 fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
     let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
@@ -31,15 +46,7 @@ fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
     let registry = runtime
         .block_on(RegistryStandIn::start(fleet.registry_items(1)))
         .unwrap();
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("worker-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut config = Config {
-        data: dir.clone(),
-        registry: registry.url(),
-        ..Config::default()
-    };
-    config.storage.head = db.url().to_owned();
+    let (dir, mut config) = config("worker", &registry.url(), db.url());
     config.crawl.allow_private = true;
     config.crawl.per_host = 2;
     let data = toolmark_roles::jobs::data_dir(&config);
@@ -116,15 +123,7 @@ fn the_busiest_hosts_jobs_are_enqueued_first() {
     let registry = runtime
         .block_on(RegistryStandIn::start(items.clone()))
         .unwrap();
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("worker-order-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut config = Config {
-        data: dir.clone(),
-        registry: registry.url(),
-        ..Config::default()
-    };
-    config.storage.head = db.url().to_owned();
+    let (dir, config) = config("worker-order", &registry.url(), db.url());
     let data = toolmark_roles::jobs::data_dir(&config);
     std::fs::create_dir_all(data.root()).unwrap();
     let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
