@@ -94,15 +94,6 @@ impl RoleStatus {
         }
     }
 
-    /// How many of `event` this process counted.
-    pub fn counted(&self, event: &str) -> u64 {
-        self.events
-            .lock()
-            .ok()
-            .and_then(|e| e.get(event).copied())
-            .unwrap_or(0)
-    }
-
     /// The log's size after the last append.
     pub fn set_log_size(&self, size: u64) {
         self.log_size.store(size, Ordering::Relaxed);
