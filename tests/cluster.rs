@@ -501,6 +501,27 @@ fn a_cluster_logs_every_target_once_per_run_through_killed_workers_sequencers_an
             "{id}: entries {entries:?}"
         );
     }
+    // A client's report reaching both replicas is counted once: the replicas share their
+    // client reports in PostgreSQL, not in their data directories.
+    let reported = servers
+        .iter()
+        .find(|s| s["kind"] == "remote" && s["lastStatus"] == "ok")
+        .unwrap();
+    let report = json!({
+        "endpoint": reported["endpoint"],
+        "toolSetDigest": "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+        "contribute": true,
+    });
+    for url in [&url_a, &url_b] {
+        let a = common::check(url, &report);
+        assert_eq!(a["contributed"], true, "{a}");
+    }
+    assert_eq!(
+        cluster.sql("SELECT clients FROM client_reports"),
+        "1",
+        "one client through two replicas"
+    );
+
     let status_of = |name: &str| {
         servers
             .iter()

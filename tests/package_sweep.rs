@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::packages::{item, pack, registry_item, tools};
-use common::{Stream, Watched};
+use common::{Stream, Watched, check};
 use registries::{PypiServer, Verdaccio};
 use serde_json::{Value, json};
 use toolmark_standins::registry::RegistryStandIn;
@@ -76,17 +76,6 @@ fn sweep_with(registry: &str, index: &[&str], dir: &Path) -> Value {
             &dir.join("cache"),
         ],
     )
-}
-
-fn check(base: &str, body: &Value) -> Value {
-    let text = ureq::post(&format!("{base}/api/v1/check"))
-        .header("content-type", "application/json")
-        .send(body.to_string())
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
-    serde_json::from_str(&text).unwrap()
 }
 
 /// runsc and the registry install `variable` names (by its script), or `None` when a part is

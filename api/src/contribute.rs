@@ -18,6 +18,11 @@
 //! starts an empty set: a client may then be counted again that day (documented; it needs the
 //! operator's restart, not the client's doing).
 //!
+//! In a cluster (`toolmark api` replicas over PostgreSQL) the same is kept in the database
+//! every replica shares (`toolmark_queue::reports`: the counts, and the day's key and hashes in
+//! tables PostgreSQL does not log), so a client is counted once per target and day whichever
+//! replica it reaches, and every replica reads the same counts ([`ReportStore`]).
+//!
 //! What is shown is read back with the store's minimum (`MINIMUM_REPORTS` clients for a
 //! (target, digest, day)) and without the digests toolmark observed itself at that target
 //! ([`other_reports`]).
@@ -40,7 +45,84 @@ use crate::ApiError;
 /// worst). Past it, reports from clients not yet seen that day are not counted.
 pub const MAX_CLIENTS_PER_DAY: usize = 200_000;
 
-/// The in-memory half of client reports: which (client, target) pairs were counted today.
+/// What became of one report: the store's decision ([`ReportStore::report`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Counted now.
+    Counted,
+    /// This client reported this digest for this target earlier today (counted then).
+    Again,
+    /// This client reported another digest for this target today: not counted.
+    OtherToday,
+    /// Today's (client, target) pairs are at their cap.
+    ClientsFull,
+    /// The target has as many distinct digests today as are counted.
+    TargetFull,
+    /// Today's rows are at their cap.
+    DayFull,
+}
+
+/// A client-report store failed.
+#[derive(Debug, thiserror::Error)]
+#[error("client reports: {0}")]
+pub struct StoreError(pub String);
+
+/// The (client, target) and (kind, digest) hashes of one report under a day's key.
+pub type Pair<'a> = &'a dyn Fn(&[u8; 32]) -> ([u8; 16], [u8; 16]);
+
+/// Where client reports are kept and counted: in this process ([`LocalReports`]: the counts in
+/// `DATA/contributions.sqlite`, the day's key and clients in memory), or in a store every API
+/// replica of a cluster shares (PostgreSQL: `toolmark_roles`), so a client is counted once
+/// per target and day whichever replica it reaches.
+pub trait ReportStore: Send + Sync {
+    /// Count one report of `digest` (`kind`) for `target_id` on `day`, atomically: the day's
+    /// key is `fresh_key` unless the store has one for `day` already (a new day forgets the
+    /// old key and every pair hashed with it); `pair` hashes the report under the key; a pair
+    /// seen today is not counted again.
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &self,
+        day: Day,
+        fresh_key: [u8; 32],
+        pair: Pair<'_>,
+        target_id: &str,
+        kind: DigestKind,
+        digest: &Sri,
+    ) -> Result<Outcome, StoreError>;
+
+    /// The digests reported for `target_id` by at least [`MINIMUM_REPORTS`] clients on some
+    /// day of the window ending `today` (`toolmark_index::Contributions::reports`).
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    fn reports(&self, target_id: &str, today: Day) -> Result<Vec<ClientReport>, StoreError>;
+}
+
+impl<T: ReportStore + ?Sized> ReportStore for std::sync::Arc<T> {
+    fn report(
+        &self,
+        day: Day,
+        fresh_key: [u8; 32],
+        pair: Pair<'_>,
+        target_id: &str,
+        kind: DigestKind,
+        digest: &Sri,
+    ) -> Result<Outcome, StoreError> {
+        (**self).report(day, fresh_key, pair, target_id, kind, digest)
+    }
+
+    fn reports(&self, target_id: &str, today: Day) -> Result<Vec<ClientReport>, StoreError> {
+        (**self).reports(target_id, today)
+    }
+}
+
+/// The in-memory half of one process's client reports: which (client, target) pairs were
+/// counted today.
 struct Seen {
     day: Option<Day>,
     key: [u8; 32],
@@ -48,11 +130,88 @@ struct Seen {
     counted: HashMap<[u8; 16], [u8; 16]>,
 }
 
-/// The store and today's set, shared by every `/check`.
-pub struct ClientReports {
+/// One process's client reports: the counts in SQLite, today's key and clients in memory.
+pub struct LocalReports {
     store: Mutex<Contributions>,
     seen: Mutex<Seen>,
     max_clients: usize,
+}
+
+impl LocalReports {
+    /// Over `store`, remembering at most `max_clients` (client, target) pairs a day
+    /// ([`MAX_CLIENTS_PER_DAY`] in service).
+    pub fn new(store: Contributions, max_clients: usize) -> LocalReports {
+        LocalReports {
+            store: Mutex::new(store),
+            seen: Mutex::new(Seen {
+                day: None,
+                key: [0; 32],
+                counted: HashMap::new(),
+            }),
+            max_clients,
+        }
+    }
+}
+
+impl ReportStore for LocalReports {
+    fn report(
+        &self,
+        day: Day,
+        fresh_key: [u8; 32],
+        pair: Pair<'_>,
+        target_id: &str,
+        kind: DigestKind,
+        digest: &Sri,
+    ) -> Result<Outcome, StoreError> {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.day != Some(day) {
+            *seen = Seen {
+                day: Some(day),
+                key: fresh_key,
+                counted: HashMap::new(),
+            };
+        }
+        let (who, what) = pair(&seen.key);
+        match seen.counted.get(&who) {
+            Some(earlier) if *earlier == what => return Ok(Outcome::Again),
+            Some(_) => return Ok(Outcome::OtherToday),
+            None => {}
+        }
+        if seen.counted.len() >= self.max_clients {
+            return Ok(Outcome::ClientsFull);
+        }
+        let counted = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .count(target_id, kind, digest, day)
+            .map_err(|e| StoreError(e.to_string()))?;
+        Ok(match counted {
+            Counted::Counted => {
+                seen.counted.insert(who, what);
+                Outcome::Counted
+            }
+            Counted::TargetFull => Outcome::TargetFull,
+            Counted::DayFull => Outcome::DayFull,
+        })
+    }
+
+    fn reports(&self, target_id: &str, today: Day) -> Result<Vec<ClientReport>, StoreError> {
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .reports(target_id, today)
+            .map_err(|e| StoreError(e.to_string()))
+    }
+}
+
+/// The client reports every `/check` shares: hashing and the answer's sentences here, the
+/// counting in a [`ReportStore`].
+pub struct ClientReports {
+    store: Box<dyn ReportStore>,
 }
 
 /// Why a report was not counted (the sentence the answer's `note` carries).
@@ -80,18 +239,15 @@ fn client_bytes(peer: IpAddr) -> Vec<u8> {
 }
 
 impl ClientReports {
-    /// Over `store`, remembering at most `max_clients` (client, target) pairs a day
-    /// ([`MAX_CLIENTS_PER_DAY`] in service).
+    /// One process's reports over `store` ([`LocalReports`]), remembering at most
+    /// `max_clients` (client, target) pairs a day ([`MAX_CLIENTS_PER_DAY`] in service).
     pub fn new(store: Contributions, max_clients: usize) -> ClientReports {
-        ClientReports {
-            store: Mutex::new(store),
-            seen: Mutex::new(Seen {
-                day: None,
-                key: [0; 32],
-                counted: HashMap::new(),
-            }),
-            max_clients,
-        }
+        ClientReports::over(Box::new(LocalReports::new(store, max_clients)))
+    }
+
+    /// Reports kept in `store` (a cluster's shared one).
+    pub fn over(store: Box<dyn ReportStore>) -> ClientReports {
+        ClientReports { store }
     }
 
     /// Count the report of `digest` (of `kind`) for `target_id` by the client at `peer` on
@@ -109,56 +265,36 @@ impl ClientReports {
         digest: &Sri,
         day: Day,
     ) -> Result<Result<(), NotCounted>, ApiError> {
-        let mut seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if seen.day != Some(day) {
-            let mut key = [0u8; 32];
-            getrandom::fill(&mut key).map_err(ApiError::internal)?;
-            *seen = Seen {
-                day: Some(day),
-                key,
-                counted: HashMap::new(),
-            };
-        }
-        let who = hmac16(&seen.key, &[&client_bytes(peer), target_id.as_bytes()]);
-        let what = hmac16(
-            &seen.key,
-            &[kind.as_str().as_bytes(), digest.to_string().as_bytes()],
-        );
-        match seen.counted.get(&who) {
-            Some(earlier) if *earlier == what => return Ok(Ok(())),
-            Some(_) => {
-                return Ok(Err(
-                    "not counted: a client's report counts once per target and day, and this \
-                     client reported another tool set for this target today",
-                ));
-            }
-            None => {}
-        }
-        if seen.counted.len() >= self.max_clients {
-            return Ok(Err(
-                "not counted: the reports of today's clients are at their cap",
-            ));
-        }
-        let counted = self
+        // Drawn for every report and used only when the store has no key for `day` yet.
+        let mut fresh = [0u8; 32];
+        getrandom::fill(&mut fresh).map_err(ApiError::internal)?;
+        let client = client_bytes(peer);
+        let digest_text = digest.to_string();
+        let pair = |key: &[u8; 32]| {
+            (
+                hmac16(key, &[&client, target_id.as_bytes()]),
+                hmac16(key, &[kind.as_str().as_bytes(), digest_text.as_bytes()]),
+            )
+        };
+        let outcome = self
             .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .count(target_id, kind, digest, day)
+            .report(day, fresh, &pair, target_id, kind, digest)
             .map_err(ApiError::internal)?;
-        match counted {
-            Counted::Counted => {
-                seen.counted.insert(who, what);
-                Ok(Ok(()))
+        Ok(match outcome {
+            Outcome::Counted | Outcome::Again => Ok(()),
+            Outcome::OtherToday => Err(
+                "not counted: a client's report counts once per target and day, and this \
+                 client reported another tool set for this target today",
+            ),
+            Outcome::ClientsFull => {
+                Err("not counted: the reports of today's clients are at their cap")
             }
-            Counted::TargetFull => Ok(Err(
+            Outcome::TargetFull => Err(
                 "not counted: this target has as many distinct reported tool sets today as are \
                  counted",
-            )),
-            Counted::DayFull => Ok(Err("not counted: today's reports are at their cap")),
-        }
+            ),
+            Outcome::DayFull => Err("not counted: today's reports are at their cap"),
+        })
     }
 
     /// The digests reported for `target_id` at or above the minimum in the window ending with
@@ -176,8 +312,6 @@ impl ClientReports {
     ) -> Result<Vec<ClientReport>, ApiError> {
         let reports = self
             .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .reports(target_id, today)
             .map_err(ApiError::internal)?;
         let mut out = Vec::with_capacity(reports.len());
@@ -219,20 +353,21 @@ pub(crate) fn reports_json(reports: &[ClientReport], today: Day) -> Value {
 mod tests {
     use super::*;
 
-    fn reports(tag: &str) -> ClientReports {
+    fn reports(tag: &str) -> (ClientReports, std::sync::Arc<LocalReports>) {
         let dir =
             std::env::temp_dir().join(format!("toolmark-contribute-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        ClientReports::new(
+        let local = std::sync::Arc::new(LocalReports::new(
             Contributions::open(&dir.join("c.sqlite")).unwrap(),
             MAX_CLIENTS_PER_DAY,
-        )
+        ));
+        (ClientReports::over(Box::new(local.clone())), local)
     }
 
     #[test]
     fn a_new_day_draws_a_new_key_and_counts_the_client_again() {
-        let r = reports("new-day");
+        let (r, local) = reports("new-day");
         let peer: IpAddr = "192.0.2.1".parse().unwrap();
         let digest = Sri::of(b"a set");
         let (day, next) = (Day(20_000), Day(20_001));
@@ -241,14 +376,14 @@ mod tests {
                 .unwrap(),
             Ok(())
         );
-        let key = r.seen.lock().unwrap().key;
-        assert_eq!(r.seen.lock().unwrap().counted.len(), 1);
+        let key = local.seen.lock().unwrap().key;
+        assert_eq!(local.seen.lock().unwrap().counted.len(), 1);
         assert_eq!(
             r.report(peer, "0123456789abcdef", DigestKind::Full, &digest, next)
                 .unwrap(),
             Ok(())
         );
-        let seen = r.seen.lock().unwrap();
+        let seen = local.seen.lock().unwrap();
         assert_ne!(seen.key, key, "a new day has a new key");
         assert_eq!(seen.counted.len(), 1, "yesterday's hashes are gone");
     }

@@ -113,7 +113,12 @@ impl DigestKind {
         }
     }
 
-    fn parse(s: &str) -> Result<DigestKind, ContributionsError> {
+    /// The kind `s` names (`mtl1` or `full`, as [`DigestKind::as_str`] writes it).
+    ///
+    /// # Errors
+    ///
+    /// [`ContributionsError::Corrupt`] for any other text.
+    pub fn parse(s: &str) -> Result<DigestKind, ContributionsError> {
         match s {
             "mtl1" => Ok(DigestKind::Mtl1),
             "full" => Ok(DigestKind::Full),

@@ -1,5 +1,5 @@
 //! The cluster's shared work state, in the operator's PostgreSQL 15: what the scheduler
-//! enqueues and the workers claim (issue #27).
+//! enqueues and the workers claim, and the client reports the API replicas share (issue #27).
 //!
 //! - [`Queue::enqueue`]: jobs of a run, each once per `(run, key)` — a scheduler that enqueues
 //!   a run again after a failover adds nothing.
@@ -18,6 +18,9 @@
 //!   (leased: a dead worker's places lapse); [`Queue::take_token`]: a request rate (a token
 //!   bucket) shared by every worker, e.g. the registry's.
 //!
+//! - [`Queue::report`], [`Queue::reports`]: the API replicas' client reports (`contribute`),
+//!   counted once per client, target and day across every replica ([`reports`]).
+//!
 //! Every time is the database's (`now()`), so the workers' clocks never matter. Every statement
 //! is bounded by [`STATEMENT_TIMEOUT`].
 //!
@@ -26,8 +29,10 @@
 #![deny(missing_docs)]
 
 mod queue;
+pub mod reports;
 
 pub use queue::{
     CONNECT_TIMEOUT, Claim, Counts, Failed, Handoff, HostSlot, MAX_ATTEMPTS, MAX_CLAIM,
     MAX_PAYLOAD_BYTES, NewJob, Overview, Queue, QueueError, STATEMENT_TIMEOUT,
 };
+pub use reports::{ReportLimits, ReportRow, Reported};

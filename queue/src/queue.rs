@@ -77,8 +77,10 @@ CREATE TABLE IF NOT EXISTS queue_notes (
 );
 ";
 
-/// Whether [`SCHEMA`] is all there: its last table and its last column.
-const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL AND EXISTS (
+/// Whether [`SCHEMA`] and the client reports' (`crate::reports`) are all there: their last
+/// tables and the last column added.
+const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL
+    AND to_regclass('client_report_seen') IS NOT NULL AND EXISTS (
     SELECT 1 FROM information_schema.columns
     WHERE table_schema = current_schema() AND table_name = 'queue_jobs' AND column_name = 'lapses')";
 
@@ -272,6 +274,8 @@ impl Queue {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
                 .map_err(|e| fail(&e))?;
             tx.batch_execute(SCHEMA).map_err(|e| fail(&e))?;
+            tx.batch_execute(crate::reports::SCHEMA)
+                .map_err(|e| fail(&e))?;
             tx.commit().map_err(|e| fail(&e))?;
         }
         Ok(me)
@@ -279,6 +283,16 @@ impl Queue {
 
     fn db(&self, e: postgres::Error) -> QueueError {
         db_of(&self.url, e)
+    }
+
+    /// The database's URL without its password.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The connection, for the other modules' statements.
+    pub(crate) fn client(&mut self) -> &mut Client {
+        &mut self.client
     }
 
     /// Enqueues `jobs` for `run`; a job whose `(run, key)` is already there (enqueued earlier,
@@ -813,7 +827,7 @@ impl Queue {
 }
 
 /// [`Queue::db`] for when `self` is borrowed by a transaction.
-fn db_of(url: &str, e: postgres::Error) -> QueueError {
+pub(crate) fn db_of(url: &str, e: postgres::Error) -> QueueError {
     use std::error::Error;
     QueueError::Postgres {
         url: url.to_owned(),

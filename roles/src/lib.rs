@@ -5,7 +5,8 @@
 //!   one data directory (SQLite and files by default, `[storage]` otherwise).
 //! - [`api`]: the API role's runtime, state and serving path (also `toolmark serve`'s).
 //! - [`replica`] is `toolmark api`: the API role as a replica, serving from its own index that
-//!   [`follower`] keeps a verified view of the published log.
+//!   [`follower`] keeps a verified view of the published log, with the client reports every
+//!   replica shares in PostgreSQL ([`reports`]).
 //! - [`jobs`]: the scheduler's jobs — crawl, package sweep, heartbeat (with the witnesses'
 //!   rounds), popularity refresh, webhook delivery — and the witnesses' cosigner.
 //! - [`monitor`]: the log monitor of `toolmark log verify` (source, trusted key, audit, witnesses).
@@ -30,6 +31,7 @@ pub mod jobs;
 pub mod monitor;
 pub mod popularity;
 pub mod replica;
+pub mod reports;
 pub mod service;
 pub mod witness;
 

@@ -53,6 +53,24 @@ pub async fn run(
     }
     let (listener, bound, base) = crate::api::listen(&config).await?;
     let mut state = crate::api::open_state(&dir, &base, &config.api_options())?;
+    match crate::cluster::queue_url(&config) {
+        Ok(url) => {
+            // The database client blocks: off the async workers.
+            let shared = tokio::task::spawn_blocking(move || {
+                crate::reports::SharedReports::connect(&url, &crate::cluster::holder("api"))
+            })
+            .await
+            .map_err(RoleError::doing(
+                "connecting to the client reports' database",
+            ))?
+            .map_err(RoleError::doing("the client reports' database"))?;
+            state.client_reports = toolmark_api::contribute::ClientReports::over(Box::new(shared));
+        }
+        Err(_) => tracing::warn!(
+            "no PostgreSQL in [storage] head: this replica keeps its client reports to itself \
+             (in its data directory); replicas of one log should share them"
+        ),
+    }
     let metrics = status.clone();
     state.extra_metrics = Some(Arc::new(move || metrics.prometheus()));
     tracing::info!(

@@ -127,6 +127,18 @@ pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `POST base/api/v1/check` with `body`, answered 200; the answer.
+pub fn check(base: &str, body: &serde_json::Value) -> serde_json::Value {
+    let text = ureq::post(&format!("{base}/api/v1/check"))
+        .header("content-type", "application/json")
+        .send(body.to_string())
+        .expect("POST /check")
+        .body_mut()
+        .read_to_string()
+        .expect("the answer");
+    serde_json::from_str(&text).expect("an answer in JSON")
+}
+
 /// The value of `metric` (a metric without labels) in `base`'s `/metrics`.
 pub fn metric(base: &str, metric: &str) -> f64 {
     let text = ureq::get(&format!("{base}/metrics"))

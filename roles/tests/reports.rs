@@ -1,0 +1,227 @@
+//! Client reports shared by a cluster's API replicas (`toolmark_roles::reports`): two replicas
+//! over one real PostgreSQL count a client once per target and day whichever it reaches, read
+//! the same counts, hold the single box's caps across both, forget a day's key and clients on
+//! the next day, and keep no address.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use postgres::NoTls;
+use toolmark_api::contribute::{ClientReports, ReportStore};
+use toolmark_index::contributions::{Day, DigestKind, MINIMUM_REPORTS};
+use toolmark_queue::ReportLimits;
+use toolmark_roles::reports::SharedReports;
+use toolmark_toolset::Sri;
+
+const TARGET: &str = "0123456789abcdef";
+const DAY: Day = Day(20_500);
+
+fn limits() -> ReportLimits {
+    ReportLimits {
+        retention_days: 35,
+        max_digests_per_target_day: 64,
+        max_rows_per_day: 20_000,
+        max_clients_per_day: 200_000,
+    }
+}
+
+/// Two replicas' stores over `db` (each its own connection, as two processes have).
+fn replicas(db: &str, limits: ReportLimits) -> [Arc<SharedReports>; 2] {
+    [
+        Arc::new(SharedReports::with_limits(db, "api@a", limits).unwrap()),
+        Arc::new(SharedReports::with_limits(db, "api@b", limits).unwrap()),
+    ]
+}
+
+fn peer(n: u8) -> IpAddr {
+    IpAddr::from([192, 0, 2, n])
+}
+
+/// What a replica's `/check` does with a report (`ClientReports` hashes; the store counts).
+fn report(
+    store: &Arc<SharedReports>,
+    from: IpAddr,
+    digest: &Sri,
+    day: Day,
+) -> Result<(), &'static str> {
+    ClientReports::over(Box::new(store.clone()))
+        .report(from, TARGET, DigestKind::Full, digest, day)
+        .unwrap()
+}
+
+fn sql(db: &str) -> postgres::Client {
+    postgres::Client::connect(db, NoTls).unwrap()
+}
+
+fn clients(db: &str) -> Vec<i64> {
+    sql(db)
+        .query("SELECT clients FROM client_reports ORDER BY digest", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[test]
+fn a_client_reaching_both_replicas_is_counted_once() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let [a, b] = replicas(db.url(), limits());
+    let digest = Sri::of(b"a tool set");
+    assert_eq!(report(&a, peer(1), &digest, DAY), Ok(()));
+    assert_eq!(
+        report(&b, peer(1), &digest, DAY),
+        Ok(()),
+        "the same report, again"
+    );
+    assert_eq!(clients(db.url()), vec![1]);
+    assert!(
+        report(&b, peer(1), &Sri::of(b"another set"), DAY).is_err(),
+        "a second tool set from the same client the same day, through the other replica"
+    );
+    assert_eq!(clients(db.url()), vec![1]);
+}
+
+#[test]
+fn the_minimum_counts_clients_not_replicas_and_both_replicas_show_the_same() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let [a, b] = replicas(db.url(), limits());
+    let digest = Sri::of(b"served to some clients only");
+    // One client through both replicas, a second through one: two clients, below the minimum.
+    assert_eq!(MINIMUM_REPORTS, 3);
+    report(&a, peer(1), &digest, DAY).unwrap();
+    report(&b, peer(1), &digest, DAY).unwrap();
+    report(&b, peer(2), &digest, DAY).unwrap();
+    assert!(a.reports(TARGET, DAY).unwrap().is_empty());
+    assert!(b.reports(TARGET, DAY).unwrap().is_empty());
+    report(&a, peer(3), &digest, DAY).unwrap();
+    let shown = a.reports(TARGET, DAY).unwrap();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].reports, 3);
+    assert_eq!(shown[0].digest, digest);
+    assert_eq!(shown[0].first_reached, DAY);
+    assert_eq!(shown, b.reports(TARGET, DAY).unwrap());
+}
+
+#[test]
+fn the_caps_hold_across_replicas() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let small = ReportLimits {
+        max_clients_per_day: 2,
+        ..limits()
+    };
+    let [a, b] = replicas(db.url(), small);
+    let digest = Sri::of(b"a tool set");
+    report(&a, peer(1), &digest, DAY).unwrap();
+    report(&b, peer(2), &digest, DAY).unwrap();
+    assert!(
+        report(&a, peer(3), &digest, DAY).is_err(),
+        "a third client is past the day's cap"
+    );
+    assert_eq!(clients(db.url()), vec![2]);
+
+    let Some(db) = toolmark_standins::services::postgres().unwrap() else {
+        return;
+    };
+    let one_digest = ReportLimits {
+        max_digests_per_target_day: 1,
+        ..limits()
+    };
+    let [a, b] = replicas(db.url(), one_digest);
+    report(&a, peer(1), &Sri::of(b"first"), DAY).unwrap();
+    assert!(report(&b, peer(2), &Sri::of(b"second"), DAY).is_err());
+    let one_row = ReportLimits {
+        max_rows_per_day: 1,
+        ..limits()
+    };
+    let [a, _] = replicas(db.url(), one_row);
+    assert!(report(&a, peer(3), &Sri::of(b"third"), DAY).is_err());
+    assert_eq!(clients(db.url()), vec![1]);
+}
+
+#[test]
+fn a_new_day_forgets_the_old_key_and_its_clients() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let [a, b] = replicas(db.url(), limits());
+    let digest = Sri::of(b"a tool set");
+    report(&a, peer(1), &digest, DAY).unwrap();
+    let key_of = |day: Day| -> Vec<Vec<u8>> {
+        sql(db.url())
+            .query(
+                "SELECT key FROM client_report_keys WHERE day = $1",
+                &[&(day.0 as i32)],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    assert_eq!(key_of(DAY).len(), 1);
+    let next = Day(DAY.0 + 1);
+    report(&b, peer(1), &digest, next).unwrap();
+    assert!(key_of(DAY).is_empty(), "yesterday's key is gone");
+    assert_eq!(key_of(next).len(), 1);
+    let seen_days: Vec<i32> = sql(db.url())
+        .query("SELECT day FROM client_report_seen", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        seen_days,
+        vec![next.0 as i32],
+        "yesterday's clients are gone"
+    );
+    assert_eq!(
+        clients(db.url()),
+        vec![1, 1],
+        "counted again on the new day"
+    );
+}
+
+#[test]
+fn the_shared_tables_keep_no_address_and_the_key_and_clients_are_not_logged() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let [a, _] = replicas(db.url(), limits());
+    report(&a, peer(77), &Sri::of(b"a tool set"), DAY).unwrap();
+    let mut c = sql(db.url());
+    let dump: String = c
+        .query_one(
+            "SELECT (SELECT string_agg(r::text, ' ') FROM client_reports r) || ' ' ||
+                    (SELECT string_agg(encode(who, 'hex') || encode(what, 'hex'), ' ')
+                     FROM client_report_seen)",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(!dump.contains("192.0.2.77"), "{dump}");
+    assert!(!dump.contains("c000024d"), "the address's bytes: {dump}");
+    let persistence: Vec<(String, i8)> = c
+        .query(
+            "SELECT relname::text, relpersistence::\"char\" FROM pg_class
+             WHERE relname IN ('client_reports', 'client_report_keys', 'client_report_seen')
+             ORDER BY relname",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        persistence,
+        vec![
+            ("client_report_keys".to_owned(), b'u' as i8),
+            ("client_report_seen".to_owned(), b'u' as i8),
+            ("client_reports".to_owned(), b'p' as i8),
+        ]
+    );
+}
