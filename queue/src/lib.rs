@@ -1,5 +1,5 @@
 //! The cluster's shared work state, in the operator's PostgreSQL 15: what the scheduler
-//! enqueues and the workers claim, and the client reports the API replicas share (issue #27).
+//! enqueues and the workers claim, and the client reports and webhook cursors the API replicas share (issue #27).
 //!
 //! - [`Queue::enqueue`]: jobs of a run, each once per `(run, key)` — a scheduler that enqueues
 //!   a run again after a failover adds nothing.
@@ -20,6 +20,8 @@
 //!
 //! - [`Queue::report`], [`Queue::reports`]: the API replicas' client reports (`contribute`),
 //!   counted once per client, target and day across every replica ([`reports`]).
+//! - [`Queue::webhook_state`] and the rest of [`webhooks`]: the webhook subscriptions' cursors
+//!   and back-off, so any API replica can make the next delivery pass.
 //!
 //! Every time is the database's (`now()`), so the workers' clocks never matter. Every statement
 //! is bounded by [`STATEMENT_TIMEOUT`].
@@ -30,9 +32,11 @@
 
 mod queue;
 pub mod reports;
+pub mod webhooks;
 
 pub use queue::{
     CONNECT_TIMEOUT, Claim, Counts, Failed, Handoff, HostSlot, MAX_ATTEMPTS, MAX_CLAIM,
     MAX_PAYLOAD_BYTES, NewJob, Overview, Queue, QueueError, STATEMENT_TIMEOUT,
 };
 pub use reports::{ReportLimits, ReportRow, Reported};
+pub use webhooks::{WEBHOOKS_LEASE, WebhookState};

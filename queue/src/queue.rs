@@ -77,10 +77,12 @@ CREATE TABLE IF NOT EXISTS queue_notes (
 );
 ";
 
-/// Whether [`SCHEMA`] and the client reports' (`crate::reports`) are all there: their last
+/// Whether [`SCHEMA`], the client reports' (`crate::reports`) and the webhooks'
+/// (`crate::webhooks`) are all there: their last
 /// tables and the last column added.
 const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL
-    AND to_regclass('client_report_seen') IS NOT NULL AND EXISTS (
+    AND to_regclass('client_report_seen') IS NOT NULL
+    AND to_regclass('webhook_state') IS NOT NULL AND EXISTS (
     SELECT 1 FROM information_schema.columns
     WHERE table_schema = current_schema() AND table_name = 'queue_jobs' AND column_name = 'lapses')";
 
@@ -275,6 +277,8 @@ impl Queue {
                 .map_err(|e| fail(&e))?;
             tx.batch_execute(SCHEMA).map_err(|e| fail(&e))?;
             tx.batch_execute(crate::reports::SCHEMA)
+                .map_err(|e| fail(&e))?;
+            tx.batch_execute(crate::webhooks::SCHEMA)
                 .map_err(|e| fail(&e))?;
             tx.commit().map_err(|e| fail(&e))?;
         }

@@ -36,6 +36,7 @@ use toolmark_toolset::Sri;
 use crate::{RoleError, Stop};
 
 pub mod packages;
+pub mod webhooks;
 
 /// The kind of a job observing one remote target.
 pub const REMOTE: &str = "remote";
@@ -1196,8 +1197,10 @@ pub fn enqueue_now(
     Ok(Some(enqueued))
 }
 
-/// `toolmark scheduler`: the crawl on its cron schedule (`schedules.crawl`), each fire time
-/// enqueued as one run ([`enqueue_now`]); the schedules' own lease and history are in this
+/// `toolmark scheduler`: the crawl on its cron schedule (`schedules.crawl`) and the package
+/// sweep (`schedules.package_sweep`), each fire time enqueued as one run ([`enqueue_now`]), and
+/// with `[[webhooks]]` a webhook pass per fire time of `schedules.webhooks`
+/// ([`webhooks::enqueue_pass`], made by an API replica); the schedules' own lease and history are in this
 /// data directory's `schedules.sqlite`. Until `stop`.
 pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> {
     use std::sync::Arc;
@@ -1276,6 +1279,56 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
         scheduler
             .add(spec, job)
             .map_err(RoleError::doing(format!("adding the {name}")))?;
+    }
+    if !config.schedules.webhooks.trim().is_empty()
+        && !config
+            .subscriptions()
+            .map_err(RoleError::doing("the webhooks"))?
+            .is_empty()
+    {
+        let spec = JobSpec::new("webhooks", &config.schedules.webhooks)
+            .map_err(RoleError::doing("the webhooks schedule"))?
+            .with_lease(Duration::from_secs(config.schedules.lease_seconds));
+        let (job_config, status) = (config.clone(), status.clone());
+        let job = Arc::new(move |ctx: JobContext| {
+            let config = job_config.clone();
+            let status = status.clone();
+            Box::pin(async move {
+                // One pass per fire time, named by its UTC minute: two schedulers firing for
+                // it add one job.
+                let run = format!("webhooks-{}", ctx.scheduled_for.format("%Y-%m-%dT%H:%M"));
+                let added = tokio::task::spawn_blocking(move || {
+                    let url = queue_url(&config)?;
+                    let mut queue = Queue::connect(&url, &holder("scheduler"))
+                        .map_err(RoleError::doing("the queue"))?;
+                    webhooks::enqueue_pass(&mut queue, &run).map(|n| (run, n))
+                })
+                .await
+                .map_err(|e| JobError::new(format!("the webhooks task: {e}")))?;
+                match added {
+                    Ok((run, n)) => {
+                        status.pass_ok();
+                        status.count("jobs_enqueued", n);
+                        Ok(if n == 0 {
+                            format!("{run}: a webhook pass is still waiting or running")
+                        } else {
+                            format!("{run}: a webhook pass enqueued")
+                        })
+                    }
+                    Err(e) => {
+                        let why = crate::chain(&e);
+                        status.pass_failed(&why);
+                        Err(JobError::new(why))
+                    }
+                }
+            })
+                as std::pin::Pin<
+                    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send>,
+                >
+        });
+        scheduler
+            .add(spec, job)
+            .map_err(RoleError::doing("adding the webhooks"))?;
     }
     let summary = scheduler.run(stop.cancelled_owned()).await;
     tracing::info!("scheduler stopped: {summary:?}");

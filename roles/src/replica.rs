@@ -77,6 +77,13 @@ pub async fn run(
         "toolmark {} replica serving http://{bound}/ (public base {base})",
         env!("CARGO_PKG_VERSION")
     );
+    if let Some(deliveries) = deliveries(&config, &base)? {
+        let (runtime, stop) = (tokio::runtime::Handle::current(), stop.clone());
+        std::thread::Builder::new()
+            .name("webhook passes".into())
+            .spawn(move || deliveries.run(&runtime, &stop))
+            .map_err(RoleError::doing("starting the webhook passes"))?;
+    }
     tokio::spawn(follower::follow(
         dir,
         status,
@@ -92,4 +99,29 @@ pub async fn run(
     )
     .await
     .map_err(RoleError::doing("serving"))
+}
+
+/// The webhook passes of a replica whose configuration lists `[[webhooks]]` and whose
+/// `[storage] head` is the cluster's PostgreSQL (the delivery state every replica shares);
+/// `None` otherwise (a replica without PostgreSQL delivers nothing, and says so).
+fn deliveries(
+    config: &Config,
+    base: &str,
+) -> Result<Option<crate::cluster::webhooks::Deliveries>, RoleError> {
+    let Some(deliverer) = crate::jobs::deliverer(config, base)? else {
+        return Ok(None);
+    };
+    let Ok(url) = crate::cluster::queue_url(config) else {
+        tracing::warn!(
+            "[[webhooks]] are delivered by replicas sharing PostgreSQL ([storage] head): \
+             this replica delivers none"
+        );
+        return Ok(None);
+    };
+    Ok(Some(crate::cluster::webhooks::Deliveries::new(
+        &url,
+        &crate::cluster::holder("api"),
+        deliverer,
+        crate::cluster::worker_lease(config),
+    )))
 }

@@ -26,7 +26,8 @@ use toolmark_outbound::Outbound;
 use toolmark_outbound::webhook::{self, Outcome};
 
 use crate::config::Subscription;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, SubscriptionState};
+use toolmark_queue::{Queue, WEBHOOKS_LEASE};
 
 /// The header that carries the event's id.
 pub const HEADER_EVENT_ID: &str = "x-toolmark-event-id";
@@ -90,9 +91,10 @@ pub fn signature(secret: &[u8], timestamp: &str, body: &[u8]) -> String {
 /// Why a pass could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
-    /// Another process is delivering (it holds the lock).
+    /// Another process is delivering (it holds the lock: the file named, or the cluster's
+    /// lease).
     #[error("another process is delivering webhooks (it holds {0})")]
-    Busy(PathBuf),
+    Busy(String),
     /// The lock file could not be opened or locked.
     #[error("{path}: {reason}")]
     Lock {
@@ -146,8 +148,8 @@ pub struct PassReport {
 pub struct Deliverer {
     /// The index (`DATA/index.sqlite`), opened read-only for each pass.
     pub index_path: PathBuf,
-    /// The bookkeeping (`DATA/webhooks.sqlite`); its lock is this path with `.lock` appended.
-    pub store_path: PathBuf,
+    /// Where the delivery state lives and what makes a pass exclusive.
+    pub bookkeeping: Bookkeeping,
     /// The answer key, which signs events.
     pub key: ed25519_dalek::SigningKey,
     /// The events' `issuer` (`{base}/api/v1/issuer`, as the API serves them).
@@ -194,11 +196,173 @@ fn lock(path: PathBuf) -> Result<PassLock, DeliveryError> {
         })?;
     match flock(&file, FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(PassLock(file)),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(DeliveryError::Busy(path)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(DeliveryError::Busy(path.display().to_string())),
         Err(e) => Err(DeliveryError::Lock {
             path,
             reason: e.to_string(),
         }),
+    }
+}
+
+/// How long a cluster's pass holds [`WEBHOOKS_LEASE`] without writing: it is renewed at each
+/// delivery's outcome, and one delivery takes at most [`webhook::WEBHOOK_TIMEOUT`].
+pub const SHARED_PASS_LEASE: Duration = Duration::from_secs(120);
+
+/// Where the delivery state lives, and what makes a pass exclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bookkeeping {
+    /// One box: [`Store`] at this path (`DATA/webhooks.sqlite`); a pass holds an exclusive
+    /// lock on the path with `.lock` appended.
+    File(PathBuf),
+    /// A cluster's API replicas: the PostgreSQL at `url` (`toolmark_queue::webhooks`), as
+    /// `holder`; a pass holds the queue's lease [`WEBHOOKS_LEASE`] ([`SHARED_PASS_LEASE`],
+    /// renewed at each delivery's outcome), so any replica may make the next pass.
+    Shared {
+        /// The database.
+        url: String,
+        /// Who delivers (`api@host:pid:start`).
+        holder: String,
+    },
+}
+
+/// The state of one pass, held exclusively until dropped.
+enum Books {
+    File {
+        _lock: PassLock,
+        store: Store,
+    },
+    /// `None` only while dropping (boxed: a database client is large, and there is one).
+    Shared(Option<Box<Queue>>),
+}
+
+impl Bookkeeping {
+    /// The state, opened exclusively for one pass (blocks).
+    fn open(&self) -> Result<Books, DeliveryError> {
+        match self {
+            Bookkeeping::File(path) => {
+                let lock_path = {
+                    let mut p = path.clone().into_os_string();
+                    p.push(".lock");
+                    PathBuf::from(p)
+                };
+                let lock = lock(lock_path)?;
+                Ok(Books::File {
+                    _lock: lock,
+                    store: Store::open(path)?,
+                })
+            }
+            Bookkeeping::Shared { url, holder } => {
+                let mut queue = Queue::connect(url, holder).map_err(StoreError::from)?;
+                if !queue
+                    .hold(WEBHOOKS_LEASE, SHARED_PASS_LEASE)
+                    .map_err(StoreError::from)?
+                {
+                    return Err(DeliveryError::Busy(format!(
+                        "the cluster's lease {WEBHOOKS_LEASE:?}"
+                    )));
+                }
+                Ok(Books::Shared(Some(Box::new(queue))))
+            }
+        }
+    }
+}
+
+impl Books {
+    fn queue(&mut self) -> Option<&mut Queue> {
+        match self {
+            Books::Shared(q) => q.as_deref_mut(),
+            Books::File { .. } => None,
+        }
+    }
+
+    /// Renews a cluster pass's lease: a pass that lost it stops.
+    fn renew(queue: &mut Queue) -> Result<(), StoreError> {
+        if queue.hold(WEBHOOKS_LEASE, SHARED_PASS_LEASE)? {
+            Ok(())
+        } else {
+            Err(StoreError::LeaseLost)
+        }
+    }
+
+    fn state(&mut self, id: &str, url: &str) -> Result<SubscriptionState, StoreError> {
+        match self {
+            Books::File { store, .. } => store.state(id, url),
+            Books::Shared(_) => {
+                let q = self.queue().expect("open");
+                Ok(q.webhook_state(id, url)?)
+            }
+        }
+    }
+
+    fn acknowledged(
+        &mut self,
+        id: &str,
+        event: (u64, &str),
+        outcome: &str,
+        now_ms: u64,
+    ) -> Result<(), StoreError> {
+        match self {
+            Books::File { store, .. } => store.acknowledged(id, event, outcome, now_ms),
+            Books::Shared(_) => {
+                let q = self.queue().expect("open");
+                q.webhook_acknowledged(id, event, outcome, now_ms)?;
+                Books::renew(q)
+            }
+        }
+    }
+
+    fn moved(&mut self, id: &str, seq: u64) -> Result<(), StoreError> {
+        match self {
+            Books::File { store, .. } => store.moved(id, seq),
+            Books::Shared(_) => Ok(self.queue().expect("open").webhook_moved(id, seq)?),
+        }
+    }
+
+    fn failed(
+        &mut self,
+        id: &str,
+        outcome: &str,
+        now_ms: u64,
+        next_ms: u64,
+    ) -> Result<(), StoreError> {
+        match self {
+            Books::File { store, .. } => store.failed(id, outcome, now_ms, next_ms),
+            Books::Shared(_) => {
+                let q = self.queue().expect("open");
+                q.webhook_failed(id, outcome, now_ms, next_ms)?;
+                Books::renew(q)
+            }
+        }
+    }
+}
+
+impl Books {
+    /// Ends the pass on this thread (blocks): a cluster pass gives its lease back.
+    fn close(mut self) {
+        if let Books::Shared(q) = &mut self {
+            if let Some(mut queue) = q.take() {
+                if let Err(e) = queue.release(WEBHOOKS_LEASE) {
+                    tracing::warn!("giving the webhooks lease back: {e}");
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Books {
+    /// A cluster pass gives its lease back; the database client's own drop blocks on a runtime
+    /// of its own, which panics on an async worker thread (where a pass ends), so both happen
+    /// on a thread of their own.
+    fn drop(&mut self) {
+        if let Books::Shared(q) = self {
+            if let Some(mut queue) = q.take() {
+                std::thread::spawn(move || {
+                    if let Err(e) = queue.release(WEBHOOKS_LEASE) {
+                        tracing::warn!("giving the webhooks lease back: {e}");
+                    }
+                });
+            }
+        }
     }
 }
 
@@ -215,7 +379,7 @@ impl Deliverer {
     ) -> Deliverer {
         Deliverer {
             index_path: data.index_path(),
-            store_path: data.webhooks_path(),
+            bookkeeping: Bookkeeping::File(data.webhooks_path()),
             key,
             issuer,
             subscriptions,
@@ -235,16 +399,11 @@ impl Deliverer {
     /// [`DeliveryError::Busy`] when another process is delivering; the index, the store or
     /// signing failing. A receiver's failure is not an error: it is in the report.
     pub async fn pass(&self, stop: &CancellationToken) -> Result<PassReport, DeliveryError> {
-        let lock_path = {
-            let mut p = self.store_path.clone().into_os_string();
-            p.push(".lock");
-            PathBuf::from(p)
-        };
-        let _lock = blocking(move || lock(lock_path)).await?;
-        let (store_path, index_path) = (self.store_path.clone(), self.index_path.clone());
+        let (books, index_path) = (self.bookkeeping.clone(), self.index_path.clone());
         let (store, index) = blocking(move || {
+            let books = books.open()?;
             Ok((
-                Arc::new(Mutex::new(Store::open(&store_path)?)),
+                Arc::new(Mutex::new(books)),
                 Arc::new(Mutex::new(Index::open_read_only(&index_path)?)),
             ))
         })
@@ -258,6 +417,18 @@ impl Deliverer {
                 .subscriptions
                 .push(self.deliver(sub, &store, &index, stop).await?);
         }
+        // The pass is over: its lease (in a cluster) is given back before this returns, so
+        // the next pass, here or on another replica, can start at once.
+        if let Ok(books) = Arc::try_unwrap(store) {
+            let books = books
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            blocking(move || {
+                books.close();
+                Ok(())
+            })
+            .await?;
+        }
         Ok(report)
     }
 
@@ -268,7 +439,7 @@ impl Deliverer {
     async fn found_again(
         &self,
         sub: &Subscription,
-        store: &Arc<Mutex<Store>>,
+        store: &Arc<Mutex<Books>>,
         index: &Arc<Mutex<Index>>,
         state: &crate::store::SubscriptionState,
     ) -> Result<u64, DeliveryError> {
@@ -298,7 +469,7 @@ impl Deliverer {
     async fn deliver(
         &self,
         sub: &Subscription,
-        store: &Arc<Mutex<Store>>,
+        store: &Arc<Mutex<Books>>,
         index: &Arc<Mutex<Index>>,
         stop: &CancellationToken,
     ) -> Result<SubscriptionReport, DeliveryError> {

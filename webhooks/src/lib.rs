@@ -16,7 +16,9 @@
 //!   it, and is stored before the next event is sent; any other outcome (an error, a timeout, a
 //!   3xx, 4xx or 5xx) stops the subscription's pass and sets its next attempt after a capped
 //!   exponential back-off ([`Backoff`]). A pass holds an exclusive lock on
-//!   `DATA/webhooks.sqlite.lock`, so two processes never deliver at once.
+//!   `DATA/webhooks.sqlite.lock`, so two processes never deliver at once. In a cluster
+//!   ([`Bookkeeping::Shared`]) the state is in the PostgreSQL the API replicas share and a pass
+//!   holds the queue's `webhooks` lease instead: any replica may make the next pass.
 //!
 //! What it does not do: build an HTTP client (`toolmark-outbound` does), write the index or the log,
 //! read events other than through the index's typed queries, follow a redirect, or decide
@@ -33,7 +35,8 @@ pub use config::{
     WebhookConfig, validate,
 };
 pub use deliver::{
-    Backoff, Deliverer, DeliveryError, EVENTS_PER_PASS, HEADER_EVENT_CURSOR, HEADER_EVENT_ID,
-    HEADER_SIGNATURE, HEADER_TIMESTAMP, PassReport, SubscriptionReport, signature,
+    Backoff, Bookkeeping, Deliverer, DeliveryError, EVENTS_PER_PASS, HEADER_EVENT_CURSOR,
+    HEADER_EVENT_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, PassReport, SHARED_PASS_LEASE,
+    SubscriptionReport, signature,
 };
 pub use store::{Store, StoreError, SubscriptionState};

@@ -8,6 +8,9 @@
 //! subscription whose `url` changes keeps its cursor (the subscriber is the id) and starts its
 //! back-off afresh.
 //!
+//! A cluster's API replicas keep the same in their shared PostgreSQL instead
+//! (`toolmark_queue::webhooks`, [`crate::Bookkeeping::Shared`]).
+//!
 //! This is bookkeeping, not a fact derived from the log: the index can be rebuilt without it,
 //! and losing it re-delivers from the first event (at least once, never lost).
 
@@ -22,31 +25,17 @@ pub enum StoreError {
     /// SQLite failed.
     #[error("webhooks store: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// The cluster's database failed.
+    #[error("webhooks store: {0}")]
+    Shared(#[from] toolmark_queue::QueueError),
+    /// Another replica took the pass's lease over (this one stalled past it): this pass stops.
+    #[error("webhooks store: another replica took the delivery pass over")]
+    LeaseLost,
 }
 
-/// A subscription's delivery state.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SubscriptionState {
-    /// The subscription's id.
-    pub id: String,
-    /// The URL it was last delivered to.
-    pub url: String,
-    /// The `seq` of the last event acknowledged (0: none).
-    pub cursor: u64,
-    /// The id of the last event acknowledged: the cursor is found again by it when an index
-    /// rebuilt by another release numbered the events otherwise.
-    pub last_id: Option<String>,
-    /// Failed attempts since the last acknowledged event.
-    pub attempts: u32,
-    /// When it is due again (Unix milliseconds; 0: now).
-    pub next_attempt_ms: u64,
-    /// The last attempt's outcome, as text.
-    pub last_outcome: Option<String>,
-    /// When the last attempt was made (Unix milliseconds).
-    pub last_attempt_ms: Option<u64>,
-    /// Events acknowledged in all.
-    pub delivered: u64,
-}
+/// A subscription's delivery state (one type for both stores: the cluster's is
+/// `toolmark_queue::webhooks`).
+pub use toolmark_queue::WebhookState as SubscriptionState;
 
 /// The open store.
 pub struct Store {

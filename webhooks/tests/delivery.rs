@@ -26,8 +26,8 @@ use toolmark_outbound::guard::{Policy, StaticResolver};
 use toolmark_outbound::{Outbound, Trust};
 use toolmark_standins::tls::{StandInCa, TlsListener};
 use toolmark_webhooks::{
-    Backoff, Deliverer, HEADER_EVENT_CURSOR, HEADER_EVENT_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP,
-    Store, Subscription, signature,
+    Backoff, Bookkeeping, Deliverer, HEADER_EVENT_CURSOR, HEADER_EVENT_ID, HEADER_SIGNATURE,
+    HEADER_TIMESTAMP, Store, Subscription, signature,
 };
 
 const HOST: &str = "hooks.test";
@@ -220,7 +220,7 @@ impl World {
         let offset = self.clock.0.clone();
         Deliverer {
             index_path: self.env.dir.join("index.sqlite"),
-            store_path: self.env.dir.join("webhooks.sqlite"),
+            bookkeeping: Bookkeeping::File(self.env.dir.join("webhooks.sqlite")),
             key: self.key.clone(),
             issuer: "https://toolmark.test/api/v1/issuer".into(),
             subscriptions: vec![Subscription {
@@ -604,5 +604,112 @@ fn a_webhook_body_is_the_document_the_api_serves_for_the_event() {
             let sent: serde_json::Value = serde_json::from_slice(&g.body).unwrap();
             assert_eq!(served, sent, "{}", g.id);
         }
+    });
+}
+
+/// The deliverer of `w` as replica `name` of a cluster whose delivery state is in `db`.
+fn replica(w: &World, site: &Site, db: &str, name: &str) -> Deliverer {
+    Deliverer {
+        bookkeeping: Bookkeeping::Shared {
+            url: db.to_owned(),
+            holder: format!("api@{name}"),
+        },
+        ..w.deliverer(site, None)
+    }
+}
+
+/// Subscription `soc`'s cursor in the cluster's database (read on a thread of its own: the
+/// database client blocks, and the tests ask from async code).
+fn shared_cursor(db: &str) -> u64 {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            toolmark_queue::Queue::connect(db, "test")
+                .unwrap()
+                .webhook("soc")
+                .unwrap()
+                .map_or(0, |s| s.cursor)
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+#[test]
+fn in_a_cluster_the_next_pass_on_another_replica_goes_on_from_the_shared_cursor() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let w = world("shared");
+    let all: Vec<u64> = w.events().iter().map(|e| e.seq).collect();
+    runtime().block_on(async {
+        let site = Site::up().await;
+        // Replica a's receiver takes the first three events, then answers 500.
+        {
+            let mut plan = site.receiver.plan.lock().unwrap();
+            plan.extend([
+                Answer::Status(200),
+                Answer::Status(200),
+                Answer::Status(200),
+                Answer::Status(500),
+            ]);
+        }
+        let a = replica(&w, &site, db.url(), "a");
+        let first = a.pass(&CancellationToken::new()).await.unwrap();
+        assert!(first.subscriptions[0].failure.is_some());
+        assert_eq!(shared_cursor(db.url()), all[2]);
+        // Replica b makes the next pass after the back-off: the rest, none sent again.
+        w.clock.advance(Duration::from_secs(30));
+        let b = replica(&w, &site, db.url(), "b");
+        let second = b.pass(&CancellationToken::new()).await.unwrap();
+        assert_eq!(second.subscriptions[0].failure, None);
+        assert_eq!(site.receiver.acknowledged(), all);
+        assert_eq!(shared_cursor(db.url()), *all.last().unwrap());
+        assert_eq!(
+            w.cursor(),
+            0,
+            "nothing was written to the data directory's store"
+        );
+    });
+}
+
+#[test]
+fn in_a_cluster_a_pass_while_another_replica_delivers_is_refused() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let w = world("shared-lock");
+    runtime().block_on(async {
+        let site = Site::up().await;
+        site.receiver
+            .plan
+            .lock()
+            .unwrap()
+            .push_back(Answer::Slow(Duration::from_secs(2)));
+        let first = Arc::new(replica(&w, &site, db.url(), "a"));
+        let running = {
+            let first = first.clone();
+            tokio::spawn(async move { first.pass(&CancellationToken::new()).await })
+        };
+        for _ in 0..400 {
+            if !site.receiver.got().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(site.receiver.got().len(), 1);
+        let refused = replica(&w, &site, db.url(), "b")
+            .pass(&CancellationToken::new())
+            .await;
+        assert!(
+            matches!(refused, Err(toolmark_webhooks::DeliveryError::Busy(_))),
+            "{refused:?}"
+        );
+        running.await.unwrap().unwrap();
+        // The lease was given back when the pass ended: replica b's next pass runs.
+        let next = replica(&w, &site, db.url(), "b")
+            .pass(&CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(next.subscriptions[0].delivered, 0);
     });
 }
