@@ -477,6 +477,11 @@ fn a_cluster_logs_every_target_once_per_run_through_killed_workers_sequencers_an
     assert_eq!(servers.len() as u64, remotes + packages);
     for s in servers {
         let id = s["id"].as_str().unwrap();
+        // Listed as a crawl on one box lists it: from the runs' harvests.
+        assert!(
+            s["firstListed"].is_string() && s["lastListed"].is_string(),
+            "{s}"
+        );
         let path = format!("/api/v1/servers/{id}");
         let detail_a = answer(&url_a, &path);
         assert!(

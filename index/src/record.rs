@@ -470,6 +470,78 @@ fn upsert_server(tx: &Transaction, r: &Record, listed: &str) -> Result<(), Index
     Ok(())
 }
 
+/// Lists `input`'s records and targets at `input.started_at`: upserts every listed server and
+/// target, marks targets a listed server no longer has and the `delisted` servers (and their
+/// targets) delisted.
+fn list(tx: &Transaction, input: &RunInput) -> Result<(), IndexError> {
+    let at = &input.started_at;
+    for name in &input.delisted {
+        tx.execute(
+            "UPDATE servers SET delisted_at = ?1 WHERE name = ?2 AND delisted_at IS NULL",
+            params![at, name],
+        )?;
+        tx.execute(
+            "UPDATE targets SET delisted_at = ?1 WHERE server = ?2 AND delisted_at IS NULL",
+            params![at, name],
+        )?;
+    }
+    for record in &input.records {
+        upsert_server(tx, record, at)?;
+        let mut listed = Vec::new();
+        for target in input.targets_of(record) {
+            listed.push(upsert_target(tx, &target, at)?);
+        }
+        let known: Vec<String> = tx
+            .prepare_cached("SELECT id FROM targets WHERE server = ?1 AND delisted_at IS NULL")?
+            .query_map([&record.name], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        for id in known.iter().filter(|id| !listed.contains(id)) {
+            tx.execute(
+                "UPDATE targets SET delisted_at = ?1 WHERE id = ?2",
+                params![at, id],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The index's meta key holding the last cluster harvest applied ([`Index::apply_listing`]).
+const LISTING_APPLIED: &str = "cluster_harvest_applied";
+
+impl Index {
+    /// Applies a cluster run's listing (an API replica's index, which has no crawl of its
+    /// own): what [`Recorder::begin_run`] lists, without a run of this index's, and `seq` (the
+    /// harvest's place in the cluster's order) remembered as applied, in one transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`IndexError::Invalid`] for a start time not `YYYY-MM-DDTHH:MM:SSZ`; SQLite.
+    pub fn apply_listing(&mut self, input: &RunInput, seq: i64) -> Result<(), IndexError> {
+        if !toolmark_log::entry::valid_time(&input.started_at) {
+            return Err(IndexError::Invalid(format!(
+                "run start {:?} is not YYYY-MM-DDTHH:MM:SSZ",
+                input.started_at
+            )));
+        }
+        let tx = self.conn.transaction()?;
+        list(&tx, input)?;
+        crate::schema::set_meta(&tx, LISTING_APPLIED, &seq.to_string())?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The last cluster harvest [`Index::apply_listing`] applied (0: none).
+    ///
+    /// # Errors
+    ///
+    /// SQLite.
+    pub fn listing_applied(&self) -> Result<i64, IndexError> {
+        Ok(crate::schema::meta(&self.conn, LISTING_APPLIED)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+}
+
 impl<'a> Recorder<'a> {
     /// A recorder writing to `log`, `blobs` and `index` (which must follow this log).
     pub fn new(log: &'a mut Log, blobs: &'a Blobs, index: &'a mut Index) -> Self {
@@ -502,33 +574,7 @@ impl<'a> Recorder<'a> {
             params![at, input.registry, input.harvest_complete],
         )?;
         let run = tx.last_insert_rowid();
-        for name in &input.delisted {
-            tx.execute(
-                "UPDATE servers SET delisted_at = ?1 WHERE name = ?2 AND delisted_at IS NULL",
-                params![at, name],
-            )?;
-            tx.execute(
-                "UPDATE targets SET delisted_at = ?1 WHERE server = ?2 AND delisted_at IS NULL",
-                params![at, name],
-            )?;
-        }
-        for record in &input.records {
-            upsert_server(&tx, record, at)?;
-            let mut listed = Vec::new();
-            for target in input.targets_of(record) {
-                listed.push(upsert_target(&tx, &target, at)?);
-            }
-            let known: Vec<String> = tx
-                .prepare_cached("SELECT id FROM targets WHERE server = ?1 AND delisted_at IS NULL")?
-                .query_map([&record.name], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            for id in known.iter().filter(|id| !listed.contains(id)) {
-                tx.execute(
-                    "UPDATE targets SET delisted_at = ?1 WHERE id = ?2",
-                    params![at, id],
-                )?;
-            }
-        }
+        list(&tx, input)?;
         tx.commit()?;
         Ok(run)
     }

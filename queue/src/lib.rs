@@ -20,6 +20,9 @@
 //!
 //! - [`Queue::report`], [`Queue::reports`]: the API replicas' client reports (`contribute`),
 //!   counted once per client, target and day across every replica ([`reports`]).
+//! - [`Queue::record_harvest`], [`Queue::stamp_harvests`], [`Queue::harvests_before`]: each
+//!   crawl run's harvest, stamped with the log size it takes effect at, so every API replica
+//!   lists the registry's servers alike at one tree size ([`harvests`]).
 //! - [`Queue::webhook_state`] and the rest of [`webhooks`]: the webhook subscriptions' cursors
 //!   and back-off, so any API replica can make the next delivery pass.
 //!
@@ -30,10 +33,12 @@
 //! means: kinds, keys and payloads are the callers'.
 #![deny(missing_docs)]
 
+pub mod harvests;
 mod queue;
 pub mod reports;
 pub mod webhooks;
 
+pub use harvests::Harvest;
 pub use queue::{
     CONNECT_TIMEOUT, Claim, Counts, Failed, Handoff, HostSlot, MAX_ATTEMPTS, MAX_CLAIM,
     MAX_PAYLOAD_BYTES, NewJob, Overview, Queue, QueueError, STATEMENT_TIMEOUT,

@@ -77,12 +77,13 @@ CREATE TABLE IF NOT EXISTS queue_notes (
 );
 ";
 
-/// Whether [`SCHEMA`], the client reports' (`crate::reports`) and the webhooks'
-/// (`crate::webhooks`) are all there: their last
+/// Whether [`SCHEMA`], the client reports' (`crate::reports`), the webhooks'
+/// (`crate::webhooks`) and the harvests' (`crate::harvests`) are all there: their last
 /// tables and the last column added.
 const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL
     AND to_regclass('client_report_seen') IS NOT NULL
-    AND to_regclass('webhook_state') IS NOT NULL AND EXISTS (
+    AND to_regclass('webhook_state') IS NOT NULL
+    AND to_regclass('cluster_harvests') IS NOT NULL AND EXISTS (
     SELECT 1 FROM information_schema.columns
     WHERE table_schema = current_schema() AND table_name = 'queue_jobs' AND column_name = 'lapses')";
 
@@ -279,6 +280,8 @@ impl Queue {
             tx.batch_execute(crate::reports::SCHEMA)
                 .map_err(|e| fail(&e))?;
             tx.batch_execute(crate::webhooks::SCHEMA)
+                .map_err(|e| fail(&e))?;
+            tx.batch_execute(crate::harvests::SCHEMA)
                 .map_err(|e| fail(&e))?;
             tx.commit().map_err(|e| fail(&e))?;
         }

@@ -437,3 +437,45 @@ fn open_keys_are_those_queued_or_claimed_in_any_run() {
     assert_eq!(open, ["b", "c"]);
     assert!(q.open_keys("package").unwrap().is_empty());
 }
+
+#[test]
+fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
+    let harvest = |run: &str| toolmark_queue::Harvest {
+        seq: 0,
+        run: run.into(),
+        started_at: "2026-12-06T10:00:00Z".into(),
+        registry: "https://registry.example".into(),
+        snapshot: "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into(),
+        complete: true,
+        allow_cleartext: false,
+        log_size: None,
+    };
+    q.record_harvest(&harvest("crawl-1")).unwrap();
+    q.record_harvest(&harvest("crawl-1")).unwrap();
+    assert!(
+        q.harvests_before(0, u64::MAX).unwrap().is_empty(),
+        "not stamped yet: no size lists it"
+    );
+    assert_eq!(q.stamp_harvests(40).unwrap(), 1, "recorded once");
+    assert!(
+        q.harvests_before(0, 40).unwrap().is_empty(),
+        "not at the stamped size itself"
+    );
+    let listed = q.harvests_before(0, 41).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].log_size, Some(40));
+    q.record_harvest(&harvest("crawl-2")).unwrap();
+    assert_eq!(q.stamp_harvests(90).unwrap(), 1, "a stamp is never moved");
+    let all = q.harvests_before(0, 91).unwrap();
+    assert_eq!(
+        all.iter().map(|h| h.run.as_str()).collect::<Vec<_>>(),
+        ["crawl-1", "crawl-2"]
+    );
+    assert_eq!(
+        q.harvests_before(all[0].seq, 91).unwrap().len(),
+        1,
+        "after the one applied"
+    );
+}

@@ -226,6 +226,20 @@ pub fn enqueue_crawl(
         delisted: Vec::new(),
         allow_cleartext: config.crawl.allow_private,
     };
+    let run = run.unwrap_or_else(|| format!("crawl-{}", input.started_at));
+    // The replicas list the harvest's servers from the log size the sequencer stamps on it.
+    queue
+        .record_harvest(&toolmark_queue::Harvest {
+            seq: 0,
+            run: run.clone(),
+            started_at: input.started_at.clone(),
+            registry: input.registry.clone(),
+            snapshot: sri.to_string(),
+            complete: harvest.complete,
+            allow_cleartext: input.allow_cleartext,
+            log_size: None,
+        })
+        .map_err(RoleError::doing("recording the harvest"))?;
     // The busiest hosts' jobs first (claims go in enqueue order): their places are the floor of
     // the run, so they start at once while the workers fill the rest with other hosts' jobs
     // (the single-box crawl's "most targets left first").
@@ -266,7 +280,6 @@ pub fn enqueue_crawl(
             }
         })
         .collect();
-    let run = run.unwrap_or_else(|| format!("crawl-{}", input.started_at));
     let added = queue
         .enqueue(&run, &jobs)
         .map_err(RoleError::doing("enqueueing the run"))?;
@@ -843,6 +856,11 @@ pub fn sequence_once(queue: &mut Queue, log: &mut Log) -> Result<usize, RoleErro
         }
     }
     if !entries.is_empty() {
+        // Harvests recorded since the last batch take effect at this size: stamped before
+        // any checkpoint beyond it is published (`toolmark_queue::harvests`).
+        queue
+            .stamp_harvests(log.head().size)
+            .map_err(RoleError::doing("stamping the harvests"))?;
         log.append(entries)
             .map_err(RoleError::doing("appending to the log"))?;
     }

@@ -176,10 +176,64 @@ fn reader(dir: &DataDir, status: &FollowerStatus) -> Result<(Reader, Signed), Ro
     Ok((reader, published))
 }
 
-/// One follow pass over `dir`: its index brought up to the log's published checkpoint.
-/// Blocks; returns the size indexed.
-pub fn follow_once(dir: &DataDir, status: &FollowerStatus) -> Result<u64, RoleError> {
-    pass(dir, status, None)
+/// One follow pass over `dir`: its index brought up to the log's published checkpoint, and with
+/// `listings` (the cluster's PostgreSQL) the harvests stamped below that size applied
+/// ([`apply_listings`]). Blocks; returns the size indexed.
+pub fn follow_once(
+    dir: &DataDir,
+    status: &FollowerStatus,
+    listings: Option<&str>,
+) -> Result<u64, RoleError> {
+    pass(dir, status, None, listings)
+}
+
+/// Applies to `index` (which follows the log to `size`) the cluster's harvests stamped below
+/// `size` that it has not applied (`toolmark_queue::harvests`): their servers and targets,
+/// listed at their runs' start, as a crawl on one box lists them. Every replica at one size
+/// has applied the same ones. Returns how many it applied.
+pub fn apply_listings(
+    index: &mut Index,
+    blobs: &toolmark_index::Blobs,
+    url: &str,
+    size: u64,
+) -> Result<usize, RoleError> {
+    let mut queue = toolmark_queue::Queue::connect(url, &crate::cluster::holder("api"))
+        .map_err(RoleError::doing("the cluster's database"))?;
+    let applied = index
+        .listing_applied()
+        .map_err(RoleError::doing("the index's listing"))?;
+    let harvests = queue
+        .harvests_before(applied, size)
+        .map_err(RoleError::doing("the cluster's harvests"))?;
+    for h in &harvests {
+        let sri: toolmark_toolset::Sri = h.snapshot.parse().map_err(|e| {
+            RoleError::Refused(format!("harvest {}: snapshot {}: {e}", h.run, h.snapshot))
+        })?;
+        let bytes = blobs
+            .get(&sri)
+            .map_err(RoleError::doing(format!("harvest {}: its snapshot", h.run)))?
+            .ok_or_else(|| {
+                RoleError::Refused(format!(
+                    "harvest {}: snapshot {} is not stored",
+                    h.run, h.snapshot
+                ))
+            })?;
+        let page = toolmark_observation::registry::parse_snapshot(&bytes)
+            .map_err(RoleError::doing(format!("harvest {}: its snapshot", h.run)))?;
+        let input = toolmark_index::RunInput {
+            started_at: h.started_at.clone(),
+            registry: h.registry.clone(),
+            records: toolmark_observation::registry::latest_per_name(page.servers),
+            harvest_complete: h.complete,
+            delisted: Vec::new(),
+            allow_cleartext: h.allow_cleartext,
+        };
+        index
+            .apply_listing(&input, h.seq)
+            .map_err(RoleError::doing(format!("listing harvest {}", h.run)))?;
+        tracing::info!("listed harvest {} ({} servers)", h.run, input.records.len());
+    }
+    Ok(harvests.len())
 }
 
 /// [`follow_once`], then a snapshot published if `policy` says one is due.
@@ -187,6 +241,7 @@ fn pass(
     dir: &DataDir,
     status: &FollowerStatus,
     policy: Option<&SnapshotPolicy>,
+    listings: Option<&str>,
 ) -> Result<u64, RoleError> {
     let (reader, _) = reader(dir, status)?;
     let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
@@ -195,6 +250,9 @@ fn pass(
     let followed = index
         .follow(&reader, &blobs)
         .map_err(RoleError::doing("following the log"))?;
+    if let Some(url) = listings {
+        apply_listings(&mut index, &blobs, url, followed.to)?;
+    }
     status.saw(followed.to);
     status.reached(followed.to);
     if let Some(policy) = policy {
@@ -329,17 +387,22 @@ fn trusted_vkey(dir: &DataDir) -> Result<String, RoleError> {
 /// Follows until `stop`: a pass every `interval` (each on a blocking thread); a failed pass is
 /// logged, counted and tried again at the next interval (a tampered or unreachable bucket
 /// stalls the replica's index, never corrupts it).
-/// With `publish`, a snapshot follows a pass when one is due (see [`SnapshotPolicy`]).
+/// With `publish`, a snapshot follows a pass when one is due (see [`SnapshotPolicy`]); with
+/// `listings` (the cluster's PostgreSQL), each pass applies the harvests stamped below the
+/// size it reached ([`apply_listings`]).
 pub async fn follow(
     dir: DataDir,
     status: std::sync::Arc<FollowerStatus>,
     interval: Duration,
     publish: Option<SnapshotPolicy>,
+    listings: Option<String>,
     stop: Stop,
 ) {
     loop {
-        let (d, s) = (dir.clone(), status.clone());
-        match tokio::task::spawn_blocking(move || pass(&d, &s, publish.as_ref())).await {
+        let (d, s, l) = (dir.clone(), status.clone(), listings.clone());
+        match tokio::task::spawn_blocking(move || pass(&d, &s, publish.as_ref(), l.as_deref()))
+            .await
+        {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
                 let why = chain(&e);

@@ -39,13 +39,15 @@ pub async fn run(
         dir.root().display()
     )))?;
     let status = Arc::new(FollowerStatus::default());
+    // With the cluster's PostgreSQL, the index lists the registry's servers from its harvests.
+    let listings = crate::cluster::queue_url(&config).ok();
     {
-        let (d, s) = (dir.clone(), status.clone());
+        let (d, s, l) = (dir.clone(), status.clone(), listings.clone());
         let first = tokio::task::spawn_blocking(move || {
             if snapshots.join {
                 follower::join_from_snapshot(&d, &s);
             }
-            follower::follow_once(&d, &s)
+            follower::follow_once(&d, &s, l.as_deref())
         })
         .await
         .map_err(RoleError::doing("the first follow pass"))??;
@@ -89,6 +91,7 @@ pub async fn run(
         status,
         interval,
         snapshots.publish,
+        listings,
         stop.clone(),
     ));
     toolmark_api::serve(

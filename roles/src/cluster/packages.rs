@@ -76,7 +76,8 @@ pub fn enqueue_sweep(
     let records = registry::latest_per_name(page.servers);
     // What the log holds of each package, as of its published checkpoint.
     std::fs::create_dir_all(dir.root()).map_err(RoleError::doing("the data directory"))?;
-    let followed = crate::follower::follow_once(dir, &crate::follower::FollowerStatus::default())?;
+    let followed =
+        crate::follower::follow_once(dir, &crate::follower::FollowerStatus::default(), None)?;
     let index = toolmark_index::Index::open(&dir.index_path())
         .map_err(RoleError::doing("opening the scheduler's index"))?;
     let (listed, candidates) = sweep::candidates(&index, &records, None)

@@ -1,0 +1,112 @@
+//! The registry harvests of a cluster's crawl runs, for the API replicas: the scheduler records
+//! each run's harvest (its snapshot document in the bucket) when it enqueues the run
+//! ([`Queue::record_harvest`]); the active sequencer, before it appends the first batch after
+//! that, stamps the harvest with the log's size ([`Queue::stamp_harvests`]); a replica whose
+//! index follows the log past that size applies the harvest's listing (servers, their
+//! targets, listing times) to its index ([`Queue::harvests_before`]). The stamp is written
+//! before any checkpoint beyond it is published, so every replica at one tree size has applied
+//! the same harvests: those stamped below it.
+
+use crate::queue::{Queue, QueueError, db_of};
+
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS cluster_harvests (
+    seq BIGSERIAL PRIMARY KEY,
+    run TEXT NOT NULL UNIQUE,
+    started_at TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    snapshot TEXT NOT NULL,
+    complete BOOLEAN NOT NULL,
+    allow_cleartext BOOLEAN NOT NULL,
+    log_size BIGINT
+);
+";
+
+/// One run's harvest, as the scheduler recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Harvest {
+    /// Its place in the order harvests were recorded.
+    pub seq: i64,
+    /// The run.
+    pub run: String,
+    /// When the run started (`YYYY-MM-DDTHH:MM:SSZ`): the listing time of what it lists.
+    pub started_at: String,
+    /// The registry harvested.
+    pub registry: String,
+    /// The snapshot document (SRI of the JSON array of the harvest's items).
+    pub snapshot: String,
+    /// Whether the harvest reached the registry's last page.
+    pub complete: bool,
+    /// Whether `http://` remotes were listed as dialable.
+    pub allow_cleartext: bool,
+    /// The log's size before the first batch appended after it (`None`: not yet).
+    pub log_size: Option<u64>,
+}
+
+impl Queue {
+    /// Records `h`'s harvest (its `seq` and `log_size` are ignored); a run recorded before
+    /// (a scheduler enqueueing it again) is left as it was.
+    pub fn record_harvest(&mut self, h: &Harvest) -> Result<(), QueueError> {
+        let u = self.url().to_owned();
+        self.client()
+            .execute(
+                "INSERT INTO cluster_harvests
+                     (run, started_at, registry, snapshot, complete, allow_cleartext)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run) DO NOTHING",
+                &[
+                    &h.run,
+                    &h.started_at,
+                    &h.registry,
+                    &h.snapshot,
+                    &h.complete,
+                    &h.allow_cleartext,
+                ],
+            )
+            .map_err(|e| db_of(&u, e))?;
+        Ok(())
+    }
+
+    /// Stamps every harvest not stamped yet with `size`, the log's size before the batch the
+    /// caller is about to append (the sequencer, before it appends and publishes).
+    pub fn stamp_harvests(&mut self, size: u64) -> Result<u64, QueueError> {
+        let u = self.url().to_owned();
+        let size = i64::try_from(size).unwrap_or(i64::MAX);
+        self.client()
+            .execute(
+                "UPDATE cluster_harvests SET log_size = $1 WHERE log_size IS NULL",
+                &[&size],
+            )
+            .map_err(|e| db_of(&u, e))
+    }
+
+    /// The harvests after `after` (a `seq`) stamped below `size`, in order: what an index that
+    /// follows the log to `size` lists.
+    pub fn harvests_before(&mut self, after: i64, size: u64) -> Result<Vec<Harvest>, QueueError> {
+        let u = self.url().to_owned();
+        let size = i64::try_from(size).unwrap_or(i64::MAX);
+        let rows = self
+            .client()
+            .query(
+                "SELECT seq, run, started_at, registry, snapshot, complete, allow_cleartext,
+                     log_size
+                 FROM cluster_harvests WHERE seq > $1 AND log_size < $2 ORDER BY seq",
+                &[&after, &size],
+            )
+            .map_err(|e| db_of(&u, e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Harvest {
+                seq: r.get(0),
+                run: r.get(1),
+                started_at: r.get(2),
+                registry: r.get(3),
+                snapshot: r.get(4),
+                complete: r.get(5),
+                allow_cleartext: r.get(6),
+                log_size: r
+                    .get::<_, Option<i64>>(7)
+                    .and_then(|n| u64::try_from(n).ok()),
+            })
+            .collect())
+    }
+}
