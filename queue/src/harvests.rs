@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS cluster_harvests (
     snapshot TEXT NOT NULL,
     complete BOOLEAN NOT NULL,
     allow_cleartext BOOLEAN NOT NULL,
+    delisted TEXT[] NOT NULL DEFAULT '{}',
     log_size BIGINT
 );
 ";
@@ -39,6 +40,9 @@ pub struct Harvest {
     pub complete: bool,
     /// Whether `http://` remotes were listed as dialable.
     pub allow_cleartext: bool,
+    /// Server names the harvest delists (listed by the previous harvest, absent from this
+    /// complete one).
+    pub delisted: Vec<String>,
     /// The log's size before the first batch appended after it (`None`: not yet).
     pub log_size: Option<u64>,
 }
@@ -51,8 +55,8 @@ impl Queue {
         self.client()
             .execute(
                 "INSERT INTO cluster_harvests
-                     (run, started_at, registry, snapshot, complete, allow_cleartext)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run) DO NOTHING",
+                     (run, started_at, registry, snapshot, complete, allow_cleartext, delisted)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run) DO NOTHING",
                 &[
                     &h.run,
                     &h.started_at,
@@ -60,6 +64,7 @@ impl Queue {
                     &h.snapshot,
                     &h.complete,
                     &h.allow_cleartext,
+                    &h.delisted,
                 ],
             )
             .map_err(|e| db_of(&u, e))?;
@@ -87,26 +92,48 @@ impl Queue {
         let rows = self
             .client()
             .query(
-                "SELECT seq, run, started_at, registry, snapshot, complete, allow_cleartext,
-                     log_size
-                 FROM cluster_harvests WHERE seq > $1 AND log_size < $2 ORDER BY seq",
+                &format!(
+                    "SELECT {COLUMNS} FROM cluster_harvests
+                     WHERE seq > $1 AND log_size < $2 ORDER BY seq"
+                ),
                 &[&after, &size],
             )
             .map_err(|e| db_of(&u, e))?;
-        Ok(rows
-            .iter()
-            .map(|r| Harvest {
-                seq: r.get(0),
-                run: r.get(1),
-                started_at: r.get(2),
-                registry: r.get(3),
-                snapshot: r.get(4),
-                complete: r.get(5),
-                allow_cleartext: r.get(6),
-                log_size: r
-                    .get::<_, Option<i64>>(7)
-                    .and_then(|n| u64::try_from(n).ok()),
-            })
-            .collect())
+        Ok(rows.iter().map(harvest_of).collect())
+    }
+
+    /// The harvest recorded last for `registry`, if any (the one the next is compared with).
+    pub fn latest_harvest(&mut self, registry: &str) -> Result<Option<Harvest>, QueueError> {
+        let u = self.url().to_owned();
+        let row = self
+            .client()
+            .query_opt(
+                &format!(
+                    "SELECT {COLUMNS} FROM cluster_harvests WHERE registry = $1
+                     ORDER BY seq DESC LIMIT 1"
+                ),
+                &[&registry],
+            )
+            .map_err(|e| db_of(&u, e))?;
+        Ok(row.as_ref().map(harvest_of))
+    }
+}
+
+const COLUMNS: &str =
+    "seq, run, started_at, registry, snapshot, complete, allow_cleartext, delisted, log_size";
+
+fn harvest_of(r: &postgres::Row) -> Harvest {
+    Harvest {
+        seq: r.get(0),
+        run: r.get(1),
+        started_at: r.get(2),
+        registry: r.get(3),
+        snapshot: r.get(4),
+        complete: r.get(5),
+        allow_cleartext: r.get(6),
+        delisted: r.get(7),
+        log_size: r
+            .get::<_, Option<i64>>(8)
+            .and_then(|n| u64::try_from(n).ok()),
     }
 }

@@ -450,6 +450,7 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
         snapshot: "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into(),
         complete: true,
         allow_cleartext: false,
+        delisted: vec!["io.example/gone".into()],
         log_size: None,
     };
     q.record_harvest(&harvest("crawl-1")).unwrap();
@@ -478,4 +479,11 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
         1,
         "after the one applied"
     );
+    assert_eq!(all[0].delisted, ["io.example/gone"]);
+    let latest = q
+        .latest_harvest("https://registry.example")
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest.run, "crawl-2");
+    assert!(q.latest_harvest("https://other.example").unwrap().is_none());
 }

@@ -227,7 +227,16 @@ pub fn enqueue_crawl(
         allow_cleartext: config.crawl.allow_private,
     };
     let run = run.unwrap_or_else(|| format!("crawl-{}", input.started_at));
-    // The replicas list the harvest's servers from the log size the sequencer stamps on it.
+    // The replicas list the harvest's servers from the log size the sequencer stamps on it,
+    // and delist what the previous harvest listed and this complete one does not (as a crawl
+    // on one box delists what its index lists).
+    let delisted = match queue
+        .latest_harvest(&input.registry)
+        .map_err(RoleError::doing("the previous harvest"))?
+    {
+        Some(previous) => harvest::delisted(&listed_in(blobs, &previous.snapshot)?, &harvest),
+        None => Vec::new(),
+    };
     queue
         .record_harvest(&toolmark_queue::Harvest {
             seq: 0,
@@ -237,6 +246,7 @@ pub fn enqueue_crawl(
             snapshot: sri.to_string(),
             complete: harvest.complete,
             allow_cleartext: input.allow_cleartext,
+            delisted,
             log_size: None,
         })
         .map_err(RoleError::doing("recording the harvest"))?;
@@ -290,6 +300,23 @@ pub fn enqueue_crawl(
         added,
         complete: harvest.complete,
     })
+}
+
+/// The server names a stored harvest snapshot lists.
+fn listed_in(
+    blobs: &Blobs,
+    snapshot: &str,
+) -> Result<std::collections::BTreeSet<String>, RoleError> {
+    let sri: Sri = snapshot
+        .parse()
+        .map_err(|e| RoleError::Refused(format!("snapshot {snapshot}: {e}")))?;
+    let bytes = blobs
+        .get(&sri)
+        .map_err(RoleError::doing(format!("snapshot {snapshot}")))?
+        .ok_or_else(|| RoleError::Refused(format!("snapshot {snapshot} is not stored")))?;
+    let page = registry::parse_snapshot(&bytes)
+        .map_err(RoleError::doing(format!("snapshot {snapshot}")))?;
+    Ok(page.servers.into_iter().map(|r| r.name).collect())
 }
 
 /// A run's remote targets, each with its job key: its target id (`index::record::target_id`),

@@ -225,7 +225,7 @@ pub fn apply_listings(
             registry: h.registry.clone(),
             records: toolmark_observation::registry::latest_per_name(page.servers),
             harvest_complete: h.complete,
-            delisted: Vec::new(),
+            delisted: h.delisted.clone(),
             allow_cleartext: h.allow_cleartext,
         };
         index

@@ -1,0 +1,112 @@
+//! A replica's listing of the registry from the cluster's harvests
+//! (`toolmark_roles::follower::apply_listings`, over a real PostgreSQL): a harvest is listed
+//! only once the index follows the log past the size the sequencer stamped on it, each once,
+//! in order; its servers carry their titles and their targets the runs' listing times; a
+//! server a later complete harvest no longer lists is delisted, as on one box.
+
+use serde_json::json;
+use toolmark_index::{DataDir, Index};
+use toolmark_queue::{Harvest, Queue};
+use toolmark_roles::follower::apply_listings;
+
+fn item(name: &str, title: &str, url: &str) -> serde_json::Value {
+    json!({
+        "server": {"name": name, "title": title, "description": "d", "version": "1.0.0",
+            "remotes": [{"type": "streamable-http", "url": url}]},
+        "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
+            "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
+            "isLatest": true}},
+    })
+}
+
+#[test]
+fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let root = std::env::temp_dir().join(format!("toolmark-listings-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let data = DataDir::new(&root);
+    let blobs = data.blobs().unwrap();
+    let mut index = Index::open(&data.index_path()).unwrap();
+    let snapshot = |items: serde_json::Value| blobs.put(items.to_string().as_bytes()).unwrap();
+    let day1 = snapshot(json!([
+        item("io.example/a", "A", "https://a.example/mcp"),
+        item("io.example/b", "B", "https://b.example/mcp"),
+    ]));
+    let day2 = snapshot(json!([item(
+        "io.example/a",
+        "A again",
+        "https://a.example/mcp"
+    )]));
+    let harvest =
+        |run: &str, at: &str, snapshot: &toolmark_toolset::Sri, delisted: &[&str]| Harvest {
+            seq: 0,
+            run: run.into(),
+            started_at: at.into(),
+            registry: "https://registry.example".into(),
+            snapshot: snapshot.to_string(),
+            complete: true,
+            allow_cleartext: false,
+            delisted: delisted.iter().map(|s| (*s).to_owned()).collect(),
+            log_size: None,
+        };
+    let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
+    q.record_harvest(&harvest("crawl-1", "2026-12-05T10:00:00Z", &day1, &[]))
+        .unwrap();
+    assert_eq!(
+        apply_listings(&mut index, &blobs, db.url(), 100).unwrap(),
+        0,
+        "not stamped"
+    );
+    q.stamp_harvests(0).unwrap();
+    assert_eq!(
+        apply_listings(&mut index, &blobs, db.url(), 0).unwrap(),
+        0,
+        "at the stamp"
+    );
+    assert_eq!(apply_listings(&mut index, &blobs, db.url(), 2).unwrap(), 1);
+    assert_eq!(
+        apply_listings(&mut index, &blobs, db.url(), 2).unwrap(),
+        0,
+        "once"
+    );
+    let a = index.server("io.example/a").unwrap().unwrap();
+    assert_eq!(a.title.as_deref(), Some("A"));
+    let b_targets = index.targets_of("io.example/b").unwrap();
+    assert_eq!(b_targets.len(), 1);
+    assert_eq!(
+        b_targets[0].first_listed.as_deref(),
+        Some("2026-12-05T10:00:00Z")
+    );
+
+    q.record_harvest(&harvest(
+        "crawl-2",
+        "2026-12-06T10:00:00Z",
+        &day2,
+        &["io.example/b"],
+    ))
+    .unwrap();
+    q.stamp_harvests(2).unwrap();
+    assert_eq!(apply_listings(&mut index, &blobs, db.url(), 3).unwrap(), 1);
+    let a = index.server("io.example/a").unwrap().unwrap();
+    assert_eq!(a.title.as_deref(), Some("A again"));
+    let a_targets = index.targets_of("io.example/a").unwrap();
+    assert_eq!(
+        a_targets[0].first_listed.as_deref(),
+        Some("2026-12-05T10:00:00Z")
+    );
+    assert_eq!(
+        a_targets[0].last_listed.as_deref(),
+        Some("2026-12-06T10:00:00Z")
+    );
+    let b = index.server("io.example/b").unwrap().unwrap();
+    assert_eq!(b.delisted_at.as_deref(), Some("2026-12-06T10:00:00Z"));
+    let b_targets = index.targets_of("io.example/b").unwrap();
+    assert_eq!(
+        b_targets[0].delisted_at.as_deref(),
+        Some("2026-12-06T10:00:00Z")
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
