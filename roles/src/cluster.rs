@@ -36,6 +36,8 @@ use toolmark_toolset::Sri;
 use crate::{RoleError, Stop};
 
 pub mod packages;
+pub mod polling;
+pub mod popularity;
 pub mod webhooks;
 
 /// The kind of a job observing one remote target.
@@ -927,6 +929,16 @@ pub async fn run_worker(config: Config, stop: Stop) -> Result<(), RoleError> {
     status.set_holder(worker.queue_holder());
     status.set_active(true);
     crate::health::serve(&config_for_health, status.clone(), &stop).await?;
+    // The popularity refreshes the scheduler enqueues: a thread of their own.
+    {
+        let (config, stop) = (config_for_health.clone(), stop.clone());
+        let (url, holder) = (queue_url(&config)?, worker.queue_holder().to_owned());
+        let runtime = tokio::runtime::Handle::current();
+        std::thread::Builder::new()
+            .name("popularity refreshes".into())
+            .spawn(move || popularity::run_refreshes(&url, &holder, &runtime, &config, &stop))
+            .map_err(RoleError::doing("starting the popularity refreshes"))?;
+    }
     // The package half, where gVisor is installed: a loop of its own, so that long sandbox
     // runs never hold up the remote jobs.
     let package_half = {
@@ -1244,8 +1256,9 @@ pub fn enqueue_now(
 
 /// `toolmark scheduler`: the crawl on its cron schedule (`schedules.crawl`) and the package
 /// sweep (`schedules.package_sweep`), each fire time enqueued as one run ([`enqueue_now`]), and
-/// with `[[webhooks]]` a webhook pass per fire time of `schedules.webhooks`
-/// ([`webhooks::enqueue_pass`], made by an API replica); the schedules' own lease and history are in this
+/// with `[[webhooks]]` a webhook pass per fire time of `schedules.webhooks` (made by an API
+/// replica, [`webhooks`]) and a popularity refresh per fire time of `schedules.popularity` (made
+/// by a worker, [`popularity`]); the schedules' own lease and history are in this
 /// data directory's `schedules.sqlite`. Until `stop`.
 pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> {
     use std::sync::Arc;
@@ -1325,39 +1338,46 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
             .add(spec, job)
             .map_err(RoleError::doing(format!("adding the {name}")))?;
     }
-    if !config.schedules.webhooks.trim().is_empty()
-        && !config
-            .subscriptions()
-            .map_err(RoleError::doing("the webhooks"))?
-            .is_empty()
-    {
-        let spec = JobSpec::new("webhooks", &config.schedules.webhooks)
-            .map_err(RoleError::doing("the webhooks schedule"))?
+    // The small periodic jobs, one open at a time: webhook passes (made by API replicas
+    // with `[[webhooks]]`) and popularity refreshes (made by workers).
+    let delivers = !config
+        .subscriptions()
+        .map_err(RoleError::doing("the webhooks"))?
+        .is_empty();
+    for (kind, schedule) in [
+        (webhooks::WEBHOOKS, &config.schedules.webhooks),
+        (popularity::POPULARITY, &config.schedules.popularity),
+    ] {
+        if schedule.trim().is_empty() || (kind == webhooks::WEBHOOKS && !delivers) {
+            continue;
+        }
+        let spec = JobSpec::new(kind, schedule)
+            .map_err(RoleError::doing(format!("the {kind} schedule")))?
             .with_lease(Duration::from_secs(config.schedules.lease_seconds));
         let (job_config, status) = (config.clone(), status.clone());
         let job = Arc::new(move |ctx: JobContext| {
             let config = job_config.clone();
             let status = status.clone();
             Box::pin(async move {
-                // One pass per fire time, named by its UTC minute: two schedulers firing for
-                // it add one job.
-                let run = format!("webhooks-{}", ctx.scheduled_for.format("%Y-%m-%dT%H:%M"));
+                // One job per fire time, named by its UTC minute: two schedulers firing for
+                // it add one.
+                let run = format!("{kind}-{}", ctx.scheduled_for.format("%Y-%m-%dT%H:%M"));
                 let added = tokio::task::spawn_blocking(move || {
                     let url = queue_url(&config)?;
                     let mut queue = Queue::connect(&url, &holder("scheduler"))
                         .map_err(RoleError::doing("the queue"))?;
-                    webhooks::enqueue_pass(&mut queue, &run).map(|n| (run, n))
+                    polling::enqueue_one(&mut queue, kind, &run).map(|n| (run, n))
                 })
                 .await
-                .map_err(|e| JobError::new(format!("the webhooks task: {e}")))?;
+                .map_err(|e| JobError::new(format!("the {kind} task: {e}")))?;
                 match added {
                     Ok((run, n)) => {
                         status.pass_ok();
                         status.count("jobs_enqueued", n);
                         Ok(if n == 0 {
-                            format!("{run}: a webhook pass is still waiting or running")
+                            format!("{run}: a {kind} job is still waiting or running")
                         } else {
-                            format!("{run}: a webhook pass enqueued")
+                            format!("{run}: a {kind} job enqueued")
                         })
                     }
                     Err(e) => {
@@ -1373,7 +1393,7 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
         });
         scheduler
             .add(spec, job)
-            .map_err(RoleError::doing("adding the webhooks"))?;
+            .map_err(RoleError::doing(format!("adding the {kind} job")))?;
     }
     let summary = scheduler.run(stop.cancelled_owned()).await;
     tracing::info!("scheduler stopped: {summary:?}");

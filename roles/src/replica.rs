@@ -79,6 +79,22 @@ pub async fn run(
         "toolmark {} replica serving http://{bound}/ (public base {base})",
         env!("CARGO_PKG_VERSION")
     );
+    if let Ok(url) = crate::cluster::queue_url(&config) {
+        // The cluster's popularity snapshot, installed when the workers refresh it.
+        let (dir, names, stop) = (dir.clone(), state.names.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("popularity snapshots".into())
+            .spawn(move || {
+                crate::cluster::popularity::run_installs(
+                    &url,
+                    &crate::cluster::holder("api"),
+                    &dir,
+                    &names,
+                    &stop,
+                );
+            })
+            .map_err(RoleError::doing("starting the popularity snapshots"))?;
+    }
     if let Some(deliveries) = deliveries(&config, &base)? {
         let (runtime, stop) = (tokio::runtime::Handle::current(), stop.clone());
         std::thread::Builder::new()

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use toolmark_queue::{Claim, NewJob, Queue};
+use toolmark_queue::{Claim, Queue};
 use toolmark_webhooks::{Bookkeeping, Deliverer, DeliveryError};
 
 use crate::{RoleError, Stop};
@@ -17,27 +17,10 @@ pub const WEBHOOKS: &str = "webhooks";
 /// How often a delivering replica asks the queue for a pass.
 pub const PASS_POLL: Duration = Duration::from_secs(2);
 
-/// One webhook pass enqueued in `run` (the scheduler names it by its fire time, so two
-/// schedulers firing for it add one) — unless a pass is still waiting or running: a pass
-/// delivers everything due, and a second would only wait for the first's lease. Returns the
-/// jobs added (0 or 1).
+/// One webhook pass enqueued in `run`, unless one is still waiting or running
+/// ([`super::polling::enqueue_one`]): the jobs added (0 or 1).
 pub fn enqueue_pass(queue: &mut Queue, run: &str) -> Result<u64, RoleError> {
-    let open = queue
-        .open_keys(WEBHOOKS)
-        .map_err(RoleError::doing("the open webhook passes"))?;
-    if !open.is_empty() {
-        return Ok(0);
-    }
-    queue
-        .enqueue(
-            run,
-            &[NewJob {
-                kind: WEBHOOKS.into(),
-                key: "pass".into(),
-                payload: "{}".into(),
-            }],
-        )
-        .map_err(RoleError::doing("enqueueing the webhook pass"))
+    super::polling::enqueue_one(queue, WEBHOOKS, run)
 }
 
 /// A replica's webhook passes: `deliverer` (over this replica's index) with its bookkeeping
@@ -93,26 +76,14 @@ impl Deliveries {
     /// Passes until `stop`, on the calling thread (blocks): one connection, opened again after
     /// a failure.
     pub fn run(&self, runtime: &tokio::runtime::Handle, stop: &Stop) {
-        let mut queue: Option<Queue> = None;
-        while !stop.is_cancelled() {
-            if queue.is_none() {
-                match Queue::connect(&self.url, &self.holder) {
-                    Ok(q) => queue = Some(q),
-                    Err(e) => tracing::warn!("webhook passes: the queue: {e}"),
-                }
-            }
-            if let Some(q) = queue.as_mut() {
-                match self.pass_once(q, runtime, stop) {
-                    Ok(true) => continue,
-                    Ok(false) => {}
-                    Err(e) => {
-                        tracing::warn!("webhook passes: {}", crate::chain(&e));
-                        queue = None;
-                    }
-                }
-            }
-            sleep_unless_stopped(stop, PASS_POLL);
-        }
+        super::polling::poll(
+            &self.url,
+            &self.holder,
+            "webhook passes",
+            PASS_POLL,
+            stop,
+            |q| self.pass_once(q, runtime, stop),
+        );
     }
 }
 
@@ -139,15 +110,5 @@ fn finish(
             Ok(())
         }
         other => other.map_err(RoleError::doing("finishing the webhook pass")),
-    }
-}
-
-/// Sleeps `d` in short steps, returning early when `stop` fires.
-fn sleep_unless_stopped(stop: &Stop, d: Duration) {
-    let step = Duration::from_millis(100);
-    let mut slept = Duration::ZERO;
-    while slept < d && !stop.is_cancelled() {
-        std::thread::sleep(step);
-        slept += step;
     }
 }
