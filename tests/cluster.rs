@@ -506,6 +506,12 @@ fn a_cluster_logs_every_target_once_per_run_through_killed_workers_sequencers_an
             "{id}: entries {entries:?}"
         );
     }
+    // The replicas show the cluster's runs (from the queue): both crawls done.
+    for url in [&url_a, &url_b] {
+        let health = get(&format!("{url}/health"));
+        assert_eq!(health["jobs"]["crawl"]["lastStatus"], "ok", "{health}");
+    }
+
     // A client's report reaching both replicas is counted once: the replicas share their
     // client reports in PostgreSQL, not in their data directories.
     let reported = servers

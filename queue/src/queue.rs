@@ -189,6 +189,23 @@ pub struct Overview {
     pub host_places: u64,
 }
 
+/// One run of one kind of job, as [`Queue::runs`] sums it up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The kind of its jobs.
+    pub kind: String,
+    /// The run.
+    pub run: String,
+    /// When its first job was enqueued.
+    pub started: SystemTime,
+    /// When its last job finished (`None`: none has).
+    pub finished: Option<SystemTime>,
+    /// Jobs waiting or claimed.
+    pub open: u64,
+    /// Jobs failed or abandoned.
+    pub failed: u64,
+}
+
 /// What a finished job handed on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handoff {
@@ -595,6 +612,38 @@ impl Queue {
             .query_opt("SELECT value FROM queue_notes WHERE name = $1", &[&name])
             .map_err(|e| self.db(e))?;
         Ok(row.map(|r| r.get(0)))
+    }
+
+    /// The latest runs (at most `per_kind` of each kind of job), newest first: the cluster's run
+    /// history for the API replicas' `/health` (finished jobs are kept until pruned).
+    pub fn runs(&mut self, per_kind: usize) -> Result<Vec<RunSummary>, QueueError> {
+        let limit = i64::try_from(per_kind).unwrap_or(i64::MAX);
+        let rows = self
+            .client
+            .query(
+                "SELECT kind, run, started, finished, open, failed FROM (
+                     SELECT kind, run, min(enqueued_at) AS started, max(finished_at) AS finished,
+                            count(*) FILTER (WHERE state IN ('queued', 'claimed')) AS open,
+                            count(*) FILTER (WHERE state IN ('failed', 'abandoned')) AS failed,
+                            count(*) AS jobs,
+                            row_number() OVER (PARTITION BY kind ORDER BY min(enqueued_at) DESC)
+                                AS n
+                     FROM queue_jobs GROUP BY kind, run) r
+                 WHERE n <= $1 ORDER BY kind, started DESC",
+                &[&limit],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| RunSummary {
+                kind: r.get(0),
+                run: r.get(1),
+                started: r.get(2),
+                finished: r.get(3),
+                open: u64::try_from(r.get::<_, i64>(4)).unwrap_or(0),
+                failed: u64::try_from(r.get::<_, i64>(5)).unwrap_or(0),
+            })
+            .collect())
     }
 
     /// The queue as a whole: jobs by kind and state, lease expiries, hand-offs waiting, host

@@ -50,6 +50,96 @@ pub fn schedules_in(dir: &DataDir) -> JobStates {
     })
 }
 
+/// Runs of each kind of cluster job read for the job states ([`cluster_jobs`]).
+const CLUSTER_RUNS_READ: usize = 20;
+/// How long the cluster's job states are reused before the queue is asked again (`/health` may
+/// be probed often; summing the queue's jobs is not free at the registry's size).
+const CLUSTER_JOBS_TTL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The cluster's runs as an API replica's job states (`/health`'s `jobs`), from the queue in
+/// PostgreSQL: per job — `crawl` (remote jobs), `sweep` (package jobs), `webhooks`,
+/// `popularity` — its latest run (`running` while jobs are open, `ok` when every job is done,
+/// `failed` when one failed or was abandoned), latest finished run and latest success. Read at
+/// most once per [`CLUSTER_JOBS_TTL`].
+pub fn cluster_jobs(db: Arc<crate::shared::Db>) -> JobStates {
+    type Cached = Option<(std::time::Instant, Vec<toolmark_schedules::JobState>)>;
+    let cache: Arc<std::sync::Mutex<Cached>> = Arc::default();
+    Arc::new(move || {
+        let mut cached = cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, states)) = cached.as_ref() {
+            if at.elapsed() < CLUSTER_JOBS_TTL {
+                return Ok(states.clone());
+            }
+        }
+        let runs = db
+            .with(|q| q.runs(CLUSTER_RUNS_READ))
+            .map_err(|e| e.to_string())?;
+        let states = job_states(&runs);
+        *cached = Some((std::time::Instant::now(), states.clone()));
+        Ok(states)
+    })
+}
+
+/// The job states of `runs` ([`toolmark_queue::Queue::runs`]: newest first per kind).
+fn job_states(runs: &[toolmark_queue::RunSummary]) -> Vec<toolmark_schedules::JobState> {
+    use toolmark_schedules::{JobState, RunRecord, RunStatus};
+    let job_of = |kind: &str| match kind {
+        "remote" => "crawl".to_owned(),
+        "package" => "sweep".to_owned(),
+        other => other.to_owned(),
+    };
+    let record = |(i, r): (usize, &toolmark_queue::RunSummary)| {
+        let started = chrono::DateTime::<chrono::Utc>::from(r.started);
+        let status = if r.open > 0 {
+            RunStatus::Running
+        } else if r.failed > 0 {
+            RunStatus::Failed
+        } else {
+            RunStatus::Ok
+        };
+        RunRecord {
+            id: i64::try_from(i).unwrap_or(i64::MAX),
+            job: job_of(&r.kind),
+            holder: "cluster".into(),
+            attempt: 1,
+            scheduled_for: started,
+            started_at: started,
+            finished_at: (r.open == 0)
+                .then(|| r.finished.map(chrono::DateTime::from))
+                .flatten(),
+            status,
+            detail: Some(format!(
+                "run {}: {} jobs open, {} failed",
+                r.run, r.open, r.failed
+            )),
+        }
+    };
+    let mut states: Vec<JobState> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let job = job_of(&r.kind);
+        let rec = record((i, r));
+        match states.iter_mut().find(|s| s.job == job) {
+            None => states.push(JobState {
+                job,
+                last_finished: (r.open == 0).then(|| rec.clone()),
+                last_success: (rec.status == RunStatus::Ok).then_some(rec.started_at),
+                last: rec,
+            }),
+            Some(s) => {
+                if s.last_finished.is_none() && r.open == 0 {
+                    s.last_finished = Some(rec.clone());
+                }
+                if s.last_success.is_none() && rec.status == RunStatus::Ok {
+                    s.last_success = Some(rec.started_at);
+                }
+            }
+        }
+    }
+    states
+}
+
 /// The latest runs of the scheduler holding `store`.
 pub fn schedules_of(store: Arc<LeaseStore>) -> JobStates {
     Arc::new(move || store.jobs().map_err(|e| e.to_string()))

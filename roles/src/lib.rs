@@ -33,6 +33,7 @@ pub mod popularity;
 pub mod replica;
 pub mod reports;
 pub mod service;
+pub mod shared;
 pub mod witness;
 
 pub use error::{RoleError, chain};

@@ -58,15 +58,17 @@ pub async fn run(
     match crate::cluster::queue_url(&config) {
         Ok(url) => {
             // The database client blocks: off the async workers.
-            let shared = tokio::task::spawn_blocking(move || {
-                crate::reports::SharedReports::connect(&url, &crate::cluster::holder("api"))
+            let db = tokio::task::spawn_blocking(move || {
+                crate::shared::Db::connect(&url, &crate::cluster::holder("api"))
             })
             .await
-            .map_err(RoleError::doing(
-                "connecting to the client reports' database",
-            ))?
-            .map_err(RoleError::doing("the client reports' database"))?;
-            state.client_reports = toolmark_api::contribute::ClientReports::over(Box::new(shared));
+            .map_err(RoleError::doing("connecting to the cluster's database"))?
+            .map_err(RoleError::doing("the cluster's database"))?;
+            let db = Arc::new(db);
+            state.client_reports = toolmark_api::contribute::ClientReports::over(Box::new(
+                crate::reports::SharedReports::new(db.clone()),
+            ));
+            state.jobs = Some(crate::api::cluster_jobs(db));
         }
         Err(_) => tracing::warn!(
             "no PostgreSQL in [storage] head: this replica keeps its client reports to itself \

@@ -3,37 +3,31 @@
 //! counted once per target and day whichever replica it reaches and every replica reads the
 //! same counts.
 
-use std::sync::Mutex;
+use std::sync::Arc;
+
+use crate::shared::Db;
 
 use toolmark_api::contribute::{MAX_CLIENTS_PER_DAY, Outcome, Pair, ReportStore, StoreError};
 use toolmark_index::contributions::{
     ClientReport, Day, DigestKind, Limits, MINIMUM_REPORTS, WINDOW_DAYS,
 };
-use toolmark_queue::{Queue, QueueError, ReportLimits, ReportRow, Reported};
+use toolmark_queue::{ReportLimits, ReportRow, Reported};
 use toolmark_toolset::Sri;
 
-/// The replicas' shared client reports: one connection, opened again after a failure. Its
-/// calls block (the API makes them on its blocking threads, as it reads the index).
+/// The replicas' shared client reports, on a kept connection ([`Db`]). Its calls block (the API
+/// makes them on its blocking threads, as it reads the index).
 pub struct SharedReports {
-    url: String,
-    holder: String,
+    db: Arc<Db>,
     limits: ReportLimits,
-    queue: Mutex<Option<Queue>>,
 }
 
 impl SharedReports {
-    /// Over the queue database at `url` with the single box's limits
-    /// (`toolmark_index::contributions::Limits::default`, [`MAX_CLIENTS_PER_DAY`]); connects
-    /// now, so a replica that cannot reach its database says so when it starts.
-    ///
-    /// # Errors
-    ///
-    /// The database could not be reached or its tables created.
-    pub fn connect(url: &str, holder: &str) -> Result<SharedReports, QueueError> {
+    /// Over `db` with the single box's limits (`toolmark_index::contributions::Limits::default`,
+    /// [`MAX_CLIENTS_PER_DAY`]).
+    pub fn new(db: Arc<Db>) -> SharedReports {
         let limits = Limits::default();
         SharedReports::with_limits(
-            url,
-            holder,
+            db,
             ReportLimits {
                 retention_days: limits.retention_days,
                 max_digests_per_target_day: limits.max_digests_per_target_day,
@@ -43,62 +37,16 @@ impl SharedReports {
         )
     }
 
-    /// [`SharedReports::connect`] with `limits` (tests use small ones).
-    ///
-    /// # Errors
-    ///
-    /// As [`SharedReports::connect`].
-    pub fn with_limits(
-        url: &str,
-        holder: &str,
-        limits: ReportLimits,
-    ) -> Result<SharedReports, QueueError> {
-        let queue = Queue::connect(url, holder)?;
-        Ok(SharedReports {
-            url: url.to_owned(),
-            holder: holder.to_owned(),
-            limits,
-            queue: Mutex::new(Some(queue)),
-        })
+    /// [`SharedReports::new`] with `limits` (tests use small ones).
+    pub fn with_limits(db: Arc<Db>, limits: ReportLimits) -> SharedReports {
+        SharedReports { db, limits }
     }
 
-    /// `work` on the connection (opened again if the last one failed); a database error drops
-    /// the connection, so the next call starts on a fresh one.
     fn with<T>(
         &self,
-        work: impl FnOnce(&mut Queue) -> Result<T, QueueError>,
+        work: impl FnOnce(&mut toolmark_queue::Queue) -> Result<T, toolmark_queue::QueueError>,
     ) -> Result<T, StoreError> {
-        let mut slot = self
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(
-                Queue::connect(&self.url, &self.holder).map_err(|e| StoreError(e.to_string()))?,
-            );
-        }
-        let queue = slot.as_mut().expect("connected above");
-        work(queue).map_err(|e| {
-            if matches!(e, QueueError::Postgres { .. }) {
-                *slot = None;
-            }
-            StoreError(e.to_string())
-        })
-    }
-}
-
-impl Drop for SharedReports {
-    /// The database client's own drop blocks on a runtime of its own, which panics on an async
-    /// worker thread (where a serving API drops its state): it is dropped on a thread of its own.
-    fn drop(&mut self) {
-        let queue = self
-            .queue
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(queue) = queue {
-            std::thread::spawn(move || drop(queue));
-        }
+        self.db.with(work).map_err(|e| StoreError(e.to_string()))
     }
 }
 

@@ -11,6 +11,7 @@ use toolmark_api::contribute::{ClientReports, ReportStore};
 use toolmark_index::contributions::{Day, DigestKind, MINIMUM_REPORTS};
 use toolmark_queue::ReportLimits;
 use toolmark_roles::reports::SharedReports;
+use toolmark_roles::shared::Db;
 use toolmark_toolset::Sri;
 
 const TARGET: &str = "0123456789abcdef";
@@ -28,8 +29,14 @@ fn limits() -> ReportLimits {
 /// Two replicas' stores over `db` (each its own connection, as two processes have).
 fn replicas(db: &str, limits: ReportLimits) -> [Arc<SharedReports>; 2] {
     [
-        Arc::new(SharedReports::with_limits(db, "api@a", limits).unwrap()),
-        Arc::new(SharedReports::with_limits(db, "api@b", limits).unwrap()),
+        Arc::new(SharedReports::with_limits(
+            Arc::new(Db::connect(db, "api@a").unwrap()),
+            limits,
+        )),
+        Arc::new(SharedReports::with_limits(
+            Arc::new(Db::connect(db, "api@b").unwrap()),
+            limits,
+        )),
     ]
 }
 
