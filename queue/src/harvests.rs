@@ -19,8 +19,13 @@ CREATE TABLE IF NOT EXISTS cluster_harvests (
     complete BOOLEAN NOT NULL,
     allow_cleartext BOOLEAN NOT NULL,
     delisted TEXT[] NOT NULL DEFAULT '{}',
+    mode TEXT NOT NULL DEFAULT 'full' CHECK (mode IN ('full', 'delta')),
+    next_since TEXT NOT NULL DEFAULT '',
     log_size BIGINT
 );
+ALTER TABLE cluster_harvests ADD COLUMN IF NOT EXISTS mode TEXT NOT NULL DEFAULT 'full'
+    CHECK (mode IN ('full', 'delta'));
+ALTER TABLE cluster_harvests ADD COLUMN IF NOT EXISTS next_since TEXT NOT NULL DEFAULT '';
 ";
 
 /// One run's harvest, as the scheduler recorded it.
@@ -40,6 +45,12 @@ pub struct Harvest {
     pub complete: bool,
     /// Whether `http://` remotes were listed as dialable.
     pub allow_cleartext: bool,
+    /// `full` (the whole latest set) or `delta` (what changed since the last complete
+    /// harvest, merged into its records: the snapshot is the whole set either way).
+    pub mode: String,
+    /// The `updated_since` the next delta asks for (after a complete harvest: its start less
+    /// the clock-skew allowance; after an incomplete one: its basis's).
+    pub next_since: String,
     /// Server names the harvest delists (listed by the previous harvest, absent from this
     /// complete one).
     pub delisted: Vec<String>,
@@ -55,8 +66,9 @@ impl Queue {
         self.client()
             .execute(
                 "INSERT INTO cluster_harvests
-                     (run, started_at, registry, snapshot, complete, allow_cleartext, delisted)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run) DO NOTHING",
+                     (run, started_at, registry, snapshot, complete, allow_cleartext, delisted,
+                      mode, next_since)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run) DO NOTHING",
                 &[
                     &h.run,
                     &h.started_at,
@@ -65,6 +77,8 @@ impl Queue {
                     &h.complete,
                     &h.allow_cleartext,
                     &h.delisted,
+                    &h.mode,
+                    &h.next_since,
                 ],
             )
             .map_err(|e| db_of(&u, e))?;
@@ -102,25 +116,47 @@ impl Queue {
         Ok(rows.iter().map(harvest_of).collect())
     }
 
-    /// The harvest recorded last for `registry`, if any (the one the next is compared with).
-    pub fn latest_harvest(&mut self, registry: &str) -> Result<Option<Harvest>, QueueError> {
+    /// The harvest recorded last for `registry`, if any (the one the next is compared with);
+    /// with `complete`, the last complete one (a delta's basis).
+    pub fn latest_harvest(
+        &mut self,
+        registry: &str,
+        complete: bool,
+    ) -> Result<Option<Harvest>, QueueError> {
         let u = self.url().to_owned();
         let row = self
             .client()
             .query_opt(
                 &format!(
-                    "SELECT {COLUMNS} FROM cluster_harvests WHERE registry = $1
+                    "SELECT {COLUMNS} FROM cluster_harvests
+                     WHERE registry = $1 AND (complete OR NOT $2)
                      ORDER BY seq DESC LIMIT 1"
                 ),
-                &[&registry],
+                &[&registry, &complete],
             )
             .map_err(|e| db_of(&u, e))?;
         Ok(row.as_ref().map(harvest_of))
     }
+
+    /// When the last complete full harvest of `registry` started, if any (deltas run until
+    /// one is too old).
+    pub fn last_full_harvest(&mut self, registry: &str) -> Result<Option<String>, QueueError> {
+        let u = self.url().to_owned();
+        let row = self
+            .client()
+            .query_opt(
+                "SELECT started_at FROM cluster_harvests
+                 WHERE registry = $1 AND complete AND mode = 'full'
+                 ORDER BY seq DESC LIMIT 1",
+                &[&registry],
+            )
+            .map_err(|e| db_of(&u, e))?;
+        Ok(row.map(|r| r.get(0)))
+    }
 }
 
-const COLUMNS: &str =
-    "seq, run, started_at, registry, snapshot, complete, allow_cleartext, delisted, log_size";
+const COLUMNS: &str = "seq, run, started_at, registry, snapshot, complete, allow_cleartext, delisted, log_size, \
+     mode, next_since";
 
 fn harvest_of(r: &postgres::Row) -> Harvest {
     Harvest {
@@ -135,5 +171,7 @@ fn harvest_of(r: &postgres::Row) -> Harvest {
         log_size: r
             .get::<_, Option<i64>>(8)
             .and_then(|n| u64::try_from(n).ok()),
+        mode: r.get(9),
+        next_since: r.get(10),
     }
 }

@@ -83,9 +83,13 @@ CREATE TABLE IF NOT EXISTS queue_notes (
 const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL
     AND to_regclass('client_report_seen') IS NOT NULL
     AND to_regclass('webhook_state') IS NOT NULL
-    AND to_regclass('cluster_harvests') IS NOT NULL AND EXISTS (
-    SELECT 1 FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = 'queue_jobs' AND column_name = 'lapses')";
+    AND to_regclass('cluster_harvests') IS NOT NULL
+    AND EXISTS (SELECT 1 FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'queue_jobs'
+          AND column_name = 'lapses')
+    AND EXISTS (SELECT 1 FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'cluster_harvests'
+          AND column_name = 'next_since')";
 
 /// An arbitrary constant: the advisory lock that serialises schema creation.
 const SCHEMA_LOCK: i64 = 0x7175_6575_6573_6368;

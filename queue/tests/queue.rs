@@ -451,6 +451,8 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
         complete: true,
         allow_cleartext: false,
         delisted: vec!["io.example/gone".into()],
+        mode: "full".into(),
+        next_since: "2026-12-06T09:55:00.000Z".into(),
         log_size: None,
     };
     q.record_harvest(&harvest("crawl-1")).unwrap();
@@ -481,9 +483,20 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
     );
     assert_eq!(all[0].delisted, ["io.example/gone"]);
     let latest = q
-        .latest_harvest("https://registry.example")
+        .latest_harvest("https://registry.example", true)
         .unwrap()
         .unwrap();
     assert_eq!(latest.run, "crawl-2");
-    assert!(q.latest_harvest("https://other.example").unwrap().is_none());
+    assert_eq!(latest.next_since, "2026-12-06T09:55:00.000Z");
+    assert!(
+        q.latest_harvest("https://other.example", false)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        q.last_full_harvest("https://registry.example")
+            .unwrap()
+            .as_deref(),
+        Some("2026-12-06T10:00:00Z")
+    );
 }

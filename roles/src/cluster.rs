@@ -173,8 +173,11 @@ impl Enqueued {
     }
 }
 
-/// One crawl run's jobs: a full harvest of `config.registry` (a stop ends it before anything
-/// is written), its items stored as one snapshot document, one [`REMOTE`] job per remote
+/// One crawl run's jobs: a harvest of `config.registry` (a stop ends it before anything is
+/// written) — with `crawl.harvest = "delta"` (the default) a delta since the last complete
+/// harvest merged into its records, a full one when none is recorded or the last full one is
+/// `crawl.full_harvest_days` old — the run's whole latest set stored as one snapshot document
+/// and recorded for the replicas with what it delists (`toolmark_queue::harvests`), one [`REMOTE`] job per remote
 /// target (the hosts with the most targets first), in the run `run` (default `crawl-<harvest start>`): a run enqueued again — by a
 /// second scheduler, or a retry — adds no job it has. Blocks the calling thread (not one of
 /// `runtime`'s workers).
@@ -189,8 +192,31 @@ pub fn enqueue_crawl(
     let registry_key = config.registry.trim_end_matches('/');
     // The run's time, as entries are dated (whole seconds): a skipped target's entry has it.
     let started_at = toolmark_observation::time::utc(std::time::SystemTime::now());
+    // A delta since the last complete harvest, merged into its records, unless the crawl
+    // harvests in full, none is recorded, or the last full one is `crawl.full_harvest_days`
+    // old (as a crawl on one box does).
+    let basis = queue
+        .latest_harvest(&config.registry, true)
+        .map_err(RoleError::doing("the last complete harvest"))?;
+    let last_full = queue
+        .last_full_harvest(&config.registry)
+        .map_err(RoleError::doing("the last full harvest"))?;
+    let full_due = last_full.is_none_or(|at| {
+        chrono::DateTime::parse_from_rfc3339(&at).map_or(true, |at| {
+            chrono::Utc::now().signed_duration_since(at)
+                >= chrono::Duration::days(i64::from(config.crawl.full_harvest_days))
+        })
+    });
+    let mode = match (&basis, config.crawl.harvest) {
+        (Some(b), toolmark_ingest::HarvestPolicy::Delta)
+            if !full_due && !b.next_since.is_empty() =>
+        {
+            Mode::Since(b.next_since.clone())
+        }
+        _ => Mode::Full,
+    };
     let http = harvest::registry_client().map_err(RoleError::doing("the registry client"))?;
-    let mut hc = HarvestConfig::new(registry_key, Mode::Full);
+    let mut hc = HarvestConfig::new(registry_key, mode.clone());
     hc.rate = config.crawl.rate();
     let harvested = runtime.block_on(async {
         tokio::select! {
@@ -200,7 +226,7 @@ pub fn enqueue_crawl(
     });
     let (harvest, error) =
         harvested.ok_or_else(|| RoleError::Refused("stopped while harvesting".into()))?;
-    if harvest.records.is_empty() {
+    if harvest.records.is_empty() && matches!(mode, Mode::Full) {
         if let Some(e) = error {
             return Err(RoleError::doing("harvesting the registry")(e));
         }
@@ -211,7 +237,27 @@ pub fn enqueue_crawl(
             harvest.records.len()
         );
     }
-    let snapshot = format!("[{}]", harvest.items.join(","));
+    // The run's whole latest set (a delta merged into its basis's) and what it delists.
+    let (records, items, delisted) = match (&mode, &basis) {
+        (Mode::Since(_), Some(b)) => merged(blobs, b, &harvest)?,
+        _ => {
+            let delisted = match queue
+                .latest_harvest(&config.registry, false)
+                .map_err(RoleError::doing("the previous harvest"))?
+            {
+                Some(p) => {
+                    harvest::delisted(&listed(&snapshot_items(blobs, &p.snapshot)?)?, &harvest)
+                }
+                None => Vec::new(),
+            };
+            (
+                registry::latest_per_name(harvest.records.clone()),
+                harvest.items.clone(),
+                delisted,
+            )
+        }
+    };
+    let snapshot = format!("[{}]", items.join(","));
     let sri = blobs
         .put(snapshot.as_bytes())
         .map_err(RoleError::doing("storing the harvest"))?;
@@ -223,22 +269,13 @@ pub fn enqueue_crawl(
     let input = RunInput {
         started_at,
         registry: config.registry.clone(),
-        records: registry::latest_per_name(harvest.records.clone()),
+        records,
         harvest_complete: harvest.complete,
         delisted: Vec::new(),
         allow_cleartext: config.crawl.allow_private,
     };
     let run = run.unwrap_or_else(|| format!("crawl-{}", input.started_at));
-    // The replicas list the harvest's servers from the log size the sequencer stamps on it,
-    // and delist what the previous harvest listed and this complete one does not (as a crawl
-    // on one box delists what its index lists).
-    let delisted = match queue
-        .latest_harvest(&input.registry)
-        .map_err(RoleError::doing("the previous harvest"))?
-    {
-        Some(previous) => harvest::delisted(&listed_in(blobs, &previous.snapshot)?, &harvest),
-        None => Vec::new(),
-    };
+    // The replicas list the harvest's servers from the log size the sequencer stamps on it.
     queue
         .record_harvest(&toolmark_queue::Harvest {
             seq: 0,
@@ -249,6 +286,18 @@ pub fn enqueue_crawl(
             complete: harvest.complete,
             allow_cleartext: input.allow_cleartext,
             delisted,
+            mode: if matches!(mode, Mode::Full) {
+                "full"
+            } else {
+                "delta"
+            }
+            .into(),
+            // An incomplete harvest leaves the next delta where its basis left it.
+            next_since: if harvest.complete {
+                harvest.next_since.clone()
+            } else {
+                basis.map(|b| b.next_since).unwrap_or_default()
+            },
             log_size: None,
         })
         .map_err(RoleError::doing("recording the harvest"))?;
@@ -304,11 +353,8 @@ pub fn enqueue_crawl(
     })
 }
 
-/// The server names a stored harvest snapshot lists.
-fn listed_in(
-    blobs: &Blobs,
-    snapshot: &str,
-) -> Result<std::collections::BTreeSet<String>, RoleError> {
+/// The items of a stored harvest snapshot, each as JSON text (`[item]` parses to its record).
+fn snapshot_items(blobs: &Blobs, snapshot: &str) -> Result<Vec<String>, RoleError> {
     let sri: Sri = snapshot
         .parse()
         .map_err(|e| RoleError::Refused(format!("snapshot {snapshot}: {e}")))?;
@@ -316,9 +362,64 @@ fn listed_in(
         .get(&sri)
         .map_err(RoleError::doing(format!("snapshot {snapshot}")))?
         .ok_or_else(|| RoleError::Refused(format!("snapshot {snapshot} is not stored")))?;
-    let page = registry::parse_snapshot(&bytes)
-        .map_err(RoleError::doing(format!("snapshot {snapshot}")))?;
-    Ok(page.servers.into_iter().map(|r| r.name).collect())
+    let items: Vec<serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(RoleError::doing(format!("snapshot {snapshot}")))?;
+    Ok(items.iter().map(serde_json::Value::to_string).collect())
+}
+
+/// Each item's record (name and version), in order; an item that does not parse is left out.
+fn records_of(items: &[String]) -> Vec<(toolmark_observation::registry::Record, &String)> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let page = registry::parse_snapshot(format!("[{item}]").as_bytes()).ok()?;
+            page.servers.into_iter().next().map(|r| (r, item))
+        })
+        .collect()
+}
+
+/// The server names `items` list.
+fn listed(items: &[String]) -> Result<std::collections::BTreeSet<String>, RoleError> {
+    Ok(records_of(items).into_iter().map(|(r, _)| r.name).collect())
+}
+
+/// A run's whole latest set, each record's item text, and the server names it delists.
+type Merged = (
+    Vec<toolmark_observation::registry::Record>,
+    Vec<String>,
+    Vec<String>,
+);
+
+/// A delta merged into its basis (the last complete harvest's snapshot): the whole latest
+/// set (`harvest::apply_delta`), each record's item (the delta's where it has one), and the
+/// names the basis listed that the merged set no longer does (deleted in the delta).
+fn merged(
+    blobs: &Blobs,
+    basis: &toolmark_queue::Harvest,
+    delta: &harvest::Harvest,
+) -> Result<Merged, RoleError> {
+    let basis_items = snapshot_items(blobs, &basis.snapshot)?;
+    let held = records_of(&basis_items);
+    let mut item_of: HashMap<(String, String), String> = HashMap::new();
+    for (r, item) in &held {
+        item_of.insert((r.name.clone(), r.version.clone()), (*item).clone());
+    }
+    for (r, item) in delta.records.iter().zip(&delta.items) {
+        item_of.insert((r.name.clone(), r.version.clone()), item.clone());
+    }
+    let before: std::collections::BTreeSet<String> =
+        held.iter().map(|(r, _)| r.name.clone()).collect();
+    let records = harvest::apply_delta(held.into_iter().map(|(r, _)| r).collect(), delta);
+    let items = records
+        .iter()
+        .filter_map(|r| item_of.get(&(r.name.clone(), r.version.clone())).cloned())
+        .collect();
+    let after: std::collections::BTreeSet<&str> = records.iter().map(|r| r.name.as_str()).collect();
+    let delisted = before
+        .into_iter()
+        .filter(|n| !after.contains(n.as_str()))
+        .collect();
+    Ok((records, items, delisted))
 }
 
 /// A run's remote targets, each with its job key: its target id (`index::record::target_id`),

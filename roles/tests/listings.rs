@@ -50,6 +50,8 @@ fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
             complete: true,
             allow_cleartext: false,
             delisted: delisted.iter().map(|s| (*s).to_owned()).collect(),
+            mode: "full".into(),
+            next_since: String::new(),
             log_size: None,
         };
     let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();

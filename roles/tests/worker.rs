@@ -172,3 +172,74 @@ fn the_busiest_hosts_jobs_are_enqueued_first() {
     assert_eq!(claimed, ["b", "b", "b", "c", "c", "a"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_delta_harvest_is_merged_into_the_last_complete_one_and_delists_what_was_deleted() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let item = |name: &str, url: &str| {
+        serde_json::json!({
+            "server": {"name": name, "description": "t", "version": "1.0.0",
+                "remotes": [{"type": "streamable-http", "url": url}]},
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
+                "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
+                "isLatest": true}},
+        })
+    };
+    let registry = runtime
+        .block_on(RegistryStandIn::start(vec![
+            item("test.a/server", "https://a.example/mcp"),
+            item("test.b/server", "https://b.example/mcp"),
+        ]))
+        .unwrap();
+    let (_dir, config) = config("worker-delta", &registry.url(), db.url());
+    let data = toolmark_roles::jobs::data_dir(&config);
+    std::fs::create_dir_all(data.root()).unwrap();
+    let blobs = data.blobs().unwrap();
+    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
+    let enqueue = |queue: &mut Queue, run: &str| {
+        enqueue_crawl(
+            runtime.handle(),
+            &config,
+            &blobs,
+            queue,
+            Some(run.into()),
+            &Stop::new(),
+        )
+        .unwrap()
+    };
+    let first = enqueue(&mut queue, "run-1");
+    assert_eq!(first.added, 2);
+    // The registry changes: a new server, one deleted.
+    registry.publish(item("test.c/server", "https://c.example/mcp"));
+    assert_eq!(registry.set_status("test.b/server", "deleted"), 1);
+    registry.clear_requests();
+    let second = enqueue(&mut queue, "run-2");
+    let asked: Vec<String> = registry
+        .requests()
+        .iter()
+        .map(|r| r.path_and_query.clone())
+        .collect();
+    assert!(
+        asked.iter().all(|q| q.contains("updated_since=")),
+        "a delta, not a full harvest: {asked:?}"
+    );
+    assert_eq!(second.added, 2, "a and c");
+    let harvest = queue
+        .latest_harvest(&config.registry, true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(harvest.mode, "delta");
+    assert_eq!(harvest.delisted, ["test.b/server"]);
+    let page = toolmark_observation::registry::parse_snapshot(
+        &blobs
+            .get(&harvest.snapshot.parse().unwrap())
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    let names: Vec<String> = page.servers.into_iter().map(|r| r.name).collect();
+    assert_eq!(names, ["test.a/server", "test.c/server"]);
+}
