@@ -240,12 +240,14 @@ fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
 
 async fn health(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
     let body = tokio::task::spawn_blocking(move || {
+        // The jobs first: they may wait on another database, which must not hold an index
+        // connection `/check` needs meanwhile.
+        let jobs = jobs(&state);
         let cp = state.checkpoint();
         let index = state.index.get();
         let last = index.last_run().ok().flatten();
         let indexed = index.log_size_indexed().ok();
         let ok = cp.is_ok();
-        let jobs = jobs(&state);
         let job_states: serde_json::Map<String, serde_json::Value> = jobs
             .as_deref()
             .unwrap_or_default()

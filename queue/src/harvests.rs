@@ -98,22 +98,29 @@ impl Queue {
             .map_err(|e| db_of(&u, e))
     }
 
-    /// The harvests after `after` (a `seq`) stamped below `size`, in order: what an index that
-    /// follows the log to `size` lists.
+    /// The harvests after `after` (a `seq`) stamped below `size`, in order and without a gap
+    /// (the first one unstamped or stamped at `size` or above ends the list): what an index
+    /// that follows the log to `size` lists.
     pub fn harvests_before(&mut self, after: i64, size: u64) -> Result<Vec<Harvest>, QueueError> {
         let u = self.url().to_owned();
-        let size = i64::try_from(size).unwrap_or(i64::MAX);
         let rows = self
             .client()
             .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM cluster_harvests
-                     WHERE seq > $1 AND log_size < $2 ORDER BY seq"
-                ),
-                &[&after, &size],
+                &format!("SELECT {COLUMNS} FROM cluster_harvests WHERE seq > $1 ORDER BY seq"),
+                &[&after],
             )
             .map_err(|e| db_of(&u, e))?;
-        Ok(rows.iter().map(harvest_of).collect())
+        // Only the prefix in order: a harvest recorded earlier but stamped later (a stamp
+        // taken by a sequencer whose head was behind) waits, and so does every one after it.
+        let mut out = Vec::new();
+        for r in &rows {
+            let h = harvest_of(r);
+            if h.log_size.is_none_or(|n| n >= size) {
+                break;
+            }
+            out.push(h);
+        }
+        Ok(out)
     }
 
     /// The harvest recorded last for `registry`, if any (the one the next is compared with);

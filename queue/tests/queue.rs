@@ -500,3 +500,38 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
         Some("2026-12-06T10:00:00Z")
     );
 }
+
+#[test]
+fn a_harvest_stamped_below_an_older_one_waits_for_it() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
+    let harvest = |run: &str| toolmark_queue::Harvest {
+        seq: 0,
+        run: run.into(),
+        started_at: "2026-12-06T10:00:00Z".into(),
+        registry: "https://registry.example".into(),
+        snapshot: "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into(),
+        complete: true,
+        allow_cleartext: false,
+        delisted: Vec::new(),
+        mode: "full".into(),
+        next_since: String::new(),
+        log_size: None,
+    };
+    q.record_harvest(&harvest("crawl-1")).unwrap();
+    q.stamp_harvests(50).unwrap();
+    q.record_harvest(&harvest("crawl-2")).unwrap();
+    // A sequencer whose head was behind stamps the newer harvest lower.
+    q.stamp_harvests(40).unwrap();
+    assert!(
+        q.harvests_before(0, 45).unwrap().is_empty(),
+        "the newer harvest is not listed before the older one"
+    );
+    let runs: Vec<String> = q
+        .harvests_before(0, 51)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.run)
+        .collect();
+    assert_eq!(runs, ["crawl-1", "crawl-2"]);
+}

@@ -62,7 +62,10 @@ const CLUSTER_JOBS_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 /// `failed` when one failed or was abandoned), latest finished run and latest success. Read at
 /// most once per [`CLUSTER_JOBS_TTL`].
 pub fn cluster_jobs(db: Arc<crate::shared::Db>) -> JobStates {
-    type Cached = Option<(std::time::Instant, Vec<toolmark_schedules::JobState>)>;
+    type Cached = Option<(
+        std::time::Instant,
+        Result<Vec<toolmark_schedules::JobState>, String>,
+    )>;
     let cache: Arc<std::sync::Mutex<Cached>> = Arc::default();
     Arc::new(move || {
         let mut cached = cache
@@ -70,15 +73,17 @@ pub fn cluster_jobs(db: Arc<crate::shared::Db>) -> JobStates {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((at, states)) = cached.as_ref() {
             if at.elapsed() < CLUSTER_JOBS_TTL {
-                return Ok(states.clone());
+                return states.clone();
             }
         }
-        let runs = db
+        // A failure is kept as long as an answer: probes of a replica whose database is down
+        // do not each wait for it.
+        let states = db
             .with(|q| q.runs(CLUSTER_RUNS_READ))
-            .map_err(|e| e.to_string())?;
-        let states = job_states(&runs);
+            .map(|runs| job_states(&runs))
+            .map_err(|e| e.to_string());
         *cached = Some((std::time::Instant::now(), states.clone()));
-        Ok(states)
+        states
     })
 }
 

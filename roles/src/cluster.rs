@@ -988,6 +988,9 @@ pub fn sequence_once(queue: &mut Queue, log: &mut Log) -> Result<usize, RoleErro
     if !entries.is_empty() {
         // Harvests recorded since the last batch take effect at this size: stamped before
         // any checkpoint beyond it is published (`toolmark_queue::harvests`).
+        // The head as the store has it now (a standby's may be as old as its start).
+        log.refresh()
+            .map_err(RoleError::doing("reading the log's head"))?;
         queue
             .stamp_harvests(log.head().size)
             .map_err(RoleError::doing("stamping the harvests"))?;

@@ -3,14 +3,26 @@
 //! async worker thread.
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use toolmark_queue::{Queue, QueueError};
+
+/// How long after a failed connection no other is tried: callers get the failure at once
+/// meanwhile (an API request must not wait [`toolmark_queue::CONNECT_TIMEOUT`] each time while
+/// the database is down).
+pub const RECONNECT_PAUSE: Duration = Duration::from_secs(5);
 
 /// A kept connection to the queue database.
 pub struct Db {
     url: String,
     holder: String,
-    queue: Mutex<Option<Queue>>,
+    queue: Mutex<Slot>,
+}
+
+/// The connection, or when the last attempt to connect failed.
+struct Slot {
+    queue: Option<Queue>,
+    failed: Option<(Instant, String)>,
 }
 
 impl Db {
@@ -25,12 +37,16 @@ impl Db {
         Ok(Db {
             url: url.to_owned(),
             holder: holder.to_owned(),
-            queue: Mutex::new(Some(queue)),
+            queue: Mutex::new(Slot {
+                queue: Some(queue),
+                failed: None,
+            }),
         })
     }
 
-    /// `work` on the connection (opened again if the last one failed); a database error drops
-    /// the connection, so the next call starts on a fresh one. Blocks.
+    /// `work` on the connection (opened again if the last one failed, at most once per
+    /// [`RECONNECT_PAUSE`]); a database error drops the connection, so the next call starts on
+    /// a fresh one. Blocks.
     ///
     /// # Errors
     ///
@@ -43,13 +59,30 @@ impl Db {
             .queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(Queue::connect(&self.url, &self.holder)?);
+        if slot.queue.is_none() {
+            if let Some((at, why)) = &slot.failed {
+                if at.elapsed() < RECONNECT_PAUSE {
+                    return Err(QueueError::Refused(format!(
+                        "not connected (the last attempt, {}s ago, failed: {why})",
+                        at.elapsed().as_secs()
+                    )));
+                }
+            }
+            match Queue::connect(&self.url, &self.holder) {
+                Ok(q) => {
+                    slot.queue = Some(q);
+                    slot.failed = None;
+                }
+                Err(e) => {
+                    slot.failed = Some((Instant::now(), e.to_string()));
+                    return Err(e);
+                }
+            }
         }
-        let queue = slot.as_mut().expect("connected above");
+        let queue = slot.queue.as_mut().expect("connected above");
         work(queue).inspect_err(|e| {
             if matches!(e, QueueError::Postgres { .. }) {
-                *slot = None;
+                slot.queue = None;
             }
         })
     }
@@ -63,6 +96,7 @@ impl Drop for Db {
             .queue
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .queue
             .take();
         if let Some(queue) = queue {
             std::thread::spawn(move || drop(queue));

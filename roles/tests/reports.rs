@@ -232,3 +232,29 @@ fn the_shared_tables_keep_no_address_and_the_key_and_clients_are_not_logged() {
         ]
     );
 }
+
+#[test]
+fn without_its_database_a_replica_counts_nothing_and_shows_none_but_still_answers() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let url = db.url().to_owned();
+    let [a, _] = replicas(&url, limits());
+    // The database goes away (dropped, its connections closed).
+    drop(db);
+    for _ in 0..2 {
+        assert_eq!(
+            report(&a, peer(1), &Sri::of(b"a tool set"), DAY),
+            Err("not counted: client reports are unavailable right now")
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("toolmark-reports-down-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let index = toolmark_index::Index::open(&dir.join("index.sqlite")).unwrap();
+    let shown = ClientReports::over(Box::new(a.clone()))
+        .other_reports(&index, TARGET, DAY)
+        .unwrap();
+    assert!(shown.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

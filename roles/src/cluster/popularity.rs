@@ -20,6 +20,10 @@ pub const POPULARITY: &str = "popularity";
 pub const NOTE: &str = "popularity snapshot";
 /// How often a worker asks for a refresh job, and a replica looks for a new snapshot.
 pub const POPULARITY_POLL: Duration = Duration::from_secs(10);
+/// How long a worker's claim on a refresh lasts: longer than a whole refresh (5,000 names,
+/// scoped npm names one request each, a pause between pypistats requests: minutes), so no
+/// other worker takes the job over while it runs; a dead worker's job returns after it.
+pub const POPULARITY_LEASE: Duration = Duration::from_secs(2 * 3600);
 
 /// Writes the cluster's current snapshot (the note's, read from `blobs`) into `data`'s
 /// popularity directory unless it is there already. Returns the snapshot's SRI when it wrote
