@@ -212,6 +212,9 @@ impl ReportStore for LocalReports {
 /// counting in a [`ReportStore`].
 pub struct ClientReports {
     store: Box<dyn ReportStore>,
+    /// With a store others can read (a cluster's database): a secret only the API holds,
+    /// combined with the store's day key, so the store's contents alone cannot be hashed again.
+    secret: Option<[u8; 32]>,
 }
 
 /// Why a report was not counted (the sentence the answer's `note` carries).
@@ -231,6 +234,14 @@ fn hmac16(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 16] {
     out
 }
 
+/// HMAC-SHA256 of `message` under `key`, whole.
+fn hmac32(key: &[u8; 32], message: &[u8; 32]) -> [u8; 32] {
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(message);
+    mac.finalize().into_bytes().into()
+}
+
 fn client_bytes(peer: IpAddr) -> Vec<u8> {
     match toolmark_server::client_key(peer) {
         IpAddr::V4(v4) => v4.octets().to_vec(),
@@ -247,7 +258,23 @@ impl ClientReports {
 
     /// Reports kept in `store` (a cluster's shared one).
     pub fn over(store: Box<dyn ReportStore>) -> ClientReports {
-        ClientReports { store }
+        ClientReports {
+            store,
+            secret: None,
+        }
+    }
+
+    /// The same reports, hashed under the store's day key combined with a secret derived from
+    /// `answer_key` (which every API replica of a log holds, and nothing else does): whoever
+    /// reads the store — the day key and the hashes in a cluster's database — cannot hash
+    /// addresses to match them without it, and once the day key is deleted nobody can.
+    pub fn keyed(mut self, answer_key: &ed25519_dalek::SigningKey) -> ClientReports {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update(b"toolmark client reports v1\0");
+        h.update(answer_key.to_bytes());
+        self.secret = Some(h.finalize().into());
+        self
     }
 
     /// Count the report of `digest` (of `kind`) for `target_id` by the client at `peer` on
@@ -270,10 +297,15 @@ impl ClientReports {
         getrandom::fill(&mut fresh).map_err(ApiError::internal)?;
         let client = client_bytes(peer);
         let digest_text = digest.to_string();
-        let pair = |key: &[u8; 32]| {
+        let secret = self.secret;
+        let pair = |day_key: &[u8; 32]| {
+            let key = match &secret {
+                Some(secret) => hmac32(secret, day_key),
+                None => *day_key,
+            };
             (
-                hmac16(key, &[&client, target_id.as_bytes()]),
-                hmac16(key, &[kind.as_str().as_bytes(), digest_text.as_bytes()]),
+                hmac16(&key, &[&client, target_id.as_bytes()]),
+                hmac16(&key, &[kind.as_str().as_bytes(), digest_text.as_bytes()]),
             )
         };
         let outcome = match self

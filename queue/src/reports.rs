@@ -10,7 +10,9 @@
 //! and the keyed hashes of (client, target) → (kind, digest) the replicas computed with it
 //! (`client_report_seen`). Never an address, a client key, tool text or a user agent. The first
 //! report of a new day deletes every older key and hash, so yesterday's hashes cannot be
-//! recomputed. The key and the hashes are in `UNLOGGED` tables: not written to the WAL (so not
+//! recomputed. The replicas hash under the day key combined with a secret of theirs (derived
+//! from the answer key), so this database's contents alone do not let anyone match addresses.
+//! The key and the hashes are in `UNLOGGED` tables: not written to the WAL (so not
 //! to a replica or a WAL archive), emptied by a crash, and left out of `pg_dump
 //! --no-unlogged-table-data` (docs/operations.md, "Backups").
 //!
@@ -107,10 +109,11 @@ fn day_of(n: i32) -> u32 {
 
 impl Queue {
     /// Counts one client's report of `digest` (`kind`: `mtl1` or `full`) for `target_id` on
-    /// `day`, once per client, target and day across every replica: `fresh_key` becomes the
-    /// day's key if no replica drew one yet, `pair` hashes the report under the day's key. One
-    /// transaction under [`REPORTS_LOCK`]; older days' keys, hashes and (past the retention)
-    /// counts are deleted first.
+    /// `day` (or the newest day a replica counted, if later), once per client, target and day
+    /// across every replica: `fresh_key` becomes the day's key if no replica drew one yet (and
+    /// then older days' keys and hashes are deleted), `pair` hashes the report under the day's
+    /// key. One transaction under [`REPORTS_LOCK`]; counts past the retention are deleted when
+    /// a row is added.
     #[allow(clippy::too_many_arguments)]
     pub fn report(
         &mut self,
@@ -124,20 +127,34 @@ impl Queue {
     ) -> Result<Reported, QueueError> {
         let url = self.url().to_owned();
         let db = |e| db_of(&url, e);
-        let d = day_sql(day)?;
-        let oldest = day_sql(day.saturating_sub(limits.retention_days.saturating_sub(1)))?;
         let mut tx = self.client().transaction().map_err(db)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&REPORTS_LOCK])
             .map_err(db)?;
-        tx.execute("DELETE FROM client_report_keys WHERE day < $1", &[&d])
-            .map_err(db)?;
-        tx.execute("DELETE FROM client_report_seen WHERE day < $1", &[&d])
-            .map_err(db)?;
-        tx.execute(
-            "INSERT INTO client_report_keys (day, key) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            &[&d, &fresh_key.as_slice()],
-        )
-        .map_err(db)?;
+        // The day never goes back: a replica whose clock is behind the others' counts into
+        // the newest day, so it cannot bring a forgotten day's key back (and count its
+        // clients again).
+        let newest: Option<i32> = tx
+            .query_one("SELECT max(day) FROM client_report_keys", &[])
+            .map_err(db)?
+            .get(0);
+        let d = day_sql(day)?.max(newest.unwrap_or(0));
+        let retention = i32::try_from(limits.retention_days).unwrap_or(i32::MAX);
+        let oldest = d.saturating_sub(retention.saturating_sub(1).max(0));
+        let new_day = tx
+            .execute(
+                "INSERT INTO client_report_keys (day, key) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&d, &fresh_key.as_slice()],
+            )
+            .map_err(db)?
+            == 1;
+        if new_day {
+            // The first report of a day forgets the days before it (only then: the set of
+            // clients is large, and every report is counted under one lock).
+            tx.execute("DELETE FROM client_report_keys WHERE day < $1", &[&d])
+                .map_err(db)?;
+            tx.execute("DELETE FROM client_report_seen WHERE day < $1", &[&d])
+                .map_err(db)?;
+        }
         let row = tx
             .query_one(
                 "SELECT key, clients FROM client_report_keys WHERE day = $1",

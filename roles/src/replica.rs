@@ -67,7 +67,8 @@ pub async fn run(
             let db = Arc::new(db);
             state.client_reports = toolmark_api::contribute::ClientReports::over(Box::new(
                 crate::reports::SharedReports::new(db.clone()),
-            ));
+            ))
+            .keyed(&state.answer_key);
             state.jobs = Some(crate::api::cluster_jobs(db));
         }
         Err(_) => tracing::warn!(

@@ -51,7 +51,24 @@ fn report(
     digest: &Sri,
     day: Day,
 ) -> Result<(), &'static str> {
+    report_keyed(store, &answer_key(7), from, digest, day)
+}
+
+/// A replica's answer key (every replica of one log has the same).
+fn answer_key(seed: u8) -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&[seed; 32])
+}
+
+/// [`report`] by a replica whose answer key is `key`.
+fn report_keyed(
+    store: &Arc<SharedReports>,
+    key: &ed25519_dalek::SigningKey,
+    from: IpAddr,
+    digest: &Sri,
+    day: Day,
+) -> Result<(), &'static str> {
     ClientReports::over(Box::new(store.clone()))
+        .keyed(key)
         .report(from, TARGET, DigestKind::Full, digest, day)
         .unwrap()
 }
@@ -191,6 +208,11 @@ fn a_new_day_forgets_the_old_key_and_its_clients() {
         vec![1, 1],
         "counted again on the new day"
     );
+    // A replica whose clock is still on the old day counts into the new one: the old day's
+    // key does not come back, and the client is not counted again.
+    report(&a, peer(1), &digest, DAY).unwrap();
+    assert!(key_of(DAY).is_empty());
+    assert_eq!(clients(db.url()), vec![1, 1]);
 }
 
 #[test]
@@ -257,4 +279,23 @@ fn without_its_database_a_replica_counts_nothing_and_shows_none_but_still_answer
         .unwrap();
     assert!(shown.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_stored_hashes_need_the_replicas_answer_key() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let [a, b] = replicas(db.url(), limits());
+    let digest = Sri::of(b"a tool set");
+    report_keyed(&a, &answer_key(7), peer(1), &digest, DAY).unwrap();
+    // The same day key, another answer key: the client's hash is another one (so is anyone's
+    // who reads the database without the replicas' key).
+    report_keyed(&b, &answer_key(8), peer(1), &digest, DAY).unwrap();
+    assert_eq!(clients(db.url()), vec![2]);
+    let seen: i64 = sql(db.url())
+        .query_one("SELECT count(*) FROM client_report_seen", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(seen, 2);
 }
