@@ -145,6 +145,24 @@ impl Queue {
         Ok(row.as_ref().map(harvest_of))
     }
 
+    /// The last complete harvest of `registry` and every one recorded after it, in order: what
+    /// the registry is known to list (a full harvest delists what they listed and it does not).
+    pub fn harvests_since_complete(&mut self, registry: &str) -> Result<Vec<Harvest>, QueueError> {
+        let u = self.url().to_owned();
+        let rows = self
+            .client()
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM cluster_harvests WHERE registry = $1 AND seq >= coalesce(
+                         (SELECT max(seq) FROM cluster_harvests WHERE registry = $1 AND complete), 0)
+                     ORDER BY seq"
+                ),
+                &[&registry],
+            )
+            .map_err(|e| db_of(&u, e))?;
+        Ok(rows.iter().map(harvest_of).collect())
+    }
+
     /// When the last complete full harvest of `registry` started, if any (deltas run until
     /// one is too old).
     pub fn last_full_harvest(&mut self, registry: &str) -> Result<Option<String>, QueueError> {

@@ -629,7 +629,6 @@ impl Queue {
                      SELECT kind, run, min(enqueued_at) AS started, max(finished_at) AS finished,
                             count(*) FILTER (WHERE state IN ('queued', 'claimed')) AS open,
                             count(*) FILTER (WHERE state IN ('failed', 'abandoned')) AS failed,
-                            count(*) AS jobs,
                             row_number() OVER (PARTITION BY kind ORDER BY min(enqueued_at) DESC)
                                 AS n
                      FROM queue_jobs GROUP BY kind, run) r

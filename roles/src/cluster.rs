@@ -241,15 +241,16 @@ pub fn enqueue_crawl(
     let (records, items, delisted) = match (&mode, &basis) {
         (Mode::Since(_), Some(b)) => merged(blobs, b, &harvest)?,
         _ => {
-            let delisted = match queue
-                .latest_harvest(&config.registry, false)
-                .map_err(RoleError::doing("the previous harvest"))?
+            // What the registry is known to list: the last complete harvest and the
+            // incomplete ones since (one box's index knows every name it was shown).
+            let mut known = std::collections::BTreeSet::new();
+            for h in queue
+                .harvests_since_complete(&config.registry)
+                .map_err(RoleError::doing("the previous harvests"))?
             {
-                Some(p) => {
-                    harvest::delisted(&listed(&snapshot_items(blobs, &p.snapshot)?)?, &harvest)
-                }
-                None => Vec::new(),
-            };
+                known.extend(listed(&snapshot_items(blobs, &h.snapshot)?)?);
+            }
+            let delisted = harvest::delisted(&known, &harvest);
             (
                 registry::latest_per_name(harvest.records.clone()),
                 harvest.items.clone(),

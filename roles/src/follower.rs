@@ -250,17 +250,21 @@ fn pass(
     let followed = index
         .follow(&reader, &blobs)
         .map_err(RoleError::doing("following the log"))?;
-    if let Some(url) = listings {
-        apply_listings(&mut index, &blobs, url, followed.to)?;
-    }
     status.saw(followed.to);
     status.reached(followed.to);
+    // The listing after the log: a harvest that cannot be listed (its snapshot missing, the
+    // database down) fails the pass but leaves the follower's progress counted.
+    let listed = match listings {
+        Some(url) => apply_listings(&mut index, &blobs, url, followed.to).map(|_| ()),
+        None => Ok(()),
+    };
     if let Some(policy) = policy {
         if let Err(e) = publish_if_due(dir, status, policy, &index, &followed.checkpoint) {
             // The index followed; only the snapshot failed (tried again after the next pass).
             tracing::warn!("index snapshot not published: {}", chain(&e));
         }
     }
+    listed?;
     Ok(followed.to)
 }
 

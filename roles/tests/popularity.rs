@@ -121,30 +121,43 @@ fn a_worker_refreshes_the_clusters_snapshot_and_a_replica_installs_it_once() {
     assert_eq!(std::fs::read_to_string(installed).unwrap(), text);
     toolmark_api::lookalike::Names::load(&replica).unwrap();
 
-    // The next refresh starts from the cluster's snapshot, not the bundled one.
+    // The next refresh starts from the cluster's snapshot, not the bundled one: a worker
+    // whose count APIs answer nothing still has installed it (its refresh then fails, and
+    // the job is tried again later).
     assert_eq!(
         enqueue_one(&mut queue, POPULARITY, "popularity-2").unwrap(),
         1
     );
     let second_worker = scratch("worker-2");
+    let nowhere = CountSources {
+        npm: "http://127.0.0.1:9".into(),
+        pypistats: "http://127.0.0.1:9".into(),
+        pypistats_pause: Duration::ZERO,
+    };
     assert!(
         refresh_once(
             &mut queue,
             runtime.handle(),
             &blobs,
             &second_worker,
-            &sources,
+            &nowhere,
             40,
             true,
             lease,
         )
         .unwrap()
     );
-    assert!(
-        DataDir::new(&second_worker)
-            .popularity_dir()
-            .join(format!("popularity-{}.txt", snapshot.date))
-            .exists(),
+    let installed = DataDir::new(&second_worker)
+        .popularity_dir()
+        .join(format!("popularity-{}.txt", snapshot.date));
+    assert_eq!(
+        std::fs::read_to_string(installed).unwrap(),
+        text,
         "the cluster's snapshot was installed before the refresh"
+    );
+    assert_eq!(
+        queue.note(NOTE).unwrap(),
+        Some(sri),
+        "a failed refresh names nothing"
     );
 }

@@ -243,3 +243,55 @@ fn a_delta_harvest_is_merged_into_the_last_complete_one_and_delists_what_was_del
     let names: Vec<String> = page.servers.into_iter().map(|r| r.name).collect();
     assert_eq!(names, ["test.a/server", "test.c/server"]);
 }
+
+#[test]
+fn a_full_harvest_delists_the_servers_the_registry_no_longer_lists() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let item = |name: &str, url: &str| {
+        serde_json::json!({
+            "server": {"name": name, "description": "t", "version": "1.0.0",
+                "remotes": [{"type": "streamable-http", "url": url}]},
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
+                "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
+                "isLatest": true}},
+        })
+    };
+    let registry = runtime
+        .block_on(RegistryStandIn::start(vec![
+            item("test.a/server", "https://a.example/mcp"),
+            item("test.b/server", "https://b.example/mcp"),
+        ]))
+        .unwrap();
+    let (_dir, mut config) = config("worker-full", &registry.url(), db.url());
+    config.crawl.harvest = toolmark_ingest::HarvestPolicy::Full;
+    let data = toolmark_roles::jobs::data_dir(&config);
+    std::fs::create_dir_all(data.root()).unwrap();
+    let blobs = data.blobs().unwrap();
+    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
+    for (run, listed) in [("run-1", 2), ("run-2", 1)] {
+        if run == "run-2" {
+            registry.modify(|items| {
+                items.retain(|i| i["server"]["name"] != "test.b/server");
+            });
+        }
+        let e = enqueue_crawl(
+            runtime.handle(),
+            &config,
+            &blobs,
+            &mut queue,
+            Some(run.into()),
+            &Stop::new(),
+        )
+        .unwrap();
+        assert_eq!(e.targets, listed);
+    }
+    let harvest = queue
+        .latest_harvest(&config.registry, true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(harvest.mode, "full");
+    assert_eq!(harvest.delisted, ["test.b/server"]);
+}

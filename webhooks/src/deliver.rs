@@ -304,9 +304,10 @@ impl Books {
         match self {
             Books::File { store, .. } => store.acknowledged(id, event, outcome, now_ms),
             Books::Shared(_) => {
+                // The lease first: a pass another replica took over writes nothing more.
                 let q = self.queue().expect("open");
-                q.webhook_acknowledged(id, event, outcome, now_ms)?;
-                Books::renew(q)
+                Books::renew(q)?;
+                Ok(q.webhook_acknowledged(id, event, outcome, now_ms)?)
             }
         }
     }
@@ -329,8 +330,8 @@ impl Books {
             Books::File { store, .. } => store.failed(id, outcome, now_ms, next_ms),
             Books::Shared(_) => {
                 let q = self.queue().expect("open");
-                q.webhook_failed(id, outcome, now_ms, next_ms)?;
-                Books::renew(q)
+                Books::renew(q)?;
+                Ok(q.webhook_failed(id, outcome, now_ms, next_ms)?)
             }
         }
     }
