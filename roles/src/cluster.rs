@@ -1359,6 +1359,88 @@ pub fn enqueue_now(
     Ok(Some(enqueued))
 }
 
+/// What one fire time of a scheduler job enqueued: its message and the jobs added, and whether
+/// it was a run of the crawl or the sweep (counted as `runs_enqueued`).
+struct Fired {
+    text: String,
+    jobs: u64,
+    run: bool,
+}
+
+impl Fired {
+    fn run(e: Enqueued) -> Fired {
+        Fired {
+            text: e.text(),
+            jobs: e.added,
+            run: true,
+        }
+    }
+}
+
+/// A scheduler job's work for one fire time (its run's name given), blocking: `None` when
+/// another scheduler holds the lease (the fire time is tried again; a retry that finds the run
+/// enqueued adds nothing).
+type Enqueue =
+    fn(&tokio::runtime::Handle, &Config, String, &Stop) -> Result<Option<Fired>, RoleError>;
+
+/// One job of `kind` enqueued in `run` unless one is open ([`polling::enqueue_one`]).
+fn small_job(config: &Config, kind: &str, run: &str) -> Result<Option<Fired>, RoleError> {
+    let mut queue = Queue::connect(&queue_url(config)?, &holder("scheduler"))
+        .map_err(RoleError::doing("the queue"))?;
+    let jobs = polling::enqueue_one(&mut queue, kind, run)?;
+    Ok(Some(Fired {
+        text: if jobs == 0 {
+            format!("{run}: a {kind} job is still waiting or running")
+        } else {
+            format!("{run}: a {kind} job enqueued")
+        },
+        jobs,
+        run: false,
+    }))
+}
+
+/// The scheduler job `name`: each fire time runs `enqueue` on a blocking thread, for the run
+/// `name-<fire time as run_format>`, and counts what it did in `status`.
+fn enqueuing_job(
+    config: std::sync::Arc<Config>,
+    status: std::sync::Arc<crate::health::RoleStatus>,
+    name: &'static str,
+    run_format: &'static str,
+    enqueue: Enqueue,
+) -> toolmark_schedules::JobFn {
+    use toolmark_schedules::{JobContext, JobError};
+    std::sync::Arc::new(move |ctx: JobContext| {
+        let (config, status) = (config.clone(), status.clone());
+        Box::pin(async move {
+            let run = format!("{name}-{}", ctx.scheduled_for.format(run_format));
+            let handle = tokio::runtime::Handle::current();
+            let stop: Stop = ctx.stop.clone();
+            let fired = tokio::task::spawn_blocking(move || enqueue(&handle, &config, run, &stop))
+                .await
+                .map_err(|e| JobError::new(format!("the {name} task: {e}")))?
+                .map_err(|e| {
+                    let why = crate::chain(&e);
+                    status.pass_failed(&why);
+                    JobError::new(why)
+                })?;
+            status.pass_ok();
+            status.set_active(fired.is_some());
+            match fired {
+                Some(f) => {
+                    if f.run {
+                        status.count("runs_enqueued", 1);
+                    }
+                    status.count("jobs_enqueued", f.jobs);
+                    Ok(f.text)
+                }
+                None => Err(JobError::new(
+                    "another scheduler holds the lease; this run is tried again",
+                )),
+            }
+        })
+    })
+}
+
 /// `toolmark scheduler`: the crawl on its cron schedule (`schedules.crawl`) and the package
 /// sweep (`schedules.package_sweep`), each fire time enqueued as one run ([`enqueue_now`]), and
 /// with `[[webhooks]]` a webhook pass per fire time of `schedules.webhooks` (made by an API
@@ -1367,9 +1449,7 @@ pub fn enqueue_now(
 /// data directory's `schedules.sqlite`. Until `stop`.
 pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> {
     use std::sync::Arc;
-    use toolmark_schedules::{
-        Clock, JobContext, JobError, JobSpec, LeaseStore, Scheduler, SystemClock,
-    };
+    use toolmark_schedules::{Clock, JobSpec, LeaseStore, Scheduler, SystemClock};
     queue_url(&config)?;
     let dir = crate::jobs::data_dir(&config);
     std::fs::create_dir_all(dir.root()).map_err(RoleError::doing("the data directory"))?;
@@ -1384,121 +1464,54 @@ pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> 
     crate::health::serve(&config, status.clone(), &stop).await?;
     let mut scheduler = Scheduler::new(store, clock, me);
     let config = Arc::new(config);
-    // Each fire time is one run, named by its UTC hour: two schedulers firing for it share it.
-    for (name, schedule) in [
-        ("crawl", &config.schedules.crawl),
-        ("sweep", &config.schedules.package_sweep),
-    ] {
-        if schedule.trim().is_empty() {
+    // Each fire time is one run, named by its UTC hour (crawls and sweeps) or minute (the
+    // small jobs, one open at a time: webhook passes made by API replicas with `[[webhooks]]`,
+    // popularity refreshes made by workers): two schedulers firing for it share it.
+    let delivers = !config
+        .subscriptions()
+        .map_err(RoleError::doing("the webhooks"))?
+        .is_empty();
+    let jobs: [(&'static str, &String, &'static str, Enqueue); 4] = [
+        (
+            "crawl",
+            &config.schedules.crawl,
+            "%Y-%m-%dT%H",
+            |h, c, run, stop| {
+                enqueue_now(h, c, Run::Crawl(Some(run)), stop).map(|e| e.map(Fired::run))
+            },
+        ),
+        (
+            "sweep",
+            &config.schedules.package_sweep,
+            "%Y-%m-%dT%H",
+            |h, c, run, stop| {
+                enqueue_now(h, c, Run::Sweep(Some(run)), stop).map(|e| e.map(Fired::run))
+            },
+        ),
+        (
+            webhooks::WEBHOOKS,
+            &config.schedules.webhooks,
+            "%Y-%m-%dT%H:%M",
+            |_, c, run, _| small_job(c, webhooks::WEBHOOKS, &run),
+        ),
+        (
+            popularity::POPULARITY,
+            &config.schedules.popularity,
+            "%Y-%m-%dT%H:%M",
+            |_, c, run, _| small_job(c, popularity::POPULARITY, &run),
+        ),
+    ];
+    for (name, schedule, run_format, enqueue) in jobs {
+        if schedule.trim().is_empty() || (name == webhooks::WEBHOOKS && !delivers) {
             continue;
         }
         let spec = JobSpec::new(name, schedule)
             .map_err(RoleError::doing(format!("the {name} schedule")))?
             .with_lease(Duration::from_secs(config.schedules.lease_seconds));
-        let (job_config, status) = (config.clone(), status.clone());
-        let job = Arc::new(move |ctx: JobContext| {
-            let config = job_config.clone();
-            let status = status.clone();
-            Box::pin(async move {
-                let run = Some(format!(
-                    "{name}-{}",
-                    ctx.scheduled_for.format("%Y-%m-%dT%H")
-                ));
-                let what = if name == "crawl" {
-                    Run::Crawl(run)
-                } else {
-                    Run::Sweep(run)
-                };
-                let handle = tokio::runtime::Handle::current();
-                let stop: Stop = ctx.stop.clone();
-                let enqueued =
-                    tokio::task::spawn_blocking(move || enqueue_now(&handle, &config, what, &stop))
-                        .await
-                        .map_err(|e| JobError::new(format!("the {name} task: {e}")))?
-                        .map_err(|e| {
-                            let why = crate::chain(&e);
-                            status.pass_failed(&why);
-                            JobError::new(why)
-                        })?;
-                status.pass_ok();
-                status.set_active(enqueued.is_some());
-                match enqueued {
-                    Some(e) => {
-                        status.count("runs_enqueued", 1);
-                        status.count("jobs_enqueued", e.added);
-                        Ok(e.text())
-                    }
-                    // Not enqueued by this one: the run is tried again (a retry that finds it
-                    // enqueued adds nothing).
-                    None => Err(JobError::new(
-                        "another scheduler holds the lease; this run is tried again",
-                    )),
-                }
-            })
-                as std::pin::Pin<
-                    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send>,
-                >
-        });
+        let job = enqueuing_job(config.clone(), status.clone(), name, run_format, enqueue);
         scheduler
             .add(spec, job)
             .map_err(RoleError::doing(format!("adding the {name}")))?;
-    }
-    // The small periodic jobs, one open at a time: webhook passes (made by API replicas
-    // with `[[webhooks]]`) and popularity refreshes (made by workers).
-    let delivers = !config
-        .subscriptions()
-        .map_err(RoleError::doing("the webhooks"))?
-        .is_empty();
-    for (kind, schedule) in [
-        (webhooks::WEBHOOKS, &config.schedules.webhooks),
-        (popularity::POPULARITY, &config.schedules.popularity),
-    ] {
-        if schedule.trim().is_empty() || (kind == webhooks::WEBHOOKS && !delivers) {
-            continue;
-        }
-        let spec = JobSpec::new(kind, schedule)
-            .map_err(RoleError::doing(format!("the {kind} schedule")))?
-            .with_lease(Duration::from_secs(config.schedules.lease_seconds));
-        let (job_config, status) = (config.clone(), status.clone());
-        let job = Arc::new(move |ctx: JobContext| {
-            let config = job_config.clone();
-            let status = status.clone();
-            Box::pin(async move {
-                // One job per fire time, named by its UTC minute: two schedulers firing for
-                // it add one.
-                let run = format!("{kind}-{}", ctx.scheduled_for.format("%Y-%m-%dT%H:%M"));
-                let added = tokio::task::spawn_blocking(move || {
-                    let url = queue_url(&config)?;
-                    let mut queue = Queue::connect(&url, &holder("scheduler"))
-                        .map_err(RoleError::doing("the queue"))?;
-                    polling::enqueue_one(&mut queue, kind, &run).map(|n| (run, n))
-                })
-                .await
-                .map_err(|e| JobError::new(format!("the {kind} task: {e}")))?;
-                match added {
-                    Ok((run, n)) => {
-                        status.pass_ok();
-                        status.count("jobs_enqueued", n);
-                        Ok(if n == 0 {
-                            format!("{run}: a {kind} job is still waiting or running")
-                        } else {
-                            format!("{run}: a {kind} job enqueued")
-                        })
-                    }
-                    Err(e) => {
-                        let why = crate::chain(&e);
-                        status.pass_failed(&why);
-                        Err(JobError::new(why))
-                    }
-                }
-            })
-                as std::pin::Pin<
-                    Box<dyn std::future::Future<Output = Result<String, JobError>> + Send>,
-                >
-        });
-        scheduler
-            .add(spec, job)
-            .map_err(RoleError::doing(format!("adding the {kind} job")))?;
     }
     let summary = scheduler.run(stop.cancelled_owned()).await;
     tracing::info!("scheduler stopped: {summary:?}");

@@ -69,3 +69,46 @@ fn a_crawl_runs_while_jobs_are_open_and_is_ok_when_all_are_done() {
     assert!(crawl.last.finished_at.is_some());
     assert_eq!(crawl.last_finished.as_ref().unwrap().status, RunStatus::Ok);
 }
+
+#[test]
+fn the_scheduler_enqueues_a_popularity_refresh_on_its_schedule_one_at_a_time() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("toolmark-scheduler-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = toolmark_config::Config {
+        data: dir.clone(),
+        ..toolmark_config::Config::default()
+    };
+    config.storage.head = db.url().to_owned();
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.schedules.crawl = String::new();
+    config.schedules.package_sweep = String::new();
+    config.schedules.popularity = "* * * * * *".into();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let stop = toolmark_roles::Stop::new();
+    let scheduler = runtime.spawn(toolmark_roles::cluster::run_scheduler(config, stop.clone()));
+    let mut q = Queue::connect(db.url(), "test").unwrap();
+    let popularity = |q: &mut Queue| q.open_keys("popularity").unwrap().len();
+    let mut waited = 0;
+    while popularity(&mut q) == 0 {
+        assert!(waited < 300, "no popularity job within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+        waited += 1;
+    }
+    // Fire times go on every second; the open job is not enqueued again.
+    std::thread::sleep(Duration::from_secs(3));
+    let jobs: i64 = postgres::Client::connect(db.url(), postgres::NoTls)
+        .unwrap()
+        .query_one(
+            "SELECT count(*) FROM queue_jobs WHERE kind = 'popularity'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(jobs, 1);
+    stop.cancel();
+    runtime.block_on(scheduler).unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
