@@ -101,6 +101,11 @@ impl SensitiveFilter {
     }
 }
 
+/// The starter policy compiled once: a catch-up derives the census of every target's first tool
+/// set, and compiling folds every glob of the policy.
+static COMPILED: std::sync::LazyLock<toolmark_toolset::policy::Compiled> =
+    std::sync::LazyLock::new(|| STARTER.compile());
+
 /// Replace the census rows of `target_id` with those of its new current tool set `set` (from
 /// entry `entry`); `None` (a set that could not be read) leaves it with none.
 pub(crate) fn derive(
@@ -114,7 +119,7 @@ pub(crate) fn derive(
     let Some(set) = set else {
         return Ok(());
     };
-    let policy = STARTER.compile();
+    let policy = &*COMPILED;
     let mut seen = std::collections::HashSet::new();
     let mut per: Vec<(&str, Vec<&str>, u64)> = STARTER
         .categories

@@ -11,7 +11,11 @@ use toolmark_index::events::is_event;
 use toolmark_index::{EventQuery, SecurityEventRow};
 
 fn all(env: &support::Env) -> Vec<SecurityEventRow> {
-    env.index
+    events_of(&env.index)
+}
+
+fn events_of(index: &toolmark_index::Index) -> Vec<SecurityEventRow> {
+    index
         .security_events(&EventQuery {
             after: Some(0),
             limit: 1_000,
@@ -132,6 +136,23 @@ fn a_rebuild_derives_the_same_events_in_the_same_order() {
         env.index.last_security_event_seq().unwrap(),
         after.len() as u64
     );
+}
+
+/// A replica following the published files derives the writer's events, the same and in the
+/// same order: its entries that make no change skip the events query, those that make one do
+/// not.
+#[test]
+fn a_follower_derives_the_writers_events() {
+    let env = world("events-follow", 5);
+    let before = all(&env);
+    assert!(before.len() >= 6);
+    let reader = toolmark_log::reader::Reader::new(
+        toolmark_log::objects::Objects::dir(&env.dir.join("log/public")).unwrap(),
+        &env.log.vkey(),
+    );
+    let mut replica = toolmark_index::Index::open(&env.dir.join("replica.sqlite")).unwrap();
+    replica.follow(&reader, &env.blobs).unwrap();
+    assert_eq!(events_of(&replica), before);
 }
 
 #[test]
