@@ -438,11 +438,9 @@ fn open_keys_are_those_queued_or_claimed_in_any_run() {
     assert!(q.open_keys("package").unwrap().is_empty());
 }
 
-#[test]
-fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
-    let Some(db) = database() else { return };
-    let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
-    let harvest = |run: &str| toolmark_queue::Harvest {
+/// A complete full harvest of `run`, recorded at 10:00 and delisting one server.
+fn harvest(run: &str) -> toolmark_queue::Harvest {
+    toolmark_queue::Harvest {
         seq: 0,
         run: run.into(),
         started_at: "2026-12-06T10:00:00Z".into(),
@@ -454,7 +452,13 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
         mode: "full".into(),
         next_since: "2026-12-06T09:55:00.000Z".into(),
         log_size: None,
-    };
+    }
+}
+
+#[test]
+fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
+    let Some(db) = database() else { return };
+    let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
     q.record_harvest(&harvest("crawl-1")).unwrap();
     q.record_harvest(&harvest("crawl-1")).unwrap();
     assert!(
@@ -505,19 +509,6 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
 fn a_harvest_stamped_below_an_older_one_waits_for_it() {
     let Some(db) = database() else { return };
     let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
-    let harvest = |run: &str| toolmark_queue::Harvest {
-        seq: 0,
-        run: run.into(),
-        started_at: "2026-12-06T10:00:00Z".into(),
-        registry: "https://registry.example".into(),
-        snapshot: "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".into(),
-        complete: true,
-        allow_cleartext: false,
-        delisted: Vec::new(),
-        mode: "full".into(),
-        next_since: String::new(),
-        log_size: None,
-    };
     q.record_harvest(&harvest("crawl-1")).unwrap();
     q.stamp_harvests(50).unwrap();
     q.record_harvest(&harvest("crawl-2")).unwrap();

@@ -26,6 +26,17 @@ fn config(tag: &str, registry: &str, db: &str) -> (std::path::PathBuf, Config) {
     (dir, config)
 }
 
+/// A registry item of one server with one streamable-HTTP remote, published 2025-12-17.
+fn item(name: &str, url: &str) -> serde_json::Value {
+    serde_json::json!({
+        "server": {"name": name, "description": "t", "version": "1.0.0",
+            "remotes": [{"type": "streamable-http", "url": url}]},
+        "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
+            "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
+            "isLatest": true}},
+    })
+}
+
 #[test]
 fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
     let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
@@ -179,15 +190,6 @@ fn a_delta_harvest_is_merged_into_the_last_complete_one_and_delists_what_was_del
         return;
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let item = |name: &str, url: &str| {
-        serde_json::json!({
-            "server": {"name": name, "description": "t", "version": "1.0.0",
-                "remotes": [{"type": "streamable-http", "url": url}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
-                "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
-                "isLatest": true}},
-        })
-    };
     let registry = runtime
         .block_on(RegistryStandIn::start(vec![
             item("test.a/server", "https://a.example/mcp"),
@@ -250,15 +252,6 @@ fn a_full_harvest_delists_the_servers_the_registry_no_longer_lists() {
         return;
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let item = |name: &str, url: &str| {
-        serde_json::json!({
-            "server": {"name": name, "description": "t", "version": "1.0.0",
-                "remotes": [{"type": "streamable-http", "url": url}]},
-            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active",
-                "publishedAt": "2025-12-17T00:00:00Z", "updatedAt": "2025-12-17T00:00:00Z",
-                "isLatest": true}},
-        })
-    };
     let registry = runtime
         .block_on(RegistryStandIn::start(vec![
             item("test.a/server", "https://a.example/mcp"),
