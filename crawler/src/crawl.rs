@@ -143,7 +143,56 @@ enum Finished {
 pub async fn crawl(
     config: &CrawlConfig,
     targets: Vec<Target>,
+    on_outcome: impl FnMut(Outcome),
+) -> usize {
+    crawl_with(config, targets, &Refusals::default(), on_outcome, |_| {}).await
+}
+
+/// The origins that refused the `server/discover` probe (see [`start`]): by origin
+/// ([`origin_key`]), the implementations that refused it there. [`crawl`] keeps one for its
+/// own length; a caller running many crawls over one registry run shares one across them
+/// ([`crawl_with`]: the cluster's worker, one crawl a job, keeps one per run it holds), so an
+/// origin that refused the probe is probed about once, as in one crawl. It holds at most one
+/// entry per remote target of the crawls sharing it (an origin and an implementation each): the
+/// sharer bounds it by what it shares it over.
+#[derive(Debug, Default)]
+pub struct Refusals(std::sync::Mutex<HashMap<String, HashSet<String>>>);
+
+impl Refusals {
+    /// The implementations that refused the probe at `origin`, if any did.
+    fn at(&self, origin: &str) -> Option<HashSet<String>> {
+        self.locked().get(origin).cloned()
+    }
+
+    /// `who` refused the probe at `origin`.
+    fn add(&self, origin: String, who: String) {
+        self.locked().entry(origin).or_default().insert(who);
+    }
+
+    /// How many origins are known to refuse the probe.
+    pub fn origins(&self) -> usize {
+        self.locked().len()
+    }
+
+    fn locked(&self) -> std::sync::MutexGuard<'_, HashMap<String, HashSet<String>>> {
+        // Held only for a look-up or an insert, which cannot leave the map half-written.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// [`crawl`], with the origins that refused the probe read from and added to `refusals`
+/// (shared with other crawls), and `on_place_back` called with a target's host as soon as its
+/// observation gives its place in the host's limit back: its last request inside the limit is
+/// done (only the `DELETE` that ends its session, if any, may follow). Called once per target
+/// dialled (also for those set aside or abandoned), before that target's `on_outcome`.
+pub async fn crawl_with(
+    config: &CrawlConfig,
+    targets: Vec<Target>,
+    refusals: &Refusals,
     mut on_outcome: impl FnMut(Outcome),
+    mut on_place_back: impl FnMut(&str),
 ) -> usize {
     // Per host: targets sorted so the longest expected is last (popped first), and the sum of
     // expected work left.
@@ -189,9 +238,6 @@ pub async fn crawl(
     let mut parked: HashMap<IpAddr, Vec<(Duration, Target)>> = HashMap::new();
     let mut returning: HashMap<IpAddr, usize> = HashMap::new();
     let mut abandoned = 0;
-    // Origins (scheme, host, port) known not to answer `server/discover`, with the
-    // implementations that refused it there in this crawl (see [`start`]).
-    let mut no_discover: HashMap<String, HashSet<String>> = HashMap::new();
     loop {
         let stopping = config.stop.is_cancelled();
         while !stopping && tasks.len() < config.concurrency.max(1) {
@@ -221,7 +267,7 @@ pub async fn crawl(
             let stop = config.stop.clone();
             let start = match &target.kind {
                 TargetKind::Remote { url, declared, .. } => {
-                    start(config, url, &declared.dial_url(url), &no_discover)
+                    start(config, url, &declared.dial_url(url), refusals)
                 }
                 TargetKind::Package { .. } => Start::default(),
             };
@@ -273,6 +319,7 @@ pub async fn crawl(
                 if let Some(n) = in_flight.get_mut(&host) {
                     *n = n.saturating_sub(1);
                 }
+                on_place_back(&host);
                 unpark(&mut parked, &mut queues, &mut returning, &addresses);
                 continue;
             }
@@ -303,7 +350,7 @@ pub async fn crawl(
                                 mcp::implementation(observation.initialize.as_deref())
                         {
                             let origin = origin_key(&declared.dial_url(url));
-                            no_discover.entry(origin).or_default().insert(who);
+                            refusals.add(origin, who);
                         }
                         on_outcome(Outcome {
                             target,
@@ -334,26 +381,22 @@ pub async fn crawl(
 /// - Its own hint from an earlier crawl names the transport tried first. A hint naming an older
 ///   transport spares it the `server/discover` probe, except on its re-probe day (one day in
 ///   [`crate::limits::REPROBE_DAYS`], chosen by its URL), when it starts afresh with the probe.
-/// - Without a hint, when other endpoints of its origin refused the probe in this crawl, it
+/// - Without a hint, when other endpoints of its origin refused the probe in this crawl (or
+///   in a crawl sharing its [`Refusals`]), it
 ///   starts with streamable HTTP, and is probed after its listing unless it answered as one of
 ///   the implementations that refused ([`mcp::Start::refused_by`]).
 /// - Otherwise the usual order: the probe first.
-fn start(
-    config: &CrawlConfig,
-    url: &str,
-    dial: &str,
-    no_discover: &HashMap<String, HashSet<String>>,
-) -> Start {
+fn start(config: &CrawlConfig, url: &str, dial: &str, refusals: &Refusals) -> Start {
     match config.hints.get(url).and_then(|h| h.transport) {
         Some(t) if t != Transport::Stateless && reprobes_on(url, config.day) => Start::default(),
         Some(t) => Start {
             hint: Some(t),
             refused_by: None,
         },
-        None => match no_discover.get(&origin_key(dial)) {
+        None => match refusals.at(&origin_key(dial)) {
             Some(refused) => Start {
                 hint: Some(Transport::StreamableHttp),
-                refused_by: Some(refused.clone()),
+                refused_by: Some(refused),
             },
             None => Start::default(),
         },
@@ -544,7 +587,7 @@ mod tests {
                     &config,
                     "https://a.example/mcp",
                     "https://a.example/mcp",
-                    &HashMap::new(),
+                    &Refusals::default(),
                 );
                 s.hint.is_none()
             })

@@ -2,7 +2,8 @@
 //! host, port) and per implementation (`serverInfo`), an endpoint whose origin refused the probe
 //! as the same implementation is not probed again; any other endpoint, whichever was dialled
 //! first, is recorded with 2026-07-28 when it speaks it; an endpoint's own hint from an earlier
-//! crawl spares it the probe except on its re-probe day.
+//! crawl spares it the probe except on its re-probe day; crawls sharing their memory of refusals
+//! (one a job in the cluster) probe a refusing origin once.
 
 mod support;
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use support::{Server, echo_fleet, mcp_servers, sdk_gateway, sdk_server_as};
-use toolmark_crawler::crawl::{CrawlConfig, Hint, crawl, reprobes_on};
+use toolmark_crawler::crawl::{CrawlConfig, Hint, Refusals, crawl, crawl_with, reprobes_on};
 use toolmark_crawler::observe::{Observation, Status, Transport};
 use toolmark_crawler::registry::Target;
 
@@ -232,6 +233,34 @@ async fn an_implementation_that_refused_the_probe_is_not_probed_again_on_its_ori
             [(Transport::StreamableHttp, true)]
         );
     }
+    assert_eq!(probes_logged(&log), 1);
+}
+
+/// The cluster's worker crawls one target a job: crawls sharing one [`Refusals`] remember
+/// the refusal across them, so three one-target crawls of one real 1.x SDK server's endpoints
+/// (`/a/mcp`, `/b/mcp`, `/c/mcp`) probe `server/discover` once, as one crawl of the three does.
+#[tokio::test]
+async fn crawls_sharing_their_refusals_probe_a_refusing_origin_once() {
+    let Some(dir) = mcp_servers() else { return };
+    let log = scratch("shared").join("old.log");
+    let server = sdk_server_as(&dir, "mcp-proxy", "old", &["a", "b", "c"], &log);
+    let mut config = CrawlConfig::default();
+    config.client.policy.allow_private = true;
+    let refusals = Refusals::default();
+    for p in ["a", "b", "c"] {
+        let url = format!("http://127.0.0.1:{}/{p}/mcp", server.port);
+        let mut status = None;
+        crawl_with(
+            &config,
+            targets(&[url]),
+            &refusals,
+            |o| status = o.observation.map(|o| o.status),
+            |_| {},
+        )
+        .await;
+        assert_eq!(status, Some(Status::Ok));
+    }
+    assert_eq!(refusals.origins(), 1);
     assert_eq!(probes_logged(&log), 1);
 }
 

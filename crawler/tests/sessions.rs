@@ -1,4 +1,5 @@
-//! A session the crawler is issued ends with the listing: one `DELETE` per session, with its id.
+//! A session the crawler is issued ends with the listing: one `DELETE` per session, with its id,
+//! sent after the observation's place in its host's limit is given back.
 // The gateway is driven by hand once, with a plain client (clippy.toml keeps those out of
 // the libraries).
 #![allow(clippy::disallowed_methods)]
@@ -8,6 +9,7 @@ mod support;
 use std::time::Duration;
 
 use support::{echo_fleet, lax};
+use toolmark_crawler::crawl::{CrawlConfig, Refusals, crawl_with, host_key};
 use toolmark_crawler::mcp;
 use toolmark_crawler::observe::{Status, Transport};
 
@@ -101,4 +103,67 @@ async fn wait_for_children(pid: u32, want: usize) -> usize {
         n = support::children_of(pid);
     }
     n
+}
+
+/// `crawl_with` says when each dialled target's place in its host's limit comes back: once per
+/// target, naming its host, before that target's outcome and before its session's `DELETE`
+/// reaches the server (the stand-in counts a `DELETE` after its 100 ms latency).
+#[tokio::test]
+async fn each_host_place_is_reported_back_before_the_delete_and_the_outcome() {
+    let fleet = toolmark_standins::fleet::Fleet::start(toolmark_standins::fleet::FleetSpec {
+        hosts: 1,
+        endpoints_per_host: 3,
+        latency: (Duration::from_millis(100), Duration::from_millis(100)),
+        seed: 1,
+        tool_sets: vec![r#"{"tools":[]}"#.into()],
+    })
+    .await
+    .unwrap();
+    let urls = fleet.urls();
+    let mut config = CrawlConfig {
+        per_host: 1,
+        ..CrawlConfig::default()
+    };
+    config.client.policy.allow_private = true;
+    let targets = urls
+        .iter()
+        .map(|u| support::streamable_target("io.example/s", u.clone()))
+        .collect();
+    // (places back, sessions closed then) at each place back; outcomes at each outcome.
+    let backs = std::cell::RefCell::new(Vec::new());
+    let mut outcomes = Vec::new();
+    crawl_with(
+        &config,
+        targets,
+        &Refusals::default(),
+        |o| {
+            assert!(o.observation.is_some());
+            outcomes.push(backs.borrow().len());
+        },
+        |host| {
+            assert_eq!(host, host_key(&urls[0]));
+            let mut b = backs.borrow_mut();
+            let closed = fleet.requests().closed;
+            b.push(closed);
+        },
+    )
+    .await;
+    let backs = backs.into_inner();
+    assert_eq!(backs.len(), 3);
+    for (i, closed) in backs.iter().enumerate() {
+        assert!(
+            *closed <= i as u64,
+            "place {i} came back after its DELETE: {backs:?}"
+        );
+    }
+    // Each outcome comes after its own place came back.
+    assert_eq!(outcomes.len(), 3);
+    for (i, seen) in outcomes.iter().enumerate() {
+        assert!(
+            *seen > i,
+            "outcome {i} before its place came back: {outcomes:?}"
+        );
+    }
+    assert_eq!(fleet.requests().closed, 3);
+    fleet.shutdown(Duration::from_secs(1)).await;
 }

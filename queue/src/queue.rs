@@ -1,5 +1,6 @@
 //! The queue's tables and operations (see the crate documentation).
 
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use postgres::{Client, NoTls};
@@ -435,6 +436,40 @@ impl Queue {
                 claim: claim.seq,
             }),
         }
+    }
+
+    /// [`Queue::renew`] for every claim of `claims` in one statement: each still current is
+    /// extended to `lease` from now (its `lease_until` updated); returns the jobs whose claim
+    /// was lost (left as they were: another worker has them, or they finished).
+    pub fn renew_many<'a>(
+        &mut self,
+        claims: impl IntoIterator<Item = &'a mut Claim>,
+        lease: Duration,
+    ) -> Result<Vec<i64>, QueueError> {
+        let mut claims: HashMap<i64, &mut Claim> = claims.into_iter().map(|c| (c.id, c)).collect();
+        if claims.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (ids, seqs): (Vec<i64>, Vec<i32>) = claims.values().map(|c| (c.id, c.seq)).unzip();
+        let rows = self
+            .client
+            .query(
+                "UPDATE queue_jobs AS j SET lease_until = now() + make_interval(secs => $1)
+                 FROM unnest($2::int8[], $3::int4[]) AS c(id, claims)
+                 WHERE j.id = c.id AND j.claims = c.claims AND j.holder = $4
+                   AND j.state = 'claimed'
+                 RETURNING j.id, j.lease_until",
+                &[&seconds(lease), &ids, &seqs, &self.holder],
+            )
+            .map_err(|e| self.db(e))?;
+        for r in rows {
+            if let Some(c) = claims.remove(&r.get::<_, i64>(0)) {
+                c.lease_until = r.get(1);
+            }
+        }
+        let mut lost: Vec<i64> = claims.into_keys().collect();
+        lost.sort_unstable();
+        Ok(lost)
     }
 
     /// Finishes `claim` with `result`, and with `handoff` (what the job hands on, e.g. the

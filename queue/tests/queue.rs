@@ -128,6 +128,38 @@ fn a_renewed_claim_stays_its_workers() {
     w.complete(&c, "ok", None).unwrap();
 }
 
+/// One statement renews every claim still current; a claim lost meanwhile (its lease lapsed
+/// and another worker took the job) is named and left as it was.
+#[test]
+fn renewing_many_claims_at_once_keeps_the_current_ones_and_names_the_lost() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker-1").unwrap();
+    let mut other = Queue::connect(db.url(), "worker-2").unwrap();
+    w.enqueue("run", &jobs((0..4).map(|i| format!("t{i}"))))
+        .unwrap();
+    // Leases of zero: every claim has lapsed by the next statement.
+    let mut held = w.claim(&["remote"], 4, Duration::ZERO).unwrap();
+    assert_eq!(held.len(), 4);
+    // Another worker takes one of the lapsed jobs before the renewal.
+    let taken = other.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+    let before: Vec<_> = held.iter().map(|c| c.lease_until).collect();
+    let lost_jobs = w.renew_many(held.iter_mut(), MINUTE).unwrap();
+    assert_eq!(lost_jobs, [taken.id]);
+    for (c, at) in held.iter().zip(before) {
+        if c.id == taken.id {
+            assert_eq!(c.lease_until, at, "a lost claim is left as it was");
+        } else {
+            assert!(c.lease_until > at, "job {} renewed", c.id);
+        }
+    }
+    // The renewed ones are this worker's: nobody else can claim them.
+    assert!(other.claim(&["remote"], 4, MINUTE).unwrap().is_empty());
+    for c in held.iter().filter(|c| c.id != taken.id) {
+        w.complete(c, "ok", None).unwrap();
+    }
+    assert!(w.renew_many(std::iter::empty(), MINUTE).unwrap().is_empty());
+}
+
 #[test]
 fn a_failed_job_is_retried_until_its_last_attempt() {
     let Some(db) = database() else { return };

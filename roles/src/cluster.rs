@@ -18,11 +18,12 @@
 //!   the log drops an observation it holds already.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use toolmark_config::Config;
-use toolmark_crawler::crawl::{self, CrawlConfig, Outcome, host_key};
+use toolmark_crawler::crawl::{self, CrawlConfig, Outcome, Refusals, host_key};
 use toolmark_crawler::harvest::{self, HarvestConfig, Mode};
 use toolmark_index::record::{Prepared, prepare, target_id};
 use toolmark_index::{Blobs, DataDir, IndexError, RunInput, TargetOutcome};
@@ -453,7 +454,7 @@ pub struct Worker {
     batch: usize,
     /// Its claims' and host places' lease ([`worker_lease`]).
     lease: Duration,
-    snapshots: Snapshots<HashMap<String, Target>>,
+    snapshots: Snapshots<RunTargets>,
     /// Its `/health` and `/metrics`.
     status: std::sync::Arc<crate::health::RoleStatus>,
 }
@@ -461,10 +462,27 @@ pub struct Worker {
 /// A job being observed: its claim, its payload and, for a target to dial, its host place.
 type Held = (Claim, RemoteJob, Option<toolmark_queue::HostSlot>);
 
+/// A job waiting in the worker for its host's place: its claim, payload, target, and its run's
+/// memory of the origins that refused the `server/discover` probe.
+type Waiting = (Claim, RemoteJob, Target, Arc<Refusals>);
+
+/// What a worker keeps of one run's snapshot: the targets by key ([`remote_jobs`]), and the
+/// origins that refused the `server/discover` probe, learned by this worker's crawls of the
+/// run's jobs (each job is a crawl of one target; sharing this, an origin that refused the
+/// probe is probed about once per worker and run, as in a single-box crawl). It holds at most
+/// an origin and an implementation per target of the run, and goes with the snapshot
+/// (`SNAPSHOTS_KEPT`).
+struct RunTargets {
+    targets: HashMap<String, Target>,
+    refusals: Arc<Refusals>,
+}
+
 /// What an observation's task tells the worker's thread, by the job's token.
 enum Ended {
-    /// The remote will not be dialled again for this job: its host place can be given back
-    /// (before the document is stored, which does not touch the host).
+    /// The observation's last request inside its host's limit is done (only its session's
+    /// `DELETE` may follow): its host place goes to this worker's next job on that host, or
+    /// back (before the document is stored, which does not touch the host). Sent again when
+    /// the crawl returns; the place is handed on once.
     Dialled(u64),
     /// The outcome, its document stored (`None`: stopped before it was observed).
     Finished(u64, Option<Result<Stored, RoleError>>),
@@ -508,8 +526,9 @@ impl Worker {
         &self.status
     }
 
-    /// The target `job` names, from its run's snapshot (read once per run).
-    fn target(&mut self, job: &RemoteJob) -> Result<Target, Unreadable> {
+    /// The target `job` names, from its run's snapshot (read once per run), and the run's
+    /// memory of refused probes.
+    fn target(&mut self, job: &RemoteJob) -> Result<(Target, Arc<Refusals>), Unreadable> {
         let targets = self.snapshots.get(&self.blobs, &job.snapshot, |bytes| {
             let page = registry::parse_snapshot(bytes).map_err(|e| e.to_string())?;
             let input = RunInput {
@@ -520,14 +539,18 @@ impl Worker {
                 delisted: Vec::new(),
                 allow_cleartext: job.allow_cleartext,
             };
-            Ok(remote_jobs(input.targets()).into_iter().collect())
+            Ok(RunTargets {
+                targets: remote_jobs(input.targets()).into_iter().collect(),
+                refusals: Arc::default(),
+            })
         })?;
-        targets.get(&job.target).cloned().ok_or_else(|| {
+        let target = targets.targets.get(&job.target).cloned().ok_or_else(|| {
             Unreadable::Job(format!(
                 "target {} is not in snapshot {}",
                 job.target, job.snapshot
             ))
-        })
+        })?;
+        Ok((target, targets.refusals.clone()))
     }
 
     /// One pass: claims jobs and keeps up to `crawl.concurrency` observations running until no
@@ -539,21 +562,25 @@ impl Worker {
     /// Each job is observed in a task of its own as soon as its host has a place (across every
     /// worker: [`toolmark_queue::Queue::acquire_host`]); a job whose host is full waits in the
     /// worker, claimed, and the place is asked for again when one of this worker's observations
-    /// on that host ends, or after [`HOST_BUSY_DELAY`]. An observation's end completes its job
-    /// (its document stored in its own task, then the entry handed on by this thread) and gives
-    /// its place back at once, and a new job is
-    /// claimed to keep the observations in flight: one slow remote holds up only its own
-    /// place. At most [`MAX_WAITING`] jobs wait for a place. The claims and places held are
-    /// renewed every third of their lease. Whatever fails, every place is given back and every job
-    /// not finished goes back to the queue (a job whose result could not be stored is failed,
-    /// so it is tried again later); the first error is returned after that.
+    /// on that host ends, or after [`HOST_BUSY_DELAY`]. As soon as an observation's last
+    /// request inside its host's limit is done (before its session's `DELETE`, as the
+    /// single-box crawl does), its place goes straight to this worker's next job waiting for
+    /// the same host, without a round trip to the queue (`host_places_handed_on`), or back
+    /// when none waits; its end completes its job (its document stored in its own task, then
+    /// the entry handed on by this thread), and a new job is claimed to keep the observations
+    /// in flight: one slow remote holds up only its own place. The jobs of one run share what
+    /// their crawls learn of origins that refuse the `server/discover` probe (`RunTargets`).
+    /// At most [`MAX_WAITING`] jobs wait for a place. The claims held are renewed every third
+    /// of their lease in one statement, and the places one by one. Whatever fails, every place
+    /// is given back and every job not finished goes back to the queue (a job whose result
+    /// could not be stored is failed, so it is tried again later); the first error is returned
+    /// after that.
     pub fn work_once(&mut self, runtime: &tokio::runtime::Handle) -> Result<usize, RoleError> {
         let (tx, rx) = std::sync::mpsc::channel::<Ended>();
         let crawl = std::sync::Arc::new(self.crawl.clone());
         let mut first_error = None;
         // Jobs waiting for a place, per host, in claim order; and the observations running.
-        let mut waiting: HashMap<String, std::collections::VecDeque<(Claim, RemoteJob, Target)>> =
-            HashMap::new();
+        let mut waiting: HashMap<String, std::collections::VecDeque<Waiting>> = HashMap::new();
         let mut waiting_count = 0usize;
         let mut running: HashMap<u64, Held> = HashMap::new();
         // Hosts found full, and when to ask again.
@@ -580,7 +607,9 @@ impl Worker {
                 // Nothing to claim (or the claim failed): ask again once something ends.
                 drained = claims.len() < want.min(WORKER_BATCH);
                 for claim in claims {
-                    if let Some((job, target)) = self.readable(claim.clone(), &mut first_error) {
+                    if let Some((job, target, refusals)) =
+                        self.readable(claim.clone(), &mut first_error)
+                    {
                         let host = match (&target.kind, &target.skip) {
                             (TargetKind::Remote { url, declared, .. }, None) => {
                                 host_key(&declared.dial_url(url))
@@ -591,7 +620,7 @@ impl Worker {
                         waiting
                             .entry(host)
                             .or_default()
-                            .push_back((claim, job, target));
+                            .push_back((claim, job, target, refusals));
                         waiting_count += 1;
                     }
                 }
@@ -632,7 +661,7 @@ impl Worker {
                                 }
                             }
                         };
-                        let Some((claim, job, target)) = q.pop_front() else {
+                        let Some(next) = q.pop_front() else {
                             break;
                         };
                         if q.is_empty() {
@@ -640,39 +669,14 @@ impl Worker {
                         }
                         waiting_count -= 1;
                         full.remove(&host);
-                        let token = next_token;
-                        next_token += 1;
-                        let started_at = job.started_at.clone();
-                        running.insert(token, (claim, job, place));
-                        let (crawl, tx, blobs) = (crawl.clone(), tx.clone(), self.blobs.clone());
-                        runtime.spawn(async move {
-                            let mut prepared = None;
-                            crawl::crawl(&crawl, vec![target], |o: Outcome| {
-                                let item = TargetOutcome {
-                                    target: o.target,
-                                    observation: o.observation,
-                                };
-                                // The document is made here and the observation (and its share
-                                // of the crawl's memory budget) dropped at once.
-                                prepared = Some(prepare(&item, &started_at));
-                                drop(item);
-                                drop(o.grant);
-                            })
-                            .await;
-                            let _ = tx.send(Ended::Dialled(token));
-                            // `None`: stopped before it was observed, the job goes back.
-                            let stored = match prepared {
-                                Some(p) => Some(
-                                    tokio::task::spawn_blocking(move || store(&blobs, p))
-                                        .await
-                                        .unwrap_or_else(|e| {
-                                            Err(RoleError::Refused(format!("storing: {e}")))
-                                        }),
-                                ),
-                                None => None,
-                            };
-                            let _ = tx.send(Ended::Finished(token, stored));
-                        });
+                        self.observe(
+                            runtime,
+                            (&crawl, &tx),
+                            &mut next_token,
+                            &mut running,
+                            next,
+                            place,
+                        );
                     }
                 }
             }
@@ -703,13 +707,42 @@ impl Worker {
             for event in ended {
                 let (token, stored) = match event {
                     Ended::Dialled(token) => {
-                        let place = running.get_mut(&token).and_then(|(_, _, p)| p.take());
-                        if let Some(p) = &place {
-                            // This worker's own place on the host is free: ask for it again
-                            // at once.
-                            full.remove(&p.host);
+                        let Some(place) = running.get_mut(&token).and_then(|(_, _, p)| p.take())
+                        else {
+                            continue;
+                        };
+                        // The place goes straight to this worker's next job waiting for the
+                        // same host, if any (no round trip to the queue): the job that freed it
+                        // no longer dials, so the observations dialling stay within
+                        // `crawl.concurrency`.
+                        let next = if self.crawl.stop.is_cancelled() {
+                            None
+                        } else {
+                            waiting.get_mut(&place.host).and_then(|q| q.pop_front())
+                        };
+                        match next {
+                            Some(next) => {
+                                if waiting.get(&place.host).is_some_and(|q| q.is_empty()) {
+                                    waiting.remove(&place.host);
+                                }
+                                waiting_count -= 1;
+                                self.status.count("host_places_handed_on", 1);
+                                self.observe(
+                                    runtime,
+                                    (&crawl, &tx),
+                                    &mut next_token,
+                                    &mut running,
+                                    next,
+                                    Some(place),
+                                );
+                            }
+                            None => {
+                                // This worker's own place on the host is free: ask for it
+                                // again at once.
+                                full.remove(&place.host);
+                                self.release(Some(place));
+                            }
                         }
-                        self.release(place);
                         continue;
                     }
                     Ended::Finished(token, stored) => (token, stored),
@@ -761,7 +794,7 @@ impl Worker {
             }
         }
         // Jobs that never got a place: back to the queue, not an attempt.
-        for (claim, _, _) in waiting.into_values().flatten() {
+        for (claim, ..) in waiting.into_values().flatten() {
             if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
                 tracing::warn!("job {}: giving it back: {}", claim.id, crate::chain(&e));
             }
@@ -772,13 +805,72 @@ impl Worker {
         }
     }
 
+    /// Starts observing a job that has its host place (`None`: nothing to dial) in a task of
+    /// its own, by the token `next_token` gives: the crawl of its one target, sharing its run's
+    /// memory of refused probes. The task sends [`Ended::Dialled`] as soon as the observation
+    /// gives its place in the host's limit back (its last request inside the limit is done:
+    /// only the session's `DELETE` may follow, as in a single-box crawl), then stores the
+    /// document and sends [`Ended::Finished`].
+    fn observe(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        (crawl, tx): (&Arc<CrawlConfig>, &std::sync::mpsc::Sender<Ended>),
+        next_token: &mut u64,
+        running: &mut HashMap<u64, Held>,
+        (claim, job, target, refusals): Waiting,
+        place: Option<toolmark_queue::HostSlot>,
+    ) {
+        let token = *next_token;
+        *next_token += 1;
+        let started_at = job.started_at.clone();
+        running.insert(token, (claim, job, place));
+        let (crawl, tx, blobs) = (crawl.clone(), tx.clone(), self.blobs.clone());
+        runtime.spawn(async move {
+            let mut prepared = None;
+            let placed_back = tx.clone();
+            crawl::crawl_with(
+                &crawl,
+                vec![target],
+                &refusals,
+                |o: Outcome| {
+                    let item = TargetOutcome {
+                        target: o.target,
+                        observation: o.observation,
+                    };
+                    // The document is made here and the observation (and its share of the
+                    // crawl's memory budget) dropped at once.
+                    prepared = Some(prepare(&item, &started_at));
+                    drop(item);
+                    drop(o.grant);
+                },
+                |_| {
+                    let _ = placed_back.send(Ended::Dialled(token));
+                },
+            )
+            .await;
+            // Said again for a target the crawl did not dial (the worker's thread gives a
+            // place back once).
+            let _ = tx.send(Ended::Dialled(token));
+            // `None`: stopped before it was observed, the job goes back.
+            let stored = match prepared {
+                Some(p) => Some(
+                    tokio::task::spawn_blocking(move || store(&blobs, p))
+                        .await
+                        .unwrap_or_else(|e| Err(RoleError::Refused(format!("storing: {e}")))),
+                ),
+                None => None,
+            };
+            let _ = tx.send(Ended::Finished(token, stored));
+        });
+    }
+
     /// The job and target of `claim`; `None` when it cannot be worked now (failed, or deferred
     /// when the store failed).
     fn readable(
         &mut self,
         claim: Claim,
         first_error: &mut Option<RoleError>,
-    ) -> Option<(RemoteJob, Target)> {
+    ) -> Option<(RemoteJob, Target, Arc<Refusals>)> {
         let job: RemoteJob = match serde_json::from_str(&claim.payload) {
             Ok(j) => j,
             Err(e) => {
@@ -790,7 +882,7 @@ impl Worker {
             }
         };
         match self.target(&job) {
-            Ok(t) => Some((job, t)),
+            Ok((t, refusals)) => Some((job, t, refusals)),
             Err(Unreadable::Job(why)) => {
                 note(first_error, self.give_up(&claim, &why));
                 None
@@ -806,21 +898,27 @@ impl Worker {
         }
     }
 
-    /// Extends the leases of every job held (waiting or running) and of the places running.
+    /// Extends the leases of every job held (waiting or running), in one statement
+    /// ([`Queue::renew_many`]), and of the places running.
     fn renew_all(
         &mut self,
-        waiting: &mut HashMap<String, std::collections::VecDeque<(Claim, RemoteJob, Target)>>,
+        waiting: &mut HashMap<String, std::collections::VecDeque<Waiting>>,
         running: &mut HashMap<u64, Held>,
     ) {
         let claims = waiting
             .values_mut()
             .flatten()
-            .map(|(c, _, _)| c)
-            .chain(running.values_mut().map(|(c, _, _)| c));
-        for claim in claims {
-            if let Err(e) = self.queue.renew(claim, self.lease) {
-                tracing::warn!("job {}: renewing its claim: {e}", claim.id);
+            .map(|(c, ..)| c)
+            .chain(running.values_mut().map(|(c, ..)| c));
+        match self.queue.renew_many(claims, self.lease) {
+            // A lost claim's job is another worker's now: its completion is refused (and
+            // counted as `claims_lost`) when it comes.
+            Ok(lost) => {
+                for job in lost {
+                    tracing::warn!("job {job}: its claim was lost before it was renewed");
+                }
             }
+            Err(e) => tracing::warn!("renewing the claims held: {e}"),
         }
         for p in running.values().filter_map(|(_, _, p)| p.as_ref()) {
             match self.queue.renew_host(p, self.lease) {

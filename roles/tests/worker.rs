@@ -1,6 +1,7 @@
 //! The worker against the real test PostgreSQL (the queue), a registry stand-in and a fleet of
 //! stand-in MCP servers on loopback: a job whose host is full waits in the worker, claimed,
-//! instead of going back to the queue, and every job is observed and completed in one pass.
+//! instead of going back to the queue, a place one job is done with goes to the host's next
+//! job in the worker, and every job is observed and completed in one pass.
 
 use std::time::Duration;
 
@@ -97,6 +98,73 @@ fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
         "every job done on its first claim (none given back while its host was full)"
     );
     assert_eq!(fleet.requests().tools_list, 12);
+    drop(client);
+    runtime.block_on(fleet.shutdown(Duration::from_secs(2)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One host of five endpoints and one place on it: the worker takes the place from the queue
+/// once, and each observation that is done with it hands it straight to the host's next job
+/// waiting in the worker (no `acquire_host` between them); at the end it is given back.
+#[test]
+fn a_place_freed_by_a_job_goes_to_the_same_hosts_next_waiting_job_without_a_round_trip() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fleet = runtime
+        .block_on(Fleet::start(FleetSpec {
+            hosts: 1,
+            endpoints_per_host: 5,
+            latency: (Duration::from_millis(50), Duration::from_millis(50)),
+            seed: 2,
+            tool_sets: vec![r#"{"tools": []}"#.into()],
+        }))
+        .unwrap();
+    let registry = runtime
+        .block_on(RegistryStandIn::start(fleet.registry_items(1)))
+        .unwrap();
+    let (dir, mut config) = config("worker-handoff", &registry.url(), db.url());
+    config.crawl.allow_private = true;
+    config.crawl.per_host = 1;
+    let data = toolmark_roles::jobs::data_dir(&config);
+    std::fs::create_dir_all(data.root()).unwrap();
+    let stop = Stop::new();
+    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
+    let blobs = data.blobs().unwrap();
+    let enqueued = enqueue_crawl(
+        runtime.handle(),
+        &config,
+        &blobs,
+        &mut queue,
+        Some("run-1".into()),
+        &stop,
+    )
+    .unwrap();
+    assert_eq!(enqueued.targets, 5);
+
+    let mut worker = Worker::new(&config, &data, &stop).unwrap();
+    assert_eq!(worker.work_once(runtime.handle()).unwrap(), 5);
+    let mut client = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+    // Every place ever taken from the queue has an id from this sequence.
+    let taken: i64 = client
+        .query_one(
+            "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM queue_host_slots_id_seq",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        taken, 1,
+        "the one place was taken once and handed on four times"
+    );
+    let held: i64 = client
+        .query_one("SELECT count(*) FROM queue_host_slots", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(held, 0, "and given back at the end");
+    assert_eq!(fleet.requests().tools_list, 5);
+    assert_eq!(fleet.requests().closed, 5);
     drop(client);
     runtime.block_on(fleet.shutdown(Duration::from_secs(2)));
     let _ = std::fs::remove_dir_all(&dir);
