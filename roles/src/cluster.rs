@@ -479,10 +479,9 @@ struct RunTargets {
 
 /// What an observation's task tells the worker's thread, by the job's token.
 enum Ended {
-    /// The observation's last request inside its host's limit is done (only its session's
-    /// `DELETE` may follow): its host place goes to this worker's next job on that host, or
-    /// back (before the document is stored, which does not touch the host). Sent again when
-    /// the crawl returns; the place is handed on once.
+    /// The observation's crawl returned (its session's `DELETE` done): its host place goes to
+    /// this worker's next job on that host, or back (before the document is stored, which
+    /// does not touch the host); handed on once.
     Dialled(u64),
     /// The outcome, its document stored (`None`: stopped before it was observed).
     Finished(u64, Option<Result<Stored, RoleError>>),
@@ -807,10 +806,9 @@ impl Worker {
 
     /// Starts observing a job that has its host place (`None`: nothing to dial) in a task of
     /// its own, by the token `next_token` gives: the crawl of its one target, sharing its run's
-    /// memory of refused probes. The task sends [`Ended::Dialled`] as soon as the observation
-    /// gives its place in the host's limit back (its last request inside the limit is done:
-    /// only the session's `DELETE` may follow, as in a single-box crawl), then stores the
-    /// document and sends [`Ended::Finished`].
+    /// memory of refused probes. The task sends [`Ended::Dialled`] when the crawl returns (its
+    /// session's `DELETE` done: a host never has more than `crawl.per_host` requests of the
+    /// cluster's at once), then stores the document and sends [`Ended::Finished`].
     fn observe(
         &self,
         runtime: &tokio::runtime::Handle,
@@ -827,7 +825,6 @@ impl Worker {
         let (crawl, tx, blobs) = (crawl.clone(), tx.clone(), self.blobs.clone());
         runtime.spawn(async move {
             let mut prepared = None;
-            let placed_back = tx.clone();
             crawl::crawl_with(
                 &crawl,
                 vec![target],
@@ -843,13 +840,14 @@ impl Worker {
                     drop(item);
                     drop(o.grant);
                 },
-                |_| {
-                    let _ = placed_back.send(Ended::Dialled(token));
-                },
+                // The cluster's place covers the whole observation, its session's `DELETE`
+                // included: a single-box crawl sends the `DELETE` outside its place under a
+                // closing permit of its own per address, which one job's crawl cannot share
+                // with the other jobs on the host (across workers), so the place is given back
+                // (or handed on) only when the crawl returns.
+                |_| {},
             )
             .await;
-            // Said again for a target the crawl did not dial (the worker's thread gives a
-            // place back once).
             let _ = tx.send(Ended::Dialled(token));
             // `None`: stopped before it was observed, the job goes back.
             let stored = match prepared {
