@@ -910,7 +910,7 @@ fn answer(
             entry_index: b.index,
             tlog_proof: state
                 .log
-                .tlog_proof(b.index, at)
+                .tlog_proof_of(b.index, &b.bytes, at)
                 .map_err(ApiError::internal)?,
         }),
         None => None,

@@ -338,3 +338,31 @@ async fn check_answers_are_byte_identical_to_the_golden_file() {
     }
     drop(env);
 }
+
+/// The bytes a golden answer's signature covers (the answer without `signature`) are
+/// serde_json's text of it as it is: already RFC 8785 (`canon::is_canonical` says so, so
+/// `toolmark_client::canonical` takes no second pass), and equal to what parsing that text and
+/// writing it canonically gives, the way every answer was signed before.
+#[test]
+fn every_golden_answers_signed_bytes_are_its_serde_json_text() {
+    use toolmark_toolset::canon;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
+    let want: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut answers = 0;
+    for w in want.iter().filter(|w| w["status"] == 200) {
+        let name = &w["name"];
+        let mut answer: toolmark_client::answer::Answer =
+            serde_json::from_str(w["body"].as_str().unwrap()).unwrap();
+        answer.signature = None;
+        let text = serde_json::to_string(&answer).unwrap();
+        assert!(canon::is_canonical(&text), "{name}: {text}");
+        let parsed = toolmark_toolset::json::parse(&text).unwrap();
+        assert_eq!(
+            toolmark_client::canonical(&answer).unwrap(),
+            canon::to_vec(&parsed, canon::Numbers::Ecmascript).unwrap(),
+            "{name}"
+        );
+        answers += 1;
+    }
+    assert_eq!(answers, 25);
+}

@@ -155,9 +155,15 @@ fn names_or_none(names: &[String]) -> String {
 pub struct CanonicalError(String);
 
 /// RFC 8785 bytes of `value` (answers hold only strings, integers, booleans and null): what the
-/// answer key signs, for the answer without its `signature`.
+/// answer key signs, for the answer without its `signature`. The answer types declare their
+/// members in RFC 8785's order, so serde_json's text usually is canonical already
+/// (`toolmark_toolset::canon::is_canonical` checks it in one pass) and is used as it is;
+/// otherwise it is parsed and written canonically.
 pub fn canonical(value: &impl serde::Serialize) -> Result<Vec<u8>, CanonicalError> {
     let text = serde_json::to_string(value).map_err(|e| CanonicalError(e.to_string()))?;
+    if toolmark_toolset::canon::is_canonical(&text) {
+        return Ok(text.into_bytes());
+    }
     let parsed = toolmark_toolset::json::parse(&text).map_err(|e| CanonicalError(e.to_string()))?;
     toolmark_toolset::canon::to_vec(&parsed, toolmark_toolset::canon::Numbers::Ecmascript)
         .map_err(|e| CanonicalError(e.to_string()))

@@ -407,13 +407,17 @@ impl Index {
         } else {
             (String::new(), String::new())
         };
+        let limit = limit.min(MAX_QUERY_ROWS);
         let mut st = self.conn.prepare_cached(&targets_at_sql())?;
-        let rows = st
-            .query_map(
-                params![key, from, to, server, limit.min(MAX_QUERY_ROWS)],
-                target_row,
-            )?
+        let rows: Vec<TargetRow> = st
+            .query_map(params![key, from, to, server, limit], target_row)?
             .collect::<Result<_, _>>()?;
+        // Fewer rows than the limit are all of them: counted without a second query (the
+        // common case: one target at an endpoint).
+        if rows.len() < limit as usize {
+            let count = rows.len() as u64;
+            return Ok((rows, count));
+        }
         let count: i64 = self
             .conn
             .prepare_cached(&format!(
@@ -614,16 +618,16 @@ impl Index {
     }
 
     /// For `/check`: how many `ok` observations a target has, the time of its first, and how
-    /// many changes it has had (one indexed query each, without loading rows).
+    /// many changes it has had (one statement of two indexed counts, without loading rows).
     pub fn target_counts(&self, target_id: &str) -> Result<(u64, Option<String>, u64), IndexError> {
-        let (ok, first): (i64, Option<String>) = self.conn.prepare_cached(
-            "SELECT count(*), min(observed_at) FROM observations WHERE target_id = ?1 AND status = 'ok'",
-        )?
-        .query_row([target_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let changes: i64 = self
+        let (ok, first, changes): (i64, Option<String>, i64) = self
             .conn
-            .prepare_cached("SELECT count(*) FROM changes WHERE target_id = ?1")?
-            .query_row([target_id], |r| r.get(0))?;
+            .prepare_cached(
+                "SELECT count(*), min(observed_at),
+                    (SELECT count(*) FROM changes WHERE target_id = ?1)
+                 FROM observations WHERE target_id = ?1 AND status = 'ok'",
+            )?
+            .query_row([target_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok((ok.max(0) as u64, first, changes.max(0) as u64))
     }
 

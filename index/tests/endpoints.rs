@@ -95,3 +95,25 @@ fn a_query_makes_another_endpoint_of_the_same_host() {
     assert_eq!(counts, [("huggingface.co", 2), ("bare.example.com", 1)]);
     assert_eq!(hosts.distinct_hosts, 2);
 }
+
+/// `targets_at` counts every target answering the question whether the rows stop at the limit
+/// (the count read by its own query) or fall short of it (the rows are all of them).
+#[test]
+fn targets_at_counts_every_target_whatever_the_limit() {
+    let env = recorded("endpoints-limit");
+    for (limit, rows) in [(1, 1), (2, 2), (3, 2), (10, 2)] {
+        let (got, count) = env
+            .index
+            .targets_at("https://huggingface.co/mcp", None, limit)
+            .unwrap();
+        assert_eq!((got.len(), count), (rows, 2), "limit {limit}");
+        assert_eq!(got[0].target, HF_PLAIN, "limit {limit}");
+    }
+    let (got, count) = env.index.targets_at(HF_LOGIN, None, 1).unwrap();
+    assert_eq!((got.len(), count), (1, 1));
+    let (got, count) = env
+        .index
+        .targets_at(HF_PLAIN, Some("io.example/other"), 1)
+        .unwrap();
+    assert_eq!((got.len(), count), (0, 0));
+}

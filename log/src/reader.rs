@@ -61,6 +61,8 @@ pub struct Reader {
     vkey: String,
     /// Tiles and bundles read (immutable), shared by the clones of this reader.
     cache: std::sync::Arc<std::sync::Mutex<ImmutableCache>>,
+    /// Tiles' subtree roots ([`tiles::tile_levels`]), by tile path, shared by the clones.
+    levels: std::sync::Arc<std::sync::Mutex<ImmutableCache>>,
 }
 
 /// Bytes of tiles and bundles a reader keeps (its clones share them): the upper tiles and the
@@ -68,16 +70,36 @@ pub struct Reader {
 /// particular to a proof.
 pub const READER_CACHE_BYTES: usize = 16 << 20;
 
+/// Bytes of tiles' subtree roots a reader keeps ([`tiles::tile_levels`], at most 16,320 bytes
+/// a tile: about 500 full tiles), its clones sharing them: every proof needs one subtree root
+/// per tree level, and without them each proof hashed up to 255 nodes of each tile it touched
+/// (the right edge's, on every `/check`). Tiles are immutable (a partial tile's path names its
+/// width), so an entry is never stale.
+pub const TILE_LEVELS_CACHE_BYTES: usize = 8 << 20;
+
 impl Reader {
     /// A reader of the public files in `public` (a directory, a bucket or an HTTP base URL)
     /// whose checkpoints must verify under `vkey`.
     pub fn new(public: Objects, vkey: &str) -> Reader {
+        Reader::with_budgets(public, vkey, READER_CACHE_BYTES, TILE_LEVELS_CACHE_BYTES)
+    }
+
+    /// [`Reader::new`] keeping at most `tiles_and_bundles` bytes of tiles and bundles and
+    /// `tile_levels` bytes of subtree roots instead of [`READER_CACHE_BYTES`] and
+    /// [`TILE_LEVELS_CACHE_BYTES`] (a test of the bounds; the defaults are what serve uses).
+    pub fn with_budgets(
+        public: Objects,
+        vkey: &str,
+        tiles_and_bundles: usize,
+        tile_levels: usize,
+    ) -> Reader {
         Reader {
             public,
             vkey: vkey.trim().to_owned(),
             cache: std::sync::Arc::new(std::sync::Mutex::new(ImmutableCache::new(
-                READER_CACHE_BYTES,
+                tiles_and_bundles,
             ))),
+            levels: std::sync::Arc::new(std::sync::Mutex::new(ImmutableCache::new(tile_levels))),
         }
     }
 
@@ -127,6 +149,41 @@ impl Reader {
         })?);
         cache().insert(path.to_owned(), bytes.clone());
         Ok(bytes)
+    }
+
+    /// The subtree roots of `tile` ([`tiles::tile_levels`]), computed from its bytes the first
+    /// time and kept ([`TILE_LEVELS_CACHE_BYTES`]).
+    fn levels(&self, tile: &TileId) -> Result<std::sync::Arc<Vec<u8>>, ReadError> {
+        let path = tile.path();
+        let cache = || {
+            self.levels
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(l) = cache().get(&path) {
+            return Ok(l);
+        }
+        let data = self.need(&path)?;
+        let expected = 32 * usize::from(tile.width);
+        if data.len() != expected {
+            return Err(ProofError::BadTile {
+                path,
+                expected,
+                got: data.len(),
+            }
+            .into());
+        }
+        let levels = std::sync::Arc::new(tiles::tile_levels(&data));
+        cache().insert(path, levels.clone());
+        Ok(levels)
+    }
+
+    /// Bytes of subtree roots kept ([`TILE_LEVELS_CACHE_BYTES`] at most).
+    pub fn tile_levels_cached_bytes(&self) -> usize {
+        self.levels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .bytes()
     }
 
     /// The current checkpoint, signature verified.
@@ -285,10 +342,22 @@ impl Reader {
     /// A `c2sp.org/tlog-proof@v1` bundle for `index` against `at`, the entry in its `extra`
     /// line: enough to check offline that the log holds the entry.
     pub fn tlog_proof(&self, index: u64, at: &Signed) -> Result<String, ReadError> {
-        let path = self.inclusion_proof(index, at.checkpoint.size, at)?;
         let entry = self.entry(index, at)?;
+        self.tlog_proof_of(index, &entry, at)
+    }
+
+    /// [`Reader::tlog_proof`] for a caller that has already read the entry (`entry`: what
+    /// [`Reader::entry`] gave for `index` at `at`, so checked against its leaf), without reading
+    /// it again.
+    pub fn tlog_proof_of(
+        &self,
+        index: u64,
+        entry: &[u8],
+        at: &Signed,
+    ) -> Result<String, ReadError> {
+        let path = self.inclusion_proof(index, at.checkpoint.size, at)?;
         Ok(proof::encode_tlog_proof(
-            Some(&entry),
+            Some(entry),
             index,
             &path,
             &at.note,
@@ -302,24 +371,42 @@ struct Prefetching<'a> {
     size: u64,
 }
 
-impl Prefetching<'_> {
-    fn tiles(&self) -> impl HashReader + '_ {
-        tiles::TileHashReader::new(self.size, move |tile: &TileId| {
-            self.reader
-                .need(&tile.path())
-                .map(|b| b.as_ref().clone())
-                .map_err(|e| ProofError::storage(e.to_string()))
-        })
-    }
-}
-
 impl HashReader for Prefetching<'_> {
     fn read_hashes(&self, indexes: &[u64]) -> Result<Vec<Hash>, ProofError> {
         let tiles = tiles::TileHashReader::new(self.size, |_: &TileId| Ok(Vec::new()));
-        let paths = tiles.tiles_for(indexes)?.iter().map(TileId::path).collect();
+        let places = indexes
+            .iter()
+            .map(|&i| tiles.place(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The tiles whose subtree roots are not kept yet, read at once.
+        let missing: Vec<String> = {
+            let levels = self
+                .reader
+                .levels
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut paths: Vec<String> = Vec::new();
+            for (tile, _, _) in &places {
+                let path = tile.path();
+                if levels.get(&path).is_none() && !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            paths
+        };
         self.reader
-            .prefetch(paths)
+            .prefetch(missing)
             .map_err(|e| ProofError::storage(e.to_string()))?;
-        self.tiles().read_hashes(indexes)
+        let mut out = Vec::with_capacity(places.len());
+        for (i, (tile, from, to)) in places.iter().enumerate() {
+            let levels = self.reader.levels(tile).map_err(|e| match e {
+                ReadError::Proof(p) => p,
+                other => ProofError::storage(other.to_string()),
+            })?;
+            let hash = tiles::level_root(&levels, usize::from(tile.width), *from, *to)
+                .ok_or(ProofError::MissingHash(indexes[i]))?;
+            out.push(hash);
+        }
+        Ok(out)
     }
 }

@@ -415,8 +415,13 @@ impl<F> TileHashReader<F> {
     }
 
     /// The tile holding the stored hash `idx` (or the hashes under it) and the byte range in
-    /// the tile's data of the hashes it is the root of.
-    fn place(&self, idx: u64) -> Result<(TileId, usize, usize), ProofError> {
+    /// the tile's data of the hashes it is the root of (2^k hashes, aligned to 2^k: see
+    /// [`tile_levels`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ProofError::MissingHash`] when the subtree is not complete in the tree of this size.
+    pub fn place(&self, idx: u64) -> Result<(TileId, usize, usize), ProofError> {
         if self.size > MAX_TREE_SIZE || idx >= 2 * MAX_TREE_SIZE {
             return Err(ProofError::MissingHash(idx));
         }
@@ -558,6 +563,54 @@ fn subtree_root(data: &[u8]) -> Hash {
     node_hash(&subtree_root(&data[..mid]), &subtree_root(&data[mid..]))
 }
 
+/// Largest [`tile_levels`] of a tile: a full tile's 256 hashes and its 128 + 64 + … + 2 subtree
+/// roots (510 hashes, 16,320 bytes).
+pub const MAX_TILE_LEVELS_BYTES: usize = 32 * (2 * TILE_WIDTH as usize - 2);
+
+/// Every subtree root inside a tile, from its data (`width` hashes of 32 bytes; checked by the
+/// caller): the `width` hashes themselves, then for each `k` in 1..8 the `width >> k` roots of
+/// its complete aligned runs of 2^k hashes, level after level (at most
+/// [`MAX_TILE_LEVELS_BYTES`]). A proof needs one such root per tree level; computed once per
+/// (immutable) tile, [`level_root`] then reads it instead of hashing up to 255 nodes per proof.
+pub fn tile_levels(data: &[u8]) -> Vec<u8> {
+    let width = data.len() / 32;
+    let mut out = Vec::with_capacity(32 * (2 * width));
+    out.extend_from_slice(&data[..32 * width]);
+    let mut below = 0;
+    let mut count = width;
+    for _ in 1..TILE_HEIGHT {
+        let pairs = count / 2;
+        for j in 0..pairs {
+            let at = below + 64 * j;
+            let mut left = [0u8; 32];
+            let mut right = [0u8; 32];
+            left.copy_from_slice(&out[at..at + 32]);
+            right.copy_from_slice(&out[at + 32..at + 64]);
+            let h = node_hash(&Hash(left), &Hash(right));
+            out.extend_from_slice(&h.0);
+        }
+        below += 32 * count;
+        count = pairs;
+    }
+    out
+}
+
+/// The root of the tile data's bytes `from..to` (as [`TileHashReader::place`] gives them: 2^k
+/// hashes starting at a multiple of 2^k, k < 8) out of the tile's [`tile_levels`] (`width`
+/// hashes). `None` when the range is not such a run of that tile.
+pub fn level_root(levels: &[u8], width: usize, from: usize, to: usize) -> Option<Hash> {
+    let count = to.checked_sub(from)? / 32;
+    if !count.is_power_of_two() || from % (32 * count) != 0 || to > 32 * width {
+        return None;
+    }
+    let k = count.trailing_zeros();
+    let below: usize = (0..k).map(|i| 32 * (width >> i)).sum();
+    let at = below + 32 * ((from / 32) >> k);
+    let mut h = [0u8; 32];
+    h.copy_from_slice(levels.get(at..at + 32)?);
+    Some(Hash(h))
+}
+
 /// Encodes an entry bundle: each entry prefixed by its length as a big-endian `u16`.
 ///
 /// # Errors
@@ -627,6 +680,37 @@ pub fn decode_bundle(bytes: &[u8]) -> Result<Vec<&[u8]>, FormatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tile_levels_hold_every_subtree_root_of_every_width() {
+        let hashes: Vec<u8> = (0..256u32)
+            .flat_map(|i| crate::merkle::leaf_hash(&i.to_be_bytes()).0)
+            .collect();
+        for width in 1..=256usize {
+            let data = &hashes[..32 * width];
+            let levels = tile_levels(data);
+            assert!(levels.len() <= MAX_TILE_LEVELS_BYTES);
+            for k in 0..u32::from(TILE_HEIGHT) {
+                let run = 32usize << k;
+                for j in 0..width >> k {
+                    let (from, to) = (j * run, (j + 1) * run);
+                    assert_eq!(
+                        level_root(&levels, width, from, to),
+                        Some(subtree_root(&data[from..to])),
+                        "width {width}, k {k}, run {j}"
+                    );
+                }
+                // A run past the tile's hashes, or not aligned, or not 2^k long, has none.
+                let past = (width >> k) * run;
+                assert_eq!(level_root(&levels, width, past, past + run), None);
+            }
+            if width >= 4 {
+                assert_eq!(level_root(&levels, width, 32, 96), None);
+                assert_eq!(level_root(&levels, width, 0, 96), None);
+            }
+        }
+        assert_eq!(tile_levels(&hashes).len(), MAX_TILE_LEVELS_BYTES);
+    }
 
     #[test]
     fn index_encoding() {

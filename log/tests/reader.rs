@@ -96,3 +96,48 @@ fn the_reader_refuses_an_entry_that_is_not_its_leaf() {
         assert!(reader.entry(0, &at).is_ok(), "{}", b.name);
     }
 }
+
+/// The tiles' subtree roots a reader keeps (`TILE_LEVELS_CACHE_BYTES`) stay within their byte
+/// budget however many tiles proofs touch, each tile's computed once while kept, and proofs
+/// read from them are the writer's.
+#[test]
+fn the_reader_keeps_tile_subtree_roots_within_their_budget() {
+    use toolmark_log::tiles::MAX_TILE_LEVELS_BYTES;
+    let dir = support::tempdir("reader-levels");
+    let mut log = Log::init(&dir, "toolmark.test/reader-levels").unwrap();
+    // Six full level-0 tiles and a partial one.
+    log.append(support::entries(0, 6 * 256 + 100)).unwrap();
+    let public = toolmark_log::objects::Objects::dir(&dir.join("public")).unwrap();
+    let budget = 2 * MAX_TILE_LEVELS_BYTES;
+    let reader = Reader::with_budgets(public, &log.vkey(), 1 << 20, budget);
+    let at = reader.checkpoint().unwrap();
+    let size = at.checkpoint.size;
+    // One proof keeps the subtree roots of the tiles it read: the leaf's (a full one, 510
+    // hashes), the level-1 tile and the right edge's.
+    reader.inclusion_proof(0, size, &at).unwrap();
+    let one = reader.tile_levels_cached_bytes();
+    assert!(one > MAX_TILE_LEVELS_BYTES && one <= budget, "{one}");
+    assert_eq!(
+        reader.inclusion_proof(1, size, &at).unwrap(),
+        log.inclusion_proof(1, size).unwrap()
+    );
+    assert_eq!(
+        reader.tile_levels_cached_bytes(),
+        one,
+        "read again, not kept twice"
+    );
+    for index in (0..size).step_by(37) {
+        assert_eq!(
+            reader.inclusion_proof(index, size, &at).unwrap(),
+            log.inclusion_proof(index, size).unwrap()
+        );
+        assert!(reader.tile_levels_cached_bytes() <= budget);
+    }
+    for old in [1, 255, 256, 700, size] {
+        assert_eq!(
+            reader.consistency_proof(old, size, &at).unwrap(),
+            log.consistency_proof(old, size).unwrap()
+        );
+        assert!(reader.tile_levels_cached_bytes() <= budget);
+    }
+}

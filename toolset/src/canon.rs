@@ -157,6 +157,175 @@ fn write_number(token: &str, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), 
     }
 }
 
+/// Whether `text` is known to be its own RFC 8785 form under [`Numbers::Ecmascript`], so that
+/// a serialiser's output can be signed as it is instead of parsed and written again. Decided in
+/// one pass without allocating, conservatively: `true` only for compact JSON (no whitespace)
+/// whose object members are in strictly increasing order of names that are ASCII without
+/// escapes, whose numbers are integers of at most 15 digits other than `-0` (written the same
+/// as ECMAScript numbers), whose strings use only the RFC 8785 escapes, nested at most
+/// [`MAX_CHECKED_DEPTH`] deep. `false` means "not known to be": canonicalise it ([`to_vec`]).
+pub fn is_canonical(text: &str) -> bool {
+    let mut c = Checker {
+        b: text.as_bytes(),
+        i: 0,
+    };
+    c.value(0) && c.i == c.b.len()
+}
+
+/// Deepest nesting [`is_canonical`] follows (deeper text is "not known": canonicalised).
+pub const MAX_CHECKED_DEPTH: usize = 64;
+
+/// [`is_canonical`]'s cursor.
+struct Checker<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Checker<'a> {
+    fn eat(&mut self, c: u8) -> bool {
+        if self.b.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> bool {
+        match self.b.get(self.i) {
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => self.string().is_some(),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => false,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> bool {
+        if self.b[self.i..].starts_with(word) {
+            self.i += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> bool {
+        if depth >= MAX_CHECKED_DEPTH {
+            return false;
+        }
+        self.i += 1;
+        if self.eat(b'}') {
+            return true;
+        }
+        let mut last: Option<&'a [u8]> = None;
+        loop {
+            let Some(name) = self.string() else {
+                return false;
+            };
+            // ASCII names compare the same by bytes as by UTF-16 code units; others are left
+            // to the canonical writer.
+            if !name.iter().all(|&c| c.is_ascii() && c != b'\\') {
+                return false;
+            }
+            if last.is_some_and(|l| l >= name) {
+                return false;
+            }
+            last = Some(name);
+            if !self.eat(b':') || !self.value(depth + 1) {
+                return false;
+            }
+            if self.eat(b'}') {
+                return true;
+            }
+            if !self.eat(b',') {
+                return false;
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> bool {
+        if depth >= MAX_CHECKED_DEPTH {
+            return false;
+        }
+        self.i += 1;
+        if self.eat(b']') {
+            return true;
+        }
+        loop {
+            if !self.value(depth + 1) {
+                return false;
+            }
+            if self.eat(b']') {
+                return true;
+            }
+            if !self.eat(b',') {
+                return false;
+            }
+        }
+    }
+
+    /// The string at the cursor (between its quotes, as written) if it is written as RFC 8785
+    /// writes it.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let b = self.b;
+        if b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let start = self.i + 1;
+        let mut i = start;
+        loop {
+            match *b.get(i)? {
+                b'"' => {
+                    self.i = i + 1;
+                    return Some(&b[start..i]);
+                }
+                c if c < 0x20 => return None,
+                b'\\' => match *b.get(i + 1)? {
+                    b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                    b'u' => {
+                        // Only a C0 control without a short escape, in lowercase hex.
+                        let hex = b.get(i + 2..i + 6)?;
+                        let low = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
+                        if hex[0] != b'0'
+                            || hex[1] != b'0'
+                            || !matches!(hex[2], b'0' | b'1')
+                            || !low(hex[3])
+                            || matches!(&hex[2..], b"08" | b"09" | b"0a" | b"0c" | b"0d")
+                        {
+                            return None;
+                        }
+                        i += 6;
+                    }
+                    _ => return None,
+                },
+                _ => i += 1,
+            }
+        }
+    }
+
+    fn number(&mut self) -> bool {
+        let b = self.b;
+        let negative = self.eat(b'-');
+        let start = self.i;
+        while b.get(self.i).is_some_and(u8::is_ascii_digit) {
+            self.i += 1;
+        }
+        let digits = &b[start..self.i];
+        let ok = match digits {
+            [] => false,
+            [b'0'] => !negative,
+            [b'0', ..] => false,
+            _ => digits.len() <= 15,
+        };
+        // A fraction or an exponent: ECMAScript may write it otherwise.
+        ok && !matches!(b.get(self.i), Some(b'.' | b'e' | b'E'))
+    }
+}
+
 fn write_str(s: &Str, numbers: Numbers, out: &mut Vec<u8>) -> Result<(), CanonError> {
     match s {
         Str::Text(t) => {
@@ -234,6 +403,61 @@ mod tests {
             got,
             "{\"a\":[true,false,null],\"b\":1,\"😀\":0,\"\u{FFFF}\":0}"
         );
+    }
+
+    /// `is_canonical` says `true` only of text the canonical writer gives back unchanged, and
+    /// says it of compact, sorted JSON with integers and RFC 8785's escapes.
+    #[test]
+    fn is_canonical_only_of_text_that_is_its_own_canonical_form() {
+        let known = [
+            "{}",
+            "[]",
+            "null",
+            "0",
+            "-7",
+            "123456789012345",
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
+            "\"\\u0000\\b\\t\\n\\f\\r\\u001f\\\"\\\\/\u{7f}\u{2028}é\"",
+            r#"{"checkedAt":"x","log":{"checkpoint":"a\nb\n","treeSize":13},"match":"same"}"#,
+            r#"[{"a":[]},{"a":{}}]"#,
+        ];
+        for text in known {
+            assert!(is_canonical(text), "{text}");
+            assert_eq!(canon(text, Numbers::Ecmascript).unwrap(), text, "{text}");
+        }
+        let not_known = [
+            "",
+            "{",
+            "[1,]",
+            r#"{"a":1,}"#,
+            r#"{"a" :1}"#,
+            "[1, 2]",
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"é":1}"#,
+            r#"{"\u0061":1}"#,
+            "-0",
+            "01",
+            "1.0",
+            "1.5",
+            "1e2",
+            "1234567890123456",
+            r#""\u0008""#,
+            r#""\u001F""#,
+            r#""\u0041""#,
+            r#""\/""#,
+            "\"\u{1}\"",
+            "nul",
+            "true false",
+        ];
+        for text in not_known {
+            assert!(!is_canonical(text), "{text}");
+        }
+        // Nesting past the checked depth is left to the writer.
+        let deep = "[".repeat(MAX_CHECKED_DEPTH + 1) + &"]".repeat(MAX_CHECKED_DEPTH + 1);
+        assert!(!is_canonical(&deep));
+        let fits = "[".repeat(MAX_CHECKED_DEPTH) + &"]".repeat(MAX_CHECKED_DEPTH);
+        assert!(is_canonical(&fits));
     }
 
     #[test]
