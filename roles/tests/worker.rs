@@ -38,49 +38,95 @@ fn item(name: &str, url: &str) -> serde_json::Value {
     })
 }
 
+/// A fleet of `hosts` × `endpoints` stand-ins (each request `latency_ms`), the registry
+/// listing them, and one crawl run of them enqueued under `per_host` places a host: what the
+/// worker tests observe.
+struct FleetRun {
+    runtime: tokio::runtime::Runtime,
+    fleet: Fleet,
+    dir: std::path::PathBuf,
+    config: Config,
+    data: toolmark_index::DataDir,
+    stop: Stop,
+    targets: usize,
+    _registry: RegistryStandIn,
+}
+
+impl FleetRun {
+    fn start(
+        db: &str,
+        tag: &str,
+        (hosts, endpoints): (usize, usize),
+        latency_ms: u64,
+        per_host: usize,
+    ) -> FleetRun {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let fleet = runtime
+            .block_on(Fleet::start(FleetSpec {
+                hosts,
+                endpoints_per_host: endpoints,
+                latency: (
+                    Duration::from_millis(latency_ms),
+                    Duration::from_millis(latency_ms),
+                ),
+                seed: 1,
+                tool_sets: vec![r#"{"tools": []}"#.into()],
+            }))
+            .unwrap();
+        let registry = runtime
+            .block_on(RegistryStandIn::start(fleet.registry_items(1)))
+            .unwrap();
+        let (dir, mut config) = config(tag, &registry.url(), db);
+        config.crawl.allow_private = true;
+        config.crawl.per_host = per_host;
+        let data = toolmark_roles::jobs::data_dir(&config);
+        std::fs::create_dir_all(data.root()).unwrap();
+        let stop = Stop::new();
+        let mut queue = Queue::connect(db, "test-scheduler").unwrap();
+        let blobs = data.blobs().unwrap();
+        let targets = enqueue_crawl(
+            runtime.handle(),
+            &config,
+            &blobs,
+            &mut queue,
+            Some("run-1".into()),
+            &stop,
+        )
+        .unwrap()
+        .targets;
+        FleetRun {
+            runtime,
+            fleet,
+            dir,
+            config,
+            data,
+            stop,
+            targets,
+            _registry: registry,
+        }
+    }
+
+    fn end(self) {
+        self.runtime
+            .block_on(self.fleet.shutdown(Duration::from_secs(2)));
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
     let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
         return;
     };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
     // Three hosts of four endpoints: with two places a host, half of each host's jobs find it
     // full when the worker first claims them.
-    let fleet = runtime
-        .block_on(Fleet::start(FleetSpec {
-            hosts: 3,
-            endpoints_per_host: 4,
-            latency: (Duration::from_millis(100), Duration::from_millis(100)),
-            seed: 1,
-            tool_sets: vec![r#"{"tools": []}"#.into()],
-        }))
-        .unwrap();
-    let registry = runtime
-        .block_on(RegistryStandIn::start(fleet.registry_items(1)))
-        .unwrap();
-    let (dir, mut config) = config("worker", &registry.url(), db.url());
-    config.crawl.allow_private = true;
-    config.crawl.per_host = 2;
-    let data = toolmark_roles::jobs::data_dir(&config);
-    std::fs::create_dir_all(data.root()).unwrap();
-    let stop = Stop::new();
-    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
-    let blobs = data.blobs().unwrap();
-    let enqueued = enqueue_crawl(
-        runtime.handle(),
-        &config,
-        &blobs,
-        &mut queue,
-        Some("run-1".into()),
-        &stop,
-    )
-    .unwrap();
-    assert_eq!(enqueued.targets, 12);
+    let run = FleetRun::start(db.url(), "worker", (3, 4), 100, 2);
+    assert_eq!(run.targets, 12);
 
-    let mut worker = Worker::new(&config, &data, &stop).unwrap();
-    let done = worker.work_once(runtime.handle()).unwrap();
+    let mut worker = Worker::new(&run.config, &run.data, &run.stop).unwrap();
+    let done = worker.work_once(run.runtime.handle()).unwrap();
     assert_eq!(done, 12, "one pass observes and completes every job");
-    assert_eq!(worker.work_once(runtime.handle()).unwrap(), 0);
+    assert_eq!(worker.work_once(run.runtime.handle()).unwrap(), 0);
     let mut client = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
     let rows = client
         .query(
@@ -97,10 +143,9 @@ fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
         [("done".to_owned(), 1, 12)],
         "every job done on its first claim (none given back while its host was full)"
     );
-    assert_eq!(fleet.requests().tools_list, 12);
+    assert_eq!(run.fleet.requests().tools_list, 12);
     drop(client);
-    runtime.block_on(fleet.shutdown(Duration::from_secs(2)));
-    let _ = std::fs::remove_dir_all(&dir);
+    run.end();
 }
 
 /// One host of five endpoints and one place on it: the worker takes the place from the queue
@@ -111,40 +156,11 @@ fn a_place_freed_by_a_job_goes_to_the_same_hosts_next_waiting_job_without_a_roun
     let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
         return;
     };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let fleet = runtime
-        .block_on(Fleet::start(FleetSpec {
-            hosts: 1,
-            endpoints_per_host: 5,
-            latency: (Duration::from_millis(50), Duration::from_millis(50)),
-            seed: 2,
-            tool_sets: vec![r#"{"tools": []}"#.into()],
-        }))
-        .unwrap();
-    let registry = runtime
-        .block_on(RegistryStandIn::start(fleet.registry_items(1)))
-        .unwrap();
-    let (dir, mut config) = config("worker-handoff", &registry.url(), db.url());
-    config.crawl.allow_private = true;
-    config.crawl.per_host = 1;
-    let data = toolmark_roles::jobs::data_dir(&config);
-    std::fs::create_dir_all(data.root()).unwrap();
-    let stop = Stop::new();
-    let mut queue = Queue::connect(db.url(), "test-scheduler").unwrap();
-    let blobs = data.blobs().unwrap();
-    let enqueued = enqueue_crawl(
-        runtime.handle(),
-        &config,
-        &blobs,
-        &mut queue,
-        Some("run-1".into()),
-        &stop,
-    )
-    .unwrap();
-    assert_eq!(enqueued.targets, 5);
+    let run = FleetRun::start(db.url(), "worker-handoff", (1, 5), 50, 1);
+    assert_eq!(run.targets, 5);
 
-    let mut worker = Worker::new(&config, &data, &stop).unwrap();
-    assert_eq!(worker.work_once(runtime.handle()).unwrap(), 5);
+    let mut worker = Worker::new(&run.config, &run.data, &run.stop).unwrap();
+    assert_eq!(worker.work_once(run.runtime.handle()).unwrap(), 5);
     let mut client = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
     // Every place ever taken from the queue has an id from this sequence.
     let taken: i64 = client
@@ -163,11 +179,10 @@ fn a_place_freed_by_a_job_goes_to_the_same_hosts_next_waiting_job_without_a_roun
         .unwrap()
         .get(0);
     assert_eq!(held, 0, "and given back at the end");
-    assert_eq!(fleet.requests().tools_list, 5);
-    assert_eq!(fleet.requests().closed, 5);
+    assert_eq!(run.fleet.requests().tools_list, 5);
+    assert_eq!(run.fleet.requests().closed, 5);
     drop(client);
-    runtime.block_on(fleet.shutdown(Duration::from_secs(2)));
-    let _ = std::fs::remove_dir_all(&dir);
+    run.end();
 }
 
 #[test]
