@@ -568,6 +568,16 @@ pub fn parse_page(bytes: &[u8]) -> Result<Page, RegistryError> {
 /// Same per-item rules as [`parse_page`], with the larger [`MAX_SNAPSHOT_ITEMS`] and
 /// [`MAX_SNAPSHOT_BYTES`] limits; [`Page::next_cursor`] is always `None`.
 pub fn parse_snapshot(bytes: &[u8]) -> Result<Page, RegistryError> {
+    parse_items(snapshot_values(bytes)?, MAX_SNAPSHOT_ITEMS, false)
+}
+
+/// [`parse_snapshot`], keeping each parsed item's JSON text in [`Page::items`] (as
+/// [`parse_page`] does): what a harvest merged from a stored snapshot needs to store again.
+pub fn parse_snapshot_with_items(bytes: &[u8]) -> Result<Page, RegistryError> {
+    parse_items(snapshot_values(bytes)?, MAX_SNAPSHOT_ITEMS, true)
+}
+
+fn snapshot_values(bytes: &[u8]) -> Result<Vec<serde_json::Value>, RegistryError> {
     let bytes = strip_bom(bytes);
     if bytes.len() > MAX_SNAPSHOT_BYTES {
         return Err(RegistryError::TooLarge {
@@ -579,7 +589,7 @@ pub fn parse_snapshot(bytes: &[u8]) -> Result<Page, RegistryError> {
     let serde_json::Value::Array(items) = value else {
         return Err(RegistryError::NotAPage("snapshot is not an array"));
     };
-    parse_items(items, MAX_SNAPSHOT_ITEMS, false)
+    Ok(items)
 }
 
 fn parse_items(

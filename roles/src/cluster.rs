@@ -249,7 +249,12 @@ pub fn enqueue_crawl(
                 .harvests_since_complete(&config.registry)
                 .map_err(RoleError::doing("the previous harvests"))?
             {
-                known.extend(listed(&snapshot_items(blobs, &h.snapshot)?)?);
+                known.extend(
+                    snapshot_page(blobs, &h.snapshot)?
+                        .servers
+                        .into_iter()
+                        .map(|r| r.name),
+                );
             }
             let delisted = harvest::delisted(&known, &harvest);
             (
@@ -355,8 +360,9 @@ pub fn enqueue_crawl(
     })
 }
 
-/// The items of a stored harvest snapshot, each as JSON text (`[item]` parses to its record).
-fn snapshot_items(blobs: &Blobs, snapshot: &str) -> Result<Vec<String>, RoleError> {
+/// A stored harvest snapshot's records, with each one's item as JSON text
+/// (`Page::items`); an item that does not parse is left out.
+fn snapshot_page(blobs: &Blobs, snapshot: &str) -> Result<registry::Page, RoleError> {
     let sri: Sri = snapshot
         .parse()
         .map_err(|e| RoleError::Refused(format!("snapshot {snapshot}: {e}")))?;
@@ -364,25 +370,8 @@ fn snapshot_items(blobs: &Blobs, snapshot: &str) -> Result<Vec<String>, RoleErro
         .get(&sri)
         .map_err(RoleError::doing(format!("snapshot {snapshot}")))?
         .ok_or_else(|| RoleError::Refused(format!("snapshot {snapshot} is not stored")))?;
-    let items: Vec<serde_json::Value> =
-        serde_json::from_slice(&bytes).map_err(RoleError::doing(format!("snapshot {snapshot}")))?;
-    Ok(items.iter().map(serde_json::Value::to_string).collect())
-}
-
-/// Each item's record (name and version), in order; an item that does not parse is left out.
-fn records_of(items: &[String]) -> Vec<(toolmark_observation::registry::Record, &String)> {
-    items
-        .iter()
-        .filter_map(|item| {
-            let page = registry::parse_snapshot(format!("[{item}]").as_bytes()).ok()?;
-            page.servers.into_iter().next().map(|r| (r, item))
-        })
-        .collect()
-}
-
-/// The server names `items` list.
-fn listed(items: &[String]) -> Result<std::collections::BTreeSet<String>, RoleError> {
-    Ok(records_of(items).into_iter().map(|(r, _)| r.name).collect())
+    registry::parse_snapshot_with_items(&bytes)
+        .map_err(RoleError::doing(format!("snapshot {snapshot}")))
 }
 
 /// A run's whole latest set, each record's item text, and the server names it delists.
@@ -400,18 +389,19 @@ fn merged(
     basis: &toolmark_queue::Harvest,
     delta: &harvest::Harvest,
 ) -> Result<Merged, RoleError> {
-    let basis_items = snapshot_items(blobs, &basis.snapshot)?;
-    let held = records_of(&basis_items);
+    let held = snapshot_page(blobs, &basis.snapshot)?;
     let mut item_of: HashMap<(String, String), String> = HashMap::new();
-    for (r, item) in &held {
-        item_of.insert((r.name.clone(), r.version.clone()), (*item).clone());
-    }
-    for (r, item) in delta.records.iter().zip(&delta.items) {
-        item_of.insert((r.name.clone(), r.version.clone()), item.clone());
+    for (r, item) in held
+        .servers
+        .iter()
+        .zip(held.items)
+        .chain(delta.records.iter().zip(delta.items.iter().cloned()))
+    {
+        item_of.insert((r.name.clone(), r.version.clone()), item);
     }
     let before: std::collections::BTreeSet<String> =
-        held.iter().map(|(r, _)| r.name.clone()).collect();
-    let records = harvest::apply_delta(held.into_iter().map(|(r, _)| r).collect(), delta);
+        held.servers.iter().map(|r| r.name.clone()).collect();
+    let records = harvest::apply_delta(held.servers, delta);
     let items = records
         .iter()
         .filter_map(|r| item_of.get(&(r.name.clone(), r.version.clone())).cloned())
@@ -465,6 +455,36 @@ type Held = (Claim, RemoteJob, Option<toolmark_queue::HostSlot>);
 /// A job waiting in the worker for its host's place: its claim, payload, target, and its run's
 /// memory of the origins that refused the `server/discover` probe.
 type Waiting = (Claim, RemoteJob, Target, Arc<Refusals>);
+
+/// The jobs a worker holds waiting for a place, per host (`""`: nothing to dial), in claim
+/// order.
+#[derive(Default)]
+struct WaitingJobs {
+    by_host: HashMap<String, std::collections::VecDeque<Waiting>>,
+    count: usize,
+}
+
+impl WaitingJobs {
+    fn push(&mut self, host: String, job: Waiting) {
+        self.by_host.entry(host).or_default().push_back(job);
+        self.count += 1;
+    }
+
+    /// The host's first waiting job, taken out.
+    fn pop(&mut self, host: &str) -> Option<Waiting> {
+        let q = self.by_host.get_mut(host)?;
+        let next = q.pop_front();
+        if q.is_empty() {
+            self.by_host.remove(host);
+        }
+        self.count -= usize::from(next.is_some());
+        next
+    }
+
+    fn has(&self, host: &str) -> bool {
+        self.by_host.contains_key(host)
+    }
+}
 
 /// What a worker keeps of one run's snapshot: the targets by key ([`remote_jobs`]), and the
 /// origins that refused the `server/discover` probe, learned by this worker's crawls of the
@@ -561,9 +581,9 @@ impl Worker {
     /// Each job is observed in a task of its own as soon as its host has a place (across every
     /// worker: [`toolmark_queue::Queue::acquire_host`]); a job whose host is full waits in the
     /// worker, claimed, and the place is asked for again when one of this worker's observations
-    /// on that host ends, or after [`HOST_BUSY_DELAY`]. As soon as an observation's last
-    /// request inside its host's limit is done (before its session's `DELETE`, as the
-    /// single-box crawl does), its place goes straight to this worker's next job waiting for
+    /// on that host ends, or after [`HOST_BUSY_DELAY`]. As soon as an observation's crawl
+    /// returns (its session's `DELETE` included, so the place bounds every request of the
+    /// cluster's at the host), its place goes straight to this worker's next job waiting for
     /// the same host, without a round trip to the queue (`host_places_handed_on`), or back
     /// when none waits; its end completes its job (its document stored in its own task, then
     /// the entry handed on by this thread), and a new job is claimed to keep the observations
@@ -578,9 +598,8 @@ impl Worker {
         let (tx, rx) = std::sync::mpsc::channel::<Ended>();
         let crawl = std::sync::Arc::new(self.crawl.clone());
         let mut first_error = None;
-        // Jobs waiting for a place, per host, in claim order; and the observations running.
-        let mut waiting: HashMap<String, std::collections::VecDeque<Waiting>> = HashMap::new();
-        let mut waiting_count = 0usize;
+        // Jobs waiting for a place, and the observations running.
+        let mut waiting = WaitingJobs::default();
         let mut running: HashMap<u64, Held> = HashMap::new();
         // Hosts found full, and when to ask again.
         let mut full: HashMap<String, std::time::Instant> = HashMap::new();
@@ -591,8 +610,8 @@ impl Worker {
         loop {
             let stopping = self.crawl.stop.is_cancelled();
             // Claim while observations could start: room in flight, and not too many waiting.
-            if !stopping && !drained && running.len() < self.batch && waiting_count < MAX_WAITING {
-                let want = (self.batch - running.len()).min(MAX_WAITING - waiting_count);
+            if !stopping && !drained && running.len() < self.batch && waiting.count < MAX_WAITING {
+                let want = (self.batch - running.len()).min(MAX_WAITING - waiting.count);
                 let claims = match self
                     .queue
                     .claim(&[REMOTE], want.min(WORKER_BATCH), self.lease)
@@ -616,11 +635,7 @@ impl Worker {
                             // Nothing to dial: no place needed.
                             _ => String::new(),
                         };
-                        waiting
-                            .entry(host)
-                            .or_default()
-                            .push_back((claim, job, target, refusals));
-                        waiting_count += 1;
+                        waiting.push(host, (claim, job, target, refusals));
                     }
                 }
             }
@@ -628,18 +643,13 @@ impl Worker {
             if !stopping {
                 let now = std::time::Instant::now();
                 let hosts: Vec<String> = waiting
-                    .iter()
-                    .filter(|(h, q)| !q.is_empty() && full.get(*h).is_none_or(|t| *t <= now))
-                    .map(|(h, _)| h.clone())
+                    .by_host
+                    .keys()
+                    .filter(|h| full.get(*h).is_none_or(|t| *t <= now))
+                    .cloned()
                     .collect();
                 for host in hosts {
-                    while running.len() < self.batch {
-                        let Some(q) = waiting.get_mut(&host) else {
-                            break;
-                        };
-                        if q.is_empty() {
-                            break;
-                        }
+                    while running.len() < self.batch && waiting.has(&host) {
                         let place = if host.is_empty() {
                             None
                         } else {
@@ -660,13 +670,9 @@ impl Worker {
                                 }
                             }
                         };
-                        let Some(next) = q.pop_front() else {
+                        let Some(next) = waiting.pop(&host) else {
                             break;
                         };
-                        if q.is_empty() {
-                            waiting.remove(&host);
-                        }
-                        waiting_count -= 1;
                         full.remove(&host);
                         self.observe(
                             runtime,
@@ -679,7 +685,7 @@ impl Worker {
                     }
                 }
             }
-            if running.is_empty() && (stopping || (drained && waiting_count == 0)) {
+            if running.is_empty() && (stopping || (drained && waiting.count == 0)) {
                 break;
             }
             // Wait for an observation to end (briefly when a full host is due to be asked
@@ -687,7 +693,7 @@ impl Worker {
             let wait = if !stopping
                 && !drained
                 && running.len() < self.batch
-                && waiting_count < MAX_WAITING
+                && waiting.count < MAX_WAITING
             {
                 Duration::ZERO
             } else if !full.is_empty() || running.is_empty() {
@@ -717,14 +723,10 @@ impl Worker {
                         let next = if self.crawl.stop.is_cancelled() {
                             None
                         } else {
-                            waiting.get_mut(&place.host).and_then(|q| q.pop_front())
+                            waiting.pop(&place.host)
                         };
                         match next {
                             Some(next) => {
-                                if waiting.get(&place.host).is_some_and(|q| q.is_empty()) {
-                                    waiting.remove(&place.host);
-                                }
-                                waiting_count -= 1;
                                 self.status.count("host_places_handed_on", 1);
                                 self.observe(
                                     runtime,
@@ -793,7 +795,7 @@ impl Worker {
             }
         }
         // Jobs that never got a place: back to the queue, not an attempt.
-        for (claim, ..) in waiting.into_values().flatten() {
+        for (claim, ..) in waiting.by_host.into_values().flatten() {
             if let Err(e) = lost_is_fine(self.queue.defer(&claim, Duration::ZERO)) {
                 tracing::warn!("job {}: giving it back: {}", claim.id, crate::chain(&e));
             }
@@ -898,12 +900,9 @@ impl Worker {
 
     /// Extends the leases of every job held (waiting or running), in one statement
     /// ([`Queue::renew_many`]), and of the places running.
-    fn renew_all(
-        &mut self,
-        waiting: &mut HashMap<String, std::collections::VecDeque<Waiting>>,
-        running: &mut HashMap<u64, Held>,
-    ) {
+    fn renew_all(&mut self, waiting: &mut WaitingJobs, running: &mut HashMap<u64, Held>) {
         let claims = waiting
+            .by_host
             .values_mut()
             .flatten()
             .map(|(c, ..)| c)

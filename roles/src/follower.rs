@@ -5,14 +5,15 @@
 //! joins from the newest index snapshot in the bucket ([`join_from_snapshot`]); one replica
 //! publishes them ([`SnapshotPolicy`]).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use toolmark_index::snapshot::{self, Published};
 use toolmark_index::{DataDir, Index};
 use toolmark_log::reader::{Reader, Signed};
 
+use crate::shared::Db;
 use crate::{RoleError, Stop, chain};
 
 /// How often a replica looks for a newer checkpoint unless told otherwise.
@@ -182,7 +183,7 @@ fn reader(dir: &DataDir, status: &FollowerStatus) -> Result<(Reader, Signed), Ro
 pub fn follow_once(
     dir: &DataDir,
     status: &FollowerStatus,
-    listings: Option<&str>,
+    listings: Option<&Db>,
 ) -> Result<u64, RoleError> {
     pass(dir, status, None, listings)
 }
@@ -194,16 +195,14 @@ pub fn follow_once(
 pub fn apply_listings(
     index: &mut Index,
     blobs: &toolmark_index::Blobs,
-    url: &str,
+    db: &Db,
     size: u64,
 ) -> Result<usize, RoleError> {
-    let mut queue = toolmark_queue::Queue::connect(url, &crate::cluster::holder("api"))
-        .map_err(RoleError::doing("the cluster's database"))?;
     let applied = index
         .listing_applied()
         .map_err(RoleError::doing("the index's listing"))?;
-    let harvests = queue
-        .harvests_before(applied, size)
+    let harvests = db
+        .with(|queue| queue.harvests_before(applied, size))
         .map_err(RoleError::doing("the cluster's harvests"))?;
     for h in &harvests {
         let sri: toolmark_toolset::Sri = h.snapshot.parse().map_err(|e| {
@@ -241,7 +240,7 @@ fn pass(
     dir: &DataDir,
     status: &FollowerStatus,
     policy: Option<&SnapshotPolicy>,
-    listings: Option<&str>,
+    listings: Option<&Db>,
 ) -> Result<u64, RoleError> {
     let (reader, _) = reader(dir, status)?;
     let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
@@ -255,7 +254,7 @@ fn pass(
     // The listing after the log: a harvest that cannot be listed (its snapshot missing, the
     // database down) fails the pass but leaves the follower's progress counted.
     let listed = match listings {
-        Some(url) => apply_listings(&mut index, &blobs, url, followed.to).map(|_| ()),
+        Some(db) => apply_listings(&mut index, &blobs, db, followed.to).map(|_| ()),
         None => Ok(()),
     };
     if let Some(policy) = policy {
@@ -396,10 +395,10 @@ fn trusted_vkey(dir: &DataDir) -> Result<String, RoleError> {
 /// size it reached ([`apply_listings`]).
 pub async fn follow(
     dir: DataDir,
-    status: std::sync::Arc<FollowerStatus>,
+    status: Arc<FollowerStatus>,
     interval: Duration,
     publish: Option<SnapshotPolicy>,
-    listings: Option<String>,
+    listings: Option<Arc<Db>>,
     stop: Stop,
 ) {
     loop {

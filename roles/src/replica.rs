@@ -39,10 +39,22 @@ pub async fn run(
         dir.root().display()
     )))?;
     let status = Arc::new(FollowerStatus::default());
-    // With the cluster's PostgreSQL, the index lists the registry's servers from its harvests.
-    let listings = crate::cluster::queue_url(&config).ok();
+    // With the cluster's PostgreSQL (one kept connection: the follower's listings, client
+    // reports and run history), the index lists the registry's servers from its harvests.
+    let db = match crate::cluster::queue_url(&config) {
+        Ok(url) => Some(Arc::new(
+            // The database client blocks: off the async workers.
+            tokio::task::spawn_blocking(move || {
+                crate::shared::Db::connect(&url, &crate::cluster::holder("api"))
+            })
+            .await
+            .map_err(RoleError::doing("connecting to the cluster's database"))?
+            .map_err(RoleError::doing("the cluster's database"))?,
+        )),
+        Err(_) => None,
+    };
     {
-        let (d, s, l) = (dir.clone(), status.clone(), listings.clone());
+        let (d, s, l) = (dir.clone(), status.clone(), db.clone());
         let first = tokio::task::spawn_blocking(move || {
             if snapshots.join {
                 follower::join_from_snapshot(&d, &s);
@@ -55,23 +67,15 @@ pub async fn run(
     }
     let (listener, bound, base) = crate::api::listen(&config).await?;
     let mut state = crate::api::open_state(&dir, &base, &config.api_options())?;
-    match crate::cluster::queue_url(&config) {
-        Ok(url) => {
-            // The database client blocks: off the async workers.
-            let db = tokio::task::spawn_blocking(move || {
-                crate::shared::Db::connect(&url, &crate::cluster::holder("api"))
-            })
-            .await
-            .map_err(RoleError::doing("connecting to the cluster's database"))?
-            .map_err(RoleError::doing("the cluster's database"))?;
-            let db = Arc::new(db);
+    match &db {
+        Some(db) => {
             state.client_reports = toolmark_api::contribute::ClientReports::over(Box::new(
                 crate::reports::SharedReports::new(db.clone()),
             ))
             .keyed(&state.answer_key);
-            state.jobs = Some(crate::api::cluster_jobs(db));
+            state.jobs = Some(crate::api::cluster_jobs(db.clone()));
         }
-        Err(_) => tracing::warn!(
+        None => tracing::warn!(
             "no PostgreSQL in [storage] head: this replica keeps its client reports to itself \
              (in its data directory); replicas of one log should share them"
         ),
@@ -110,7 +114,7 @@ pub async fn run(
         status,
         interval,
         snapshots.publish,
-        listings,
+        db,
         stop.clone(),
     ));
     toolmark_api::serve(

@@ -55,22 +55,23 @@ fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
             log_size: None,
         };
     let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
+    let shared = toolmark_roles::shared::Db::connect(db.url(), "api@test").unwrap();
     q.record_harvest(&harvest("crawl-1", "2026-12-05T10:00:00Z", &day1, &[]))
         .unwrap();
     assert_eq!(
-        apply_listings(&mut index, &blobs, db.url(), 100).unwrap(),
+        apply_listings(&mut index, &blobs, &shared, 100).unwrap(),
         0,
         "not stamped"
     );
     q.stamp_harvests(0).unwrap();
     assert_eq!(
-        apply_listings(&mut index, &blobs, db.url(), 0).unwrap(),
+        apply_listings(&mut index, &blobs, &shared, 0).unwrap(),
         0,
         "at the stamp"
     );
-    assert_eq!(apply_listings(&mut index, &blobs, db.url(), 2).unwrap(), 1);
+    assert_eq!(apply_listings(&mut index, &blobs, &shared, 2).unwrap(), 1);
     assert_eq!(
-        apply_listings(&mut index, &blobs, db.url(), 2).unwrap(),
+        apply_listings(&mut index, &blobs, &shared, 2).unwrap(),
         0,
         "once"
     );
@@ -91,7 +92,7 @@ fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
     ))
     .unwrap();
     q.stamp_harvests(2).unwrap();
-    assert_eq!(apply_listings(&mut index, &blobs, db.url(), 3).unwrap(), 1);
+    assert_eq!(apply_listings(&mut index, &blobs, &shared, 3).unwrap(), 1);
     let a = index.server("io.example/a").unwrap().unwrap();
     assert_eq!(a.title.as_deref(), Some("A again"));
     let a_targets = index.targets_of("io.example/a").unwrap();
