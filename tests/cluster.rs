@@ -511,6 +511,30 @@ fn a_cluster_logs_every_target_once_per_run_through_killed_workers_sequencers_an
         let health = get(&format!("{url}/health"));
         assert_eq!(health["jobs"]["crawl"]["lastStatus"], "ok", "{health}");
     }
+    // … and record each crawl run once it has ended (a follow pass later): its remotes per
+    // status, as a crawl on one box reports them.
+    let second_started = second
+        .split("run crawl-")
+        .nth(1)
+        .and_then(|t| t.get(..20))
+        .unwrap_or_else(|| panic!("no run start in {second:?}"));
+    for url in [&url_a, &url_b] {
+        let until = deadline();
+        let run = loop {
+            let stats = answer(url, "/api/v1/stats");
+            let run = &stats["lastRun"];
+            if run["startedAt"] == second_started && run["observed"] == remotes {
+                break run.clone();
+            }
+            assert!(
+                Instant::now() < until,
+                "{url}: no second run recorded: {stats}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert_eq!(run["status"], "complete", "{run}");
+        assert!(run["statuses"]["ok"].as_u64() > Some(0), "{run}");
+    }
 
     // A client's report reaching both replicas is counted once: the replicas share their
     // client reports in PostgreSQL, not in their data directories.

@@ -507,6 +507,8 @@ fn list(tx: &Transaction, input: &RunInput) -> Result<(), IndexError> {
 
 /// The index's meta key holding the last cluster harvest applied ([`Index::apply_listing`]).
 const LISTING_APPLIED: &str = "cluster_harvest_applied";
+/// The meta key of the last cluster harvest whose run an API replica's index recorded.
+const RUN_REPORTED: &str = "cluster_run_reported";
 
 impl Index {
     /// Applies a cluster run's listing (an API replica's index, which has no crawl of its
@@ -528,6 +530,62 @@ impl Index {
         crate::schema::set_meta(&tx, LISTING_APPLIED, &seq.to_string())?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Records a cluster crawl run that has ended (an API replica's index, whose runs are the
+    /// cluster's): a `crawl` row as [`Recorder::finish_run`] leaves one, its report made by
+    /// `report` from the row's id, and `seq` (its harvest's) remembered as reported, in one
+    /// transaction. Returns the row's id.
+    ///
+    /// # Errors
+    ///
+    /// [`IndexError::Invalid`] for a start time not `YYYY-MM-DDTHH:MM:SSZ`; SQLite; what
+    /// `report` returned.
+    pub fn record_cluster_run(
+        &mut self,
+        seq: i64,
+        input: &RunInput,
+        finished_at: &str,
+        status: RunStatus,
+        report: impl FnOnce(i64) -> Result<String, serde_json::Error>,
+    ) -> Result<i64, IndexError> {
+        if !toolmark_log::entry::valid_time(&input.started_at) {
+            return Err(IndexError::Invalid(format!(
+                "run start {:?} is not YYYY-MM-DDTHH:MM:SSZ",
+                input.started_at
+            )));
+        }
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (kind, started_at, finished_at, status, registry, harvest_complete)
+             VALUES ('crawl', ?1, ?2, ?3, ?4, ?5)",
+            params![
+                input.started_at,
+                finished_at,
+                status.as_str(),
+                input.registry,
+                input.harvest_complete
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute(
+            "UPDATE runs SET report = ?2 WHERE id = ?1",
+            params![id, report(id)?],
+        )?;
+        crate::schema::set_meta(&tx, RUN_REPORTED, &seq.to_string())?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// The last cluster harvest whose run [`Index::record_cluster_run`] recorded (0: none).
+    ///
+    /// # Errors
+    ///
+    /// SQLite.
+    pub fn cluster_run_reported(&self) -> Result<i64, IndexError> {
+        Ok(crate::schema::meta(&self.conn, RUN_REPORTED)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     /// The last cluster harvest [`Index::apply_listing`] applied (0: none).

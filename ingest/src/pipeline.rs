@@ -394,21 +394,14 @@ pub fn run_crawl(
         started_at,
         finished_at: finished_at.clone(),
         harvest: HarvestReport {
-            mode: match &mode {
-                Mode::Full => "full".to_owned(),
-                Mode::Since(t) => format!("since {t}"),
-            },
             reason: plan.reason.clone(),
             held: plan.merge.then_some(held_count),
-            pages: harvest.pages,
-            requests: harvest.requests,
-            retries: harvest.retries,
-            records: harvest.records.len(),
-            rejected: harvest.rejected.len(),
-            complete: harvest.complete,
-            error: harvest_error.as_ref().map(|e| e.to_string()),
-            seconds: harvest_secs,
-            next_since: harvest.complete.then(|| harvest.next_since.clone()),
+            ..HarvestReport::new(
+                &harvest,
+                &mode,
+                harvest_error.as_ref().map(|e| e.to_string()),
+                harvest_secs,
+            )
         },
         servers: input.records.len(),
         delisted: input.delisted.clone(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The registry harvest of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HarvestReport {
     /// `full`, or `since <time>` for a delta.
@@ -38,8 +38,37 @@ pub struct HarvestReport {
     pub next_since: Option<String>,
 }
 
+impl HarvestReport {
+    /// The report of `harvest`, made in `mode` in `seconds`, stopped early by `error`; no
+    /// reason and no records held (a delta's merge sets them).
+    pub fn new(
+        harvest: &toolmark_crawler::harvest::Harvest,
+        mode: &toolmark_crawler::harvest::Mode,
+        error: Option<String>,
+        seconds: f64,
+    ) -> Self {
+        HarvestReport {
+            mode: match mode {
+                toolmark_crawler::harvest::Mode::Full => "full".to_owned(),
+                toolmark_crawler::harvest::Mode::Since(t) => format!("since {t}"),
+            },
+            reason: String::new(),
+            held: None,
+            pages: harvest.pages,
+            requests: harvest.requests,
+            retries: harvest.retries,
+            records: harvest.records.len(),
+            rejected: harvest.rejected.len(),
+            complete: harvest.complete,
+            error,
+            seconds,
+            next_since: harvest.complete.then(|| harvest.next_since.clone()),
+        }
+    }
+}
+
 /// One run's report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunReport {
     /// The run's id in the index.

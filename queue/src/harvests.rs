@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS cluster_harvests (
 ALTER TABLE cluster_harvests ADD COLUMN IF NOT EXISTS mode TEXT NOT NULL DEFAULT 'full'
     CHECK (mode IN ('full', 'delta'));
 ALTER TABLE cluster_harvests ADD COLUMN IF NOT EXISTS next_since TEXT NOT NULL DEFAULT '';
+ALTER TABLE cluster_harvests ADD COLUMN IF NOT EXISTS report TEXT NOT NULL DEFAULT '';
 ";
 
 /// One run's harvest, as the scheduler recorded it.
@@ -56,6 +57,10 @@ pub struct Harvest {
     pub delisted: Vec<String>,
     /// The log's size before the first batch appended after it (`None`: not yet).
     pub log_size: Option<u64>,
+    /// The run's report as far as the scheduler knows it (JSON: `toolmark_ingest::RunReport`
+    /// with its harvest, servers and delisted names; the replicas fill in the rest when the
+    /// run has ended); empty when recorded before reports were.
+    pub report: String,
 }
 
 impl Queue {
@@ -67,8 +72,8 @@ impl Queue {
             .execute(
                 "INSERT INTO cluster_harvests
                      (run, started_at, registry, snapshot, complete, allow_cleartext, delisted,
-                      mode, next_since)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run) DO NOTHING",
+                      mode, next_since, report)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (run) DO NOTHING",
                 &[
                     &h.run,
                     &h.started_at,
@@ -79,6 +84,7 @@ impl Queue {
                     &h.delisted,
                     &h.mode,
                     &h.next_since,
+                    &h.report,
                 ],
             )
             .map_err(|e| db_of(&u, e))?;
@@ -181,7 +187,7 @@ impl Queue {
 }
 
 const COLUMNS: &str = "seq, run, started_at, registry, snapshot, complete, allow_cleartext, delisted, log_size, \
-     mode, next_since";
+     mode, next_since, report";
 
 fn harvest_of(r: &postgres::Row) -> Harvest {
     Harvest {
@@ -198,5 +204,6 @@ fn harvest_of(r: &postgres::Row) -> Harvest {
             .and_then(|n| u64::try_from(n).ok()),
         mode: r.get(9),
         next_since: r.get(10),
+        report: r.get(11),
     }
 }

@@ -41,7 +41,8 @@ pub mod webhooks;
 pub use harvests::Harvest;
 pub use queue::{
     CONNECT_TIMEOUT, Claim, Counts, Failed, Handoff, HostSlot, MAX_ATTEMPTS, MAX_CLAIM,
-    MAX_PAYLOAD_BYTES, NewJob, Overview, Queue, QueueError, RunSummary, STATEMENT_TIMEOUT,
+    MAX_PAYLOAD_BYTES, NewJob, Overview, Queue, QueueError, RunOutcome, RunSummary,
+    STATEMENT_TIMEOUT,
 };
 pub use reports::{ReportLimits, ReportRow, Reported};
 pub use webhooks::{WEBHOOKS_LEASE, WebhookState};

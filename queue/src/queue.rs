@@ -194,6 +194,23 @@ pub struct Overview {
     pub host_places: u64,
 }
 
+/// What became of one run's jobs of one kind ([`Queue::run_outcome`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// Jobs in all.
+    pub jobs: u64,
+    /// Jobs waiting or claimed.
+    pub open: u64,
+    /// Jobs failed or abandoned.
+    pub failed: u64,
+    /// When the last job finished (`None`: none has).
+    pub finished: Option<SystemTime>,
+    /// Entries handed on that the sequencer has not logged yet.
+    pub unlogged: u64,
+    /// Finished jobs per the `status` of their report line (when asked for).
+    pub totals: std::collections::BTreeMap<String, u64>,
+}
+
 /// One run of one kind of job, as [`Queue::runs`] sums it up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
@@ -682,6 +699,57 @@ impl Queue {
                 failed: u64::try_from(r.get::<_, i64>(5)).unwrap_or(0),
             })
             .collect())
+    }
+
+    /// What became of run `run`'s jobs of `kind`: how many there are, are open, failed, have
+    /// an entry handed on and not yet logged, and when the last one finished; with `totals`,
+    /// the finished ones per the `status` of their result (report lines:
+    /// `toolmark_index::record::Recorded`), else none.
+    pub fn run_outcome(
+        &mut self,
+        run: &str,
+        kind: &str,
+        totals: bool,
+    ) -> Result<RunOutcome, QueueError> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT count(*),
+                        count(*) FILTER (WHERE state IN ('queued', 'claimed')),
+                        count(*) FILTER (WHERE state IN ('failed', 'abandoned')),
+                        max(finished_at),
+                        (SELECT count(*) FROM queue_handoff h JOIN queue_jobs k ON k.id = h.job
+                         WHERE k.run = $1 AND k.kind = $2 AND NOT h.taken)
+                 FROM queue_jobs WHERE run = $1 AND kind = $2",
+                &[&run, &kind],
+            )
+            .map_err(|e| self.db(e))?;
+        let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+        let mut outcome = RunOutcome {
+            jobs: count(0),
+            open: count(1),
+            failed: count(2),
+            finished: row.get(3),
+            unlogged: count(4),
+            totals: std::collections::BTreeMap::new(),
+        };
+        if !totals {
+            return Ok(outcome);
+        }
+        for r in self
+            .client
+            .query(
+                "SELECT coalesce(result::jsonb ->> 'status', ''), count(*) FROM queue_jobs
+                 WHERE run = $1 AND kind = $2 AND state = 'done' GROUP BY 1",
+                &[&run, &kind],
+            )
+            .map_err(|e| self.db(e))?
+        {
+            outcome
+                .totals
+                .insert(r.get(0), u64::try_from(r.get::<_, i64>(1)).unwrap_or(0));
+        }
+        Ok(outcome)
     }
 
     /// The queue as a whole: jobs by kind and state, lease expiries, hand-offs waiting, host

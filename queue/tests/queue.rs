@@ -484,6 +484,7 @@ fn harvest(run: &str) -> toolmark_queue::Harvest {
         mode: "full".into(),
         next_since: "2026-12-06T09:55:00.000Z".into(),
         log_size: None,
+        report: r#"{"servers":2}"#.into(),
     }
 }
 
@@ -505,6 +506,10 @@ fn a_harvest_takes_effect_below_the_size_the_sequencer_stamps_on_it() {
     let listed = q.harvests_before(0, 41).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].log_size, Some(40));
+    assert_eq!(
+        listed[0].report, r#"{"servers":2}"#,
+        "the scheduler's report kept"
+    );
     q.record_harvest(&harvest("crawl-2")).unwrap();
     assert_eq!(q.stamp_harvests(90).unwrap(), 1, "a stamp is never moved");
     let all = q.harvests_before(0, 91).unwrap();
@@ -557,4 +562,45 @@ fn a_harvest_stamped_below_an_older_one_waits_for_it() {
         .map(|h| h.run)
         .collect();
     assert_eq!(runs, ["crawl-1", "crawl-2"]);
+}
+
+#[test]
+fn a_runs_outcome_counts_its_open_failed_and_unlogged_jobs_and_totals_their_statuses() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run", &jobs(["a", "b", "c", "d"].map(str::to_owned)))
+        .unwrap();
+    let mut claims = w.claim(&["remote"], 4, MINUTE).unwrap();
+    let open = claims.pop().unwrap();
+    let status = |s: &str| format!(r#"{{"server":"x","status":"{s}"}}"#);
+    w.complete(&claims[0], &status("ok"), Some(b"entry a"))
+        .unwrap();
+    w.complete(&claims[1], &status("ok"), None).unwrap();
+    w.complete(&claims[2], &status("timeout"), Some(b"entry c"))
+        .unwrap();
+    let outcome = w.run_outcome("run", "remote", true).unwrap();
+    assert_eq!(
+        (outcome.jobs, outcome.open, outcome.failed, outcome.unlogged),
+        (4, 1, 0, 2)
+    );
+    assert_eq!(
+        outcome.totals,
+        [("ok".to_owned(), 2), ("timeout".to_owned(), 1)].into()
+    );
+    assert!(outcome.finished.is_some());
+    w.fail(&open, "refused", Duration::ZERO).unwrap();
+    for _ in 2..=MAX_ATTEMPTS {
+        let c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+        w.fail(&c, "refused", Duration::ZERO).unwrap();
+    }
+    let seqs: Vec<i64> = w.handoffs(10).unwrap().iter().map(|h| h.seq).collect();
+    w.taken(&seqs).unwrap();
+    let ended = w.run_outcome("run", "remote", false).unwrap();
+    assert!(ended.totals.is_empty(), "not asked for");
+    assert_eq!((ended.open, ended.failed, ended.unlogged), (0, 1, 0));
+    assert_eq!(
+        w.run_outcome("run", "package", true).unwrap().jobs,
+        0,
+        "another kind"
+    );
 }

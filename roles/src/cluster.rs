@@ -219,6 +219,7 @@ pub fn enqueue_crawl(
     let http = harvest::registry_client().map_err(RoleError::doing("the registry client"))?;
     let mut hc = HarvestConfig::new(registry_key, mode.clone());
     hc.rate = config.crawl.rate();
+    let harvest_clock = std::time::Instant::now();
     let harvested = runtime.block_on(async {
         tokio::select! {
             h = harvest::harvest_partial(&http, &hc) => Some(h),
@@ -264,6 +265,40 @@ pub fn enqueue_crawl(
             )
         }
     };
+    // The run's report as far as this scheduler knows it; a replica completes it once the
+    // run's jobs have ended (`follower::report_runs`).
+    let report = toolmark_ingest::RunReport {
+        run: 0,
+        registry: config.registry.clone(),
+        started_at: started_at.clone(),
+        finished_at: String::new(),
+        harvest: toolmark_ingest::HarvestReport {
+            reason: if matches!(mode, Mode::Since(_)) {
+                "a delta since the last complete harvest"
+            } else if matches!(config.crawl.harvest, toolmark_ingest::HarvestPolicy::Full) {
+                "crawl.harvest = full"
+            } else if basis.is_none() {
+                "no complete harvest recorded"
+            } else if full_due {
+                "a full harvest is due (crawl.full_harvest_days)"
+            } else {
+                "the last complete harvest gives no time to ask a delta from"
+            }
+            .into(),
+            ..toolmark_ingest::HarvestReport::new(
+                &harvest,
+                &mode,
+                error.as_ref().map(ToString::to_string),
+                harvest_clock.elapsed().as_secs_f64(),
+            )
+        },
+        servers: records.len(),
+        delisted: delisted.clone(),
+        observe_seconds: 0.0,
+        abandoned: 0,
+        log_size: 0,
+        totals: std::collections::BTreeMap::new(),
+    };
     let snapshot = format!("[{}]", items.join(","));
     let sri = blobs
         .put(snapshot.as_bytes())
@@ -306,6 +341,7 @@ pub fn enqueue_crawl(
                 basis.map(|b| b.next_since).unwrap_or_default()
             },
             log_size: None,
+            report: serde_json::to_string(&report).unwrap_or_default(),
         })
         .map_err(RoleError::doing("recording the harvest"))?;
     // The busiest hosts' jobs first (claims go in enqueue order): their places are the floor of

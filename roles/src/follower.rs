@@ -235,6 +235,109 @@ pub fn apply_listings(
     Ok(harvests.len())
 }
 
+/// Most cluster runs one follow pass records ([`ended_runs`]).
+pub const RUNS_PER_PASS: usize = 16;
+
+/// The cluster's crawl runs after the last one `index` recorded whose jobs have all ended and
+/// whose entries are all logged (in harvest order, stopping at the first that has not; at
+/// most [`RUNS_PER_PASS`]), with what became of their jobs. A run with no job left in the
+/// queue (none were enqueued, or they were pruned: `cluster::PRUNE_AFTER`) counts as ended
+/// once a later run's harvest is recorded. Read before a pass reads the log, so what they
+/// logged is in the checkpoint the pass follows to.
+pub fn ended_runs(
+    index: &Index,
+    db: &Db,
+) -> Result<Vec<(toolmark_queue::Harvest, toolmark_queue::RunOutcome)>, RoleError> {
+    let reported = index
+        .cluster_run_reported()
+        .map_err(RoleError::doing("the index's runs"))?;
+    let harvests = db
+        .with(|q| q.harvests_before(reported, u64::MAX))
+        .map_err(RoleError::doing("the cluster's harvests"))?;
+    let mut ended = Vec::new();
+    for (i, h) in harvests.iter().enumerate().take(RUNS_PER_PASS) {
+        let outcome = |totals| {
+            db.with(|q| q.run_outcome(&h.run, crate::cluster::REMOTE, totals))
+                .map_err(RoleError::doing(format!("run {}", h.run)))
+        };
+        let counted = outcome(false)?;
+        let done = if counted.jobs == 0 {
+            i + 1 < harvests.len()
+        } else {
+            counted.open == 0 && counted.unlogged == 0
+        };
+        if !done {
+            break;
+        }
+        // Ended: nothing it counts changes any more.
+        ended.push((h.clone(), outcome(true)?));
+    }
+    Ok(ended)
+}
+
+/// Records in `index` (which follows the log to `size`) the `ended` runs ([`ended_runs`])
+/// whose listing it has applied, in order: each a `crawl` run with the scheduler's part of its
+/// report (harvest, servers, delisted) and the queue's (finished, totals per status of its
+/// remote targets, its failed jobs as `abandoned`); `logSize` is `size`, the log this replica
+/// had followed when it recorded the run (its entries included). Returns how many it recorded.
+pub fn report_runs(
+    index: &mut Index,
+    ended: &[(toolmark_queue::Harvest, toolmark_queue::RunOutcome)],
+    size: u64,
+) -> Result<usize, RoleError> {
+    let applied = index
+        .listing_applied()
+        .map_err(RoleError::doing("the index's listing"))?;
+    let mut recorded = 0;
+    for (h, outcome) in ended.iter().take_while(|(h, _)| h.seq <= applied) {
+        // A harvest recorded without a report (before reports were): what the row says.
+        let mut report: toolmark_ingest::RunReport = serde_json::from_str(&h.report)
+            .unwrap_or_else(|_| toolmark_ingest::RunReport {
+                registry: h.registry.clone(),
+                started_at: h.started_at.clone(),
+                harvest: toolmark_ingest::HarvestReport {
+                    mode: h.mode.clone(),
+                    complete: h.complete,
+                    ..Default::default()
+                },
+                delisted: h.delisted.clone(),
+                ..Default::default()
+            });
+        let finished_at = outcome
+            .finished
+            .map_or_else(|| h.started_at.clone(), toolmark_observation::time::utc);
+        report.finished_at = finished_at.clone();
+        report.observe_seconds = chrono::DateTime::parse_from_rfc3339(&finished_at)
+            .ok()
+            .zip(chrono::DateTime::parse_from_rfc3339(&h.started_at).ok())
+            .map_or(0.0, |(end, start)| (end - start).as_seconds_f64().max(0.0));
+        report.abandoned = usize::try_from(outcome.failed).unwrap_or(usize::MAX);
+        report.log_size = size;
+        report.totals = outcome.totals.clone();
+        let input = toolmark_index::RunInput {
+            started_at: h.started_at.clone(),
+            registry: h.registry.clone(),
+            records: Vec::new(),
+            harvest_complete: h.complete,
+            delisted: Vec::new(),
+            allow_cleartext: h.allow_cleartext,
+        };
+        let status = if outcome.failed == 0 {
+            toolmark_index::RunStatus::Complete
+        } else {
+            toolmark_index::RunStatus::Failed
+        };
+        index
+            .record_cluster_run(h.seq, &input, &finished_at, status, |id| {
+                report.run = id;
+                serde_json::to_string(&report)
+            })
+            .map_err(RoleError::doing(format!("recording run {}", h.run)))?;
+        recorded += 1;
+    }
+    Ok(recorded)
+}
+
 /// [`follow_once`], then a snapshot published if `policy` says one is due.
 fn pass(
     dir: &DataDir,
@@ -246,6 +349,8 @@ fn pass(
     let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
     let mut index =
         Index::open(&dir.index_path()).map_err(RoleError::doing("opening the index"))?;
+    // The runs that had ended before the log is read (their entries in what it follows to).
+    let ended = listings.map(|db| ended_runs(&index, db));
     let followed = index
         .follow(&reader, &blobs)
         .map_err(RoleError::doing("following the log"))?;
@@ -254,7 +359,9 @@ fn pass(
     // The listing after the log: a harvest that cannot be listed (its snapshot missing, the
     // database down) fails the pass but leaves the follower's progress counted.
     let listed = match listings {
-        Some(db) => apply_listings(&mut index, &blobs, db, followed.to).map(|_| ()),
+        Some(db) => apply_listings(&mut index, &blobs, db, followed.to)
+            .and_then(|_| report_runs(&mut index, &ended.unwrap_or(Ok(Vec::new()))?, followed.to))
+            .map(|_| ()),
         None => Ok(()),
     };
     if let Some(policy) = policy {

@@ -53,6 +53,7 @@ fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
             mode: "full".into(),
             next_since: String::new(),
             log_size: None,
+            report: String::new(),
         };
     let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
     let shared = toolmark_roles::shared::Db::connect(db.url(), "api@test").unwrap();
@@ -110,6 +111,115 @@ fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
     assert_eq!(
         b_targets[0].delisted_at.as_deref(),
         Some("2026-12-06T10:00:00Z")
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A replica records a cluster crawl run (`follower::ended_runs`, `follower::report_runs`)
+/// once every job of it has ended and every entry it handed on is logged, after its listing:
+/// the scheduler's part of the report (harvest, servers) with the queue's (totals per status,
+/// failed jobs as abandoned), once.
+#[test]
+fn a_run_is_recorded_once_its_jobs_have_ended_and_their_entries_are_logged() {
+    use toolmark_roles::follower::{ended_runs, report_runs};
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let root = std::env::temp_dir().join(format!("toolmark-run-reports-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let data = DataDir::new(&root);
+    let blobs = data.blobs().unwrap();
+    let mut index = Index::open(&data.index_path()).unwrap();
+    let snapshot = blobs
+        .put(
+            json!([item("io.example/a", "A", "https://a.example/mcp")])
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    let scheduler_part = toolmark_ingest::RunReport {
+        registry: "https://registry.example".into(),
+        started_at: "2026-12-05T10:00:00Z".into(),
+        harvest: toolmark_ingest::HarvestReport {
+            mode: "full".into(),
+            pages: 3,
+            records: 1,
+            complete: true,
+            ..Default::default()
+        },
+        servers: 1,
+        ..Default::default()
+    };
+    let mut q = Queue::connect(db.url(), "scheduler@test").unwrap();
+    let shared = toolmark_roles::shared::Db::connect(db.url(), "api@test").unwrap();
+    q.record_harvest(&Harvest {
+        seq: 0,
+        run: "crawl-1".into(),
+        started_at: "2026-12-05T10:00:00Z".into(),
+        registry: "https://registry.example".into(),
+        snapshot: snapshot.to_string(),
+        complete: true,
+        allow_cleartext: false,
+        delisted: Vec::new(),
+        mode: "full".into(),
+        next_since: String::new(),
+        log_size: None,
+        report: serde_json::to_string(&scheduler_part).unwrap(),
+    })
+    .unwrap();
+    let jobs: Vec<toolmark_queue::NewJob> = ["t1", "t2", "t3"]
+        .iter()
+        .map(|k| toolmark_queue::NewJob {
+            kind: "remote".into(),
+            key: (*k).into(),
+            payload: "{}".into(),
+        })
+        .collect();
+    q.enqueue("crawl-1", &jobs).unwrap();
+    q.stamp_harvests(0).unwrap();
+    let minute = std::time::Duration::from_secs(60);
+    let claims = q.claim(&["remote"], 3, minute).unwrap();
+    q.complete(&claims[0], r#"{"status":"ok"}"#, Some(b"a"))
+        .unwrap();
+    q.complete(&claims[1], r#"{"status":"timeout"}"#, Some(b"b"))
+        .unwrap();
+    assert!(
+        ended_runs(&index, &shared).unwrap().is_empty(),
+        "a job still open"
+    );
+    q.complete(&claims[2], r#"{"status":"ok"}"#, None).unwrap();
+    assert!(
+        ended_runs(&index, &shared).unwrap().is_empty(),
+        "entries not logged yet"
+    );
+    let seqs: Vec<i64> = q.handoffs(10).unwrap().iter().map(|h| h.seq).collect();
+    q.taken(&seqs).unwrap();
+    let ended = ended_runs(&index, &shared).unwrap();
+    assert_eq!(ended.len(), 1);
+    assert_eq!(
+        report_runs(&mut index, &ended, 2).unwrap(),
+        0,
+        "its listing is not applied yet"
+    );
+    assert_eq!(apply_listings(&mut index, &blobs, &shared, 2).unwrap(), 1);
+    assert_eq!(report_runs(&mut index, &ended, 2).unwrap(), 1);
+    let run = index.last_run().unwrap().expect("the run recorded");
+    assert_eq!(run.status, "complete");
+    assert_eq!(run.started_at, "2026-12-05T10:00:00Z");
+    let report: toolmark_ingest::RunReport =
+        serde_json::from_str(run.report.as_deref().unwrap()).unwrap();
+    assert_eq!(report.run, run.id);
+    assert_eq!(report.harvest.pages, 3, "the scheduler's part");
+    assert_eq!(report.servers, 1);
+    assert_eq!(
+        report.totals,
+        [("ok".to_owned(), 2), ("timeout".to_owned(), 1)].into()
+    );
+    assert_eq!((report.abandoned, report.log_size), (0, 2));
+    assert!(
+        ended_runs(&index, &shared).unwrap().is_empty(),
+        "recorded once"
     );
     let _ = std::fs::remove_dir_all(&root);
 }
