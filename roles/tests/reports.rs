@@ -1,14 +1,15 @@
 //! Client reports shared by a cluster's API replicas (`toolmark_roles::reports`): two replicas
 //! over one real PostgreSQL count a client once per target and day whichever it reaches, read
 //! the same counts, hold the single box's caps across both, forget a day's key and clients on
-//! the next day, and keep no address.
+//! the next day, and keep no address; and the single box's store and theirs count one script of
+//! reports alike.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use postgres::NoTls;
-use toolmark_api::contribute::{ClientReports, ReportStore};
-use toolmark_index::contributions::{Day, DigestKind, MINIMUM_REPORTS};
+use toolmark_api::contribute::{ClientReports, LocalReports, Outcome, ReportStore};
+use toolmark_index::contributions::{ClientReport, Day, DigestKind, MINIMUM_REPORTS};
 use toolmark_queue::ReportLimits;
 use toolmark_roles::reports::SharedReports;
 use toolmark_roles::shared::Db;
@@ -298,4 +299,123 @@ fn the_stored_hashes_need_the_replicas_answer_key() {
         .unwrap()
         .get(0);
     assert_eq!(seen, 2);
+}
+
+/// The rules one script of reports meets in a store: its outcomes, and what the target shows
+/// at the end of each of its days.
+fn run_script(store: &dyn ReportStore) -> (Vec<Outcome>, Vec<Vec<ClientReport>>) {
+    let d1 = Sri::of(b"first set");
+    let d2 = Sri::of(b"second set");
+    let d3 = Sri::of(b"third set");
+    // Per day, (client, target, digest): the caps below are 2 digests a target-day, 4 rows a
+    // day and 7 clients a day; the third day is past the first's retention.
+    let days: Vec<(Day, Vec<(u8, &str, &Sri)>)> = vec![
+        (
+            DAY,
+            vec![
+                (1, TARGET, &d1),
+                (1, TARGET, &d1),
+                (1, TARGET, &d2),
+                (2, TARGET, &d1),
+                (3, TARGET, &d1),
+                (4, TARGET, &d2),
+                (5, TARGET, &d3),
+                (5, "another-target", &d3),
+                (6, "third-target", &d3),
+                (7, "fourth-target", &d3),
+                (8, "third-target", &d3),
+                (9, "third-target", &d3),
+            ],
+        ),
+        (Day(DAY.0 + 1), vec![(1, TARGET, &d1), (2, TARGET, &d2)]),
+        (Day(DAY.0 + 40), vec![(1, TARGET, &d1)]),
+    ];
+    let mut outcomes = Vec::new();
+    let mut shown = Vec::new();
+    for (day, reports) in days {
+        for (client, target, digest) in reports {
+            let pair = |key: &[u8; 32]| {
+                let mut who = [0u8; 16];
+                who[..8].copy_from_slice(&key[..8]);
+                who[8] = client;
+                let t = &target.as_bytes()[..target.len().min(7)];
+                who[9..9 + t.len()].copy_from_slice(t);
+                let mut what = [0u8; 16];
+                what.copy_from_slice(&digest.to_string().as_bytes()[7..23]);
+                (who, what)
+            };
+            let fresh = [u8::try_from(day.0 % 256).unwrap(); 32];
+            outcomes.push(
+                store
+                    .report(day, fresh, &pair, target, DigestKind::Full, digest)
+                    .unwrap(),
+            );
+        }
+        shown.push(store.reports(TARGET, day).unwrap());
+    }
+    (outcomes, shown)
+}
+
+/// The single box's store (SQLite and memory) and the cluster's (PostgreSQL) keep the same
+/// rules: one script of reports gets the same outcome, report by report, and shows the same.
+#[test]
+fn one_box_and_a_cluster_count_a_script_of_reports_alike() {
+    let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
+        return;
+    };
+    let small = toolmark_index::contributions::Limits {
+        retention_days: 35,
+        max_digests_per_target_day: 2,
+        max_rows_per_day: 4,
+    };
+    let dir = std::env::temp_dir().join(format!("toolmark-reports-alike-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let local = LocalReports::new(
+        toolmark_index::contributions::Contributions::open_with(&dir.join("c.sqlite"), small)
+            .unwrap(),
+        7,
+    );
+    let shared = SharedReports::with_limits(
+        Arc::new(Db::connect(db.url(), "api@a").unwrap()),
+        ReportLimits {
+            retention_days: small.retention_days,
+            max_digests_per_target_day: small.max_digests_per_target_day,
+            max_rows_per_day: small.max_rows_per_day,
+            max_clients_per_day: 7,
+        },
+    );
+    let (outcomes, shown) = run_script(&local);
+    let d1 = Sri::of(b"first set");
+    use Outcome::*;
+    assert_eq!(
+        outcomes,
+        [
+            Counted,
+            Again,
+            OtherToday,
+            Counted,
+            Counted,
+            Counted,
+            TargetFull,
+            Counted,
+            Counted,
+            DayFull,
+            Counted,
+            ClientsFull,
+            Counted,
+            Counted,
+            Counted
+        ],
+        "the single box's rules"
+    );
+    assert_eq!(shown[0].len(), 1, "{shown:?}");
+    assert_eq!((shown[0][0].digest.clone(), shown[0][0].reports), (d1, 3));
+    assert_eq!(
+        shown[1], shown[0],
+        "the next day reaches no new minimum; the first day is still in the window"
+    );
+    assert_eq!(shown[2], Vec::new(), "past the retention: {shown:?}");
+    assert_eq!(run_script(&shared), (outcomes, shown), "the cluster's");
+    let _ = std::fs::remove_dir_all(&dir);
 }
