@@ -301,6 +301,9 @@ fn the_stored_hashes_need_the_replicas_answer_key() {
     assert_eq!(seen, 2);
 }
 
+/// One report of a script: (client, target, digest).
+type Report<'a> = (u8, &'a str, &'a Sri);
+
 /// The rules one script of reports meets in a store: its outcomes, and what the target shows
 /// at the end of each of its days.
 fn run_script(store: &dyn ReportStore) -> (Vec<Outcome>, Vec<Vec<ClientReport>>) {
@@ -309,7 +312,7 @@ fn run_script(store: &dyn ReportStore) -> (Vec<Outcome>, Vec<Vec<ClientReport>>)
     let d3 = Sri::of(b"third set");
     // Per day, (client, target, digest): the caps below are 2 digests a target-day, 4 rows a
     // day and 7 clients a day; the third day is past the first's retention.
-    let days: Vec<(Day, Vec<(u8, &str, &Sri)>)> = vec![
+    let days: Vec<(Day, Vec<Report>)> = vec![
         (
             DAY,
             vec![
@@ -410,7 +413,7 @@ fn one_box_and_a_cluster_count_a_script_of_reports_alike() {
         "the single box's rules"
     );
     assert_eq!(shown[0].len(), 1, "{shown:?}");
-    assert_eq!((shown[0][0].digest.clone(), shown[0][0].reports), (d1, 3));
+    assert_eq!((shown[0][0].digest, shown[0][0].reports), (d1, 3));
     assert_eq!(
         shown[1], shown[0],
         "the next day reaches no new minimum; the first day is still in the window"
