@@ -19,17 +19,22 @@ fn item(name: &str, title: &str, url: &str) -> serde_json::Value {
     })
 }
 
+/// A replica's empty index and document store in a fresh directory named after `name`.
+fn replica_index(name: &str) -> (std::path::PathBuf, toolmark_index::Blobs, Index) {
+    let root = std::env::temp_dir().join(format!("toolmark-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let data = DataDir::new(&root);
+    let index = Index::open(&data.index_path()).unwrap();
+    (root, data.blobs().unwrap(), index)
+}
+
 #[test]
 fn harvests_are_listed_past_their_stamp_once_in_order_and_delist_what_left() {
     let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
         return;
     };
-    let root = std::env::temp_dir().join(format!("toolmark-listings-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
-    let data = DataDir::new(&root);
-    let blobs = data.blobs().unwrap();
-    let mut index = Index::open(&data.index_path()).unwrap();
+    let (root, blobs, mut index) = replica_index("listings");
     let snapshot = |items: serde_json::Value| blobs.put(items.to_string().as_bytes()).unwrap();
     let day1 = snapshot(json!([
         item("io.example/a", "A", "https://a.example/mcp"),
@@ -125,12 +130,7 @@ fn a_run_is_recorded_once_its_jobs_have_ended_and_their_entries_are_logged() {
     let Some(db) = toolmark_standins::services::postgres().expect("the test PostgreSQL") else {
         return;
     };
-    let root = std::env::temp_dir().join(format!("toolmark-run-reports-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
-    let data = DataDir::new(&root);
-    let blobs = data.blobs().unwrap();
-    let mut index = Index::open(&data.index_path()).unwrap();
+    let (root, blobs, mut index) = replica_index("run-reports");
     let snapshot = blobs
         .put(
             json!([item("io.example/a", "A", "https://a.example/mcp")])
