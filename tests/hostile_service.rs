@@ -584,8 +584,8 @@ async fn cut_off(non_readers: Vec<TcpStream>) -> usize {
 /// count and a link), the document is streamed, and the non-reading clients are cut off at
 /// the write timeout (3 s here). Memory stays bounded: the peak under the wave, what is left
 /// after the cut-off (the allocator keeps some freed pages in its idle threads' caches, so it
-/// is bounded, not back to the start), and a second wave costs nothing more than the first —
-/// what the first wave's clients held was freed, not leaked.
+/// is bounded, not back to the start), and a second wave peaks and settles where the first
+/// did, within the allocator's noise: what the first wave's clients held was freed.
 #[test]
 fn readers_of_a_huge_tool_set_keep_the_server_small() {
     let _alone = one_at_a_time();
@@ -620,6 +620,8 @@ fn readers_of_a_huge_tool_set_keep_the_server_small() {
         (wave.sizes, rss_loaded, hwm, rss_after, cut)
     };
     let (detail, rss_loaded, hwm, rss_after, cut) = wave(&runtime);
+    // The second wave's own peak: the kernel's high-water mark is reset to the RSS now.
+    std::fs::write(format!("/proc/{}/clear_refs", server.pid()), "5").unwrap();
     let (detail2, rss_loaded2, hwm2, rss_after2, cut2) = wave(&runtime);
     println!(
         "figure: huge tool set (16 MB, 4,000 tools): detail {} B, desk page {} B, document {} B; server RSS {rss_start:.0} MiB, {rss0:.0} MiB after the one parse (peak {hwm0:.0}); 96 readers + 64 non-readers: {rss_loaded:.0} MiB (peak {hwm:.0}), {rss_after:.0} MiB after the write timeout, {cut}/64 non-readers cut off; a second wave: {rss_loaded2:.0} MiB (peak {hwm2:.0}), {rss_after2:.0} MiB after, {cut2}/64 cut off",
@@ -637,11 +639,13 @@ fn readers_of_a_huge_tool_set_keep_the_server_small() {
         rss_after <= rss0 + 80.0,
         "RSS {rss_after:.0} MiB after, {rss0:.0} before"
     );
-    // A leak of what the non-readers held would be tens of MiB a wave (32 stalled 16 MB
-    // documents); the allocator's noise is a few.
+    // The second wave costs what the first did: its own peak and what it leaves within the
+    // allocator's run-to-run noise (up to ~20 MiB here) of the first's. What this sees is a
+    // leak of a good share of what a wave holds (the 32 whole documents read, 16 MB each; the
+    // 160 connections' buffers); a leak of a few KiB per connection is below that noise.
     assert!(
-        hwm2 <= hwm + 40.0 && rss_after2 <= hwm + 40.0,
-        "a second wave peaked at {hwm2:.0} MiB and left {rss_after2:.0}; the first peaked at {hwm:.0}"
+        hwm2 <= hwm + 24.0 && rss_after2 <= rss_after + 24.0,
+        "a second wave peaked at {hwm2:.0} MiB and left {rss_after2:.0}; the first peaked at {hwm:.0} and left {rss_after:.0}"
     );
     // The document readers' connections were written past the kernel's buffers and stalled.
     assert!(cut >= 32, "only {cut} non-readers were cut off");

@@ -120,7 +120,7 @@ impl RunStatus {
 }
 
 /// What happened to one target: the per-target line of the crawl report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Recorded {
     /// Server name.

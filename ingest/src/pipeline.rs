@@ -440,7 +440,8 @@ pub fn run_crawl(
 }
 
 /// Recorded lines per status (a run's `totals`).
-pub(crate) fn totals(lines: &[Recorded]) -> BTreeMap<String, u64> {
+/// The run report's `totals`: `lines` per status.
+pub fn totals(lines: &[Recorded]) -> BTreeMap<String, u64> {
     let mut totals = BTreeMap::new();
     for line in lines {
         *totals.entry(line.status.clone()).or_default() += 1;

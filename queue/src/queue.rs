@@ -205,10 +205,10 @@ pub struct RunOutcome {
     pub failed: u64,
     /// When the last job finished (`None`: none has).
     pub finished: Option<SystemTime>,
+    /// When the first job was enqueued (`None`: the run has none).
+    pub started: Option<SystemTime>,
     /// Entries handed on that the sequencer has not logged yet.
     pub unlogged: u64,
-    /// Finished jobs per the `status` of their report line (when asked for).
-    pub totals: std::collections::BTreeMap<String, u64>,
 }
 
 /// One run of one kind of job, as [`Queue::runs`] sums it up.
@@ -701,16 +701,24 @@ impl Queue {
             .collect())
     }
 
+    /// Whether run `run` has a job of `kind` waiting or claimed (cheap: the open jobs' index;
+    /// ask it before [`Queue::run_outcome`], which counts all of the run's jobs).
+    pub fn run_open(&mut self, run: &str, kind: &str) -> Result<bool, QueueError> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM queue_jobs
+                     WHERE kind = $2 AND state IN ('queued', 'claimed') AND run = $1)",
+                &[&run, &kind],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(row.get(0))
+    }
+
     /// What became of run `run`'s jobs of `kind`: how many there are, are open, failed, have
-    /// an entry handed on and not yet logged, and when the last one finished; with `totals`,
-    /// the finished ones per the `status` of their result (report lines:
-    /// `toolmark_index::record::Recorded`), else none.
-    pub fn run_outcome(
-        &mut self,
-        run: &str,
-        kind: &str,
-        totals: bool,
-    ) -> Result<RunOutcome, QueueError> {
+    /// an entry handed on and not yet logged, when the first was enqueued and the last one
+    /// finished.
+    pub fn run_outcome(&mut self, run: &str, kind: &str) -> Result<RunOutcome, QueueError> {
         let row = self
             .client
             .query_one(
@@ -719,37 +727,38 @@ impl Queue {
                         count(*) FILTER (WHERE state IN ('failed', 'abandoned')),
                         max(finished_at),
                         (SELECT count(*) FROM queue_handoff h JOIN queue_jobs k ON k.id = h.job
-                         WHERE k.run = $1 AND k.kind = $2 AND NOT h.taken)
+                         WHERE k.run = $1 AND k.kind = $2 AND NOT h.taken),
+                        min(enqueued_at)
                  FROM queue_jobs WHERE run = $1 AND kind = $2",
                 &[&run, &kind],
             )
             .map_err(|e| self.db(e))?;
         let count = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
-        let mut outcome = RunOutcome {
+        Ok(RunOutcome {
             jobs: count(0),
             open: count(1),
             failed: count(2),
             finished: row.get(3),
             unlogged: count(4),
-            totals: std::collections::BTreeMap::new(),
-        };
-        if !totals {
-            return Ok(outcome);
-        }
-        for r in self
+            started: row.get(5),
+        })
+    }
+
+    /// The results of run `run`'s finished jobs of `kind`, in job order (the workers' report
+    /// lines: what the run's report totals).
+    pub fn run_results(&mut self, run: &str, kind: &str) -> Result<Vec<String>, QueueError> {
+        Ok(self
             .client
             .query(
-                "SELECT coalesce(result::jsonb ->> 'status', ''), count(*) FROM queue_jobs
-                 WHERE run = $1 AND kind = $2 AND state = 'done' GROUP BY 1",
+                "SELECT result FROM queue_jobs
+                 WHERE run = $1 AND kind = $2 AND state = 'done' AND result IS NOT NULL
+                 ORDER BY id",
                 &[&run, &kind],
             )
             .map_err(|e| self.db(e))?
-        {
-            outcome
-                .totals
-                .insert(r.get(0), u64::try_from(r.get::<_, i64>(1)).unwrap_or(0));
-        }
-        Ok(outcome)
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
     }
 
     /// The queue as a whole: jobs by kind and state, lease expiries, hand-offs waiting, host

@@ -565,7 +565,7 @@ fn a_harvest_stamped_below_an_older_one_waits_for_it() {
 }
 
 #[test]
-fn a_runs_outcome_counts_its_open_failed_and_unlogged_jobs_and_totals_their_statuses() {
+fn a_runs_outcome_counts_its_open_failed_and_unlogged_jobs_and_gives_its_results() {
     let Some(db) = database() else { return };
     let mut w = Queue::connect(db.url(), "worker").unwrap();
     w.enqueue("run", &jobs(["a", "b", "c", "d"].map(str::to_owned)))
@@ -578,16 +578,18 @@ fn a_runs_outcome_counts_its_open_failed_and_unlogged_jobs_and_totals_their_stat
     w.complete(&claims[1], &status("ok"), None).unwrap();
     w.complete(&claims[2], &status("timeout"), Some(b"entry c"))
         .unwrap();
-    let outcome = w.run_outcome("run", "remote", true).unwrap();
+    let outcome = w.run_outcome("run", "remote").unwrap();
     assert_eq!(
         (outcome.jobs, outcome.open, outcome.failed, outcome.unlogged),
         (4, 1, 0, 2)
     );
     assert_eq!(
-        outcome.totals,
-        [("ok".to_owned(), 2), ("timeout".to_owned(), 1)].into()
+        w.run_results("run", "remote").unwrap(),
+        [status("ok"), status("ok"), status("timeout")],
+        "the finished jobs' results, in job order"
     );
-    assert!(outcome.finished.is_some());
+    assert!(outcome.finished.is_some() && outcome.started <= outcome.finished);
+    assert!(w.run_open("run", "remote").unwrap());
     w.fail(&open, "refused", Duration::ZERO).unwrap();
     for _ in 2..=MAX_ATTEMPTS {
         let c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
@@ -595,11 +597,11 @@ fn a_runs_outcome_counts_its_open_failed_and_unlogged_jobs_and_totals_their_stat
     }
     let seqs: Vec<i64> = w.handoffs(10).unwrap().iter().map(|h| h.seq).collect();
     w.taken(&seqs).unwrap();
-    let ended = w.run_outcome("run", "remote", false).unwrap();
-    assert!(ended.totals.is_empty(), "not asked for");
+    let ended = w.run_outcome("run", "remote").unwrap();
     assert_eq!((ended.open, ended.failed, ended.unlogged), (0, 1, 0));
+    assert!(!w.run_open("run", "remote").unwrap());
     assert_eq!(
-        w.run_outcome("run", "package", true).unwrap().jobs,
+        w.run_outcome("run", "package").unwrap().jobs,
         0,
         "another kind"
     );

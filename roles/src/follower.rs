@@ -238,39 +238,73 @@ pub fn apply_listings(
 /// Most cluster runs one follow pass records ([`ended_runs`]).
 pub const RUNS_PER_PASS: usize = 16;
 
-/// The cluster's crawl runs after the last one `index` recorded whose jobs have all ended and
-/// whose entries are all logged (in harvest order, stopping at the first that has not; at
-/// most [`RUNS_PER_PASS`]), with what became of their jobs. A run with no job left in the
-/// queue (none were enqueued, or they were pruned: `cluster::PRUNE_AFTER`) counts as ended
-/// once a later run's harvest is recorded. Read before a pass reads the log, so what they
-/// logged is in the checkpoint the pass follows to.
-pub fn ended_runs(
-    index: &Index,
-    db: &Db,
-) -> Result<Vec<(toolmark_queue::Harvest, toolmark_queue::RunOutcome)>, RoleError> {
+/// A cluster crawl run that has ended ([`ended_runs`]): its harvest, what became of its jobs,
+/// and its remote targets per status (their report lines', as one box's run report counts).
+#[derive(Debug, Clone)]
+pub struct EndedRun {
+    /// The run's harvest, as the scheduler recorded it.
+    pub harvest: toolmark_queue::Harvest,
+    /// Its jobs.
+    pub outcome: toolmark_queue::RunOutcome,
+    /// Its finished jobs per the status of their report line.
+    pub totals: std::collections::BTreeMap<String, u64>,
+}
+
+/// The cluster's crawl runs after the last one `index` recorded, whose listing it has applied,
+/// whose jobs have all ended and whose entries are all committed to the log (in harvest
+/// order, stopping at the first that has not; at most [`RUNS_PER_PASS`]). A run with no job
+/// left in the queue (none were enqueued, or they were pruned: `cluster::PRUNE_AFTER`) counts
+/// as ended once a later run's harvest is recorded and stamped. A run still open costs one
+/// look at the queue's open jobs.
+pub fn ended_runs(index: &Index, db: &Db) -> Result<Vec<EndedRun>, RoleError> {
     let reported = index
         .cluster_run_reported()
         .map_err(RoleError::doing("the index's runs"))?;
+    let applied = index
+        .listing_applied()
+        .map_err(RoleError::doing("the index's listing"))?;
     let harvests = db
         .with(|q| q.harvests_before(reported, u64::MAX))
         .map_err(RoleError::doing("the cluster's harvests"))?;
     let mut ended = Vec::new();
     for (i, h) in harvests.iter().enumerate().take(RUNS_PER_PASS) {
-        let outcome = |totals| {
-            db.with(|q| q.run_outcome(&h.run, crate::cluster::REMOTE, totals))
-                .map_err(RoleError::doing(format!("run {}", h.run)))
-        };
-        let counted = outcome(false)?;
-        let done = if counted.jobs == 0 {
+        let doing = || RoleError::doing(format!("run {}", h.run));
+        if h.seq > applied
+            || db
+                .with(|q| q.run_open(&h.run, crate::cluster::REMOTE))
+                .map_err(doing())?
+        {
+            break;
+        }
+        let outcome = db
+            .with(|q| q.run_outcome(&h.run, crate::cluster::REMOTE))
+            .map_err(doing())?;
+        let done = if outcome.jobs == 0 {
             i + 1 < harvests.len()
         } else {
-            counted.open == 0 && counted.unlogged == 0
+            outcome.open == 0 && outcome.unlogged == 0
         };
         if !done {
             break;
         }
-        // Ended: nothing it counts changes any more.
-        ended.push((h.clone(), outcome(true)?));
+        // Ended: its results change no more (read once, when the run is recorded).
+        let lines: Vec<toolmark_index::Recorded> = db
+            .with(|q| q.run_results(&h.run, crate::cluster::REMOTE))
+            .map_err(doing())?
+            .iter()
+            .filter_map(|r| match serde_json::from_str(r) {
+                Ok(line) => Some(line),
+                Err(e) => {
+                    tracing::warn!("run {}: a job's report line: {e}", h.run);
+                    None
+                }
+            })
+            .collect();
+        ended.push(EndedRun {
+            harvest: h.clone(),
+            outcome,
+            totals: toolmark_ingest::pipeline::totals(&lines),
+        });
     }
     Ok(ended)
 }
@@ -280,16 +314,17 @@ pub fn ended_runs(
 /// report (harvest, servers, delisted) and the queue's (finished, totals per status of its
 /// remote targets, its failed jobs as `abandoned`); `logSize` is `size`, the log this replica
 /// had followed when it recorded the run (its entries included). Returns how many it recorded.
-pub fn report_runs(
-    index: &mut Index,
-    ended: &[(toolmark_queue::Harvest, toolmark_queue::RunOutcome)],
-    size: u64,
-) -> Result<usize, RoleError> {
+pub fn report_runs(index: &mut Index, ended: &[EndedRun], size: u64) -> Result<usize, RoleError> {
     let applied = index
         .listing_applied()
         .map_err(RoleError::doing("the index's listing"))?;
     let mut recorded = 0;
-    for (h, outcome) in ended.iter().take_while(|(h, _)| h.seq <= applied) {
+    for EndedRun {
+        harvest: h,
+        outcome,
+        totals,
+    } in ended.iter().take_while(|r| r.harvest.seq <= applied)
+    {
         // A harvest recorded without a report (before reports were): what the row says.
         let mut report: toolmark_ingest::RunReport = serde_json::from_str(&h.report)
             .unwrap_or_else(|_| toolmark_ingest::RunReport {
@@ -307,13 +342,15 @@ pub fn report_runs(
             .finished
             .map_or_else(|| h.started_at.clone(), toolmark_observation::time::utc);
         report.finished_at = finished_at.clone();
-        report.observe_seconds = chrono::DateTime::parse_from_rfc3339(&finished_at)
-            .ok()
-            .zip(chrono::DateTime::parse_from_rfc3339(&h.started_at).ok())
-            .map_or(0.0, |(end, start)| (end - start).as_seconds_f64().max(0.0));
+        // From the first job enqueued (the harvest done) to the last finished.
+        report.observe_seconds = outcome
+            .started
+            .zip(outcome.finished)
+            .and_then(|(start, end)| end.duration_since(start).ok())
+            .map_or(0.0, |d| d.as_secs_f64());
         report.abandoned = usize::try_from(outcome.failed).unwrap_or(usize::MAX);
         report.log_size = size;
-        report.totals = outcome.totals.clone();
+        report.totals = totals.clone();
         let input = toolmark_index::RunInput {
             started_at: h.started_at.clone(),
             registry: h.registry.clone(),
@@ -338,6 +375,18 @@ pub fn report_runs(
     Ok(recorded)
 }
 
+/// The log's committed size as its head store has it (0: no log yet).
+fn committed_size(dir: &DataDir) -> Result<u64, RoleError> {
+    let mut stores = dir
+        .log_stores()
+        .map_err(RoleError::doing("the log's head store"))?;
+    Ok(stores
+        .head
+        .head()
+        .map_err(RoleError::doing("the log's head"))?
+        .map_or(0, |h| h.size))
+}
+
 /// [`follow_once`], then a snapshot published if `policy` says one is due.
 fn pass(
     dir: &DataDir,
@@ -349,8 +398,18 @@ fn pass(
     let blobs = dir.blobs().map_err(RoleError::doing("the documents"))?;
     let mut index =
         Index::open(&dir.index_path()).map_err(RoleError::doing("opening the index"))?;
-    // The runs that had ended before the log is read (their entries in what it follows to).
-    let ended = listings.map(|db| ended_runs(&index, db));
+    // The runs that had ended before the log is read, and the log's committed size then
+    // (their entries are in it; a checkpoint that includes them may be published later, after
+    // the witnesses' round): recorded once the pass has followed to that size.
+    let ended = listings.map(|db| {
+        let runs = ended_runs(&index, db)?;
+        let committed = if runs.is_empty() {
+            0
+        } else {
+            committed_size(dir)?
+        };
+        Ok::<_, RoleError>((runs, committed))
+    });
     let followed = index
         .follow(&reader, &blobs)
         .map_err(RoleError::doing("following the log"))?;
@@ -360,7 +419,13 @@ fn pass(
     // database down) fails the pass but leaves the follower's progress counted.
     let listed = match listings {
         Some(db) => apply_listings(&mut index, &blobs, db, followed.to)
-            .and_then(|_| report_runs(&mut index, &ended.unwrap_or(Ok(Vec::new()))?, followed.to))
+            .and_then(|_| match ended.unwrap_or(Ok((Vec::new(), 0)))? {
+                (runs, committed) if followed.to >= committed => {
+                    report_runs(&mut index, &runs, followed.to)
+                }
+                // Not published that far yet: the next pass looks again.
+                _ => Ok(0),
+            })
             .map(|_| ()),
         None => Ok(()),
     };

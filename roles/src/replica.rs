@@ -39,22 +39,26 @@ pub async fn run(
         dir.root().display()
     )))?;
     let status = Arc::new(FollowerStatus::default());
-    // With the cluster's PostgreSQL (one kept connection: the follower's listings, client
-    // reports and run history), the index lists the registry's servers from its harvests.
-    let db = match crate::cluster::queue_url(&config) {
-        Ok(url) => Some(Arc::new(
+    // With the cluster's PostgreSQL, the index lists the registry's servers from its harvests
+    // and records its runs. Two kept connections: the follower's (its run reports read a whole
+    // run's results once a run) and the API readers' (client reports, run history).
+    let (db, follower_db) = match crate::cluster::queue_url(&config) {
+        Ok(url) => {
             // The database client blocks: off the async workers.
-            tokio::task::spawn_blocking(move || {
-                crate::shared::Db::connect(&url, &crate::cluster::holder("api"))
+            let (db, follower_db) = tokio::task::spawn_blocking(move || {
+                let connect =
+                    |role| crate::shared::Db::connect(&url, &crate::cluster::holder(role));
+                Ok::<_, toolmark_queue::QueueError>((connect("api")?, connect("api-follower")?))
             })
             .await
             .map_err(RoleError::doing("connecting to the cluster's database"))?
-            .map_err(RoleError::doing("the cluster's database"))?,
-        )),
-        Err(_) => None,
+            .map_err(RoleError::doing("the cluster's database"))?;
+            (Some(Arc::new(db)), Some(Arc::new(follower_db)))
+        }
+        Err(_) => (None, None),
     };
     {
-        let (d, s, l) = (dir.clone(), status.clone(), db.clone());
+        let (d, s, l) = (dir.clone(), status.clone(), follower_db.clone());
         let first = tokio::task::spawn_blocking(move || {
             if snapshots.join {
                 follower::join_from_snapshot(&d, &s);
@@ -114,7 +118,7 @@ pub async fn run(
         status,
         interval,
         snapshots.publish,
-        db,
+        follower_db,
         stop.clone(),
     ));
     toolmark_api::serve(

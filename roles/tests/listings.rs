@@ -178,31 +178,48 @@ fn a_run_is_recorded_once_its_jobs_have_ended_and_their_entries_are_logged() {
         .collect();
     q.enqueue("crawl-1", &jobs).unwrap();
     q.stamp_harvests(0).unwrap();
+    assert_eq!(apply_listings(&mut index, &blobs, &shared, 2).unwrap(), 1);
     let minute = std::time::Duration::from_secs(60);
+    // A worker's report line for a target observed with `status`.
+    let line = |status: &str| {
+        serde_json::to_string(&toolmark_index::Recorded {
+            server: "io.example/a".into(),
+            endpoint: "https://a.example/mcp".into(),
+            transport: None,
+            status: status.into(),
+            detail: String::new(),
+            mtl1: None,
+            mtl1_error: None,
+            full: None,
+            tools: None,
+            entry_index: None,
+            change_id: None,
+        })
+        .unwrap()
+    };
     let claims = q.claim(&["remote"], 3, minute).unwrap();
-    q.complete(&claims[0], r#"{"status":"ok"}"#, Some(b"a"))
-        .unwrap();
-    q.complete(&claims[1], r#"{"status":"timeout"}"#, Some(b"b"))
+    q.complete(&claims[0], &line("ok"), Some(b"a")).unwrap();
+    q.complete(&claims[1], &line("timeout"), Some(b"b"))
         .unwrap();
     assert!(
         ended_runs(&index, &shared).unwrap().is_empty(),
         "a job still open"
     );
-    q.complete(&claims[2], r#"{"status":"ok"}"#, None).unwrap();
+    q.complete(&claims[2], &line("ok"), None).unwrap();
     assert!(
         ended_runs(&index, &shared).unwrap().is_empty(),
         "entries not logged yet"
     );
     let seqs: Vec<i64> = q.handoffs(10).unwrap().iter().map(|h| h.seq).collect();
     q.taken(&seqs).unwrap();
+    let (other_root, _, other) = replica_index("run-reports-other");
+    assert!(
+        ended_runs(&other, &shared).unwrap().is_empty(),
+        "an index that has not applied its listing"
+    );
+    let _ = std::fs::remove_dir_all(&other_root);
     let ended = ended_runs(&index, &shared).unwrap();
     assert_eq!(ended.len(), 1);
-    assert_eq!(
-        report_runs(&mut index, &ended, 2).unwrap(),
-        0,
-        "its listing is not applied yet"
-    );
-    assert_eq!(apply_listings(&mut index, &blobs, &shared, 2).unwrap(), 1);
     assert_eq!(report_runs(&mut index, &ended, 2).unwrap(), 1);
     let run = index.last_run().unwrap().expect("the run recorded");
     assert_eq!(run.status, "complete");
