@@ -36,6 +36,7 @@
 pub mod harvests;
 mod queue;
 pub mod reports;
+pub mod schedules;
 pub mod webhooks;
 
 pub use harvests::Harvest;

@@ -79,18 +79,19 @@ CREATE TABLE IF NOT EXISTS queue_notes (
 ";
 
 /// Whether [`SCHEMA`], the client reports' (`crate::reports`), the webhooks'
-/// (`crate::webhooks`) and the harvests' (`crate::harvests`) are all there: their last
-/// tables and the last column added.
+/// (`crate::webhooks`), the harvests' (`crate::harvests`) and the schedules'
+/// (`crate::schedules`) are all there: their last tables and the last columns added.
 const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL
     AND to_regclass('client_report_seen') IS NOT NULL
     AND to_regclass('webhook_state') IS NOT NULL
     AND to_regclass('cluster_harvests') IS NOT NULL
+    AND to_regclass('schedule_runs') IS NOT NULL
     AND EXISTS (SELECT 1 FROM information_schema.columns
         WHERE table_schema = current_schema() AND table_name = 'queue_jobs'
           AND column_name = 'lapses')
     AND EXISTS (SELECT 1 FROM information_schema.columns
         WHERE table_schema = current_schema() AND table_name = 'cluster_harvests'
-          AND column_name = 'next_since')";
+          AND column_name = 'report')";
 
 /// An arbitrary constant: the advisory lock that serialises schema creation.
 const SCHEMA_LOCK: i64 = 0x7175_6575_6573_6368;
@@ -321,6 +322,8 @@ impl Queue {
             tx.batch_execute(crate::webhooks::SCHEMA)
                 .map_err(|e| fail(&e))?;
             tx.batch_execute(crate::harvests::SCHEMA)
+                .map_err(|e| fail(&e))?;
+            tx.batch_execute(crate::schedules::SCHEMA)
                 .map_err(|e| fail(&e))?;
             tx.commit().map_err(|e| fail(&e))?;
         }

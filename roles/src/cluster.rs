@@ -1580,14 +1580,19 @@ fn enqueuing_job(
 /// data directory's `schedules.sqlite`. Until `stop`.
 pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> {
     use std::sync::Arc;
-    use toolmark_schedules::{Clock, JobSpec, LeaseStore, Scheduler, SystemClock};
-    queue_url(&config)?;
+    use toolmark_schedules::{Clock, JobSpec, Scheduler, SystemClock};
+    let url = queue_url(&config)?;
     let dir = crate::jobs::data_dir(&config);
     std::fs::create_dir_all(dir.root()).map_err(RoleError::doing("the data directory"))?;
-    let store = Arc::new(
-        LeaseStore::open(dir.schedules_path())
-            .map_err(RoleError::doing("opening the schedules database"))?,
-    );
+    // The jobs' leases and run history are the cluster's, in PostgreSQL (every scheduler
+    // shares them); the database client blocks, so it connects off the async workers.
+    let db = tokio::task::spawn_blocking(move || {
+        crate::shared::Db::connect(&url, &holder("scheduler-schedules"))
+    })
+    .await
+    .map_err(RoleError::doing("connecting to the cluster's database"))?
+    .map_err(RoleError::doing("the cluster's database"))?;
+    let store = Arc::new(crate::schedules::SharedSchedules::new(Arc::new(db)));
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let me = holder("scheduler");
     let status = crate::health::RoleStatus::new("scheduler");

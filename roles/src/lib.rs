@@ -32,6 +32,7 @@ pub mod monitor;
 pub mod popularity;
 pub mod replica;
 pub mod reports;
+pub mod schedules;
 pub mod service;
 pub mod shared;
 pub mod witness;

@@ -69,7 +69,7 @@ pub use scheduler::{
     DEFAULT_LEASE, DEFAULT_RETRY, Event, JobContext, JobError, JobFn, JobSpec, Retry, RunSummary,
     Scheduler, StopSignal, job_fn, parse_cron,
 };
-pub use store::{Acquire, JobState, LeaseStore, RunRecord, RunStart, RunStatus};
+pub use store::{Acquire, JobState, LeaseStore, RunRecord, RunStart, RunStatus, ScheduleStore};
 
 /// Everything that can go wrong in this crate (a job's own failure is a [`JobError`]).
 #[derive(Debug, thiserror::Error)]
@@ -113,4 +113,7 @@ pub enum ScheduleError {
     /// answer.
     #[error("schedule store: {0}")]
     Internal(String),
+    /// A store shared by several machines' schedulers (a cluster's PostgreSQL) failed.
+    #[error("shared schedule store: {0}")]
+    Shared(String),
 }

@@ -16,7 +16,7 @@ use tracing::{error, info, warn};
 
 use crate::ScheduleError;
 use crate::clock::Clock;
-use crate::store::{Acquire, LeaseStore, RunStart, RunStatus};
+use crate::store::{Acquire, RunStart, RunStatus, ScheduleStore};
 
 /// Default lease length. A process that dies mid-run blocks the job for at most this long
 /// (then another holder takes over and marks the run `interrupted`); a live process renews
@@ -314,10 +314,10 @@ impl RunSummary {
 }
 
 /// A call the store thread runs.
-type StoreCall = Box<dyn FnOnce(&LeaseStore) + Send>;
+type StoreCall = Box<dyn FnOnce(&dyn ScheduleStore) + Send>;
 
 struct Inner {
-    store: Arc<LeaseStore>,
+    store: Arc<dyn ScheduleStore>,
     /// Calls for the store thread (it ends when this sender is dropped).
     calls: Mutex<std::sync::mpsc::Sender<StoreCall>>,
     clock: Arc<dyn Clock>,
@@ -375,7 +375,7 @@ impl Inner {
     async fn store<T, F>(&self, f: F) -> Result<T, ScheduleError>
     where
         T: Send + 'static,
-        F: FnOnce(&LeaseStore) -> Result<T, ScheduleError> + Send + 'static,
+        F: FnOnce(&dyn ScheduleStore) -> Result<T, ScheduleError> + Send + 'static,
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let call: StoreCall = Box::new(move |store| {
@@ -446,7 +446,7 @@ fn panic_message(p: &(dyn Any + Send)) -> String {
 impl Scheduler {
     /// A scheduler taking leases as `holder`, which must be unique among the processes that
     /// share the store (e.g. `hostname:pid`).
-    pub fn new(store: Arc<LeaseStore>, clock: Arc<dyn Clock>, holder: String) -> Self {
+    pub fn new(store: Arc<dyn ScheduleStore>, clock: Arc<dyn Clock>, holder: String) -> Self {
         let (calls, queue) = std::sync::mpsc::channel::<StoreCall>();
         let on_thread = store.clone();
         // If the thread cannot start, every store call reports that the thread is gone.
@@ -455,7 +455,7 @@ impl Scheduler {
             .spawn(move || {
                 for call in queue {
                     // A panicking call drops its reply sender; the caller sees the error.
-                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| call(&on_thread)));
+                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| call(on_thread.as_ref())));
                 }
             });
         Self {

@@ -168,6 +168,84 @@ pub enum Acquire {
     },
 }
 
+/// Where a [`crate::Scheduler`] takes its jobs' leases and records their runs: the single
+/// box's SQLite file ([`LeaseStore`]), or a store schedulers on several machines share (a
+/// cluster's PostgreSQL: `toolmark_roles`). Every method keeps [`LeaseStore`]'s contract;
+/// the scheduler calls them on a thread of its own (they may block).
+pub trait ScheduleStore: Send + Sync {
+    /// [`LeaseStore::try_acquire`].
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    fn try_acquire(
+        &self,
+        job: &str,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: Duration,
+        start: RunStart,
+    ) -> Result<Acquire, ScheduleError>;
+
+    /// [`LeaseStore::renew`].
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    fn renew(
+        &self,
+        job: &str,
+        holder: &str,
+        run_id: i64,
+        now: DateTime<Utc>,
+        ttl: Duration,
+    ) -> Result<bool, ScheduleError>;
+
+    /// [`LeaseStore::finish`].
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        job: &str,
+        holder: &str,
+        run_id: i64,
+        now: DateTime<Utc>,
+        status: RunStatus,
+        detail: &str,
+    ) -> Result<bool, ScheduleError>;
+
+    /// [`LeaseStore::last_success`].
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError>;
+
+    /// [`LeaseStore::last_success_finished`].
+    ///
+    /// # Errors
+    ///
+    /// The store failed.
+    fn last_success_finished(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError>;
+}
+
+/// The detail a new holder writes on a run it found `running` under an expired lease.
+pub fn interrupted_detail(old_holder: &str, expired_at: DateTime<Utc>, holder: &str) -> String {
+    format!(
+        "interrupted: the lease of {old_holder:?} expired at {} while this run was \
+         still running (the holder died or stalled); taken over by {holder:?}",
+        expired_at.to_rfc3339()
+    )
+}
+
+/// A finished run's detail when its holder had lost the lease before it finished.
+pub fn lost_lease_detail(detail: &str) -> String {
+    format!("{detail} (the lease had been lost before this run finished)")
+}
+
 /// The leases and run history of all jobs, on one SQLite connection.
 #[derive(Debug)]
 pub struct LeaseStore {
@@ -185,7 +263,7 @@ fn time(s: i64) -> Result<DateTime<Utc>, ScheduleError> {
 
 /// A lease length in whole seconds, rounded up and at least one, so a lease never expires at
 /// the instant it is taken.
-fn ttl_secs(ttl: Duration) -> i64 {
+pub fn ttl_secs(ttl: Duration) -> i64 {
     let s = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
     i64::try_from(s.max(1)).unwrap_or(i64::MAX / 2)
 }
@@ -278,11 +356,7 @@ impl LeaseStore {
             }
         }
         if let Some((old_holder, Some(old_run), expires_at)) = current {
-            let detail = format!(
-                "interrupted: the lease of {old_holder:?} expired at {} while this run was \
-                 still running (the holder died or stalled); taken over by {holder:?}",
-                time(expires_at)?.to_rfc3339()
-            );
+            let detail = interrupted_detail(&old_holder, time(expires_at)?, holder);
             tx.execute(
                 "UPDATE runs SET status = 'interrupted', finished_at = ?2, detail = ?3
                  WHERE id = ?1 AND status = 'running'",
@@ -353,7 +427,7 @@ impl LeaseStore {
         let detail = if released {
             detail.to_owned()
         } else {
-            format!("{detail} (the lease had been lost before this run finished)")
+            lost_lease_detail(detail)
         };
         tx.execute(
             "UPDATE runs SET status = ?2, finished_at = ?3, detail = ?4 WHERE id = ?1",
@@ -469,6 +543,50 @@ impl LeaseStore {
             )
             .optional()?;
         row.map(|(h, e)| Ok((h, time(e)?))).transpose()
+    }
+}
+
+impl ScheduleStore for LeaseStore {
+    fn try_acquire(
+        &self,
+        job: &str,
+        holder: &str,
+        now: DateTime<Utc>,
+        ttl: Duration,
+        start: RunStart,
+    ) -> Result<Acquire, ScheduleError> {
+        LeaseStore::try_acquire(self, job, holder, now, ttl, start)
+    }
+
+    fn renew(
+        &self,
+        job: &str,
+        holder: &str,
+        run_id: i64,
+        now: DateTime<Utc>,
+        ttl: Duration,
+    ) -> Result<bool, ScheduleError> {
+        LeaseStore::renew(self, job, holder, run_id, now, ttl)
+    }
+
+    fn finish(
+        &self,
+        job: &str,
+        holder: &str,
+        run_id: i64,
+        now: DateTime<Utc>,
+        status: RunStatus,
+        detail: &str,
+    ) -> Result<bool, ScheduleError> {
+        LeaseStore::finish(self, job, holder, run_id, now, status, detail)
+    }
+
+    fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
+        LeaseStore::last_success(self, job)
+    }
+
+    fn last_success_finished(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
+        LeaseStore::last_success_finished(self, job)
     }
 }
 
