@@ -52,7 +52,7 @@ async fn health_and_metrics() {
     );
 
     // With the schedules' history (`toolmark run`): each job's latest run and success.
-    use toolmark_schedules::{Acquire, LeaseStore, RunStart, RunStatus};
+    use toolmark_schedules::{Acquire, LeaseStore, RunStart, RunStatus, ScheduleStore};
     let store = LeaseStore::open(p.state.data.join("schedules.sqlite")).unwrap();
     let at = |s: i64| chrono::DateTime::from_timestamp(1_764_000_000 + s, 0).unwrap();
     let lease = std::time::Duration::from_secs(60);

@@ -41,7 +41,7 @@ fn from_secs(s: i64) -> Result<Time, QueueError> {
 }
 
 impl Queue {
-    /// `toolmark_schedules::LeaseStore::try_acquire`, for every scheduler of the cluster.
+    /// `toolmark_schedules::ScheduleStore::try_acquire`, for every scheduler of the cluster.
     pub fn schedule_try_acquire(
         &mut self,
         job: &str,
@@ -125,7 +125,7 @@ impl Queue {
         Ok(Acquire::Acquired { run_id })
     }
 
-    /// `toolmark_schedules::LeaseStore::renew`, for every scheduler of the cluster.
+    /// `toolmark_schedules::ScheduleStore::renew`, for every scheduler of the cluster.
     pub fn schedule_renew(
         &mut self,
         job: &str,
@@ -146,7 +146,7 @@ impl Queue {
         Ok(n == 1)
     }
 
-    /// `toolmark_schedules::LeaseStore::finish`, for every scheduler of the cluster.
+    /// `toolmark_schedules::ScheduleStore::finish`, for every scheduler of the cluster.
     pub fn schedule_finish(
         &mut self,
         job: &str,
@@ -181,7 +181,7 @@ impl Queue {
         Ok(released)
     }
 
-    /// `toolmark_schedules::LeaseStore::last_success` (`finished`: `last_success_finished`),
+    /// `toolmark_schedules::ScheduleStore::last_success` (`finished`: `ScheduleStore::last_success_finished`),
     /// over every scheduler's runs.
     pub fn schedule_last_success(
         &mut self,

@@ -25,7 +25,7 @@
 //! # Rules
 //! - **Catch-up.** When [`Scheduler::run`] starts, a job that never succeeded, or for which
 //!   a fire time has passed since its last successful run *started*
-//!   ([`LeaseStore::last_success`]), runs at once: once, however many fire times were
+//!   ([`ScheduleStore::last_success`]), runs at once: once, however many fire times were
 //!   missed. Otherwise it waits for its next fire time.
 //! - **Schedule.** Then it runs at each fire time. Fire times that pass while a run is going
 //!   collapse: the next run is the first fire time after the run ends.

@@ -145,12 +145,12 @@ pub struct RunStart {
     pub scheduled_for: DateTime<Utc>,
 }
 
-/// The answer of [`LeaseStore::try_acquire`].
+/// The answer of [`ScheduleStore::try_acquire`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
     /// The lease is ours; a `running` row with this id was inserted.
     Acquired {
-        /// The new run row's id, to pass to [`LeaseStore::renew`] and [`LeaseStore::finish`].
+        /// The new run row's id, to pass to [`ScheduleStore::renew`] and [`ScheduleStore::finish`].
         run_id: i64,
     },
     /// Another holder (or this same holder name, for another run) has an unexpired lease.
@@ -173,7 +173,9 @@ pub enum Acquire {
 /// cluster's PostgreSQL: `toolmark_roles`). Every method keeps [`LeaseStore`]'s contract;
 /// the scheduler calls them on a thread of its own (they may block).
 pub trait ScheduleStore: Send + Sync {
-    /// [`LeaseStore::try_acquire`].
+    /// Takes `job`'s lease for `holder` until `now + ttl` if nobody holds it or the holder's
+    /// lease has expired, and inserts a `running` run row. If an expired lease's run is still
+    /// `running`, that run is marked `interrupted`.
     ///
     /// # Errors
     ///
@@ -187,7 +189,9 @@ pub trait ScheduleStore: Send + Sync {
         start: RunStart,
     ) -> Result<Acquire, ScheduleError>;
 
-    /// [`LeaseStore::renew`].
+    /// Extends `holder`'s lease on `job` (for run `run_id`) to `now + ttl`. `Ok(false)` means
+    /// the lease is no longer ours: another holder took it after it expired, or it was
+    /// released.
     ///
     /// # Errors
     ///
@@ -201,7 +205,10 @@ pub trait ScheduleStore: Send + Sync {
         ttl: Duration,
     ) -> Result<bool, ScheduleError>;
 
-    /// [`LeaseStore::finish`].
+    /// Records the end of run `run_id` and releases `job`'s lease if it is still this run's.
+    /// Returns whether the lease was still ours. If it was not (another holder took it over
+    /// and marked this run `interrupted`), the run's real outcome is still recorded, with a
+    /// note in its detail.
     ///
     /// # Errors
     ///
@@ -217,14 +224,16 @@ pub trait ScheduleStore: Send + Sync {
         detail: &str,
     ) -> Result<bool, ScheduleError>;
 
-    /// [`LeaseStore::last_success`].
+    /// The `started_at` of `job`'s latest `ok` run. The start, not the end or the planned
+    /// time, because what a run saw is at least as fresh as its start; catch-up asks whether a
+    /// fire time has passed since it.
     ///
     /// # Errors
     ///
     /// The store failed.
     fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError>;
 
-    /// [`LeaseStore::last_success_finished`].
+    /// When `job`'s latest `ok` run finished (by any holder), if it ever succeeded.
     ///
     /// # Errors
     ///
@@ -312,141 +321,6 @@ impl LeaseStore {
         // A panic while holding the lock cannot leave a transaction open (rusqlite rolls back
         // on drop), so the connection is still usable.
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Takes `job`'s lease for `holder` until `now + ttl` if nobody holds it or the holder's
-    /// lease has expired, and inserts a `running` run row. If an expired lease's run is still
-    /// `running`, that run is marked `interrupted`.
-    pub fn try_acquire(
-        &self,
-        job: &str,
-        holder: &str,
-        now: DateTime<Utc>,
-        ttl: Duration,
-        start: RunStart,
-    ) -> Result<Acquire, ScheduleError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let current: Option<(String, Option<i64>, i64)> = tx
-            .query_row(
-                "SELECT holder, run_id, expires_at FROM leases WHERE job = ?1",
-                [job],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        if let Some((old_holder, _, expires_at)) = &current {
-            if *expires_at > secs(now) {
-                return Ok(Acquire::Held {
-                    holder: old_holder.clone(),
-                    expires_at: time(*expires_at)?,
-                });
-            }
-        }
-        if start.attempt == 1 {
-            let served: Option<i64> = tx.query_row(
-                "SELECT MAX(finished_at) FROM runs
-                 WHERE job = ?1 AND status = 'ok' AND finished_at >= ?2",
-                params![job, secs(start.scheduled_for)],
-                |r| r.get(0),
-            )?;
-            if let Some(finished_at) = served {
-                return Ok(Acquire::AlreadyServed {
-                    finished_at: time(finished_at)?,
-                });
-            }
-        }
-        if let Some((old_holder, Some(old_run), expires_at)) = current {
-            let detail = interrupted_detail(&old_holder, time(expires_at)?, holder);
-            tx.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ?2, detail = ?3
-                 WHERE id = ?1 AND status = 'running'",
-                params![old_run, secs(now), detail],
-            )?;
-        }
-        tx.execute(
-            "INSERT INTO runs (job, holder, attempt, scheduled_for, started_at, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'running')",
-            params![
-                job,
-                holder,
-                start.attempt,
-                secs(start.scheduled_for),
-                secs(now)
-            ],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        tx.execute(
-            "INSERT INTO leases (job, holder, run_id, expires_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (job) DO UPDATE SET
-                 holder = excluded.holder, run_id = excluded.run_id,
-                 expires_at = excluded.expires_at",
-            params![job, holder, run_id, secs(now) + ttl_secs(ttl)],
-        )?;
-        tx.commit()?;
-        Ok(Acquire::Acquired { run_id })
-    }
-
-    /// Extends `holder`'s lease on `job` (for run `run_id`) to `now + ttl`. `Ok(false)` means
-    /// the lease is no longer ours: another holder took it after it expired, or it was
-    /// released.
-    pub fn renew(
-        &self,
-        job: &str,
-        holder: &str,
-        run_id: i64,
-        now: DateTime<Utc>,
-        ttl: Duration,
-    ) -> Result<bool, ScheduleError> {
-        let conn = self.conn();
-        let n = conn.execute(
-            "UPDATE leases SET expires_at = ?4 WHERE job = ?1 AND holder = ?2 AND run_id = ?3",
-            params![job, holder, run_id, secs(now) + ttl_secs(ttl)],
-        )?;
-        Ok(n == 1)
-    }
-
-    /// Records the end of run `run_id` and releases `job`'s lease if it is still this run's.
-    /// Returns whether the lease was still ours. If it was not (another holder took it over
-    /// and marked this run `interrupted`), the run's real outcome is still recorded, with a
-    /// note in its detail.
-    pub fn finish(
-        &self,
-        job: &str,
-        holder: &str,
-        run_id: i64,
-        now: DateTime<Utc>,
-        status: RunStatus,
-        detail: &str,
-    ) -> Result<bool, ScheduleError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let released = tx.execute(
-            "DELETE FROM leases WHERE job = ?1 AND holder = ?2 AND run_id = ?3",
-            params![job, holder, run_id],
-        )? == 1;
-        let detail = if released {
-            detail.to_owned()
-        } else {
-            lost_lease_detail(detail)
-        };
-        tx.execute(
-            "UPDATE runs SET status = ?2, finished_at = ?3, detail = ?4 WHERE id = ?1",
-            params![run_id, status.as_str(), secs(now), detail],
-        )?;
-        tx.commit()?;
-        Ok(released)
-    }
-
-    /// The `started_at` of `job`'s latest `ok` run. The start, not the end or the planned
-    /// time, because what a run saw is at least as fresh as its start; catch-up asks whether a
-    /// fire time has passed since it.
-    pub fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
-        self.latest_ok(job, "started_at")
-    }
-
-    /// When `job`'s latest `ok` run finished (by any holder), if it ever succeeded.
-    pub fn last_success_finished(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
-        self.latest_ok(job, "finished_at")
     }
 
     /// The latest `column` (a time column) of `job`'s `ok` runs.
@@ -555,7 +429,65 @@ impl ScheduleStore for LeaseStore {
         ttl: Duration,
         start: RunStart,
     ) -> Result<Acquire, ScheduleError> {
-        LeaseStore::try_acquire(self, job, holder, now, ttl, start)
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: Option<(String, Option<i64>, i64)> = tx
+            .query_row(
+                "SELECT holder, run_id, expires_at FROM leases WHERE job = ?1",
+                [job],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        if let Some((old_holder, _, expires_at)) = &current {
+            if *expires_at > secs(now) {
+                return Ok(Acquire::Held {
+                    holder: old_holder.clone(),
+                    expires_at: time(*expires_at)?,
+                });
+            }
+        }
+        if start.attempt == 1 {
+            let served: Option<i64> = tx.query_row(
+                "SELECT MAX(finished_at) FROM runs
+                 WHERE job = ?1 AND status = 'ok' AND finished_at >= ?2",
+                params![job, secs(start.scheduled_for)],
+                |r| r.get(0),
+            )?;
+            if let Some(finished_at) = served {
+                return Ok(Acquire::AlreadyServed {
+                    finished_at: time(finished_at)?,
+                });
+            }
+        }
+        if let Some((old_holder, Some(old_run), expires_at)) = current {
+            let detail = interrupted_detail(&old_holder, time(expires_at)?, holder);
+            tx.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = ?2, detail = ?3
+                 WHERE id = ?1 AND status = 'running'",
+                params![old_run, secs(now), detail],
+            )?;
+        }
+        tx.execute(
+            "INSERT INTO runs (job, holder, attempt, scheduled_for, started_at, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'running')",
+            params![
+                job,
+                holder,
+                start.attempt,
+                secs(start.scheduled_for),
+                secs(now)
+            ],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        tx.execute(
+            "INSERT INTO leases (job, holder, run_id, expires_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (job) DO UPDATE SET
+                 holder = excluded.holder, run_id = excluded.run_id,
+                 expires_at = excluded.expires_at",
+            params![job, holder, run_id, secs(now) + ttl_secs(ttl)],
+        )?;
+        tx.commit()?;
+        Ok(Acquire::Acquired { run_id })
     }
 
     fn renew(
@@ -566,7 +498,12 @@ impl ScheduleStore for LeaseStore {
         now: DateTime<Utc>,
         ttl: Duration,
     ) -> Result<bool, ScheduleError> {
-        LeaseStore::renew(self, job, holder, run_id, now, ttl)
+        let conn = self.conn();
+        let n = conn.execute(
+            "UPDATE leases SET expires_at = ?4 WHERE job = ?1 AND holder = ?2 AND run_id = ?3",
+            params![job, holder, run_id, secs(now) + ttl_secs(ttl)],
+        )?;
+        Ok(n == 1)
     }
 
     fn finish(
@@ -578,15 +515,31 @@ impl ScheduleStore for LeaseStore {
         status: RunStatus,
         detail: &str,
     ) -> Result<bool, ScheduleError> {
-        LeaseStore::finish(self, job, holder, run_id, now, status, detail)
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let released = tx.execute(
+            "DELETE FROM leases WHERE job = ?1 AND holder = ?2 AND run_id = ?3",
+            params![job, holder, run_id],
+        )? == 1;
+        let detail = if released {
+            detail.to_owned()
+        } else {
+            lost_lease_detail(detail)
+        };
+        tx.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3, detail = ?4 WHERE id = ?1",
+            params![run_id, status.as_str(), secs(now), detail],
+        )?;
+        tx.commit()?;
+        Ok(released)
     }
 
     fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
-        LeaseStore::last_success(self, job)
+        self.latest_ok(job, "started_at")
     }
 
     fn last_success_finished(&self, job: &str) -> Result<Option<DateTime<Utc>>, ScheduleError> {
-        LeaseStore::last_success_finished(self, job)
+        self.latest_ok(job, "finished_at")
     }
 }
 

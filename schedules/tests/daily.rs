@@ -8,7 +8,8 @@ use std::time::Duration;
 use common::*;
 use tokio::sync::oneshot;
 use toolmark_schedules::{
-    Event, JobSpec, LeaseStore, ManualClock, RunStatus, ScheduleError, Scheduler, job_fn,
+    Event, JobSpec, LeaseStore, ManualClock, RunStatus, ScheduleError, ScheduleStore, Scheduler,
+    job_fn,
 };
 
 const JOB: &str = "daily";

@@ -14,8 +14,8 @@ use common::*;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::oneshot;
 use toolmark_schedules::{
-    Acquire, Clock, Event, JobSpec, LeaseStore, ManualClock, Retry, RunStart, RunStatus, Scheduler,
-    SystemClock, job_fn,
+    Acquire, Clock, Event, JobSpec, LeaseStore, ManualClock, Retry, RunStart, RunStatus,
+    ScheduleStore, Scheduler, SystemClock, job_fn,
 };
 
 const JOB: &str = "crawl";

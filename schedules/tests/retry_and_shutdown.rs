@@ -10,7 +10,7 @@ use common::*;
 use tokio::sync::oneshot;
 use toolmark_schedules::{
     Acquire, Event, JobError, JobSpec, LeaseStore, ManualClock, Retry, RunStart, RunStatus,
-    Scheduler, job_fn,
+    ScheduleStore, Scheduler, job_fn,
 };
 
 const JOB: &str = "crawl";

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use tokio::sync::mpsc::UnboundedReceiver;
-use toolmark_schedules::{Acquire, Event, LeaseStore, ManualClock, RunStart, RunStatus};
+use toolmark_schedules::{
+    Acquire, Event, LeaseStore, ManualClock, RunStart, RunStatus, ScheduleStore,
+};
 
 /// How long a test waits for an event or a parked sleeper before failing. Real time, and
 /// far above what the scheduler needs (microseconds): only a hang reaches it.
