@@ -181,7 +181,8 @@ impl Queue {
         Ok(released)
     }
 
-    /// `toolmark_schedules::ScheduleStore::last_success` (`finished`: `ScheduleStore::last_success_finished`),
+    /// `toolmark_schedules::ScheduleStore::last_success` (with `finished`:
+    /// `ScheduleStore::last_success_finished`),
     /// over every scheduler's runs.
     pub fn schedule_last_success(
         &mut self,
