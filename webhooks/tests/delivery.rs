@@ -504,36 +504,38 @@ fn events_recorded_after_a_pass_are_delivered_by_the_next() {
     Index::open_read_only(&w.env.dir.join("index.sqlite")).unwrap();
 }
 
+/// `second`'s pass, started while `first`'s has its first delivery in flight (the receiver
+/// answers it slowly), is refused as busy; `first`'s pass then ends well.
+async fn refused_while_another_delivers(site: &Site, first: Deliverer, second: Deliverer) {
+    site.receiver
+        .plan
+        .lock()
+        .unwrap()
+        .push_back(Answer::Slow(Duration::from_secs(2)));
+    let running = tokio::spawn(async move { first.pass(&CancellationToken::new()).await });
+    // Wait (bounded) until the first pass has its first delivery in flight.
+    for _ in 0..400 {
+        if !site.receiver.got().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(site.receiver.got().len(), 1);
+    let refused = second.pass(&CancellationToken::new()).await;
+    assert!(
+        matches!(refused, Err(toolmark_webhooks::DeliveryError::Busy(_))),
+        "{refused:?}"
+    );
+    running.await.unwrap().unwrap();
+}
+
 #[test]
 fn a_second_pass_while_one_is_delivering_is_refused_not_run() {
     let w = world("lock");
     runtime().block_on(async {
         let site = Site::up().await;
-        site.receiver
-            .plan
-            .lock()
-            .unwrap()
-            .push_back(Answer::Slow(Duration::from_secs(2)));
-        let first = Arc::new(w.deliverer(&site, None));
-        let running = {
-            let first = first.clone();
-            tokio::spawn(async move { first.pass(&CancellationToken::new()).await })
-        };
-        // Wait (bounded) until the first pass has its first delivery in flight.
-        for _ in 0..400 {
-            if !site.receiver.got().is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert_eq!(site.receiver.got().len(), 1);
-        let second = w.deliverer(&site, None);
-        let refused = second.pass(&CancellationToken::new()).await;
-        assert!(
-            matches!(refused, Err(toolmark_webhooks::DeliveryError::Busy(_))),
-            "{refused:?}"
-        );
-        running.await.unwrap().unwrap();
+        refused_while_another_delivers(&site, w.deliverer(&site, None), w.deliverer(&site, None))
+            .await;
         // The first pass went on (its slow answer came within the timeout): each event once.
         let all: Vec<u64> = w.events().iter().map(|e| e.seq).collect();
         let got: Vec<u64> = site.receiver.got().iter().map(|g| g.cursor).collect();
@@ -680,31 +682,12 @@ fn in_a_cluster_a_pass_while_another_replica_delivers_is_refused() {
     let w = world("shared-lock");
     runtime().block_on(async {
         let site = Site::up().await;
-        site.receiver
-            .plan
-            .lock()
-            .unwrap()
-            .push_back(Answer::Slow(Duration::from_secs(2)));
-        let first = Arc::new(replica(&w, &site, db.url(), "a"));
-        let running = {
-            let first = first.clone();
-            tokio::spawn(async move { first.pass(&CancellationToken::new()).await })
-        };
-        for _ in 0..400 {
-            if !site.receiver.got().is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert_eq!(site.receiver.got().len(), 1);
-        let refused = replica(&w, &site, db.url(), "b")
-            .pass(&CancellationToken::new())
-            .await;
-        assert!(
-            matches!(refused, Err(toolmark_webhooks::DeliveryError::Busy(_))),
-            "{refused:?}"
-        );
-        running.await.unwrap().unwrap();
+        refused_while_another_delivers(
+            &site,
+            replica(&w, &site, db.url(), "a"),
+            replica(&w, &site, db.url(), "b"),
+        )
+        .await;
         // The lease was given back when the pass ended: replica b's next pass runs.
         let next = replica(&w, &site, db.url(), "b")
             .pass(&CancellationToken::new())
