@@ -76,12 +76,29 @@ CREATE TABLE IF NOT EXISTS queue_notes (
     value TEXT NOT NULL,
     at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
+CREATE TABLE IF NOT EXISTS queue_runs (
+    kind TEXT NOT NULL,
+    run TEXT NOT NULL,
+    started TIMESTAMPTZ NOT NULL DEFAULT now(),
+    ended BOOLEAN NOT NULL DEFAULT false,
+    finished TIMESTAMPTZ,
+    failed BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (kind, run)
+);
+CREATE INDEX IF NOT EXISTS queue_runs_latest ON queue_runs (kind, started DESC);
+CREATE INDEX IF NOT EXISTS queue_jobs_open_run ON queue_jobs (run)
+    WHERE state IN ('queued', 'claimed');
+CREATE INDEX IF NOT EXISTS queue_jobs_failed_run ON queue_jobs (run)
+    WHERE state IN ('failed', 'abandoned');
+INSERT INTO queue_runs (kind, run, started)
+    SELECT kind, run, min(enqueued_at) FROM queue_jobs GROUP BY kind, run
+    ON CONFLICT (kind, run) DO NOTHING;
 ";
 
 /// Whether [`SCHEMA`], the client reports' (`crate::reports`), the webhooks'
 /// (`crate::webhooks`), the harvests' (`crate::harvests`) and the schedules'
 /// (`crate::schedules`) are all there: their last tables and the last columns added.
-const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_notes') IS NOT NULL
+const SCHEMA_CURRENT: &str = "SELECT to_regclass('queue_runs') IS NOT NULL
     AND to_regclass('client_report_seen') IS NOT NULL
     AND to_regclass('webhook_state') IS NOT NULL
     AND to_regclass('cluster_harvests') IS NOT NULL
@@ -221,7 +238,7 @@ pub struct RunSummary {
     pub run: String,
     /// When its first job was enqueued.
     pub started: SystemTime,
-    /// When its last job finished (`None`: none has).
+    /// When its last job finished (`None` while jobs are open, or when none has).
     pub finished: Option<SystemTime>,
     /// Jobs waiting or claimed.
     pub open: u64,
@@ -358,10 +375,22 @@ impl Queue {
             )
             .map_err(|e| db_of(&self.url, e))?;
         let mut added = 0;
+        let mut kinds: std::collections::BTreeMap<&str, bool> = std::collections::BTreeMap::new();
         for j in jobs {
-            added += tx
+            let n = tx
                 .execute(&insert, &[&run, &j.kind, &j.key, &j.payload])
                 .map_err(|e| db_of(&self.url, e))?;
+            added += n;
+            *kinds.entry(&j.kind).or_default() |= n > 0;
+        }
+        // The run as `runs` lists it; a job added to a run that had ended opens it again.
+        for (kind, opened) in kinds {
+            tx.execute(
+                "INSERT INTO queue_runs (kind, run) VALUES ($1, $2)
+                 ON CONFLICT (kind, run) DO UPDATE SET ended = queue_runs.ended AND NOT $3",
+                &[&kind, &run, &opened],
+            )
+            .map_err(|e| db_of(&self.url, e))?;
         }
         tx.commit().map_err(|e| db_of(&self.url, e))?;
         Ok(added)
@@ -646,6 +675,12 @@ impl Queue {
                 &[&seconds(older_than)],
             )
             .map_err(|e| db_of(&self.url, e))?;
+        tx.execute(
+            "DELETE FROM queue_runs r
+             WHERE NOT EXISTS (SELECT 1 FROM queue_jobs j WHERE j.run = r.run AND j.kind = r.kind)",
+            &[],
+        )
+        .map_err(|e| db_of(&self.url, e))?;
         tx.commit().map_err(|e| db_of(&self.url, e))?;
         Ok((jobs, handoffs))
     }
@@ -674,34 +709,84 @@ impl Queue {
     }
 
     /// The latest runs (at most `per_kind` of each kind of job), newest first: the cluster's run
-    /// history for the API replicas' `/health` (finished jobs are kept until pruned).
+    /// history for the API replicas' `/health` (finished jobs are kept until pruned). Cheap at
+    /// the registry's size: the runs are listed from `queue_runs`, a run's open and failed jobs
+    /// counted through partial indexes, and an ended run's summary (its last finish, its
+    /// failures) counted once and kept with it.
     pub fn runs(&mut self, per_kind: usize) -> Result<Vec<RunSummary>, QueueError> {
         let limit = i64::try_from(per_kind).unwrap_or(i64::MAX);
         let rows = self
             .client
             .query(
-                "SELECT kind, run, started, finished, open, failed FROM (
-                     SELECT kind, run, min(enqueued_at) AS started, max(finished_at) AS finished,
-                            count(*) FILTER (WHERE state IN ('queued', 'claimed')) AS open,
-                            count(*) FILTER (WHERE state IN ('failed', 'abandoned')) AS failed,
-                            row_number() OVER (PARTITION BY kind ORDER BY min(enqueued_at) DESC)
-                                AS n
-                     FROM queue_jobs GROUP BY kind, run) r
+                "SELECT kind, run, started, ended, finished, failed FROM (
+                     SELECT *, row_number() OVER (PARTITION BY kind ORDER BY started DESC) AS n
+                     FROM queue_runs) r
                  WHERE n <= $1 ORDER BY kind, started DESC",
                 &[&limit],
             )
             .map_err(|e| self.db(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| RunSummary {
-                kind: r.get(0),
-                run: r.get(1),
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let (kind, run): (String, String) = (r.get(0), r.get(1));
+            let count = |row: &postgres::Row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
+            let open = count(
+                &self
+                    .client
+                    .query_one(
+                        "SELECT count(*) FROM queue_jobs
+                         WHERE run = $1 AND kind = $2 AND state IN ('queued', 'claimed')",
+                        &[&run, &kind],
+                    )
+                    .map_err(|e| self.db(e))?,
+            );
+            let (finished, failed) = if open > 0 {
+                let failed = count(
+                    &self
+                        .client
+                        .query_one(
+                            "SELECT count(*) FROM queue_jobs
+                             WHERE run = $1 AND kind = $2 AND state IN ('failed', 'abandoned')",
+                            &[&run, &kind],
+                        )
+                        .map_err(|e| self.db(e))?,
+                );
+                (None, failed)
+            } else if r.get::<_, bool>(3) {
+                (r.get(4), u64::try_from(r.get::<_, i64>(5)).unwrap_or(0))
+            } else {
+                // Ended since it was last looked at: counted once, and kept (unless a job was
+                // added meanwhile: then it is open, and counted when it ends again).
+                let ended = self
+                    .client
+                    .query_opt(
+                        "UPDATE queue_runs SET ended = true,
+                             finished = (SELECT max(finished_at) FROM queue_jobs
+                                         WHERE run = $1 AND kind = $2),
+                             failed = (SELECT count(*) FROM queue_jobs
+                                       WHERE run = $1 AND kind = $2
+                                         AND state IN ('failed', 'abandoned'))
+                         WHERE kind = $2 AND run = $1
+                           AND NOT EXISTS (SELECT 1 FROM queue_jobs WHERE run = $1 AND kind = $2
+                                           AND state IN ('queued', 'claimed'))
+                         RETURNING finished, failed",
+                        &[&run, &kind],
+                    )
+                    .map_err(|e| self.db(e))?;
+                match ended {
+                    Some(e) => (e.get(0), u64::try_from(e.get::<_, i64>(1)).unwrap_or(0)),
+                    None => (None, 0),
+                }
+            };
+            out.push(RunSummary {
+                kind,
+                run,
                 started: r.get(2),
-                finished: r.get(3),
-                open: u64::try_from(r.get::<_, i64>(4)).unwrap_or(0),
-                failed: u64::try_from(r.get::<_, i64>(5)).unwrap_or(0),
-            })
-            .collect())
+                finished,
+                open,
+                failed,
+            });
+        }
+        Ok(out)
     }
 
     /// Whether run `run` has a job of `kind` waiting or claimed (cheap: the open jobs' index;

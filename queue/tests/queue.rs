@@ -606,3 +606,55 @@ fn a_runs_outcome_counts_its_open_failed_and_unlogged_jobs_and_gives_its_results
         "another kind"
     );
 }
+
+#[test]
+fn runs_are_listed_newest_first_with_their_open_and_failed_jobs_and_reopen_when_jobs_are_added() {
+    let Some(db) = database() else { return };
+    let mut w = Queue::connect(db.url(), "worker").unwrap();
+    w.enqueue("run-1", &jobs(["a", "b"].map(str::to_owned)))
+        .unwrap();
+    for c in w.claim(&["remote"], 2, MINUTE).unwrap() {
+        w.complete(&c, "ok", None).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    w.enqueue("run-2", &jobs(["a".to_owned()])).unwrap();
+    let runs = w.runs(10).unwrap();
+    let seen: Vec<(&str, u64, u64, bool)> = runs
+        .iter()
+        .map(|r| (r.run.as_str(), r.open, r.failed, r.finished.is_some()))
+        .collect();
+    assert_eq!(seen, [("run-2", 1, 0, false), ("run-1", 0, 0, true)]);
+    // Read again: run-1's summary is the one kept.
+    assert_eq!(w.runs(10).unwrap()[1].finished, runs[1].finished);
+    assert_eq!(w.runs(1).unwrap().len(), 1, "at most per_kind of a kind");
+    // A job added to the ended run opens it again.
+    w.enqueue("run-1", &jobs(["c".to_owned()])).unwrap();
+    let again = w.runs(10).unwrap();
+    assert_eq!((again[1].run.as_str(), again[1].open), ("run-1", 1));
+    // Claims come oldest first: run-1's new job is after run-2's.
+    let claims = w.claim(&["remote"], 2, MINUTE).unwrap();
+    assert_eq!(claims.len(), 2);
+    for c in claims {
+        if c.key == "c" {
+            w.complete(&c, "ok", None).unwrap();
+        } else {
+            let mut c = c;
+            loop {
+                if w.fail(&c, "refused", Duration::ZERO).unwrap() == Failed::Failed {
+                    break;
+                }
+                c = w.claim(&["remote"], 1, MINUTE).unwrap().remove(0);
+            }
+        }
+    }
+    let ended = w.runs(10).unwrap();
+    let seen: Vec<(&str, u64, u64)> = ended
+        .iter()
+        .map(|r| (r.run.as_str(), r.open, r.failed))
+        .collect();
+    assert_eq!(seen, [("run-2", 0, 1), ("run-1", 0, 0)]);
+    assert!(
+        ended[1].finished > runs[1].finished,
+        "run-1 counted again when it ended again"
+    );
+}
