@@ -17,9 +17,6 @@ use reqwest::header::HeaderMap;
 
 use crate::{Outbound, guard};
 
-/// How long one submission may take, connection to the end of the answer.
-pub const WITNESS_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// What a witness answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Submission {

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use toolmark_index::snapshot::{self, Published};
 use toolmark_index::{DataDir, Index};
@@ -58,8 +58,6 @@ pub struct FollowerStatus {
     behind_since: Mutex<Option<Instant>>,
     /// The last pass's error, if it failed.
     last_error: Mutex<Option<String>>,
-    /// When the last pass ended well.
-    last_ok: Mutex<Option<SystemTime>>,
     /// The log's verifier key, once read from the trusted head store (or, on one box, the
     /// data directory's log).
     vkey: std::sync::OnceLock<String>,
@@ -143,9 +141,6 @@ impl FollowerStatus {
         }
         if let Ok(mut e) = self.last_error.lock() {
             *e = None;
-        }
-        if let Ok(mut t) = self.last_ok.lock() {
-            *t = Some(SystemTime::now());
         }
     }
 
