@@ -425,7 +425,9 @@ impl Entry {
     /// entry once, for its dedup key and for its leaf.
     ///
     /// `plain` must be [`Entry::encode`]'s output: every `"` inside a canonical string is
-    /// escaped, so `"prev":null` occurs only as the member itself.
+    /// escaped, so `"prev":null` occurs only as the member itself. (The writer is the
+    /// `store` feature's.)
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
     pub(crate) fn encode_with_prev(plain: &[u8], prev: Option<u64>) -> Result<Vec<u8>, EntryError> {
         const NULL: &[u8] = b"\"prev\":null";
         let Some(prev) = prev else {
