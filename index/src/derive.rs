@@ -17,7 +17,7 @@ use toolmark_observation::registry_facts;
 use toolmark_toolset::Sri;
 
 use crate::blobs::Blobs;
-use crate::document::{DocVia, Document};
+use crate::document::{DocVia, Document, RawPage};
 use crate::index::{Index, IndexError, endpoint_key};
 use crate::packages::{
     Behaviour, BehaviourSide, RegistryFacts, RegistrySide, behaviour_of, compare, side_text,
@@ -36,6 +36,11 @@ impl Index {
     /// changes), reading entries from the log's bundles and documents from the blobs. Returns
     /// how many entries it indexed. Rows it derives have no `run_id`.
     pub fn catch_up(&mut self, log: &Log, blobs: &Blobs) -> Result<u64, IndexError> {
+        self.with_follow_cache(|index| index.catch_up_now(log, blobs))
+    }
+
+    /// [`Index::catch_up`] with the connection's cache as it is.
+    fn catch_up_now(&mut self, log: &Log, blobs: &Blobs) -> Result<u64, IndexError> {
         let vkey = log.vkey();
         match meta(&self.conn, "log_vkey")? {
             Some(v) if v == vkey => {}
@@ -121,15 +126,16 @@ pub(crate) fn read_entries(log: &Log, from: u64, to: u64) -> Result<Vec<(u64, En
     Ok(out)
 }
 
-/// The observation document an entry names, verified against the entry.
+/// The observation document an entry names, verified against the entry, its pages kept raw
+/// (unescaped only when a tool set is needed: [`Document::decode_raw_pages`]).
 /// `read`: the document as [`prefetch`] already read, hashed and decoded it.
 fn load_document(
     blobs: &Blobs,
     raw: &str,
     index: u64,
     entry: &Entry,
-    read: Option<Document>,
-) -> Result<Document, IndexError> {
+    read: Option<Document<RawPage>>,
+) -> Result<Document<RawPage>, IndexError> {
     let doc = match read {
         Some(doc) => doc,
         None => {
@@ -138,7 +144,7 @@ fn load_document(
                 entry: index,
                 sri: raw.to_owned(),
             })?;
-            Document::decode(&bytes).map_err(|source| IndexError::Document {
+            Document::decode_raw_pages(&bytes).map_err(|source| IndexError::Document {
                 sri: raw.to_owned(),
                 source,
             })?
@@ -191,7 +197,7 @@ pub(crate) fn index_prefetched(
     blobs: &Blobs,
     entries: &[(u64, Entry)],
     run: Option<i64>,
-    mut documents: HashMap<u64, Document>,
+    mut documents: HashMap<u64, Document<RawPage>>,
 ) -> Result<HashMap<u64, i64>, IndexError> {
     let mut changes = HashMap::new();
     for (index, entry) in entries {
@@ -225,7 +231,7 @@ const PREFETCH_THREADS: usize = 4;
 /// [`PREFETCH_THREADS`] threads (the part of indexing that needs no database, and most of its
 /// CPU), by entry index. A document that cannot be read or decoded is left out:
 /// [`load_document`] reads it again on the indexing thread and reports why.
-pub(crate) fn prefetch(blobs: &Blobs, entries: &[(u64, Entry)]) -> HashMap<u64, Document> {
+pub(crate) fn prefetch(blobs: &Blobs, entries: &[(u64, Entry)]) -> HashMap<u64, Document<RawPage>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(PREFETCH_THREADS);
@@ -240,7 +246,7 @@ pub(crate) fn prefetch(blobs: &Blobs, entries: &[(u64, Entry)]) -> HashMap<u64, 
                     part.iter()
                         .filter_map(|(i, e)| {
                             let bytes = blobs.get(e.raw.as_ref()?).ok()??;
-                            Some((*i, Document::decode(&bytes).ok()?))
+                            Some((*i, Document::decode_raw_pages(&bytes).ok()?))
                         })
                         .collect::<Vec<_>>()
                 })
@@ -259,7 +265,7 @@ fn index_entry(
     index: u64,
     entry: &Entry,
     run: Option<i64>,
-    document: Option<Document>,
+    document: Option<Document<RawPage>>,
 ) -> Result<Indexed, IndexError> {
     let at = int(index)?;
     let seen = tx
@@ -294,7 +300,7 @@ fn index_fresh(
     (index, at): (u64, i64),
     entry: &Entry,
     run: Option<i64>,
-    document: Option<Document>,
+    document: Option<Document<RawPage>>,
 ) -> Result<Option<i64>, IndexError> {
     let target_id = entry.subject.id().to_string();
     // The entry's digests as the index stores them (SRI text).
@@ -381,7 +387,10 @@ fn index_fresh(
             }
         }
     };
-    if state.last_entry.is_none_or(|l| l < index) {
+    // The entry is the target's newest: its `last_*` columns are written by the one UPDATE
+    // that writes the current tool set's (most entries, `tools`), else alone.
+    let newest = state.last_entry.is_none_or(|l| l < index);
+    let set_last = || -> Result<(), IndexError> {
         tx.prepare_cached(
             "UPDATE targets SET last_status = ?2, last_detail = ?3, last_entry = ?4,
                  last_observed_at = ?5 WHERE id = ?1",
@@ -393,7 +402,8 @@ fn index_fresh(
             at,
             entry.observed_at
         ])?;
-    }
+        Ok(())
+    };
     if entry.subject.package.is_some() {
         // A package with an entry has been observed: it no longer awaits the sandbox.
         tx.prepare_cached(
@@ -402,6 +412,9 @@ fn index_fresh(
         .execute(params![target_id, AWAITING_SANDBOX])?;
     }
     if let Some(servers) = doc.as_ref().and_then(authorization_servers) {
+        if newest {
+            set_last()?;
+        }
         return authorization(tx, (index, entry), &servers, &state);
     }
     let behaviour_change = match doc.as_ref() {
@@ -412,7 +425,11 @@ fn index_fresh(
         Some(doc) => package_registry(tx, (index, entry), doc)?,
         None => None,
     };
-    let tools_change = tools(tx, blobs, (index, entry), doc.as_ref(), &state)?;
+    let (tools_change, last_written) =
+        tools(tx, blobs, (index, entry), doc.as_ref(), (&state, newest))?;
+    if newest && !last_written {
+        set_last()?;
+    }
     // An entry carries at most one change of each kind; its line names the tool-set change
     // when there is one.
     Ok(tools_change.or(behaviour_change).or(registry_change))
@@ -424,7 +441,7 @@ fn index_fresh(
 fn package_behaviour(
     tx: &Transaction,
     (index, entry): (u64, &Entry),
-    doc: &Document,
+    doc: &Document<RawPage>,
 ) -> Result<Option<i64>, IndexError> {
     let DocVia::Package(package) = &doc.via else {
         return Ok(None);
@@ -530,7 +547,7 @@ fn package_behaviour(
 fn package_registry(
     tx: &Transaction,
     (index, entry): (u64, &Entry),
-    doc: &Document,
+    doc: &Document<RawPage>,
 ) -> Result<Option<i64>, IndexError> {
     let DocVia::Package(package) = &doc.via else {
         return Ok(None);
@@ -610,14 +627,16 @@ fn package_registry(
 }
 
 /// The target's current tool set after an entry: when the entry is `ok` with another full
-/// digest than the target's current one, a `tools` change. Returns its id.
+/// digest than the target's current one, a `tools` change. Returns its id, and whether the
+/// target's `last_*` columns were written too (`newest`: the entry is the target's newest, and
+/// its current tool set's UPDATE wrote them).
 fn tools(
     tx: &Transaction,
     blobs: &Blobs,
     (index, entry): (u64, &Entry),
-    doc: Option<&Document>,
-    state: &TargetState,
-) -> Result<Option<i64>, IndexError> {
+    doc: Option<&Document<RawPage>>,
+    (state, newest): (&TargetState, bool),
+) -> Result<(Option<i64>, bool), IndexError> {
     let target_id = entry.subject.id().to_string();
     let (full, mtl1, raw) = (
         entry.full.map(|d| d.to_string()),
@@ -626,16 +645,16 @@ fn tools(
     );
     let at = int(index)?;
     let (Some(full), true) = (&full, entry.status.is_ok()) else {
-        return Ok(None);
+        return Ok((None, false));
     };
     if state.last_ok_entry.is_some_and(|l| l >= index) {
-        return Ok(None);
+        return Ok((None, false));
     }
     if state.current_full.as_ref() != Some(full) {
         // The census follows the current tool set (read only when it changes).
         let set = doc
             .zip(raw.as_deref())
-            .and_then(|(d, r)| checked_tool_set(d, r, full, index).ok());
+            .and_then(|(d, r)| checked_tool_set(d.tool_set(), r, full, index).ok());
         crate::census::derive(tx, &target_id, index, set.as_ref())?;
     }
     let mut change = None;
@@ -649,25 +668,38 @@ fn tools(
             )?);
         }
     }
-    tx.prepare_cached(
-        "UPDATE targets SET last_ok_entry = ?2, current_full = ?3, current_mtl1 = ?4,
-             current_raw = ?5, current_tools = ?6 WHERE id = ?1",
-    )?
-    .execute(params![
+    let current = params![
         target_id,
         at,
         full,
         mtl1,
         raw,
-        entry.tools.map(int).transpose()?
-    ])?;
-    Ok(change)
+        entry.tools.map(int).transpose()?,
+        entry.status.as_str(),
+        entry.detail,
+        entry.observed_at,
+    ];
+    if newest {
+        tx.prepare_cached(
+            "UPDATE targets SET last_ok_entry = ?2, current_full = ?3, current_mtl1 = ?4,
+                 current_raw = ?5, current_tools = ?6, last_status = ?7, last_detail = ?8,
+                 last_entry = ?2, last_observed_at = ?9 WHERE id = ?1",
+        )?
+        .execute(current)?;
+    } else {
+        tx.prepare_cached(
+            "UPDATE targets SET last_ok_entry = ?2, current_full = ?3, current_mtl1 = ?4,
+                 current_raw = ?5, current_tools = ?6 WHERE id = ?1",
+        )?
+        .execute(&current[..6])?;
+    }
+    Ok((change, newest))
 }
 
 /// The authorization servers `doc`'s protected-resource metadata names, as stored (a JSON
 /// array, sorted and deduplicated: an order change is not a swap); `None` when it has none that
 /// were read (no challenge, no metadata fetched, or nothing usable in it).
-fn authorization_servers(doc: &Document) -> Option<String> {
+fn authorization_servers(doc: &Document<RawPage>) -> Option<String> {
     let found = doc.remote()?.auth.as_ref()?.protected_resource.as_ref()?;
     if found.error.is_some() {
         return None;
@@ -725,7 +757,7 @@ fn authorization(
 fn insert_change(
     tx: &Transaction,
     blobs: &Blobs,
-    (index, entry, doc): (u64, &Entry, Option<&Document>),
+    (index, entry, doc): (u64, &Entry, Option<&Document<RawPage>>),
     (old_entry, old_full, state): (u64, &str, &TargetState),
 ) -> Result<i64, IndexError> {
     let new_full = entry.full.map(|d| d.to_string()).unwrap_or_default();
@@ -741,7 +773,7 @@ fn insert_change(
             }
             .read(blobs)?
             .set;
-            let new_set = checked_tool_set(doc, new_raw, new_full, index)?;
+            let new_set = checked_tool_set(doc.tool_set(), new_raw, new_full, index)?;
             let diff = toolmark_toolset::diff::diff(&old_set, &new_set);
             let classification = toolmark_toolset::classify::classify(&old_set, &new_set);
             Some((diff, classification))

@@ -250,16 +250,16 @@ pub(crate) fn parse_raw(raw: &str, entry: u64) -> Result<Sri, IndexError> {
     })
 }
 
-/// The tool set of `doc` (the stored document `sri` of `entry`), checked against the full
-/// digest `full` the entry records: the one check every stored tool set passes before it is
-/// shown or compared.
+/// The tool set of a document (`set`, its [`Document::tool_set`]; the stored document `sri` of
+/// `entry`), checked against the full digest `full` the entry records: the one check every
+/// stored tool set passes before it is shown or compared.
 pub(crate) fn checked_tool_set(
-    doc: &Document,
+    set: Option<ToolSet>,
     sri: &str,
     full: &str,
     entry: u64,
 ) -> Result<ToolSet, IndexError> {
-    let set = doc.tool_set().ok_or_else(|| IndexError::NoToolSet {
+    let set = set.ok_or_else(|| IndexError::NoToolSet {
         entry,
         sri: sri.to_owned(),
     })?;
@@ -311,7 +311,7 @@ impl ToolSetRef {
             source,
         })?;
         drop(bytes);
-        let set = checked_tool_set(&doc, &sri, &self.full, self.entry)?;
+        let set = checked_tool_set(doc.tool_set(), &sri, &self.full, self.entry)?;
         Ok(VerifiedToolSet {
             at: self.clone(),
             document_bytes,

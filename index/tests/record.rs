@@ -807,6 +807,52 @@ fn a_follower_takes_over_an_index_a_recorder_filled() {
     assert_eq!(snapshot(&env.dir.join("index.sqlite")), before);
 }
 
+/// Pages are kept raw until a tool set is needed (most entries: the target's current one), yet
+/// a document is refused for what a decode of its pages would refuse: here a page holding the
+/// escape of a lone surrogate, under an entry whose tool set equals the target's current one
+/// (so the set is never read). Both a catch-up and a follower refuse it, as before the pages were
+/// kept raw.
+#[test]
+fn a_page_no_string_can_hold_is_refused_even_where_its_tool_set_is_not_read() {
+    let mut env = Env::new("raw-pages");
+    let recs = registry();
+    env.run(&day_str(0, 0), &recs, &[], first_day);
+    let alpha = env
+        .entries()
+        .into_iter()
+        .enumerate()
+        .find(|(_, e)| e.subject.target == ALPHA)
+        .unwrap();
+    let bytes = env.blobs.get(&alpha.1.raw.unwrap()).unwrap().unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let name = "\\\"name\\\":\\\"";
+    assert!(
+        text.contains(name),
+        "the page as stored, escaped in the document"
+    );
+    let hostile = text.replacen(name, &format!("{name}\\ud800"), 1);
+    assert!(matches!(
+        Document::decode(hostile.as_bytes()),
+        Err(toolmark_index::DocumentError::Json(_))
+    ));
+    let mut entry = alpha.1.clone();
+    entry.raw = Some(env.blobs.put(hostile.as_bytes()).unwrap());
+    entry.observed_at = day_str(1, 10);
+    entry.prev = Some(alpha.0 as u64);
+    env.log.append(vec![entry]).unwrap();
+
+    let err = env.index.catch_up(&env.log, &env.blobs).unwrap_err();
+    assert!(matches!(err, IndexError::Document { .. }), "{err}");
+    assert_eq!(env.index.log_size_indexed().unwrap(), 5);
+    let mut replica = toolmark_index::Index::open(&env.dir.join("replica.sqlite")).unwrap();
+    let public = env.dir.join("log/public");
+    let err = replica
+        .follow(&published(&public, &env.log.vkey()), &env.blobs)
+        .unwrap_err();
+    assert!(matches!(err, IndexError::Document { .. }), "{err}");
+    assert_eq!(replica.log_size_indexed().unwrap(), 0);
+}
+
 #[test]
 fn blob_corruption_is_detected_and_repairable() {
     let mut env = Env::new("corrupt");

@@ -70,9 +70,14 @@ pub struct DocAttempt {
 /// On the wire it is one flat object: the core members, then the members of its kind (a
 /// remote's at the top level, as version 1 has always written them; a package's under
 /// `package`), with `kind` written only for packages: a document without `kind` is a remote's.
+///
+/// `P` is how the `tools/list` pages are held: as text (`String`, the default: what is written,
+/// and what every reader of a tool set decodes), or as [`RawPage`]s, checked but neither
+/// unescaped nor copied until a tool set is asked for ([`Document::decode_raw_pages`]: an index
+/// following a log reads a million documents and needs the set of few of them).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(try_from = "Wire")]
-pub struct Document {
+#[serde(try_from = "Wire<P>", bound(deserialize = "P: Deserialize<'de>"))]
+pub struct Document<P = String> {
     /// [`FORMAT`].
     pub v: String,
     /// What was observed.
@@ -92,9 +97,87 @@ pub struct Document {
     /// Raw `initialize` (or `server/discover`) result text.
     pub initialize: Option<String>,
     /// Raw `tools/list` result texts.
-    pub pages: Vec<String>,
+    pub pages: Vec<P>,
     /// How the observation was made.
     pub via: DocVia,
+}
+
+/// A `tools/list` page as a stored document holds it: the JSON string, checked when the
+/// document is decoded exactly as far as decoding it into a `String` checks it (its escapes,
+/// UTF-8, and every `\u` escape a character: surrogates paired), but kept as written, so a
+/// document whose tool set is not needed costs no unescaping and no copy per page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawPage(Box<str>);
+
+impl RawPage {
+    /// The page's text (the string unescaped); `None` only if it is not a JSON string, which
+    /// decoding refused already.
+    pub fn text(&self) -> Option<String> {
+        serde_json::from_str(&self.0).ok()
+    }
+}
+
+impl<'de> Deserialize<'de> for RawPage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawPage, D::Error> {
+        use serde::de::Error;
+        let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        let raw: Box<str> = raw.into();
+        // A raw value is valid JSON, its strings' escapes well-formed and its bytes UTF-8;
+        // what a `String` checks beyond that is that every `\u` escape is a character.
+        if !raw.starts_with('"') {
+            return Err(D::Error::invalid_type(
+                serde::de::Unexpected::Other(&raw),
+                &"a string",
+            ));
+        }
+        if !unicode_escapes_are_characters(&raw) {
+            return Err(D::Error::custom(
+                "a page holds a \\u escape of a lone surrogate",
+            ));
+        }
+        Ok(RawPage(raw))
+    }
+}
+
+/// Whether every `\u` escape of the JSON string literal `raw` (its escapes well-formed) is a
+/// character: no trailing surrogate alone, every leading one followed at once by a `\u`
+/// escape of a trailing one — what serde_json requires of a string it unescapes.
+fn unicode_escapes_are_characters(raw: &str) -> bool {
+    // Most pages have no `\u` escape at all (a substring search, no walk).
+    if !raw.contains("\\u") {
+        return true;
+    }
+    let bytes = raw.as_bytes();
+    let hex = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u16::from_str_radix(h, 16).ok())
+    };
+    let mut at = 0;
+    while let Some(found) = raw[at..].find('\\') {
+        let escape = at + found;
+        if bytes.get(escape + 1) != Some(&b'u') {
+            at = escape + 2;
+            continue;
+        }
+        let Some(n) = hex(escape + 2) else {
+            return false;
+        };
+        match n {
+            0xDC00..=0xDFFF => return false,
+            0xD800..=0xDBFF => {
+                let paired = bytes.get(escape + 6..escape + 8) == Some(b"\\u")
+                    && hex(escape + 8).is_some_and(|m| (0xDC00..=0xDFFF).contains(&m));
+                if !paired {
+                    return false;
+                }
+                at = escape + 12;
+            }
+            _ => at = escape + 6,
+        }
+    }
+    true
 }
 
 /// The members particular to how an observation was made.
@@ -207,7 +290,7 @@ const REMOTE_MEMBERS: [&str; 8] = [
 /// version 1 wrote; a package's `package`). Members of no kind are ignored, as version 1 did.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Wire {
+struct Wire<P> {
     v: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kind: Option<String>,
@@ -219,7 +302,7 @@ struct Wire {
     detail: String,
     protocol_version: Option<String>,
     initialize: Option<String>,
-    pages: Vec<String>,
+    pages: Vec<P>,
     #[serde(flatten)]
     rest: serde_json::Map<String, serde_json::Value>,
 }
@@ -271,10 +354,10 @@ impl Serialize for Document {
     }
 }
 
-impl TryFrom<Wire> for Document {
+impl<P> TryFrom<Wire<P>> for Document<P> {
     type Error = String;
 
-    fn try_from(mut w: Wire) -> Result<Document, String> {
+    fn try_from(mut w: Wire<P>) -> Result<Document<P>, String> {
         let via = match w.kind.as_deref() {
             None => {
                 if let Some(missing) = REMOTE_MEMBERS.iter().find(|m| !w.rest.contains_key(**m)) {
@@ -394,14 +477,6 @@ impl Document {
         }
     }
 
-    /// A remote's members, for the document of a remote.
-    pub fn remote(&self) -> Option<&DocRemote> {
-        match &self.via {
-            DocVia::Remote(r) => Some(r),
-            DocVia::Package(_) => None,
-        }
-    }
-
     /// The canonical bytes (RFC 8785) that are stored and hashed.
     pub fn encode(&self) -> Result<Vec<u8>, DocumentError> {
         let text = serde_json::to_string(self)?;
@@ -414,30 +489,59 @@ impl Document {
     /// Read a stored document: its format first (a later version is [`DocumentError::Format`]
     /// whatever its shape), then the core and the members of its kind, all required.
     pub fn decode(bytes: &[u8]) -> Result<Document, DocumentError> {
-        #[derive(Deserialize)]
-        struct Version {
-            v: String,
-        }
-        // One pass over a stored document (they are read by the million when an index follows
-        // a log); only a document that does not decode is read again, for `v` alone, so a
-        // later format is named whatever its shape.
-        match serde_json::from_slice::<Document>(bytes) {
-            Ok(doc) if doc.v == FORMAT => Ok(doc),
-            Ok(doc) => Err(DocumentError::Format(doc.v)),
-            Err(e) => {
-                let Version { v } = serde_json::from_slice(bytes)?;
-                if v != FORMAT {
-                    return Err(DocumentError::Format(v));
-                }
-                Err(e.into())
-            }
-        }
+        decode(bytes)
     }
 
     /// The tool set, assembled from `pages` exactly as the crawler assembles it for its digests;
     /// `None` when there are no pages or one does not parse.
     pub fn tool_set(&self) -> Option<ToolSet> {
         crate::observe::assemble(&self.pages)
+    }
+}
+
+impl Document<RawPage> {
+    /// [`Document::decode`], every check the same (a document one refuses, the other refuses),
+    /// with the pages kept as [`RawPage`]s: unescaped only by [`Document::<RawPage>::tool_set`].
+    pub fn decode_raw_pages(bytes: &[u8]) -> Result<Document<RawPage>, DocumentError> {
+        decode(bytes)
+    }
+
+    /// [`Document::tool_set`] of the pages unescaped now.
+    pub fn tool_set(&self) -> Option<ToolSet> {
+        let pages: Option<Vec<String>> = self.pages.iter().map(RawPage::text).collect();
+        crate::observe::assemble(&pages?)
+    }
+}
+
+impl<P> Document<P> {
+    /// A remote's members, for the document of a remote.
+    pub fn remote(&self) -> Option<&DocRemote> {
+        match &self.via {
+            DocVia::Remote(r) => Some(r),
+            DocVia::Package(_) => None,
+        }
+    }
+}
+
+/// [`Document::decode`] with the pages held as `P`.
+fn decode<P: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<Document<P>, DocumentError> {
+    #[derive(Deserialize)]
+    struct Version {
+        v: String,
+    }
+    // One pass over a stored document (they are read by the million when an index follows a
+    // log); only a document that does not decode is read again, for `v` alone, so a later
+    // format is named whatever its shape.
+    match serde_json::from_slice::<Document<P>>(bytes) {
+        Ok(doc) if doc.v == FORMAT => Ok(doc),
+        Ok(doc) => Err(DocumentError::Format(doc.v)),
+        Err(e) => {
+            let Version { v } = serde_json::from_slice(bytes)?;
+            if v != FORMAT {
+                return Err(DocumentError::Format(v));
+            }
+            Err(e.into())
+        }
     }
 }
 
@@ -698,6 +802,60 @@ mod tests {
             m.insert("package".into(), serde_json::Value::Null);
         });
         assert!(refusal(&bad).contains("`package`: invalid type: null"));
+    }
+
+    #[test]
+    fn raw_pages_decode_to_the_same_document_and_tool_set() {
+        for doc in [
+            Document::new(target(), &observation()),
+            Document::new(package_target(), &package_observation()),
+        ] {
+            let bytes = doc.encode().unwrap();
+            let raw = Document::decode_raw_pages(&bytes).unwrap();
+            let pages: Vec<String> = raw.pages.iter().map(|p| p.text().unwrap()).collect();
+            assert_eq!(pages, doc.pages);
+            assert_eq!(raw.tool_set(), doc.tool_set());
+            assert!(raw.tool_set().is_some());
+            assert_eq!((raw.via, raw.target), (doc.via, doc.target));
+        }
+    }
+
+    /// Every document `decode` refuses for its pages, `decode_raw_pages` refuses too: a page that
+    /// is not a string, a malformed escape, an escape of a lone surrogate (leading or trailing);
+    /// paired surrogates and escaped backslashes before a `u` are characters.
+    #[test]
+    fn raw_pages_refuse_what_a_string_refuses() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let page = "\"pages\":[\"";
+        assert!(text.contains(page));
+        let with = |inserted: &str| text.replacen(page, &format!("{page}{inserted}"), 1);
+        for (inserted, refused) in [
+            ("\\ud800", true),
+            ("\\udc00", true),
+            ("\\ud800x", true),
+            ("\\ud800\\n", true),
+            ("\\ud800\\u0041", true),
+            ("\\ud800\\ud800", true),
+            ("\\uzzzz", true),
+            ("\\q", true),
+            ("\\ud83d\\ude00", false),
+            ("\\u00e9\\u0000", false),
+            ("\\\\ud800", false),
+            ("\\\\\\ud800", true),
+        ] {
+            let bytes = with(inserted);
+            let eager = Document::decode(bytes.as_bytes());
+            let raw = Document::decode_raw_pages(bytes.as_bytes());
+            assert_eq!(eager.is_err(), refused, "{inserted}: {eager:?}");
+            assert_eq!(raw.is_err(), refused, "{inserted}: {raw:?}");
+            if let (Ok(eager), Ok(raw)) = (eager, raw) {
+                assert_eq!(raw.pages[0].text().as_ref(), Some(&eager.pages[0]));
+            }
+        }
+        let not_a_string = text.replacen(page, "\"pages\":[1,\"", 1);
+        assert!(Document::decode(not_a_string.as_bytes()).is_err());
+        assert!(Document::decode_raw_pages(not_a_string.as_bytes()).is_err());
     }
 
     #[test]
