@@ -62,6 +62,7 @@ use toolmark_log::entry::{Entry, TargetId};
 use toolmark_toolset::json::{self as tjson, Json};
 use toolmark_toolset::{Sri, ToolSet, full, hex, mtl1};
 
+use crate::ops::AnsweredOn;
 use crate::{ApiError, AppState};
 
 /// Largest request body: HISTOR's limit, so every request HISTOR takes we take (a 5,000-tool
@@ -106,8 +107,13 @@ async fn issuer(State(state): State<Arc<AppState>>) -> Response {
 
 /// A short, stable name for the answer key: the first 16 hex digits of SHA-256(public key).
 fn key_id(state: &AppState) -> String {
+    key_id_of(&state.answer_key)
+}
+
+/// [`key_id`] of `key`.
+fn key_id_of(key: &ed25519_dalek::SigningKey) -> String {
     use sha2::Digest;
-    let d = sha2::Sha256::digest(state.answer_key.verifying_key().to_bytes());
+    let d = sha2::Sha256::digest(key.verifying_key().to_bytes());
     hex::encode(&d[..8])
 }
 
@@ -303,12 +309,14 @@ fn rank(t: &TargetRow) -> (bool, bool) {
 /// also given), else by server name. When several targets answer the question (an endpoint
 /// without a query and the targets at its scheme, host and path with any query; a server's
 /// targets), it is compared with each ([`choose`]).
+///
+/// `None` when `budget` is [`Budget::Small`] and several targets answer the question.
 fn find_target(
-    state: &AppState,
+    index: &toolmark_index::Index,
     q: &Query,
     client: &Client,
-) -> Result<Result<TargetRow, NoTarget>, ApiError> {
-    let index = state.index.get();
+    budget: Budget,
+) -> Result<Option<Result<TargetRow, NoTarget>>, ApiError> {
     let subject = q.endpoint.as_ref().or(q.package.as_ref());
     if let Some(subject) = subject {
         // With a name, only that server's targets at the endpoint: filtered in the query, so
@@ -322,12 +330,12 @@ fn find_target(
             // Whom the endpoint is listed for instead, if anyone.
             let (others, _) = index.targets_at(subject, None, limit)?;
             if others.is_empty() {
-                return Ok(Err(NoTarget::Unlisted));
+                return Ok(Some(Err(NoTarget::Unlisted)));
             }
             let mut servers: Vec<String> = others.into_iter().map(|t| t.server).collect();
             servers.sort();
             servers.dedup();
-            return Ok(Err(NoTarget::OtherName {
+            return Ok(Some(Err(NoTarget::OtherName {
                 what: if q.endpoint.is_some() {
                     "endpoint"
                 } else {
@@ -335,24 +343,31 @@ fn find_target(
                 },
                 name: name.clone(),
                 servers,
-            }));
+            })));
+        }
+        if budget == Budget::Small && count > 1 {
+            return Ok(None);
         }
         let about = Asked::Endpoint(toolmark_index::index::endpoint_key(subject));
-        return choose(&index, candidates, count, client, about);
+        return choose(index, candidates, count, client, about).map(Some);
     }
     let Some(name) = &q.name else {
-        return Ok(Err(NoTarget::Unlisted));
+        return Ok(Some(Err(NoTarget::Unlisted)));
     };
+    if budget == Budget::Small {
+        return Ok(None);
+    }
     let mut candidates = index.targets_of(name)?;
     let count = candidates.len();
     candidates.truncate(MAX_NAME_TARGETS);
     choose(
-        &index,
+        index,
         candidates,
         count,
         client,
         Asked::Server(name.clone()),
     )
+    .map(Some)
 }
 
 /// The target a question rests on among `candidates` (`count` answer it, the first
@@ -682,6 +697,7 @@ fn no_target<'a>(facts: &Facts<'a>) -> Decision<'a> {
 /// The entries of `target` the index locates with the compared digest, read from the log.
 fn read_earlier(
     state: &AppState,
+    index: &toolmark_index::Index,
     at: &toolmark_log::reader::Signed,
     client: &Client,
     target: &Found<'_>,
@@ -689,13 +705,10 @@ fn read_earlier(
     let Some(compared) = client.compared() else {
         return Ok(Vec::new());
     };
-    let candidates = {
-        let index = state.index.get();
-        let digest = compared.to_string();
-        match client.by {
-            ComparedBy::Full => index.entries_with_full(&target.row.id, &digest)?,
-            ComparedBy::Mtl1 => index.entries_with_mtl1(&target.row.id, &digest)?,
-        }
+    let digest = compared.to_string();
+    let candidates = match client.by {
+        ComparedBy::Full => index.entries_with_full(&target.row.id, &digest)?,
+        ComparedBy::Mtl1 => index.entries_with_mtl1(&target.row.id, &digest)?,
     };
     candidates
         .into_iter()
@@ -788,23 +801,46 @@ async fn check(
     let compute = || async {
         let state2 = state.clone();
         let checked_at = epoch.0.clone();
-        // SQLite and file reads are blocking; keep them off the async workers. At most one
-        // answer per index connection is read at a time (`AppState::answering`): more only
-        // queue on the connections' mutexes and share the cores among more threads, which
-        // makes every answer slower and the slowest much slower (docs/benchmarks.md).
-        let place = state
-            .answering
-            .acquire()
-            .await
-            .map_err(ApiError::internal)?;
-        let answer = tokio::task::spawn_blocking(move || answer(&state2, &q, &at, &checked_at))
-            .await
-            .map_err(ApiError::internal)??;
-        drop(place);
-        let signed = sign(&state, answer)?;
-        Ok::<_, ApiError>(Bytes::from(
-            serde_json::to_vec(&signed).map_err(ApiError::internal)?,
-        ))
+        // A small question ([`Budget::Small`]) is answered here, on the async worker, when an
+        // index connection is free now and the log's files are read on this thread: its
+        // few indexed reads cost less than the hand-off to a blocking thread and back
+        // (docs/benchmarks.md, "/check answered where it is read").
+        let quick = if state.log.public().reads_on_caller() {
+            match state.index.try_get() {
+                Some(index) => answer(&state, &index, &q, &at, &checked_at, Budget::Small)?,
+                None => None,
+            }
+        } else {
+            None
+        };
+        let answer = match quick {
+            Some(answer) => {
+                state.metrics.answered(AnsweredOn::AsyncWorker);
+                answer
+            }
+            None => {
+                // SQLite and file reads are blocking; keep them off the async workers. At
+                // most one answer per index connection is read at a time
+                // (`AppState::answering`): more only queue on the connections' mutexes and
+                // share the cores among more threads, which makes every answer slower and the
+                // slowest much slower (docs/benchmarks.md).
+                let place = state
+                    .answering
+                    .acquire()
+                    .await
+                    .map_err(ApiError::internal)?;
+                let full = tokio::task::spawn_blocking(move || {
+                    let index = state2.index.get();
+                    answer(&state2, &index, &q, &at, &checked_at, Budget::Full)
+                })
+                .await
+                .map_err(ApiError::internal)??;
+                drop(place);
+                state.metrics.answered(AnsweredOn::BlockingThread);
+                full.ok_or_else(|| ApiError::internal("a full budget never gives up"))?
+            }
+        };
+        Ok::<_, ApiError>(Bytes::from(signed_text(&state.answer_key, answer)?))
     };
     let bytes = match state.answers.slot(&epoch, key) {
         Some(slot) => slot.get_or_try_init(compute).await?.clone(),
@@ -823,10 +859,10 @@ async fn check(
     let answer = tokio::task::spawn_blocking(move || contribute_to(&state2, answer, peer, now))
         .await
         .map_err(ApiError::internal)??;
-    let signed = sign(&state, answer)?;
-    Ok(json_response(Bytes::from(
-        serde_json::to_vec(&signed).map_err(ApiError::internal)?,
-    )))
+    Ok(json_response(Bytes::from(signed_text(
+        &state.answer_key,
+        answer,
+    )?)))
 }
 
 /// Count the client's report for the answer's target and compared digest
@@ -862,15 +898,42 @@ fn contribute_to(
     Ok(answer)
 }
 
-/// Read the facts, decide, and assemble the (unsigned) answer.
+/// How much an answer may read, by where it is computed ([`answer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Budget {
+    /// On the async worker that read the request, between its socket reads and writes: only a
+    /// question whose whole answer is a few indexed reads and one entry with its proof. An
+    /// `endpoint` alone (with or without a digest: what WARDEN sends), matched to at most one
+    /// target, not answered `different` (that reads up to [`MAX_PREVIOUS_ENTRIES`] earlier
+    /// entries). `tools` (up to [`MAX_TOOLS`] tools hashed), a `name` (up to
+    /// [`MAX_NAME_TARGETS`] targets, the look-alike names) or a `package` (its signals) go
+    /// to a blocking thread, as does a question matched to several targets.
+    Small,
+    /// On a blocking thread: any question.
+    Full,
+}
+
+/// Read the facts, decide, and assemble the (unsigned) answer, reading the index through
+/// `index`. `None` when the question needs more than `budget` allows (only
+/// [`Budget::Small`] gives up; what it read is dropped and the question asked again with
+/// [`Budget::Full`]).
 fn answer(
     state: &AppState,
+    index: &toolmark_index::Index,
     q: &Query,
     at: &toolmark_log::reader::Signed,
     checked_at: &str,
-) -> Result<Answer, ApiError> {
+    budget: Budget,
+) -> Result<Option<Answer>, ApiError> {
+    let small = budget == Budget::Small;
+    if small && (q.tools.is_some() || q.name.is_some() || q.package.is_some()) {
+        return Ok(None);
+    }
     let client = client_digests(q);
-    let (row, no_target) = match find_target(state, q, &client)? {
+    let Some(found_or_not) = find_target(index, q, &client, budget)? else {
+        return Ok(None);
+    };
+    let (row, no_target) = match found_or_not {
         Ok(row) => (Some(row), NoTarget::Unlisted),
         Err(why) => (None, why),
     };
@@ -895,13 +958,16 @@ fn answer(
     };
     let earlier;
     if let (Match::Different, Some(f)) = (decide(&facts).verdict, &found) {
-        earlier = read_earlier(state, at, &client, f)?;
+        if small {
+            return Ok(None);
+        }
+        earlier = read_earlier(state, index, at, &client, f)?;
         facts.earlier = &earlier;
     }
     let decision = decide(&facts);
 
     let observed = match (&found, &current) {
-        (Some(f), Some(current)) => Some(observed(state, f, current)?),
+        (Some(f), Some(current)) => Some(observed(index, f, current)?),
         _ => None,
     };
     let proof = match decision.backing {
@@ -917,7 +983,7 @@ fn answer(
     };
     let cp = &at.checkpoint;
     let (cosignatures, cosigned_at) = crate::witnesses::answer_cosignatures(state, at);
-    Ok(Answer {
+    Ok(Some(Answer {
         checked_at: checked_at.to_owned(),
         contributed: None,
         issuer: format!("{}/api/v1/issuer", state.base_url),
@@ -946,16 +1012,16 @@ fn answer(
         },
         seen_before: decision.seen_before,
         server_lookalike: match &q.name {
-            Some(name) => state.names.server(&state.index.get(), name)?,
+            Some(name) => state.names.server(index, name)?,
             None => None,
         },
         signature: None,
         target: found
             .as_ref()
-            .map(|f| target(state, f, current.as_ref()))
+            .map(|f| target(state, index, f, current.as_ref()))
             .transpose()?,
         kind: ANSWER_TYPE.to_owned(),
-    })
+    }))
 }
 
 /// A package target's `packageVersion` and `packageSignals`. With `current` (the latest `ok`
@@ -964,14 +1030,13 @@ fn answer(
 /// (never observed successfully): no `packageVersion`, and the signals of the newest
 /// observation, whatever its status.
 fn package_signals(
-    state: &AppState,
+    index: &toolmark_index::Index,
     t: &TargetRow,
     current: Option<&Backing>,
 ) -> Result<(Option<String>, Option<wire::PackageSignals>), ApiError> {
     if t.kind != "package" {
         return Ok((None, None));
     }
-    let index = state.index.get();
     let shown = match current {
         Some(c) => index.package_observation(c.index)?,
         None => index.package_observations(&t.id, 1)?.pop(),
@@ -1040,11 +1105,12 @@ fn signals_of(
 /// The answer's `target`.
 fn target(
     state: &AppState,
+    index: &toolmark_index::Index,
     found: &Found<'_>,
     current: Option<&Backing>,
 ) -> Result<wire::Target, ApiError> {
     let t = found.row;
-    let (package_version, package_signals) = package_signals(state, t, current)?;
+    let (package_version, package_signals) = package_signals(index, t, current)?;
     Ok(wire::Target {
         endpoint: t.target.clone(),
         id: found.id.clone(),
@@ -1061,9 +1127,12 @@ fn target(
 }
 
 /// The answer's `observed`: the latest successful entry, and the target's counts.
-fn observed(state: &AppState, found: &Found<'_>, current: &Backing) -> Result<Observed, ApiError> {
+fn observed(
+    index: &toolmark_index::Index,
+    found: &Found<'_>,
+    current: &Backing,
+) -> Result<Observed, ApiError> {
     let (at, current) = (current.index, &current.entry);
-    let index = state.index.get();
     let (ok_count, first_ok, changes) = index.target_counts(&found.row.id)?;
     let unchanged_since = match &current.full {
         Some(full) => index.unchanged_since(&found.row.id, at, &full.to_string())?,
@@ -1083,17 +1152,55 @@ fn observed(state: &AppState, found: &Found<'_>, current: &Backing) -> Result<Ob
 }
 
 /// The answer with its `signature`: Ed25519 by the answer key over RFC 8785 of the rest.
-fn sign(state: &AppState, mut answer: Answer) -> Result<Answer, ApiError> {
+fn sign(key: &ed25519_dalek::SigningKey, mut answer: Answer) -> Result<Answer, ApiError> {
     answer.signature = None;
     let bytes = toolmark_client::canonical(&answer).map_err(ApiError::internal)?;
-    let signature = state.answer_key.sign(&bytes);
-    answer.signature = Some(wire::Signature {
-        alg: "Ed25519".into(),
-        key_id: key_id(state),
-        public_key_hex: hex::encode(&state.answer_key.verifying_key().to_bytes()),
-        value: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature.to_bytes()),
-    });
+    answer.signature = Some(signature_of(key, &bytes));
     Ok(answer)
+}
+
+/// The `signature` member over `bytes` (an answer's RFC 8785 bytes without it).
+fn signature_of(key: &ed25519_dalek::SigningKey, bytes: &[u8]) -> wire::Signature {
+    let signature = key.sign(bytes);
+    wire::Signature {
+        alg: "Ed25519".into(),
+        key_id: key_id_of(key),
+        public_key_hex: hex::encode(&key.verifying_key().to_bytes()),
+        value: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(signature.to_bytes()),
+    }
+}
+
+/// The text of [`sign`]'s answer as `serde_json` writes it, written once: when the text of the
+/// answer without `signature` is its own RFC 8785 form (`toolmark_toolset::canon::is_canonical`:
+/// the answer types declare their members in that order), that text is what is signed, and the
+/// signed text is it with the `signature` member put before the members written after it
+/// (`target`, `type`). Otherwise (a text that is not canonical as written) [`sign`] and a
+/// second write.
+fn signed_text(key: &ed25519_dalek::SigningKey, mut answer: Answer) -> Result<Vec<u8>, ApiError> {
+    answer.signature = None;
+    let text = serde_json::to_vec(&answer).map_err(ApiError::internal)?;
+    let canonical = std::str::from_utf8(&text).is_ok_and(toolmark_toolset::canon::is_canonical);
+    // The members after `signature`, as serde_json writes them at the end of the answer.
+    let mut tail = Vec::new();
+    if let Some(target) = &answer.target {
+        tail.extend_from_slice(b",\"target\":");
+        serde_json::to_writer(&mut tail, target).map_err(ApiError::internal)?;
+    }
+    tail.extend_from_slice(b",\"type\":");
+    serde_json::to_writer(&mut tail, &answer.kind).map_err(ApiError::internal)?;
+    tail.push(b'}');
+    if !canonical || !text.ends_with(&tail) || text.len() <= tail.len() + 1 {
+        let signed = sign(key, answer)?;
+        return serde_json::to_vec(&signed).map_err(ApiError::internal);
+    }
+    let signature = signature_of(key, &text);
+    let before = text.len() - tail.len();
+    let mut out = Vec::with_capacity(text.len() + 256);
+    out.extend_from_slice(&text[..before]);
+    out.extend_from_slice(b",\"signature\":");
+    serde_json::to_writer(&mut out, &signature).map_err(ApiError::internal)?;
+    out.extend_from_slice(&tail);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -1114,6 +1221,28 @@ mod tests {
             bounded_list(names.iter().copied(), 300),
             "a, b, c, d, e, and 295 more"
         );
+    }
+
+    /// [`signed_text`] writes the bytes [`sign`] and `serde_json` wrote: for every golden
+    /// answer (with and without `target`), and for one whose text is not canonical as written
+    /// (a 16-digit tree size), which takes the second write.
+    #[test]
+    fn the_signed_text_is_the_signed_answers_serde_json_text() {
+        let golden: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../tests/fixtures/check-golden.json")).unwrap();
+        let key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
+        let mut without_target = 0;
+        for g in golden.iter().filter(|g| g["status"] == 200) {
+            let answer: Answer = serde_json::from_str(g["body"].as_str().unwrap()).unwrap();
+            without_target += usize::from(answer.target.is_none());
+            let want = serde_json::to_vec(&sign(&key, answer.clone()).unwrap()).unwrap();
+            assert_eq!(signed_text(&key, answer).unwrap(), want, "{}", g["name"]);
+        }
+        assert!(without_target > 0);
+        let mut long: Answer = serde_json::from_str(golden[0]["body"].as_str().unwrap()).unwrap();
+        long.log.tree_size = 10_000_000_000_000_000;
+        let want = serde_json::to_vec(&sign(&key, long.clone()).unwrap()).unwrap();
+        assert_eq!(signed_text(&key, long).unwrap(), want);
     }
 
     #[test]

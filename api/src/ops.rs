@@ -177,9 +177,26 @@ pub struct Metrics {
     requests: Mutex<HashMap<(String, u16), u64>>,
     checks_limited: AtomicU64,
     sensitive_limited: AtomicU64,
+    /// Uncached `/check` answers computed on the async worker that read the request (a small
+    /// question, `check::Budget::Small`), and on a blocking thread.
+    checks_answered: [AtomicU64; 2],
+}
+
+/// Where an uncached `/check` answer was computed (`toolmark_checks_answered_total`'s `on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AnsweredOn {
+    /// On the async worker that read the request.
+    AsyncWorker = 0,
+    /// On a blocking thread.
+    BlockingThread = 1,
 }
 
 impl Metrics {
+    /// Count an uncached `/check` answer computed `on`.
+    pub(crate) fn answered(&self, on: AnsweredOn) {
+        self.checks_answered[on as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
     fn count(&self, route: &str, status: u16) {
         let mut m = self
             .requests
@@ -373,6 +390,18 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, ApiErro
             "toolmark_checks_rate_limited_total {}",
             state.metrics.checks_limited.load(Ordering::Relaxed)
         );
+        let _ = writeln!(out, "# HELP toolmark_checks_answered_total Uncached /check answers, by where they were computed (a small question on the async worker that read it, the others on a blocking thread).");
+        let _ = writeln!(out, "# TYPE toolmark_checks_answered_total counter");
+        for (on, label) in [
+            (AnsweredOn::AsyncWorker, "async-worker"),
+            (AnsweredOn::BlockingThread, "blocking-thread"),
+        ] {
+            let _ = writeln!(
+                out,
+                "toolmark_checks_answered_total{{on=\"{label}\"}} {}",
+                state.metrics.checks_answered[on as usize].load(Ordering::Relaxed)
+            );
+        }
         let _ = writeln!(out, "# HELP toolmark_sensitive_rate_limited_total /sensitive requests refused by the rate limit.");
         let _ = writeln!(out, "# TYPE toolmark_sensitive_rate_limited_total counter");
         let _ = writeln!(

@@ -36,6 +36,14 @@ impl IndexPool {
         })
     }
 
+    /// A connection that is free now, `None` when every one is held (never waits: for a
+    /// caller that must not block, the async worker answering a small `/check` question).
+    pub fn try_get(&self) -> Option<MutexGuard<'_, Index>> {
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let n = self.slots.len();
+        (0..n).find_map(|i| self.slots[(start + i) % n].try_lock().ok())
+    }
+
     /// A connection (blocks briefly if all are busy).
     pub fn get(&self) -> MutexGuard<'_, Index> {
         let start = self.next.fetch_add(1, Ordering::Relaxed);
@@ -98,7 +106,8 @@ pub struct AppState {
     pub answers: crate::check::AnswerCache,
     /// Places for uncached `/check` answers being read on blocking threads: one per index
     /// connection ([`pool_size`], twice the cores), the rest wait their turn in the order they
-    /// came (docs/api.md, "Limits").
+    /// came (docs/api.md, "Limits"). A small question answered on the async worker takes no
+    /// place: it reads only through a connection free at once ([`IndexPool::try_get`]).
     pub answering: tokio::sync::Semaphore,
     /// The clock `/check` answers are dated by (`checkedAt`): [`std::time::SystemTime::now`]
     /// unless a test fixes it.

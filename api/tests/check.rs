@@ -716,3 +716,80 @@ async fn a_named_servers_target_is_found_behind_more_than_the_row_limit_of_other
     assert!(note.contains("io.example/a000"), "{note}");
     drop(env);
 }
+
+/// `toolmark_checks_answered_total` from `/metrics`: (on the async worker, on a blocking
+/// thread).
+async fn answered(p: &Populated) -> (u64, u64) {
+    let (_, _, text) = get(&p.state, "/metrics").await;
+    let text = String::from_utf8(text).unwrap();
+    let count = |on: &str| -> u64 {
+        let line = format!("toolmark_checks_answered_total{{on=\"{on}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(line.as_str()))
+            .unwrap_or_else(|| panic!("no {line} in {text}"))
+            .parse()
+            .unwrap()
+    };
+    (count("async-worker"), count("blocking-thread"))
+}
+
+/// A small question — an `endpoint` alone, with a digest or none, matched to at most one
+/// target and not answered `different` (`check::Budget::Small`) — is answered on the async
+/// worker that read it; `tools`, a `name`, a `different` answer (it reads the earlier entries)
+/// and an endpoint several targets answer go to a blocking thread. Either way the answer is
+/// the one the tests above check.
+#[tokio::test]
+async fn a_small_question_is_answered_on_the_async_worker_and_the_rest_on_a_blocking_thread() {
+    let p = populated("check-where");
+    let tools = tools_of(&page(MEMORY_SET));
+    let a = check(&p, json!({"endpoint": MEMORY_URL, "tools": tools})).await;
+    assert_eq!(a["match"], "same");
+    assert_eq!(answered(&p).await, (0, 1));
+    let mtl1 = a["query"]["toolSetDigest"].as_str().unwrap().to_owned();
+
+    let b = check(&p, json!({"endpoint": MEMORY_URL, "toolSetDigest": mtl1})).await;
+    assert_eq!(b["match"], "same", "{b:#}");
+    assert_eq!(b["observed"]["observations"], 2);
+    verify_as_a_client(&p, &b, &mtl1).await;
+    assert_eq!(answered(&p).await, (1, 1));
+    let none = check(&p, json!({"endpoint": MEMORY_URL})).await;
+    assert_eq!(none["match"], "no-digest", "{none:#}");
+    let unlisted = check(&p, json!({"endpoint": "https://nowhere.example/mcp"})).await;
+    assert_eq!(unlisted["match"], "not-listed", "{unlisted:#}");
+    assert_eq!(answered(&p).await, (3, 1));
+
+    let named = check(
+        &p,
+        json!({"name": "io.example/memory", "toolSetDigest": mtl1}),
+    )
+    .await;
+    assert_eq!(named["match"], "same");
+    let both = json!({"endpoint": MEMORY_URL, "name": "io.example/memory", "toolSetDigest": mtl1});
+    assert_eq!(check(&p, both).await["match"], "same");
+    assert_eq!(answered(&p).await, (3, 3));
+    let never = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+    let other = check(&p, json!({"endpoint": MEMORY_URL, "toolSetDigest": never})).await;
+    assert_eq!(other["match"], "different", "{other:#}");
+    assert_eq!(answered(&p).await, (3, 4));
+
+    let (env, hf) = hugging_face("api-check-where-hf");
+    let mtl1 = check(
+        &hf,
+        json!({"endpoint": HF_LOGIN, "tools": tools_of(&page(FILES_SET))}),
+    )
+    .await["query"]["toolSetDigest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(answered(&hf).await, (0, 1));
+    let several = check(&hf, json!({"endpoint": HF_PLAIN, "toolSetDigest": mtl1})).await;
+    assert_eq!(
+        (&several["match"], &several["target"]["endpoint"]),
+        (&json!("same"), &json!(HF_LOGIN))
+    );
+    assert_eq!(answered(&hf).await, (0, 2));
+    let one = check(&hf, json!({"endpoint": HF_LOGIN, "toolSetDigest": mtl1})).await;
+    assert_eq!(one["match"], "same");
+    assert_eq!(answered(&hf).await, (1, 2));
+    drop(env);
+}

@@ -440,6 +440,13 @@ impl Objects {
         &self.label
     }
 
+    /// Whether plain reads go straight to a local directory's files on the caller's thread
+    /// ([`Objects::direct_file`]: bounded file reads, no hop to another runtime or the
+    /// network), so a caller on an async worker may read through it.
+    pub fn reads_on_caller(&self) -> bool {
+        self.direct
+    }
+
     /// The directory behind a local store.
     pub fn local_dir(&self) -> Option<&Path> {
         self.local.as_deref()
