@@ -274,7 +274,8 @@ pub struct Queue {
     holder: String,
 }
 
-/// The URL without its password, for messages.
+/// The URL without its password, for messages; a connection string that is not a URL
+/// (`host=… password=…`) is not shown at all.
 fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
@@ -282,7 +283,8 @@ fn redact(url: &str) -> String {
             let user = creds.split(':').next().unwrap_or("");
             format!("{}{user}@{}", &url[..s + 3], &url[at + 1..])
         }
-        _ => url.to_owned(),
+        (Some(_), _) => url.to_owned(),
+        (None, _) => "(a PostgreSQL connection string)".to_owned(),
     }
 }
 

@@ -77,7 +77,8 @@ fn db(e: postgres::Error) -> StoreError {
     })
 }
 
-/// The URL without its password, for messages.
+/// The URL without its password, for messages; a connection string that is not a URL
+/// (`host=… password=…`) is not shown at all.
 fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
@@ -85,7 +86,8 @@ fn redact(url: &str) -> String {
             let user = creds.split(':').next().unwrap_or("");
             format!("{}{user}@{}", &url[..s + 3], &url[at + 1..])
         }
-        _ => url.to_owned(),
+        (Some(_), _) => url.to_owned(),
+        (None, _) => "(a PostgreSQL connection string)".to_owned(),
     }
 }
 
@@ -396,5 +398,6 @@ mod tests {
             redact("postgres://127.0.0.1/log"),
             "postgres://127.0.0.1/log"
         );
+        assert!(!redact("host=db.example user=tm password=secret").contains("secret"));
     }
 }
