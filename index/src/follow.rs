@@ -46,9 +46,14 @@ impl Index {
         self.conn
             .execute_batch(&format!("PRAGMA cache_size = -{FOLLOW_CACHE_KIB}"))?;
         let done = pass(self);
-        self.conn
-            .execute_batch(&format!("PRAGMA cache_size = {before}"))?;
-        done
+        let put_back = self
+            .conn
+            .execute_batch(&format!("PRAGMA cache_size = {before}"));
+        // The pass's own error first: a cache not put back is told only after a pass that
+        // went well.
+        let done = done?;
+        put_back?;
+        Ok(done)
     }
 }
 

@@ -10,6 +10,11 @@ use postgres::{Client, NoTls};
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest connecting to the database may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection's unacknowledged data, or its silence (TCP keepalives from 15 s idle,
+/// every 5 s, 3 unanswered), may last before the kernel drops it: a database lost without a
+/// word (a half-open connection) fails the call waiting on it within about this, where the
+/// server's `statement_timeout` cannot help.
+pub const DEAD_CONNECTION: Duration = Duration::from_secs(30);
 /// Attempts a job gets: a job whose lease lapses on its last attempt is `abandoned` (a job that
 /// kills its worker three times is not handed to a fourth).
 pub const MAX_ATTEMPTS: i32 = 3;
@@ -283,6 +288,11 @@ fn redact(url: &str) -> String {
             let user = creds.split(':').next().unwrap_or("");
             format!("{}{user}@{}", &url[..s + 3], &url[at + 1..])
         }
+        // A password may also be given in the query.
+        (Some(_), _) if url.contains("password") => match url.split_once('?') {
+            Some((base, _)) => format!("{base}?…"),
+            None => url.to_owned(),
+        },
         (Some(_), _) => url.to_owned(),
         (None, _) => "(a PostgreSQL connection string)".to_owned(),
     }
@@ -312,6 +322,12 @@ impl Queue {
         };
         let mut config: postgres::Config = url.parse().map_err(|e| fail(&e))?;
         config.connect_timeout(CONNECT_TIMEOUT);
+        config
+            .tcp_user_timeout(DEAD_CONNECTION)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(15))
+            .keepalives_interval(Duration::from_secs(5))
+            .keepalives_retries(3);
         config.options(&format!(
             "-c statement_timeout={ms} -c lock_timeout={ms} -c synchronous_commit=on \
              -c client_min_messages=warning",
@@ -387,10 +403,14 @@ impl Queue {
         }
         // The run as `runs` lists it; a job added to a run that had ended opens it again.
         for (kind, opened) in kinds {
+            if !opened {
+                // Every job of it was there: so is its run.
+                continue;
+            }
             tx.execute(
                 "INSERT INTO queue_runs (kind, run) VALUES ($1, $2)
-                 ON CONFLICT (kind, run) DO UPDATE SET ended = queue_runs.ended AND NOT $3",
-                &[&kind, &run, &opened],
+                 ON CONFLICT (kind, run) DO UPDATE SET ended = false",
+                &[&kind, &run],
             )
             .map_err(|e| db_of(&self.url, e))?;
         }
@@ -660,6 +680,10 @@ impl Queue {
     /// (jobs, hand-offs) removed. The scheduler prunes after each run it enqueues.
     pub fn prune(&mut self, older_than: Duration) -> Result<(u64, u64), QueueError> {
         let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+        // The runs first: a job enqueued meanwhile waits to write its run's row until the
+        // runs left without jobs are deleted (a fresh statement sees it, below).
+        tx.execute("SELECT 1 FROM queue_runs FOR UPDATE", &[])
+            .map_err(|e| db_of(&self.url, e))?;
         let handoffs = tx
             .execute(
                 "DELETE FROM queue_handoff h USING queue_jobs j
@@ -756,10 +780,16 @@ impl Queue {
             } else if r.get::<_, bool>(3) {
                 (r.get(4), u64::try_from(r.get::<_, i64>(5)).unwrap_or(0))
             } else {
-                // Ended since it was last looked at: counted once, and kept (unless a job was
-                // added meanwhile: then it is open, and counted when it ends again).
-                let ended = self
-                    .client
+                // Ended since it was last looked at: counted once, and kept. The run's row is
+                // locked first, so the counting statement (a snapshot of its own) sees any job
+                // an enqueue holding that row added; then a job added meanwhile keeps it open.
+                let mut tx = self.client.transaction().map_err(|e| db_of(&self.url, e))?;
+                tx.execute(
+                    "SELECT 1 FROM queue_runs WHERE kind = $2 AND run = $1 FOR UPDATE",
+                    &[&run, &kind],
+                )
+                .map_err(|e| db_of(&self.url, e))?;
+                let ended = tx
                     .query_opt(
                         "UPDATE queue_runs SET ended = true,
                              finished = (SELECT max(finished_at) FROM queue_jobs
@@ -773,10 +803,33 @@ impl Queue {
                          RETURNING finished, failed",
                         &[&run, &kind],
                     )
-                    .map_err(|e| self.db(e))?;
+                    .map_err(|e| db_of(&self.url, e))?;
+                tx.commit().map_err(|e| db_of(&self.url, e))?;
                 match ended {
                     Some(e) => (e.get(0), u64::try_from(e.get::<_, i64>(1)).unwrap_or(0)),
-                    None => (None, 0),
+                    // Opened again since it was counted: listed as running (looked at again
+                    // on the next read).
+                    None => {
+                        let open = count(
+                            &self
+                                .client
+                                .query_one(
+                                    "SELECT count(*) FROM queue_jobs WHERE run = $1 AND kind = $2
+                                     AND state IN ('queued', 'claimed')",
+                                    &[&run, &kind],
+                                )
+                                .map_err(|e| self.db(e))?,
+                        );
+                        out.push(RunSummary {
+                            kind,
+                            run,
+                            started: r.get(2),
+                            finished: None,
+                            open: open.max(1),
+                            failed: 0,
+                        });
+                        continue;
+                    }
                 }
             };
             out.push(RunSummary {

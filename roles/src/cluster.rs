@@ -1576,8 +1576,9 @@ fn enqueuing_job(
 /// sweep (`schedules.package_sweep`), each fire time enqueued as one run ([`enqueue_now`]), and
 /// with `[[webhooks]]` a webhook pass per fire time of `schedules.webhooks` (made by an API
 /// replica, [`webhooks`]) and a popularity refresh per fire time of `schedules.popularity` (made
-/// by a worker, [`popularity`]); the schedules' own lease and history are in this
-/// data directory's `schedules.sqlite`. Until `stop`.
+/// by a worker, [`popularity`]); the schedules' leases and run history are the cluster's, in
+/// PostgreSQL ([`crate::schedules::SharedSchedules`]: the schedulers' clocks must agree within
+/// a few seconds, as their leases are timed by them). Until `stop`.
 pub async fn run_scheduler(config: Config, stop: Stop) -> Result<(), RoleError> {
     use std::sync::Arc;
     use toolmark_schedules::{Clock, JobSpec, Scheduler, SystemClock};

@@ -101,25 +101,28 @@ fn an_expired_holders_run_is_interrupted_and_its_late_calls_refused() {
             .unwrap(),
     );
     assert_ne!(dead, taken);
+    let mut sql = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+    let status = |sql: &mut postgres::Client| -> (String, String) {
+        let row = sql
+            .query_one(
+                "SELECT status, detail FROM schedule_runs WHERE id = $1",
+                &[&dead],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    let (interrupted, why) = status(&mut sql);
+    assert_eq!(interrupted, "interrupted");
+    assert!(why.contains("taken over by \"b\""), "{why}");
     assert!(!a.renew("crawl", "a", dead, at(21), LEASE).unwrap());
     assert!(
         !a.finish("crawl", "a", dead, at(22), RunStatus::Ok, "late")
             .unwrap()
     );
-    let mut sql = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
-    let row = sql
-        .query_one(
-            "SELECT status, detail FROM schedule_runs WHERE id = $1",
-            &[&dead],
-        )
-        .unwrap();
     // The late finish records what really happened, saying the lease had been lost.
-    assert_eq!(row.get::<_, String>(0), "ok");
-    assert!(
-        row.get::<_, String>(1).contains("lease had been lost"),
-        "{:?}",
-        row.get::<_, String>(1)
-    );
+    let (late, why) = status(&mut sql);
+    assert_eq!(late, "ok");
+    assert!(why.contains("lease had been lost"), "{why}");
     assert!(
         b.finish("crawl", "b", taken, at(25), RunStatus::Failed, "boom")
             .unwrap()

@@ -492,7 +492,8 @@ impl Scheduler {
 
     /// For each job: its name, when it will first run if [`Scheduler::run`] starts now, and
     /// whether that is a catch-up run due at once. A job with no future fire time and no
-    /// catch-up is left out.
+    /// catch-up is left out. Asks the store on the calling thread (not the scheduler's store
+    /// thread): call it where blocking is allowed.
     pub fn next_runs(&self) -> Result<Vec<(String, DateTime<Utc>, bool)>, ScheduleError> {
         let now = self.inner.clock.now();
         let mut out = Vec::new();

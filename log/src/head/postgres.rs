@@ -86,6 +86,11 @@ fn redact(url: &str) -> String {
             let user = creds.split(':').next().unwrap_or("");
             format!("{}{user}@{}", &url[..s + 3], &url[at + 1..])
         }
+        // A password may also be given in the query.
+        (Some(_), _) if url.contains("password") => match url.split_once('?') {
+            Some((base, _)) => format!("{base}?…"),
+            None => url.to_owned(),
+        },
         (Some(_), _) => url.to_owned(),
         (None, _) => "(a PostgreSQL connection string)".to_owned(),
     }
@@ -399,5 +404,9 @@ mod tests {
             "postgres://127.0.0.1/log"
         );
         assert!(!redact("host=db.example user=tm password=secret").contains("secret"));
+        assert_eq!(
+            redact("postgres://db.example/log?user=tm&password=secret"),
+            "postgres://db.example/log?…"
+        );
     }
 }
