@@ -15,6 +15,10 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// word (a half-open connection) fails the call waiting on it within about this, where the
 /// server's `statement_timeout` cannot help.
 pub const DEAD_CONNECTION: Duration = Duration::from_secs(30);
+/// The states of a job waiting or claimed, as SQL (`queue_jobs_open_run` indexes them).
+const OPEN_STATES: &str = "('queued', 'claimed')";
+/// The states of a job that will not be tried again, as SQL (`queue_jobs_failed_run`).
+const FAILED_STATES: &str = "('failed', 'abandoned')";
 /// Attempts a job gets: a job whose lease lapses on its last attempt is `abandoned` (a job that
 /// kills its worker three times is not handed to a fourth).
 pub const MAX_ATTEMPTS: i32 = 3;
@@ -754,29 +758,9 @@ impl Queue {
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
             let (kind, run): (String, String) = (r.get(0), r.get(1));
-            let count = |row: &postgres::Row| u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
-            let open = count(
-                &self
-                    .client
-                    .query_one(
-                        "SELECT count(*) FROM queue_jobs
-                         WHERE run = $1 AND kind = $2 AND state IN ('queued', 'claimed')",
-                        &[&run, &kind],
-                    )
-                    .map_err(|e| self.db(e))?,
-            );
+            let open = self.count_jobs(&run, &kind, OPEN_STATES)?;
             let (finished, failed) = if open > 0 {
-                let failed = count(
-                    &self
-                        .client
-                        .query_one(
-                            "SELECT count(*) FROM queue_jobs
-                             WHERE run = $1 AND kind = $2 AND state IN ('failed', 'abandoned')",
-                            &[&run, &kind],
-                        )
-                        .map_err(|e| self.db(e))?,
-                );
-                (None, failed)
+                (None, self.count_jobs(&run, &kind, FAILED_STATES)?)
             } else if r.get::<_, bool>(3) {
                 (r.get(4), u64::try_from(r.get::<_, i64>(5)).unwrap_or(0))
             } else {
@@ -810,16 +794,7 @@ impl Queue {
                     // Opened again since it was counted: listed as running (looked at again
                     // on the next read).
                     None => {
-                        let open = count(
-                            &self
-                                .client
-                                .query_one(
-                                    "SELECT count(*) FROM queue_jobs WHERE run = $1 AND kind = $2
-                                     AND state IN ('queued', 'claimed')",
-                                    &[&run, &kind],
-                                )
-                                .map_err(|e| self.db(e))?,
-                        );
+                        let open = self.count_jobs(&run, &kind, OPEN_STATES)?;
                         out.push(RunSummary {
                             kind,
                             run,
@@ -842,6 +817,21 @@ impl Queue {
             });
         }
         Ok(out)
+    }
+
+    /// How many of run `run`'s jobs of `kind` are in `states` ([`OPEN_STATES`] or
+    /// [`FAILED_STATES`]: each has a partial index by run).
+    fn count_jobs(&mut self, run: &str, kind: &str, states: &str) -> Result<u64, QueueError> {
+        let row = self
+            .client
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM queue_jobs WHERE run = $1 AND kind = $2 AND state IN {states}"
+                ),
+                &[&run, &kind],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 
     /// Whether run `run` has a job of `kind` waiting or claimed (cheap: the open jobs' index;
