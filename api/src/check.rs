@@ -101,6 +101,8 @@ async fn issuer(State(state): State<Arc<AppState>>) -> Response {
         "signs": "RFC 8785 (JCS) bytes of a /check answer without its \"signature\" member",
         "answerType": ANSWER_TYPE,
         "logVkey": state.log.vkey(),
+        "rules": toolmark_toolset::rules::RULES_ID,
+        "rulesDigest": crate::rules::digest(),
     }))
     .into_response()
 }
@@ -981,12 +983,14 @@ fn answer(
         }),
         None => None,
     };
+    let (pattern_scan, legs) = scan_part(index, q, &client, found.as_ref(), decision.verdict)?;
     let cp = &at.checkpoint;
     let (cosignatures, cosigned_at) = crate::witnesses::answer_cosignatures(state, at);
     Ok(Some(Answer {
         checked_at: checked_at.to_owned(),
         contributed: None,
         issuer: format!("{}/api/v1/issuer", state.base_url),
+        legs,
         log: LogState {
             checkpoint: String::from_utf8_lossy(&at.note).into_owned(),
             cosignatures,
@@ -1000,6 +1004,7 @@ fn answer(
         note: decision.note.join("; "),
         observed,
         package_lookalike: q.package.as_deref().and_then(|p| state.names.package(p)),
+        pattern_scan,
         proof,
         query: wire::Query {
             compared_by: client.by,
@@ -1022,6 +1027,134 @@ fn answer(
             .transpose()?,
         kind: ANSWER_TYPE.to_owned(),
     }))
+}
+
+/// `patternScan` and `legs`: the tools sent, scanned now (they are bounded by the body limit,
+/// and a scan is pure and linear); else the target's stored scan when the answer is about its
+/// current set (`same`, or nothing compared) and the row was made from that set; else, for a
+/// target, `not-scanned` (toolmark keeps the scans of current sets only).
+fn scan_part(
+    index: &toolmark_index::Index,
+    q: &Query,
+    client: &Client,
+    found: Option<&Found<'_>>,
+    verdict: Match,
+) -> Result<(Option<wire::PatternScan>, Option<wire::Legs>), ApiError> {
+    use toolmark_toolset::{legs, rules};
+    let rules_digest = crate::rules::digest().to_owned();
+    if let Some(tools) = &q.tools {
+        let Ok(set) = ToolSet::of_raw(tools) else {
+            return Ok((None, None));
+        };
+        let scan = rules::scan(&set, None);
+        let tool_legs = legs::set_legs(&set);
+        let note = "the tools sent, scanned when answered (instructions are not sent)";
+        return Ok((
+            Some(pattern_scan(
+                scan,
+                rules_digest,
+                note,
+                client.mtl1_digest().copied(),
+                client.full,
+            )),
+            Some(answer_legs(tool_legs)),
+        ));
+    }
+    let Some(f) = found else {
+        return Ok((None, None));
+    };
+    let current = verdict == Match::Same || client.compared().is_none();
+    let stored = if current {
+        index
+            .target_scan(&f.row.id)?
+            .filter(|s| f.row.current_full.as_deref() == Some(s.full.as_str()))
+    } else {
+        None
+    };
+    let digests = (
+        f.row.current_mtl1.as_deref().and_then(|d| d.parse().ok()),
+        f.row.current_full.as_deref().and_then(|d| d.parse().ok()),
+    );
+    match stored {
+        Some(s) => match s.scan {
+            Some(scan) => {
+                let note = if s.rules_digest == rules_digest {
+                    "toolmark's current tool set and server instructions of this target, \
+                     scanned when observed"
+                } else {
+                    "toolmark's current tool set and server instructions of this target, \
+                     scanned with an earlier rule set (a re-scan is pending)"
+                };
+                let mut ps = pattern_scan(scan, s.rules_digest, note, digests.0, digests.1);
+                ps.pattern_set = s.rules;
+                let legs = answer_legs(s.legs);
+                Ok((Some(ps), Some(legs)))
+            }
+            None => Ok((
+                Some(not_scanned(
+                    "the observed tool set could not be read to scan it",
+                )),
+                None,
+            )),
+        },
+        None if f.row.current_full.is_none() => Ok((None, None)),
+        None => Ok((
+            Some(not_scanned(
+                "the set compared is not toolmark's current one: toolmark keeps the scans of \
+                 current sets only (send `tools` to have them scanned)",
+            )),
+            None,
+        )),
+    }
+}
+
+fn pattern_scan(
+    scan: toolmark_toolset::rules::Scan,
+    rules_digest: String,
+    note: &str,
+    tool_set_digest: Option<Sri>,
+    full_digest: Option<Sri>,
+) -> wire::PatternScan {
+    wire::PatternScan {
+        advise: scan.advise as u64,
+        block: scan.block as u64,
+        flagged: scan.flagged(),
+        full_digest,
+        matches: scan.matches,
+        note: note.to_owned(),
+        pattern_set: scan.rules,
+        rules_digest,
+        status: wire::ScanStatus::Scanned,
+        tool_set_digest,
+        truncated: scan.truncated as u64,
+    }
+}
+
+fn not_scanned(note: &str) -> wire::PatternScan {
+    wire::PatternScan {
+        advise: 0,
+        block: 0,
+        flagged: false,
+        full_digest: None,
+        matches: Vec::new(),
+        note: note.to_owned(),
+        pattern_set: toolmark_toolset::rules::RULES_ID.to_owned(),
+        rules_digest: crate::rules::digest().to_owned(),
+        status: wire::ScanStatus::NotScanned,
+        tool_set_digest: None,
+        truncated: 0,
+    }
+}
+
+fn answer_legs(mut tools: Vec<toolmark_toolset::legs::ToolLegs>) -> wire::Legs {
+    let toxic_flow = toolmark_toolset::legs::toxic_flow(&tools);
+    let truncated = tools.len().saturating_sub(wire::MAX_ANSWER_LEG_TOOLS) as u64;
+    tools.truncate(wire::MAX_ANSWER_LEG_TOOLS);
+    wire::Legs {
+        tools,
+        toxic_flow,
+        truncated,
+    }
 }
 
 /// A package target's `packageVersion` and `packageSignals`. With `current` (the latest `ok`

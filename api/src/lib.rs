@@ -43,6 +43,7 @@ pub mod feeds;
 pub mod logroutes;
 pub mod lookalike;
 pub mod ops;
+pub mod rules;
 pub mod servers;
 pub mod service;
 pub mod state;
@@ -82,6 +83,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(documents::routes())
         .merge(stats::routes())
         .merge(witnesses::routes())
+        .merge(rules::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             ops::count_requests,

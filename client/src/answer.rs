@@ -60,6 +60,10 @@ pub struct Answer {
     pub contributed: Option<bool>,
     /// The URL of `/api/v1/issuer`, which publishes the answer key.
     pub issuer: String,
+    /// The data-flow legs of the set the scan read ([`Legs`]), when `patternScan` is
+    /// `scanned`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legs: Option<Legs>,
     /// The log the answer was decided against.
     pub log: LogState,
     /// The verdict.
@@ -78,6 +82,15 @@ pub struct Answer {
         skip_serializing_if = "Option::is_none"
     )]
     pub package_lookalike: Option<PackageLookalike>,
+    /// The rule set's scan of the tool set the answer is about (HISTOR's member, plus the
+    /// rule set's digest): the tools sent, else toolmark's current set when it is the one
+    /// compared (`same`) or nothing was compared.
+    #[serde(
+        rename = "patternScan",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pattern_scan: Option<PatternScan>,
     /// The entry a `same` or `previously-observed` answer rests on, with its proof.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
@@ -337,6 +350,79 @@ pub struct Observed {
     )]
     pub unchanged_since: Option<String>,
 }
+
+/// Whether a scan is reported (`patternScan.status`, HISTOR's values that apply here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScanStatus {
+    /// The scan of the set named by `toolSetDigest`/`fullDigest` is reported.
+    Scanned,
+    /// The set compared is not one toolmark keeps a scan of (an earlier or unknown set sent by
+    /// digest only).
+    NotScanned,
+}
+
+/// `patternScan`: the rule set's matches over a tool set (and, for toolmark's current set, the
+/// server's instructions). Members in RFC 8785 order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatternScan {
+    /// Advise-tier matches (all counted).
+    pub advise: u64,
+    /// Block-tier matches (all counted).
+    pub block: u64,
+    /// Whether anything matched.
+    pub flagged: bool,
+    /// The scanned set's full digest.
+    #[serde(
+        rename = "fullDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub full_digest: Option<Sri>,
+    /// The matches (at most `toolset::rules::MAX_MATCHES`).
+    pub matches: Vec<toolmark_toolset::rules::Match>,
+    /// What was scanned, in words.
+    pub note: String,
+    /// The rule set's id (`toolmark-rules/1`).
+    #[serde(rename = "patternSet")]
+    pub pattern_set: String,
+    /// The SRI digest of the rule set's canonical bytes (`/api/v1/rules`).
+    #[serde(rename = "rulesDigest")]
+    pub rules_digest: String,
+    /// Whether a scan is reported.
+    pub status: ScanStatus,
+    /// The scanned set's MTL/1 digest.
+    #[serde(
+        rename = "toolSetDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_set_digest: Option<Sri>,
+    /// Matches left out of `matches`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `legs`: per tool of the scanned set, its data-flow legs, and whether the set holds all
+/// three (a toxic flow).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Legs {
+    /// The tools with a leg (at most [`MAX_ANSWER_LEG_TOOLS`]).
+    pub tools: Vec<toolmark_toolset::legs::ToolLegs>,
+    /// All three legs on this set, and how sure (`null`: not all three).
+    #[serde(rename = "toxicFlow")]
+    pub toxic_flow: Option<toolmark_toolset::legs::Certainty>,
+    /// Tools with a leg left out of `tools`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u64,
+}
+
+/// Most tools an answer's [`Legs`] lists.
+pub const MAX_ANSWER_LEG_TOOLS: usize = 200;
 
 /// The log entry an answer rests on, and its proof.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

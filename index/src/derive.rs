@@ -52,6 +52,7 @@ impl Index {
             None => set_meta(&self.conn, "log_vkey", &vkey)?,
         }
         crate::census::refresh(self, blobs)?;
+        self.rescan(blobs, crate::scans::RESCAN_PER_PASS)?;
         let from = self.log_size_indexed()?;
         let to = log.head().size;
         if from > to {
@@ -82,6 +83,7 @@ impl Index {
              DELETE FROM changes;
              DELETE FROM package_observations;
              DELETE FROM target_sensitive;
+             DELETE FROM target_scans;
              DELETE FROM security_events;
              DELETE FROM sqlite_sequence WHERE name = 'changes';
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
@@ -650,9 +652,10 @@ fn tools(
     if state.last_ok_entry.is_some_and(|l| l >= index) {
         return Ok((None, false));
     }
+    let mut set = None;
     if state.current_full.as_ref() != Some(full) {
         // The census follows the current tool set (read only when it changes).
-        let set = doc
+        set = doc
             .zip(raw.as_deref())
             .and_then(|(d, r)| checked_tool_set(d.tool_set(), r, full, index).ok());
         crate::census::derive(tx, &target_id, index, set.as_ref())?;
@@ -668,6 +671,16 @@ fn tools(
             )?);
         }
     }
+    // The scan follows the current tool set and instructions; its changes come after the
+    // tool-set change, in id order.
+    let scanned = crate::scans::derive(
+        tx,
+        (index, entry),
+        full,
+        doc,
+        (set.as_ref(), state.last_ok_entry.is_some()),
+    )?;
+    let change = change.or(scanned.changes.first().copied());
     let current = params![
         target_id,
         at,

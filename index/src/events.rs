@@ -79,8 +79,8 @@ CREATE INDEX IF NOT EXISTS security_events_target ON security_events (target_id,
 /// Whether a change of `kind` and `class` is a security event.
 pub fn is_event(kind: &str, class: &str) -> bool {
     match kind {
-        "behaviour" | "registry" | "authorization" => true,
-        "tools" => class == "dangerous",
+        "behaviour" | "registry" | "authorization" | "scan" => true,
+        "tools" | "instructions" => class == "dangerous",
         _ => false,
     }
 }

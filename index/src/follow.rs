@@ -178,6 +178,7 @@ impl Index {
             )));
         }
         crate::census::refresh(self, blobs)?;
+        self.rescan(blobs, crate::scans::RESCAN_PER_PASS)?;
         let from = indexed;
         // The next chunk is read (its bundles, its entries decoded, its documents read, hashed
         // and decoded) on another thread while this one verifies and indexes the current one:

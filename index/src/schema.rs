@@ -66,6 +66,12 @@
 //!   change and per `dangerous` `tools` change (`seq` the cursor, `id` the event's digest,
 //!   `target_id`, `kind`, `observed_at`, `change_id`, `body` the unsigned event document),
 //!   derived in change order ([`crate::events`]).
+//! * `target_scans` (version 6, [`crate::scans`]): per target, the rule-set scan and the
+//!   data-flow legs of its current tool set and server instructions (`entry`, `full`,
+//!   `instructions`, `rules`/`rules_digest` it was scanned with, `scan` JSON, `block`/`advise`
+//!   counts, `classes`, `legs`, `toxic`); `meta.scan_rules` is set once every row is this code's
+//!   rule set. Version 6 also rebuilds `changes` (ids kept) for the `instructions` and `scan`
+//!   kinds.
 //! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
 //!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
 //!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
@@ -92,7 +98,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{ENDPOINT_KEY_RULES, Index, IndexError, endpoint_key};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -100,7 +106,7 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[5];
+pub const READ_ONLY_VERSIONS: &[u32] = &[6];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
@@ -113,6 +119,7 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     (5, crate::events::EVENT_TABLES),
     (5, crate::stats::STATS_INDEXES),
     (5, crate::census::CENSUS_TABLES),
+    (6, crate::scans::SCAN_TABLES),
 ];
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
