@@ -13,7 +13,9 @@ use std::collections::HashMap;
 
 use toolmark_index::index::ChangeRow;
 use toolmark_toolset::classify::{self, Class, Classification, Signal};
+use toolmark_index::BecameFlagged;
 use toolmark_toolset::diff::Diff;
+use toolmark_toolset::instructions::InstructionsChange;
 
 use crate::ApiError;
 
@@ -48,9 +50,19 @@ pub enum ChangeError {
         /// What the reader refused.
         source: serde_json::Error,
     },
-    /// The stored kind is not `tools`, `authorization`, `behaviour` or `registry`.
+    /// An `instructions` or `scan` change without its facts.
+    #[error("change {id}: the {what} change has no stored facts")]
+    Facts {
+        /// The change id.
+        id: i64,
+        /// The kind.
+        what: &'static str,
+    },
+    /// The stored kind is not `tools`, `authorization`, `behaviour`, `registry`,
+    /// `instructions` or `scan`.
     #[error(
-        "change {id}: the stored kind {kind:?} is not tools, authorization, behaviour or registry"
+        "change {id}: the stored kind {kind:?} is not tools, authorization, behaviour, registry, \
+         instructions or scan"
     )]
     Kind {
         /// The change id.
@@ -122,6 +134,11 @@ pub struct ChangeView {
     /// For a package whose newer version's registry signals raise flags (`kind` =
     /// `registry`): the two versions and the flags.
     pub registry: Option<RegistryChangeView>,
+    /// For a change of the server's instructions (`kind` = `instructions`): the word diff and
+    /// the signals.
+    pub instructions: Option<InstructionsChange>,
+    /// For a target the rule set newly flags (`kind` = `scan`): the scan.
+    pub scan: Option<BecameFlagged>,
 }
 
 /// A package's registry signals raising flags between two versions.
@@ -217,8 +234,27 @@ impl ChangeView {
             "registry" => Some(registry_of(&row).ok_or(ChangeError::Registry { id })?),
             _ => None,
         };
+        let facts = |what: &'static str| -> Result<&str, ChangeError> {
+            row.classification
+                .as_deref()
+                .ok_or(ChangeError::Facts { id, what })
+        };
+        let instructions = match row.kind.as_str() {
+            "instructions" => Some(
+                serde_json::from_str(facts("instructions")?)
+                    .map_err(|source| ChangeError::Classification { id, source })?,
+            ),
+            _ => None,
+        };
+        let scan = match row.kind.as_str() {
+            "scan" => Some(
+                serde_json::from_str(facts("scan")?)
+                    .map_err(|source| ChangeError::Classification { id, source })?,
+            ),
+            _ => None,
+        };
         let authorization = match row.kind.as_str() {
-            "tools" | "behaviour" | "registry" => None,
+            "tools" | "behaviour" | "registry" | "instructions" | "scan" => None,
             "authorization" => {
                 let read = |v: &Option<String>| -> Option<Vec<String>> {
                     serde_json::from_str(v.as_deref()?).ok()
@@ -236,6 +272,7 @@ impl ChangeView {
             }
         };
         let analysis = match (row.diff.as_deref(), row.classification.as_deref()) {
+            _ if instructions.is_some() || scan.is_some() => None,
             (None, None) => None,
             (Some(d), Some(c)) => Some(Analysis {
                 diff: serde_json::from_str(d).map_err(|source| ChangeError::Diff { id, source })?,
@@ -251,6 +288,8 @@ impl ChangeView {
             authorization,
             behaviour,
             registry,
+            instructions,
+            scan,
         })
     }
 
@@ -263,6 +302,10 @@ impl ChangeView {
             "behaviour changed"
         } else if self.registry.is_some() {
             "registry signals changed"
+        } else if self.instructions.is_some() {
+            "server instructions changed"
+        } else if self.scan.is_some() {
+            "flagged by the rule set"
         } else {
             "tool definitions changed"
         }
@@ -296,8 +339,12 @@ impl ChangeView {
             .map(|t| t.name.as_str())
     }
 
-    /// The signals the classification lists (none when not analysed).
+    /// The signals the classification lists (an instructions change's own; none when not
+    /// analysed).
     pub fn signals(&self) -> &[Signal] {
+        if let Some(i) = &self.instructions {
+            return &i.signals;
+        }
         self.analysis
             .as_ref()
             .map_or(&[], |a| &a.classification.signals)
@@ -305,6 +352,9 @@ impl ChangeView {
 
     /// How many signals fired, including the ones the classification left out.
     pub fn signals_total(&self) -> usize {
+        if let Some(i) = &self.instructions {
+            return i.signals.len();
+        }
         self.analysis.as_ref().map_or(0, |a| {
             a.classification
                 .signals

@@ -303,6 +303,11 @@ fn summary_json(base: &str, s: &TargetSummary) -> Value {
         "toolCount": t.current_tools,
         "changes": s.changes,
         "sensitive": s.sensitive,
+        "flagged": s.scan.as_ref().is_some_and(|x| x.block + x.advise > 0),
+        "blockMatches": s.scan.as_ref().map(|x| x.block),
+        "adviseMatches": s.scan.as_ref().map(|x| x.advise),
+        "flaggedClasses": s.scan.as_ref().map(|x| &x.classes),
+        "toxicFlow": s.scan.as_ref().and_then(|x| x.toxic_flow.as_ref()),
         "page": format!("{base}/s/{}", t.id),
     })
 }
@@ -319,7 +324,7 @@ async fn list_servers(
     let target_state = match p.one("state")? {
         None => TargetState::All,
         Some(s) => TargetState::parse(s).ok_or_else(|| {
-            bad("state must be all, observed, changed, failing, skipped or delisted")
+            bad("state must be all, observed, changed, failing, skipped, delisted or flagged")
         })?,
     };
     let sensitive = match p.one("sensitive")? {
@@ -354,6 +359,40 @@ async fn list_servers(
     })
     .await?;
     Ok(axum::Json(body).into_response())
+}
+
+/// A target's stored scan ([`toolmark_index::scans`]) as `/api/v1/servers/{id}` shows it:
+/// the rule set it was made with, the matches with their spans (`patternMatches`, HISTOR's
+/// name), the legs of every tool that has one and the toxic flow; `null` before the target's
+/// first `ok` observation.
+fn scan_json(scan: Option<toolmark_index::TargetScan>) -> Value {
+    let Some(s) = scan else {
+        return Value::Null;
+    };
+    let (block, advise, truncated, matches) = match &s.scan {
+        Some(x) => (
+            json!(x.block),
+            json!(x.advise),
+            json!(x.truncated),
+            json!(x.matches),
+        ),
+        None => (Value::Null, Value::Null, Value::Null, Value::Null),
+    };
+    json!({
+        "status": if s.scan.is_some() { "scanned" } else { "not-scanned" },
+        "entry": s.entry,
+        "full": s.full,
+        "rules": s.rules,
+        "rulesDigest": s.rules_digest,
+        "current": s.rules_digest == crate::rules::digest(),
+        "flagged": s.flagged(),
+        "block": block,
+        "advise": advise,
+        "patternMatches": matches,
+        "truncated": truncated,
+        "legs": s.legs,
+        "toxicFlow": s.toxic_flow,
+    })
 }
 
 fn target_or_404(index: &Index, id: &str) -> Result<TargetRow, ApiError> {
@@ -449,6 +488,7 @@ async fn server_detail(
                 "census".into(),
                 json!({"policy": policy::STARTER.name, "categories": census}),
             );
+            out.insert("scan".into(), scan_json(index.target_scan(&id)?));
             (target, out)
         };
         Ok((target, out))
@@ -584,6 +624,12 @@ pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Val
     }
     if let Some(g) = &c.registry {
         out["registry"] = serde_json::to_value(g).map_err(ApiError::internal)?;
+    }
+    if let Some(i) = &c.instructions {
+        out["instructions"] = serde_json::to_value(i).map_err(ApiError::internal)?;
+    }
+    if let Some(x) = &c.scan {
+        out["scan"] = serde_json::to_value(x).map_err(ApiError::internal)?;
     }
     if whole {
         let (diff, classification) = match &c.analysis {

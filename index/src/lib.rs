@@ -80,7 +80,9 @@ pub use document::{Document, DocumentError};
 pub use events::{EventQuery, SecurityEventRow};
 pub use harvests::{CompletedHarvest, HarvestKind, HarvestState, RegistryItem};
 pub use index::{Index, IndexError};
-pub use queries::{ChangeQuery, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet};
+pub use queries::{
+    ChangeQuery, ScanSummary, TargetFilter, TargetState, ToolSetRef, VerifiedToolSet,
+};
 pub use record::{Recorded, Recorder, RunInput, RunStatus, TargetOutcome};
-pub use scans::{ClassCount, Rescan, ScanTotals, TargetScan};
+pub use scans::{BecameFlagged, ClassCount, Rescan, ScanTotals, TargetScan};
 pub use stats::{BadgeFacts, ChangeCounts, DayCount, HostCount, HostCounts, TargetCounts};

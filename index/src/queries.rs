@@ -36,7 +36,7 @@ use crate::index::{EndpointKey, Index, IndexError, MAX_QUERY_ROWS, endpoint_key}
 use crate::rows::{
     CHANGE_COLS, ChangeRow, OBSERVATION_COLS, ObservationRow, RUN_COLS, RunRow, SERVER_COLS,
     ServerRow, TARGET_COLS, TargetRow, change_row, int, need_unsigned, observation_row, run_row,
-    server_row, target_row,
+    server_row, target_row, unsigned,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -59,17 +59,21 @@ pub enum TargetState {
     Skipped,
     /// The target or its server left the registry.
     Delisted,
+    /// The rule set's scan of its current tool set and instructions has a match
+    /// ([`crate::scans`]).
+    Flagged,
 }
 
 impl TargetState {
     /// Every state, in the order pages list them.
-    pub const ALL: [TargetState; 6] = [
+    pub const ALL: [TargetState; 7] = [
         TargetState::All,
         TargetState::Observed,
         TargetState::Changed,
         TargetState::Failing,
         TargetState::Skipped,
         TargetState::Delisted,
+        TargetState::Flagged,
     ];
 
     /// The state's name as `state=` spells it.
@@ -81,6 +85,7 @@ impl TargetState {
             TargetState::Failing => "failing",
             TargetState::Skipped => "skipped",
             TargetState::Delisted => "delisted",
+            TargetState::Flagged => "flagged",
         }
     }
 
@@ -100,6 +105,7 @@ impl TargetState {
             }
             TargetState::Skipped => "t.skip_reason IS NOT NULL",
             TargetState::Delisted => "coalesce(t.delisted_at, s.delisted_at) IS NOT NULL",
+            TargetState::Flagged => "sc.block + sc.advise > 0",
         }
     }
 }
@@ -181,6 +187,22 @@ pub struct TargetSummary {
     /// The starter-policy categories its current tool set has tools in ([`crate::census`]),
     /// in the policy's order.
     pub sensitive: Vec<String>,
+    /// Its scan's counts ([`crate::scans`]); `None` before its first `ok` observation.
+    pub scan: Option<ScanSummary>,
+}
+
+/// A target's scan as listings show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanSummary {
+    /// Block-tier matches.
+    pub block: u64,
+    /// Advise-tier matches.
+    pub advise: u64,
+    /// The rule classes matched, sorted.
+    pub classes: Vec<String>,
+    /// `possible` or `confirmed` when the set holds all three data-flow legs.
+    pub toxic_flow: Option<String>,
 }
 
 /// A page of [`Index::search_targets`].
@@ -192,7 +214,8 @@ pub struct TargetPage {
     pub targets: Vec<TargetSummary>,
 }
 
-const SUMMARY_FROM: &str = "FROM targets t LEFT JOIN servers s ON s.name = t.server";
+const SUMMARY_FROM: &str = "FROM targets t LEFT JOIN servers s ON s.name = t.server \
+     LEFT JOIN target_scans sc ON sc.target_id = t.id";
 
 /// The columns [`summary_row`] reads.
 fn summary_cols() -> String {
@@ -200,7 +223,8 @@ fn summary_cols() -> String {
     format!(
         "{}, s.title, coalesce(t.delisted_at, s.delisted_at), \
          (SELECT count(*) FROM changes c WHERE c.target_id = t.id), \
-         (SELECT group_concat(x.category) FROM target_sensitive x WHERE x.target_id = t.id)",
+         (SELECT group_concat(x.category) FROM target_sensitive x WHERE x.target_id = t.id), \
+         sc.block, sc.advise, sc.classes, sc.toxic",
         target.join(", ")
     )
 }
@@ -213,6 +237,18 @@ fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<TargetSummary> {
         delisted_at: r.get(n + 1)?,
         changes: need_unsigned(r, n + 2)?,
         sensitive: crate::census::categories_from_concat(r.get(n + 3)?),
+        scan: match unsigned(r, n + 4)? {
+            None => None,
+            Some(block) => Some(ScanSummary {
+                block,
+                advise: need_unsigned(r, n + 5)?,
+                classes: r
+                    .get::<_, Option<String>>(n + 6)?
+                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .unwrap_or_default(),
+                toxic_flow: r.get(n + 7)?,
+            }),
+        },
     })
 }
 

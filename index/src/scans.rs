@@ -333,22 +333,22 @@ pub(crate) fn derive(
         let (old_entry, old_full) = previous
             .as_ref()
             .map_or((index, full), |p| (p.entry, p.full.as_str()));
-        let summary = serde_json::json!({
-            "rules": scan.rules,
-            "rulesDigest": current_digest(),
-            "block": scan.block,
-            "advise": scan.advise,
-            "classes": classes_of(Some(scan)),
-            "matches": scan.matches,
-            "truncated": scan.truncated,
-        });
+        let summary = BecameFlagged {
+            rules: scan.rules.clone(),
+            rules_digest: current_digest().to_owned(),
+            block: scan.block as u64,
+            advise: scan.advise as u64,
+            classes: classes_of(Some(scan)),
+            matches: scan.matches.clone(),
+            truncated: scan.truncated as u64,
+        };
         changes.push(insert_change(
             tx,
             (index, entry),
             (old_entry, old_full, full),
             "scan",
             class,
-            &summary.to_string(),
+            &serde_json::to_string(&summary)?,
         )?);
     }
     Ok(Derived { changes })
@@ -382,6 +382,27 @@ fn insert_change(
         kind,
     ])?;
     Ok(tx.last_insert_rowid())
+}
+
+/// A `scan` change's facts (its `classification` column): the scan that made the target
+/// flagged. One type for the index, which writes it, and the API, which reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BecameFlagged {
+    /// The rule set's id.
+    pub rules: String,
+    /// Its digest.
+    pub rules_digest: String,
+    /// Block-tier matches.
+    pub block: u64,
+    /// Advise-tier matches.
+    pub advise: u64,
+    /// The classes matched, sorted.
+    pub classes: Vec<RuleClass>,
+    /// The matches (at most `toolset::rules::MAX_MATCHES`).
+    pub matches: Vec<rules::Match>,
+    /// Matches left out.
+    pub truncated: u64,
 }
 
 /// What one [`Index::rescan`] pass did.
