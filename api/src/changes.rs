@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
+use toolmark_index::BecameFlagged;
 use toolmark_index::index::ChangeRow;
 use toolmark_toolset::classify::{self, Class, Classification, Signal};
-use toolmark_index::BecameFlagged;
 use toolmark_toolset::diff::Diff;
 use toolmark_toolset::instructions::InstructionsChange;
 

@@ -118,6 +118,9 @@ pub struct TargetScan {
     pub entry: u64,
     /// That tool set's full digest.
     pub full: String,
+    /// The server's instructions scanned with it (at most [`MAX_INSTRUCTIONS_CHARS`]; what
+    /// `$['instructions']` matches index into).
+    pub instructions: Option<String>,
     /// The rule set's id it was scanned with (`toolmark-rules/1`).
     pub rules: String,
     /// That rule set's digest.
@@ -489,8 +492,8 @@ impl Index {
     pub fn target_scan(&self, target_id: &str) -> Result<Option<TargetScan>, IndexError> {
         self.conn
             .prepare_cached(
-                "SELECT entry, full, rules, rules_digest, scan, legs, toxic FROM target_scans
-                 WHERE target_id = ?1",
+                "SELECT entry, full, rules, rules_digest, scan, legs, toxic, instructions
+                 FROM target_scans WHERE target_id = ?1",
             )?
             .query_row([target_id], scan_row)
             .optional()?
@@ -570,10 +573,12 @@ fn scan_row(r: &Row<'_>) -> rusqlite::Result<Result<TargetScan, IndexError>> {
     let legs: String = r.get(5)?;
     let toxic: Option<String> = r.get(6)?;
     let (full, rules, rules_digest) = (r.get(1)?, r.get(2)?, r.get(3)?);
+    let instructions: Option<String> = r.get(7)?;
     Ok((|| {
         Ok(TargetScan {
             entry,
             full,
+            instructions,
             rules,
             rules_digest,
             scan: scan.map(|s| serde_json::from_str(&s)).transpose()?,
