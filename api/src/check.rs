@@ -1085,8 +1085,7 @@ fn scan_part(
                     "toolmark's current tool set and server instructions of this target, \
                      scanned with an earlier rule set (a re-scan is pending)"
                 };
-                let mut ps = pattern_scan(scan, s.rules_digest, note, digests.0, digests.1);
-                ps.pattern_set = s.rules;
+                let ps = pattern_scan(scan, s.rules_digest, note, digests.0, digests.1);
                 let legs = answer_legs(s.legs);
                 Ok((Some(ps), Some(legs)))
             }
@@ -1121,9 +1120,9 @@ fn pattern_scan(
         flagged: scan.flagged(),
         full_digest,
         matches: scan.matches,
-        note: note.to_owned(),
-        pattern_set: scan.rules,
-        rules_digest,
+        note: format!("{note}. A match is a reason to read the definition, not a finding of fact."),
+        pattern_set: rules_digest,
+        rules: scan.rules,
         status: wire::ScanStatus::Scanned,
         tool_set_digest,
         truncated: scan.truncated as u64,
@@ -1138,8 +1137,8 @@ fn not_scanned(note: &str) -> wire::PatternScan {
         full_digest: None,
         matches: Vec::new(),
         note: note.to_owned(),
-        pattern_set: toolmark_toolset::rules::RULES_ID.to_owned(),
-        rules_digest: crate::rules::digest().to_owned(),
+        pattern_set: crate::rules::digest().to_owned(),
+        rules: toolmark_toolset::rules::RULES_ID.to_owned(),
         status: wire::ScanStatus::NotScanned,
         tool_set_digest: None,
         truncated: 0,

@@ -383,12 +383,12 @@ pub struct PatternScan {
     pub matches: Vec<toolmark_toolset::rules::Match>,
     /// What was scanned, in words.
     pub note: String,
-    /// The rule set's id (`toolmark-rules/1`).
+    /// The SRI digest of the rule set's canonical bytes (`/api/v1/rules`; HISTOR's member,
+    /// which names its pattern set by digest too).
     #[serde(rename = "patternSet")]
     pub pattern_set: String,
-    /// The SRI digest of the rule set's canonical bytes (`/api/v1/rules`).
-    #[serde(rename = "rulesDigest")]
-    pub rules_digest: String,
+    /// The rule set's id (`toolmark-rules/1`).
+    pub rules: String,
     /// Whether a scan is reported.
     pub status: ScanStatus,
     /// The scanned set's MTL/1 digest.
