@@ -18,8 +18,9 @@
 //!   `method` with `url`, `sql`) and formats `uri`/`email`.
 //! * `annotation`: explicit hints only (the MCP defaults say nothing about a tool: every tool
 //!   without annotations is by default open-world and not read-only). An explicit
-//!   `openWorldHint: true` is weak evidence of untrusted input, and of outbound when the tool
-//!   is also not read-only; an explicit `readOnlyHint: true` caps outbound at `possible` and drops
+//!   `openWorldHint: true` says no more than the default, so alone it gives no leg (adding it
+//!   to a tool changes no leg); it backs other evidence of untrusted input, and of outbound
+//!   when the tool is also not read-only, as evidence of a second kind; an explicit `readOnlyHint: true` caps outbound at `possible` and drops
 //!   its weak evidence; an explicit `openWorldHint: false` drops the weak untrusted-input and
 //!   outbound evidence. `destructiveHint` says whether a tool destroys, not where data flows: it
 //!   is not read.
@@ -341,6 +342,10 @@ impl Acc {
         }
     }
 
+    fn any(&self) -> bool {
+        !self.strong.is_empty() || !self.weak.is_empty()
+    }
+
     fn drop_weak(&mut self, kinds: &[&str]) {
         self.weak.retain(|e| !kinds.contains(&e.kind.as_str()));
     }
@@ -597,10 +602,14 @@ impl Judge {
         let (open, open_explicit) = hint(annotations, "openWorldHint", true);
         const K: &str = "annotation";
         let mut outbound_cap = None;
+        // An explicit `openWorldHint: true` says what the default says: it only backs other
+        // evidence, so adding it to a tool gives it no leg.
         if open_explicit && open {
-            self.untrusted
-                .add(false, K, "openWorldHint: true".to_owned());
-            if !read_only {
+            if self.untrusted.any() {
+                self.untrusted
+                    .add(false, K, "openWorldHint: true".to_owned());
+            }
+            if !read_only && self.outbound.any() {
                 self.outbound
                     .add(false, K, "openWorldHint: true, not read-only".to_owned());
             }
