@@ -143,15 +143,68 @@ pub struct ToolLegs {
 
 /// Verbs that read or look up.
 const READ_VERBS: &[&str] = &[
-    "read", "get", "list", "search", "find", "query", "fetch", "retrieve", "view", "show",
-    "download", "export", "lookup", "describe", "browse", "cat", "load", "recall", "grep",
-    "tail", "inspect", "scan", "explore", "dump", "open", "look", "count", "check",
-    "summarize", "analyze", "extract", "watch", "poll", "receive", "see", "access", "obtain",
+    "read", "get", "list", "search", "find", "query", "retrieve", "view", "show", "download",
+    "export", "lookup", "describe", "cat", "load", "recall", "grep", "tail", "inspect", "scan",
+    "explore", "dump", "open", "look", "count", "check", "summarize", "analyze", "extract",
+    "watch", "poll", "receive", "see", "access", "obtain", "capture", "observe", "take",
+];
+
+/// Verbs that bring in a page from the web (and so also request an address the caller picks).
+const FETCH_VERBS: &[&str] = &[
+    "fetch", "scrape", "crawl", "browse", "navigate", "visit", "goto", "curl", "wget",
+];
+
+/// Verbs that only send something out.
+const SEND_VERBS: &[&str] = &[
+    "send", "post", "publish", "upload", "share", "tweet", "reply", "forward", "notify",
+    "broadcast", "email", "dm", "invite", "submit", "comment", "retweet", "mail", "sms",
+    "announce", "respond", "message", "push", "react", "webhook", "request", "http",
+];
+
+/// Send verbs that are also nouns (`get_post`, `list_comments`, `port_forward`): they are the
+/// verb only in a verb's place (first or second word) of a name with no other verb.
+const AMBIGUOUS_SEND: &[&str] = &[
+    "post", "comment", "email", "mail", "message", "share", "invite", "reply", "tweet", "dm",
+    "request", "http", "webhook", "push", "sms", "forward", "react",
+];
+
+/// Verbs that make or change something.
+const WRITE_VERBS: &[&str] = &[
+    "create", "add", "update", "edit", "write", "put", "set", "make", "close", "merge",
+    "reopen", "assign", "modify", "patch", "append", "insert", "upsert", "replace", "commit",
+    "fork", "star", "save", "draft", "schedule", "book", "approve", "resolve", "transition",
+    "finalize", "cancel", "refund", "apply", "install", "upgrade", "deploy", "new",
+];
+
+/// Verbs that run code or commands (what comes back and what goes out is anyone's guess).
+const EXEC_VERBS: &[&str] = &["exec", "execute", "run", "start", "interact", "evaluate", "eval"];
+
+/// What an exec verb must run to count (`run_query` is a read, `start_session` nothing).
+const EXEC_NOUNS: &[&str] = &[
+    "command", "process", "code", "script", "shell", "terminal", "pod", "javascript", "js",
+    "python", "snippet", "cmd", "bash", "program", "generic", "unsafe",
+];
+
+/// Verbs that act on a page in a browser.
+const INTERACT_VERBS: &[&str] = &[
+    "click", "fill", "type", "press", "select", "drag", "drop", "act", "tab", "evaluate",
+    "dialog",
+];
+
+/// Other verbs: with one of them first, a name is about something else (`delete_email_domain`,
+/// `stop_port_forward`).
+const OTHER_VERBS: &[&str] = &[
+    "delete", "remove", "archive", "move", "copy", "rename", "trigger", "stop", "invoke",
+    "call", "verify", "validate", "activate", "deactivate", "enable", "disable", "confirm",
+    "preview", "render", "convert", "parse", "format", "generate", "test", "mark", "clear",
+    "reset", "sync", "import", "uninstall", "kill", "terminate", "cleanup", "toggle",
+    "resize", "hover", "emulate", "checkout", "login", "logout", "resolve", "scale", "ping",
+    "wait", "calculate", "simulate", "echo", "give",
 ];
 
 /// Nouns of data that belong to a user or their organisation.
 const PRIVATE_NOUNS: &[&str] = &[
-    "file", "dir", "directory", "folder", "document", "doc", "note", "mail", "email", "inbox",
+    "file", "dir", "directory", "folder", "document", "note", "mail", "email", "inbox",
     "message", "chat", "conversation", "thread", "dm", "calendar", "event", "meeting",
     "contact", "memory", "entity", "graph", "observation", "relation", "secret", "credential",
     "password", "token", "key", "vault", "clipboard", "cookie", "history", "bookmark",
@@ -165,34 +218,37 @@ const PRIVATE_NOUNS: &[&str] = &[
     "app", "policy", "setting", "node", "page", "space", "board", "card", "comment",
     "notebook", "cell", "container", "pod", "schema", "deployment", "instance", "cluster",
     "organization", "org", "person", "people", "dataset", "storage", "backup", "audit",
-    "session",
+    "block", "dispute", "price", "product", "coupon", "call", "status", "onedrive",
+    "outlook", "gmail", "slack", "notion", "kb", "knowledge", "resource", "process",
 ];
 
 /// Nouns of public data (their tools read nothing of the user's).
 const PUBLIC_NOUNS: &[&str] = &[
-    "weather", "forecast", "time", "timezone", "documentation", "docs", "library", "package",
-    "crate", "npm", "pypi", "wikipedia", "news", "stock", "price", "map", "place",
-    "direction", "route", "geocode", "currency", "exchange", "rate", "holiday", "web", "url",
-    "website", "internet", "guide", "tutorial", "example", "model", "version", "help",
-    "capability", "tool", "prompt", "thinking", "thought", "joke", "quote", "definition",
+    "weather", "forecast", "time", "timezone", "documentation", "doc", "library", "package",
+    "crate", "npm", "pypi", "wikipedia", "news", "stock", "map", "place", "direction",
+    "route", "geocode", "currency", "exchange", "rate", "holiday", "web", "url", "website",
+    "internet", "guide", "tutorial", "example", "model", "version", "help", "capability",
+    "prompt", "thinking", "thought", "joke", "quote", "definition", "sum", "image", "paper",
+    "monitor", "crawl", "search", "feedback", "usage", "stat",
 ];
 
 /// Words of the open web and other places anyone can write.
 const WEB_NOUNS: &[&str] = &[
-    "url", "uri", "web", "webpage", "website", "site", "html", "link", "internet", "online",
-    "google", "bing", "brave", "duckduckgo", "tavily", "exa", "serp", "perplexity", "http",
-    "https",
+    "url", "uri", "web", "webpage", "website", "site", "html", "internet", "online", "google",
+    "bing", "brave", "duckduckgo", "tavily", "exa", "serp", "perplexity", "https", "github",
+    "gitlab", "arxiv", "stackoverflow",
 ];
 
 /// Words of a browser a tool drives (the pages it shows were written by others).
 const BROWSER_NOUNS: &[&str] = &[
-    "browser", "puppeteer", "playwright", "tab", "snapshot", "screenshot", "console", "dom",
+    "browser", "puppeteer", "playwright", "stagehand", "browserbase", "selenium", "chrome",
 ];
 
-/// Verbs that bring in text from the web.
-const FETCH_VERBS: &[&str] = &[
-    "fetch", "scrape", "crawl", "browse", "navigate", "visit", "goto", "download", "search",
-    "extract", "read", "get", "open", "load", "query", "lookup", "find",
+/// Browser words that read the page.
+const CAPTURE_WORDS: &[&str] = &[
+    "screenshot", "snapshot", "console", "network", "observe", "extract", "find", "get",
+    "read", "text", "content", "html", "markdown", "evaluate", "navigate", "agent", "act",
+    "click",
 ];
 
 /// Nouns of text others wrote (issues, comments, mail, chat, posts, tickets …).
@@ -200,29 +256,13 @@ const THIRD_PARTY_NOUNS: &[&str] = &[
     "issue", "comment", "pr", "pull", "review", "mail", "email", "inbox", "message", "chat",
     "thread", "post", "tweet", "ticket", "discussion", "feed", "news", "article", "rss",
     "notification", "conversation", "transcript", "reply", "mention", "dm", "reddit",
-    "hackernews", "youtube", "forum", "story", "wiki",
+    "hackernews", "youtube", "forum", "story", "wiki", "paper", "repository", "code",
 ];
 
-/// Verbs that only send something out.
-const SEND_VERBS: &[&str] = &[
-    "send", "post", "publish", "upload", "share", "tweet", "reply", "forward", "notify",
-    "broadcast", "email", "dm", "invite", "submit", "comment", "retweet", "mail", "sms",
-    "announce", "respond", "message", "push", "react", "webhook", "request", "curl", "http",
-];
-
-/// Send verbs that are also nouns (`get_post`, `list_comments`): they count only when no read
-/// verb is in the name.
-const AMBIGUOUS_SEND: &[&str] = &[
-    "post", "comment", "email", "mail", "message", "share", "invite", "reply", "tweet", "dm",
-    "request", "http", "webhook", "push", "sms",
-];
-
-/// Verbs that make or change something.
-const WRITE_VERBS: &[&str] = &[
-    "create", "add", "update", "edit", "write", "put", "set", "make", "close", "merge",
-    "reopen", "assign", "modify", "patch", "append", "insert", "upsert", "replace", "commit",
-    "fork", "star", "new", "save", "draft", "schedule", "book", "approve", "resolve",
-    "transition", "open",
+/// Nouns of stored content that may hold text others wrote (a file, a page, a log).
+const CONTENT_NOUNS: &[&str] = &[
+    "file", "content", "document", "page", "block", "markdown", "diff", "log", "commit",
+    "output", "kb", "knowledge", "show", "query", "dispute", "calendar", "profile", "channel",
 ];
 
 /// Nouns of things others read once made (issues, comments, posts, pages, releases …).
@@ -231,31 +271,26 @@ const OUTBOUND_NOUNS: &[&str] = &[
     "repository", "repo", "discussion", "review", "wiki", "email", "mail", "invitation",
     "invite", "event", "meeting", "reply", "reaction", "status", "story", "article", "sms",
     "notification", "webhook", "channel", "card", "ticket", "answer", "thread", "blog",
-    "request", "tag",
-];
-
-/// Other verbs: with one of them in a name, a send word that is also a noun is the noun
-/// (`delete_email_domain`).
-const OTHER_VERBS: &[&str] = &[
-    "delete", "remove", "archive", "move", "copy", "rename", "run", "execute", "trigger",
-    "start", "stop", "invoke", "call", "verify", "validate", "activate", "deactivate",
-    "enable", "disable", "confirm", "preview", "render", "convert", "parse", "format",
-    "generate", "test", "mark", "cancel", "clear", "reset", "sync", "import", "install",
+    "request", "share", "link", "subscription", "dispute", "block", "source",
 ];
 
 /// Nouns that, last in a name, make it about the settings of a thing rather than the thing
-/// (`list_email_templates`, `update_issue_label`).
+/// (`list_email_templates`, `update_issue_label`, `get_pull_request_status`).
 const CONFIG_NOUNS: &[&str] = &[
     "template", "setting", "config", "configuration", "domain", "customization", "preference",
     "signature", "filter", "rule", "theme", "policy", "label", "schema", "type", "field",
     "format", "permission", "role", "quota", "limit", "count", "preview", "status", "stat",
-    "metric", "version", "widget", "tag",
+    "metric", "version", "widget", "tag", "info", "metadata", "size", "tree",
 ];
 
-/// Words whose tools read private data whatever their verb (`execute_sql`, `clipboard`).
+/// Words whose tools read private data whatever else the name says (`execute_sql`, `git_log`).
 const PRIVATE_STRONG: &[&str] = &[
-    "sql", "clipboard", "cookie", "credential", "password", "secret", "inbox", "vault",
+    "sql", "clipboard", "cookie", "credential", "password", "secret", "inbox", "vault", "git",
+    "env",
 ];
+
+/// Nouns that are sent (`give_feedback`).
+const SEND_NOUNS: &[&str] = &["feedback"];
 
 // ---------------------------------------------------------------------------------------------
 
@@ -379,111 +414,212 @@ struct Judge {
     outbound: Acc,
 }
 
-/// What a word list (a name, or a window of a description) says.
-struct Reading<'a> {
-    read: Option<&'a str>,
-    write: Option<&'a str>,
-    send: Option<&'a str>,
-    fetch: Option<&'a str>,
-    private: Option<&'a str>,
-    private_strong: Option<&'a str>,
-    public: Option<&'a str>,
-    web: Option<&'a str>,
-    browser: Option<&'a str>,
-    third: Option<&'a str>,
-    out_noun: Option<&'a str>,
+/// The kind of a name's main verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Read,
+    Fetch,
+    Send,
+    Write,
+    Exec,
+    Interact,
+    Other,
 }
 
-fn reading(ws: &[String]) -> Reading<'_> {
-    let read = first_in(ws, READ_VERBS);
-    let write = first_in(ws, WRITE_VERBS);
-    let other = first_in(ws, OTHER_VERBS);
-    // `list_email_templates` is about templates: no third-party text, nothing sent.
-    let config = ws.len() > 1 && ws.last().is_some_and(|w| CONFIG_NOUNS.contains(&w.as_str()));
-    // A word that is also a noun (`post`, `email`) is a verb only in a verb's place: first or
-    // second word, with no other verb in the name.
-    let send = ws.iter().enumerate().map(|(i, w)| (i, w.as_str())).find_map(|(i, w)| {
-        let verb = SEND_VERBS.contains(&w)
-            && (!AMBIGUOUS_SEND.contains(&w)
-                || (i < 2 && read.is_none() && write.is_none() && other.is_none()));
-        verb.then_some(w)
-    });
-    Reading {
-        read,
-        write,
-        send,
-        fetch: first_in(ws, FETCH_VERBS),
-        private: ws
+/// What a name says: its words, its main verb and the nouns after it.
+struct Name {
+    words: Vec<String>,
+    /// The first verb of the name (a send word that is also a noun only in a verb's place).
+    verb: Option<(Verb, String)>,
+    /// The main verb's index.
+    at: Option<usize>,
+    /// The last word is a settings noun (`…_template`).
+    config: bool,
+}
+
+fn verb_kind(w: &str, i: usize, ws: &[String]) -> Option<Verb> {
+    if SEND_VERBS.contains(&w) && !AMBIGUOUS_SEND.contains(&w) {
+        Some(Verb::Send)
+    } else if FETCH_VERBS.contains(&w) {
+        Some(Verb::Fetch)
+    } else if EXEC_VERBS.contains(&w) && ws[i + 1..].iter().any(|n| EXEC_NOUNS.contains(&n.as_str()))
+    {
+        Some(Verb::Exec)
+    } else if WRITE_VERBS.contains(&w) {
+        Some(Verb::Write)
+    } else if INTERACT_VERBS.contains(&w) {
+        Some(Verb::Interact)
+    } else if OTHER_VERBS.contains(&w) {
+        Some(Verb::Other)
+    } else if READ_VERBS.contains(&w) {
+        Some(Verb::Read)
+    } else {
+        None
+    }
+}
+
+impl Name {
+    fn of(name: &str) -> Name {
+        let cut: String = name.chars().take(NAME_MAX_CHARS).collect();
+        let words = words(&cut, 32);
+        let mut verb = None;
+        let mut at = None;
+        for (i, w) in words.iter().enumerate() {
+            if let Some(k) = verb_kind(w, i, &words) {
+                verb = Some((k, w.clone()));
+                at = Some(i);
+                break;
+            }
+        }
+        if verb.is_none()
+            && let Some(i) = words
+                .iter()
+                .take(2)
+                .position(|w| AMBIGUOUS_SEND.contains(&w.as_str()))
+        {
+            verb = Some((Verb::Send, words[i].clone()));
+            at = Some(i);
+        }
+        let config = words.len() > 1
+            && words
+                .last()
+                .is_some_and(|w| CONFIG_NOUNS.contains(&w.as_str()));
+        Name {
+            words,
+            verb,
+            at,
+            config,
+        }
+    }
+
+    fn kind(&self) -> Option<Verb> {
+        self.verb.as_ref().map(|v| v.0)
+    }
+
+    fn verb(&self) -> &str {
+        self.verb.as_ref().map_or("", |v| v.1.as_str())
+    }
+
+    /// The first word other than the main verb that is in `table`.
+    fn noun(&self, table: &[&str]) -> Option<&str> {
+        self.words
             .iter()
-            .map(String::as_str)
-            .find(|w| PRIVATE_NOUNS.contains(w) && Some(*w) != send),
-        private_strong: first_in(ws, PRIVATE_STRONG),
-        public: first_in(ws, PUBLIC_NOUNS),
-        web: first_in(ws, WEB_NOUNS),
-        browser: first_in(ws, BROWSER_NOUNS),
-        third: ws
-            .iter()
-            .map(String::as_str)
-            .find(|w| THIRD_PARTY_NOUNS.contains(w) && Some(*w) != send)
-            .filter(|_| !config),
-        out_noun: ws
-            .iter()
-            .map(String::as_str)
-            .find(|w| OUTBOUND_NOUNS.contains(w) && Some(*w) != read)
-            .filter(|_| !config),
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != self.at)
+            .map(|(_, w)| w.as_str())
+            .find(|w| table.contains(w))
+    }
+
+    fn has(&self, w: &str) -> bool {
+        self.words.iter().any(|x| x == w)
+    }
+
+    /// The name says the tool changes or sends something (no read in it).
+    fn acts(&self) -> bool {
+        matches!(
+            self.kind(),
+            Some(Verb::Write | Verb::Send | Verb::Other | Verb::Interact)
+        ) && !(self.verb() == "edit")
     }
 }
 
 impl Judge {
-    fn name(&mut self, name: &str) {
-        let cut: String = name.chars().take(NAME_MAX_CHARS).collect();
-        let ws = words(&cut, 32);
-        let r = reading(&ws);
+    fn name(&mut self, n: &Name) {
         const K: &str = "name";
+        let v = n.verb().to_owned();
+        let kind = n.kind();
+        let browser = n.noun(BROWSER_NOUNS);
         // Private data.
-        if let (Some(v), Some(n)) = (r.read, r.private) {
-            if r.web.is_none() || r.private_strong.is_some() {
+        if let Some(w) = n.noun(PRIVATE_STRONG).filter(|_| !n.acts()) {
+            self.private.add(true, K, format!("private word `{w}`"));
+        }
+        match (kind, n.noun(PRIVATE_NOUNS)) {
+            (Some(Verb::Read), Some(p)) if n.noun(WEB_NOUNS).is_none() => {
                 self.private
-                    .add(true, K, format!("read verb `{v}` + private noun `{n}`"));
+                    .add(true, K, format!("read verb `{v}` + private noun `{p}`"));
             }
-        } else if let Some(n) = r.private_strong {
-            self.private.add(true, K, format!("private noun `{n}`"));
-        } else if let Some(v) = r.read
-            && r.public.is_none()
-            && r.web.is_none()
-            && r.send.is_none()
-        {
-            self.private.add(false, K, format!("read verb `{v}`"));
+            (Some(Verb::Write), Some(p)) if v == "edit" => {
+                self.private
+                    .add(false, K, format!("edit verb `{v}` + private noun `{p}`"));
+            }
+            (None, Some(p)) if browser.is_none() => {
+                self.private.add(false, K, format!("private noun `{p}`"));
+            }
+            (Some(Verb::Read), None)
+                if n.noun(PUBLIC_NOUNS).is_none()
+                    && n.noun(WEB_NOUNS).is_none()
+                    && browser.is_none() =>
+            {
+                self.private.add(false, K, format!("read verb `{v}`"));
+            }
+            _ => {}
         }
         // Untrusted input.
-        if let (Some(v), Some(n)) = (r.fetch, r.web) {
-            self.untrusted
-                .add(true, K, format!("fetch verb `{v}` + web noun `{n}`"));
-        } else if let (Some(v), Some(n)) = (r.read, r.third) {
-            self.untrusted
-                .add(true, K, format!("read verb `{v}` + third-party noun `{n}`"));
-        } else if let Some(n) = r
-            .web
-            .or(r.browser)
-            .filter(|_| r.write.is_none() && r.send.is_none())
-        {
-            self.untrusted.add(false, K, format!("web noun `{n}`"));
-        } else if let Some(v) = r
-            .fetch
-            .filter(|v| matches!(*v, "fetch" | "scrape" | "crawl" | "browse" | "navigate"))
-        {
-            self.untrusted.add(false, K, format!("fetch verb `{v}`"));
+        let third = n.noun(THIRD_PARTY_NOUNS).filter(|_| !n.config);
+        match kind {
+            Some(Verb::Fetch) => {
+                self.untrusted
+                    .add(true, K, format!("fetch verb `{v}`"));
+            }
+            Some(Verb::Read) => {
+                if let Some(w) = n.noun(WEB_NOUNS) {
+                    self.untrusted
+                        .add(true, K, format!("read verb `{v}` + web noun `{w}`"));
+                } else if let Some(t) = third {
+                    self.untrusted
+                        .add(true, K, format!("read verb `{v}` + third-party noun `{t}`"));
+                } else if let Some(c) = n.noun(CONTENT_NOUNS).filter(|_| !n.config) {
+                    self.untrusted
+                        .add(false, K, format!("read verb `{v}` + content noun `{c}`"));
+                }
+            }
+            None => {
+                if let Some(t) = third.or(n.noun(WEB_NOUNS)) {
+                    self.untrusted.add(false, K, format!("noun `{t}`"));
+                }
+            }
+            _ => {}
+        }
+        if let Some(b) = browser {
+            if let Some(c) = n.noun(CAPTURE_WORDS).or(
+                (matches!(kind, Some(Verb::Read | Verb::Fetch))).then_some(v.as_str()),
+            ) {
+                self.untrusted
+                    .add(true, K, format!("browser `{b}` + `{c}`"));
+                if !matches!(c, "navigate" | "agent") {
+                    self.private.add(false, K, format!("browser `{b}` + `{c}`"));
+                }
+            }
+            if matches!(kind, Some(Verb::Interact)) {
+                self.outbound
+                    .add(false, K, format!("browser `{b}` + interaction `{v}`"));
+            }
         }
         // Outbound.
-        if let Some(v) = r.send {
-            self.outbound.add(true, K, format!("send verb `{v}`"));
-        } else if let (Some(v), Some(n)) = (r.write, r.out_noun) {
-            self.outbound
-                .add(true, K, format!("write verb `{v}` + shared noun `{n}`"));
+        match kind {
+            Some(Verb::Send) => {
+                self.outbound.add(true, K, format!("send verb `{v}`"));
+            }
+            Some(Verb::Write) if !n.config && !n.has("draft") => {
+                if let Some(o) = n.noun(OUTBOUND_NOUNS) {
+                    self.outbound
+                        .add(true, K, format!("write verb `{v}` + shared noun `{o}`"));
+                }
+            }
+            Some(Verb::Exec) => {
+                let d = format!("runs code or commands (`{v}`)");
+                self.private.add(false, K, d.clone());
+                self.untrusted.add(false, K, d.clone());
+                self.outbound.add(false, K, d);
+            }
+            _ => {}
+        }
+        if let Some(w) = n.noun(SEND_NOUNS) {
+            self.outbound.add(false, K, format!("sent noun `{w}`"));
         }
     }
 
-    fn description(&mut self, text: &str) {
+    fn description(&mut self, text: &str, n: &Name) {
         let cut: String = text.chars().take(DESCRIPTION_MAX_CHARS).collect();
         let lower = cut.to_lowercase();
         const K: &str = "description";
@@ -497,73 +633,85 @@ impl Judge {
                 acc.add(*strong, K, format!("`{}`", m.as_str()));
             }
         }
-        // Verb then noun within a short window, sentence by sentence, in the first sentences.
-        for sentence in lower.split(['.', '!', '?', '\n']).take(4) {
+        // Verb then noun within a short window, in the first sentences.
+        for (k, sentence) in lower.split(['.', '!', '?', '\n']).take(4).enumerate() {
             let ws = words(sentence, 64);
+            if k == 0
+                && let Some(first) = ws.first().map(String::as_str)
+                && SEND_VERBS.contains(&first)
+                && !matches!(first, "request" | "http" | "webhook" | "message" | "comment")
+            {
+                self.outbound
+                    .add(false, K, format!("starts with `{first}`"));
+            }
             for (i, w) in ws.iter().enumerate() {
-                let window = &ws[i + 1..(i + 6).min(ws.len())];
+                let window = &ws[i + 1..(i + 7).min(ws.len())];
                 let w = w.as_str();
                 if READ_VERBS.contains(&w) {
-                    if let Some(n) = first_in(window, PRIVATE_NOUNS)
+                    if let Some(p) = first_in(window, PRIVATE_NOUNS)
                         && first_in(window, PUBLIC_NOUNS).is_none()
                     {
-                        self.private
-                            .add(false, K, format!("`{w}` … `{n}`"));
+                        self.private.add(false, K, format!("`{w}` … `{p}`"));
                     }
-                    if let Some(n) = first_in(window, THIRD_PARTY_NOUNS) {
-                        self.untrusted
-                            .add(false, K, format!("`{w}` … `{n}`"));
+                    if let Some(t) = first_in(window, THIRD_PARTY_NOUNS).filter(|_| !n.config) {
+                        self.untrusted.add(false, K, format!("`{w}` … `{t}`"));
                     }
                 }
-                if FETCH_VERBS.contains(&w)
-                    && let Some(n) = first_in(window, WEB_NOUNS)
+                if (FETCH_VERBS.contains(&w) || READ_VERBS.contains(&w))
+                    && let Some(u) = first_in(window, WEB_NOUNS)
                 {
-                    self.untrusted
-                        .add(false, K, format!("`{w}` … `{n}`"));
+                    self.untrusted.add(false, K, format!("`{w}` … `{u}`"));
                 }
-                if (WRITE_VERBS.contains(&w) || SEND_VERBS.contains(&w))
-                    && let Some(n) = first_in(window, OUTBOUND_NOUNS)
+                let sends = SEND_VERBS.contains(&w) && !AMBIGUOUS_SEND.contains(&w);
+                if (sends || (WRITE_VERBS.contains(&w) && w != "new"))
+                    && let Some(o) = first_in(window, OUTBOUND_NOUNS)
+                    && !n.config
                 {
-                    self.outbound
-                        .add(false, K, format!("`{w}` … `{n}`"));
+                    self.outbound.add(false, K, format!("`{w}` … `{o}`"));
                 }
             }
         }
     }
 
-    fn schema(&mut self, schema: &Json, name_reads: bool, name_writes: bool) {
+    fn schema(&mut self, schema: &Json, n: &Name) {
         let mut props: Vec<(String, Option<String>)> = Vec::new();
         collect_properties(schema, 1, &mut props);
-        let names: BTreeSet<&str> = props.iter().map(|(n, _)| n.as_str()).collect();
-        let norm = |n: &str| n.to_lowercase().replace(['-', '_'], "");
-        let normed: BTreeSet<String> = names.iter().map(|n| norm(n)).collect();
+        let normed: BTreeSet<String> = props
+            .iter()
+            .map(|(p, _)| p.to_lowercase().replace(['-', '_'], ""))
+            .collect();
         let has = |list: &[&'static str]| -> Option<&'static str> {
             list.iter().find(|p| normed.contains(**p)).copied()
         };
         const K: &str = "schema";
+        let acts = n.acts();
         let url = has(&[
-            "url", "urls", "uri", "link", "href", "website", "webpage", "pageurl", "targeturl",
+            "url", "urls", "uri", "href", "website", "webpage", "pageurl", "targeturl",
             "starturl", "sourceurl", "weburl",
         ]);
-        if let Some(p) = url
-            && !(name_writes && !name_reads)
-        {
-            self.untrusted.add(false, K, format!("property `{p}`"));
+        if let Some(u) = url.filter(|_| !acts) {
+            self.untrusted.add(false, K, format!("property `{u}`"));
+            // A request to an address the caller picks can carry data out in the address.
+            if matches!(n.kind(), Some(Verb::Fetch)) {
+                self.outbound
+                    .add(true, K, format!("fetch verb + property `{u}` (a request to any URL)"));
+            } else {
+                self.outbound.add(false, K, format!("property `{u}`"));
+            }
         }
         let recipient = has(&[
             "to", "recipient", "recipients", "cc", "bcc", "toemail", "emailto", "phone",
-            "phonenumber", "channel", "channelid", "chatid", "webhook", "webhookurl", "towhom",
-            "userid",
+            "phonenumber", "channel", "channelid", "chatid", "webhook", "webhookurl",
+            "torecipients",
         ]);
         let body = has(&["body", "message", "text", "content", "subject", "html", "payload"]);
         match (recipient, body) {
-            (Some(r), Some(b)) if r != "userid" => self.outbound.add(
-                true,
-                K,
-                format!("properties `{r}` + `{b}`"),
-            ),
-            (Some(r), _) if !matches!(r, "userid" | "channel" | "channelid" | "to") => {
-                self.outbound.add(false, K, format!("property `{r}`"))
+            (Some(r), Some(b)) if !matches!(n.kind(), Some(Verb::Read)) => {
+                self.outbound
+                    .add(true, K, format!("properties `{r}` + `{b}`"));
+            }
+            (Some(r), None) if !matches!(r, "channel" | "channelid" | "to") => {
+                self.outbound.add(false, K, format!("property `{r}`"));
             }
             _ => {}
         }
@@ -571,23 +719,29 @@ impl Judge {
             self.outbound
                 .add(true, K, format!("properties `{m}` + `{u}` (an HTTP request)"));
         }
-        if let Some(p) = has(&[
+        let path = has(&[
             "path", "paths", "filepath", "filename", "file", "directory", "dir", "folder",
-            "folderpath", "sourcepath",
-        ]) && (name_reads || !name_writes)
-        {
-            self.private.add(false, K, format!("property `{p}`"));
+            "folderpath", "sourcepath", "filepaths",
+        ]);
+        if let Some(p) = path {
+            if n.has("upload") {
+                self.private
+                    .add(true, K, format!("uploads property `{p}` (a local file)"));
+            } else if !acts && !matches!(n.kind(), Some(Verb::Write)) {
+                self.private.add(false, K, format!("property `{p}`"));
+            }
         }
-        if let Some(p) = has(&["sql", "sqlquery", "statement", "database", "table", "tablename"]) {
+        if let Some(p) = has(&["sql", "sqlquery", "statement"]).filter(|_| !acts) {
             self.private.add(false, K, format!("property `{p}`"));
+            self.untrusted.add(false, K, format!("property `{p}` (rows others wrote)"));
         }
         for (p, format) in &props {
             match format.as_deref() {
-                Some("uri" | "url" | "iri") if !(name_writes && !name_reads) => {
+                Some("uri" | "url" | "iri") if !acts => {
                     self.untrusted
                         .add(false, K, format!("property `{p}` format `uri`"));
                 }
-                Some("email") => {
+                Some("email") if !matches!(n.kind(), Some(Verb::Read)) => {
                     self.outbound
                         .add(false, K, format!("property `{p}` format `email`"));
                 }
@@ -596,20 +750,21 @@ impl Judge {
         }
     }
 
-    fn annotations(&mut self, annotations: Option<&Json>) -> Option<Certainty> {
+    /// Explicit hints; the cap outbound gets.
+    fn annotations(&mut self, annotations: Option<&Json>, n: &Name) -> Option<Certainty> {
         use crate::diff::hint;
         let (read_only, ro_explicit) = hint(annotations, "readOnlyHint", false);
         let (open, open_explicit) = hint(annotations, "openWorldHint", true);
         const K: &str = "annotation";
-        let mut outbound_cap = None;
-        // An explicit `openWorldHint: true` says what the default says: it only backs other
-        // evidence, so adding it to a tool gives it no leg.
+        // An explicit `openWorldHint: true` says what the default says: alone it gives no leg.
+        // It backs other evidence, and a name that makes or changes something out there.
         if open_explicit && open {
             if self.untrusted.any() {
                 self.untrusted
                     .add(false, K, "openWorldHint: true".to_owned());
             }
-            if !read_only && self.outbound.any() {
+            let writes = matches!(n.kind(), Some(Verb::Write | Verb::Send));
+            if !read_only && (self.outbound.any() || writes) {
                 self.outbound
                     .add(false, K, "openWorldHint: true, not read-only".to_owned());
             }
@@ -620,13 +775,13 @@ impl Judge {
         }
         if ro_explicit && read_only {
             self.outbound.weak.clear();
-            outbound_cap = Some(Certainty::Possible);
+            return Some(Certainty::Possible);
         }
-        outbound_cap
+        None
     }
 }
 
-/// Description phrases that say a leg plainly.
+/// Description phrases that say a leg plainly (`true`) or hint at it.
 static PHRASES: LazyLock<Vec<(Leg, bool, Regex)>> = LazyLock::new(|| {
     [
         (
@@ -647,7 +802,7 @@ static PHRASES: LazyLock<Vec<(Leg, bool, Regex)>> = LazyLock::new(|| {
         (
             Leg::UntrustedInput,
             true,
-            r"\b(?:search(?:es)?\s+the\s+(?:web|internet)|web\s+search|from\s+the\s+(?:internet|web)|navigate\s+(?:the\s+browser\s+)?to\s+(?:a\s+)?url|search\s+results)\b",
+            r"\b(?:search(?:es)?\s+the\s+(?:web|internet)|web\s+search|from\s+the\s+(?:internet|web)|navigate\s+(?:the\s+browser\s+)?to\s+(?:a\s+)?url)\b",
         ),
         (
             Leg::Outbound,
@@ -697,22 +852,25 @@ fn collect_properties(schema: &Json, depth: usize, out: &mut Vec<(String, Option
 /// The legs of one tool.
 pub fn tool_legs(tool: &Tool) -> Vec<ToolLeg> {
     let mut j = Judge::default();
-    let name = tool.name().unwrap_or_default();
-    j.name(name);
-    let name_words = words(&name.chars().take(NAME_MAX_CHARS).collect::<String>(), 32);
-    let name_reads = first_in(&name_words, READ_VERBS).is_some();
-    let name_writes = first_in(&name_words, WRITE_VERBS).is_some()
-        || first_in(&name_words, SEND_VERBS).is_some();
+    let n = Name::of(tool.name().unwrap_or_default());
+    j.name(&n);
     if let Some(d) = tool.description() {
-        j.description(d);
+        j.description(d, &n);
     }
     if let Some(s) = tool.get("inputSchema") {
-        j.schema(s, name_reads, name_writes);
+        j.schema(s, &n);
     }
-    let cap = j.annotations(tool.get("annotations"));
+    // A name that changes or sends something reads and takes in nothing by its description's
+    // or schema's say-so (`create_entities` … "in the knowledge graph").
+    if n.acts() {
+        j.private.drop_weak(&["description", "schema"]);
+        j.untrusted.drop_weak(&["description", "schema"]);
+        j.untrusted.strong.retain(|e| e.kind == "name");
+    }
+    let cap = j.annotations(tool.get("annotations"), &n);
     // A tool that fetches from the web reads the web, not the user's data.
     if !j.untrusted.strong.is_empty() && j.private.strong.is_empty() {
-        j.private.weak.clear();
+        j.private.weak.retain(|e| e.kind != "name" || !e.detail.starts_with("read verb"));
     }
     let Judge {
         private,
