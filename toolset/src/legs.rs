@@ -8,28 +8,41 @@
 //! It weighs four kinds of [`Evidence`]:
 //!
 //! * `name`: the name split into words (`snake_case`, `camelCase`, `kebab-case`, dots; plural
-//!   `s` dropped), a verb of a leg's kind together with a noun of its kind: `read_file`,
-//!   `list_emails` (private data), `fetch_url`, `get_issue_comments` (untrusted input),
-//!   `send_message`, `create_issue`, `upload_file` (outbound). A verb that only sends
-//!   (`send`, `publish`, `upload`, `tweet` …) is enough alone; a noun or verb alone is weaker.
-//! * `description`: the same verb-then-noun test within a window of words of the description,
-//!   and plain phrases (`from the internet`, `search the web`, `HTTP request`).
-//! * `schema`: input property names (`url`, `path`, `to`/`recipient` with `body`/`message`,
-//!   `method` with `url`, `sql`) and formats `uri`/`email`.
+//!   `s` dropped) and read around its main verb (the first word that is a verb; a word that is
+//!   also a noun, like `post` or `email`, only in a verb's place of a name with no other verb):
+//!   a read verb with a private noun (`read_file`, `list-mail-messages`), a read verb with a
+//!   web or third-party noun (`search_web`, `get_issue_comments`), a fetch verb (`fetch`,
+//!   `navigate`, `scrape`), a send verb (`send_email`, `upload_file`, `slack_post_message`), a
+//!   write verb with a shared noun (`create_issue`, `add_issue_comment`); weaker: a read verb
+//!   alone, a read verb with a content noun (`get_file_contents`: a file may hold text others
+//!   wrote), a browser word with an interaction (`browser_click`), a verb that runs code or
+//!   commands (`exec_in_pod`: all three legs possible). A name whose last word is a settings
+//!   noun (`list_email_templates`) reads no third-party text and sends nothing; a name that
+//!   only changes or sends something (`create_entities`, `delete_email_domain`) reads no data
+//!   and takes in no text by its description's or schema's say-so; a draft is not sent.
+//! * `description`: the same verb-then-noun test within a window of words of the first
+//!   sentences, and plain phrases (`from the internet`, `send an email`, `HTTP request`).
+//! * `schema`: input property names (`url`: untrusted input and, since the caller picks the
+//!   address, outbound, confirmed with a fetch verb; `path` for a reading tool; `to`/`recipient`
+//!   with `body`/`message`; `method` with `url`; `sql`) and formats `uri`/`email`.
 //! * `annotation`: explicit hints only (the MCP defaults say nothing about a tool: every tool
 //!   without annotations is by default open-world and not read-only). An explicit
 //!   `openWorldHint: true` says no more than the default, so alone it gives no leg (adding it
-//!   to a tool changes no leg); it backs other evidence of untrusted input, and of outbound
-//!   when the tool is also not read-only, as evidence of a second kind; an explicit `readOnlyHint: true` caps outbound at `possible` and drops
-//!   its weak evidence; an explicit `openWorldHint: false` drops the weak untrusted-input and
-//!   outbound evidence. `destructiveHint` says whether a tool destroys, not where data flows: it
-//!   is not read.
+//!   to a tool that had no other evidence changes no leg); it backs other evidence of untrusted
+//!   input or outbound, and gives outbound as `possible` to a tool that is not read-only and
+//!   whose name makes or sends something (`create_refund`: it acts in the open world). An
+//!   explicit `readOnlyHint: true` drops the outbound evidence of the name and description (a
+//!   URL the tool requests still counts); an explicit `openWorldHint: false` drops the weak
+//!   untrusted-input and outbound evidence of the schema. `destructiveHint` says whether a
+//!   tool destroys, not where data flows: it is not read.
 //!
 //! A leg is `confirmed` by one strong piece of evidence (a name's verb and noun, a plain
-//! phrase) or by weak evidence of two different kinds; `possible` by weak evidence of one kind.
+//! phrase, a fetch verb with a `url` property) or by weak evidence of three different kinds
+//! (the labelled set agrees with two kinds less often); `possible` by weak evidence.
 //!
 //! It does not know what a tool actually does, follow `$ref`s or read output schemas: a tool
-//! whose definition hides what it does has no legs here.
+//! whose definition hides what it does has no legs here. Its word lists were tuned on the
+//! labelled set `tests/fixtures/rules/legs.jsonl` (see `tests/legs_corpus.rs`).
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -143,10 +156,44 @@ pub struct ToolLegs {
 
 /// Verbs that read or look up.
 const READ_VERBS: &[&str] = &[
-    "read", "get", "list", "search", "find", "query", "retrieve", "view", "show", "download",
-    "export", "lookup", "describe", "cat", "load", "recall", "grep", "tail", "inspect", "scan",
-    "explore", "dump", "open", "look", "count", "check", "summarize", "analyze", "extract",
-    "watch", "poll", "receive", "see", "access", "obtain", "capture", "observe", "take",
+    "read",
+    "get",
+    "list",
+    "search",
+    "find",
+    "query",
+    "retrieve",
+    "view",
+    "show",
+    "download",
+    "export",
+    "lookup",
+    "describe",
+    "cat",
+    "load",
+    "recall",
+    "grep",
+    "tail",
+    "inspect",
+    "scan",
+    "explore",
+    "dump",
+    "open",
+    "look",
+    "count",
+    "check",
+    "summarize",
+    "analyze",
+    "extract",
+    "watch",
+    "poll",
+    "receive",
+    "see",
+    "access",
+    "obtain",
+    "capture",
+    "observe",
+    "take",
 ];
 
 /// Verbs that bring in a page from the web (and so also request an address the caller picks).
@@ -156,9 +203,32 @@ const FETCH_VERBS: &[&str] = &[
 
 /// Verbs that only send something out.
 const SEND_VERBS: &[&str] = &[
-    "send", "post", "publish", "upload", "share", "tweet", "reply", "forward", "notify",
-    "broadcast", "email", "dm", "invite", "submit", "comment", "retweet", "mail", "sms",
-    "announce", "respond", "message", "push", "react", "webhook", "request", "http",
+    "send",
+    "post",
+    "publish",
+    "upload",
+    "share",
+    "tweet",
+    "reply",
+    "forward",
+    "notify",
+    "broadcast",
+    "email",
+    "dm",
+    "invite",
+    "submit",
+    "comment",
+    "retweet",
+    "mail",
+    "sms",
+    "announce",
+    "respond",
+    "message",
+    "push",
+    "react",
+    "webhook",
+    "request",
+    "http",
 ];
 
 /// Send verbs that are also nouns (`get_post`, `list_comments`, `port_forward`): they are the
@@ -170,122 +240,544 @@ const AMBIGUOUS_SEND: &[&str] = &[
 
 /// Verbs that make or change something.
 const WRITE_VERBS: &[&str] = &[
-    "create", "add", "update", "edit", "write", "put", "set", "make", "close", "merge",
-    "reopen", "assign", "modify", "patch", "append", "insert", "upsert", "replace", "commit",
-    "fork", "star", "save", "draft", "schedule", "book", "approve", "resolve", "transition",
-    "finalize", "cancel", "refund", "apply", "install", "upgrade", "deploy", "new",
+    "create",
+    "add",
+    "update",
+    "edit",
+    "write",
+    "put",
+    "set",
+    "make",
+    "close",
+    "merge",
+    "reopen",
+    "assign",
+    "modify",
+    "patch",
+    "append",
+    "insert",
+    "upsert",
+    "replace",
+    "commit",
+    "fork",
+    "star",
+    "save",
+    "draft",
+    "schedule",
+    "book",
+    "approve",
+    "resolve",
+    "transition",
+    "finalize",
+    "cancel",
+    "refund",
+    "apply",
+    "install",
+    "upgrade",
+    "deploy",
+    "new",
 ];
 
 /// Verbs that run code or commands (what comes back and what goes out is anyone's guess).
-const EXEC_VERBS: &[&str] = &["exec", "execute", "run", "start", "interact", "evaluate", "eval"];
+const EXEC_VERBS: &[&str] = &[
+    "exec", "execute", "run", "start", "interact", "evaluate", "eval",
+];
 
 /// What an exec verb must run to count (`run_query` is a read, `start_session` nothing).
 const EXEC_NOUNS: &[&str] = &[
-    "command", "process", "code", "script", "shell", "terminal", "pod", "javascript", "js",
-    "python", "snippet", "cmd", "bash", "program", "generic", "unsafe",
+    "command",
+    "process",
+    "code",
+    "script",
+    "shell",
+    "terminal",
+    "pod",
+    "javascript",
+    "js",
+    "python",
+    "snippet",
+    "cmd",
+    "bash",
+    "program",
+    "generic",
+    "unsafe",
 ];
 
 /// Verbs that act on a page in a browser.
 const INTERACT_VERBS: &[&str] = &[
     "click", "fill", "type", "press", "select", "drag", "drop", "act", "tab", "evaluate",
-    "dialog",
 ];
 
 /// Other verbs: with one of them first, a name is about something else (`delete_email_domain`,
 /// `stop_port_forward`).
 const OTHER_VERBS: &[&str] = &[
-    "delete", "remove", "archive", "move", "copy", "rename", "trigger", "stop", "invoke",
-    "call", "verify", "validate", "activate", "deactivate", "enable", "disable", "confirm",
-    "preview", "render", "convert", "parse", "format", "generate", "test", "mark", "clear",
-    "reset", "sync", "import", "uninstall", "kill", "terminate", "cleanup", "toggle",
-    "resize", "hover", "emulate", "checkout", "login", "logout", "resolve", "scale", "ping",
-    "wait", "calculate", "simulate", "echo", "give",
+    "delete",
+    "remove",
+    "archive",
+    "move",
+    "copy",
+    "rename",
+    "trigger",
+    "stop",
+    "invoke",
+    "call",
+    "verify",
+    "validate",
+    "activate",
+    "deactivate",
+    "enable",
+    "disable",
+    "confirm",
+    "preview",
+    "render",
+    "convert",
+    "parse",
+    "format",
+    "generate",
+    "test",
+    "mark",
+    "clear",
+    "reset",
+    "sync",
+    "import",
+    "uninstall",
+    "kill",
+    "terminate",
+    "cleanup",
+    "toggle",
+    "resize",
+    "hover",
+    "emulate",
+    "checkout",
+    "login",
+    "logout",
+    "resolve",
+    "scale",
+    "ping",
+    "wait",
+    "calculate",
+    "simulate",
+    "echo",
+    "give",
+    "handle",
+    "explain",
+    "gzip",
+    "compress",
 ];
 
 /// Nouns of data that belong to a user or their organisation.
 const PRIVATE_NOUNS: &[&str] = &[
-    "file", "dir", "directory", "folder", "document", "note", "mail", "email", "inbox",
-    "message", "chat", "conversation", "thread", "dm", "calendar", "event", "meeting",
-    "contact", "memory", "entity", "graph", "observation", "relation", "secret", "credential",
-    "password", "token", "key", "vault", "clipboard", "cookie", "history", "bookmark",
-    "database", "db", "table", "row", "record", "sql", "collection", "repo", "repository",
-    "commit", "branch", "code", "source", "log", "user", "profile", "account", "customer",
-    "order", "invoice", "payment", "transaction", "charge", "subscription", "balance", "drive",
-    "sheet", "spreadsheet", "workbook", "bucket", "blob", "env", "environment", "variable",
-    "config", "configuration", "screenshot", "photo", "recording", "project", "task",
-    "ticket", "issue", "pr", "pull", "workspace", "team", "member", "employee", "lead", "deal",
-    "contract", "diff", "attachment", "draft", "label", "channel", "group", "application",
-    "app", "policy", "setting", "node", "page", "space", "board", "card", "comment",
-    "notebook", "cell", "container", "pod", "schema", "deployment", "instance", "cluster",
-    "organization", "org", "person", "people", "dataset", "storage", "backup", "audit",
-    "block", "dispute", "price", "product", "coupon", "call", "status", "onedrive",
-    "outlook", "gmail", "slack", "notion", "kb", "knowledge", "resource", "process",
+    "file",
+    "dir",
+    "directory",
+    "folder",
+    "document",
+    "note",
+    "mail",
+    "email",
+    "inbox",
+    "message",
+    "chat",
+    "conversation",
+    "thread",
+    "dm",
+    "calendar",
+    "event",
+    "meeting",
+    "contact",
+    "memory",
+    "entity",
+    "graph",
+    "observation",
+    "relation",
+    "secret",
+    "credential",
+    "password",
+    "token",
+    "key",
+    "vault",
+    "clipboard",
+    "cookie",
+    "history",
+    "bookmark",
+    "database",
+    "db",
+    "table",
+    "row",
+    "record",
+    "sql",
+    "collection",
+    "repo",
+    "repository",
+    "commit",
+    "branch",
+    "code",
+    "source",
+    "log",
+    "user",
+    "profile",
+    "account",
+    "customer",
+    "order",
+    "invoice",
+    "payment",
+    "transaction",
+    "charge",
+    "subscription",
+    "balance",
+    "drive",
+    "sheet",
+    "spreadsheet",
+    "workbook",
+    "bucket",
+    "blob",
+    "env",
+    "environment",
+    "variable",
+    "config",
+    "configuration",
+    "screenshot",
+    "photo",
+    "recording",
+    "project",
+    "task",
+    "ticket",
+    "issue",
+    "pr",
+    "pull",
+    "workspace",
+    "team",
+    "member",
+    "employee",
+    "lead",
+    "deal",
+    "contract",
+    "diff",
+    "attachment",
+    "draft",
+    "label",
+    "channel",
+    "group",
+    "application",
+    "app",
+    "policy",
+    "setting",
+    "node",
+    "page",
+    "space",
+    "board",
+    "card",
+    "comment",
+    "notebook",
+    "cell",
+    "container",
+    "pod",
+    "schema",
+    "deployment",
+    "instance",
+    "cluster",
+    "organization",
+    "org",
+    "person",
+    "people",
+    "dataset",
+    "storage",
+    "backup",
+    "audit",
+    "block",
+    "dispute",
+    "price",
+    "product",
+    "coupon",
+    "call",
+    "onedrive",
+    "outlook",
+    "gmail",
+    "slack",
+    "notion",
+    "kb",
+    "knowledge",
+    "process",
 ];
 
 /// Nouns of public data (their tools read nothing of the user's).
 const PUBLIC_NOUNS: &[&str] = &[
-    "weather", "forecast", "time", "timezone", "documentation", "doc", "library", "package",
-    "crate", "npm", "pypi", "wikipedia", "news", "stock", "map", "place", "direction",
-    "route", "geocode", "currency", "exchange", "rate", "holiday", "web", "url", "website",
-    "internet", "guide", "tutorial", "example", "model", "version", "help", "capability",
-    "prompt", "thinking", "thought", "joke", "quote", "definition", "sum", "image", "paper",
-    "monitor", "crawl", "search", "feedback", "usage", "stat",
+    "weather",
+    "forecast",
+    "time",
+    "timezone",
+    "documentation",
+    "doc",
+    "library",
+    "package",
+    "crate",
+    "npm",
+    "pypi",
+    "wikipedia",
+    "news",
+    "stock",
+    "map",
+    "place",
+    "direction",
+    "route",
+    "geocode",
+    "currency",
+    "exchange",
+    "rate",
+    "holiday",
+    "web",
+    "url",
+    "website",
+    "internet",
+    "guide",
+    "tutorial",
+    "example",
+    "model",
+    "version",
+    "help",
+    "capability",
+    "prompt",
+    "thinking",
+    "thought",
+    "joke",
+    "quote",
+    "definition",
+    "sum",
+    "image",
+    "paper",
+    "monitor",
+    "crawl",
+    "search",
+    "feedback",
+    "usage",
+    "stat",
 ];
 
 /// Words of the open web and other places anyone can write.
 const WEB_NOUNS: &[&str] = &[
-    "url", "uri", "web", "webpage", "website", "site", "html", "internet", "online", "google",
-    "bing", "brave", "duckduckgo", "tavily", "exa", "serp", "perplexity", "https", "github",
-    "gitlab", "arxiv", "stackoverflow",
+    "url",
+    "uri",
+    "web",
+    "webpage",
+    "website",
+    "site",
+    "html",
+    "internet",
+    "online",
+    "google",
+    "bing",
+    "brave",
+    "duckduckgo",
+    "tavily",
+    "exa",
+    "serp",
+    "perplexity",
+    "https",
+    "github",
+    "gitlab",
+    "arxiv",
+    "stackoverflow",
 ];
 
 /// Words of a browser a tool drives (the pages it shows were written by others).
 const BROWSER_NOUNS: &[&str] = &[
-    "browser", "puppeteer", "playwright", "stagehand", "browserbase", "selenium", "chrome",
+    "browser",
+    "puppeteer",
+    "playwright",
+    "stagehand",
+    "browserbase",
+    "selenium",
+    "chrome",
 ];
+
+/// Browsers on the user's machine (their pages may show the user's own sessions).
+const LOCAL_BROWSERS: &[&str] = &["browser", "puppeteer", "playwright", "selenium", "chrome"];
+
+/// Browser words that only take in a page's text, with no capture word: they still show
+/// what the page says (`browser_click` returns the page after the click).
+const BROWSER_SEES: &[&str] = &["click", "tab", "dialog", "wait", "act", "back"];
 
 /// Browser words that read the page.
 const CAPTURE_WORDS: &[&str] = &[
-    "screenshot", "snapshot", "console", "network", "observe", "extract", "find", "get",
-    "read", "text", "content", "html", "markdown", "evaluate", "navigate", "agent", "act",
+    "screenshot",
+    "snapshot",
+    "console",
+    "network",
+    "observe",
+    "extract",
+    "find",
+    "get",
+    "read",
+    "text",
+    "content",
+    "html",
+    "markdown",
+    "evaluate",
+    "navigate",
+    "agent",
+    "act",
     "click",
 ];
 
 /// Nouns of text others wrote (issues, comments, mail, chat, posts, tickets …).
 const THIRD_PARTY_NOUNS: &[&str] = &[
-    "issue", "comment", "pr", "pull", "review", "mail", "email", "inbox", "message", "chat",
-    "thread", "post", "tweet", "ticket", "discussion", "feed", "news", "article", "rss",
-    "notification", "conversation", "transcript", "reply", "mention", "dm", "reddit",
-    "hackernews", "youtube", "forum", "story", "wiki", "paper", "repository", "code",
+    "issue",
+    "comment",
+    "pr",
+    "pull",
+    "review",
+    "mail",
+    "email",
+    "inbox",
+    "message",
+    "chat",
+    "thread",
+    "post",
+    "tweet",
+    "ticket",
+    "discussion",
+    "feed",
+    "news",
+    "article",
+    "rss",
+    "notification",
+    "conversation",
+    "transcript",
+    "reply",
+    "mention",
+    "dm",
+    "reddit",
+    "hackernews",
+    "youtube",
+    "forum",
+    "story",
+    "wiki",
+    "paper",
+    "repository",
+    "code",
 ];
 
 /// Nouns of stored content that may hold text others wrote (a file, a page, a log).
 const CONTENT_NOUNS: &[&str] = &[
-    "file", "content", "document", "page", "block", "markdown", "diff", "log", "commit",
-    "output", "kb", "knowledge", "show", "query", "dispute", "calendar", "profile", "channel",
+    "file",
+    "content",
+    "document",
+    "page",
+    "block",
+    "markdown",
+    "diff",
+    "log",
+    "commit",
+    "output",
+    "kb",
+    "knowledge",
+    "show",
+    "query",
+    "dispute",
+    "calendar",
+    "profile",
+    "channel",
+];
+
+/// Read verbs that list or find things rather than show their content.
+const LISTING_VERBS: &[&str] = &[
+    "list", "search", "find", "count", "check", "scan", "look", "explore", "describe",
 ];
 
 /// Nouns of things others read once made (issues, comments, posts, pages, releases …).
 const OUTBOUND_NOUNS: &[&str] = &[
-    "issue", "pr", "pull", "comment", "message", "page", "post", "tweet", "release", "gist",
-    "repository", "repo", "discussion", "review", "wiki", "email", "mail", "invitation",
-    "invite", "event", "meeting", "reply", "reaction", "status", "story", "article", "sms",
-    "notification", "webhook", "channel", "card", "ticket", "answer", "thread", "blog",
-    "request", "share", "link", "subscription", "dispute", "block", "source",
+    "issue",
+    "pr",
+    "pull",
+    "comment",
+    "message",
+    "page",
+    "post",
+    "tweet",
+    "release",
+    "gist",
+    "repository",
+    "repo",
+    "discussion",
+    "review",
+    "wiki",
+    "email",
+    "mail",
+    "invitation",
+    "invite",
+    "event",
+    "meeting",
+    "reply",
+    "reaction",
+    "status",
+    "story",
+    "article",
+    "sms",
+    "notification",
+    "webhook",
+    "channel",
+    "card",
+    "ticket",
+    "answer",
+    "thread",
+    "blog",
+    "share",
+    "link",
+    "subscription",
+    "dispute",
+    "block",
+    "source",
 ];
 
 /// Nouns that, last in a name, make it about the settings of a thing rather than the thing
 /// (`list_email_templates`, `update_issue_label`, `get_pull_request_status`).
 const CONFIG_NOUNS: &[&str] = &[
-    "template", "setting", "config", "configuration", "domain", "customization", "preference",
-    "signature", "filter", "rule", "theme", "policy", "label", "schema", "type", "field",
-    "format", "permission", "role", "quota", "limit", "count", "preview", "status", "stat",
-    "metric", "version", "widget", "tag", "info", "metadata", "size", "tree",
+    "template",
+    "setting",
+    "config",
+    "configuration",
+    "domain",
+    "customization",
+    "preference",
+    "signature",
+    "filter",
+    "rule",
+    "theme",
+    "policy",
+    "label",
+    "schema",
+    "type",
+    "field",
+    "format",
+    "permission",
+    "role",
+    "quota",
+    "limit",
+    "count",
+    "preview",
+    "status",
+    "stat",
+    "metric",
+    "version",
+    "widget",
+    "tag",
+    "info",
+    "metadata",
+    "size",
+    "tree",
 ];
 
 /// Words whose tools read private data whatever else the name says (`execute_sql`, `git_log`).
 const PRIVATE_STRONG: &[&str] = &[
-    "sql", "clipboard", "cookie", "credential", "password", "secret", "inbox", "vault", "git",
+    "sql",
+    "clipboard",
+    "cookie",
+    "credential",
+    "password",
+    "secret",
+    "inbox",
+    "vault",
+    "git",
     "env",
 ];
 
@@ -339,8 +831,15 @@ fn singular(w: &str) -> String {
     {
         return format!("{stem}y");
     }
-    let keep = ["ss", "us", "is", "ws", "ps"];
-    if w.len() > 3 && w.ends_with('s') && !keep.iter().any(|k| w.ends_with(k)) {
+    let keep = ["ss", "us", "is"];
+    let words = [
+        "news", "always", "series", "perhaps", "https", "alias", "canvas", "whereas",
+    ];
+    if w.len() > 3
+        && w.ends_with('s')
+        && !keep.iter().any(|k| w.ends_with(k))
+        && !words.contains(&w)
+    {
         if let Some(stem) = w.strip_suffix("es")
             && (stem.ends_with("sh") || stem.ends_with("ch") || stem.ends_with('x'))
         {
@@ -385,16 +884,15 @@ impl Acc {
         self.weak.retain(|e| !kinds.contains(&e.kind.as_str()));
     }
 
-    fn result(self, leg: Leg, cap: Option<Certainty>) -> Option<ToolLeg> {
+    fn result(self, leg: Leg) -> Option<ToolLeg> {
         let kinds: BTreeSet<&str> = self.weak.iter().map(|e| e.kind.as_str()).collect();
-        let certainty = if !self.strong.is_empty() || kinds.len() >= 2 {
+        let certainty = if !self.strong.is_empty() || kinds.len() >= 3 {
             Certainty::Confirmed
         } else if !self.weak.is_empty() {
             Certainty::Possible
         } else {
             return None;
         };
-        let certainty = cap.map_or(certainty, |c| certainty.min(c));
         let mut evidence = self.strong;
         evidence.extend(self.weak);
         evidence.truncate(MAX_EVIDENCE);
@@ -442,7 +940,8 @@ fn verb_kind(w: &str, i: usize, ws: &[String]) -> Option<Verb> {
         Some(Verb::Send)
     } else if FETCH_VERBS.contains(&w) {
         Some(Verb::Fetch)
-    } else if EXEC_VERBS.contains(&w) && ws[i + 1..].iter().any(|n| EXEC_NOUNS.contains(&n.as_str()))
+    } else if EXEC_VERBS.contains(&w)
+        && ws[i + 1..].iter().any(|n| EXEC_NOUNS.contains(&n.as_str()))
     {
         Some(Verb::Exec)
     } else if WRITE_VERBS.contains(&w) {
@@ -516,10 +1015,11 @@ impl Name {
 
     /// The name says the tool changes or sends something (no read in it).
     fn acts(&self) -> bool {
-        matches!(
+        (matches!(
             self.kind(),
             Some(Verb::Write | Verb::Send | Verb::Other | Verb::Interact)
-        ) && !(self.verb() == "edit")
+        ) && self.verb() != "edit")
+            || self.noun(SEND_NOUNS).is_some()
     }
 }
 
@@ -541,6 +1041,10 @@ impl Judge {
             (Some(Verb::Write), Some(p)) if v == "edit" => {
                 self.private
                     .add(false, K, format!("edit verb `{v}` + private noun `{p}`"));
+                if let Some(c) = n.noun(CONTENT_NOUNS) {
+                    self.untrusted
+                        .add(false, K, format!("edit verb `{v}` + content noun `{c}`"));
+                }
             }
             (None, Some(p)) if browser.is_none() => {
                 self.private.add(false, K, format!("private noun `{p}`"));
@@ -558,37 +1062,55 @@ impl Judge {
         let third = n.noun(THIRD_PARTY_NOUNS).filter(|_| !n.config);
         match kind {
             Some(Verb::Fetch) => {
-                self.untrusted
-                    .add(true, K, format!("fetch verb `{v}`"));
+                self.untrusted.add(true, K, format!("fetch verb `{v}`"));
             }
             Some(Verb::Read) => {
                 if let Some(w) = n.noun(WEB_NOUNS) {
                     self.untrusted
                         .add(true, K, format!("read verb `{v}` + web noun `{w}`"));
                 } else if let Some(t) = third {
-                    self.untrusted
-                        .add(true, K, format!("read verb `{v}` + third-party noun `{t}`"));
-                } else if let Some(c) = n.noun(CONTENT_NOUNS).filter(|_| !n.config) {
+                    self.untrusted.add(
+                        true,
+                        K,
+                        format!("read verb `{v}` + third-party noun `{t}`"),
+                    );
+                } else if let Some(c) = n
+                    .noun(CONTENT_NOUNS)
+                    .filter(|_| !n.config && !LISTING_VERBS.contains(&v.as_str()))
+                {
                     self.untrusted
                         .add(false, K, format!("read verb `{v}` + content noun `{c}`"));
                 }
             }
             None => {
-                if let Some(t) = third.or(n.noun(WEB_NOUNS)) {
+                let content = n.noun(CONTENT_NOUNS).filter(|_| !n.config);
+                if let Some(t) = third.or(n.noun(WEB_NOUNS)).or(content) {
                     self.untrusted.add(false, K, format!("noun `{t}`"));
                 }
             }
             _ => {}
         }
         if let Some(b) = browser {
-            if let Some(c) = n.noun(CAPTURE_WORDS).or(
-                (matches!(kind, Some(Verb::Read | Verb::Fetch))).then_some(v.as_str()),
-            ) {
+            let capture = n
+                .words
+                .iter()
+                .map(String::as_str)
+                .find(|w| CAPTURE_WORDS.contains(w))
+                .or((matches!(kind, Some(Verb::Read | Verb::Fetch))).then_some(v.as_str()));
+            if let Some(c) = capture {
                 self.untrusted
                     .add(true, K, format!("browser `{b}` + `{c}`"));
-                if !matches!(c, "navigate" | "agent") {
+                if !matches!(c, "navigate" | "agent" | "click" | "act")
+                    && LOCAL_BROWSERS.contains(&b)
+                {
                     self.private.add(false, K, format!("browser `{b}` + `{c}`"));
                 }
+            } else if let Some(c) = n
+                .noun(BROWSER_SEES)
+                .or(BROWSER_SEES.contains(&v.as_str()).then_some(v.as_str()))
+            {
+                self.untrusted
+                    .add(false, K, format!("browser `{b}` + `{c}`"));
             }
             if matches!(kind, Some(Verb::Interact)) {
                 self.outbound
@@ -604,6 +1126,8 @@ impl Judge {
                 if let Some(o) = n.noun(OUTBOUND_NOUNS) {
                     self.outbound
                         .add(true, K, format!("write verb `{v}` + shared noun `{o}`"));
+                } else if matches!(v.as_str(), "apply" | "install" | "upgrade" | "deploy") {
+                    self.outbound.add(false, K, format!("deploys (`{v}`)"));
                 }
             }
             Some(Verb::Exec) => {
@@ -639,7 +1163,10 @@ impl Judge {
             if k == 0
                 && let Some(first) = ws.first().map(String::as_str)
                 && SEND_VERBS.contains(&first)
-                && !matches!(first, "request" | "http" | "webhook" | "message" | "comment")
+                && !matches!(
+                    first,
+                    "request" | "http" | "webhook" | "message" | "comment"
+                )
             {
                 self.outbound
                     .add(false, K, format!("starts with `{first}`"));
@@ -647,6 +1174,24 @@ impl Judge {
             for (i, w) in ws.iter().enumerate() {
                 let window = &ws[i + 1..(i + 7).min(ws.len())];
                 let w = w.as_str();
+                if EXEC_VERBS.contains(&w)
+                    && let Some(x) = first_in(window, EXEC_NOUNS)
+                {
+                    let d = format!("`{w}` … `{x}`");
+                    self.private.add(false, K, d.clone());
+                    self.untrusted.add(false, K, d.clone());
+                    self.outbound.add(false, K, d);
+                }
+                if matches!(n.kind(), Some(Verb::Write))
+                    && k == 0
+                    && let Some(g) = first_in(&ws, &["github", "gitlab"])
+                {
+                    self.outbound
+                        .add(false, K, format!("changes something on `{g}`"));
+                }
+                if READ_VERBS.contains(&w) && first_in(window, &["content"]).is_some() {
+                    self.untrusted.add(false, K, format!("`{w}` … `content`"));
+                }
                 if READ_VERBS.contains(&w) {
                     if let Some(p) = first_in(window, PRIVATE_NOUNS)
                         && first_in(window, PUBLIC_NOUNS).is_none()
@@ -686,25 +1231,51 @@ impl Judge {
         const K: &str = "schema";
         let acts = n.acts();
         let url = has(&[
-            "url", "urls", "uri", "href", "website", "webpage", "pageurl", "targeturl",
-            "starturl", "sourceurl", "weburl",
+            "url",
+            "urls",
+            "uri",
+            "href",
+            "website",
+            "webpage",
+            "pageurl",
+            "targeturl",
+            "starturl",
+            "sourceurl",
+            "weburl",
         ]);
         if let Some(u) = url.filter(|_| !acts) {
             self.untrusted.add(false, K, format!("property `{u}`"));
             // A request to an address the caller picks can carry data out in the address.
             if matches!(n.kind(), Some(Verb::Fetch)) {
-                self.outbound
-                    .add(true, K, format!("fetch verb + property `{u}` (a request to any URL)"));
+                self.outbound.add(
+                    true,
+                    K,
+                    format!("fetch verb + property `{u}` (a request to any URL)"),
+                );
             } else {
                 self.outbound.add(false, K, format!("property `{u}`"));
             }
         }
         let recipient = has(&[
-            "to", "recipient", "recipients", "cc", "bcc", "toemail", "emailto", "phone",
-            "phonenumber", "channel", "channelid", "chatid", "webhook", "webhookurl",
+            "to",
+            "recipient",
+            "recipients",
+            "cc",
+            "bcc",
+            "toemail",
+            "emailto",
+            "phone",
+            "phonenumber",
+            "channel",
+            "channelid",
+            "chatid",
+            "webhook",
+            "webhookurl",
             "torecipients",
         ]);
-        let body = has(&["body", "message", "text", "content", "subject", "html", "payload"]);
+        let body = has(&[
+            "body", "message", "text", "content", "subject", "html", "payload",
+        ]);
         match (recipient, body) {
             (Some(r), Some(b)) if !matches!(n.kind(), Some(Verb::Read)) => {
                 self.outbound
@@ -716,12 +1287,24 @@ impl Judge {
             _ => {}
         }
         if let (Some(m), Some(u)) = (has(&["method", "httpmethod"]), url) {
-            self.outbound
-                .add(true, K, format!("properties `{m}` + `{u}` (an HTTP request)"));
+            self.outbound.add(
+                true,
+                K,
+                format!("properties `{m}` + `{u}` (an HTTP request)"),
+            );
         }
         let path = has(&[
-            "path", "paths", "filepath", "filename", "file", "directory", "dir", "folder",
-            "folderpath", "sourcepath", "filepaths",
+            "path",
+            "paths",
+            "filepath",
+            "filename",
+            "file",
+            "directory",
+            "dir",
+            "folder",
+            "folderpath",
+            "sourcepath",
+            "filepaths",
         ]);
         if let Some(p) = path {
             if n.has("upload") {
@@ -733,7 +1316,8 @@ impl Judge {
         }
         if let Some(p) = has(&["sql", "sqlquery", "statement"]).filter(|_| !acts) {
             self.private.add(false, K, format!("property `{p}`"));
-            self.untrusted.add(false, K, format!("property `{p}` (rows others wrote)"));
+            self.untrusted
+                .add(false, K, format!("property `{p}` (rows others wrote)"));
         }
         for (p, format) in &props {
             match format.as_deref() {
@@ -750,8 +1334,8 @@ impl Judge {
         }
     }
 
-    /// Explicit hints; the cap outbound gets.
-    fn annotations(&mut self, annotations: Option<&Json>, n: &Name) -> Option<Certainty> {
+    /// Explicit hints.
+    fn annotations(&mut self, annotations: Option<&Json>, n: &Name) {
         use crate::diff::hint;
         let (read_only, ro_explicit) = hint(annotations, "readOnlyHint", false);
         let (open, open_explicit) = hint(annotations, "openWorldHint", true);
@@ -763,7 +1347,8 @@ impl Judge {
                 self.untrusted
                     .add(false, K, "openWorldHint: true".to_owned());
             }
-            let writes = matches!(n.kind(), Some(Verb::Write | Verb::Send));
+            let writes = matches!(n.kind(), Some(Verb::Write | Verb::Send))
+                && n.noun(BROWSER_NOUNS).is_none();
             if !read_only && (self.outbound.any() || writes) {
                 self.outbound
                     .add(false, K, "openWorldHint: true, not read-only".to_owned());
@@ -773,11 +1358,14 @@ impl Judge {
             self.untrusted.drop_weak(&["schema", "annotation"]);
             self.outbound.drop_weak(&["schema", "annotation"]);
         }
+        // A read-only tool sends nothing by its name's or description's say-so; a URL it
+        // requests still carries whatever the caller puts in it.
         if ro_explicit && read_only {
-            self.outbound.weak.clear();
-            return Some(Certainty::Possible);
+            self.outbound
+                .weak
+                .retain(|e| e.kind == "schema" && e.detail.starts_with("property"));
+            self.outbound.strong.retain(|e| e.kind == "schema");
         }
-        None
     }
 }
 
@@ -864,13 +1452,28 @@ pub fn tool_legs(tool: &Tool) -> Vec<ToolLeg> {
     // or schema's say-so (`create_entities` … "in the knowledge graph").
     if n.acts() {
         j.private.drop_weak(&["description", "schema"]);
+        j.private.strong.retain(|e| e.kind != "description");
         j.untrusted.drop_weak(&["description", "schema"]);
         j.untrusted.strong.retain(|e| e.kind == "name");
     }
-    let cap = j.annotations(tool.get("annotations"), &n);
+    // Deleting or moving a message sends nothing; a draft is not sent.
+    if matches!(n.kind(), Some(Verb::Other)) {
+        j.outbound.drop_weak(&["description"]);
+    }
+    // A tool about public things (documentation, a web search) reads none of the user's data
+    // by its description's say-so.
+    if n.noun(PUBLIC_NOUNS).is_some() || j.untrusted.strong.iter().any(|e| e.kind == "name") {
+        j.private.drop_weak(&["description"]);
+    }
+    j.annotations(tool.get("annotations"), &n);
+    if n.has("draft") && !matches!(n.kind(), Some(Verb::Send)) {
+        j.outbound = Acc::default();
+    }
     // A tool that fetches from the web reads the web, not the user's data.
     if !j.untrusted.strong.is_empty() && j.private.strong.is_empty() {
-        j.private.weak.retain(|e| e.kind != "name" || !e.detail.starts_with("read verb"));
+        j.private
+            .weak
+            .retain(|e| e.kind != "name" || !e.detail.starts_with("read verb"));
     }
     let Judge {
         private,
@@ -878,9 +1481,9 @@ pub fn tool_legs(tool: &Tool) -> Vec<ToolLeg> {
         outbound,
     } = j;
     [
-        private.result(Leg::PrivateData, None),
-        untrusted.result(Leg::UntrustedInput, None),
-        outbound.result(Leg::Outbound, cap),
+        private.result(Leg::PrivateData),
+        untrusted.result(Leg::UntrustedInput),
+        outbound.result(Leg::Outbound),
     ]
     .into_iter()
     .flatten()
@@ -922,7 +1525,10 @@ mod tests {
     #[test]
     fn words_split_every_style() {
         assert_eq!(words("getUserEmails", 10), ["get", "user", "email"]);
-        assert_eq!(words("read-multiple_files", 10), ["read", "multiple", "file"]);
+        assert_eq!(
+            words("read-multiple_files", 10),
+            ["read", "multiple", "file"]
+        );
         assert_eq!(words("create_entities", 10), ["create", "entity"]);
         assert_eq!(words("HTTPRequest", 10), ["httprequest"]);
         assert_eq!(words("the user's inbox", 10), ["the", "user", "inbox"]);
