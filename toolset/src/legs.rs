@@ -615,8 +615,6 @@ const CAPTURE_WORDS: &[&str] = &[
     "evaluate",
     "navigate",
     "agent",
-    "act",
-    "click",
 ];
 
 /// Nouns of text others wrote (issues, comments, mail, chat, posts, tickets …).
