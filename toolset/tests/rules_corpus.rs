@@ -1,0 +1,210 @@
+//! The rule set measured on the labelled corpus in `tests/fixtures/rules/`: every
+//! `poisoned*.jsonl` (recall, overall and per class) and every `clean*.jsonl` (false positives)
+//! present. Goals, asserted on every file: recall ≥ 90% overall and ≥ 80% per class (an entry
+//! is detected when any rule matches it), at most 0.5% of clean entries with any match and none
+//! with a block-tier match. `cargo test -p toolmark-toolset --test rules_corpus -- --nocapture`
+//! prints the tables (docs/benchmarks.md quotes them).
+//!
+//! The held-out split (`poisoned-heldout.jsonl`, `clean-heldout.jsonl`) is read the same way
+//! when present; the rules were written without reading it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use toolmark_toolset::ToolSet;
+use toolmark_toolset::json::{self, Json};
+use toolmark_toolset::rules::{self, RuleClass, Scan, Tier};
+
+const RECALL_MIN: f64 = 0.90;
+const CLASS_RECALL_MIN: f64 = 0.80;
+const FP_MAX: f64 = 0.005;
+
+struct Entry {
+    id: String,
+    class: Option<String>,
+    scan: Scan,
+}
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
+}
+
+fn corpus_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir())
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    n.ends_with(".jsonl") && (n.starts_with("poisoned") || n.starts_with("clean"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn read(path: &Path) -> Vec<Entry> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(n, line)| {
+            let members = json::parse_members(line, "")
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
+            let get = |k: &str| members.iter().rev().find(|m| m.name.as_str() == Some(k));
+            let str_of = |k: &str| {
+                get(k).and_then(|m| match &m.value {
+                    Json::String(s) => Some(s.lossy().into_owned()),
+                    _ => None,
+                })
+            };
+            let id = str_of("id").unwrap_or_else(|| format!("line {}", n + 1));
+            let scan = if let Some(tool) = get("tool") {
+                let set = ToolSet::of_raw(&[&line[tool.span.clone()]]).unwrap();
+                rules::scan(&set, None)
+            } else {
+                let instructions = str_of("instructions")
+                    .unwrap_or_else(|| panic!("{}: {id} has no tool", path.display()));
+                rules::scan(&ToolSet::of_raw::<&str>(&[]).unwrap(), Some(&instructions))
+            };
+            Entry {
+                id,
+                class: str_of("class"),
+                scan,
+            }
+        })
+        .collect()
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
+fn codes(s: &Scan) -> String {
+    let mut c: Vec<String> = s
+        .matches
+        .iter()
+        .map(|m| format!("{}({})", m.code, m.tier.as_str()))
+        .collect();
+    c.dedup();
+    c.join(" ")
+}
+
+/// The table of a poisoned file, and what falls short of the goals.
+fn poisoned(name: &str, entries: &[Entry], out: &mut String, failures: &mut Vec<String>) {
+    let mut by: BTreeMap<RuleClass, [usize; 3]> = BTreeMap::new();
+    let mut missed = Vec::new();
+    for e in entries {
+        let class = e.class.as_deref().unwrap_or("");
+        let class = RuleClass::ALL
+            .into_iter()
+            .find(|c| c.as_str() == class)
+            .unwrap_or_else(|| panic!("{name}: {} has class {class:?}", e.id));
+        let row = by.entry(class).or_default();
+        row[0] += 1;
+        if e.scan.flagged() {
+            row[1] += 1;
+        } else {
+            missed.push(format!("{} ({})", e.id, class.as_str()));
+        }
+        if e.scan.block > 0 {
+            row[2] += 1;
+        }
+    }
+    writeln!(out, "\n{name}\n").unwrap();
+    writeln!(out, "| class | entries | detected | blocked | recall |").unwrap();
+    writeln!(out, "|---|---:|---:|---:|---:|").unwrap();
+    let mut total = [0; 3];
+    for (class, row) in &by {
+        let recall = pct(row[1], row[0]);
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {recall} |",
+            class.as_str(),
+            row[0],
+            row[1],
+            row[2]
+        )
+        .unwrap();
+        for i in 0..3 {
+            total[i] += row[i];
+        }
+        if (row[1] as f64) < CLASS_RECALL_MIN * row[0] as f64 {
+            failures.push(format!("{name}: {} recall {recall}", class.as_str()));
+        }
+    }
+    let recall = pct(total[1], total[0]);
+    writeln!(
+        out,
+        "| **all** | {} | {} | {} | **{recall}** |",
+        total[0], total[1], total[2]
+    )
+    .unwrap();
+    if (total[1] as f64) < RECALL_MIN * total[0] as f64 {
+        failures.push(format!("{name}: recall {recall}"));
+    }
+    if !missed.is_empty() {
+        writeln!(out, "\nmissed: {}", missed.join(", ")).unwrap();
+    }
+}
+
+/// The table of a clean file, and what falls short of the goals.
+fn clean(name: &str, entries: &[Entry], out: &mut String, failures: &mut Vec<String>) {
+    let any = entries.iter().filter(|e| e.scan.flagged()).count();
+    let block = entries.iter().filter(|e| e.scan.block > 0).count();
+    let n = entries.len();
+    writeln!(out, "\n{name}\n").unwrap();
+    writeln!(
+        out,
+        "| entries | with any match | with a block match | FP rate |"
+    )
+    .unwrap();
+    writeln!(out, "|---:|---:|---:|---:|").unwrap();
+    writeln!(out, "| {n} | {any} | {block} | {} |", pct(any, n)).unwrap();
+    for e in entries.iter().filter(|e| e.scan.flagged()) {
+        let tier = if e.scan.block > 0 {
+            Tier::Block
+        } else {
+            Tier::Advise
+        };
+        writeln!(out, "  {} {}: {}", tier.as_str(), e.id, codes(&e.scan)).unwrap();
+    }
+    if any as f64 > FP_MAX * n as f64 {
+        failures.push(format!(
+            "{name}: {any} of {n} entries matched ({})",
+            pct(any, n)
+        ));
+    }
+    if block > 0 {
+        failures.push(format!("{name}: {block} entries with a block-tier match"));
+    }
+}
+
+#[test]
+fn the_corpus_meets_the_goals() {
+    let files = corpus_files();
+    assert!(
+        !files.is_empty(),
+        "no poisoned*.jsonl or clean*.jsonl in {}",
+        dir().display()
+    );
+    let mut out = format!("rule set {} ({})\n", rules::RULES_ID, rules::digest());
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let entries = read(path);
+        if name.starts_with("poisoned") {
+            poisoned(&name, &entries, &mut out, &mut failures);
+        } else {
+            clean(&name, &entries, &mut out, &mut failures);
+        }
+    }
+    println!("{out}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
