@@ -363,6 +363,9 @@ const OTHER_VERBS: &[&str] = &[
     "explain",
     "gzip",
     "compress",
+    "trash",
+    "untrash",
+    "run",
 ];
 
 /// Nouns of data that belong to a user or their organisation.
@@ -725,6 +728,10 @@ const OUTBOUND_NOUNS: &[&str] = &[
     "dispute",
     "block",
     "source",
+    "forwarding",
+    "delegate",
+    "vacation",
+    "autoreply",
 ];
 
 /// Nouns that, last in a name, make it about the settings of a thing rather than the thing
@@ -1088,6 +1095,16 @@ impl Judge {
             }
             _ => {}
         }
+        // A crawler's results (a job's status, a monitor's checks) are pages of the web.
+        if matches!(kind, None | Some(Verb::Read))
+            && !n.acts()
+            && let Some(w) = n
+                .words
+                .iter()
+                .find(|w| w.contains("crawl") || w.contains("scrape"))
+        {
+            self.untrusted.add(false, K, format!("crawler word `{w}`"));
+        }
         if let Some(b) = browser {
             let capture = n
                 .words
@@ -1135,6 +1152,12 @@ impl Judge {
                 self.outbound.add(false, K, d);
             }
             _ => {}
+        }
+        // A send word after another verb (`create_send_as`, `verify_send_as`).
+        if !matches!(kind, Some(Verb::Send))
+            && let Some(w) = n.noun(SEND_VERBS).filter(|w| !AMBIGUOUS_SEND.contains(w))
+        {
+            self.outbound.add(false, K, format!("send word `{w}`"));
         }
         if let Some(w) = n.noun(SEND_NOUNS) {
             self.outbound.add(false, K, format!("sent noun `{w}`"));
