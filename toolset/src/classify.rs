@@ -41,6 +41,9 @@
 //!   of the tool that appears nowhere in the old set's strings.
 //! * `model-addressing-text`: a pattern of [`crate::text::MODEL_ADDRESSING_PATTERNS`] matches
 //!   the tool's strings more often than the old tool's.
+//! * `pattern-block-added`: the rule set ([`crate::rules::scan`]) finds a block-tier match in
+//!   the new set with a (rule code, tool) pair its scan of the old set does not have: poisoning
+//!   text that was not there before (the detail names the rule, its class and where).
 //!
 //! Unsure:
 //! * `tool-added`: a tool with no prior definition (the dangerous text rules still apply to it
@@ -72,6 +75,20 @@
 //!   `_meta`, vendor keys).
 //! * `scan-truncated`: a set held more text than [`crate::text::ADDRESS_SCAN_MAX_CHARS`], so
 //!   `address-added` did not see all of it.
+//! * `pattern-advise-added`: as `pattern-block-added` for an advise-tier match (text a person
+//!   should look at, which real tools sometimes hold).
+//! * `leg-added`: a tool present in both sets gained a data-flow leg ([`crate::legs`]:
+//!   `private-data`, `untrusted-input`, `outbound`) or a leg went from `possible` to
+//!   `confirmed`; the detail names the leg and its evidence.
+//! * `toxic-flow-added`: the new set holds all three legs ([`crate::legs::toxic_flow`]) and the
+//!   old set did not (set level; the detail names a tool for each leg). Unsure, not
+//!   dangerous: legs are judged from names and descriptions, and many honest servers hold all
+//!   three (a code host's server reads private repositories, reads issues others wrote and
+//!   opens pull requests); the signal tells a reviewer the server can now carry data from an
+//!   attacker's text to the outside on its own.
+//! * `instructions-added`: a server's `instructions` appeared (see [`crate::instructions`],
+//!   which judges a change of the instructions with the text rules above).
+//! * `instructions-removed`: a server's `instructions` went away.
 //!
 //! Benign:
 //! * `description-trivial`: only whitespace, case or punctuation changed (after NFC).
@@ -96,7 +113,9 @@ use crate::diff::{
     member_union_of, push_index, push_key, same, same_opt,
 };
 use crate::json::{Json, Str};
+use crate::legs;
 use crate::model::{Tool, ToolSet};
+use crate::rules::{Match, Scan, Tier};
 use crate::text::{self, Address, AddressScan, DescriptionEdit, VALUE_MAX_CHARS};
 
 /// How risky a change is. Ordered: `Benign < Unsure < Dangerous`.
@@ -165,6 +184,7 @@ rules! {
     FORMAT_CHAR_ADDED = "format-char-added", Dangerous, "More Unicode format (Cf) characters than before.";
     ADDRESS_ADDED = "address-added", Dangerous, "A URL, host, e-mail or IP the old set did not have.";
     MODEL_ADDRESSING_TEXT = "model-addressing-text", Dangerous, "New text that addresses the model.";
+    PATTERN_BLOCK_ADDED = "pattern-block-added", Dangerous, "A block-tier rule-set match the old set did not have.";
     TOOL_ADDED = "tool-added", Unsure, "A tool with no prior definition.";
     NEWLY_SENSITIVE = "newly-sensitive", Unsure, "A tool's name newly falls in a starter-policy category (money, messaging, destruction, outside writes, files, admin).";
     TOOL_REMOVED = "tool-removed", Unsure, "A tool was removed.";
@@ -178,6 +198,11 @@ rules! {
     ANNOTATION_CHANGED = "annotation-changed", Unsure, "An annotation other than the four hints changed.";
     MEMBER_CHANGED = "member-changed", Unsure, "Another top-level member changed.";
     SCAN_TRUNCATED = "scan-truncated", Unsure, "Not all text was scanned for addresses.";
+    PATTERN_ADVISE_ADDED = "pattern-advise-added", Unsure, "An advise-tier rule-set match the old set did not have.";
+    LEG_ADDED = "leg-added", Unsure, "A tool gained a data-flow leg, or a leg became confirmed.";
+    TOXIC_FLOW_ADDED = "toxic-flow-added", Unsure, "The set now holds all three data-flow legs.";
+    INSTRUCTIONS_ADDED = "instructions-added", Unsure, "The server's instructions appeared.";
+    INSTRUCTIONS_REMOVED = "instructions-removed", Unsure, "The server's instructions went away.";
     DESCRIPTION_TRIVIAL = "description-trivial", Benign, "Only whitespace, case or punctuation changed.";
     DESCRIPTION_SMALL_EDIT = "description-small-edit", Benign, "A small edit that keeps every meaning word.";
     CONSTRAINT_TIGHTENED = "constraint-tightened", Benign, "An input constraint was added or tightened.";
@@ -265,14 +290,16 @@ fn known_rule<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D:
         .ok_or_else(|| serde::de::Error::custom(format_args!("unknown rule {id:?}")))
 }
 
-/// Signals of one tool (or entry) being gathered.
-struct Sink<'a> {
-    tool: Option<String>,
-    out: &'a mut Vec<Signal>,
+/// Signals of one tool (or entry, or a server's instructions) being gathered.
+pub(crate) struct Sink<'a> {
+    /// The tool's name, cut (`None`: set level or instructions).
+    pub(crate) tool: Option<String>,
+    /// Where the signals go.
+    pub(crate) out: &'a mut Vec<Signal>,
 }
 
 impl Sink<'_> {
-    fn emit(
+    pub(crate) fn emit(
         &mut self,
         rule: &'static str,
         path: Option<&str>,
@@ -293,7 +320,7 @@ impl Sink<'_> {
 }
 
 /// Text shown in a signal: cut, with Cf characters made visible as `<U+XXXX>`.
-fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     let capped = text::cap(s, VALUE_MAX_CHARS);
     if !capped.chars().any(text::is_format_char) {
         return capped;
@@ -361,7 +388,21 @@ fn newly_sensitive(
 /// Judge a description-like text change and emit its signal.
 fn text_change(sink: &mut Sink<'_>, path: &str, old: Option<&Json>, new: Option<&Json>) {
     let (o, n) = (description_text(old), description_text(new));
-    let (rule, detail) = match text::judge_description(&o, &n) {
+    judge_text(sink, path, &o, &n, shown_opt(old), shown_opt(new));
+}
+
+/// Judge the edit from `o` to `n` ([`text::judge_description`]) and emit its signal
+/// (`description-trivial`, `description-small-edit` or `description-rewritten`) with the
+/// texts as shown; nothing when they are the same after NFC.
+pub(crate) fn judge_text(
+    sink: &mut Sink<'_>,
+    path: &str,
+    o: &str,
+    n: &str,
+    old_shown: Option<String>,
+    new_shown: Option<String>,
+) {
+    let (rule, detail) = match text::judge_description(o, n) {
         DescriptionEdit::Same => return,
         DescriptionEdit::Trivial => (DESCRIPTION_TRIVIAL, None),
         DescriptionEdit::Small { distance } => (
@@ -370,7 +411,7 @@ fn text_change(sink: &mut Sink<'_>, path: &str, old: Option<&Json>, new: Option<
         ),
         DescriptionEdit::Rewritten { reason } => (DESCRIPTION_REWRITTEN, Some(reason.to_owned())),
     };
-    sink.emit(rule, Some(path), shown_opt(old), shown_opt(new), detail);
+    sink.emit(rule, Some(path), old_shown, new_shown, detail);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -861,32 +902,36 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Per-tool facts for the text rules.
+/// Per-tool (or per-text) facts for the text rules.
 #[derive(Default)]
-struct Texts {
+pub(crate) struct Texts {
     /// Cf characters: count and the path of the first string holding one.
     cf: BTreeMap<char, (usize, String)>,
     /// Model-addressing patterns: count, first path, first match.
     patterns: BTreeMap<&'static str, (usize, String, String)>,
 }
 
+impl Texts {
+    /// Count the Cf characters and model-addressing matches of `s`, found at `path`.
+    pub(crate) fn add(&mut self, path: &str, s: &str) {
+        let mut counts = BTreeMap::new();
+        text::add_format_char_counts(s, &mut counts);
+        for (c, k) in counts {
+            self.cf.entry(c).or_insert_with(|| (0, path.to_owned())).0 += k;
+        }
+        for hit in text::model_addressing(s) {
+            self.patterns
+                .entry(hit.id)
+                .or_insert_with(|| (0, path.to_owned(), hit.first.clone()))
+                .0 += hit.count;
+        }
+    }
+}
+
 fn texts(v: &Json) -> Texts {
     let mut t = Texts::default();
     let mut path = String::from("$");
-    each_string(v, &mut path, true, &mut |p, s, _| {
-        let s = s.lossy();
-        let mut counts = BTreeMap::new();
-        text::add_format_char_counts(&s, &mut counts);
-        for (c, k) in counts {
-            t.cf.entry(c).or_insert_with(|| (0, p.to_owned())).0 += k;
-        }
-        for hit in text::model_addressing(&s) {
-            t.patterns
-                .entry(hit.id)
-                .or_insert_with(|| (0, p.to_owned(), hit.first.clone()))
-                .0 += hit.count;
-        }
-    });
+    each_string(v, &mut path, true, &mut |p, s, _| t.add(p, &s.lossy()));
     t
 }
 
@@ -899,7 +944,47 @@ fn text_rules(
     scan: &mut AddressScan<Vec<Address>>,
 ) {
     let before = old.map(texts).unwrap_or_default();
-    let after = texts(new);
+    text_signals(sink, &before, &texts(new));
+    let mut reported = HashSet::new();
+    let mut path = String::from("$");
+    each_string(new, &mut path, false, &mut |p, s, at| {
+        let StrAt::Member(k) = at else { return };
+        if !matches!(k.as_str(), Some("description" | "title")) {
+            return;
+        }
+        new_addresses(sink, p, &s.lossy(), old_addresses, scan, &mut reported);
+    });
+}
+
+/// `address-added` for every address of `text` (found at `path`) that is not in
+/// `old_addresses` and not yet in `reported`, while the scan budget lasts.
+pub(crate) fn new_addresses(
+    sink: &mut Sink<'_>,
+    path: &str,
+    text: &str,
+    old_addresses: &BTreeSet<Address>,
+    scan: &mut AddressScan<Vec<Address>>,
+    reported: &mut HashSet<Address>,
+) {
+    if scan.truncated {
+        return;
+    }
+    for a in scan.scan(text) {
+        if !old_addresses.contains(&a) && reported.insert(a.clone()) {
+            sink.emit(
+                ADDRESS_ADDED,
+                Some(path),
+                None,
+                Some(text::cap(&a.value, VALUE_MAX_CHARS)),
+                Some(format!("{:?}", a.kind).to_lowercase()),
+            );
+        }
+    }
+}
+
+/// `format-char-added` and `model-addressing-text`: every Cf code point and every pattern that
+/// `after` holds more often than `before`.
+pub(crate) fn text_signals(sink: &mut Sink<'_>, before: &Texts, after: &Texts) {
     for (c, (n, path)) in &after.cf {
         let o = before.cf.get(c).map_or(0, |x| x.0);
         if *n > o {
@@ -927,25 +1012,141 @@ fn text_rules(
             );
         }
     }
-    let mut reported = HashSet::new();
-    let mut path = String::from("$");
-    each_string(new, &mut path, false, &mut |p, s, at| {
-        let StrAt::Member(k) = at else { return };
-        if !matches!(k.as_str(), Some("description" | "title")) || scan.truncated {
-            return;
+}
+
+/// The (rule code, tool) pairs of a scan's matches.
+pub(crate) fn match_keys(scan: &Scan) -> HashSet<(&str, Option<&str>)> {
+    scan.matches
+        .iter()
+        .map(|m| (m.code.as_str(), m.tool.as_deref()))
+        .collect()
+}
+
+/// `pattern-block-added` / `pattern-advise-added` for each of `matches` whose (code, tool) pair
+/// is not in `old` (once per pair); `text_at` gives the text at a match's field, to show the
+/// matched characters.
+pub(crate) fn pattern_signals<'m>(
+    sink: &mut Sink<'_>,
+    old: &HashSet<(&str, Option<&str>)>,
+    matches: impl IntoIterator<Item = &'m Match>,
+    text_at: &dyn Fn(&str) -> Option<String>,
+) {
+    let mut reported: HashSet<(&str, Option<&str>)> = HashSet::new();
+    for m in matches {
+        let key = (m.code.as_str(), m.tool.as_deref());
+        if old.contains(&key) || !reported.insert(key) {
+            continue;
         }
-        for a in scan.scan(&s.lossy()) {
-            if !old_addresses.contains(&a) && reported.insert(a.clone()) {
-                sink.emit(
-                    ADDRESS_ADDED,
-                    Some(p),
-                    None,
-                    Some(text::cap(&a.value, VALUE_MAX_CHARS)),
-                    Some(format!("{:?}", a.kind).to_lowercase()),
-                );
-            }
+        let rule = match m.tier {
+            Tier::Block => PATTERN_BLOCK_ADDED,
+            Tier::Advise => PATTERN_ADVISE_ADDED,
+        };
+        let [start, end] = m.span;
+        let matched = text_at(&m.field).map(|t| {
+            let part: String = t
+                .chars()
+                .skip(start)
+                .take(end.saturating_sub(start))
+                .collect();
+            shown(&part)
+        });
+        sink.emit(
+            rule,
+            Some(&m.field),
+            None,
+            matched,
+            Some(format!(
+                "{} rule {} ({}) at characters {start}..{end}",
+                match m.tier {
+                    Tier::Block => "block",
+                    Tier::Advise => "advise",
+                },
+                m.code,
+                m.class.as_str()
+            )),
+        );
+    }
+}
+
+/// The string at a normalized path of a tool (a member name when no value is there).
+fn string_at(v: &Json, field: &str) -> Option<String> {
+    let mut found: Option<String> = None;
+    let mut path = String::from("$");
+    each_string(v, &mut path, true, &mut |p, s, at| {
+        if p == field && (found.is_none() || !matches!(at, StrAt::Key)) {
+            found = Some(s.lossy().into_owned());
         }
     });
+    found
+}
+
+/// `leg-added` for each leg the new tool has that the old one did not, or has more surely.
+fn leg_signals(sink: &mut Sink<'_>, o: &Tool, n: &Tool) {
+    let before = legs::tool_legs(o);
+    for l in legs::tool_legs(n) {
+        let was = before.iter().find(|b| b.leg == l.leg).map(|b| b.certainty);
+        if was.is_some_and(|c| c >= l.certainty) {
+            continue;
+        }
+        let evidence: Vec<String> = l
+            .evidence
+            .iter()
+            .map(|e| format!("{}: {}", e.kind, e.detail))
+            .collect();
+        sink.emit(
+            LEG_ADDED,
+            None,
+            Some(match was {
+                Some(c) => format!("{} ({})", l.leg.as_str(), c.as_str()),
+                None => "none".to_owned(),
+            }),
+            Some(format!("{} ({})", l.leg.as_str(), l.certainty.as_str())),
+            Some(text::cap(
+                &format!("{}: {}", l.leg.as_str(), evidence.join("; ")),
+                VALUE_MAX_CHARS,
+            )),
+        );
+    }
+}
+
+/// `toxic-flow-added` when `new` holds all three legs and `old` did not.
+fn toxic_flow_signal(sink: &mut Sink<'_>, old: &ToolSet, new: &ToolSet) {
+    let after = legs::set_legs(new);
+    let Some(certainty) = legs::toxic_flow(&after) else {
+        return;
+    };
+    if legs::toxic_flow(&legs::set_legs(old)).is_some() {
+        return;
+    }
+    let which: Vec<String> = legs::Leg::ALL
+        .iter()
+        .filter_map(|&leg| {
+            // The first tool with the leg at its surest.
+            let best = after
+                .iter()
+                .filter_map(|t| {
+                    let l = t.legs.iter().find(|l| l.leg == leg)?;
+                    Some((l.certainty, &t.tool))
+                })
+                .fold(None::<(legs::Certainty, &String)>, |acc, x| match acc {
+                    Some(a) if a.0 >= x.0 => Some(a),
+                    _ => Some(x),
+                })?;
+            Some(format!(
+                "{}: {} ({})",
+                leg.as_str(),
+                text::cap(best.1, diff::NAME_MAX_CHARS),
+                best.0.as_str()
+            ))
+        })
+        .collect();
+    sink.emit(
+        TOXIC_FLOW_ADDED,
+        None,
+        None,
+        Some(certainty.as_str().to_owned()),
+        Some(which.join(", ")),
+    );
 }
 
 /// The structural rules for a tool present in both sets.
@@ -1085,12 +1286,23 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
     let mut scan: AddressScan<Vec<Address>> = AddressScan::new(text::ADDRESS_SCAN_MAX_CHARS);
     let mut signals = Vec::new();
     let mut tools = Vec::new();
+    let (old_rules, new_rules) = (crate::rules::scan(old, None), crate::rules::scan(new, None));
+    let seen = match_keys(&old_rules);
+    // New matches by tool; an unchanged tool's text is unchanged, so its matches are not new
+    // (they can look new only when the old scan was truncated).
+    let mut new_matches: BTreeMap<Option<&str>, Vec<&Match>> = BTreeMap::new();
+    for mt in &new_rules.matches {
+        if !seen.contains(&(mt.code.as_str(), mt.tool.as_deref())) {
+            new_matches.entry(mt.tool.as_deref()).or_default().push(mt);
+        }
+    }
     for &(name, o, n) in &m.pairs {
         let start = signals.len();
         let mut sink = Sink {
             tool: Some(text::cap(name, diff::NAME_MAX_CHARS)),
             out: &mut signals,
         };
+        let found = new_matches.remove(&Some(name)).unwrap_or_default();
         match (o, n) {
             (Some(o), Some(n)) if same(&o.value, &n.value) => continue,
             (Some(o), Some(n)) => {
@@ -1102,6 +1314,8 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
                     &old_scan.found,
                     &mut scan,
                 );
+                pattern_signals(&mut sink, &seen, found, &|f| string_at(&n.value, f));
+                leg_signals(&mut sink, o, n);
                 if sink.out.len() == start {
                     sink.emit(EQUIVALENT_CHANGE, None, None, None, None);
                 }
@@ -1110,6 +1324,7 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
                 sink.emit(TOOL_ADDED, None, None, None, None);
                 newly_sensitive(&mut sink, name, old, &starter);
                 text_rules(&mut sink, None, &n.value, &old_scan.found, &mut scan);
+                pattern_signals(&mut sink, &seen, found, &|f| string_at(&n.value, f));
             }
             (Some(_), None) => sink.emit(TOOL_REMOVED, None, None, None, None),
             (None, None) => continue,
@@ -1120,6 +1335,17 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
         });
     }
     unmatched(old, new, &m, &old_scan.found, &mut scan, &mut signals);
+    {
+        let mut sink = Sink {
+            tool: None,
+            out: &mut signals,
+        };
+        // Matches in entries without a name; what is left under a name is an unchanged
+        // tool's.
+        let unnamed = new_matches.remove(&None).unwrap_or_default();
+        pattern_signals(&mut sink, &seen, unnamed, &|_| None);
+        toxic_flow_signal(&mut sink, old, new);
+    }
     if old_scan.truncated || scan.truncated {
         Sink {
             tool: None,

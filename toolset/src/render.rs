@@ -1,13 +1,15 @@
 //! A change as text for a terminal (what `toolmark diff` prints without `--json`): the class and
 //! every signal that fired, then the changes tool by tool, word-diff runs marked `[-old-]` and
-//! `{+new+}`. A pure function of the [`Diff`] and the [`Classification`]. And a tool set's
-//! digests as `toolmark digest` reports them ([`DigestReport`]).
+//! `{+new+}`. A pure function of the [`Diff`] and the [`Classification`]. A change of a
+//! server's instructions the same way ([`instructions_text`]). And a tool set's digests as
+//! `toolmark digest` reports them ([`DigestReport`]).
 
 use std::fmt::Write as _;
 
-use crate::classify::Classification;
+use crate::classify::{Classification, Signal};
 use crate::diff::{DescriptionDiff, Diff, SchemaDiff};
-use crate::text::EditOp;
+use crate::instructions::InstructionsChange;
+use crate::text::{EditOp, WordEdit};
 use crate::{ToolSet, full, mtl1};
 
 /// What `toolmark digest` says of one tool set: its tool count and both digests. Serialised
@@ -68,29 +70,7 @@ pub fn text(d: &Diff, c: &Classification) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "class: {}", c.class.as_str());
     for s in &c.signals {
-        let _ = write!(out, "  {:<9} {}", s.class.as_str(), s.rule);
-        if let Some(t) = &s.tool {
-            let _ = write!(out, "  tool {t}");
-        }
-        if let Some(p) = &s.path {
-            let _ = write!(out, "  at {p}");
-        }
-        match (&s.old, &s.new) {
-            (Some(o), Some(n)) => {
-                let _ = write!(out, "  {o} -> {n}");
-            }
-            (None, Some(n)) => {
-                let _ = write!(out, "  + {n}");
-            }
-            (Some(o), None) => {
-                let _ = write!(out, "  - {o}");
-            }
-            (None, None) => {}
-        }
-        if let Some(detail) = &s.detail {
-            let _ = write!(out, "  ({detail})");
-        }
-        out.push('\n');
+        signal_line(&mut out, s);
     }
     if c.signals_truncated > 0 {
         let _ = writeln!(out, "  … {} more signals", c.signals_truncated);
@@ -109,19 +89,7 @@ pub fn text(d: &Diff, c: &Classification) -> String {
         let _ = writeln!(out, "  {}", t.name);
         match &t.description {
             Some(DescriptionDiff::Words { ops }) => {
-                let mut line = String::new();
-                for op in ops {
-                    match op.0 {
-                        EditOp::Equal => line.push_str(&op.1),
-                        EditOp::Delete => {
-                            let _ = write!(line, "[-{}-]", op.1);
-                        }
-                        EditOp::Insert => {
-                            let _ = write!(line, "{{+{}+}}", op.1);
-                        }
-                    }
-                }
-                let _ = writeln!(out, "    description: {line}");
+                let _ = writeln!(out, "    description: {}", word_runs(ops));
             }
             Some(DescriptionDiff::Snippets { old, new, .. }) => {
                 let _ = writeln!(out, "    description (long): {old:?} -> {new:?}");
@@ -183,6 +151,62 @@ pub fn text(d: &Diff, c: &Classification) -> String {
     out
 }
 
+/// One signal as an indented line: class, rule, tool, path, old and new, detail.
+fn signal_line(out: &mut String, s: &Signal) {
+    let _ = write!(out, "  {:<9} {}", s.class.as_str(), s.rule);
+    if let Some(t) = &s.tool {
+        let _ = write!(out, "  tool {t}");
+    }
+    if let Some(p) = &s.path {
+        let _ = write!(out, "  at {p}");
+    }
+    match (&s.old, &s.new) {
+        (Some(o), Some(n)) => {
+            let _ = write!(out, "  {o} -> {n}");
+        }
+        (None, Some(n)) => {
+            let _ = write!(out, "  + {n}");
+        }
+        (Some(o), None) => {
+            let _ = write!(out, "  - {o}");
+        }
+        (None, None) => {}
+    }
+    if let Some(detail) = &s.detail {
+        let _ = write!(out, "  ({detail})");
+    }
+    out.push('\n');
+}
+
+/// A word diff as one line, removed runs as `[-old-]`, added runs as `{+new+}`.
+fn word_runs(ops: &[WordEdit]) -> String {
+    let mut line = String::new();
+    for op in ops {
+        match op.0 {
+            EditOp::Equal => line.push_str(&op.1),
+            EditOp::Delete => {
+                let _ = write!(line, "[-{}-]", op.1);
+            }
+            EditOp::Insert => {
+                let _ = write!(line, "{{+{}+}}", op.1);
+            }
+        }
+    }
+    line
+}
+
+/// A change of a server's instructions as text for a terminal: its class and signals (as
+/// [`text`] prints them), then the word diff.
+pub fn instructions_text(c: &InstructionsChange) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "instructions: {}", c.class.as_str());
+    for s in &c.signals {
+        signal_line(&mut out, s);
+    }
+    let _ = writeln!(out, "  diff: {}", word_runs(&c.diff));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +253,17 @@ mod tests {
         assert!(
             out.contains("    description: Read a {+small +}file."),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn an_instructions_change_shows_its_signals_and_word_diff() {
+        let c = crate::instructions::change(Some("Read files."), Some("Read all files.")).unwrap();
+        assert_eq!(
+            instructions_text(&c),
+            "instructions: unsure\n  unsure    description-rewritten  at $['instructions']  \
+             Read files. -> Read all files.  (a negation, modal, quantifier or number \
+             changed)\n  diff: Read {+all +}files.\n"
         );
     }
 
