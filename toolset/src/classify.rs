@@ -1286,7 +1286,27 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
     let mut scan: AddressScan<Vec<Address>> = AddressScan::new(text::ADDRESS_SCAN_MAX_CHARS);
     let mut signals = Vec::new();
     let mut tools = Vec::new();
-    let (old_rules, new_rules) = (crate::rules::scan(old, None), crate::rules::scan(new, None));
+    // The rule set and the legs read whole sets: only when something changed.
+    let any_change = !m.unmatched_old.is_empty()
+        || !m.unmatched_new.is_empty()
+        || m.pairs.iter().any(|&(_, o, n)| match (o, n) {
+            (Some(o), Some(n)) => !same(&o.value, &n.value),
+            _ => true,
+        });
+    let scan_of = |set: &ToolSet| {
+        if any_change {
+            crate::rules::scan(set, None)
+        } else {
+            Scan {
+                rules: crate::rules::RULES_ID.to_owned(),
+                matches: Vec::new(),
+                truncated: 0,
+                block: 0,
+                advise: 0,
+            }
+        }
+    };
+    let (old_rules, new_rules) = (scan_of(old), scan_of(new));
     let seen = match_keys(&old_rules);
     // New matches by tool; an unchanged tool's text is unchanged, so its matches are not new
     // (they can look new only when the old scan was truncated).
@@ -1344,7 +1364,9 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
         // tool's.
         let unnamed = new_matches.remove(&None).unwrap_or_default();
         pattern_signals(&mut sink, &seen, unnamed, &|_| None);
-        toxic_flow_signal(&mut sink, old, new);
+        if any_change {
+            toxic_flow_signal(&mut sink, old, new);
+        }
     }
     if old_scan.truncated || scan.truncated {
         Sink {

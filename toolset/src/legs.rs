@@ -1435,14 +1435,14 @@ static PHRASES: LazyLock<Vec<(Leg, bool, Regex)>> = LazyLock::new(|| {
 });
 
 /// Property names (and their `format`) of an input schema, breadth first, at most
-/// [`MAX_PROPERTIES`], down to [`SCHEMA_MAX_DEPTH`] levels (through `properties`, `items`).
+/// [`MAX_PROPERTIES`], down to [`SCHEMA_MAX_DEPTH`] levels (each `properties` or `items` one).
 fn collect_properties(schema: &Json, depth: usize, out: &mut Vec<(String, Option<String>)>) {
     if depth > SCHEMA_MAX_DEPTH || out.len() >= MAX_PROPERTIES {
         return;
     }
     let Some(props) = schema.get("properties").and_then(Json::as_object) else {
         if let Some(items) = schema.get("items") {
-            collect_properties(items, depth, out);
+            collect_properties(items, depth + 1, out);
         }
         return;
     };
