@@ -361,6 +361,10 @@ async fn list_servers(
     Ok(axum::Json(body).into_response())
 }
 
+/// Tools with a leg a server's detail lists (`legsTruncated` counts the rest; `toxicFlow` is over
+/// all): with the matches' cap, a huge set's scan adds a bounded part to the page.
+pub const MAX_DETAIL_LEG_TOOLS: usize = 100;
+
 /// A target's stored scan ([`toolmark_index::scans`]) as `/api/v1/servers/{id}` shows it:
 /// the rule set it was made with, the matches with their spans (`patternMatches`, HISTOR's
 /// name), the legs of every tool that has one and the toxic flow; `null` before the target's
@@ -378,6 +382,8 @@ fn scan_json(scan: Option<toolmark_index::TargetScan>) -> Value {
         ),
         None => (Value::Null, Value::Null, Value::Null, Value::Null),
     };
+    let legs_truncated = s.legs.len().saturating_sub(MAX_DETAIL_LEG_TOOLS);
+    let legs = &s.legs[..s.legs.len().min(MAX_DETAIL_LEG_TOOLS)];
     json!({
         "status": if s.scan.is_some() { "scanned" } else { "not-scanned" },
         "entry": s.entry,
@@ -390,7 +396,8 @@ fn scan_json(scan: Option<toolmark_index::TargetScan>) -> Value {
         "advise": advise,
         "patternMatches": matches,
         "truncated": truncated,
-        "legs": s.legs,
+        "legs": legs,
+        "legsTruncated": legs_truncated,
         "toxicFlow": s.toxic_flow,
     })
 }

@@ -215,14 +215,22 @@ async fn sensitive_refuses_duplicate_member_names() {
 /// timeline and links.
 const MAX_DETAIL_BODY: usize = toolmark_api::documents::DEFAULT_INLINE_TOOL_BYTES + 64 * 1024;
 
+/// Largest `scan` member of that body: 200 matches and 100 tools' legs of a 2,000-tool set.
+const MAX_SCAN_JSON: usize = 96 * 1024;
+
 #[tokio::test]
 async fn big_set_server_json_is_bounded_with_count_and_document_link() {
     let (_env, state) = big("json");
     let id = target_id(&state, BIG_URL);
     let (status, _, body) = get(&state, &format!("/api/v1/servers/{id}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(body.len() < MAX_DETAIL_BODY, "{} bytes", body.len());
     let v = json_body(&body);
+    // The scan is bounded apart: at most 200 matches and 100 tools' legs.
+    let scan = v["scan"].to_string().len();
+    assert!(scan < MAX_SCAN_JSON, "{scan} bytes of scan");
+    assert!(body.len() - scan < MAX_DETAIL_BODY, "{} bytes", body.len());
+    assert_eq!(v["scan"]["legs"].as_array().unwrap().len(), 100);
+    assert!(v["scan"]["legsTruncated"].as_u64().unwrap() > 0);
     assert_eq!(v["toolCount"], BIG_TOOLS);
     let shown = v["tools"].as_array().unwrap().len();
     assert!(shown > 0 && shown < BIG_TOOLS, "{shown}");
