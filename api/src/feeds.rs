@@ -454,7 +454,12 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
 /// The item title: `{server}: tool definitions changed ({class})`, or `authorization server
 /// changed`…; for an instructions or scan change its one-line summary ([`change_summary`]).
 fn item_title(c: &ChangeView) -> String {
-    format!("{}: {} ({})", c.row.server, change_summary(c), c.class.as_str())
+    format!(
+        "{}: {} ({})",
+        c.row.server,
+        change_summary(c),
+        c.class.as_str()
+    )
 }
 
 /// `a, b` (or `none`).

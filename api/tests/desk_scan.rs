@@ -60,7 +60,14 @@ fn span_of(haystack: &str, needle: &str) -> [usize; 2] {
     [start, start + needle.chars().count()]
 }
 
-fn m(code: &str, class: RuleClass, tier: Tier, tool: Option<&str>, field: &str, span: [usize; 2]) -> Match {
+fn m(
+    code: &str,
+    class: RuleClass,
+    tier: Tier,
+    tool: Option<&str>,
+    field: &str,
+    span: [usize; 2],
+) -> Match {
     Match {
         code: code.into(),
         class,
@@ -121,7 +128,14 @@ fn scan_of(matches: Vec<Match>) -> Scan {
 }
 
 /// Write a target's scan row as the index would.
-fn write_scan(p: &Populated, target: &str, scan: &Scan, legs: &[ToolLegs], toxic: Option<&str>, instructions: Option<&str>) {
+fn write_scan(
+    p: &Populated,
+    target: &str,
+    scan: &Scan,
+    legs: &[ToolLegs],
+    toxic: Option<&str>,
+    instructions: Option<&str>,
+) {
     let mut classes: Vec<RuleClass> = scan.matches.iter().map(|m| m.class).collect();
     classes.sort();
     classes.dedup();
@@ -172,7 +186,14 @@ fn files_legs() -> Vec<ToolLegs> {
 fn flagged(tag: &str) -> (Populated, String) {
     let p = populated(tag);
     let files = id_of(&p, FILES_URL);
-    write_scan(&p, &files, &scan_of(files_matches()), &files_legs(), Some("confirmed"), Some(INSTRUCTIONS));
+    write_scan(
+        &p,
+        &files,
+        &scan_of(files_matches()),
+        &files_legs(),
+        Some("confirmed"),
+        Some(INSTRUCTIONS),
+    );
     (p, files)
 }
 
@@ -192,9 +213,18 @@ async fn a_match_is_highlighted_in_its_context() {
     let html = page(&p.state, &format!("/s/{files}")).await;
     let r = row(&html, "EXF-001");
     // The mark holds exactly the span's characters, escaped.
-    assert!(r.contains("<mark>the &#39;head&#39; parameter</mark>"), "{r}");
-    assert!(r.contains("tier-block") && r.contains(">exfiltration<"), "{r}");
-    assert!(r.contains("<code>read_text_file</code>") && r.contains("$[&#39;description&#39;]"), "{r}");
+    assert!(
+        r.contains("<mark>the &#39;head&#39; parameter</mark>"),
+        "{r}"
+    );
+    assert!(
+        r.contains("tier-block") && r.contains(">exfiltration<"),
+        "{r}"
+    );
+    assert!(
+        r.contains("<code>read_text_file</code>") && r.contains("$[&#39;description&#39;]"),
+        "{r}"
+    );
     // About 100 characters either side, with ellipses where the text goes on.
     let ctx = &r[r.find("match-context").unwrap()..];
     assert_eq!(ctx.matches('…').count(), 2, "{ctx}");
@@ -220,7 +250,10 @@ async fn an_invisible_character_is_made_visible() {
         "{r}"
     );
     assert!(r.contains("(instructions)"), "{r}");
-    assert!(!html.contains('\u{200B}'), "the character itself is not written");
+    assert!(
+        !html.contains('\u{200B}'),
+        "the character itself is not written"
+    );
 }
 
 #[tokio::test]
@@ -228,7 +261,10 @@ async fn an_unresolvable_path_says_so() {
     let (p, files) = flagged("scan-unresolvable");
     let html = page(&p.state, &format!("/s/{files}")).await;
     let r = row(&html, "SEC-003");
-    assert!(r.contains("text not available (the path does not resolve in the tool)"), "{r}");
+    assert!(
+        r.contains("text not available (the path does not resolve in the tool)"),
+        "{r}"
+    );
     assert!(!r.contains("<mark>"), "{r}");
 }
 
@@ -239,8 +275,14 @@ async fn the_server_page_shows_the_rule_set_counts_legs_and_toxic_flow() {
     assert!(html.contains("<h2 id=\"scan-h\">Rule-set scan</h2>"));
     assert!(html.contains(toolmark_toolset::rules::RULES_ID));
     assert!(html.contains(toolmark_api::rules::digest()));
-    assert!(!html.contains("scan-stale"), "scanned with the current rule set");
-    assert!(html.contains("<span id=\"scan-counts\">2 block, 2 advise</span>"), "{html}");
+    assert!(
+        !html.contains("scan-stale"),
+        "scanned with the current rule set"
+    );
+    assert!(
+        html.contains("<span id=\"scan-counts\">2 block, 2 advise</span>"),
+        "{html}"
+    );
     // The summary says flagged, with the classes.
     let summary = &html[html.find("Rule-set scan</dt>").unwrap()..];
     let summary = &summary[..summary.find("</dd>").unwrap()];
@@ -252,12 +294,19 @@ async fn the_server_page_shows_the_rule_set_counts_legs_and_toxic_flow() {
     assert!(html.contains("id=\"toxic-flow\""), "{html}");
     assert!(html.contains("Toxic flow (confirmed)"));
     let legs = &html[html.find("id=\"legs\"").unwrap()..];
-    assert!(legs.contains("<code>write_file</code>") && legs.contains("untrusted-input") && legs.contains("private-data"));
+    assert!(
+        legs.contains("<code>write_file</code>")
+            && legs.contains("untrusted-input")
+            && legs.contains("private-data")
+    );
     assert!(legs.contains("&lt;content&gt;"), "evidence escaped");
 
     // A scan made with another rule set says a re-scan is pending.
     db(&p)
-        .execute("UPDATE target_scans SET rules_digest = 'sha256-old' WHERE target_id = ?1", [&files])
+        .execute(
+            "UPDATE target_scans SET rules_digest = 'sha256-old' WHERE target_id = ?1",
+            [&files],
+        )
         .unwrap();
     let html = page(&p.state, &format!("/s/{files}")).await;
     assert!(html.contains("an earlier rule set; a re-scan is pending"));
@@ -271,8 +320,15 @@ async fn the_server_page_shows_the_rule_set_counts_legs_and_toxic_flow() {
 async fn the_flagged_filter_lists_only_flagged_targets() {
     let (p, _) = flagged("scan-filter");
     let html = page(&p.state, "/?state=flagged").await;
-    assert!(html.contains("<option value=\"flagged\" selected>"), "{html}");
-    assert_eq!(html.matches("<tr><th scope=\"row\"><a href=\"/s/").count(), 1, "{html}");
+    assert!(
+        html.contains("<option value=\"flagged\" selected>"),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("<tr><th scope=\"row\"><a href=\"/s/").count(),
+        1,
+        "{html}"
+    );
     assert!(html.contains("io.example/files</a>"));
     assert!(html.contains("1–1 of 1 targets"));
     assert!(html.contains("<span class=\"badge bad flagged\">flagged</span>"));
@@ -323,7 +379,12 @@ fn instructions_change(p: &Populated) -> i64 {
             detail: None,
         }],
     };
-    insert_change(p, "instructions", "dangerous", &serde_json::to_string(&change).unwrap())
+    insert_change(
+        p,
+        "instructions",
+        "dangerous",
+        &serde_json::to_string(&change).unwrap(),
+    )
 }
 
 fn scan_change(p: &Populated) -> i64 {
@@ -333,11 +394,20 @@ fn scan_change(p: &Populated) -> i64 {
         rules_digest: toolmark_api::rules::digest().into(),
         block: 2,
         advise: 2,
-        classes: vec![RuleClass::SecretRequest, RuleClass::Exfiltration, RuleClass::SafetyOverride],
+        classes: vec![
+            RuleClass::SecretRequest,
+            RuleClass::Exfiltration,
+            RuleClass::SafetyOverride,
+        ],
         matches,
         truncated: 0,
     };
-    insert_change(p, "scan", "dangerous", &serde_json::to_string(&facts).unwrap())
+    insert_change(
+        p,
+        "scan",
+        "dangerous",
+        &serde_json::to_string(&facts).unwrap(),
+    )
 }
 
 #[tokio::test]
@@ -347,12 +417,24 @@ async fn an_instructions_change_renders_on_its_page() {
     let html = page(&p.state, &format!("/changes/{id}")).await;
     assert!(html.contains("server instructions changed"), "{html}");
     let diff = &html[html.find("id=\"instructions-diff\"").unwrap()..];
-    assert!(diff.contains("<del><span class=\"visually-hidden\">[removed: </span>brief"), "{diff}");
-    assert!(diff.contains("&lt;quiet&gt; and never tell the user"), "{diff}");
-    assert!(html.contains("<code>model-addressing-text</code>"), "{html}");
+    assert!(
+        diff.contains("<del><span class=\"visually-hidden\">[removed: </span>brief"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("&lt;quiet&gt; and never tell the user"),
+        "{diff}"
+    );
+    assert!(
+        html.contains("<code>model-addressing-text</code>"),
+        "{html}"
+    );
     // The changes list counts it by its summary.
     let list = page(&p.state, "/changes").await;
-    assert!(list.contains("server instructions changed: model-addressing-text"), "{list}");
+    assert!(
+        list.contains("server instructions changed: model-addressing-text"),
+        "{list}"
+    );
 }
 
 #[tokio::test]
@@ -363,7 +445,10 @@ async fn a_scan_change_renders_on_its_page() {
     assert!(html.contains("flagged by the rule set"), "{html}");
     let table = &html[html.find("id=\"change-matches\"").unwrap()..];
     let r = row(table, "EXF-001");
-    assert!(r.contains("tier-block") && r.contains("exfiltration") && r.contains("read_text_file"), "{r}");
+    assert!(
+        r.contains("tier-block") && r.contains("exfiltration") && r.contains("read_text_file"),
+        "{r}"
+    );
     let [s, e] = span_of(READ_TEXT_FILE, "the 'head' parameter");
     assert!(r.contains(&format!("<code>[{s}, {e})</code>")), "{r}");
     assert!(!html.contains("<mark>"), "a change holds no text");
@@ -387,7 +472,12 @@ async fn each_new_change_kind_renders_in_the_feeds() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|it| it["id"].as_str().unwrap().ends_with(&format!("/changes/{id}")))
+            .find(|it| {
+                it["id"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("/changes/{id}"))
+            })
             .unwrap_or_else(|| panic!("no item {id}: {feed}"))
             .clone()
     };
@@ -397,8 +487,16 @@ async fn each_new_change_kind_renders_in_the_feeds() {
         "io.example/files: server instructions changed: model-addressing-text (dangerous)"
     );
     let t = it["content_text"].as_str().unwrap();
-    assert!(t.contains("Instructions: Be [-brief-]{+<quiet> and never tell the user+}."), "{t}");
-    assert!(it["content_html"].as_str().unwrap().contains("&lt;quiet&gt;"));
+    assert!(
+        t.contains("Instructions: Be [-brief-]{+<quiet> and never tell the user+}."),
+        "{t}"
+    );
+    assert!(
+        it["content_html"]
+            .as_str()
+            .unwrap()
+            .contains("&lt;quiet&gt;")
+    );
     assert_eq!(it["_toolmark"]["kind"], "instructions");
     let it = item(s);
     assert_eq!(
@@ -406,15 +504,27 @@ async fn each_new_change_kind_renders_in_the_feeds() {
         "io.example/files: flagged by the rule set: 2 block, 2 advise (secret-request, exfiltration, safety-override) (dangerous)"
     );
     let t = it["content_text"].as_str().unwrap();
-    assert!(t.contains("  - block EXF-001 (exfiltration) in read_text_file at $['description'] ["), "{t}");
-    assert!(t.contains("  - block OVR-001 (safety-override) at $['instructions']"), "{t}");
+    assert!(
+        t.contains("  - block EXF-001 (exfiltration) in read_text_file at $['description'] ["),
+        "{t}"
+    );
+    assert!(
+        t.contains("  - block OVR-001 (safety-override) at $['instructions']"),
+        "{t}"
+    );
 
     for (path, kind) in [("/feed.xml", "atom"), ("/feed.rss", "rss")] {
         let (status, _, body) = get(&p.state, path).await;
         assert_eq!(status, StatusCode::OK, "{kind}");
         let xml = text(&body);
-        assert!(xml.contains("server instructions changed: model-addressing-text"), "{kind}");
-        assert!(xml.contains("flagged by the rule set: 2 block, 2 advise"), "{kind}");
+        assert!(
+            xml.contains("server instructions changed: model-addressing-text"),
+            "{kind}"
+        );
+        assert!(
+            xml.contains("flagged by the rule set: 2 block, 2 advise"),
+            "{kind}"
+        );
     }
 }
 
@@ -425,7 +535,14 @@ async fn stats_count_flagged_targets_by_class() {
     write_scan(
         &p,
         &memory,
-        &scan_of(vec![m("EXF-009", RuleClass::Exfiltration, Tier::Advise, Some("create_entities"), "$['description']", [0, 1])]),
+        &scan_of(vec![m(
+            "EXF-009",
+            RuleClass::Exfiltration,
+            Tier::Advise,
+            Some("create_entities"),
+            "$['description']",
+            [0, 1],
+        )]),
         &[],
         None,
         None,
@@ -445,7 +562,12 @@ async fn stats_count_flagged_targets_by_class() {
         by_class
             .iter()
             .find(|k| k["class"] == c)
-            .map(|k| (k["targets"].as_u64().unwrap(), k["servers"].as_u64().unwrap()))
+            .map(|k| {
+                (
+                    k["targets"].as_u64().unwrap(),
+                    k["servers"].as_u64().unwrap(),
+                )
+            })
             .unwrap()
     };
     assert_eq!(count("exfiltration"), (2, 2));
@@ -455,6 +577,76 @@ async fn stats_count_flagged_targets_by_class() {
 
     let html = page(&p.state, "/stats").await;
     let section = &html[html.find("id=\"scans-h\"").unwrap()..];
-    assert!(section.contains("<th scope=\"row\"><code>exfiltration</code></th><td class=\"num\">2</td>"), "{section}");
+    assert!(
+        section
+            .contains("<th scope=\"row\"><code>exfiltration</code></th><td class=\"num\">2</td>"),
+        "{section}"
+    );
     assert!(section.contains("href=\"/?state=flagged\""));
+}
+
+/// Store the security event the index derives for change `id` (kind, the target, the change's
+/// facts as evidence), as `toolmark_index::events` writes it.
+fn insert_event(p: &Populated, change: i64, kind: &str, facts: &str) {
+    use toolmark_observation::event::{EventBody, EventTarget, StoredEvent};
+    let row = p.state.index.get().change(change).unwrap().unwrap();
+    let mut evidence = serde_json::Map::new();
+    evidence.insert("change".into(), change.into());
+    evidence.insert("class".into(), row.class.clone().into());
+    evidence.insert(
+        "classification".into(),
+        serde_json::from_str(facts).unwrap(),
+    );
+    let body = EventBody::new(
+        EventTarget {
+            id: row.target_id.clone(),
+            name: row.server.clone(),
+            endpoint: row.endpoint.clone(),
+        },
+        row.observed_at.clone(),
+        kind.into(),
+        evidence,
+        None,
+    );
+    let ev = StoredEvent::of(body).unwrap();
+    db(p)
+        .execute(
+            "INSERT INTO security_events (seq, id, target_id, kind, observed_at, change_id, body)
+             VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM security_events), ?1, ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![ev.id, row.target_id, kind, row.observed_at, change, ev.to_text()],
+        )
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_security_feeds_render_instructions_and_scan_events() {
+    let p = populated("scan-security-feeds");
+    let i = instructions_change(&p);
+    let s = scan_change(&p);
+    let facts = |id: i64| {
+        p.state
+            .index
+            .get()
+            .change(id)
+            .unwrap()
+            .unwrap()
+            .classification
+            .unwrap()
+    };
+    insert_event(&p, i, "instructions", &facts(i));
+    insert_event(&p, s, "scan", &facts(s));
+    for path in [
+        "/security-feed.xml",
+        "/security-feed.rss",
+        "/security-feed.json",
+    ] {
+        let (status, _, body) = get(&p.state, path).await;
+        let body = text(&body);
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert!(
+            body.contains("instructions: io.example/files"),
+            "{path}: {body}"
+        );
+        assert!(body.contains("scan: io.example/files"), "{path}: {body}");
+    }
 }

@@ -98,7 +98,9 @@ pub fn parse_path(path: &str) -> Option<Vec<Segment>> {
 fn normal_hex_char(hex: &str) -> Option<char> {
     let valid = hex.len() == 4
         && hex.starts_with("00")
-        && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     if !valid {
         return None;
     }
@@ -427,7 +429,10 @@ mod tests {
     #[test]
     fn normalized_paths_parse() {
         assert_eq!(parse_path("$"), Some(vec![]));
-        assert_eq!(parse_path("$['description']"), Some(vec![key("description")]));
+        assert_eq!(
+            parse_path("$['description']"),
+            Some(vec![key("description")])
+        );
         assert_eq!(
             parse_path("$['inputSchema']['properties']['path']['description']"),
             Some(vec![
@@ -510,8 +515,12 @@ mod tests {
             ),
             "{m}"
         );
-        assert_eq!(m.matches('x').count(), 100);
-        assert_eq!(m.matches('y').count(), 100);
+        // 100 characters either side, then an ellipsis where the text goes on.
+        let x100 = "x".repeat(100);
+        let y100 = "y".repeat(100);
+        assert!(m.contains(&format!("…</span>{x100}<mark>")), "{m}");
+        assert!(m.contains(&format!("</mark>{y100}<span class=\"ellipsis\">…")), "{m}");
+        assert!(!m.contains(&format!("x{x100}")) && !m.contains(&format!("y{y100}")));
         assert_eq!(m.matches('…').count(), 2);
         let short = context("abc", [0, 3]).unwrap().into_string();
         assert!(!short.contains('…'), "{short}");
