@@ -519,7 +519,10 @@ mod tests {
         let x100 = "x".repeat(100);
         let y100 = "y".repeat(100);
         assert!(m.contains(&format!("…</span>{x100}<mark>")), "{m}");
-        assert!(m.contains(&format!("</mark>{y100}<span class=\"ellipsis\">…")), "{m}");
+        assert!(
+            m.contains(&format!("</mark>{y100}<span class=\"ellipsis\">…")),
+            "{m}"
+        );
         assert!(!m.contains(&format!("x{x100}")) && !m.contains(&format!("y{y100}")));
         assert_eq!(m.matches('…').count(), 2);
         let short = context("abc", [0, 3]).unwrap().into_string();
