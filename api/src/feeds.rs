@@ -30,6 +30,11 @@
 //! digest and the first day it reached the minimum, so it does not move, and they are dated by
 //! that day. An item leaves the feed when that day leaves the window, or at once when toolmark
 //! observes the digest itself.
+//!
+//! A change of a server's `instructions` reads "server instructions changed: <signals>" with
+//! its signals and its word diff (`[-removed-]{+added+}`, cut at [`ITEM_DIFF_CHARS`]); a target
+//! newly flagged by the rule set reads "flagged by the rule set: N block, M advise
+//! (<classes>)" with its first [`ITEM_SIGNALS`] matches ([`change_summary`]).
 
 use std::sync::Arc;
 
@@ -59,8 +64,11 @@ pub const MAX_WATCH: usize = 100;
 /// "+N more".
 pub const ITEM_NAMES: usize = 10;
 
-/// Signals shown per item, the rest counted.
+/// Signals (and rule-set matches) shown per item, the rest counted.
 pub const ITEM_SIGNALS: usize = 10;
+
+/// Characters of an instructions change's word diff shown in an item's text.
+pub const ITEM_DIFF_CHARS: usize = 2_000;
 
 /// Atom's media type.
 pub const ATOM_TYPE: &str = "application/atom+xml; charset=utf-8";
@@ -444,9 +452,14 @@ fn load(state: &AppState, q: &FeedQuery, path: &str) -> Result<Page, ApiError> {
 }
 
 /// The item title: `{server}: tool definitions changed ({class})`, or `authorization server
-/// changed`.
+/// changed`…; for an instructions or scan change its one-line summary ([`change_summary`]).
 fn item_title(c: &ChangeView) -> String {
-    format!("{}: {} ({})", c.row.server, c.headline(), c.class.as_str())
+    format!(
+        "{}: {} ({})",
+        c.row.server,
+        change_summary(c),
+        c.class.as_str()
+    )
 }
 
 /// `a, b` (or `none`).
@@ -504,10 +517,114 @@ fn lists(c: &ChangeView) -> [(&'static str, Vec<&str>, u64, u64); 3] {
     ]
 }
 
+/// What an instructions or scan change says in one line (`server instructions changed:
+/// <signal rules>`, `flagged by the rule set: N block, M advise (<classes>)`); the headline
+/// for other kinds.
+pub(crate) fn change_summary(c: &ChangeView) -> String {
+    if let Some(i) = &c.instructions {
+        let mut rules: Vec<&str> = i.signals.iter().map(|s| s.rule).collect();
+        rules.dedup();
+        let signals = if rules.is_empty() {
+            "no signal".to_owned()
+        } else {
+            rules.join(", ")
+        };
+        return format!("{}: {signals}", c.headline());
+    }
+    if let Some(x) = &c.scan {
+        let classes: Vec<&str> = x.classes.iter().map(|k| k.as_str()).collect();
+        return format!(
+            "{}: {} block, {} advise ({})",
+            c.headline(),
+            x.block,
+            x.advise,
+            classes.join(", ")
+        );
+    }
+    c.headline().to_owned()
+}
+
+/// An instructions change's word diff as text, `[-removed-]{+added+}`, cut at
+/// [`ITEM_DIFF_CHARS`] characters.
+fn word_diff_text(ops: &[toolmark_toolset::text::WordEdit]) -> String {
+    use toolmark_toolset::text::{EditOp, WordEdit};
+    let mut out = String::new();
+    for WordEdit(op, text) in ops {
+        match op {
+            EditOp::Equal => out.push_str(text),
+            EditOp::Delete => out.push_str(&format!("[-{text}-]")),
+            EditOp::Insert => out.push_str(&format!("{{+{text}+}}")),
+        }
+    }
+    match out.char_indices().nth(ITEM_DIFF_CHARS) {
+        Some((i, _)) => format!("{}…", &out[..i]),
+        None => out,
+    }
+}
+
+/// A scan change's first [`ITEM_SIGNALS`] matches as lines (`block CODE (class) in tool at
+/// field [start, end)`), and how many more there are.
+fn match_lines(x: &toolmark_index::BecameFlagged) -> (Vec<String>, u64) {
+    let lines: Vec<String> = x
+        .matches
+        .iter()
+        .take(ITEM_SIGNALS)
+        .map(|m| {
+            let tier = match m.tier {
+                toolmark_toolset::rules::Tier::Block => "block",
+                toolmark_toolset::rules::Tier::Advise => "advise",
+            };
+            let place = match &m.tool {
+                Some(t) => format!("in {t} at"),
+                None => "at".to_owned(),
+            };
+            format!(
+                "{tier} {} ({}) {place} {} [{}, {})",
+                m.code,
+                m.class.as_str(),
+                m.field,
+                m.span[0],
+                m.span[1]
+            )
+        })
+        .collect();
+    let more = (x.block + x.advise).saturating_sub(lines.len() as u64);
+    (lines, more)
+}
+
 /// The item as plain text.
 fn item_text(c: &ChangeView) -> String {
     let r = &c.row;
     let mut out = format!("Endpoint: {}\nClass: {}\n", r.endpoint, c.class.as_str());
+    if c.instructions.is_some() || c.scan.is_some() {
+        out.push_str(&change_summary(c));
+        out.push('\n');
+        if let Some(i) = &c.instructions {
+            let (signals, more_signals) = shown_signals(c);
+            for line in &signals {
+                out.push_str(&format!("  - {line}\n"));
+            }
+            if more_signals > 0 {
+                out.push_str(&format!("  +{more_signals} more signals\n"));
+            }
+            out.push_str(&format!("Instructions: {}\n", word_diff_text(&i.diff)));
+        }
+        if let Some(x) = &c.scan {
+            let (lines, more) = match_lines(x);
+            for line in &lines {
+                out.push_str(&format!("  - {line}\n"));
+            }
+            if more > 0 {
+                out.push_str(&format!("  +{more} more matches\n"));
+            }
+            out.push_str(&format!("Rule set: {} {}\n", x.rules, x.rules_digest));
+        }
+        out.push_str(&format!(
+            "Log entry: {} (previous: {})\n",
+            r.new_entry, r.old_entry
+        ));
+        return out;
+    }
     if let Some(a) = &c.authorization {
         out.push_str(&format!(
             "Authorization servers: {} -> {}\nLog entry: {} (previous: {})\n",
@@ -650,6 +767,35 @@ fn item_html(c: &ChangeView, base: &str) -> String {
                     p { (label) ": " (items.join(", ")) }
                 }
             }
+            (links)
+        });
+    }
+    if let Some(i) = &c.instructions {
+        return to_html(html! {
+            p { "Endpoint: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p { (change_summary(c)) }
+            @if !signals.is_empty() {
+                ul {
+                    @for line in &signals { li { (line) } }
+                    @if more_signals > 0 { li { "+" (more_signals) " more signals" } }
+                }
+            }
+            p { "Instructions: " (word_diff_text(&i.diff)) }
+            (links)
+        });
+    }
+    if let Some(x) = &c.scan {
+        let (lines, more) = match_lines(x);
+        return to_html(html! {
+            p { "Endpoint: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p { (change_summary(c)) }
+            ul {
+                @for line in &lines { li { (line) } }
+                @if more > 0 { li { "+" (more) " more matches" } }
+            }
+            p { "Rule set: " code { (x.rules) } " " code { (x.rules_digest) } }
             (links)
         });
     }

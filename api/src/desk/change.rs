@@ -1,5 +1,6 @@
 //! `GET /changes/{id}`: one change — its class, every signal, the diff, digests and entries,
-//! all from its [`ChangeView`].
+//! all from its [`ChangeView`]; for a change of the server's instructions their word diff and
+//! signals, for a target newly flagged by the rule set its matches.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use maud::{Markup, html};
-use toolmark_toolset::classify::{Class, Classification};
+use toolmark_toolset::classify::{Class, Classification, Signal};
 use toolmark_toolset::diff::{DescriptionDiff, Diff, MemberChange, SchemaDiff, ToolDiff};
 use toolmark_toolset::text::{EditOp, WordEdit};
 
@@ -56,6 +57,58 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
         }
     };
     let what = match (&c.authorization, &c.behaviour) {
+        (None, None) if c.instructions.is_some() => {
+            let i = c.instructions.as_ref().expect("checked");
+            html! {
+                dl class="facts" {
+                    (fact("What changed", html! { (c.headline()) }))
+                    (entries)
+                }
+                section aria-labelledby="signals-h" {
+                    h2 id="signals-h" { "Signals" }
+                    (signal_list(&i.signals, 0))
+                }
+                section aria-labelledby="diff-h" {
+                    h2 id="diff-h" { "Word diff of the instructions" }
+                    div id="instructions-diff" { (word_diff(&i.diff)) }
+                }
+                p {
+                    "The " code { "instructions" } " a server sends in its " code { "initialize" }
+                    " result go to the model with every tool. They are compared word by word with the "
+                    "previous observation's and read by the same rules as a tool's description."
+                }
+            }
+        }
+        (None, None) if c.scan.is_some() => {
+            let x = c.scan.as_ref().expect("checked");
+            html! {
+                dl class="facts" {
+                    (fact("What changed", html! { (c.headline()) }))
+                    (fact("Rule set", html! {
+                        a href="/api/v1/rules" { code { (x.rules) } } " " code class="digest" { (x.rules_digest) }
+                    }))
+                    (fact("Matches", html! { span id="scan-counts" { (x.block) " block, " (x.advise) " advise" } }))
+                    (fact("Classes", html! {
+                        @for (i, cl) in x.classes.iter().enumerate() { @if i > 0 { ", " } code { (cl.as_str()) } }
+                    }))
+                    (entries)
+                    (fact("Full digest", html! { (digest(Some(&r.new_full))) }))
+                }
+                section aria-labelledby="matches-h" {
+                    h2 id="matches-h" { "Matches" }
+                    (super::scan::matches_table("change-matches", &x.matches, None))
+                    @if x.truncated > 0 {
+                        p class="muted" { (x.truncated) " more matches not listed." }
+                    }
+                    p {
+                        "The target's tool set and instructions had no rule-set match before this observation "
+                        "and have now. The change stores where each match is (field and span); "
+                        a href={ "/s/" (r.target_id) "#scan" } { "the server's page" }
+                        " shows the current matches with their text."
+                    }
+                }
+            }
+        }
         (None, None) if c.registry.is_some() => {
             let g = c.registry.as_ref().expect("checked");
             html! {
@@ -153,13 +206,18 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
 
 /// Every signal the classification lists, with its rule's meaning.
 fn signals(cl: &Classification) -> Markup {
+    signal_list(&cl.signals, cl.signals_truncated)
+}
+
+/// Signals with their rules' meanings, and how many more were not listed.
+fn signal_list(signals: &[Signal], truncated: usize) -> Markup {
     let code = |v: &Option<String>| html! { @if let Some(v) = v { code { (v) } } };
     html! {
-        @if cl.signals.is_empty() {
+        @if signals.is_empty() {
             p { "No rule fired." }
         } @else {
             (listing("signals", "Signals: every rule that fired", &["Class", "Rule", "Tool", "Where", "Old", "New", "Detail"], &[], html! {
-                @for sig in &cl.signals {
+                @for sig in signals {
                     tr class={ "signal-" (sig.class.as_str()) } {
                         td { (class_badge(sig.class)) }
                         th scope="row" {
@@ -174,8 +232,8 @@ fn signals(cl: &Classification) -> Markup {
                     }
                 }
             }))
-            @if cl.signals_truncated > 0 {
-                p class="muted" { (cl.signals_truncated) " more signals not listed." }
+            @if truncated > 0 {
+                p class="muted" { (truncated) " more signals not listed." }
             }
         }
     }

@@ -25,6 +25,8 @@ pub(super) struct ListRow {
     pub skip_reason: Option<String>,
     pub delisted: bool,
     pub changes: u64,
+    /// The scan's counts; `None` before the first `ok` observation.
+    pub scan: Option<toolmark_index::ScanSummary>,
 }
 
 /// The targets matching `q` in state `filter` and census filter `sensitive` (the index's one
@@ -57,6 +59,7 @@ pub(super) fn list_targets(
         .map(|s| ListRow {
             delisted: s.delisted_at.is_some(),
             changes: s.changes,
+            scan: s.scan,
             id: s.target.id,
             server: s.target.server,
             target: s.target.target,
@@ -80,6 +83,8 @@ pub(super) struct TargetData {
     /// The tool sets clients reported this week that toolmark never observed here, at or
     /// above the minimum of reports (`crate::contribute`).
     pub client_reports: Vec<toolmark_index::ClientReport>,
+    /// The rule-set scan of its current tool set and instructions, with the data-flow legs.
+    pub scan: Option<toolmark_index::TargetScan>,
 }
 
 /// Package observations a target page lists (the newest).
@@ -92,7 +97,7 @@ pub(super) fn load_target(
     id: &str,
     before: Option<u64>,
 ) -> Result<Option<TargetData>, Fail> {
-    let (target, server, observations, changes, packages, client_reports) = {
+    let (target, server, observations, changes, packages, client_reports, scan) = {
         let index = state.index.get();
         let Some(target) = index.target(id).map_err(sql)? else {
             return Ok(None);
@@ -118,6 +123,7 @@ pub(super) fn load_target(
             .client_reports
             .other_reports(&index, id, toolmark_index::Day::of((state.clock)()))
             .map_err(internal)?;
+        let scan = index.target_scan(id).map_err(sql)?;
         (
             target,
             server,
@@ -125,6 +131,7 @@ pub(super) fn load_target(
             changes,
             packages,
             client_reports,
+            scan,
         )
     };
     Ok(Some(TargetData {
@@ -134,6 +141,7 @@ pub(super) fn load_target(
         changes,
         packages,
         client_reports,
+        scan,
     }))
 }
 

@@ -1,16 +1,17 @@
-//! `GET /`: the servers — search, state filter, starter-policy census filter (`sensitive=`, as
-//! on `/api/v1/servers`) and a page of targets.
+//! `GET /`: the servers — search, state filter (`flagged` among them), starter-policy census
+//! filter (`sensitive=`, as on `/api/v1/servers`) and a page of targets with their rule-set
+//! scan.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use maud::html;
+use maud::{Markup, html};
 
 use super::layout::{Nav, Page, count, listing, render, status_badge, time};
 use super::{DEFAULT_LIMIT, Html, STATES, bad_request, blocking, data, int_param, limit_param};
-use toolmark_index::SensitiveFilter;
+use toolmark_index::{ScanSummary, SensitiveFilter};
 use toolmark_toolset::policy::STARTER;
 
 use crate::AppState;
@@ -31,6 +32,25 @@ fn servers_href(q: &str, filter: &str, sensitive: &str, limit: u32, offset: u64)
     }
     href.push_str(&format!("&offset={offset}"));
     href
+}
+
+/// A target's scan in the servers table: `flagged` with its classes and counts (and a toxic
+/// flow), `no match`, or a dash before its first `ok` observation.
+fn scan_cell(scan: Option<&ScanSummary>) -> Markup {
+    html! {
+        @match scan {
+            None => "—",
+            Some(s) if s.block + s.advise > 0 => {
+                span class="badge bad flagged" { "flagged" } " "
+                @for (i, c) in s.classes.iter().enumerate() { @if i > 0 { ", " } code { (c) } }
+                " " span class="muted" { "(" (s.block) " block, " (s.advise) " advise)" }
+            }
+            Some(_) => span class="muted" { "no match" },
+        }
+        @if let Some(t) = scan.and_then(|s| s.toxic_flow.as_deref()) {
+            " " strong class="toxic" { "toxic flow (" (t) ")" }
+        }
+    }
 }
 
 pub(super) async fn page(
@@ -101,7 +121,7 @@ pub(super) async fn page(
         @if rows.is_empty() {
             p { "No targets match." }
         } @else {
-            (listing("servers", "Targets", &["Server", "Endpoint", "Last status", "Tools", "Last observed", "Changes"], &["Tools", "Changes"], html! {
+            (listing("servers", "Targets", &["Server", "Endpoint", "Last status", "Tools", "Last observed", "Changes", "Rule-set scan"], &["Tools", "Changes"], html! {
                 @for r in &rows {
                     tr {
                         th scope="row" {
@@ -115,6 +135,7 @@ pub(super) async fn page(
                         td class="num" { (count(r.tools)) }
                         td { (time(r.last_observed_at.as_deref())) }
                         td class="num" { (r.changes) }
+                        td { (scan_cell(r.scan.as_ref())) }
                     }
                 }
             }))

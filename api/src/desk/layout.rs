@@ -238,6 +238,9 @@ pub(super) fn counts(c: &ChangeView) -> Markup {
     if let Some(g) = &c.registry {
         return html! { span class="counts" { (g.summary()) " (" (g.old_version) " → " (g.new_version) ")" } };
     }
+    if c.instructions.is_some() || c.scan.is_some() {
+        return html! { span class="counts" { (crate::feeds::change_summary(c)) } };
+    }
     html! {
         span class="counts" {
             span title="tools added" { "+" (r.added) } " "

@@ -9,7 +9,8 @@
 //! - `GET /` ([`home`]) — servers: search (`q`), state filter (`state`), paging (`limit`,
 //!   `offset`).
 //! - `GET /s/{id}` ([`target`]) — one target: summary, timeline of observations, current
-//!   tools, changes.
+//!   tools, the rule-set scan with each match's text in context and the data-flow legs
+//!   ([`scan`]), changes.
 //! - `GET /changes` ([`changes`]) — changes newest first, class filter (`class`), paging
 //!   (`before`, `limit`).
 //! - `GET /changes/{id}` ([`change`]) — one change: class, every signal, the diff, digests,
@@ -41,6 +42,7 @@ mod data;
 mod home;
 pub(crate) mod layout;
 mod log;
+mod scan;
 mod stats;
 mod target;
 
@@ -76,13 +78,14 @@ pub const TIMELINE_ROWS: u32 = 100;
 pub const TARGET_CHANGES: u32 = 200;
 
 /// The state filters of the servers page, with their labels.
-pub const STATES: [(&str, &str); 6] = [
+pub const STATES: [(&str, &str); 7] = [
     ("all", "All"),
     ("observed", "Observed (last observation ok)"),
     ("changed", "Changed (at least one change)"),
     ("failing", "Failing (last observation not ok)"),
     ("skipped", "Skipped (not dialled)"),
     ("delisted", "Delisted"),
+    ("flagged", "Flagged (a rule-set match)"),
 ];
 
 /// The change classes, mildest first.

@@ -1,7 +1,8 @@
 //! `GET /stats`: the numbers of `/api/v1/stats` ([`crate::stats::Stats`], the same cached
 //! computation) as a page: targets by state, changes by window, two charts of activity per
 //! day drawn here as SVG (no script), the newest crawl and package sweep, the log, the
-//! hosts serving the most endpoints, and the starter-policy census of sensitive tools.
+//! hosts serving the most endpoints, the starter-policy census of sensitive tools, and the
+//! rule-set scan (totals and flagged targets by class).
 //!
 //! The page is a list of sections, each a function of the stats; a new section is one more
 //! function and one more line in [`page`].
@@ -35,6 +36,7 @@ pub(super) async fn page(State(state): State<Arc<AppState>>) -> Html {
         (log(s))
         (hosts(s))
         (sensitive(s))
+        (scans(s))
     };
     Ok(render(
         StatusCode::OK,
@@ -296,6 +298,40 @@ fn sensitive(s: &Stats) -> Markup {
                 @for k in &c.categories {
                     tr {
                         th scope="row" { a href={ "/?sensitive=" (k.category) } { (k.category) } }
+                        td class="num" { (k.targets) }
+                        td class="num" { (k.servers) }
+                    }
+                }
+            }))
+        }
+    }
+}
+
+fn scans(s: &Stats) -> Markup {
+    let x = &s.scans;
+    let t = &x.totals;
+    html! {
+        section aria-labelledby="scans-h" {
+            h2 id="scans-h" { "Rule-set scan" }
+            p class="help" {
+                "Every target's current tool set and server instructions, scanned with the rule set "
+                a href="/api/v1/rules" { code { (x.rules) } } " (" code class="digest" { (x.rules_digest) } "). "
+                a href="/?state=flagged" { "The flagged targets" } "."
+            }
+            dl class="facts" id="scan-totals" {
+                (fact("Scanned", html! { (t.scanned) " — targets with a tool set" }))
+                (fact("Flagged", html! { (t.flagged) " — at least one match" }))
+                (fact("Blocked", html! { (t.blocked) " — at least one block-tier match" }))
+                (fact("Toxic flow", html! { (t.toxic_flow) " — the tools together read private data, take in untrusted input and send data out" }))
+                (fact("On the current rule set", html! {
+                    (t.current_rules) " of " (t.scanned)
+                    @if t.current_rules < t.scanned { " (the rest are re-scanned a pass at a time)" }
+                }))
+            }
+            (listing("scan-classes", "Flagged targets by rule class", &["Class", "Targets", "Servers"], &["Targets", "Servers"], html! {
+                @for k in &x.by_class {
+                    tr {
+                        th scope="row" { code { (k.class) } }
                         td class="num" { (k.targets) }
                         td class="num" { (k.servers) }
                     }

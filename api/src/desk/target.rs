@@ -1,5 +1,6 @@
-//! `GET /s/{id}`: one target — summary, current tools, changes, what clients reported being
-//! served (when any report passed the minimum), timeline of observations.
+//! `GET /s/{id}`: one target — summary, current tools, the rule-set scan and data-flow legs
+//! ([`super::scan`]), changes, what clients reported being served (when any report passed the
+//! minimum), timeline of observations.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -58,7 +59,7 @@ pub(super) async fn page(
             @if let Some(title) = &s.title { p { strong { (title) } } }
             @if let Some(desc) = &s.description { p class="description" { (desc) } }
         }
-        (summary(t, d.server.as_ref()))
+        (summary(t, d.server.as_ref(), d.scan.as_ref()))
         @if !d.packages.is_empty() {
             (package_versions(&d.packages))
         }
@@ -70,6 +71,7 @@ pub(super) async fn page(
                 Ok(Some(c)) => (current_tools(t, c)),
             }
         }
+        (super::scan::section(d.scan.as_ref(), tools.as_ref().ok().and_then(|c| c.as_deref())))
         section aria-labelledby="changes-h" {
             h2 id="changes-h" { "Changes" }
             @if changes.is_empty() {
@@ -246,7 +248,11 @@ fn registry_signals(
 }
 
 /// The summary section: what the index and the registry say about the target.
-fn summary(t: &TargetRow, server: Option<&toolmark_index::index::ServerRow>) -> Markup {
+fn summary(
+    t: &TargetRow,
+    server: Option<&toolmark_index::index::ServerRow>,
+    scan: Option<&toolmark_index::TargetScan>,
+) -> Markup {
     html! {
         section aria-labelledby="summary-h" {
             h2 id="summary-h" { "Summary" }
@@ -277,6 +283,7 @@ fn summary(t: &TargetRow, server: Option<&toolmark_index::index::ServerRow>) -> 
                 }
                 (fact("Last observed", time(t.last_observed_at.as_deref())))
                 (fact("Tools", count(t.current_tools)))
+                (fact("Rule-set scan", super::scan::summary(scan)))
                 (fact("Current full digest", digest(t.current_full.as_deref())))
                 (fact("Current MTL/1 digest", digest(t.current_mtl1.as_deref())))
                 (fact("First listed", time(t.first_listed.as_deref())))

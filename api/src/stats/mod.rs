@@ -2,7 +2,9 @@
 //!
 //! - `GET /api/v1/stats` — [`Stats`]: targets by state, changes in the last 24 hours, 7 and 30
 //!   days, observations and changes per day, the newest crawl and package sweep with their
-//!   status counts, the log's size, root and checkpoint age.
+//!   status counts, the log's size, root and checkpoint age, the starter-policy census, and the
+//!   rule-set scan ([`ScanStats`]: targets scanned, flagged, blocked, with a toxic flow, on the
+//!   current rule set, and flagged targets per rule class).
 //! - `GET /api/v1/stats/hosts?limit=` — the hosts serving the most endpoints (`limit` 1–
 //!   [`MAX_HOSTS`], default [`DEFAULT_HOSTS`]).
 //! - `GET /badge/{id}.svg` — a target's badge ([`badge`]); `GET /api/v1/badges/{id}` the same
@@ -188,10 +190,54 @@ pub struct Stats {
     /// The starter-policy census: targets (and servers) whose current tool set has tools in
     /// each category (`toolmark_index::census`, the same as `/api/v1/census`).
     pub sensitive: toolmark_index::CensusSummary,
+    /// The rule-set scan of the targets' current tool sets and instructions.
+    pub scans: ScanStats,
     /// The hosts serving the most endpoints (the first [`MAX_HOSTS`]; the JSON route lists
     /// them at `/api/v1/stats/hosts`, not here).
     #[serde(skip)]
     pub hosts: HostCounts,
+}
+
+/// The rule-set scan across the index (`toolmark_index::scans`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanStats {
+    /// The rule set the code scans with now (`toolmark-rules/N`).
+    pub rules: &'static str,
+    /// Its digest (SRI), as `/api/v1/rules` serves it.
+    pub rules_digest: &'static str,
+    /// Targets scanned (every target with an `ok` observation), flagged (any match), blocked
+    /// (a block-tier match), with a toxic flow, and scanned with the current rule set.
+    pub totals: toolmark_index::ScanTotals,
+    /// Every rule class, in the rule set's order, with the targets (and their servers) whose
+    /// scan has a match of it (zero included).
+    pub by_class: Vec<toolmark_index::ClassCount>,
+}
+
+impl ScanStats {
+    fn compute(index: &Index) -> Result<ScanStats, ApiError> {
+        let counted = index.flagged_by_class()?;
+        let by_class = toolmark_toolset::rules::RuleClass::ALL
+            .iter()
+            .map(|k| {
+                counted
+                    .iter()
+                    .find(|c| c.class == k.as_str())
+                    .cloned()
+                    .unwrap_or(toolmark_index::ClassCount {
+                        class: k.as_str().to_owned(),
+                        targets: 0,
+                        servers: 0,
+                    })
+            })
+            .collect();
+        Ok(ScanStats {
+            rules: toolmark_toolset::rules::RULES_ID,
+            rules_digest: crate::rules::digest(),
+            totals: index.scan_totals()?,
+            by_class,
+        })
+    }
 }
 
 /// `now` as Unix seconds.
@@ -237,6 +283,7 @@ impl Stats {
             },
             hosts: index.hosts_by_endpoints(MAX_HOSTS)?,
             sensitive: index.census_summary()?,
+            scans: ScanStats::compute(&index)?,
         })
     }
 }
