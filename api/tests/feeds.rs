@@ -433,13 +433,17 @@ async fn feeds_escape_hostile_strings() {
     }
     let state = Arc::new(AppState::open(&env.dir, BASE).unwrap());
     let expected = newest_first(&state, |_| true);
-    assert_eq!(expected.len(), 1);
-    assert_eq!(expected[0].server, HOSTILE);
+    // The tool-set change, and the scan change ("Ignore previous instructions" flags the set),
+    // newest first.
+    let kinds: Vec<&str> = expected.iter().map(|c| c.kind.as_str()).collect();
+    assert_eq!(kinds, ["scan", "tools"]);
+    assert!(expected.iter().all(|c| c.server == HOSTILE));
     let stripped = HOSTILE.replace(['\u{1}', '\u{1b}', '\u{fffe}'], "");
     for (path, content_type) in FORMATS {
         let (parsed, text) = feed(&state, path, content_type).await;
-        assert_eq!(parsed.entries.len(), 1);
-        let title = &parsed.entries[0].title.as_ref().unwrap().content;
+        assert_eq!(parsed.entries.len(), 2);
+        let scan_title = &parsed.entries[0].title.as_ref().unwrap().content;
+        let title = &parsed.entries[1].title.as_ref().unwrap().content;
         let server = if path == "/feed.json" {
             HOSTILE.to_owned()
         } else {
@@ -456,11 +460,19 @@ async fn feeds_escape_hostile_strings() {
         };
         assert_eq!(
             *title,
-            format!("{server}: tool definitions changed ({})", expected[0].class),
+            format!("{server}: tool definitions changed ({})", expected[1].class),
+            "{path}"
+        );
+        assert_eq!(
+            *scan_title,
+            format!(
+                "{server}: flagged by the rule set: 1 block, 0 advise (safety-override) ({})",
+                expected[0].class
+            ),
             "{path}"
         );
         // The added tool's name reaches the reader as text, escaped inside the HTML.
-        let e = &parsed.entries[0];
+        let e = &parsed.entries[1];
         let html = e
             .content
             .as_ref()
@@ -475,7 +487,7 @@ async fn feeds_escape_hostile_strings() {
             html.contains(&HOSTILE_URL.replace('&', "&amp;")),
             "{path}: {html}"
         );
-        assert_eq!(e.id, format!("{BASE}/changes/{}", expected[0].id));
+        assert_eq!(e.id, format!("{BASE}/changes/{}", expected[1].id));
     }
     // The JSON API carries the strings exactly.
     let (_, _, body) = get(&state, "/api/v1/changes").await;

@@ -375,7 +375,7 @@ fn data_flow(legs: &[ToolLegs], toxic: Option<Certainty>) -> Markup {
             p { "No tool has a data-flow leg." }
         } @else {
             (listing("legs", "Data-flow legs per tool", &["Tool", "Leg", "Certainty", "Evidence"], &[], html! {
-                @for t in legs {
+                @for t in legs.iter().take(crate::servers::MAX_DETAIL_LEG_TOOLS) {
                     @for (i, l) in t.legs.iter().enumerate() {
                         tr {
                             @if i == 0 { th scope="row" rowspan=(t.legs.len()) { code { (t.tool) } } }
@@ -391,6 +391,13 @@ fn data_flow(legs: &[ToolLegs], toxic: Option<Certainty>) -> Markup {
                     }
                 }
             }))
+            @if legs.len() > crate::servers::MAX_DETAIL_LEG_TOOLS {
+                p class="muted" id="legs-more" {
+                    (legs.len() - crate::servers::MAX_DETAIL_LEG_TOOLS)
+                    " more tools with a leg are not listed (the server's JSON lists the same first "
+                    (crate::servers::MAX_DETAIL_LEG_TOOLS) ")."
+                }
+            }
         }
     }
 }
