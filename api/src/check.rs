@@ -1078,14 +1078,23 @@ fn scan_part(
     match stored {
         Some(s) => match s.scan {
             Some(scan) => {
-                let note = if s.rules_digest == rules_digest {
+                let mut note = String::from(
                     "toolmark's current tool set and server instructions of this target, \
-                     scanned when observed"
-                } else {
-                    "toolmark's current tool set and server instructions of this target, \
-                     scanned with an earlier rule set (a re-scan is pending)"
-                };
-                let ps = pattern_scan(scan, s.rules_digest, note, digests.0, digests.1);
+                     scanned when observed",
+                );
+                if s.rules_digest != rules_digest {
+                    note.push_str(" with an earlier rule set (a re-scan is pending)");
+                }
+                if client.by == ComparedBy::Mtl1 && client.compared().is_some() {
+                    // MTL/1 covers names, descriptions and schemas: the rest the scan read
+                    // (titles, annotations, `_meta`, instructions) is the set `fullDigest` names.
+                    note.push_str(
+                        "; compared by MTL/1, which covers names, descriptions and schemas only: \
+                         matches and legs from titles, annotations, _meta and the instructions \
+                         are those of the set fullDigest names",
+                    );
+                }
+                let ps = pattern_scan(scan, s.rules_digest, &note, digests.0, digests.1);
                 let legs = answer_legs(s.legs);
                 Ok((Some(ps), Some(legs)))
             }
@@ -1097,6 +1106,13 @@ fn scan_part(
             )),
         },
         None if f.row.current_full.is_none() => Ok((None, None)),
+        None if current => Ok((
+            Some(not_scanned(
+                "toolmark's current tool set of this target has no scan yet (a re-scan is \
+                 pending)",
+            )),
+            None,
+        )),
         None => Ok((
             Some(not_scanned(
                 "the set compared is not toolmark's current one: toolmark keeps the scans of \

@@ -522,8 +522,13 @@ fn lists(c: &ChangeView) -> [(&'static str, Vec<&str>, u64, u64); 3] {
 /// for other kinds.
 pub(crate) fn change_summary(c: &ChangeView) -> String {
     if let Some(i) = &c.instructions {
-        let mut rules: Vec<&str> = i.signals.iter().map(|s| s.rule).collect();
-        rules.dedup();
+        // Each rule once, in the order it first fired.
+        let mut rules: Vec<&str> = Vec::new();
+        for s in &i.signals {
+            if !rules.contains(&s.rule) {
+                rules.push(s.rule);
+            }
+        }
         let signals = if rules.is_empty() {
             "no signal".to_owned()
         } else {

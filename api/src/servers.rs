@@ -632,11 +632,23 @@ pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Val
     if let Some(g) = &c.registry {
         out["registry"] = serde_json::to_value(g).map_err(ApiError::internal)?;
     }
+    // An instructions change's word diff and a scan's matches are as large as the server made
+    // them: in full behind the change's own URL, like a tool-set change's diff; a list carries
+    // the class, the signals and the counts.
     if let Some(i) = &c.instructions {
-        out["instructions"] = serde_json::to_value(i).map_err(ApiError::internal)?;
+        out["instructions"] = if whole {
+            serde_json::to_value(i).map_err(ApiError::internal)?
+        } else {
+            json!({"class": i.class})
+        };
     }
     if let Some(x) = &c.scan {
-        out["scan"] = serde_json::to_value(x).map_err(ApiError::internal)?;
+        out["scan"] = if whole {
+            serde_json::to_value(x).map_err(ApiError::internal)?
+        } else {
+            json!({"rules": x.rules, "rulesDigest": x.rules_digest, "block": x.block,
+                   "advise": x.advise, "classes": x.classes})
+        };
     }
     if whole {
         let (diff, classification) = match &c.analysis {

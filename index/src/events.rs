@@ -140,6 +140,9 @@ pub const MAX_EVIDENCE_SIGNALS: usize = 50;
 /// its class, the tool and the path — not the old and new values, which a server chooses and
 /// `/api/v1/changes/{change}` shows — at most [`MAX_EVIDENCE_SIGNALS`], with the count left out.
 fn compact_classification(v: Value) -> Value {
+    if v.get("matches").is_some() {
+        return compact_scan(v);
+    }
     let signals = v["signals"].as_array().cloned().unwrap_or_default();
     let truncated = v["signalsTruncated"].as_u64().unwrap_or(0);
     let kept: Vec<Value> = signals
@@ -160,6 +163,25 @@ fn compact_classification(v: Value) -> Value {
         "class": v["class"],
         "signals": kept,
         "signalsLeftOut": left_out,
+    })
+}
+
+/// A `scan` change's facts ([`crate::scans::BecameFlagged`]) as evidence: the rule set, the
+/// counts, the classes and the first [`MAX_EVIDENCE_SIGNALS`] matches (where each is: code,
+/// class, tier, tool, field and span — no text), with the count left out.
+fn compact_scan(v: Value) -> Value {
+    let matches = v["matches"].as_array().cloned().unwrap_or_default();
+    let truncated = v["truncated"].as_u64().unwrap_or(0);
+    let kept: Vec<Value> = matches.iter().take(MAX_EVIDENCE_SIGNALS).cloned().collect();
+    let left_out = truncated + (matches.len() - kept.len()) as u64;
+    serde_json::json!({
+        "rules": v["rules"],
+        "rulesDigest": v["rulesDigest"],
+        "block": v["block"],
+        "advise": v["advise"],
+        "classes": v["classes"],
+        "matches": kept,
+        "matchesLeftOut": left_out,
     })
 }
 

@@ -19,8 +19,16 @@
 //! the code's rule set is another ([`toolmark_toolset::rules::digest`]), rows are scanned again
 //! from their stored documents, at most [`RESCAN_PER_PASS`] per pass ([`Index::rescan`], which
 //! every catch-up and follow pass runs): a target is answered with the scan it has, which names
-//! the rules it was made with, until its turn comes. A re-scan writes no change and no event:
-//! those come only from observations, so a rebuild derives the same ones.
+//! the rules it was made with, until its turn comes. A pass also stops after
+//! [`RESCAN_PASS_TIME`], commits every [`RESCAN_CHUNK`] targets, and stops at a blob store that
+//! cannot be read (a later pass goes on). A re-scan writes no change and no event: those come
+//! only from observations. A rebuild by the same release derives the same ones; a rebuild by a
+//! release with another rule set can derive other `scan` changes (a target flagged at another
+//! observation, or not at all) and so other change ids after them, as a release that classifies
+//! changes otherwise already can (docs/api.md, "Security events").
+//!
+//! A row whose document could not be read (`scan` NULL: not stored, or not decodable) is not
+//! compared with: the next observation writes a row of its own and records neither change.
 //!
 //! What it never does: scan a tool set that is not a target's current one, call a model, or keep
 //! a scan whose document could not be read (the row then says `scan` NULL: not scanned).
@@ -41,6 +49,13 @@ use crate::schema::{meta, set_meta};
 /// Targets [`Index::rescan`] scans again per pass when the rule set changed: a pass stays
 /// within seconds (a scan of a large set is milliseconds) and a crawl's catch-up is not held up.
 pub const RESCAN_PER_PASS: usize = 2_000;
+
+/// A re-scan pass stops starting targets after this long (documents can be megabytes: a pass
+/// over 2,000 large ones must not hold a crawl's recording for minutes).
+pub const RESCAN_PASS_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Targets re-scanned per transaction.
+pub const RESCAN_CHUNK: usize = 100;
 
 /// Most characters of a server's `instructions` kept in the row (what the next observation's
 /// instructions are compared with; the scan reads them all within the rule set's own limits).
@@ -243,6 +258,8 @@ struct Previous {
     full: String,
     instructions: Option<String>,
     flagged: bool,
+    /// The row holds a scan (its document was read): only then is it compared with.
+    read: bool,
 }
 
 /// An `ok` entry that is its target's newest `ok` one: scan its tool set and instructions when
@@ -260,8 +277,8 @@ pub(crate) fn derive(
     let target_id = entry.subject.id().to_string();
     let previous = tx
         .prepare_cached(
-            "SELECT entry, full, instructions, block + advise > 0 FROM target_scans
-             WHERE target_id = ?1",
+            "SELECT entry, full, instructions, block + advise > 0, scan IS NOT NULL
+             FROM target_scans WHERE target_id = ?1",
         )?
         .query_row([&target_id], |r| {
             Ok(Previous {
@@ -269,6 +286,7 @@ pub(crate) fn derive(
                 full: r.get(1)?,
                 instructions: r.get(2)?,
                 flagged: r.get(3)?,
+                read: r.get(4)?,
             })
         })
         .optional()?;
@@ -278,7 +296,7 @@ pub(crate) fn derive(
         .map(|i| toolmark_toolset::text::cap(i, MAX_INSTRUCTIONS_CHARS));
     let same = previous
         .as_ref()
-        .is_some_and(|p| p.full == full && p.instructions == kept);
+        .is_some_and(|p| p.read && p.full == full && p.instructions == kept);
     if same {
         return Ok(Derived {
             changes: Vec::new(),
@@ -303,17 +321,19 @@ pub(crate) fn derive(
         &scanned,
     )?;
     let mut changes = Vec::new();
-    if previous.is_none() && had_ok {
-        // A target observed before this index had scans (a database migrated from version 5
-        // whose re-scan has not reached it): nothing to compare with.
+    if previous.as_ref().map_or(had_ok, |p| !p.read) {
+        // Nothing to compare with: a target observed before this index had scans (a database
+        // migrated from version 5 whose re-scan has not reached it), or a row whose document
+        // could not be read (its instructions and scan are unknown, not absent).
         return Ok(Derived { changes });
     }
     if let Some(p) = &previous {
         if p.instructions != kept {
-            if let Some(ch) = toolmark_toolset::instructions::change(
-                p.instructions.as_deref(),
-                instructions.as_deref(),
-            ) {
+            // Both sides as kept (cut alike past `MAX_INSTRUCTIONS_CHARS`), so a long text is
+            // not read as changed where only the kept copy was cut.
+            if let Some(ch) =
+                toolmark_toolset::instructions::change(p.instructions.as_deref(), kept.as_deref())
+            {
                 changes.push(insert_change(
                     tx,
                     (index, entry),
@@ -430,8 +450,9 @@ impl Index {
         if meta(&self.conn, "scan_rules")?.as_deref() == Some(digest) {
             return Ok(Rescan::default());
         }
-        let tx = self.conn.transaction()?;
-        let stale: Vec<Stale> = tx
+        let started = std::time::Instant::now();
+        let stale: Vec<Stale> = self
+            .conn
             .prepare(
                 "SELECT t.id, t.last_ok_entry, t.current_full, o.raw FROM targets t
                  LEFT JOIN target_scans s ON s.target_id = t.id
@@ -445,31 +466,25 @@ impl Index {
             })?
             .collect::<Result<_, _>>()?;
         let mut scanned = 0;
-        for (target_id, last_ok, current_full, raw) in stale {
-            // The row's own entry when it has one (the set and instructions it was made from).
-            let (entry, full) = tx
-                .prepare_cached("SELECT entry, full FROM target_scans WHERE target_id = ?1")?
-                .query_row([&target_id], |r| Ok((need_unsigned(r, 0)?, r.get(1)?)))
-                .optional()?
-                .unwrap_or((last_ok, current_full));
-            let doc = match raw {
-                Some(raw) => {
-                    let sri = parse_raw(&raw, entry)?;
-                    blobs
-                        .get(&sri)?
-                        .and_then(|bytes| Document::decode_raw_pages(&bytes).ok())
+        let mut stale = stale.into_iter().peekable();
+        while stale.peek().is_some() && started.elapsed() < RESCAN_PASS_TIME {
+            // A short transaction per chunk: a writer waiting for the index is not held up by
+            // a whole pass.
+            let tx = self.conn.transaction()?;
+            let mut read = true;
+            for (target_id, last_ok, current_full, raw) in stale.by_ref().take(RESCAN_CHUNK) {
+                read = rescan_one(&tx, blobs, (&target_id, last_ok, current_full), raw)?;
+                if !read {
+                    break;
                 }
-                None => None,
-            };
-            let instructions = doc.as_ref().and_then(doc_instructions);
-            let set = doc
-                .as_ref()
-                .and_then(|d| checked_tool_set(d.tool_set(), &target_id, &full, entry).ok());
-            let s = scan_of(set.as_ref(), instructions.as_deref());
-            write_row(&tx, &target_id, (entry, &full), instructions.as_deref(), &s)?;
-            scanned += 1;
+                scanned += 1;
+            }
+            tx.commit()?;
+            if !read {
+                break;
+            }
         }
-        let remaining: i64 = tx.query_row(
+        let remaining: i64 = self.conn.query_row(
             "SELECT count(*) FROM targets t LEFT JOIN target_scans s ON s.target_id = t.id
              WHERE t.current_full IS NOT NULL AND t.last_ok_entry IS NOT NULL
                  AND (s.target_id IS NULL OR s.rules_digest <> ?1)",
@@ -479,15 +494,49 @@ impl Index {
         if remaining == 0 {
             // Every row is this rule set's: later passes need not look (rows written from now
             // on are, too).
-            set_meta(&tx, "scan_rules", digest)?;
+            set_meta(&self.conn, "scan_rules", digest)?;
         }
-        tx.commit()?;
         Ok(Rescan {
             scanned,
             remaining: u64::try_from(remaining).unwrap_or(0),
         })
     }
+}
 
+/// Scan one stale target again from its stored document (see [`Index::rescan`]). A document
+/// that is not stored or does not decode leaves a row that says so (`scan` NULL, made with this
+/// rule set: this release does not try it again), which later observations do not compare
+/// with. Returns `false`, writing nothing, when the blob store could not be read (a transient
+/// failure: the pass stops and a later one tries again).
+fn rescan_one(
+    tx: &Transaction,
+    blobs: &Blobs,
+    (target_id, last_ok, current_full): (&str, u64, String),
+    raw: Option<String>,
+) -> Result<bool, IndexError> {
+    // The row's own entry when it has one (the set and instructions it was made from).
+    let (entry, full) = tx
+        .prepare_cached("SELECT entry, full FROM target_scans WHERE target_id = ?1")?
+        .query_row([target_id], |r| Ok((need_unsigned(r, 0)?, r.get(1)?)))
+        .optional()?
+        .unwrap_or((last_ok, current_full));
+    let doc = match raw {
+        Some(raw) => match blobs.get(&parse_raw(&raw, entry)?) {
+            Ok(bytes) => bytes.and_then(|b| Document::decode_raw_pages(&b).ok()),
+            Err(_) => return Ok(false),
+        },
+        None => None,
+    };
+    let instructions = doc.as_ref().and_then(doc_instructions);
+    let set = doc
+        .as_ref()
+        .and_then(|d| checked_tool_set(d.tool_set(), target_id, &full, entry).ok());
+    let s = scan_of(set.as_ref(), instructions.as_deref());
+    write_row(tx, target_id, (entry, &full), instructions.as_deref(), &s)?;
+    Ok(true)
+}
+
+impl Index {
     /// The stored scan of a target; `None` when it has none (never observed `ok`).
     pub fn target_scan(&self, target_id: &str) -> Result<Option<TargetScan>, IndexError> {
         self.conn

@@ -139,6 +139,40 @@ fn a_poisoned_first_observation_is_flagged_with_a_scan_change_and_event() {
 }
 
 #[test]
+fn a_scan_events_evidence_names_the_rule_set_and_the_matches() {
+    let mut env = Env::new("scans-evidence");
+    run_day(&mut env, 0, POISONED, HONEST_INSTRUCTIONS);
+    let event = &env
+        .index
+        .security_events(&EventQuery {
+            after: Some(0),
+            before: None,
+            targets: None,
+            limit: 10,
+        })
+        .unwrap()[0];
+    let body: serde_json::Value = serde_json::from_str(&event.body).unwrap();
+    assert_eq!(body["kind"], "scan");
+    let ev = &body["evidence"]["classification"];
+    assert_eq!(ev["rules"], toolmark_toolset::rules::RULES_ID);
+    assert_eq!(
+        ev["rulesDigest"],
+        toolmark_toolset::rules::digest().to_string()
+    );
+    assert!(ev["block"].as_u64().unwrap() > 0, "{ev}");
+    assert!(
+        ev["classes"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("hidden-instructions"))
+    );
+    let m = ev["matches"].as_array().unwrap();
+    assert!(!m.is_empty() && m.len() <= 50);
+    assert!(m.iter().all(|m| m["tool"] == "add" && m["span"].is_array()));
+    assert_eq!(ev["matchesLeftOut"], 0);
+}
+
+#[test]
 fn a_set_that_becomes_poisoned_is_flagged_once() {
     let mut env = Env::new("scans-becomes");
     run_day(&mut env, 0, CLEAN_CALC, HONEST_INSTRUCTIONS);
@@ -279,4 +313,35 @@ fn flagged_targets_are_counted_by_class() {
         .find(|c| c.class == "hidden-instructions")
         .unwrap();
     assert_eq!((hidden.targets, hidden.servers), (2, 2));
+}
+
+#[test]
+fn a_row_whose_document_cannot_be_read_is_not_compared_with() {
+    let mut env = Env::new("scans-unreadable");
+    run_day(&mut env, 0, POISONED, POISONED_INSTRUCTIONS);
+    let before = changes(&env.index);
+    let path = env.dir.join("index.sqlite");
+    {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch(
+            "UPDATE target_scans SET rules_digest = 'sha256-old';
+             DELETE FROM meta WHERE key = 'scan_rules';",
+        )
+        .unwrap();
+    }
+    // Every stored document gone: the re-scan cannot read them.
+    std::fs::remove_dir_all(env.dir.join("blobs")).unwrap();
+    std::fs::create_dir_all(env.dir.join("blobs")).unwrap();
+    env.index = Index::open(&path).unwrap();
+    let done = env.index.rescan(&env.blobs, 10).unwrap();
+    assert_eq!((done.scanned, done.remaining), (2, 0));
+    let calc = id_of(&env.index, "io.example/calc");
+    let row = env.index.target_scan(&calc).unwrap().unwrap();
+    assert!(row.scan.is_none() && !row.flagged());
+    // The next observations (the same sets and instructions) are not read as an instructions
+    // change or a target newly flagged.
+    run_day(&mut env, 1, POISONED, POISONED_INSTRUCTIONS);
+    assert_eq!(changes(&env.index), before);
+    assert!(env.index.target_scan(&calc).unwrap().unwrap().flagged());
+    assert_eq!(flagged(&env.index).len(), 2);
 }
