@@ -41,9 +41,11 @@
 //!   of the tool that appears nowhere in the old set's strings.
 //! * `model-addressing-text`: a pattern of [`crate::text::MODEL_ADDRESSING_PATTERNS`] matches
 //!   the tool's strings more often than the old tool's.
-//! * `pattern-block-added`: the rule set ([`crate::rules::scan`]) finds a block-tier match in
-//!   the new set with a (rule code, tool) pair its scan of the old set does not have: poisoning
-//!   text that was not there before (the detail names the rule, its class and where).
+//! * `pattern-block-added`: the rule set ([`crate::rules::scan_tool`], over the old and new
+//!   versions of each changed or added tool alone, so no match is hidden behind the set's match
+//!   cap) finds a block-tier match in the new version with a rule code the old one does not
+//!   have: poisoning text that was not there before (the detail names the rule, its class and
+//!   where). Entries without a unique name are compared with the old set's such entries.
 //!
 //! Unsure:
 //! * `tool-added`: a tool with no prior definition (the dangerous text rules still apply to it
@@ -115,7 +117,7 @@ use crate::diff::{
 use crate::json::{Json, Str};
 use crate::legs;
 use crate::model::{Tool, ToolSet};
-use crate::rules::{Match, Scan, Tier};
+use crate::rules::{Match, Tier};
 use crate::text::{self, Address, AddressScan, DescriptionEdit, VALUE_MAX_CHARS};
 
 /// How risky a change is. Ordered: `Benign < Unsure < Dangerous`.
@@ -1014,9 +1016,9 @@ pub(crate) fn text_signals(sink: &mut Sink<'_>, before: &Texts, after: &Texts) {
     }
 }
 
-/// The (rule code, tool) pairs of a scan's matches.
-pub(crate) fn match_keys(scan: &Scan) -> HashSet<(&str, Option<&str>)> {
-    scan.matches
+/// The (rule code, tool) pairs of matches.
+pub(crate) fn match_keys(matches: &[Match]) -> HashSet<(&str, Option<&str>)> {
+    matches
         .iter()
         .map(|m| (m.code.as_str(), m.tool.as_deref()))
         .collect()
@@ -1286,43 +1288,19 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
     let mut scan: AddressScan<Vec<Address>> = AddressScan::new(text::ADDRESS_SCAN_MAX_CHARS);
     let mut signals = Vec::new();
     let mut tools = Vec::new();
-    // The rule set and the legs read whole sets: only when something changed.
+    // The toxic-flow legs read whole sets: only when something changed.
     let any_change = !m.unmatched_old.is_empty()
         || !m.unmatched_new.is_empty()
         || m.pairs.iter().any(|&(_, o, n)| match (o, n) {
             (Some(o), Some(n)) => !same(&o.value, &n.value),
             _ => true,
         });
-    let scan_of = |set: &ToolSet| {
-        if any_change {
-            crate::rules::scan(set, None)
-        } else {
-            Scan {
-                rules: crate::rules::RULES_ID.to_owned(),
-                matches: Vec::new(),
-                truncated: 0,
-                block: 0,
-                advise: 0,
-            }
-        }
-    };
-    let (old_rules, new_rules) = (scan_of(old), scan_of(new));
-    let seen = match_keys(&old_rules);
-    // New matches by tool; an unchanged tool's text is unchanged, so its matches are not new
-    // (they can look new only when the old scan was truncated).
-    let mut new_matches: BTreeMap<Option<&str>, Vec<&Match>> = BTreeMap::new();
-    for mt in &new_rules.matches {
-        if !seen.contains(&(mt.code.as_str(), mt.tool.as_deref())) {
-            new_matches.entry(mt.tool.as_deref()).or_default().push(mt);
-        }
-    }
     for &(name, o, n) in &m.pairs {
         let start = signals.len();
         let mut sink = Sink {
             tool: Some(text::cap(name, diff::NAME_MAX_CHARS)),
             out: &mut signals,
         };
-        let found = new_matches.remove(&Some(name)).unwrap_or_default();
         match (o, n) {
             (Some(o), Some(n)) if same(&o.value, &n.value) => continue,
             (Some(o), Some(n)) => {
@@ -1334,7 +1312,12 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
                     &old_scan.found,
                     &mut scan,
                 );
-                pattern_signals(&mut sink, &seen, found, &|f| string_at(&n.value, f));
+                // The rule set over the two versions of this tool alone (unbounded by the
+                // set's match cap, so a new match is never hidden behind other tools').
+                let (was, is) = (crate::rules::scan_tool(o), crate::rules::scan_tool(n));
+                pattern_signals(&mut sink, &match_keys(&was), &is, &|f| {
+                    string_at(&n.value, f)
+                });
                 leg_signals(&mut sink, o, n);
                 if sink.out.len() == start {
                     sink.emit(EQUIVALENT_CHANGE, None, None, None, None);
@@ -1344,7 +1327,8 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
                 sink.emit(TOOL_ADDED, None, None, None, None);
                 newly_sensitive(&mut sink, name, old, &starter);
                 text_rules(&mut sink, None, &n.value, &old_scan.found, &mut scan);
-                pattern_signals(&mut sink, &seen, found, &|f| string_at(&n.value, f));
+                let is = crate::rules::scan_tool(n);
+                pattern_signals(&mut sink, &HashSet::new(), &is, &|f| string_at(&n.value, f));
             }
             (Some(_), None) => sink.emit(TOOL_REMOVED, None, None, None, None),
             (None, None) => continue,
@@ -1360,10 +1344,15 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
             tool: None,
             out: &mut signals,
         };
-        // Matches in entries without a name; what is left under a name is an unchanged
-        // tool's.
-        let unnamed = new_matches.remove(&None).unwrap_or_default();
-        pattern_signals(&mut sink, &seen, unnamed, &|_| None);
+        // Matches in entries without a unique name, against the old set's such entries.
+        let scan_all = |set: &ToolSet, idx: &[usize]| -> Vec<Match> {
+            idx.iter()
+                .flat_map(|&i| crate::rules::scan_tool(&set.tools[i]))
+                .collect()
+        };
+        let was = scan_all(old, &m.unmatched_old);
+        let is = scan_all(new, &m.unmatched_new);
+        pattern_signals(&mut sink, &match_keys(&was), &is, &|_| None);
         if any_change {
             toxic_flow_signal(&mut sink, old, new);
         }

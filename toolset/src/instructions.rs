@@ -107,7 +107,7 @@ pub fn change(old: Option<&str>, new: Option<&str>) -> Option<InstructionsChange
     // Rule-set matches whose code is new.
     let empty = ToolSet::from_values(Vec::new());
     let (was, now) = (rules::scan(&empty, old), rules::scan(&empty, new));
-    let seen = classify::match_keys(&was);
+    let seen = classify::match_keys(&was.matches);
     let text_at = |field: &str| (field == PATH).then(|| n.to_owned());
     classify::pattern_signals(&mut sink, &seen, &now.matches, &text_at);
     let class = signals.iter().map(|s| s.class).max().unwrap_or_default();
