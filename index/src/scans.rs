@@ -461,9 +461,10 @@ impl Index {
                      AND (s.target_id IS NULL OR s.rules_digest <> ?1)
                  ORDER BY t.id LIMIT ?2",
             )?
-            .query_map(params![digest, int(limit as u64)?], |r| {
-                Ok((r.get(0)?, need_unsigned(r, 1)?, r.get(2)?, r.get(3)?))
-            })?
+            .query_map(
+                params![digest, int(limit.min(u32::MAX as usize) as u64)?],
+                |r| Ok((r.get(0)?, need_unsigned(r, 1)?, r.get(2)?, r.get(3)?)),
+            )?
             .collect::<Result<_, _>>()?;
         let mut scanned = 0;
         let mut stale = stale.into_iter().peekable();
