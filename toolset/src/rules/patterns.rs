@@ -43,7 +43,7 @@ pub(crate) use put_verbs;
 /// The conversation and what the model holds.
 macro_rules! conversation {
     () => {
-        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written))"
+        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?)"
     };
 }
 pub(crate) use conversation;
