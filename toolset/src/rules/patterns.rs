@@ -18,7 +18,7 @@ pub(crate) use secret_files;
 /// Words for secrets (without a file).
 macro_rules! secret_words {
     () => {
-        r"(?:api[ _-]?keys?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|verification) codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+_(?:api_)?(?:token|key|secret|password)\b)"
+        r"(?:api[ _-]?keys?|api[ _-]?tokens?|personal[ _-]access[ _-]tokens?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|verification) codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+_(?:api_)?(?:token|key|secret|password)\b)"
     };
 }
 pub(crate) use secret_words;
@@ -43,7 +43,7 @@ pub(crate) use put_verbs;
 /// The conversation and what the model holds.
 macro_rules! conversation {
     () => {
-        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?)"
+        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?|every\s+message\s+(?:the\s+user\s+has\s+sent|in\s+this\s+(?:chat|conversation))|(?:messages?|everything)\s+the\s+user\s+(?:has\s+)?(?:sent|said|typed|written))"
     };
 }
 pub(crate) use conversation;
