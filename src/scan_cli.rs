@@ -9,6 +9,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use toolmark_toolset::json::{self, Json};
 use toolmark_toolset::rules::{self, Match};
+use toolmark_toolset::text::is_format_char;
 use toolmark_toolset::{ToolSet, legs};
 
 /// At most this many characters of a match are shown in the text output.
@@ -75,6 +76,20 @@ fn read(path: &Path) -> Result<Input> {
     )
 }
 
+/// `s` safe for a terminal: control and format characters (escapes, bidi controls, zero-width
+/// and tag characters) written as `\u{…}`, everything else as is.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || is_format_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The matched characters of `m`, cut at [`EXCERPT_MAX_CHARS`], escaped for a terminal.
 fn excerpt(input: &Input, m: &Match) -> Option<String> {
     let text = match &m.tool {
@@ -89,7 +104,7 @@ fn excerpt(input: &Input, m: &Match) -> Option<String> {
         .take(len.min(EXCERPT_MAX_CHARS))
         .collect();
     let more = if len > EXCERPT_MAX_CHARS { "…" } else { "" };
-    Some(format!("\"{}\"{more}", shown.escape_debug()))
+    Some(format!("\"{}\"{more}", printable(&shown)))
 }
 
 fn text_report(file: &str, input: &Input, scan: &rules::Scan) -> String {
@@ -106,16 +121,16 @@ fn text_report(file: &str, input: &Input, scan: &rules::Scan) -> String {
         scan.rules
     );
     for m in &scan.matches {
-        let tool = m.tool.as_deref().map_or_else(
-            || "(instructions)".to_owned(),
-            |t| t.escape_debug().to_string(),
-        );
+        let tool = m
+            .tool
+            .as_deref()
+            .map_or_else(|| "(instructions)".to_owned(), printable);
         out.push_str(&format!(
             "  {:<6} {:<28} {} {} [{}..{}]",
             m.tier.as_str(),
             m.code,
             tool,
-            m.field.escape_debug(),
+            printable(&m.field),
             m.span[0],
             m.span[1]
         ));
