@@ -29,8 +29,12 @@ const CLEAN: &str = concat!(
 
 /// The okta tools repeated, each copy's names suffixed, to `n` tools.
 fn okta(n: usize) -> ToolSet {
-    let doc: Value = serde_json::from_slice(&std::fs::read(OKTA).expect("read okta")).unwrap();
-    let tools = doc["tools"].as_array().expect("okta has tools");
+    let okta = ToolSet::parse(&std::fs::read(OKTA).expect("read okta")).expect("okta parses");
+    let tools: Vec<Value> = okta
+        .tools
+        .iter()
+        .map(|t| serde_json::from_str(&t.raw).expect("a tool is JSON"))
+        .collect();
     let raw: Vec<String> = (0..n)
         .map(|i| {
             let mut t = tools[i % tools.len()].clone();
