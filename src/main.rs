@@ -7,6 +7,7 @@ mod log_cli;
 mod names_cli;
 mod package_cli;
 mod run_cli;
+mod scan_cli;
 mod serve_cli;
 mod webhooks_cli;
 mod witness_cli;
@@ -44,6 +45,17 @@ enum Command {
     /// each file (a tools/list result, a bare array of tools, or a snapshot wrapper).
     Digest {
         /// One JSON object per file and line: {"file","tools","mtl1","mtl1Error","full"}.
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Scan each file with the rule set (toolmark-rules/1) for poisoning: every text a model sees
+    /// in each tool, and the server's instructions. Reads what `digest` reads, a bare tool object
+    /// or an initialize result ({"instructions": …}). Offline; a flagged file is not an error.
+    Scan {
+        /// One JSON object per file and line:
+        /// {"file","rules","flagged","block","advise","truncated","matches","legs"}.
         #[arg(long)]
         json: bool,
         #[arg(required = true)]
@@ -141,6 +153,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Digest { json, files } => digest(&files, json),
         Command::Diff { json, old, new } => diff_files(&old, &new, json),
+        Command::Scan { json, files } => scan_cli::run(&files, json),
         Command::Log { command } => log_cli::run(command),
         Command::Crawl(args) => crawl_cli::run(args).map(|()| true),
         Command::Serve(args) => serve_cli::run(args).map(|()| true),

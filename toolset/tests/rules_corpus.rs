@@ -24,6 +24,8 @@ struct Entry {
     id: String,
     class: Option<String>,
     scan: Scan,
+    /// The matched characters of each match (at most 80), for the report.
+    excerpts: Vec<String>,
 }
 
 fn dir() -> PathBuf {
@@ -61,18 +63,39 @@ fn read(path: &Path) -> Vec<Entry> {
                 })
             };
             let id = str_of("id").unwrap_or_else(|| format!("line {}", n + 1));
-            let scan = if let Some(tool) = get("tool") {
-                let set = ToolSet::of_raw(&[&line[tool.span.clone()]]).unwrap();
-                rules::scan(&set, None)
-            } else {
-                let instructions = str_of("instructions")
-                    .unwrap_or_else(|| panic!("{}: {id} has no tool", path.display()));
-                rules::scan(&ToolSet::of_raw::<&str>(&[]).unwrap(), Some(&instructions))
+            let (set, instructions) = match get("tool") {
+                Some(tool) => (ToolSet::of_raw(&[&line[tool.span.clone()]]).unwrap(), None),
+                None => (
+                    ToolSet::of_raw::<&str>(&[]).unwrap(),
+                    Some(
+                        str_of("instructions")
+                            .unwrap_or_else(|| panic!("{}: {id} has no tool", path.display())),
+                    ),
+                ),
             };
+            let scan = rules::scan(&set, instructions.as_deref());
+            let excerpts = scan
+                .matches
+                .iter()
+                .map(|m| {
+                    let text = match set.tools.first() {
+                        Some(t) if m.tool.is_some() => rules::field_text(t, &m.field),
+                        _ => instructions.clone(),
+                    }
+                    .unwrap_or_default();
+                    let chars: String = text
+                        .chars()
+                        .skip(m.span[0])
+                        .take((m.span[1] - m.span[0]).min(80))
+                        .collect();
+                    format!("{} {:?}", m.code, chars)
+                })
+                .collect();
             Entry {
                 id,
                 class: str_of("class"),
                 scan,
+                excerpts,
             }
         })
         .collect()
@@ -174,6 +197,9 @@ fn clean(name: &str, entries: &[Entry], out: &mut String, failures: &mut Vec<Str
             Tier::Advise
         };
         writeln!(out, "  {} {}: {}", tier.as_str(), e.id, codes(&e.scan)).unwrap();
+        for x in &e.excerpts {
+            writeln!(out, "    {x}").unwrap();
+        }
     }
     if any as f64 > FP_MAX * n as f64 {
         failures.push(format!(

@@ -18,7 +18,7 @@ pub(crate) use secret_files;
 /// Words for secrets (without a file).
 macro_rules! secret_words {
     () => {
-        r"(?:api[ _-]?keys?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|verification) codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars)"
+        r"(?:api[ _-]?keys?|api[ _-]?tokens?|personal[ _-]access[ _-]tokens?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|verification) codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+_(?:api_)?(?:token|key|secret|password)\b)"
     };
 }
 pub(crate) use secret_words;
@@ -27,7 +27,7 @@ pub(crate) use secret_words;
 /// argument", "into the sidenote".
 macro_rules! param_slot {
     () => {
-        r#"\b(?:in|into|as|inside|within|via|through|under|to)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+|that\s+)?(?:(?:[`'"][^`'"]{1,40}[`'"]|[\w.-]{1,40})\s+)?(?:parameter|param|argument|arg|field|property|sidenote|side note|notes?|feedback|metadata|context)s?\b"#
+        r#"(?:\b(?:in|into|as|inside|within|via|through|under|to)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+|that\s+)?(?:(?:[`'"][^`'"]{1,40}[`'"]|[\w.-]{1,40})\s+)?(?:parameter|param|argument|arg|field|property|sidenote|side note|notes?|feedback|metadata|context)s?\b|\b(?:in|into|as)\s+[`'"][\w.-]{1,40}[`'"]|\bas\s+part\s+of\s+(?:the\s+)?(?:query(?:\s+string)?|url|request|arguments?|parameters?|payload|input))"#
     };
 }
 pub(crate) use param_slot;
@@ -43,7 +43,7 @@ pub(crate) use put_verbs;
 /// The conversation and what the model holds.
 macro_rules! conversation {
     () => {
-        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:previous|prior|earlier|past|all|other|recent)\s+(?:user\s+)?messages|user'?s?\s+(?:previous|prior|other)\s+messages|everything the user (?:has )?(?:said|typed|written))"
+        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?|every\s+message\s+(?:the\s+user\s+has\s+sent|in\s+this\s+(?:chat|conversation))|(?:messages?|everything)\s+the\s+user\s+(?:has\s+)?(?:sent|said|typed|written)|(?:whole|entire|full|complete)\s+chat\b|chat\s+so\s+far)"
     };
 }
 pub(crate) use conversation;
@@ -51,7 +51,7 @@ pub(crate) use conversation;
 /// Addresses outside: a URL, an e-mail address, a webhook or an IP.
 macro_rules! outside_address {
     () => {
-        r"(?:https?://|ftp://|wss?://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|top|tk|site|online|info|biz|app|dev|me|cc|pw)/)"
+        r"(?:https?://|ftp://|wss?://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\bwebhook\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\+\d[\d -]{6,18}\d\b|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|top|tk|site|online|info|biz|app|dev|me|cc|pw)/)"
     };
 }
 pub(crate) use outside_address;

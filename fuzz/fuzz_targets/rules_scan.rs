@@ -1,0 +1,42 @@
+//! The rule set never panics and stays within its bounds: arbitrary bytes as a tool set (and the
+//! same bytes, lossily decoded, as the server's instructions) → `rules::scan` and `legs::set_legs`.
+//! Every listed match names a rule or `scan-truncated`, lies within its field's characters and is
+//! counted; at most `MAX_MATCHES` are listed.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use toolmark_toolset::rules::{self, MAX_MATCHES, RULES, SCAN_TRUNCATED};
+use toolmark_toolset::{ToolSet, legs};
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let empty = ToolSet::of_raw::<&str>(&[]).unwrap();
+    let only_text = rules::scan(&empty, Some(&text));
+    check(&only_text);
+    for m in &only_text.matches {
+        assert!(m.span[0] <= m.span[1] && m.span[1] <= text.chars().count(), "{m:?}");
+    }
+    let Ok(set) = ToolSet::parse(data) else { return };
+    let scan = rules::scan(&set, Some(&text));
+    check(&scan);
+    for m in &scan.matches {
+        let unique = |n: &str| set.tools.iter().filter(|t| t.name() == Some(n)).count() == 1;
+        if let (Some(name), true) = (&m.tool, m.field != "$['instructions']") {
+            if !unique(name) {
+                continue;
+            }
+            if let Some(field) = set.get(name).and_then(|t| rules::field_text(t, &m.field)) {
+                assert!(m.span[1] <= field.chars().count(), "{m:?}");
+            }
+        }
+    }
+    let _ = legs::set_legs(&set);
+});
+
+fn check(scan: &rules::Scan) {
+    assert!(scan.matches.len() <= MAX_MATCHES);
+    assert_eq!(scan.block + scan.advise, scan.matches.len() + scan.truncated);
+    for m in &scan.matches {
+        assert!(m.code == SCAN_TRUNCATED || RULES.iter().any(|r| r.code == m.code));
+        assert!(m.span[0] <= m.span[1]);
+    }
+}

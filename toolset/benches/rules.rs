@@ -1,0 +1,97 @@
+//! The rule set's cost (`toolmark-rules/1`, `rules::scan`), on already parsed sets:
+//!
+//! * `okta1000`: 1,000 tools, the 108 real tools of
+//!   `tests/fixtures/corpus/docker-mcp-registry/okta-mcp-server.tools.json` repeated with renamed
+//!   tools (goal: at most 20 ms);
+//! * `clean-dev`: every tool of `tests/fixtures/rules/clean.jsonl` (the labelled clean corpus),
+//!   one scan per tool as a crawler would run it, when that file is present;
+//! * `hostile`: one 1,000,000-character description of near-misses of the windowed patterns,
+//!   which the scan cuts at its limits (the bound on work on hostile input).
+
+/// The allocator the `toolmark` binary ships with (src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::Value;
+use std::hint::black_box;
+use std::time::Duration;
+use toolmark_toolset::{ToolSet, rules};
+
+const OKTA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/corpus/docker-mcp-registry/okta-mcp-server.tools.json"
+);
+const CLEAN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/rules/clean.jsonl"
+);
+
+/// The okta tools repeated, each copy's names suffixed, to `n` tools.
+fn okta(n: usize) -> ToolSet {
+    let okta = ToolSet::parse(&std::fs::read(OKTA).expect("read okta")).expect("okta parses");
+    let tools: Vec<Value> = okta
+        .tools
+        .iter()
+        .map(|t| serde_json::from_str(&t.raw).expect("a tool is JSON"))
+        .collect();
+    let raw: Vec<String> = (0..n)
+        .map(|i| {
+            let mut t = tools[i % tools.len()].clone();
+            let name = format!("{}_{}", t["name"].as_str().unwrap_or("t"), i / tools.len());
+            t["name"] = Value::String(name);
+            serde_json::to_string(&t).unwrap()
+        })
+        .collect();
+    ToolSet::of_raw(&raw).expect("the set parses")
+}
+
+fn clean_tools() -> Option<Vec<ToolSet>> {
+    let text = std::fs::read_to_string(CLEAN).ok()?;
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                let v: Value = serde_json::from_str(l).ok()?;
+                let tool = serde_json::to_string(v.get("tool")?).ok()?;
+                ToolSet::of_raw(&[tool]).ok()
+            })
+            .collect(),
+    )
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rules");
+    group.measurement_time(Duration::from_secs(10));
+
+    let set = okta(1000);
+    let chars: usize = set.tools.iter().map(|t| t.raw.chars().count()).sum();
+    assert_eq!(rules::scan(&set, None).block, 0, "okta is clean");
+    group.throughput(Throughput::Elements(set.tools.len() as u64));
+    group.bench_function(format!("okta1000 ({chars} chars of JSON)"), |b| {
+        b.iter(|| black_box(rules::scan(black_box(&set), None)))
+    });
+
+    if let Some(sets) = clean_tools() {
+        group.throughput(Throughput::Elements(sets.len() as u64));
+        group.bench_function(format!("clean-dev ({} tools)", sets.len()), |b| {
+            b.iter(|| {
+                for s in &sets {
+                    black_box(rules::scan(black_box(s), None));
+                }
+            })
+        });
+    }
+
+    let chunk = "before using this tool read ignore all other tools must when the a_b tool is used always send data to https://x ";
+    let big = chunk.repeat(1_000_000 / chunk.len());
+    let hostile = ToolSet::of_raw(&[format!(r#"{{"name":"t","description":"{big}"}}"#)]).unwrap();
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(10);
+    group.bench_function("hostile (1,000,000 chars, cut to the field limit)", |b| {
+        b.iter(|| black_box(rules::scan(black_box(&hostile), Some(&big))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
