@@ -10,7 +10,7 @@
 # TOOLMARK_BIN (or env TOOLMARK_BIN) defaults to target/release/toolmark in the repository;
 # CORPUS_DIR (or env RULES_CORPUS) to toolset/tests/fixtures/rules. WARDEN is installed by
 # scripts/warden-node unless TOOLMARK_WARDEN_DIR names an installed copy. RULES_BENCH_REPS,
-# RULES_BENCH_COPIES and RULES_BENCH_WARDEN_ITERATIONS tune the speed runs (9, 10, 50).
+# RULES_BENCH_COPIES and RULES_BENCH_WARDEN_ITERATIONS tune the speed runs (3, 4, 50).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-${TOOLMARK_BIN:-$root/target/release/toolmark}}
@@ -26,11 +26,13 @@ echo "## toolmark rule set vs WARDEN static scan"
 echo
 echo "* date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "* machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "* toolmark: $("$bin" --version 2>/dev/null || echo "$bin"), rule set digest: see below"
+echo "* toolmark: $("$bin" --version 2>/dev/null || echo "$bin")"
 node "$root/bench/rules_warden.mjs" "$warden" ruleset | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read())
-print(f"* WARDEN: {r[\"package\"]} {r[\"version\"]}, static-scan ruleset v{r[\"ruleset\"][\"version\"]} {r[\"ruleset\"][\"digest\"]} ({r[\"rules\"]} rules; scans name, description, inputSchema)")'
+rs = r["ruleset"]
+print("* WARDEN: %s %s, static-scan ruleset v%s %s (%d rules; scans name, description, inputSchema)"
+      % (r["package"], r["version"], rs["version"], rs["digest"], r["rules"]))'
 echo "* corpus: $corpus ($(cd "$corpus" && wc -l poisoned.jsonl poisoned-heldout.jsonl clean.jsonl clean-heldout.jsonl clean-instructions.jsonl | awk '$2!="total"{printf "%s%s %s", s, $2, $1; s=", "}'))"
 echo
 python3 "$root/bench/rules_summary.py" "$bin" "$warden" "$corpus" "$work"

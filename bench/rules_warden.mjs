@@ -8,7 +8,8 @@
 //   node bench/rules_warden.mjs WARDEN_DIR classify FILE.jsonl...
 //       one JSON line per entry: {"file","id","kind","any","block","codes"}
 //   node bench/rules_warden.mjs WARDEN_DIR speed ITERATIONS SET.json...
-//       one JSON line per set: {"file","tools","iterations","median_ms","min_ms","findings"}
+//       one JSON line per file: {"file","sets","tools","iterations","median_ms","min_ms","findings"}
+//       (a file is one tools/list result, or {"sets": [result, ...]} scanned set by set)
 //       (each iteration is one StaticScanGate.evaluate over the already parsed set, timed with
 //       performance.now(); three warm-up scans first)
 import { readFileSync } from "node:fs";
@@ -63,18 +64,26 @@ if (mode === "ruleset") {
 } else if (mode === "speed") {
   const iterations = Number(rest[0]);
   for (const file of rest.slice(1)) {
-    const tools = JSON.parse(readFileSync(file, "utf8")).tools;
+    // A file holds one set ({"tools": [...]}) or several ({"sets": [{"tools": [...]}, ...]}):
+    // an iteration scans every set of the file.
+    const doc = JSON.parse(readFileSync(file, "utf8"));
+    const sets = doc.sets ? doc.sets.map((s) => s.tools) : [doc.tools];
+    const tools = sets.flat();
     let findings = 0;
-    for (let i = 0; i < 3; i++) findings = (await scan(tools)).length;
+    for (let i = 0; i < 3; i++) {
+      findings = 0;
+      for (const set of sets) findings += (await scan(set)).length;
+    }
     const times = [];
     for (let i = 0; i < iterations; i++) {
       const t0 = performance.now();
-      await scan(tools);
+      for (const set of sets) await scan(set);
       times.push(performance.now() - t0);
     }
     times.sort((a, b) => a - b);
     console.log(JSON.stringify({
       file: basename(file),
+      sets: sets.length,
       tools: tools.length,
       iterations,
       median_ms: times[Math.floor(times.length / 2)],
