@@ -123,32 +123,38 @@ impl Certainty {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Evidence {
+    /// What was seen (a word, a property name, `openWorldHint: true` …), cut to
+    /// [`EVIDENCE_MAX_CHARS`].
+    pub detail: String,
     /// `name`, `description`, `schema` or `annotation`.
     pub kind: String,
-    /// What was seen (a word, a property name, `openWorldHint: true` …).
-    pub detail: String,
 }
+
+/// An evidence's `detail` is cut to this many characters (it can quote a name the server
+/// chose). This module's types declare their members in RFC 8785 order, so a `/check` answer
+/// holding legs is written canonically.
+pub const EVIDENCE_MAX_CHARS: usize = 200;
 
 /// One leg of a tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolLeg {
-    /// The leg.
-    pub leg: Leg,
     /// How sure.
     pub certainty: Certainty,
     /// Why.
     pub evidence: Vec<Evidence>,
+    /// The leg.
+    pub leg: Leg,
 }
 
 /// The legs of one named tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolLegs {
-    /// The tool's name.
-    pub tool: String,
     /// Its legs, in [`Leg`] order (only those it has).
     pub legs: Vec<ToolLeg>,
+    /// The tool's name (cut to [`crate::diff::NAME_MAX_CHARS`]).
+    pub tool: String,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -868,6 +874,7 @@ struct Acc {
 
 impl Acc {
     fn add(&mut self, strong: bool, kind: &str, detail: String) {
+        let detail = crate::text::cap(&detail, EVIDENCE_MAX_CHARS);
         let list = if strong {
             &mut self.strong
         } else {
@@ -1519,7 +1526,7 @@ pub fn set_legs(set: &ToolSet) -> Vec<ToolLegs> {
             let name = t.name()?;
             let legs = tool_legs(t);
             (!legs.is_empty()).then(|| ToolLegs {
-                tool: name.to_owned(),
+                tool: crate::text::cap(name, crate::diff::NAME_MAX_CHARS),
                 legs,
             })
         })

@@ -57,6 +57,11 @@ pub const RULES_ID: &str = "toolmark-rules/1";
 /// At most this many matches are listed ([`Scan::truncated`] counts the rest).
 pub const MAX_MATCHES: usize = 200;
 
+/// A match's `field` is cut to this many characters (members are named as the server chose:
+/// the path of a huge property name must not make every match of it huge). Members are
+/// declared in RFC 8785 order, so a `/check` answer holding matches is written canonically.
+pub const FIELD_PATH_MAX_CHARS: usize = 1_024;
+
 /// At most this many characters of one text are read. The longest description in this
 /// repository's corpora is a few thousand characters; 20,000 is ten pages of prose.
 pub const FIELD_MAX_CHARS: usize = 20_000;
@@ -156,19 +161,21 @@ impl Tier {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Match {
-    /// The rule's stable code.
-    pub code: String,
     /// The rule's class.
     pub class: RuleClass,
-    /// The rule's tier.
-    pub tier: Tier,
-    /// The tool's name; `None` for the server's `instructions` or an entry without a name.
-    pub tool: Option<String>,
+    /// The rule's stable code.
+    pub code: String,
     /// Where the text is: an RFC 9535 normalized path relative to the tool (`$['description']`,
-    /// `$['inputSchema']['properties']['path']['description']`), or `$['instructions']`.
+    /// `$['inputSchema']['properties']['path']['description']`), or `$['instructions']`; cut
+    /// to [`FIELD_PATH_MAX_CHARS`].
     pub field: String,
     /// The matched characters of that text, `[start, end)` in Unicode scalar values.
     pub span: [usize; 2],
+    /// The rule's tier.
+    pub tier: Tier,
+    /// The tool's name (cut to [`crate::diff::NAME_MAX_CHARS`]); `None` for the server's
+    /// `instructions` or an entry without a name.
+    pub tool: Option<String>,
 }
 
 /// A tool set's scan.
@@ -1198,12 +1205,12 @@ impl Collector {
         let read = len.min(limit);
         self.budget -= read;
         let mk = |code: &str, class, tier, span| Match {
-            code: code.to_owned(),
             class,
-            tier,
-            tool: tool.map(str::to_owned),
-            field: field.to_owned(),
+            code: code.to_owned(),
+            field: crate::text::cap(field, FIELD_PATH_MAX_CHARS),
             span,
+            tier,
+            tool: tool.map(|t| crate::text::cap(t, crate::diff::NAME_MAX_CHARS)),
         };
         if read > 0 {
             let cut: Cow<'_, str> = if read < len {
