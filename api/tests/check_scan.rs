@@ -293,5 +293,8 @@ async fn a_huge_tool_name_is_cut_in_matches_and_legs() {
     assert!(bytes < 256 * 1024, "{bytes} bytes");
     let m = answer["patternScan"]["matches"].as_array().unwrap();
     assert!(!m.is_empty());
-    assert!(m.iter().all(|m| m["tool"].as_str().unwrap().chars().count() < 300));
+    assert!(
+        m.iter()
+            .all(|m| m["tool"].as_str().unwrap().chars().count() < 300)
+    );
 }
