@@ -1,11 +1,12 @@
 //! The rule set never panics and stays within its bounds: arbitrary bytes as a tool set (and the
-//! same bytes, lossily decoded, as the server's instructions) → `rules::scan` and `legs::set_legs`.
+//! same bytes, lossily decoded, as the server's instructions) → `rules::scan` and `legs::set_legs`;
+//! the text's two halves as old and new instructions → `instructions::change`.
 //! Every listed match names a rule or `scan-truncated`, lies within its field's characters and is
 //! counted; at most `MAX_MATCHES` are listed.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use toolmark_toolset::rules::{self, MAX_MATCHES, RULES, SCAN_TRUNCATED};
-use toolmark_toolset::{ToolSet, legs};
+use toolmark_toolset::{ToolSet, instructions, legs};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -14,6 +15,12 @@ fuzz_target!(|data: &[u8]| {
     check(&only_text);
     for m in &only_text.matches {
         assert!(m.span[0] <= m.span[1] && m.span[1] <= text.chars().count(), "{m:?}");
+    }
+    let mid = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+    let (old, new) = text.split_at(mid);
+    match instructions::change(Some(old), Some(new)) {
+        None => assert_eq!(old, new),
+        Some(c) => assert!(c.signals.iter().all(|s| s.class <= c.class)),
     }
     let Ok(set) = ToolSet::parse(data) else { return };
     let scan = rules::scan(&set, Some(&text));
