@@ -113,6 +113,7 @@ CREATE TABLE IF NOT EXISTS target_scans (
     instructions TEXT,
     rules TEXT NOT NULL,
     rules_digest TEXT NOT NULL,
+    legs_version TEXT NOT NULL,
     scan TEXT,
     block INTEGER NOT NULL,
     advise INTEGER NOT NULL,
@@ -219,8 +220,8 @@ fn write_row(
     let kept = instructions.map(|i| toolmark_toolset::text::cap(i, MAX_INSTRUCTIONS_CHARS));
     tx.prepare_cached(
         "INSERT OR REPLACE INTO target_scans (target_id, entry, full, instructions, rules,
-             rules_digest, scan, block, advise, classes, legs, toxic)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             rules_digest, scan, block, advise, classes, legs, toxic, legs_version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         target_id,
@@ -235,6 +236,7 @@ fn write_row(
         serde_json::to_string(&classes_of(s.scan.as_ref()))?,
         serde_json::to_string(&s.legs)?,
         s.toxic.map(certainty_str),
+        legs::LEGS_ID,
     ])?;
     Ok(())
 }
@@ -447,7 +449,8 @@ impl Index {
     /// database migrated from version 5). Writes no change or event.
     pub fn rescan(&mut self, blobs: &Blobs, limit: usize) -> Result<Rescan, IndexError> {
         let digest = current_digest();
-        if meta(&self.conn, "scan_rules")?.as_deref() == Some(digest) {
+        let key = format!("{digest} {}", legs::LEGS_ID);
+        if meta(&self.conn, "scan_rules")?.as_deref() == Some(key.as_str()) {
             return Ok(Rescan::default());
         }
         let started = std::time::Instant::now();
@@ -458,11 +461,16 @@ impl Index {
                  LEFT JOIN target_scans s ON s.target_id = t.id
                  LEFT JOIN observations o ON o.entry = coalesce(s.entry, t.last_ok_entry)
                  WHERE t.current_full IS NOT NULL AND t.last_ok_entry IS NOT NULL
-                     AND (s.target_id IS NULL OR s.rules_digest <> ?1)
+                     AND (s.target_id IS NULL OR s.rules_digest <> ?1
+                         OR s.legs_version <> ?3)
                  ORDER BY t.id LIMIT ?2",
             )?
             .query_map(
-                params![digest, int(limit.min(u32::MAX as usize) as u64)?],
+                params![
+                    digest,
+                    int(limit.min(u32::MAX as usize) as u64)?,
+                    legs::LEGS_ID
+                ],
                 |r| Ok((r.get(0)?, need_unsigned(r, 1)?, r.get(2)?, r.get(3)?)),
             )?
             .collect::<Result<_, _>>()?;
@@ -488,14 +496,14 @@ impl Index {
         let remaining: i64 = self.conn.query_row(
             "SELECT count(*) FROM targets t LEFT JOIN target_scans s ON s.target_id = t.id
              WHERE t.current_full IS NOT NULL AND t.last_ok_entry IS NOT NULL
-                 AND (s.target_id IS NULL OR s.rules_digest <> ?1)",
-            [digest],
+                 AND (s.target_id IS NULL OR s.rules_digest <> ?1 OR s.legs_version <> ?2)",
+            [digest, legs::LEGS_ID],
             |r| r.get(0),
         )?;
         if remaining == 0 {
             // Every row is this rule set's: later passes need not look (rows written from now
             // on are, too).
-            set_meta(&self.conn, "scan_rules", digest)?;
+            set_meta(&self.conn, "scan_rules", &key)?;
         }
         Ok(Rescan {
             scanned,

@@ -345,3 +345,30 @@ fn a_row_whose_document_cannot_be_read_is_not_compared_with() {
     assert!(env.index.target_scan(&calc).unwrap().unwrap().flagged());
     assert_eq!(flagged(&env.index).len(), 2);
 }
+
+#[test]
+fn another_legs_judge_is_caught_up_like_another_rule_set() {
+    let mut env = Env::new("scans-legs-version");
+    run_day(&mut env, 0, POISONED, HONEST_INSTRUCTIONS);
+    let path = env.dir.join("index.sqlite");
+    {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch(
+            "UPDATE target_scans SET legs_version = 'toolmark-legs/0', legs = '[]';
+             DELETE FROM meta WHERE key = 'scan_rules';",
+        )
+        .unwrap();
+    }
+    env.index = Index::open(&path).unwrap();
+    let done = env.index.rescan(&env.blobs, 10).unwrap();
+    assert_eq!((done.scanned, done.remaining), (2, 0));
+    let files = id_of(&env.index, "io.example/files");
+    assert!(
+        !env.index
+            .target_scan(&files)
+            .unwrap()
+            .unwrap()
+            .legs
+            .is_empty()
+    );
+}

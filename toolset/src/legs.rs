@@ -69,6 +69,11 @@ pub const SCHEMA_MAX_DEPTH: usize = 3;
 /// At most this many pieces of evidence are listed per leg.
 pub const MAX_EVIDENCE: usize = 6;
 
+/// The legs judge's version: bumped whenever a word list, phrase or limit here changes what a
+/// tool is judged to have, so stored legs are judged again (the index re-scans rows made by
+/// another version, as it does for another rule set).
+pub const LEGS_ID: &str = "toolmark-legs/1";
+
 /// A data-flow leg.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,

@@ -1113,7 +1113,10 @@ fn char_check(check: CharCheck, chars: &[char]) -> Option<[usize; 2]> {
                         look = false;
                     }
                     ascii |= c.is_ascii_alphabetic();
-                    look |= !c.is_ascii() && c.to_lowercase().any(|l| fold_confusable(l).is_some());
+                    // Cyrillic or Greek letters only, as the rule says (the table also folds
+                    // marks such as U+02BC, the modifier apostrophe of "donʼt").
+                    let script = matches!(c, '\u{0370}'..='\u{03FF}' | '\u{0400}'..='\u{04FF}');
+                    look |= script && c.to_lowercase().any(|l| fold_confusable(l).is_some());
                 } else {
                     if ascii && look {
                         return Some([start, i]);
@@ -1187,13 +1190,15 @@ struct Collector {
 }
 
 impl Collector {
-    fn push(&mut self, m: Match) {
-        match m.tier {
+    /// Count a match of `tier`; build it (`make`: its path and name cut, which costs their
+    /// length) only when it is listed.
+    fn push(&mut self, tier: Tier, make: impl FnOnce() -> Match) {
+        match tier {
             Tier::Block => self.block += 1,
             Tier::Advise => self.advise += 1,
         }
         if self.matches.len() < MAX_MATCHES {
-            self.matches.push(m);
+            self.matches.push(make());
         } else {
             self.truncated += 1;
         }
@@ -1220,16 +1225,18 @@ impl Collector {
             };
             for (i, span) in scan_text(&cut, name) {
                 let r = &RULES[i];
-                self.push(mk(r.code, r.class, r.tier, span));
+                self.push(r.tier, || mk(r.code, r.class, r.tier, span));
             }
         }
         if read < len {
-            self.push(mk(
-                SCAN_TRUNCATED,
-                RuleClass::HiddenInstructions,
-                Tier::Advise,
-                [read, len],
-            ));
+            self.push(Tier::Advise, || {
+                mk(
+                    SCAN_TRUNCATED,
+                    RuleClass::HiddenInstructions,
+                    Tier::Advise,
+                    [read, len],
+                )
+            });
         }
     }
 
@@ -1237,28 +1244,39 @@ impl Collector {
         let name = tool.name();
         let mut path = String::from("$");
         // A member name is read unless its value is a string (then the path names the value):
-        // hold each name until the next callback says which.
-        let mut pending: Option<(String, &Str)> = None;
-        let mut texts: Vec<(String, Cow<'_, str>, bool)> = Vec::new();
+        // each name waits for the next callback, which says which. The path of a member's
+        // string value is the path its name was given with; anything else that follows a name
+        // has a longer path (inside its value) or is the next name: so the name's path length
+        // says it, and no path is copied (a server chooses their length and number).
+        let mut pending: Option<(usize, &Str)> = None;
+        let mut pending_path = String::new();
         each_string(&tool.value, &mut path, true, &mut |p, s, at| {
-            if let Some((kp, k)) = pending.take() {
-                let value_is_string = matches!(at, StrAt::Member(_)) && p == kp;
+            if let Some((len, k)) = pending.take() {
+                let value_is_string = matches!(at, StrAt::Member(_)) && p.len() == len;
                 if !value_is_string {
-                    texts.push((kp, k.lossy(), true));
+                    self.text(name, &pending_path, &k.lossy(), true);
                 }
             }
             match at {
-                StrAt::Key => pending = Some((p.to_owned(), s)),
+                StrAt::Key => {
+                    pending = Some((p.len(), s));
+                    // Kept only while its value is unknown, and only as much of it as a listed
+                    // match shows (a match's field is cut to FIELD_PATH_MAX_CHARS): copying a
+                    // path costs at most that per name, however long the server made it.
+                    pending_path.clear();
+                    let keep = p
+                        .char_indices()
+                        .nth(FIELD_PATH_MAX_CHARS)
+                        .map_or(p.len(), |(i, _)| i);
+                    pending_path.push_str(&p[..keep]);
+                }
                 StrAt::Member(_) | StrAt::Element => {
-                    texts.push((p.to_owned(), s.lossy(), p == "$['name']"));
+                    self.text(name, p, &s.lossy(), p == "$['name']");
                 }
             }
         });
-        if let Some((kp, k)) = pending.take() {
-            texts.push((kp, k.lossy(), true));
-        }
-        for (field, text, is_name) in texts {
-            self.text(name, &field, &text, is_name);
+        if let Some((_, k)) = pending.take() {
+            self.text(name, &pending_path, &k.lossy(), true);
         }
     }
 }

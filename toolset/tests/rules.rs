@@ -206,6 +206,43 @@ fn hostile_input_costs_bounded_time() {
     assert!(took.as_secs() < 60, "{took:?}");
 }
 
+/// A property with a 1,000,000-character name holding 100,000 members: paths are neither copied
+/// per member nor cut per unlisted match, so the scan costs what the text does (quadratic work
+/// here would be some 10^11 bytes: this test would not end).
+#[test]
+fn a_long_path_over_many_members_costs_what_the_text_does() {
+    let key = "k".repeat(1_000_000);
+    let members: serde_json::Map<String, serde_json::Value> = (0..100_000)
+        .map(|i| (format!("m{i}"), serde_json::json!({"x": 1})))
+        .collect();
+    let doc = serde_json::json!({"tools": [{"name": "t", "inputSchema": {"type": "object",
+        "properties": {key: members}}}]})
+    .to_string();
+    let s = set(&doc);
+    let scan = rules::scan(&s, None);
+    assert!(scan.matches.len() <= rules::MAX_MATCHES);
+    assert_eq!(
+        scan.block + scan.advise,
+        scan.matches.len() + scan.truncated
+    );
+    // The long name itself is cut at the per-text limit; listed fields are cut too.
+    assert!(scan.matches.iter().any(|m| m.code == SCAN_TRUNCATED));
+    assert!(
+        scan.matches
+            .iter()
+            .all(|m| m.field.chars().count() <= rules::FIELD_PATH_MAX_CHARS + 32)
+    );
+}
+
+/// U+02BC (the modifier apostrophe) folds to `'` for the patterns but is no Cyrillic or Greek
+/// look-alike: "donʼt" is not a mixed-script word.
+#[test]
+fn a_modifier_apostrophe_is_not_a_mixed_script_word() {
+    let s =
+        set(r#"{"tools":[{"name":"t","description":"Files you don\u02bct own are skipped."}]}"#);
+    assert!(rules::scan(&s, None).matches.is_empty());
+}
+
 #[test]
 fn the_document_lists_every_rule_with_its_check() {
     let bytes = rules::canonical_bytes();
