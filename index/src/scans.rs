@@ -15,8 +15,9 @@
 //!
 //! # A new rule set
 //!
-//! Each row records the rule set it was scanned with (`rules`, the id, and `rules_digest`). When
-//! the code's rule set is another ([`toolmark_toolset::rules::digest`]), rows are scanned again
+//! Each row records the rule set it was scanned with (`rules`, the id, and `rules_digest`) and
+//! the legs judge's version (`legs_version`, [`toolmark_toolset::legs::LEGS_ID`]). When the
+//! code's rule set is another ([`toolmark_toolset::rules::digest`]) or its legs judge, rows are scanned again
 //! from their stored documents, at most [`RESCAN_PER_PASS`] per pass ([`Index::rescan`], which
 //! every catch-up and follow pass runs): a target is answered with the scan it has, which names
 //! the rules it was made with, until its turn comes. A pass also stops after

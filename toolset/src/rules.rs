@@ -32,8 +32,12 @@
 //! budget is spent are not read.
 //!
 //! [`document`] is the rule set as data (every rule with its pattern, the folding tables and the
-//! limits), served at `/api/v1/rules`; [`digest`] is the digest of its canonical bytes, so any
-//! change of behaviour changes the digest.
+//! limits), served at `/api/v1/rules`; [`digest`] is the digest of its canonical bytes, so a
+//! change to a rule, a word list, a folding table or a limit changes the digest. It does not
+//! cover the Unicode tables of the standard library and crates the code is built with (case
+//! folding, NFKD, general categories), nor how alternatives are tried (each top-level
+//! alternative of a pattern alone, the earliest start kept): a build with other Unicode tables
+//! can match otherwise under the same digest.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
