@@ -635,8 +635,11 @@ fn readers_of_a_huge_tool_set_keep_the_server_small() {
     );
     assert!(detail[2] > 16_000_000, "{detail:?}");
     assert!(hwm2 <= 300.0, "peak RSS {hwm2:.0} MiB");
+    // What the allocator keeps of a wave in its threads' caches: 56–87 MiB seen; the pages
+    // carry the target's rule-set scan too (issue #28: its matches and legs parsed per request),
+    // so the bound is 100 MiB. A leak of the stalled documents would be hundreds.
     assert!(
-        rss_after <= rss0 + 80.0,
+        rss_after <= rss0 + 100.0,
         "RSS {rss_after:.0} MiB after, {rss0:.0} before"
     );
     // The second wave costs what the first did: its own peak and what it leaves within the

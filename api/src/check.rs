@@ -1057,7 +1057,10 @@ fn scan_part(
                 client.mtl1_digest().copied(),
                 client.full,
             )),
-            Some(answer_legs(tool_legs)),
+            Some({
+                let (total, toxic) = (tool_legs.len() as u64, legs::toxic_flow(&tool_legs));
+                answer_legs(tool_legs, total, toxic)
+            }),
         ));
     }
     let Some(f) = found else {
@@ -1095,7 +1098,7 @@ fn scan_part(
                     );
                 }
                 let ps = pattern_scan(scan, s.rules_digest, &note, digests.0, digests.1);
-                let legs = answer_legs(s.legs);
+                let legs = answer_legs(s.legs, s.legs_total, s.toxic_flow);
                 Ok((Some(ps), Some(legs)))
             }
             None => Ok((
@@ -1161,10 +1164,15 @@ fn not_scanned(note: &str) -> wire::PatternScan {
     }
 }
 
-fn answer_legs(mut tools: Vec<toolmark_toolset::legs::ToolLegs>) -> wire::Legs {
-    let toxic_flow = toolmark_toolset::legs::toxic_flow(&tools);
-    let truncated = tools.len().saturating_sub(wire::MAX_ANSWER_LEG_TOOLS) as u64;
+/// `legs`: the first tools (at most `MAX_ANSWER_LEG_TOOLS`), `total` tools with a leg in all,
+/// and the toxic flow over all of them.
+fn answer_legs(
+    mut tools: Vec<toolmark_toolset::legs::ToolLegs>,
+    total: u64,
+    toxic_flow: Option<toolmark_toolset::legs::Certainty>,
+) -> wire::Legs {
     tools.truncate(wire::MAX_ANSWER_LEG_TOOLS);
+    let truncated = total.saturating_sub(tools.len() as u64);
     wire::Legs {
         tools,
         toxic_flow,

@@ -382,8 +382,8 @@ fn scan_json(scan: Option<toolmark_index::TargetScan>) -> Value {
         ),
         None => (Value::Null, Value::Null, Value::Null, Value::Null),
     };
-    let legs_truncated = s.legs.len().saturating_sub(MAX_DETAIL_LEG_TOOLS);
     let legs = &s.legs[..s.legs.len().min(MAX_DETAIL_LEG_TOOLS)];
+    let legs_truncated = s.legs_total.saturating_sub(legs.len() as u64);
     json!({
         "status": if s.scan.is_some() { "scanned" } else { "not-scanned" },
         "entry": s.entry,

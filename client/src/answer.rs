@@ -422,7 +422,7 @@ pub struct Legs {
 }
 
 /// Most tools an answer's [`Legs`] lists.
-pub const MAX_ANSWER_LEG_TOOLS: usize = 200;
+pub const MAX_ANSWER_LEG_TOOLS: usize = 100;
 
 /// The log entry an answer rests on, and its proof.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

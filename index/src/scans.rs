@@ -58,6 +58,11 @@ pub const RESCAN_PASS_TIME: std::time::Duration = std::time::Duration::from_secs
 /// Targets re-scanned per transaction.
 pub const RESCAN_CHUNK: usize = 100;
 
+/// Tools whose legs a row keeps (the most any reader lists: `/check` answers list 200); the
+/// count and the toxic flow are over all of them. A 4,000-tool set's legs would otherwise be
+/// megabytes parsed by every page that shows the target.
+pub const STORED_LEG_TOOLS: usize = 100;
+
 /// Most characters of a server's `instructions` kept in the row (what the next observation's
 /// instructions are compared with; the scan reads them all within the rule set's own limits).
 pub const MAX_INSTRUCTIONS_CHARS: usize = 65_536;
@@ -120,6 +125,7 @@ CREATE TABLE IF NOT EXISTS target_scans (
     advise INTEGER NOT NULL,
     classes TEXT NOT NULL,
     legs TEXT NOT NULL,
+    legs_total INTEGER NOT NULL,
     toxic TEXT CHECK (toxic IN ('possible', 'confirmed'))
 ) STRICT;
 CREATE INDEX IF NOT EXISTS target_scans_rules ON target_scans (rules_digest, target_id);
@@ -144,9 +150,11 @@ pub struct TargetScan {
     pub rules_digest: String,
     /// The scan; `None` when the document could not be read.
     pub scan: Option<Scan>,
-    /// The legs of every tool that has one.
+    /// The legs of the first [`STORED_LEG_TOOLS`] tools that have one.
     pub legs: Vec<ToolLegs>,
-    /// All three legs on this server, and how sure.
+    /// How many tools have a leg (`legs` may list fewer).
+    pub legs_total: u64,
+    /// All three legs on this server (over every tool), and how sure.
     pub toxic_flow: Option<Certainty>,
 }
 
@@ -221,8 +229,8 @@ fn write_row(
     let kept = instructions.map(|i| toolmark_toolset::text::cap(i, MAX_INSTRUCTIONS_CHARS));
     tx.prepare_cached(
         "INSERT OR REPLACE INTO target_scans (target_id, entry, full, instructions, rules,
-             rules_digest, scan, block, advise, classes, legs, toxic, legs_version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             rules_digest, scan, block, advise, classes, legs, toxic, legs_version, legs_total)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         target_id,
@@ -235,9 +243,10 @@ fn write_row(
         int(s.scan.as_ref().map_or(0, |x| x.block) as u64)?,
         int(s.scan.as_ref().map_or(0, |x| x.advise) as u64)?,
         serde_json::to_string(&classes_of(s.scan.as_ref()))?,
-        serde_json::to_string(&s.legs)?,
+        serde_json::to_string(&s.legs[..s.legs.len().min(STORED_LEG_TOOLS)])?,
         s.toxic.map(certainty_str),
         legs::LEGS_ID,
+        int(s.legs.len() as u64)?,
     ])?;
     Ok(())
 }
@@ -551,7 +560,7 @@ impl Index {
     pub fn target_scan(&self, target_id: &str) -> Result<Option<TargetScan>, IndexError> {
         self.conn
             .prepare_cached(
-                "SELECT entry, full, rules, rules_digest, scan, legs, toxic, instructions
+                "SELECT entry, full, rules, rules_digest, scan, legs, toxic, instructions, legs_total
                  FROM target_scans WHERE target_id = ?1",
             )?
             .query_row([target_id], scan_row)
@@ -633,6 +642,7 @@ fn scan_row(r: &Row<'_>) -> rusqlite::Result<Result<TargetScan, IndexError>> {
     let toxic: Option<String> = r.get(6)?;
     let (full, rules, rules_digest) = (r.get(1)?, r.get(2)?, r.get(3)?);
     let instructions: Option<String> = r.get(7)?;
+    let legs_total = need_unsigned(r, 8)?;
     Ok((|| {
         Ok(TargetScan {
             entry,
@@ -642,6 +652,7 @@ fn scan_row(r: &Row<'_>) -> rusqlite::Result<Result<TargetScan, IndexError>> {
             rules_digest,
             scan: scan.map(|s| serde_json::from_str(&s)).transpose()?,
             legs: serde_json::from_str(&legs)?,
+            legs_total,
             toxic_flow: match toxic.as_deref() {
                 Some("confirmed") => Some(Certainty::Confirmed),
                 Some(_) => Some(Certainty::Possible),

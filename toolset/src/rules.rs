@@ -35,9 +35,10 @@
 //! limits), served at `/api/v1/rules`; [`digest`] is the digest of its canonical bytes, so a
 //! change to a rule, a word list, a folding table or a limit changes the digest. It does not
 //! cover the Unicode tables of the standard library and crates the code is built with (case
-//! folding, NFKD, general categories), nor how alternatives are tried (each top-level
-//! alternative of a pattern alone, the earliest start kept): a build with other Unicode tables
-//! can match otherwise under the same digest.
+//! folding, NFKD, general categories), nor how patterns are compiled (each top-level
+//! alternative alone, the earliest start kept; `\b`, `\w`, `\d` and `\s` read ASCII, as folded
+//! text spells its words, digits and spaces): a build with other Unicode tables can match
+//! otherwise under the same digest.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -942,10 +943,25 @@ fn lead(alternative: &str) -> &str {
 fn ascii_boundaries(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + 16);
     let mut chars = pattern.chars();
+    // Inside a bracket class (depth > 0) a class escape becomes its POSIX name.
+    let mut depth = 0usize;
     while let Some(c) = chars.next() {
         if c == '\\' {
+            let ascii = |name: &str, depth: usize| {
+                if depth > 0 {
+                    format!("[:{name}:]")
+                } else {
+                    format!("[[:{name}:]]")
+                }
+            };
             match chars.next() {
                 Some('b') => out.push_str("(?-u:\\b)"),
+                // Word, digit and space classes read ASCII: folded text has its letters,
+                // digits and spaces in ASCII, and a Unicode `\w` repeated in a window
+                // compiles to an automaton hundreds of times larger (memory, not matches).
+                Some('w') => out.push_str(&ascii("word", depth)),
+                Some('d') => out.push_str(&ascii("digit", depth)),
+                Some('s') => out.push_str(&ascii("space", depth)),
                 Some(n) => {
                     out.push('\\');
                     out.push(n);
@@ -953,6 +969,11 @@ fn ascii_boundaries(pattern: &str) -> String {
                 None => out.push('\\'),
             }
         } else {
+            match c {
+                '[' => depth += 1,
+                ']' if depth > 0 => depth -= 1,
+                _ => {}
+            }
             out.push(c);
         }
     }
@@ -982,7 +1003,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
             alternatives(p).into_iter().map(move |a| {
                 let re = regex::RegexBuilder::new(&ascii_boundaries(a))
                     .size_limit(64 << 20)
-                    .dfa_size_limit(8 << 20)
+                    .dfa_size_limit(1 << 20)
                     .build()
                     .expect("rule regex");
                 (i, re)
@@ -1005,7 +1026,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
             .map(|l| if l.is_empty() { "$^" } else { l.as_str() }),
     )
     .size_limit(256 << 20)
-    .dfa_size_limit(32 << 20)
+    .dfa_size_limit(4 << 20)
     .build()
     .expect("rule lead set");
     Compiled {

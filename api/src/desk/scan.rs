@@ -10,6 +10,7 @@
 //! (`<mark>`), each invisible or format character in view shown as a `U+XXXX` chip instead
 //! ([`is_invisible`]).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use maud::{Markup, html};
@@ -189,16 +190,19 @@ pub fn context(text: &str, [start, end]: [usize; 2]) -> Option<Markup> {
 
 /// Where the desk finds the texts a target's matches index into.
 pub struct Texts<'a> {
-    /// The current tools shown inline, by name (the first of a name), parsed; `None` when the
-    /// scan is not of the current tool set.
-    tools: Option<HashMap<&'a str, Json>>,
+    /// The current tools shown inline, by name (the first of a name), as the server sent them;
+    /// `None` when the scan is not of the current tool set. A tool is parsed only when a match
+    /// names it, one at a time ([`Texts::parsed`]): a page holds at most one parsed tool.
+    tools: Option<HashMap<&'a str, &'a str>>,
+    /// The last tool parsed, by name (matches come tool by tool).
+    parsed: RefCell<Option<(&'a str, Json)>>,
     /// The instructions the scan read.
     instructions: Option<&'a str>,
 }
 
 impl<'a> Texts<'a> {
     /// The texts of `scan`'s matches: the current tools when they are the set it scanned
-    /// (only the tools its matches name are parsed), its instructions.
+    /// (only the tools its matches name), its instructions.
     pub fn new(scan: &'a TargetScan, current: Option<&'a CurrentTools>) -> Texts<'a> {
         let tools = current.filter(|c| c.full == scan.full).map(|c| {
             let named: std::collections::HashSet<&str> = scan
@@ -209,20 +213,15 @@ impl<'a> Texts<'a> {
                 .collect();
             let mut out = HashMap::new();
             for t in &c.inline {
-                let Some(name) = t.name.as_deref().filter(|n| named.contains(n)) else {
-                    continue;
-                };
-                if out.contains_key(name) {
-                    continue;
-                }
-                if let Ok(v) = json::parse(&t.raw) {
-                    out.insert(name, v);
+                if let Some(name) = t.name.as_deref().filter(|n| named.contains(n)) {
+                    out.entry(name).or_insert(&*t.raw);
                 }
             }
             out
         });
         Texts {
             tools,
+            parsed: RefCell::new(None),
             instructions: scan.instructions.as_deref(),
         }
     }
@@ -251,9 +250,15 @@ impl<'a> Texts<'a> {
             .as_ref()
             .ok_or("the scan is of another tool set than the current one")?;
         let name = m.tool.as_deref().ok_or("the tool has no name")?;
-        let tool = tools
-            .get(name)
+        let (&name, &raw) = tools
+            .get_key_value(name)
             .ok_or("the tool is not among the tools shown on this page")?;
+        let mut parsed = self.parsed.borrow_mut();
+        if parsed.as_ref().is_none_or(|(n, _)| *n != name) {
+            let v = json::parse(raw).map_err(|_| "the tool does not parse")?;
+            *parsed = Some((name, v));
+        }
+        let (_, tool) = parsed.as_ref().expect("parsed above");
         resolve(tool, &path).ok_or("the path does not resolve in the tool")
     }
 }
@@ -348,19 +353,32 @@ fn scan_body(s: &TargetScan, current: Option<&CurrentTools>) -> Markup {
             None => p { "Not scanned: the stored document could not be read." },
             Some(x) if x.matches.is_empty() => p id="scan-clean" { "No rule matched." },
             Some(x) => {
+                // Texts not read (cut at a limit) are one line, not a row each: a huge set
+                // lists hundreds of them, and their place says nothing a count does not.
+                @let (cut, found): (Vec<&Match>, Vec<&Match>) = x.matches.iter().partition(|m| m.code == toolmark_toolset::rules::SCAN_TRUNCATED);
+                @let found: Vec<Match> = found.into_iter().cloned().collect();
                 @let texts = Texts::new(s, current);
-                (matches_table("scan-matches", &x.matches, Some(&texts)))
+                @if !found.is_empty() {
+                    (matches_table("scan-matches", &found, Some(&texts)))
+                }
+                @if !cut.is_empty() {
+                    p class="muted" id="scan-cut" {
+                        (cut.len()) " texts were not read whole (" code { "scan-truncated" } ": a "
+                        "text over the per-text limit, or the scan's budget spent); what was not "
+                        "read may hide anything."
+                    }
+                }
                 @if x.truncated > 0 {
                     p class="muted" { (x.truncated) " more matches not listed." }
                 }
             }
         }
-        (data_flow(&s.legs, s.toxic_flow))
+        (data_flow(&s.legs, s.legs_total, s.toxic_flow))
     }
 }
 
 /// Per tool its legs, and the toxic-flow note when the set holds all three.
-fn data_flow(legs: &[ToolLegs], toxic: Option<Certainty>) -> Markup {
+fn data_flow(legs: &[ToolLegs], total: u64, toxic: Option<Certainty>) -> Markup {
     html! {
         h3 id="legs-h" { "Data flow" }
         @if let Some(c) = toxic {
@@ -391,9 +409,9 @@ fn data_flow(legs: &[ToolLegs], toxic: Option<Certainty>) -> Markup {
                     }
                 }
             }))
-            @if legs.len() > crate::servers::MAX_DETAIL_LEG_TOOLS {
+            @if total > legs.len().min(crate::servers::MAX_DETAIL_LEG_TOOLS) as u64 {
                 p class="muted" id="legs-more" {
-                    (legs.len() - crate::servers::MAX_DETAIL_LEG_TOOLS)
+                    (total - legs.len().min(crate::servers::MAX_DETAIL_LEG_TOOLS) as u64)
                     " more tools with a leg are not listed (the server's JSON lists the same first "
                     (crate::servers::MAX_DETAIL_LEG_TOOLS) ")."
                 }
