@@ -33,21 +33,6 @@ fn day_one(url: &str) -> Option<Observation> {
     Some(ok(day(0, 10), vec![corpus_page(page)]))
 }
 
-fn id_of(env: &Env, server: &str) -> String {
-    let page = env
-        .index
-        .search_targets(
-            &TargetFilter {
-                q: server.into(),
-                ..TargetFilter::default()
-            },
-            10,
-            0,
-        )
-        .unwrap();
-    page.targets[0].target.id.clone()
-}
-
 fn listed(index: &Index, sensitive: Option<SensitiveFilter>) -> Vec<String> {
     let filter = TargetFilter {
         sensitive,
@@ -79,7 +64,7 @@ fn cat(c: &str, tools: &[&str]) -> (String, Vec<String>) {
 fn the_census_is_derived_from_each_current_tool_set() {
     let mut env = Env::new("census-derived");
     env.run(&day_str(0, 0), &registry(), &[], day_one);
-    let files = id_of(&env, "io.example/files");
+    let files = target_id(&env.index, "io.example/files");
     assert_eq!(
         census(&env.index, &files),
         [cat(
@@ -87,7 +72,7 @@ fn the_census_is_derived_from_each_current_tool_set() {
             &["write_file", "edit_file", "create_directory", "move_file"]
         )]
     );
-    let memory = id_of(&env, "io.example/memory");
+    let memory = target_id(&env.index, "io.example/memory");
     assert_eq!(
         census(&env.index, &memory),
         [cat(
@@ -96,7 +81,7 @@ fn the_census_is_derived_from_each_current_tool_set() {
         )]
     );
     // `fetch` is a read: nothing.
-    assert!(census(&env.index, &id_of(&env, "io.example/fetch")).is_empty());
+    assert!(census(&env.index, &target_id(&env.index, "io.example/fetch")).is_empty());
     let summary = env.index.census_summary().unwrap();
     assert_eq!(summary.policy.as_deref(), Some("starter/1"));
     assert_eq!(summary.observed_targets, 3);
@@ -152,7 +137,7 @@ fn a_new_current_tool_set_replaces_the_census() {
         )),
         _ => later(day_one(url), 1),
     });
-    let fetch = id_of(&env, "io.example/fetch");
+    let fetch = target_id(&env.index, "io.example/fetch");
     assert_eq!(
         census(&env.index, &fetch)[0].0,
         "files-and-storage".to_owned()
@@ -167,7 +152,7 @@ fn a_new_current_tool_set_replaces_the_census() {
             .unwrap()
     );
     assert_eq!(
-        census(&env.index, &id_of(&env, "io.example/memory"))[0].0,
+        census(&env.index, &target_id(&env.index, "io.example/memory"))[0].0,
         "destructive-database"
     );
     assert_eq!(env.index.census_summary().unwrap().any.targets, 3);
@@ -214,7 +199,7 @@ fn a_rebuild_reproduces_the_census() {
     let before = env.index.census_summary().unwrap();
     let ids: Vec<String> = ["io.example/files", "io.example/memory", "io.example/fetch"]
         .iter()
-        .map(|s| id_of(&env, s))
+        .map(|s| target_id(&env.index, s))
         .collect();
     let rows: Vec<_> = ids
         .iter()
@@ -238,7 +223,7 @@ fn a_database_without_a_census_gets_one_on_catch_up() {
     let before = env.index.census_summary().unwrap();
     let ids: Vec<String> = ["io.example/files", "io.example/fetch"]
         .iter()
-        .map(|s| id_of(&env, s))
+        .map(|s| target_id(&env.index, s))
         .collect();
     let rows_before: Vec<_> = ids
         .iter()

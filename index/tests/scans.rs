@@ -61,20 +61,6 @@ fn run_day(env: &mut Env, d: u64, calc: &'static str, instructions: &'static str
     });
 }
 
-fn id_of(index: &Index, server: &str) -> String {
-    let page = index
-        .search_targets(
-            &TargetFilter {
-                q: server.into(),
-                ..TargetFilter::default()
-            },
-            10,
-            0,
-        )
-        .unwrap();
-    page.targets[0].target.id.clone()
-}
-
 fn flagged(index: &Index) -> Vec<String> {
     let filter = TargetFilter {
         state: TargetState::Flagged,
@@ -113,7 +99,7 @@ fn events(index: &Index) -> Vec<(String, String)> {
 fn a_poisoned_first_observation_is_flagged_with_a_scan_change_and_event() {
     let mut env = Env::new("scans-first");
     run_day(&mut env, 0, POISONED, HONEST_INSTRUCTIONS);
-    let calc = id_of(&env.index, "io.example/calc");
+    let calc = target_id(&env.index, "io.example/calc");
     let scan = env.index.target_scan(&calc).unwrap().unwrap();
     let s = scan.scan.as_ref().unwrap();
     assert!(s.block > 0, "{s:?}");
@@ -130,7 +116,7 @@ fn a_poisoned_first_observation_is_flagged_with_a_scan_change_and_event() {
         "{s:?}"
     );
     // The files server's real tools and honest instructions: not flagged.
-    let files = id_of(&env.index, "io.example/files");
+    let files = target_id(&env.index, "io.example/files");
     assert!(!env.index.target_scan(&files).unwrap().unwrap().flagged());
     assert_eq!(flagged(&env.index), ["io.example/calc"]);
     // First observation: old entry = new entry; dangerous (block tier); an event.
@@ -191,7 +177,7 @@ fn a_set_that_becomes_poisoned_is_flagged_once() {
     // Still poisoned the next day: nothing new.
     run_day(&mut env, 2, POISONED, HONEST_INSTRUCTIONS);
     assert_eq!(changes(&env.index).len(), 2);
-    let calc = id_of(&env.index, "io.example/calc");
+    let calc = target_id(&env.index, "io.example/calc");
     let kinds: Vec<String> = events(&env.index).into_iter().map(|e| e.0).collect();
     assert_eq!(kinds, ["tools", "scan"]);
     assert_eq!(
@@ -208,7 +194,7 @@ fn poisoned_instructions_are_a_dangerous_instructions_change_and_flag_the_target
     let mut env = Env::new("scans-instructions");
     run_day(&mut env, 0, CLEAN_CALC, HONEST_INSTRUCTIONS);
     run_day(&mut env, 1, CLEAN_CALC, POISONED_INSTRUCTIONS);
-    let files = id_of(&env.index, "io.example/files");
+    let files = target_id(&env.index, "io.example/files");
     // The tool set did not change: no tools change; the instructions did.
     assert_eq!(
         changes(&env.index),
@@ -253,7 +239,7 @@ fn a_rebuild_reproduces_scans_changes_and_events() {
         changes(&env.index),
         events(&env.index),
         env.index
-            .target_scan(&id_of(&env.index, "io.example/calc"))
+            .target_scan(&target_id(&env.index, "io.example/calc"))
             .unwrap(),
     );
     env.index.rebuild(&env.log, &env.blobs).unwrap();
@@ -261,7 +247,7 @@ fn a_rebuild_reproduces_scans_changes_and_events() {
         changes(&env.index),
         events(&env.index),
         env.index
-            .target_scan(&id_of(&env.index, "io.example/calc"))
+            .target_scan(&target_id(&env.index, "io.example/calc"))
             .unwrap(),
     );
     assert_eq!(before, after);
@@ -271,7 +257,7 @@ fn a_rebuild_reproduces_scans_changes_and_events() {
 fn a_new_rule_set_is_caught_up_a_bounded_pass_at_a_time_without_changes() {
     let mut env = Env::new("scans-rescan");
     run_day(&mut env, 0, POISONED, HONEST_INSTRUCTIONS);
-    let calc = id_of(&env.index, "io.example/calc");
+    let calc = target_id(&env.index, "io.example/calc");
     let want = env.index.target_scan(&calc).unwrap().unwrap();
     let changes_before = changes(&env.index);
     let path = env.dir.join("index.sqlite");
@@ -335,7 +321,7 @@ fn a_row_whose_document_cannot_be_read_is_not_compared_with() {
     env.index = Index::open(&path).unwrap();
     let done = env.index.rescan(&env.blobs, 10).unwrap();
     assert_eq!((done.scanned, done.remaining), (2, 0));
-    let calc = id_of(&env.index, "io.example/calc");
+    let calc = target_id(&env.index, "io.example/calc");
     let row = env.index.target_scan(&calc).unwrap().unwrap();
     assert!(row.scan.is_none() && !row.flagged());
     // The next observations (the same sets and instructions) are not read as an instructions
@@ -362,7 +348,7 @@ fn another_legs_judge_is_caught_up_like_another_rule_set() {
     env.index = Index::open(&path).unwrap();
     let done = env.index.rescan(&env.blobs, 10).unwrap();
     assert_eq!((done.scanned, done.remaining), (2, 0));
-    let files = id_of(&env.index, "io.example/files");
+    let files = target_id(&env.index, "io.example/files");
     assert!(
         !env.index
             .target_scan(&files)

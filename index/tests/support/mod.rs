@@ -280,3 +280,18 @@ pub fn day(day: u64, secs: u64) -> u64 {
 pub fn day_str(d: u64, secs: u64) -> String {
     toolmark_index::time::from_unix(day(d, secs))
 }
+
+/// The id of the first target the search for `server` lists.
+pub fn target_id(index: &Index, server: &str) -> String {
+    let page = index
+        .search_targets(
+            &toolmark_index::TargetFilter {
+                q: server.into(),
+                ..toolmark_index::TargetFilter::default()
+            },
+            10,
+            0,
+        )
+        .unwrap();
+    page.targets[0].target.id.clone()
+}
