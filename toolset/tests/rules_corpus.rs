@@ -5,12 +5,11 @@
 //! with a block-tier match. `cargo test -p toolmark-toolset --test rules_corpus -- --nocapture`
 //! prints the tables (docs/benchmarks.md quotes them).
 //!
-//! The held-out split (`poisoned-heldout.jsonl`, `clean-heldout.jsonl`) is read the same way
-//! when present; the rules were written without reading it. The goals are asserted on the
-//! development files; on the held-out files they are NOT met yet (recall 62.2%, 0.9% of clean
-//! tools matched, 3 of them at block tier: docs/benchmarks.md, issue #28 stays open), so the
-//! test asserts only that no change makes them worse than measured ([`HELD_OUT_RECALL_FLOOR`],
-//! [`HELD_OUT_FP_CEILING`]).
+//! The held-out files ([`HELD_OUT`]: `*-heldout.jsonl`, and `*-fresh.jsonl`, made blind to the
+//! rules) are read the same way. The goals are asserted on the development files; on the
+//! held-out files they are NOT met (recall 62.2% and 56.7%, 0.9% and 0.2% of clean tools
+//! matched, some at block tier: docs/benchmarks.md, issue #28 stays open), so the test asserts
+//! only that no change makes them worse than measured.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,12 +23,20 @@ const RECALL_MIN: f64 = 0.90;
 const CLASS_RECALL_MIN: f64 = 0.80;
 const FP_MAX: f64 = 0.005;
 
-/// The held-out recall measured with `toolmark-rules/1` (51 of 82): a floor, not the goal.
-const HELD_OUT_RECALL_FLOOR: f64 = 0.62;
-
-/// The held-out false positives measured (9 of 1,048 clean tools; 3 at block tier): a ceiling,
-/// not the goal.
-const HELD_OUT_FP_CEILING: usize = 9;
+/// The held-out files and what `toolmark-rules/1` measured on each: for a poisoned file the
+/// entries detected (a floor), for a clean file the entries matched (a ceiling). Not the goals.
+///
+/// * `*-heldout.jsonl`: written and captured in session 8, beside the development split, read
+///   by the rule author after the rule set was written (62.2% recall, 0.9% of clean tools);
+/// * `*-fresh.jsonl`: made in session 9 by helpers who did not read the rules, measured blind
+///   before any rule changed (56.7% recall, 0.2% of clean tools, all 4 at block tier).
+const HELD_OUT: &[(&str, usize)] = &[
+    ("poisoned-heldout.jsonl", 51),
+    ("clean-heldout.jsonl", 9),
+    ("poisoned-fresh.jsonl", 72),
+    ("clean-fresh.jsonl", 4),
+    ("clean-instructions-fresh.jsonl", 0),
+];
 
 struct Entry {
     id: String,
@@ -238,28 +245,28 @@ fn the_development_corpus_meets_the_goals_and_the_held_out_does_not_regress() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let entries = read(path);
         // The held-out files' misses against the goals are reported, not failures.
-        let sink = if name.contains("heldout") {
+        let measured = HELD_OUT.iter().find(|(f, _)| *f == name).map(|&(_, n)| n);
+        let sink = if measured.is_some() {
             &mut held_out
         } else {
             &mut failures
         };
+        let flagged = entries.iter().filter(|e| e.scan.flagged()).count();
         if name.starts_with("poisoned") {
             poisoned(&name, &entries, &mut out, sink);
-            if name.contains("heldout") {
-                let found = entries.iter().filter(|e| e.scan.flagged()).count();
+            if let Some(floor) = measured {
                 assert!(
-                    found as f64 >= HELD_OUT_RECALL_FLOOR * entries.len() as f64,
-                    "{name}: recall {found}/{} fell below the measured floor",
+                    flagged >= floor,
+                    "{name}: recall {flagged}/{} fell below the measured {floor}",
                     entries.len()
                 );
             }
         } else {
             clean(&name, &entries, &mut out, sink);
-            if name.contains("heldout") {
-                let matched = entries.iter().filter(|e| e.scan.flagged()).count();
+            if let Some(ceiling) = measured {
                 assert!(
-                    matched <= HELD_OUT_FP_CEILING,
-                    "{name}: {matched} clean entries matched, more than measured"
+                    flagged <= ceiling,
+                    "{name}: {flagged} clean entries matched, more than the measured {ceiling}"
                 );
             }
         }
