@@ -6,7 +6,10 @@
 //! * `clean-dev`: every tool of `tests/fixtures/rules/clean.jsonl` (the labelled clean corpus),
 //!   one scan per tool as a crawler would run it, when that file is present;
 //! * `hostile`: one 1,000,000-character description of near-misses of the windowed patterns,
-//!   which the scan cuts at its limits (the bound on work on hostile input).
+//!   which the scan cuts at its limits (the bound on work on hostile input);
+//! * `hostile-set`: 50 properties whose descriptions are 20,000 characters of `in ` repeated
+//!   (the whole 1,000,000-character scan budget of one word that starts many patterns' parts:
+//!   the worst case found for the literal gate, each occurrence a candidate).
 
 /// The allocator the `toolmark` binary ships with (src/main.rs).
 #[global_allocator]
@@ -89,6 +92,21 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("hostile (1,000,000 chars, cut to the field limit)", |b| {
         b.iter(|| black_box(rules::scan(black_box(&hostile), Some(&big))))
+    });
+
+    // TOOLMARK_BENCH_WORD picks another word (`-shred ` starts a part with `\s` and `*`).
+    let word = std::env::var("TOOLMARK_BENCH_WORD").unwrap_or_else(|_| "in ".into());
+    let word = serde_json::to_string(&word.repeat(20_000 / word.len())).unwrap();
+    let props: Vec<String> = (0..50)
+        .map(|i| format!(r#""p{i}":{{"type":"string","description":{word}}}"#))
+        .collect();
+    let set = ToolSet::of_raw(&[format!(
+        r#"{{"name":"t","description":"x","inputSchema":{{"type":"object","properties":{{{}}}}}}}"#,
+        props.join(",")
+    )])
+    .unwrap();
+    group.bench_function("hostile-set (50 x 20,000 chars of one word)", |b| {
+        b.iter(|| black_box(rules::scan(black_box(&set), None)))
     });
     group.finish();
 }

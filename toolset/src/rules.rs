@@ -45,7 +45,6 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
-use regex_automata::{Anchored, Input, meta};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 
@@ -1043,17 +1042,16 @@ struct Compiled {
     each: Vec<(usize, Regex)>,
     /// The literals the matches of the [`segments`] ("parts") of every alternative start with
     /// ([`part_literals`]; each distinct part and literal once): one pass over a batch finds
-    /// where parts may start, and each is run anchored there. (One overlapping `RegexSet` of
-    /// the parts was tried: its lazy DFA needs 64–128 MiB of cache on varied text, or
-    /// thrashes.)
+    /// which parts may match. (One overlapping `RegexSet` of the parts was tried: its lazy DFA
+    /// needs 64–128 MiB of cache on varied text, or thrashes.)
     gate: AhoCorasick,
     /// The parts (indices into the distinct parts) each literal of `gate` starts.
     literal_parts: Vec<Vec<usize>>,
     /// Whether each part is broad ([`part_literals`] has none for it): not ruled out by `gate`.
     broad: Vec<bool>,
-    /// Each part alone: run anchored where `gate` found one of its literals, and a broad one
-    /// unanchored (once per batch) only for an alternative whose other parts all matched.
-    alone: Vec<meta::Regex>,
+    /// Each part alone: run (once per batch, over the batch: linear) only for an alternative
+    /// whose parts' literals are all in the batch, the broad ones last.
+    alone: Vec<Regex>,
     /// For each alternative of `each` (the same indices), the indices of its parts: it is run
     /// only on a batch where all of them match.
     needs: Vec<Vec<usize>>,
@@ -1090,7 +1088,10 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         })
         .flat_map(|(i, p)| {
             alternatives(p).into_iter().map(move |a| {
+                // `$` ends a text of a batch (before its `\n`); folding leaves no `\n` in a text,
+                // so alone it means what it always did.
                 let re = regex::RegexBuilder::new(&ascii_boundaries(a))
+                    .multi_line(true)
                     .size_limit(64 << 20)
                     .dfa_size_limit(8 << 20)
                     .build()
@@ -1153,9 +1154,11 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     let alone = parts
         .iter()
         .map(|p| {
-            meta::Regex::builder()
-                .configure(meta::Regex::config().hybrid_cache_capacity(1 << 20))
-                .build(p)
+            regex::RegexBuilder::new(p)
+                .multi_line(true)
+                .size_limit(64 << 20)
+                .dfa_size_limit(1 << 20)
+                .build()
                 .expect("rule part")
         })
         .collect();
@@ -1306,16 +1309,9 @@ impl Batch {
             .iter()
             .map(|&b| if b { None } else { Some(false) })
             .collect();
-        // A part that is not broad matches where one of its literals starts it: run anchored
-        // there, it is decided in the few bytes it spans.
         for m in compiled.gate.find_overlapping_iter(buf) {
             for &p in &compiled.literal_parts[m.pattern().as_usize()] {
-                if may[p] != Some(true) {
-                    let at = Input::new(buf).range(m.start()..).anchored(Anchored::Yes);
-                    if compiled.alone[p].is_match(at) {
-                        may[p] = Some(true);
-                    }
-                }
+                may[p] = None;
             }
         }
         let mut matched = |p: usize, run: bool| match may[p] {
@@ -1456,6 +1452,27 @@ struct TextHits {
     cut: Option<(usize, usize)>,
 }
 
+/// Folded bytes after which a batch is matched and a new one begun: what one batch holds is
+/// bounded by this plus one text ([`FIELD_MAX_CHARS`] characters folded), whatever the tool.
+const BATCH_MAX_BYTES: usize = 256 << 10;
+
+/// Match `batch` (its texts at positions `batch_seq`), add what it gave to `out` (one entry a
+/// match; [`Collector::texts`] sorts and merges them) and empty it.
+fn flush(batch: &mut Batch, batch_seq: &mut Vec<usize>, out: &mut Vec<TextHits>) {
+    out.extend(
+        batch
+            .pattern_hits()
+            .into_iter()
+            .map(|(t, rule, span)| TextHits {
+                seq: batch_seq[t],
+                hits: vec![(rule, span)],
+                cut: None,
+            }),
+    );
+    *batch = Batch::default();
+    batch_seq.clear();
+}
+
 /// Collects the matches of one scan, under its budgets.
 struct Collector {
     matches: Vec<Match>,
@@ -1509,25 +1526,30 @@ impl Collector {
             if !hits.is_empty() || cut.is_some() {
                 out.push(TextHits { seq, hits, cut });
             }
+            // Folding can make a text many times longer (U+FDFA is 33 bytes folded) and the
+            // offset map is 4 bytes a byte: a full batch is matched and dropped.
+            if batch.folded.text.len() >= BATCH_MAX_BYTES {
+                flush(&mut batch, &mut batch_seq, &mut out);
+            }
             seq += 1;
         });
-        for (t, rule, span) in batch.pattern_hits() {
-            let seq = batch_seq[t];
-            match out.binary_search_by_key(&seq, |h| h.seq) {
-                Ok(i) => out[i].hits.push((rule, span)),
-                Err(i) => out.insert(
-                    i,
-                    TextHits {
-                        seq,
-                        hits: vec![(rule, span)],
-                        cut: None,
-                    },
-                ),
-            }
-        }
+        flush(&mut batch, &mut batch_seq, &mut out);
         if out.is_empty() {
             return;
         }
+        // One entry a text: its character hits and cut first, then its pattern hits.
+        out.sort_by_key(|h| h.seq);
+        let mut merged: Vec<TextHits> = Vec::with_capacity(out.len());
+        for h in out {
+            match merged.last_mut() {
+                Some(last) if last.seq == h.seq => {
+                    last.hits.extend(h.hits);
+                    last.cut = last.cut.or(h.cut);
+                }
+                _ => merged.push(h),
+            }
+        }
+        let mut out = merged;
         for h in &mut out {
             h.hits.sort_unstable_by_key(|&(rule, _)| rule);
         }
@@ -1798,6 +1820,31 @@ mod tests {
             batch.push(t, *name);
         }
         assert!(batch.pattern_hits().is_empty());
+    }
+
+    #[test]
+    fn an_end_of_text_anchor_holds_at_the_end_of_every_text_of_a_batch() {
+        // `$` in `rm-rf-root` and `drop-database-directive`: each text here matches alone, and
+        // must in a batch where another text follows it.
+        for first in [
+            "rm -rf .",
+            "drop table users;",
+            "Then you must run delete from users",
+        ] {
+            let texts = [(first.to_owned(), false), ("next text".to_owned(), false)];
+            assert_batch_is_each_alone(&texts, first);
+            assert!(!pattern_hits_alone(first, false).is_empty(), "{first}");
+        }
+        let set = ToolSet::of_raw(&[
+            r#"{"name":"clean","description":"Cleans the workspace with rm -rf .","inputSchema":{"type":"object"}}"#,
+        ])
+        .unwrap();
+        let codes: Vec<String> = scan(&set, None)
+            .matches
+            .into_iter()
+            .map(|m| m.code)
+            .collect();
+        assert!(codes.iter().any(|c| c == "rm-rf-root"), "{codes:?}");
     }
 
     #[test]
