@@ -1498,8 +1498,9 @@ impl Collector {
     }
 
     /// Scan the texts `each` gives (of `tool`, or the instructions when `None`): a first walk
-    /// folds them into one [`Batch`] within the budgets, and only when something matched does a
-    /// second walk, the same, give the matched texts' paths.
+    /// folds them into [`Batch`]es (a new one after [`BATCH_MAX_BYTES`]) within the budgets,
+    /// and only when something matched does a second walk, the same, give the matched texts'
+    /// paths.
     fn texts(&mut self, tool: Option<&str>, each: &dyn Fn(&mut TextVisitor)) {
         let mut batch = Batch::default();
         // The position of each text of the batch among all texts.
