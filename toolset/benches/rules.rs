@@ -3,6 +3,9 @@
 //! * `okta1000`: 1,000 tools, the 108 real tools of
 //!   `tests/fixtures/corpus/docker-mcp-registry/okta-mcp-server.tools.json` repeated with renamed
 //!   tools (goal: at most 20 ms);
+//! * `distinct1000`: 1,000 tools, the first 1,000 of `tests/fixtures/rules/clean.jsonl` (real
+//!   tools of 54 servers, few texts repeated) as one set, a name that repeats suffixed (the goal
+//!   read without okta's repetition), when that file is present;
 //! * `clean-dev`: every tool of `tests/fixtures/rules/clean.jsonl` (the labelled clean corpus),
 //!   one scan per tool as a crawler would run it, when that file is present;
 //! * `hostile`: one 1,000,000-character description of near-misses of the windowed patterns,
@@ -49,6 +52,26 @@ fn okta(n: usize) -> ToolSet {
     ToolSet::of_raw(&raw).expect("the set parses")
 }
 
+/// The first `n` tools of the clean corpus as one set, a repeated name suffixed.
+fn distinct(n: usize) -> Option<ToolSet> {
+    let text = std::fs::read_to_string(CLEAN).ok()?;
+    let mut names = std::collections::HashSet::new();
+    let raw: Vec<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok()?.get("tool").cloned())
+        .take(n)
+        .enumerate()
+        .map(|(i, mut t)| {
+            let name = t["name"].as_str().unwrap_or("t").to_string();
+            if !names.insert(name.clone()) {
+                t["name"] = Value::String(format!("{name}_{i}"));
+            }
+            serde_json::to_string(&t).unwrap()
+        })
+        .collect();
+    Some(ToolSet::of_raw(&raw).expect("the set parses"))
+}
+
 fn clean_tools() -> Option<Vec<ToolSet>> {
     let text = std::fs::read_to_string(CLEAN).ok()?;
     Some(
@@ -73,6 +96,14 @@ fn bench(c: &mut Criterion) {
     group.bench_function(format!("okta1000 ({chars} chars of JSON)"), |b| {
         b.iter(|| black_box(rules::scan(black_box(&set), None)))
     });
+
+    if let Some(set) = distinct(1000) {
+        let chars: usize = set.tools.iter().map(|t| t.raw.chars().count()).sum();
+        group.throughput(Throughput::Elements(set.tools.len() as u64));
+        group.bench_function(format!("distinct1000 ({chars} chars of JSON)"), |b| {
+            b.iter(|| black_box(rules::scan(black_box(&set), None)))
+        });
+    }
 
     if let Some(sets) = clean_tools() {
         group.throughput(Throughput::Elements(sets.len() as u64));
