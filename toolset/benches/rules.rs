@@ -12,7 +12,9 @@
 //!   which the scan cuts at its limits (the bound on work on hostile input);
 //! * `hostile-set`: 50 properties whose descriptions are 20,000 characters of `in ` repeated
 //!   (the whole 1,000,000-character scan budget of one word that starts many patterns' parts:
-//!   the worst case found for the literal gate, each occurrence a candidate).
+//!   the worst case found for the literal gate, each occurrence a candidate);
+//! * `matching`: 100 tools of 200 properties whose descriptions are every rule's `fires`
+//!   example in turn, numbered (no text repeats): every text a match, to the scan's budget.
 
 /// The allocator the `toolmark` binary ships with (src/main.rs).
 #[global_allocator]
@@ -127,9 +129,13 @@ fn bench(c: &mut Criterion) {
 
     // TOOLMARK_BENCH_WORD picks another word (`-shred ` starts a part with `\s` and `*`).
     let word = std::env::var("TOOLMARK_BENCH_WORD").unwrap_or_else(|_| "in ".into());
-    let word = serde_json::to_string(&word.repeat(20_000 / word.len())).unwrap();
+    // Each text numbered at its start, so that no two are the same (the memo does not help).
     let props: Vec<String> = (0..50)
-        .map(|i| format!(r#""p{i}":{{"type":"string","description":{word}}}"#))
+        .map(|i| {
+            let text = format!("{i} {}", word.repeat(20_000 / word.len()));
+            let text = serde_json::to_string(&text).unwrap();
+            format!(r#""p{i}":{{"type":"string","description":{text}}}"#)
+        })
         .collect();
     let set = ToolSet::of_raw(&[format!(
         r#"{{"name":"t","description":"x","inputSchema":{{"type":"object","properties":{{{}}}}}}}"#,
@@ -139,6 +145,34 @@ fn bench(c: &mut Criterion) {
     group.bench_function("hostile-set (50 x 20,000 chars of one word)", |b| {
         b.iter(|| black_box(rules::scan(black_box(&set), None)))
     });
+    // Every text matches: each rule's `fires` example, numbered so that no two texts are the
+    // same (the memo does not help), over 100 tools, to the scan's whole budget.
+    let fires: Vec<&str> = rules::RULES.iter().map(|r| r.fires).collect();
+    let mut n = 0;
+    let tools: Vec<String> = (0..100)
+        .map(|t| {
+            let props: Vec<String> = (0..200)
+                .map(|_| {
+                    n += 1;
+                    let text = format!("{} {n}", fires[n % fires.len()]);
+                    format!(
+                        r#""p{n}":{{"type":"string","description":{}}}"#,
+                        serde_json::to_string(&text).unwrap()
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"name":"t{t}","inputSchema":{{"type":"object","properties":{{{}}}}}}}"#,
+                props.join(",")
+            )
+        })
+        .collect();
+    let set = ToolSet::of_raw(&tools).unwrap();
+    let chars: usize = set.tools.iter().map(|t| t.raw.chars().count()).sum();
+    group.bench_function(
+        format!("matching ({chars} chars, 20,000 texts, each a match)"),
+        |b| b.iter(|| black_box(rules::scan(black_box(&set), None))),
+    );
     group.finish();
 }
 
