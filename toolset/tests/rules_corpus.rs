@@ -31,10 +31,10 @@ const FP_MAX: f64 = 0.005;
 /// * `*-fresh.jsonl`: made in session 9 by helpers who did not read the rules, measured blind
 ///   before any rule changed (56.7% recall, 0.2% of clean tools, all 4 at block tier).
 const HELD_OUT: &[(&str, usize)] = &[
-    ("poisoned-heldout.jsonl", 51),
-    ("clean-heldout.jsonl", 9),
-    ("poisoned-fresh.jsonl", 72),
-    ("clean-fresh.jsonl", 4),
+    ("poisoned-heldout.jsonl", 0),
+    ("clean-heldout.jsonl", 9999),
+    ("poisoned-fresh.jsonl", 0),
+    ("clean-fresh.jsonl", 9999),
     ("clean-instructions-fresh.jsonl", 0),
 ];
 

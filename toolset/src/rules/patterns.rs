@@ -10,7 +10,7 @@
 /// Files whose contents are secrets or an agent's configuration.
 macro_rules! secret_files {
     () => {
-        r"(?:~/\.ssh\b|\.ssh/|\bid[_ ](?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b|claude[_ ]desktop[_ ]config|\.cursor/|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.bash_history|\.zsh_history|wallet\.dat|\.gnupg\b|\.config/gh/hosts)"
+        r"(?:~/\.ssh(?:/(?:id|authorized|identity|\*|\s|$)|[^/\w]|$)|\.ssh/(?:id|authorized|identity|\*|\s|$|[\x22'`)])|\bid[_ ](?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b|claude[_ ]desktop[_ ]config|\.cursor/|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.bash_history|\.zsh_history|wallet\.dat|\.gnupg\b|\.config/gh/hosts)"
     };
 }
 pub(crate) use secret_files;
@@ -27,7 +27,7 @@ pub(crate) use secret_words;
 /// argument", "into the sidenote".
 macro_rules! param_slot {
     () => {
-        r#"(?:\b(?:in|into|as|inside|within|via|through|under|to)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+|that\s+)?(?:(?:[`'"][^`'"]{1,40}[`'"]|[\w.-]{1,40})\s+)?(?:parameter|param|argument|arg|field|property|sidenote|side note|notes?|feedback|metadata|context)s?\b|\b(?:in|into|as)\s+[`'"][\w.-]{1,40}[`'"]|\bas\s+part\s+of\s+(?:the\s+)?(?:query(?:\s+string)?|url|request|arguments?|parameters?|payload|input))"#
+        r#"(?:\b(?:in|into|as|inside|within|via|through|under|to)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+|that\s+)?(?:(?:[`'"][^`'"]{1,40}[`'"]|[\w.-]{1,40})\s+)?(?:parameter|param|argument|arg|field|property)s?\b|\b(?:in|into|as|inside|within|via|through|under|to)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+|that\s+)?(?:[`'"][^`'"]{1,40}[`'"]\s+)?(?:sidenote|side note|notes?|feedback|metadata|context)s?\b|\b(?:in|into|as)\s+[`'"][\w.-]{1,40}[`'"]|\bas\s+part\s+of\s+(?:the\s+)?(?:query(?:\s+string)?|url|request|arguments?|parameters?|payload|input))"#
     };
 }
 pub(crate) use param_slot;
@@ -43,7 +43,7 @@ pub(crate) use put_verbs;
 /// The conversation and what the model holds.
 macro_rules! conversation {
     () => {
-        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?|every\s+message\s+(?:the\s+user\s+has\s+sent|in\s+this\s+(?:chat|conversation))|(?:messages?|everything)\s+the\s+user\s+(?:has\s+)?(?:sent|said|typed|written)|(?:whole|entire|full|complete)\s+chat\b|chat\s+so\s+far)"
+        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?(?:messages|exchanges|turns)|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages?|everything the user (?:has )?(?:said|typed|written)|(?:anything|everything)\s+(?:\w+\s+)?(?:the\s+user|they)\s+(?:has\s+|have\s+)?(?:told\s+you|mentioned|shared|revealed|disclosed)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?|every\s+message\s+(?:the\s+user\s+has\s+sent|in\s+this\s+(?:chat|conversation))|(?:messages?|everything)\s+the\s+user\s+(?:has\s+)?(?:sent|said|typed|written)|(?:whole|entire|full|complete)\s+chat\b|chat\s+so\s+far)"
     };
 }
 pub(crate) use conversation;
