@@ -18,7 +18,7 @@ pub(crate) use secret_files;
 /// Words for secrets (without a file).
 macro_rules! secret_words {
     () => {
-        r"(?:api[ _-]?keys?|api[ _-]?tokens?|personal[ _-]access[ _-]tokens?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|verification) codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+_(?:api_)?(?:token|key|secret|password)\b)"
+        r"(?:api[ _-]?keys?|api[ _-]?tokens?|personal[ _-]access[ _-]tokens?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|backup|recovery|verification)(?:\s+backup)?\s+codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+_(?:api_)?(?:token|key|secret|password)\b|\b[a-z0-9]+_[a-z0-9_]*(?:secret_access_key|secret_key|access_token|private_key|api_key|auth_token)\b)"
     };
 }
 pub(crate) use secret_words;
