@@ -5,11 +5,19 @@
 //! with a block-tier match. `cargo test -p toolmark-toolset --test rules_corpus -- --nocapture`
 //! prints the tables (docs/benchmarks.md quotes them).
 //!
-//! The held-out files ([`HELD_OUT`]: `*-heldout.jsonl`, and `*-fresh.jsonl`, made blind to the
-//! rules) are read the same way. The goals are asserted on the development files; on the
-//! held-out files they are NOT met (recall 62.2% and 56.7%, 0.9% and 0.2% of clean tools
-//! matched, some at block tier: docs/benchmarks.md, issue #28 stays open), so the test asserts
-//! only that no change makes them worse than measured.
+//! Every file here is a development file: the rules have been written against all of them. Two
+//! of them were held out before, and what `toolmark-rules/1` measured on them is kept as the
+//! record of a blind measure:
+//!
+//! * `*-heldout.jsonl`: written and captured in session 8, beside the development split, read
+//!   by the rule author after the rule set was written: 62.2% recall, 0.9% of clean tools
+//!   matched (3 at block tier);
+//! * `*-fresh.jsonl`: made in session 9 by helpers who did not read the rules, measured blind
+//!   before any rule changed: 56.7% recall, 0.2% of clean tools matched (all 4 at block tier).
+//!
+//! From the change that widened the rules on them (session 10) they are development files like
+//! the others, the goals asserted on them too; a blind measure needs a new split made by people
+//! who have not read the rules.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,21 +30,6 @@ use toolmark_toolset::rules::{self, RuleClass, Scan, Tier};
 const RECALL_MIN: f64 = 0.90;
 const CLASS_RECALL_MIN: f64 = 0.80;
 const FP_MAX: f64 = 0.005;
-
-/// The held-out files and what `toolmark-rules/1` measured on each: for a poisoned file the
-/// entries detected (a floor), for a clean file the entries matched (a ceiling). Not the goals.
-///
-/// * `*-heldout.jsonl`: written and captured in session 8, beside the development split, read
-///   by the rule author after the rule set was written (62.2% recall, 0.9% of clean tools);
-/// * `*-fresh.jsonl`: made in session 9 by helpers who did not read the rules, measured blind
-///   before any rule changed (56.7% recall, 0.2% of clean tools, all 4 at block tier).
-const HELD_OUT: &[(&str, usize)] = &[
-    ("poisoned-heldout.jsonl", 51),
-    ("clean-heldout.jsonl", 9),
-    ("poisoned-fresh.jsonl", 72),
-    ("clean-fresh.jsonl", 4),
-    ("clean-instructions-fresh.jsonl", 0),
-];
 
 struct Entry {
     id: String,
@@ -231,7 +224,7 @@ fn clean(name: &str, entries: &[Entry], out: &mut String, failures: &mut Vec<Str
 }
 
 #[test]
-fn the_development_corpus_meets_the_goals_and_the_held_out_does_not_regress() {
+fn every_corpus_file_meets_the_goals() {
     let files = corpus_files();
     assert!(
         !files.is_empty(),
@@ -240,40 +233,15 @@ fn the_development_corpus_meets_the_goals_and_the_held_out_does_not_regress() {
     );
     let mut out = format!("rule set {} ({})\n", rules::RULES_ID, rules::digest());
     let mut failures = Vec::new();
-    let mut held_out = Vec::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let entries = read(path);
-        // The held-out files' misses against the goals are reported, not failures.
-        let measured = HELD_OUT.iter().find(|(f, _)| *f == name).map(|&(_, n)| n);
-        let sink = if measured.is_some() {
-            &mut held_out
-        } else {
-            &mut failures
-        };
-        let flagged = entries.iter().filter(|e| e.scan.flagged()).count();
         if name.starts_with("poisoned") {
-            poisoned(&name, &entries, &mut out, sink);
-            if let Some(floor) = measured {
-                assert!(
-                    flagged >= floor,
-                    "{name}: recall {flagged}/{} fell below the measured {floor}",
-                    entries.len()
-                );
-            }
+            poisoned(&name, &entries, &mut out, &mut failures);
         } else {
-            clean(&name, &entries, &mut out, sink);
-            if let Some(ceiling) = measured {
-                assert!(
-                    flagged <= ceiling,
-                    "{name}: {flagged} clean entries matched, more than the measured {ceiling}"
-                );
-            }
+            clean(&name, &entries, &mut out, &mut failures);
         }
     }
     println!("{out}");
-    if !held_out.is_empty() {
-        println!("held out, goals not met:\n{}", held_out.join("\n"));
-    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -5,12 +5,15 @@
 //! Every pattern runs on folded text (see [`super::fold`]): lower case, compatibility forms and
 //! look-alike letters as ASCII, format characters gone, every whitespace run one space, and in
 //! names `_`, `-` and camelCase humps read as spaces. `[^.!?]{0,N}` keeps a combination within
-//! one sentence; `[^!?]{0,N}` lets it cross the dots of a path, an address or a URL.
+//! one sentence; `[^!?]{0,N}` lets it cross the dots of a path, an address or a URL. A space in
+//! a pattern is a literal space, not `\s+` (folded text has one space per whitespace run): the
+//! literal gate then sees whole phrases (`do not tell`), not their first word, and no window
+//! crosses from one text of a batch into the next.
 
 /// Files whose contents are secrets or an agent's configuration.
 macro_rules! secret_files {
     () => {
-        r"(?:~/\.ssh\b|\.ssh/|\bid[_ ](?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b|claude[_ ]desktop[_ ]config|\.cursor/|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.bash_history|\.zsh_history|wallet\.dat|\.gnupg\b|\.config/gh/hosts)"
+        r"(?:~/\.ssh(?:/(?:id|authorized|identity|\*|\s|$)|[^/\w]|$)|\.ssh/(?:id|authorized|identity|\*|\s|$|[\x22'`)])|\bid[_ ](?:rsa|dsa|ecdsa|ed25519)\b|\bmcp\.json\b|claude[_ ]desktop[_ ]config|\.cursor/|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow|/etc/passwd|\.bash_history|\.zsh_history|wallet\.dat|\.gnupg\b|\.config/gh/hosts)"
     };
 }
 pub(crate) use secret_files;
@@ -18,7 +21,7 @@ pub(crate) use secret_files;
 /// Words for secrets (without a file).
 macro_rules! secret_words {
     () => {
-        r"(?:api[ _-]?keys?|api[ _-]?tokens?|personal[ _-]access[ _-]tokens?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|verification) codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+_(?:api_)?(?:token|key|secret|password)\b)"
+        r"(?:api[ _-]?keys?|api[ _-]?tokens?|personal[ _-]access[ _-]tokens?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer[ _-]?tokens?|refresh[ _-]?tokens?|session[ _-]?(?:tokens?|cookies?)|secret[ _-]?keys?|client[ _-]?secrets?|private[ _-]?keys?|ssh[ _-]?keys?|passwords?|passphrases?|credentials?|secrets?|cookies?|seed[ _-]?phrases?|mnemonic(?: phrases?)?|recovery[ _-]?phrases?|(?:2fa|otp|mfa|backup|recovery|verification)(?: backup)? codes?|credit[ _-]?card(?: numbers?)?|cvv|social security numbers?|\.env(?: file)?|environment variables|env vars|(?:github|gitlab|openai|anthropic|aws|slack|stripe|npm|pypi|hf|huggingface)[ _-]?(?:api[ _-]?)?(?:token|key|secret)s?|\b[a-z0-9]+(?:_[a-z0-9]+)*?_(?:api_)?(?:token|key|secret|password)\b)"
     };
 }
 pub(crate) use secret_words;
@@ -27,7 +30,7 @@ pub(crate) use secret_words;
 /// argument", "into the sidenote".
 macro_rules! param_slot {
     () => {
-        r#"(?:\b(?:in|into|as|inside|within|via|through|under|to)\s+(?:the\s+|a\s+|an\s+|this\s+|its\s+|that\s+)?(?:(?:[`'"][^`'"]{1,40}[`'"]|[\w.-]{1,40})\s+)?(?:parameter|param|argument|arg|field|property|sidenote|side note|notes?|feedback|metadata|context)s?\b|\b(?:in|into|as)\s+[`'"][\w.-]{1,40}[`'"]|\bas\s+part\s+of\s+(?:the\s+)?(?:query(?:\s+string)?|url|request|arguments?|parameters?|payload|input))"#
+        r#"(?:\b(?:in|into|as|inside|within|via|through|under|to) (?:the |a |an |this |its |that )?(?:(?:[`'"][^`'"]{1,40}[`'"]|[\w.-]{1,40}) )?(?:parameter|param|argument|arg|field|property)s?\b|\b(?:in|into|as|inside|within|via|through|under|to) (?:the |a |an |this |its |that )?(?:[`'"][^`'"]{1,40}[`'"] )?(?:sidenote|side note|notes?|feedback|metadata|context)s?\b|\b(?:in|into|as) [`'"][\w.-]{1,40}[`'"]|\bas part of (?:the )?(?:query(?: string)?|url|request|arguments?|parameters?|payload|input))"#
     };
 }
 pub(crate) use param_slot;
@@ -43,7 +46,7 @@ pub(crate) use put_verbs;
 /// The conversation and what the model holds.
 macro_rules! conversation {
     () => {
-        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+)\s+){1,3}(?:(?:user|assistant|chat)\s+(?:and\s+assistant\s+)?)?messages|user'?s?\s+(?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten)\s+){1,2}messages|everything the user (?:has )?(?:said|typed|written)|(?:outputs?|results?)\s+of\s+(?:every|all|each|any)\s+(?:\w+\s+)?tool\s+calls?|every\s+message\s+(?:the\s+user\s+has\s+sent|in\s+this\s+(?:chat|conversation))|(?:messages?|everything)\s+the\s+user\s+(?:has\s+)?(?:sent|said|typed|written)|(?:whole|entire|full|complete)\s+chat\b|chat\s+so\s+far)"
+        r"(?:conversation(?:s|[ _-]history|[ _-]log)?|chat[ _-]?(?:history|log|transcript|messages)|message[ _-]history|dialog(?:ue)?[ _-]history|transcript|context[ _-]window|system[ _-]prompt|(?:(?:all|every|the|previous|prior|earlier|past|other|recent|last|\d+) ){1,3}(?:(?:user|assistant|chat) (?:and assistant )?)?(?:messages|exchanges|turns)|user'?s? (?:(?:previous|prior|other|last|recent|earlier|\d+|three|five|ten) ){1,2}messages?|everything the user (?:has )?(?:said|typed|written)|(?:anything|everything) (?:\w+ )?(?:the user|they) (?:has |have )?(?:told you|mentioned|shared|revealed|disclosed)|(?:outputs?|results?) of (?:every|all|each|any) (?:\w+ )?tool calls?|every message (?:the user has sent|in this (?:chat|conversation))|(?:messages?|everything) the user (?:has )?(?:sent|said|typed|written)|(?:whole|entire|full|complete) chat\b|chat so far)"
     };
 }
 pub(crate) use conversation;
@@ -67,7 +70,7 @@ pub(crate) use the_model;
 /// Another tool, named: a snake/kebab-case or backticked name, or "other/another/any other".
 macro_rules! other_tool {
     () => {
-        r#"(?:(?:the\s+|any\s+)?(?:[`'"][\w.-]{2,60}[`'"]|[a-z0-9]+[_.][a-z0-9_.]+)\s+(?:tool|function|command|method)|(?:any|all|every|each)\s+other\s+(?:tools?|functions?|servers?)|(?:tools?|functions?)\s+(?:from|of|on|in)\s+(?:other|another|any\s+other|different)\s+(?:mcp\s+)?servers?)"#
+        r#"(?:(?:the |any )?(?:[`'"][\w.-]{2,60}[`'"]|[a-z0-9]+[_.][a-z0-9_.]+) (?:tool|function|command|method)|(?:any|all|every|each) other (?:tools?|functions?|servers?)|(?:tools?|functions?) (?:from|of|on|in) (?:other|another|any other|different) (?:mcp )?servers?)"#
     };
 }
 pub(crate) use other_tool;
