@@ -58,7 +58,7 @@ use crate::text::is_format_char;
 mod patterns;
 
 /// The rule set's id; its number changes whenever a rule's behaviour changes.
-pub const RULES_ID: &str = "toolmark-rules/1";
+pub const RULES_ID: &str = "toolmark-rules/2";
 
 /// At most this many matches are listed ([`Scan::truncated`] counts the rest).
 pub const MAX_MATCHES: usize = 200;

@@ -1,4 +1,4 @@
-//! The rule set `toolmark-rules/1`: every rule's own examples, where matches are reported (field
+//! The rule set `toolmark-rules/2`: every rule's own examples, where matches are reported (field
 //! paths, spans in the original characters), the bounds on work, and the pinned digest of the
 //! published document.
 
@@ -251,7 +251,7 @@ fn the_document_lists_every_rule_with_its_check() {
         text.starts_with(r#"{"classes":["hidden-instructions","#),
         "{text:.80}"
     );
-    assert!(text.contains(r#""id":"toolmark-rules/1""#));
+    assert!(text.contains(r#""id":"toolmark-rules/2""#));
     for r in RULES {
         assert!(text.contains(&format!(r#""code":"{}""#, r.code)));
         if let Check::Pattern(p) = r.check {
@@ -267,6 +267,6 @@ fn the_document_lists_every_rule_with_its_check() {
 fn the_digest_is_pinned() {
     assert_eq!(
         rules::digest().to_string(),
-        "sha256-+Qet3XHg85lkGTPE++s6SHBMjvGr7TmYAz1kmI8YRaM="
+        "sha256-q9YC4brL16fmlGJV6e6Yr2hv1sh6+64c3IFYBgjdTqA="
     );
 }
