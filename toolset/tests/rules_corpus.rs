@@ -16,8 +16,12 @@
 //!   before any rule changed: 56.7% recall, 0.2% of clean tools matched (all 4 at block tier).
 //!
 //! From the change that widened the rules on them (session 10) they are development files like
-//! the others, the goals asserted on them too; a blind measure needs a new split made by people
-//! who have not read the rules.
+//! the others, the goals asserted on them too.
+//!
+//! The blind files ([`HELD_OUT`]: `*-blind.jsonl`, made in session 10 by helpers who did not
+//! read the rules, while the rules were being widened on the others) are read the same way,
+//! but the goals are NOT met on them (docs/benchmarks.md; issue #28 stays open), so the test
+//! asserts only that no change makes them worse than measured.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,6 +34,17 @@ use toolmark_toolset::rules::{self, RuleClass, Scan, Tier};
 const RECALL_MIN: f64 = 0.90;
 const CLASS_RECALL_MIN: f64 = 0.80;
 const FP_MAX: f64 = 0.005;
+
+/// The blind files and what the rule set measured on each: for a poisoned file the entries
+/// detected (a floor), for a clean file the entries matched (a ceiling). Not the goals.
+/// `toolmark-rules/1` measured 66 of 113 poisoned entries (58.4%), 3 of 1,744 clean tools (all
+/// at block tier) and 1 of 18 clean instructions (advise); `toolmark-rules/2`, widened on the
+/// other files meanwhile, these.
+const HELD_OUT: &[(&str, usize)] = &[
+    ("poisoned-blind.jsonl", 68),
+    ("clean-blind.jsonl", 5),
+    ("clean-instructions-blind.jsonl", 1),
+];
 
 struct Entry {
     id: String,
@@ -224,7 +239,7 @@ fn clean(name: &str, entries: &[Entry], out: &mut String, failures: &mut Vec<Str
 }
 
 #[test]
-fn every_corpus_file_meets_the_goals() {
+fn the_development_files_meet_the_goals_and_the_blind_ones_do_not_regress() {
     let files = corpus_files();
     assert!(
         !files.is_empty(),
@@ -233,15 +248,40 @@ fn every_corpus_file_meets_the_goals() {
     );
     let mut out = format!("rule set {} ({})\n", rules::RULES_ID, rules::digest());
     let mut failures = Vec::new();
+    let mut held_out = Vec::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let entries = read(path);
-        if name.starts_with("poisoned") {
-            poisoned(&name, &entries, &mut out, &mut failures);
+        // The blind files' misses against the goals are reported, not failures.
+        let measured = HELD_OUT.iter().find(|(f, _)| *f == name).map(|&(_, n)| n);
+        let sink = if measured.is_some() {
+            &mut held_out
         } else {
-            clean(&name, &entries, &mut out, &mut failures);
+            &mut failures
+        };
+        let flagged = entries.iter().filter(|e| e.scan.flagged()).count();
+        if name.starts_with("poisoned") {
+            poisoned(&name, &entries, &mut out, sink);
+            if let Some(floor) = measured {
+                assert!(
+                    flagged >= floor,
+                    "{name}: recall {flagged}/{} fell below the measured {floor}",
+                    entries.len()
+                );
+            }
+        } else {
+            clean(&name, &entries, &mut out, sink);
+            if let Some(ceiling) = measured {
+                assert!(
+                    flagged <= ceiling,
+                    "{name}: {flagged} clean entries matched, more than the measured {ceiling}"
+                );
+            }
         }
     }
     println!("{out}");
+    if !held_out.is_empty() {
+        println!("blind, goals not met:\n{}", held_out.join("\n"));
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
