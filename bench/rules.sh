@@ -33,6 +33,6 @@ r = json.loads(sys.stdin.read())
 rs = r["ruleset"]
 print("* WARDEN: %s %s, static-scan ruleset v%s %s (%d rules; scans name, description, inputSchema)"
       % (r["package"], r["version"], rs["version"], rs["digest"], r["rules"]))'
-echo "* corpus: $corpus ($(cd "$corpus" && wc -l poisoned.jsonl poisoned-heldout.jsonl clean.jsonl clean-heldout.jsonl clean-instructions.jsonl | awk '$2!="total"{printf "%s%s %s", s, $2, $1; s=", "}'))"
+echo "* corpus: $corpus ($(cd "$corpus" && wc -l poisoned*.jsonl clean*.jsonl | awk '$2!="total"{printf "%s%s %s", s, $2, $1; s=", "}'))"
 echo
 python3 "$root/bench/rules_summary.py" "$bin" "$warden" "$corpus" "$work"

@@ -15,9 +15,11 @@ import sys
 import time
 from collections import Counter, defaultdict
 
-POISONED = ["poisoned.jsonl", "poisoned-heldout.jsonl"]
-CLEAN = ["clean.jsonl", "clean-heldout.jsonl"]
-INSTRUCTIONS = ["clean-instructions.jsonl"]
+POISONED = ["poisoned.jsonl", "poisoned-heldout.jsonl", "poisoned-fresh.jsonl",
+            "poisoned-blind.jsonl"]
+CLEAN = ["clean.jsonl", "clean-heldout.jsonl", "clean-fresh.jsonl", "clean-blind.jsonl"]
+INSTRUCTIONS = ["clean-instructions.jsonl", "clean-instructions-fresh.jsonl",
+                "clean-instructions-blind.jsonl"]
 CLASSES = [
     "hidden-instructions", "cross-tool-shadowing", "secret-request", "exfiltration",
     "invisible-unicode", "destructive-command", "safety-override", "tool-preference",
