@@ -10,11 +10,13 @@
 //!   one scan per tool as a crawler would run it, when that file is present;
 //! * `hostile`: one 1,000,000-character description of near-misses of the windowed patterns,
 //!   which the scan cuts at its limits (the bound on work on hostile input);
-//! * `hostile-set`: 50 properties whose descriptions are 20,000 characters of `in ` repeated
-//!   (the whole 1,000,000-character scan budget of one word that starts many patterns' parts:
-//!   the worst case found for the literal gate, each occurrence a candidate);
+//! * `hostile-set`: 50 properties whose descriptions are 20,000 characters of `in ` repeated,
+//!   each numbered (the whole 1,000,000-character scan budget of one word that is a literal of
+//!   many parts: every occurrence a hit of the literal gate);
 //! * `matching`: 100 tools of 200 properties whose descriptions are every rule's `fires`
-//!   example in turn, numbered (no text repeats): every text a match, to the scan's budget.
+//!   example in turn, numbered (no text repeats): every text a match, to the scan's budget;
+//! * `soup`: texts that each hold every rule's `fires` example: nearly every alternative run on
+//!   every text, to the scan's budget (the worst case found for the per-text gate).
 
 /// The allocator the `toolmark` binary ships with (src/main.rs).
 #[global_allocator]
@@ -171,6 +173,25 @@ fn bench(c: &mut Criterion) {
     let chars: usize = set.tools.iter().map(|t| t.raw.chars().count()).sum();
     group.bench_function(
         format!("matching ({chars} chars, 20,000 texts, each a match)"),
+        |b| b.iter(|| black_box(rules::scan(black_box(&set), None))),
+    );
+
+    // Every text holds every rule's `fires` example (numbered, distinct): nearly every
+    // alternative is a candidate on every text, to the scan's budget.
+    let soup = fires.join(" ");
+    let props: Vec<String> = (0..1_000_000 / soup.len() + 1)
+        .map(|i| {
+            let text = serde_json::to_string(&format!("{i} {soup}")).unwrap();
+            format!(r#""p{i}":{{"type":"string","description":{text}}}"#)
+        })
+        .collect();
+    let set = ToolSet::of_raw(&[format!(
+        r#"{{"name":"t","inputSchema":{{"type":"object","properties":{{{}}}}}}}"#,
+        props.join(",")
+    )])
+    .unwrap();
+    group.bench_function(
+        format!("soup ({} texts of every rule's example)", props.len()),
         |b| b.iter(|| black_box(rules::scan(black_box(&set), None))),
     );
     group.finish();

@@ -745,8 +745,10 @@ fn part_groups(part: &str) -> Vec<Vec<Vec<u8>>> {
     groups
 }
 
-/// At most this many groups of literals gate a part ([`part_groups`]).
+/// At most this many groups of literals gate a part ([`part_groups`]); each is a bit of a
+/// `u32`.
 const GROUPS_MAX: usize = 2;
+const _: () = assert!(GROUPS_MAX <= 32);
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     let each: Vec<(usize, Regex)> = RULES
@@ -967,8 +969,10 @@ impl Batch {
     /// and then rule: exactly what running each alternative on each text alone gives. One
     /// pass of [`Compiled::gate`] over the batch finds the literals of each text; an
     /// alternative is run only on a text that holds a literal of every group of every part of
-    /// it, over that text alone (what it reads around the text is a `\n`, as at a text's ends
-    /// with multi-line `^` and `$`).
+    /// it, over that text alone: the haystack ends where the text does, and the one byte
+    /// before it, a `\n` (or none), reads as a text's start does to `\b` and multi-line `^`.
+    /// No alternative may use `\A` or a `^` outside multi-line mode, which would never match
+    /// after the first text (a test checks).
     fn pattern_hits(&mut self) -> Vec<(usize, usize, [usize; 2])> {
         let compiled = &*COMPILED;
         let buf = self.folded.text.as_str();
@@ -1152,8 +1156,9 @@ struct TextHits {
 const BATCH_MAX_BYTES: usize = 256 << 10;
 
 /// Match `batch` (its texts at positions `batch_seq`, each with its key in `memo` when it was
-/// read whole), add what it gave to `out` (one entry a match; [`Collector::texts`] sorts and
-/// merges them) and to `memo`, and empty it.
+/// read whole), add what it gave to `out` (one entry for each text with a match;
+/// [`Collector::texts`] sorts and merges them) and to `memo` (while it holds fewer than
+/// [`MEMO_MAX_TEXTS`]), and empty it.
 fn flush(
     batch: &mut Batch,
     batch_seq: &mut Vec<usize>,
@@ -1175,7 +1180,9 @@ fn flush(
                 cut: None,
             });
         }
-        if let Some((text, name)) = key {
+        if let Some((text, name)) = key
+            && memo.iter().map(std::collections::HashMap::len).sum::<usize>() < MEMO_MAX_TEXTS
+        {
             memo[usize::from(name)].insert(text, of_t);
         }
     }
@@ -1184,6 +1191,12 @@ fn flush(
     batch.ranges.clear();
     batch_seq.clear();
 }
+
+/// At most this many texts are kept in a scan's memo (about 200 bytes each with their
+/// characters): many times the distinct texts of a large real set (7,015 in 1,000 tools of 54
+/// servers), while a hostile set of 250,000 distinct one-character enum values cannot make it
+/// hundreds of thousands of entries; the texts after it is full are matched as usual.
+const MEMO_MAX_TEXTS: usize = 16_384;
 
 /// A text read whole and whether it was folded as a name.
 type MemoKey = (Box<str>, bool);
@@ -1203,8 +1216,8 @@ struct Collector {
     /// The texts being folded (emptied at each flush, its buffers kept).
     batch: Batch,
     /// What the pattern rules gave each text already read whole: a text seen again (a
-    /// property name, a type, a description shared by tools) is not folded or matched again.
-    /// It holds at most the scan's budget of characters ([`SET_MAX_CHARS`]).
+    /// property name, a type, a description shared by tools) is not folded or matched by them
+    /// again (the character rules still read it). At most [`MEMO_MAX_TEXTS`] texts.
     memo: Memo,
 }
 
@@ -1680,6 +1693,21 @@ mod tests {
             assert_eq!(hits.len(), 1, "{pad}");
             assert_eq!(RULES[hits[0].0].code, "ignore-previous-instructions");
             assert_eq!(hits[0].1, [pad * 3, pad * 3 + 32]);
+        }
+    }
+
+    #[test]
+    fn no_alternative_anchors_at_the_start_of_the_haystack() {
+        // An alternative runs over one text of a batch from its offset: `\A` and a `^` outside
+        // multi-line mode would never match after the first text.
+        for rule in RULES {
+            if let Check::Pattern(p) = rule.check {
+                assert!(
+                    !p.contains(r"\A") && !p.contains("(?-m") && !p.contains("(?s-m"),
+                    "{}",
+                    rule.code
+                );
+            }
         }
     }
 
