@@ -37,14 +37,15 @@
 //! cover the Unicode tables of the standard library and crates the code is built with (case
 //! folding, NFKD, general categories), nor how patterns are compiled (each top-level
 //! alternative alone, the earliest start kept; `\b`, `\w`, `\d` and `\s` read ASCII, as folded
-//! text spells its words, digits and spaces): a build with other Unicode tables can match
-//! otherwise under the same digest.
+//! text spells its words, digits and spaces; `\S` and negated classes of ASCII members read
+//! bytes, as the normalisation states): a build with other Unicode tables can match otherwise
+//! under the same digest.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use regex::Regex;
+use regex::bytes::Regex;
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 
@@ -671,6 +672,67 @@ fn ascii_boundaries(pattern: &str) -> String {
     out
 }
 
+/// A pattern with every negated class of ASCII members (`[^.!?]`, `[^<>]`, …) and every `\S`
+/// outside a class read over bytes, `(?-u:…)`: a window of them repeated (`{0,80}`) compiles
+/// to an automaton a sixth the size of the Unicode one (about 280 KB an alternative before,
+/// 150 MB for the rule set). On folded text, ASCII but for letters of other scripts, a byte
+/// class matches what the Unicode one does, but a window counts a letter of another script
+/// as its two to four UTF-8 bytes. A negated class holding a character outside ASCII
+/// (`[^\x{3002}]`) stays Unicode.
+fn byte_classes(pattern: &str) -> String {
+    let bytes = pattern.as_bytes();
+    let mut out = String::with_capacity(pattern.len() + 32);
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if bytes.get(i + 1) == Some(&b'S') => {
+                out.push_str(r"(?-u:\S)");
+                i += 2;
+            }
+            b'\\' => {
+                let n = pattern[i + 1..].chars().next().map_or(0, char::len_utf8);
+                out.push_str(&pattern[i..i + 1 + n]);
+                i += 1 + n;
+            }
+            b'[' => {
+                // The class's end: escapes, `[:name:]` and a leading `]` are members.
+                let mut j = i + 1;
+                if bytes.get(j) == Some(&b'^') {
+                    j += 1;
+                }
+                if bytes.get(j) == Some(&b']') {
+                    j += 1;
+                }
+                while j < bytes.len() && bytes[j] != b']' {
+                    if bytes[j] == b'\\' {
+                        j += 2;
+                    } else if bytes[j] == b'[' && bytes.get(j + 1) == Some(&b':') {
+                        j += pattern[j..].find(":]").map_or(1, |k| k + 2);
+                    } else {
+                        j += 1;
+                    }
+                }
+                let end = (j + 1).min(bytes.len());
+                let class = &pattern[i..end];
+                if class.starts_with("[^") && class.is_ascii() && !class.contains(r"\x{") {
+                    out.push_str("(?-u:");
+                    out.push_str(class);
+                    out.push(')');
+                } else {
+                    out.push_str(class);
+                }
+                i = end;
+            }
+            _ => {
+                let n = pattern[i..].chars().next().map_or(1, char::len_utf8);
+                out.push_str(&pattern[i..i + n]);
+                i += n;
+            }
+        }
+    }
+    out
+}
+
 /// The pattern rules compiled: every alternative of every rule alone (with the index of its
 /// rule), and what picks the texts each is run on.
 struct Compiled {
@@ -763,7 +825,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
                 // Run over one text of a batch, `$` holds at its end (before its `\n`) and `^`
                 // at its start; folding leaves no `\n` in a text, so alone they mean what they
                 // always did.
-                let re = regex::RegexBuilder::new(&ascii_boundaries(a))
+                let re = regex::bytes::RegexBuilder::new(&byte_classes(&ascii_boundaries(a)))
                     .multi_line(true)
                     .size_limit(64 << 20)
                     .dfa_size_limit(8 << 20)
@@ -1022,7 +1084,7 @@ impl Batch {
             }
             for &k in &candidates {
                 let (rule, re) = &compiled.each[k];
-                if let Some(m) = re.find_at(&buf[..end], start) {
+                if let Some(m) = re.find_at(&buf.as_bytes()[..end], start) {
                     found.push((t, *rule, m.start(), m.end(), k));
                 }
             }
@@ -1181,7 +1243,11 @@ fn flush(
             });
         }
         if let Some((text, name)) = key
-            && memo.iter().map(std::collections::HashMap::len).sum::<usize>() < MEMO_MAX_TEXTS
+            && memo
+                .iter()
+                .map(std::collections::HashMap::len)
+                .sum::<usize>()
+                < MEMO_MAX_TEXTS
         {
             memo[usize::from(name)].insert(text, of_t);
         }
@@ -1404,7 +1470,8 @@ alphanumeric characters, that has an ASCII letter; quotes and dashes everywhere)
 control characters one space, none leading. In names (a tool's name and member names) '_' and \
 '-' are spaces too and a space goes between a lower-case letter or digit and an upper-case \
 letter. Spans are in Unicode scalar values of the original text. In patterns, \\b is an ASCII \
-word boundary (?-u:\\b). Character rules read the original characters. Member names are read when the member's value is not a string.";
+word boundary (?-u:\\b), and \\S and a negated class of ASCII members read one byte of UTF-8 \
+(a window of them counts a letter of another script as its bytes). Character rules read the original characters. Member names are read when the member's value is not a string.";
 
 fn s(t: &str) -> Json {
     Json::String(Str::Text(t.into()))
@@ -1493,7 +1560,7 @@ mod tests {
         let folded = fold(text, reads_as_name(text, name));
         let mut first: Vec<Option<(usize, usize)>> = vec![None; RULES.len()];
         for (rule, re) in &COMPILED.each {
-            if let Some(m) = re.find(&folded.text) {
+            if let Some(m) = re.find(folded.text.as_bytes()) {
                 if first[*rule].is_none_or(|(s, _)| m.start() < s) {
                     first[*rule] = Some((m.start(), m.end()));
                 }
@@ -1694,6 +1761,15 @@ mod tests {
             assert_eq!(RULES[hits[0].0].code, "ignore-previous-instructions");
             assert_eq!(hits[0].1, [pad * 3, pad * 3 + 32]);
         }
+    }
+
+    #[test]
+    fn negated_ascii_classes_and_non_spaces_read_bytes() {
+        assert_eq!(
+            byte_classes(r"a(?:[^.!?]|\.\S){0,80}?b[^\x{3002}]c[[:space:]]d[^]x]e\[^f"),
+            r"a(?:(?-u:[^.!?])|\.(?-u:\S)){0,80}?b[^\x{3002}]c[[:space:]]d(?-u:[^]x])e\[^f"
+        );
+        assert_eq!(byte_classes(r"[^/[:word:]]+"), r"(?-u:[^/[:word:]])+");
     }
 
     #[test]
