@@ -749,10 +749,10 @@ struct Compiled {
     /// text where a literal of every group is found; one without groups (broad) is never
     /// ruled out.
     groups: Vec<u32>,
-    /// For each alternative of `each` (the same indices), the indices of its parts: it is run
-    /// only on a text where every one of them may match.
+    /// For each alternative of `each` (the same indices), the indices of its parts that have
+    /// groups: it is run only on a text where every one of them may match.
     needs: Vec<Vec<usize>>,
-    /// For each part, the alternatives that need it (when it has groups).
+    /// For each part, the alternatives that need it.
     part_alternatives: Vec<Vec<usize>>,
     /// Alternatives whose parts are all broad (or that have none): run on every text.
     ungated: Vec<usize>,
@@ -813,39 +813,38 @@ const GROUPS_MAX: usize = 2;
 const _: () = assert!(GROUPS_MAX <= 32);
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    let each: Vec<(usize, Regex)> = RULES
+    // Every alternative of every pattern rule, with the index of its rule: `each`, `needs` and
+    // the alternatives' indices everywhere else follow this one list.
+    let alts: Vec<(usize, &str)> = RULES
         .iter()
         .enumerate()
         .filter_map(|(i, r)| match r.check {
             Check::Pattern(p) => Some((i, p)),
             Check::Chars(_) => None,
         })
-        .flat_map(|(i, p)| {
-            alternatives(p).into_iter().map(move |a| {
-                // Run over one text of a batch, `$` holds at its end (before its `\n`) and `^`
-                // at its start; folding leaves no `\n` in a text, so alone they mean what they
-                // always did.
-                let re = regex::bytes::RegexBuilder::new(&byte_classes(&ascii_boundaries(a)))
-                    .multi_line(true)
-                    .size_limit(64 << 20)
-                    .dfa_size_limit(8 << 20)
-                    .build()
-                    .expect("rule regex");
-                (i, re)
-            })
+        .flat_map(|(i, p)| alternatives(p).into_iter().map(move |a| (i, a)))
+        .collect();
+    let each: Vec<(usize, Regex)> = alts
+        .iter()
+        .map(|&(i, a)| {
+            // Run over one text of a batch, `$` holds at its end (before its `\n`) and `^` at
+            // its start; folding leaves no `\n` in a text, so alone they mean what they always
+            // did.
+            let re = regex::bytes::RegexBuilder::new(&byte_classes(&ascii_boundaries(a)))
+                .multi_line(true)
+                .size_limit(64 << 20)
+                .dfa_size_limit(8 << 20)
+                .build()
+                .expect("rule regex");
+            (i, re)
         })
         .collect();
     // Every distinct part of every alternative, and for each alternative the indices of its
     // parts in that list.
     let mut parts: Vec<String> = Vec::new();
-    let needs: Vec<Vec<usize>> = RULES
+    let all_parts: Vec<Vec<usize>> = alts
         .iter()
-        .filter_map(|r| match r.check {
-            Check::Pattern(p) => Some(p),
-            Check::Chars(_) => None,
-        })
-        .flat_map(alternatives)
-        .map(|a| {
+        .map(|&(_, a)| {
             segments(a)
                 .into_iter()
                 .map(|seg| {
@@ -886,14 +885,15 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         .prefilter(false)
         .build(&literals)
         .expect("rule literals");
+    // A broad part never rules an alternative out: only the others are needed.
+    let needs: Vec<Vec<usize>> = all_parts
+        .into_iter()
+        .map(|ps| ps.into_iter().filter(|&p| groups[p] != 0).collect())
+        .collect();
+    let ungated = (0..needs.len()).filter(|&k| needs[k].is_empty()).collect();
     let mut part_alternatives = vec![Vec::new(); parts.len()];
-    let mut ungated = Vec::new();
-    for (k, needs) in needs.iter().enumerate() {
-        let gated: Vec<usize> = needs.iter().copied().filter(|&p| groups[p] != 0).collect();
-        if gated.is_empty() {
-            ungated.push(k);
-        }
-        for p in gated {
+    for (k, ps) in needs.iter().enumerate() {
+        for &p in ps {
             part_alternatives[p].push(k);
         }
     }
@@ -1219,27 +1219,26 @@ struct TextHits {
 /// bounded by this plus one text ([`FIELD_MAX_CHARS`] characters folded), whatever the tool.
 const BATCH_MAX_BYTES: usize = 256 << 10;
 
-/// Match `batch` (its texts at positions `batch_seq`, each with its key in `memo` when it was
-/// read whole), add what it gave to `out` (one entry for each text with a match;
-/// [`Collector::texts`] sorts and merges them) and to `memo` (while it holds fewer than
-/// [`MEMO_MAX_TEXTS`]), and empty it.
+/// Match `batch` (for each of its texts, `of_batch` holds its position among all texts and
+/// its key in `memo` when it was read whole), add what it gave to `out` (one entry for each
+/// text with a match; [`Collector::texts`] sorts and merges them) and to `memo` (while it holds
+/// fewer than [`MEMO_MAX_TEXTS`]), and empty both.
 fn flush(
     batch: &mut Batch,
-    batch_seq: &mut Vec<usize>,
-    batch_keys: &mut Vec<Option<MemoKey>>,
+    of_batch: &mut Vec<(usize, Option<MemoKey>)>,
     memo: &mut Memo,
     out: &mut Vec<TextHits>,
 ) {
     let hits = batch.pattern_hits();
     let mut next = hits.iter().peekable();
-    for (t, key) in batch_keys.drain(..).enumerate() {
+    for (t, (seq, key)) in of_batch.drain(..).enumerate() {
         let mut of_t = Vec::new();
         while let Some(&(_, rule, span)) = next.next_if(|h| h.0 == t) {
             of_t.push((rule, span));
         }
         if !of_t.is_empty() {
             out.push(TextHits {
-                seq: batch_seq[t],
+                seq,
                 hits: of_t.clone(),
                 cut: None,
             });
@@ -1257,7 +1256,6 @@ fn flush(
     batch.folded.text.clear();
     batch.folded.at.clear();
     batch.ranges.clear();
-    batch_seq.clear();
 }
 
 /// At most this many texts are kept in a scan's memo (about 200 bytes each with their
@@ -1313,8 +1311,7 @@ impl Collector {
         let batch = &mut self.batch;
         let memo = &mut self.memo;
         // The position of each text of the batch among all texts, and its key in `memo`.
-        let mut batch_seq: Vec<usize> = Vec::new();
-        let mut batch_keys: Vec<Option<MemoKey>> = Vec::new();
+        let mut of_batch: Vec<(usize, Option<MemoKey>)> = Vec::new();
         let mut out: Vec<TextHits> = Vec::new();
         let mut seq = 0;
         let budget = &mut self.budget;
@@ -1332,12 +1329,16 @@ impl Collector {
                 };
                 let name = reads_as_name(&text, name);
                 hits = char_hits(&text);
-                match memo[usize::from(name)].get(&*text) {
-                    Some(known) if cut.is_none() => hits.extend_from_slice(known),
-                    _ => {
+                // Only a text read whole is looked up or kept: a cut one is not that text.
+                let known = cut
+                    .is_none()
+                    .then(|| memo[usize::from(name)].get(&*text))
+                    .flatten();
+                match known {
+                    Some(known) => hits.extend_from_slice(known),
+                    None => {
                         batch.push(&text, name);
-                        batch_seq.push(seq);
-                        batch_keys.push(cut.is_none().then(|| (Box::from(&*text), name)));
+                        of_batch.push((seq, cut.is_none().then(|| (Box::from(&*text), name))));
                     }
                 }
             }
@@ -1347,11 +1348,11 @@ impl Collector {
             // Folding can make a text many times longer (U+FDFA is 33 bytes folded) and the
             // offset map is 4 bytes a byte: a full batch is matched and dropped.
             if batch.folded.text.len() >= BATCH_MAX_BYTES {
-                flush(batch, &mut batch_seq, &mut batch_keys, memo, &mut out);
+                flush(batch, &mut of_batch, memo, &mut out);
             }
             seq += 1;
         });
-        flush(batch, &mut batch_seq, &mut batch_keys, memo, &mut out);
+        flush(batch, &mut of_batch, memo, &mut out);
         if out.is_empty() {
             return;
         }
