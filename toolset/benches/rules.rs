@@ -57,12 +57,20 @@ fn okta(n: usize) -> ToolSet {
 }
 
 /// The first `n` tools of the clean corpus as one set, a repeated name suffixed.
-fn distinct(n: usize) -> Option<ToolSet> {
+/// The tool object of every line of the clean corpus, when that file is present.
+fn clean_corpus_tools() -> Option<Vec<Value>> {
     let text = std::fs::read_to_string(CLEAN).ok()?;
+    Some(
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok()?.get("tool").cloned())
+            .collect(),
+    )
+}
+
+fn distinct(n: usize) -> Option<ToolSet> {
     let mut names = std::collections::HashSet::new();
-    let raw: Vec<String> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok()?.get("tool").cloned())
+    let raw: Vec<String> = clean_corpus_tools()?
+        .into_iter()
         .take(n)
         .enumerate()
         .map(|(i, mut t)| {
@@ -77,14 +85,10 @@ fn distinct(n: usize) -> Option<ToolSet> {
 }
 
 fn clean_tools() -> Option<Vec<ToolSet>> {
-    let text = std::fs::read_to_string(CLEAN).ok()?;
     Some(
-        text.lines()
-            .filter_map(|l| {
-                let v: Value = serde_json::from_str(l).ok()?;
-                let tool = serde_json::to_string(v.get("tool")?).ok()?;
-                ToolSet::of_raw(&[tool]).ok()
-            })
+        clean_corpus_tools()?
+            .iter()
+            .filter_map(|t| ToolSet::of_raw(&[serde_json::to_string(t).ok()?]).ok())
             .collect(),
     )
 }
