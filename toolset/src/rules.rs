@@ -57,6 +57,7 @@ use crate::sri::Sri;
 use crate::text::is_format_char;
 
 mod patterns;
+pub mod score;
 
 /// The rule set's id; its number changes whenever a rule's behaviour changes.
 pub const RULES_ID: &str = "toolmark-rules/2";
@@ -81,6 +82,10 @@ pub const SET_MAX_CHARS: usize = 1_000_000;
 /// The code of the advise-tier match given to a text cut at [`FIELD_MAX_CHARS`] or at the end of
 /// the scan's budget ([`SET_MAX_CHARS`]); its span is the part not read.
 pub const SCAN_TRUNCATED: &str = "scan-truncated";
+
+/// The code of the learned score's match: advise tier, class `suspicious-wording`, on the
+/// text that made the most of the score, the whole of it (the first [`FIELD_MAX_CHARS`]).
+pub const LEARNED_SCORE: &str = "learned-score";
 
 /// What kind of poisoning a rule looks for.
 #[derive(
@@ -108,11 +113,13 @@ pub enum RuleClass {
     CovertCollection,
     /// A tool whose stated purpose is itself harmful.
     HarmfulPurpose,
+    /// Text the learned score ([`score`]) reads as poisoning, whatever its kind.
+    SuspiciousWording,
 }
 
 impl RuleClass {
     /// Every class, in declaration order.
-    pub const ALL: [RuleClass; 10] = [
+    pub const ALL: [RuleClass; 11] = [
         RuleClass::HiddenInstructions,
         RuleClass::CrossToolShadowing,
         RuleClass::SecretRequest,
@@ -123,6 +130,7 @@ impl RuleClass {
         RuleClass::ToolPreference,
         RuleClass::CovertCollection,
         RuleClass::HarmfulPurpose,
+        RuleClass::SuspiciousWording,
     ];
 
     /// The kebab-case name, as serialised.
@@ -138,6 +146,7 @@ impl RuleClass {
             RuleClass::ToolPreference => "tool-preference",
             RuleClass::CovertCollection => "covert-collection",
             RuleClass::HarmfulPurpose => "harmful-purpose",
+            RuleClass::SuspiciousWording => "suspicious-wording",
         }
     }
 }
@@ -1404,13 +1413,57 @@ impl Collector {
     }
 
     fn tool(&mut self, tool: &Tool) {
-        self.texts(tool.name(), &|paths, f| {
+        // The learned score reads a tool only while the scan's budget lasts.
+        let read = self.budget > 0;
+        let each = |paths: bool, f: &mut TextVisitor| {
             if paths {
                 each_text(tool, f)
             } else {
                 each_text_unplaced(tool, f)
             }
+        };
+        self.texts(tool.name(), &each);
+        if read {
+            self.learned(tool.name(), &each);
+        }
+    }
+
+    /// The learned score of the texts `each` gives (as for [`Collector::texts`]): above the
+    /// model's threshold, one [`LEARNED_SCORE`] match on the text that made the most of it.
+    fn learned(&mut self, tool: Option<&str>, each: &dyn Fn(bool, &mut TextVisitor)) {
+        let mut whole = score::Counter::new();
+        each(false, &mut |_, text, name| count_text(&mut whole, text, name));
+        let model = &*score::MODEL;
+        if model.score(&whole) <= model.threshold {
+            return;
+        }
+        // The second walk sees the texts in the same order: each is given what the first
+        // walk read of it.
+        let mut left = score::SCORE_MAX_CHARS;
+        let mut best: Option<(f64, String, usize)> = None;
+        each(true, &mut |field, text, name| {
+            if left == 0 {
+                return;
+            }
+            let mut part = score::Counter::with_budget(left);
+            count_text(&mut part, text, name);
+            left = part.left();
+            let c = model.contribution(&part, &whole);
+            if best.as_ref().is_none_or(|b| c > b.0) {
+                let len = text.chars().count().min(FIELD_MAX_CHARS);
+                best = Some((c, field.to_owned(), len));
+            }
         });
+        if let Some((_, field, len)) = best {
+            self.push(Tier::Advise, || Match {
+                class: RuleClass::SuspiciousWording,
+                code: LEARNED_SCORE.to_owned(),
+                field: crate::text::cap(&field, FIELD_PATH_MAX_CHARS),
+                span: [0, len],
+                tier: Tier::Advise,
+                tool: tool.map(|t| crate::text::cap(t, crate::diff::NAME_MAX_CHARS)),
+            });
+        }
     }
 }
 
@@ -1435,6 +1488,8 @@ pub fn scan(set: &ToolSet, instructions: Option<&str>) -> Scan {
         c.tool(tool);
     }
     if let Some(text) = instructions {
+        // The learned score reads tools only: it was trained on tool definitions, and the
+        // few clean instructions there are cannot place a threshold for them.
         c.texts(None, &|_, f| f("$['instructions']", text, false));
     }
     Scan {
@@ -1444,6 +1499,32 @@ pub fn scan(set: &ToolSet, instructions: Option<&str>) -> Scan {
         block: c.block,
         advise: c.advise,
     }
+}
+
+/// The learned score's feature counts of `tool`: every text the rules read, folded, in all at
+/// most [`score::SCORE_MAX_CHARS`] characters of it.
+pub fn tool_counter(tool: &Tool) -> score::Counter {
+    let mut counter = score::Counter::new();
+    each_text_unplaced(tool, &mut |_, text, name| count_text(&mut counter, text, name));
+    counter
+}
+
+/// The learned score's feature counts of the server's `instructions`.
+pub fn instructions_counter(text: &str) -> score::Counter {
+    let mut counter = score::Counter::new();
+    count_text(&mut counter, text, false);
+    counter
+}
+
+/// Count `text`'s features: as much of it as `counter` still reads, folded.
+fn count_text(counter: &mut score::Counter, text: &str, name: bool) {
+    let left = counter.left();
+    if left == 0 {
+        return;
+    }
+    let end = text.char_indices().nth(left).map_or(text.len(), |(i, _)| i);
+    let text = &text[..end];
+    counter.text(&fold(text, reads_as_name(text, name)).text);
 }
 
 /// The text a match's field names in a tool (a string value, or a member name when no string
