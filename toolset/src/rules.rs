@@ -60,7 +60,7 @@ mod patterns;
 pub mod score;
 
 /// The rule set's id; its number changes whenever a rule's behaviour changes.
-pub const RULES_ID: &str = "toolmark-rules/2";
+pub const RULES_ID: &str = "toolmark-rules/3";
 
 /// At most this many matches are listed ([`Scan::truncated`] counts the rest).
 pub const MAX_MATCHES: usize = 200;
@@ -1294,6 +1294,11 @@ struct Collector {
     /// property name, a type, a description shared by tools) is not folded or matched by them
     /// again (the character rules still read it). At most [`MEMO_MAX_TEXTS`] texts.
     memo: Memo,
+    /// The learned score's features of each text already counted whole: its buckets, words and
+    /// folded characters read. At most [`MEMO_MAX_TEXTS`] texts.
+    score_memo: [std::collections::HashMap<Box<str>, (Box<[u32]>, usize, usize)>; 2],
+    /// The learned score's counting space, kept between tools.
+    score_scratch: score::Scratch,
 }
 
 impl Collector {
@@ -1432,9 +1437,34 @@ impl Collector {
     /// model's threshold, one [`LEARNED_SCORE`] match on the text that made the most of it.
     fn learned(&mut self, tool: Option<&str>, each: &dyn Fn(bool, &mut TextVisitor)) {
         let mut whole = score::Counter::new();
-        each(false, &mut |_, text, name| count_text(&mut whole, text, name));
+        let memo = &mut self.score_memo;
+        let mut memo_len = memo.iter().map(std::collections::HashMap::len).sum::<usize>();
+        each(false, &mut |_, text, name| {
+            let left = whole.left();
+            if left == 0 {
+                return;
+            }
+            let of_kind = &mut memo[usize::from(name)];
+            if let Some((buckets, words, read)) = of_kind.get(text)
+                && *read < left
+            {
+                whole.extend(buckets, *words, *read);
+                return;
+            }
+            let mut part = score::Counter::with_budget(left);
+            count_text(&mut part, text, name);
+            let read = left - part.left();
+            // Read whole (the budget outlasted it): kept for the next time it is met.
+            if part.left() > 0 && memo_len < MEMO_MAX_TEXTS {
+                memo_len += 1;
+                memo[usize::from(name)].insert(text.into(), (part.buckets().into(), part.words(), read));
+            }
+            whole.extend(part.buckets(), part.words(), read);
+        });
         let model = &*score::MODEL;
-        if model.score(&whole) <= model.threshold {
+        if whole.words() < score::SCORE_MIN_WORDS
+            || model.score_with(&whole, &mut self.score_scratch) <= model.threshold
+        {
             return;
         }
         // The second walk sees the texts in the same order: each is given what the first
@@ -1608,6 +1638,23 @@ pub fn document() -> Json {
         ("rules", Json::Array(rules)),
         ("confusables", Json::Array(confusables)),
         ("normalisation", s(NORMALISATION)),
+        (
+            "learnedScore",
+            obj(vec![
+                ("format", s("toolmark-score/1")),
+                ("model", s(&Sri::of(score::MODEL_BYTES).to_string())),
+                ("features", s(score::FEATURES)),
+                ("buckets", n(score::DIM)),
+                ("maxChars", n(score::SCORE_MAX_CHARS)),
+                ("wordMaxChars", n(score::WORD_MAX_CHARS)),
+                ("minWords", n(score::SCORE_MIN_WORDS)),
+                ("threshold", Json::Number(score::MODEL.threshold.to_string().into())),
+                ("code", s(LEARNED_SCORE)),
+                ("class", s(RuleClass::SuspiciousWording.as_str())),
+                ("tier", s(Tier::Advise.as_str())),
+                ("reads", s("tools")),
+            ]),
+        ),
         (
             "limits",
             obj(vec![

@@ -14,16 +14,32 @@
 //! vocabulary would leave them out. The model (idf and weight of every bucket, the bias, the
 //! threshold) is data: its digest is part of the rule set's digest.
 
-use std::collections::HashMap;
-
 /// Feature buckets (2^18).
 pub const DIM: usize = 1 << 18;
 
 /// Folded characters of one tool (or the instructions) the features are counted over.
 pub const SCORE_MAX_CHARS: usize = 32_768;
 
+/// Words a tool must hold for the learned score to read it: a name and a few words say too
+/// little (`send_email`, "Does a thing." reads as the exfiltration it could serve).
+pub const SCORE_MIN_WORDS: usize = 12;
+
 /// Characters of one word read for its features.
 pub const WORD_MAX_CHARS: usize = 40;
+
+/// How a tool's features are counted and scored, as published in the rule-set document.
+pub const FEATURES: &str = "The learned score reads each tool (not the instructions): every \
+text the pattern rules read, in their order, folded as they read it, at most maxChars folded \
+characters of the tool in all; a tool of fewer than minWords words is not scored. Words are runs of alphanumeric characters (the first \
+wordMaxChars of each are read). Features: each word (kind byte 'w'), each pair of adjacent \
+words of one text joined by a space ('p'), each run of 3, 4 and 5 characters of the word with \
+a space before and after it ('c'). A feature's bucket is the 64-bit FNV-1a hash of its kind \
+byte then its UTF-8 bytes, modulo buckets. A bucket's value is (1 + ln count) * idf, for the \
+buckets with an idf (the model's byte / 16; 0: none, the bucket not counted); the vector is \
+scaled to unit length; the score is its dot product with the weights (the model's i16 times \
+its scale) plus the bias. A tool scoring above the threshold gets one match, on the text whose \
+features make the most of the score (each bucket's term shared by the counts), spanning the \
+first fieldMaxChars characters of that text.";
 
 /// The kinds of feature, the first byte hashed.
 const WORD: u8 = b'w';
@@ -46,69 +62,22 @@ fn bucket(kind: u8, parts: &[&[u8]]) -> u32 {
     (fnv1a(kind, parts) & (DIM as u64 - 1)) as u32
 }
 
-/// The feature counts of one tool's texts, by bucket: what [`Counter::text`] was given.
+/// The features of one tool's texts, as buckets: what [`Counter::text`] was given.
 #[derive(Debug, Default, Clone)]
 pub struct Counter {
-    counts: HashMap<u32, u32>,
+    /// Every feature's bucket, in the order met (a bucket once per occurrence).
+    buckets: Vec<u32>,
+    words: usize,
     /// Folded characters still to read.
     left: usize,
-    word: String,
-    grams: Vec<usize>,
+    padded: String,
+    bounds: Vec<usize>,
 }
 
 impl Counter {
     /// A counter with the whole [`SCORE_MAX_CHARS`] to read.
     pub fn new() -> Counter {
-        Counter {
-            left: SCORE_MAX_CHARS,
-            ..Counter::default()
-        }
-    }
-
-    /// Count the features of one folded text (as [`super::fold`] gives it).
-    pub fn text(&mut self, folded: &str) {
-        let mut previous: Option<String> = None;
-        let mut chars = folded.chars().peekable();
-        while self.left > 0 {
-            // Skip to the next word.
-            while chars.next_if(|c| !c.is_alphanumeric()).is_some() {
-                self.left = self.left.saturating_sub(1);
-            }
-            if chars.peek().is_none() || self.left == 0 {
-                break;
-            }
-            self.word.clear();
-            let mut n = 0;
-            while let Some(c) = chars.next_if(|c| c.is_alphanumeric()) {
-                self.left = self.left.saturating_sub(1);
-                if n < WORD_MAX_CHARS {
-                    self.word.push(c);
-                    n += 1;
-                }
-            }
-            *self.counts.entry(bucket(WORD, &[self.word.as_bytes()])).or_default() += 1;
-            if let Some(p) = &previous {
-                let b = bucket(PAIR, &[p.as_bytes(), b" ", self.word.as_bytes()]);
-                *self.counts.entry(b).or_default() += 1;
-            }
-            self.grams_of_word();
-            previous = Some(std::mem::take(&mut self.word));
-        }
-    }
-
-    /// The 3-, 4- and 5-character runs of ` word `.
-    fn grams_of_word(&mut self) {
-        let padded = format!(" {} ", self.word);
-        self.grams.clear();
-        self.grams.extend(padded.char_indices().map(|(i, _)| i));
-        self.grams.push(padded.len());
-        let chars = self.grams.len() - 1;
-        for n in 3..=5 {
-            for start in 0..(chars + 1).saturating_sub(n) {
-                let gram = &padded.as_bytes()[self.grams[start]..self.grams[start + n]];
-                *self.counts.entry(bucket(GRAM, &[gram])).or_default() += 1;
-            }
-        }
+        Counter::with_budget(SCORE_MAX_CHARS)
     }
 
     /// A counter that reads at most `chars` folded characters.
@@ -119,17 +88,106 @@ impl Counter {
         }
     }
 
+    /// Count the features of one folded text (as [`super::fold`] gives it).
+    pub fn text(&mut self, folded: &str) {
+        let mut previous: Option<(usize, usize)> = None;
+        let mut chars = folded.char_indices().peekable();
+        while self.left > 0 {
+            // Skip to the next word.
+            while chars.next_if(|(_, c)| !c.is_alphanumeric()).is_some() {
+                self.left -= 1;
+                if self.left == 0 {
+                    return;
+                }
+            }
+            let Some(&(start, _)) = chars.peek() else {
+                return;
+            };
+            let mut read_end = start;
+            let mut n = 0;
+            while self.left > 0
+                && let Some((i, c)) = chars.next_if(|(_, c)| c.is_alphanumeric())
+            {
+                self.left -= 1;
+                if n < WORD_MAX_CHARS {
+                    read_end = i + c.len_utf8();
+                    n += 1;
+                }
+            }
+            let word = &folded[start..read_end];
+            self.words += 1;
+            self.buckets.push(bucket(WORD, &[word.as_bytes()]));
+            if let Some((ps, pe)) = previous {
+                let pair = [folded[ps..pe].as_bytes(), b" ", word.as_bytes()];
+                self.buckets.push(bucket(PAIR, &pair));
+            }
+            self.grams_of_word(word);
+            previous = Some((start, read_end));
+        }
+    }
+
+    /// The 3-, 4- and 5-character runs of ` word `.
+    fn grams_of_word(&mut self, word: &str) {
+        self.padded.clear();
+        self.padded.push(' ');
+        self.padded.push_str(word);
+        self.padded.push(' ');
+        self.bounds.clear();
+        self.bounds.extend(self.padded.char_indices().map(|(i, _)| i));
+        self.bounds.push(self.padded.len());
+        let chars = self.bounds.len() - 1;
+        let bytes = self.padded.as_bytes();
+        for n in 3..=5 {
+            for start in 0..(chars + 1).saturating_sub(n) {
+                let gram = &bytes[self.bounds[start]..self.bounds[start + n]];
+                self.buckets.push(bucket(GRAM, &[gram]));
+            }
+        }
+    }
+
+    /// Add the features another counter holds (a text counted before), and its words and
+    /// characters read.
+    pub fn extend(&mut self, buckets: &[u32], words: usize, read: usize) {
+        self.buckets.extend_from_slice(buckets);
+        self.words += words;
+        self.left = self.left.saturating_sub(read);
+    }
+
+    /// Every feature's bucket, in the order met.
+    pub fn buckets(&self) -> &[u32] {
+        &self.buckets
+    }
+
+    /// The words counted.
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
     /// Folded characters still to read.
     pub fn left(&self) -> usize {
         self.left
     }
 
-    /// The counts, sorted by bucket.
+    /// The count of every bucket met, sorted by bucket.
     pub fn counts(&self) -> Vec<(u32, u32)> {
-        let mut v: Vec<(u32, u32)> = self.counts.iter().map(|(&b, &c)| (b, c)).collect();
-        v.sort_unstable();
-        v
+        let mut sorted = self.buckets.clone();
+        sorted.sort_unstable();
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for b in sorted {
+            match out.last_mut() {
+                Some((last, n)) if *last == b => *n += 1,
+                _ => out.push((b, 1)),
+            }
+        }
+        out
     }
+}
+
+/// Counting space for [`Model::score_with`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    counts: Vec<u32>,
+    touched: Vec<u32>,
 }
 
 /// The model as published: the `toolmark-score/1` bytes of `score-model.bin`.
@@ -219,11 +277,41 @@ impl Model {
 
     /// The score of a tool's features.
     pub fn score(&self, counter: &Counter) -> f64 {
-        let (values, norm) = self.values(counter);
-        if norm == 0.0 {
-            return self.bias;
+        self.score_with(counter, &mut Scratch::default())
+    }
+
+    /// [`Model::score`], counting in `scratch` (kept between calls: a table of [`DIM`] counts
+    /// and the buckets met, both left empty).
+    pub fn score_with(&self, counter: &Counter, scratch: &mut Scratch) -> f64 {
+        if scratch.counts.len() != DIM {
+            scratch.counts = vec![0; DIM];
         }
-        values.iter().map(|(_, v, w)| v * w).sum::<f64>() / norm + self.bias
+        for &b in counter.buckets() {
+            let i = b as usize;
+            if self.idf[i] == 0 {
+                continue;
+            }
+            let c = &mut scratch.counts[i];
+            if *c == 0 {
+                scratch.touched.push(b);
+            }
+            *c += 1;
+        }
+        let (mut dot, mut norm) = (0.0, 0.0);
+        for &b in &scratch.touched {
+            let c = std::mem::take(&mut scratch.counts[b as usize]);
+            if let Some((idf, w)) = self.bucket(b) {
+                let v = (1.0 + f64::from(c).ln()) * idf;
+                norm += v * v;
+                dot += v * w;
+            }
+        }
+        scratch.touched.clear();
+        if norm == 0.0 {
+            self.bias
+        } else {
+            dot / norm.sqrt() + self.bias
+        }
     }
 
     /// How much of `whole`'s score the features of one of its texts (`part`) make: each
@@ -233,11 +321,13 @@ impl Model {
         if norm == 0.0 {
             return 0.0;
         }
-        values
-            .iter()
-            .filter_map(|&(b, v, w)| {
-                let mine = *part.counts.get(&b)?;
-                let all = whole.counts[&b];
+        let whole_counts = whole.counts();
+        part.counts()
+            .into_iter()
+            .filter_map(|(b, mine)| {
+                let at = values.binary_search_by_key(&b, |v| v.0).ok()?;
+                let (_, v, w) = values[at];
+                let all = whole_counts[whole_counts.binary_search_by_key(&b, |c| c.0).ok()?].1;
                 Some(v * w * f64::from(mine) / f64::from(all))
             })
             .sum::<f64>()
