@@ -1,4 +1,4 @@
-//! The rule set `toolmark-rules/2`: every rule's own examples, where matches are reported (field
+//! The rule set `toolmark-rules/3`: every rule's own examples, where matches are reported (field
 //! paths, spans in the original characters), the bounds on work, and the pinned digest of the
 //! published document.
 
