@@ -557,7 +557,7 @@ async fn stats_count_flagged_targets_by_class() {
     assert_eq!(scans["totals"]["toxicFlow"], 1, "{scans}");
     assert_eq!(scans["totals"]["scanned"], scans["totals"]["currentRules"]);
     let by_class = scans["byClass"].as_array().unwrap();
-    assert_eq!(by_class.len(), 10, "every class, zeros included");
+    assert_eq!(by_class.len(), 11, "every class, zeros included");
     let count = |c: &str| {
         by_class
             .iter()

@@ -1648,7 +1648,8 @@ pub fn document() -> Json {
                 ("maxChars", n(score::SCORE_MAX_CHARS)),
                 ("wordMaxChars", n(score::WORD_MAX_CHARS)),
                 ("minWords", n(score::SCORE_MIN_WORDS)),
-                ("threshold", Json::Number(score::MODEL.threshold.to_string().into())),
+                // A string: the f32 of the model, written as the shortest f64 that reads back.
+                ("threshold", s(&score::MODEL.threshold.to_string())),
                 ("code", s(LEARNED_SCORE)),
                 ("class", s(RuleClass::SuspiciousWording.as_str())),
                 ("tier", s(Tier::Advise.as_str())),

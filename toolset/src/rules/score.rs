@@ -14,8 +14,8 @@
 //! vocabulary would leave them out. The model (idf and weight of every bucket, the bias, the
 //! threshold) is data: its digest is part of the rule set's digest.
 
-/// Feature buckets (2^18).
-pub const DIM: usize = 1 << 18;
+/// Feature buckets (2^16).
+pub const DIM: usize = 1 << 16;
 
 /// Folded characters of one tool (or the instructions) the features are counted over.
 pub const SCORE_MAX_CHARS: usize = 32_768;
