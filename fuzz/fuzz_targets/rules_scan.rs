@@ -1,7 +1,7 @@
 //! The rule set never panics and stays within its bounds: arbitrary bytes as a tool set (and the
 //! same bytes, lossily decoded, as the server's instructions) → `rules::scan` and `legs::set_legs`;
 //! the text's two halves as old and new instructions → `instructions::change`.
-//! Every listed match names a rule or `scan-truncated`, lies within its field's characters and is
+//! Every listed match names a rule, `scan-truncated` or (advise tier) `learned-score`, lies within its field's characters and is
 //! counted; at most `MAX_MATCHES` are listed.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
