@@ -1276,6 +1276,10 @@ const MEMO_MAX_TEXTS: usize = 16_384;
 /// A text read whole and whether it was folded as a name.
 type MemoKey = (Box<str>, bool);
 
+/// The learned score's memo: by text (names and other texts apart), its feature buckets, words
+/// and folded characters read.
+type ScoreMemo = [std::collections::HashMap<Box<str>, (Box<[u32]>, usize, usize)>; 2];
+
 /// The pattern hits of every text read whole so far in a scan, by text: one map for texts
 /// folded as prose, one for names.
 type Memo = [std::collections::HashMap<Box<str>, Vec<(usize, [usize; 2])>>; 2];
@@ -1296,7 +1300,7 @@ struct Collector {
     memo: Memo,
     /// The learned score's features of each text already counted whole: its buckets, words and
     /// folded characters read. At most [`MEMO_MAX_TEXTS`] texts.
-    score_memo: [std::collections::HashMap<Box<str>, (Box<[u32]>, usize, usize)>; 2],
+    score_memo: ScoreMemo,
     /// The learned score's counting space, kept between tools.
     score_scratch: score::Scratch,
 }
@@ -1438,7 +1442,10 @@ impl Collector {
     fn learned(&mut self, tool: Option<&str>, each: &dyn Fn(bool, &mut TextVisitor)) {
         let mut whole = score::Counter::new();
         let memo = &mut self.score_memo;
-        let mut memo_len = memo.iter().map(std::collections::HashMap::len).sum::<usize>();
+        let mut memo_len = memo
+            .iter()
+            .map(std::collections::HashMap::len)
+            .sum::<usize>();
         each(false, &mut |_, text, name| {
             let left = whole.left();
             if left == 0 {
@@ -1457,7 +1464,8 @@ impl Collector {
             // Read whole (the budget outlasted it): kept for the next time it is met.
             if part.left() > 0 && memo_len < MEMO_MAX_TEXTS {
                 memo_len += 1;
-                memo[usize::from(name)].insert(text.into(), (part.buckets().into(), part.words(), read));
+                memo[usize::from(name)]
+                    .insert(text.into(), (part.buckets().into(), part.words(), read));
             }
             whole.extend(part.buckets(), part.words(), read);
         });
@@ -1535,7 +1543,9 @@ pub fn scan(set: &ToolSet, instructions: Option<&str>) -> Scan {
 /// most [`score::SCORE_MAX_CHARS`] characters of it.
 pub fn tool_counter(tool: &Tool) -> score::Counter {
     let mut counter = score::Counter::new();
-    each_text_unplaced(tool, &mut |_, text, name| count_text(&mut counter, text, name));
+    each_text_unplaced(tool, &mut |_, text, name| {
+        count_text(&mut counter, text, name)
+    });
     counter
 }
 

@@ -94,12 +94,12 @@ fn a_poisoned_description_gets_one_advise_match_on_the_description() {
     assert_eq!(m[0].tier, Tier::Advise);
     assert_eq!(m[0].field, "$['description']");
     assert_eq!(m[0].tool.as_deref(), Some("add"));
-    let description_chars = serde_json::from_str::<serde_json::Value>(POISONED).unwrap()[0]
-        ["description"]
-        .as_str()
-        .unwrap()
-        .chars()
-        .count();
+    let description_chars =
+        serde_json::from_str::<serde_json::Value>(POISONED).unwrap()[0]["description"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .count();
     assert_eq!(m[0].span, [0, description_chars]);
 }
 
@@ -147,7 +147,10 @@ fn tools_of_a_set_are_scored_as_they_are_alone() {
         }
         tools.push(t);
     }
-    let whole = rules::scan(&set(&serde_json::Value::Array(tools.clone()).to_string()), None);
+    let whole = rules::scan(
+        &set(&serde_json::Value::Array(tools.clone()).to_string()),
+        None,
+    );
     let alone: Vec<rules::Match> = tools
         .iter()
         .flat_map(|t| rules::scan(&set(&format!("[{t}]")), None).matches)

@@ -118,7 +118,7 @@ impl Counter {
             self.words += 1;
             self.buckets.push(bucket(WORD, &[word.as_bytes()]));
             if let Some((ps, pe)) = previous {
-                let pair = [folded[ps..pe].as_bytes(), b" ", word.as_bytes()];
+                let pair = [&folded.as_bytes()[ps..pe], b" ", word.as_bytes()];
                 self.buckets.push(bucket(PAIR, &pair));
             }
             self.grams_of_word(word);
@@ -133,7 +133,8 @@ impl Counter {
         self.padded.push_str(word);
         self.padded.push(' ');
         self.bounds.clear();
-        self.bounds.extend(self.padded.char_indices().map(|(i, _)| i));
+        self.bounds
+            .extend(self.padded.char_indices().map(|(i, _)| i));
         self.bounds.push(self.padded.len());
         let chars = self.bounds.len() - 1;
         let bytes = self.padded.as_bytes();
@@ -255,7 +256,12 @@ impl Model {
     fn bucket(&self, b: u32) -> Option<(f64, f64)> {
         let i = b as usize;
         let idf = *self.idf.get(i)?;
-        (idf > 0).then(|| (f64::from(idf) / 16.0, f64::from(self.weights[i]) * self.scale))
+        (idf > 0).then(|| {
+            (
+                f64::from(idf) / 16.0,
+                f64::from(self.weights[i]) * self.scale,
+            )
+        })
     }
 
     /// The values of `counter`'s buckets that have an idf: `(bucket, value, weight)`, and the
