@@ -19,8 +19,8 @@ fn main() {
             .to_owned();
         let label = u8::from(file.starts_with("poisoned"));
         for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-            let members = json::parse_members(line, "")
-                .unwrap_or_else(|e| panic!("{path}:{}: {e}", n + 1));
+            let members =
+                json::parse_members(line, "").unwrap_or_else(|e| panic!("{path}:{}: {e}", n + 1));
             let get = |k: &str| members.iter().rev().find(|m| m.name.as_str() == Some(k));
             let str_of = |k: &str| {
                 get(k).and_then(|m| match &m.value {
