@@ -1,11 +1,12 @@
 //! The rule set measured on the labelled corpus in `tests/fixtures/rules/`: every
 //! `poisoned*.jsonl` (recall, overall and per class) and every `clean*.jsonl` (false positives)
 //! present. Goals, asserted on every file: recall ≥ 90% overall and ≥ 80% per class (an entry
-//! is detected when any rule matches it), at most 0.5% of clean entries with any match and none
+//! is detected when any rule or the learned score matches it), at most 0.5% of clean entries with any match and none
 //! with a block-tier match. `cargo test -p toolmark-toolset --test rules_corpus -- --nocapture`
 //! prints the tables (docs/benchmarks.md quotes them).
 //!
-//! Every file here is a development file: the rules have been written against all of them. Two
+//! Every other file is a development file: the rules have been written against all of them, and
+//! the learned score trained on them (`scripts/train-scorer`). Two
 //! of them were held out before, and what `toolmark-rules/1` measured on them is kept as the
 //! record of a blind measure:
 //!
@@ -18,10 +19,19 @@
 //! From the change that widened the rules on them (session 10) they are development files like
 //! the others, the goals asserted on them too.
 //!
-//! The blind files ([`HELD_OUT`]: `*-blind.jsonl`, made in session 10 by helpers who did not
-//! read the rules, while the rules were being widened on the others) are read the same way,
-//! but the goals are NOT met on them (docs/benchmarks.md; issue #28 stays open), so the test
-//! asserts only that no change makes them worse than measured.
+//! The files of [`HELD_OUT`] are read the same way, but the goals are NOT all met on them
+//! (docs/benchmarks.md; issue #28), so the test asserts only that no change makes them worse
+//! than measured:
+//!
+//! * `*-blind.jsonl`: made in session 10 by helpers who did not read the rules, while the rules
+//!   were being widened on the others; in session 11 they were the validation split of the
+//!   learned score (its features, the instructions left out, the minimum of words were chosen
+//!   while looking at them), so they are blind to the rules only;
+//! * `clean-train.jsonl`, `clean-topics.jsonl` (and their instructions): captured in session 11
+//!   to train the learned score (real servers in other languages, and on the topics poisoning
+//!   demos borrow); the rules were never read against them;
+//! * `*-blind4.jsonl`: made in session 11 by a helper who read neither the rules nor the
+//!   learned score, and measured once, after the model was trained: blind to both.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -35,16 +45,36 @@ const RECALL_MIN: f64 = 0.90;
 const CLASS_RECALL_MIN: f64 = 0.80;
 const FP_MAX: f64 = 0.005;
 
-/// The blind files and what the rule set measured on each: for a poisoned file the entries
-/// detected (a floor), for a clean file the entries matched (a ceiling). Not the goals.
-/// `toolmark-rules/1` measured 66 of 113 poisoned entries (58.4%), 3 of 1,744 clean tools (all
-/// at block tier) and 1 of 18 clean instructions (advise); `toolmark-rules/2`, widened on the
-/// other files meanwhile, these.
+/// The held-out files and what `toolmark-rules/3` measured on each: for a poisoned file the
+/// entries detected (a floor), for a clean file the entries matched (a ceiling). Not the goals.
+/// Earlier measures of the `*-blind` files: `toolmark-rules/1` 66 of 113 poisoned entries
+/// (58.4%), 3 of 1,744 clean tools, 1 of 18 clean instructions; `toolmark-rules/2` 68, 5 and 1.
 const HELD_OUT: &[(&str, usize)] = &[
-    ("poisoned-blind.jsonl", 68),
-    ("clean-blind.jsonl", 5),
-    ("clean-instructions-blind.jsonl", 1),
+    ("poisoned-blind.jsonl", POISONED_BLIND),
+    ("clean-blind.jsonl", CLEAN_BLIND),
+    ("clean-instructions-blind.jsonl", CLEAN_INSTRUCTIONS_BLIND),
+    ("clean-train.jsonl", CLEAN_TRAIN),
+    ("clean-instructions-train.jsonl", CLEAN_INSTRUCTIONS_TRAIN),
+    ("clean-topics.jsonl", CLEAN_TOPICS),
+    ("poisoned-blind4.jsonl", POISONED_BLIND4),
+    ("clean-blind4.jsonl", CLEAN_BLIND4),
+    ("clean-instructions-blind4.jsonl", CLEAN_INSTRUCTIONS_BLIND4),
 ];
+
+/// `toolmark-rules/3`'s measures (session 11). `*-blind`: 98 of 113 (86.7%; the rules alone,
+/// `toolmark-rules/2`, 68), 9 of 1,744 clean tools (5 at block tier, by rules; 4 learned-score),
+/// 1 of 18 instructions. `*-blind4`, measured once after the model was trained: 60 of 81
+/// (74.1%; `toolmark-rules/2` 51, 63.0%), 3 of 1,192 clean tools (2 at block tier), 0 of 18
+/// instructions. The training files: 3 of 1,575 (2 at block tier, by rules) and 3 of 701.
+const POISONED_BLIND: usize = 98;
+const CLEAN_BLIND: usize = 9;
+const CLEAN_INSTRUCTIONS_BLIND: usize = 1;
+const CLEAN_TRAIN: usize = 3;
+const CLEAN_INSTRUCTIONS_TRAIN: usize = 0;
+const CLEAN_TOPICS: usize = 3;
+const POISONED_BLIND4: usize = 60;
+const CLEAN_BLIND4: usize = 3;
+const CLEAN_INSTRUCTIONS_BLIND4: usize = 0;
 
 struct Entry {
     id: String,
