@@ -1477,6 +1477,7 @@ impl Collector {
         }
         // The second walk sees the texts in the same order: each is given what the first
         // walk read of it.
+        let shares = model.shares(&whole);
         let mut left = score::SCORE_MAX_CHARS;
         let mut best: Option<(f64, String, usize)> = None;
         each(true, &mut |field, text, name| {
@@ -1486,7 +1487,7 @@ impl Collector {
             let mut part = score::Counter::with_budget(left);
             count_text(&mut part, text, name);
             left = part.left();
-            let c = model.contribution(&part, &whole);
+            let c = shares.of(&part);
             if best.as_ref().is_none_or(|b| c > b.0) {
                 let len = text.chars().count().min(FIELD_MAX_CHARS);
                 best = Some((c, field.to_owned(), len));

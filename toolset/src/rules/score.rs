@@ -320,24 +320,41 @@ impl Model {
         }
     }
 
-    /// How much of `whole`'s score the features of one of its texts (`part`) make: each
-    /// bucket's term of the dot product, shared out by the counts.
-    pub fn contribution(&self, part: &Counter, whole: &Counter) -> f64 {
+    /// What each bucket of `whole` gives its score, per occurrence: `(bucket, term / count)`
+    /// sorted by bucket, the term being the bucket's share of the dot product over the vector's
+    /// length. [`Shares::of`] then says how much of the score one of its texts makes.
+    pub fn shares(&self, whole: &Counter) -> Shares {
         let (values, norm) = self.values(whole);
         if norm == 0.0 {
-            return 0.0;
+            return Shares(Vec::new());
         }
-        let whole_counts = whole.counts();
+        let counts = whole.counts();
+        Shares(
+            values
+                .iter()
+                .filter_map(|&(b, v, w)| {
+                    let all = counts[counts.binary_search_by_key(&b, |c| c.0).ok()?].1;
+                    Some((b, v * w / f64::from(all) / norm))
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A tool's score shared out by bucket occurrence ([`Model::shares`]).
+#[derive(Debug, Clone)]
+pub struct Shares(Vec<(u32, f64)>);
+
+impl Shares {
+    /// How much of the tool's score the features of `part` (one of its texts) make.
+    pub fn of(&self, part: &Counter) -> f64 {
         part.counts()
             .into_iter()
             .filter_map(|(b, mine)| {
-                let at = values.binary_search_by_key(&b, |v| v.0).ok()?;
-                let (_, v, w) = values[at];
-                let all = whole_counts[whole_counts.binary_search_by_key(&b, |c| c.0).ok()?].1;
-                Some(v * w * f64::from(mine) / f64::from(all))
+                let at = self.0.binary_search_by_key(&b, |s| s.0).ok()?;
+                Some(self.0[at].1 * f64::from(mine))
             })
-            .sum::<f64>()
-            / norm
+            .sum()
     }
 }
 
