@@ -1565,7 +1565,8 @@ fn count_text(counter: &mut score::Counter, text: &str, name: bool) {
     }
     let end = text.char_indices().nth(left).map_or(text.len(), |(i, _)| i);
     let text = &text[..end];
-    counter.text(&fold(text, reads_as_name(text, name)).text);
+    let name = reads_as_name(text, name);
+    counter.text_as(&fold(text, name).text, !name);
 }
 
 /// The text a match's field names in a tool (a string value, or a member name when no string

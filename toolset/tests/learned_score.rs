@@ -158,3 +158,13 @@ fn tools_of_a_set_are_scored_as_they_are_alone() {
     assert_eq!(whole.matches, alone);
     assert_eq!(learned(&whole).len(), 3);
 }
+
+/// The clean tool the best-known poisoning demo was built on: its words are mostly names.
+#[test]
+fn the_demos_clean_calculator_is_not_scored() {
+    let s = set(
+        r#"{"tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}}]}"#,
+    );
+    assert!(rules::tool_counter(&s.tools[0]).words() < score::SCORE_MIN_WORDS);
+    assert!(rules::scan(&s, None).matches.is_empty());
+}

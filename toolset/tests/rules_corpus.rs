@@ -61,18 +61,19 @@ const HELD_OUT: &[(&str, usize)] = &[
     ("clean-instructions-blind4.jsonl", CLEAN_INSTRUCTIONS_BLIND4),
 ];
 
-/// `toolmark-rules/3`'s measures (session 11). `*-blind`: 98 of 113 (86.7%; the rules alone,
-/// `toolmark-rules/2`, 68), 9 of 1,744 clean tools (5 at block tier, by rules; 4 learned-score),
-/// 1 of 18 instructions. `*-blind4`, measured once after the model was trained: 60 of 81
-/// (74.1%; `toolmark-rules/2` 51, 63.0%), 3 of 1,192 clean tools (2 at block tier), 0 of 18
-/// instructions. The training files: 3 of 1,575 (2 at block tier, by rules) and 3 of 701.
-const POISONED_BLIND: usize = 98;
-const CLEAN_BLIND: usize = 9;
+/// `toolmark-rules/3`'s measures (session 11). `*-blind`: 95 of 113 (84.1%; the rules alone,
+/// `toolmark-rules/2`, 68), 7 of 1,744 clean tools (5 at block tier, by rules; 2 learned-score),
+/// 1 of 18 instructions. `*-blind4`, measured once after the model was trained (60 of 81, 3 of
+/// 1,192), then again after names' words stopped counting towards the learned score's minimum:
+/// 59 of 81 (72.8%; `toolmark-rules/2` 51, 63.0%), 3 of 1,192 clean tools (2 at block tier), 0
+/// of 18 instructions. The training files: 3 of 1,575 (2 at block tier, by rules) and 2 of 701.
+const POISONED_BLIND: usize = 95;
+const CLEAN_BLIND: usize = 7;
 const CLEAN_INSTRUCTIONS_BLIND: usize = 1;
 const CLEAN_TRAIN: usize = 3;
 const CLEAN_INSTRUCTIONS_TRAIN: usize = 0;
-const CLEAN_TOPICS: usize = 3;
-const POISONED_BLIND4: usize = 60;
+const CLEAN_TOPICS: usize = 2;
+const POISONED_BLIND4: usize = 59;
 const CLEAN_BLIND4: usize = 3;
 const CLEAN_INSTRUCTIONS_BLIND4: usize = 0;
 

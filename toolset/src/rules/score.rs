@@ -20,8 +20,10 @@ pub const DIM: usize = 1 << 16;
 /// Folded characters of one tool (or the instructions) the features are counted over.
 pub const SCORE_MAX_CHARS: usize = 32_768;
 
-/// Words a tool must hold for the learned score to read it: a name and a few words say too
-/// little (`send_email`, "Does a thing." reads as the exfiltration it could serve).
+/// Words of prose (texts other than names: the tool's name, member names, a string read as a
+/// name) a tool must hold for the learned score to read it: a name and a few words say too
+/// little (`send_email`, "Does a thing." reads as the exfiltration it could serve; `add`, "Adds
+/// two numbers.", `a`, `b` as the poisoning demos built on it).
 pub const SCORE_MIN_WORDS: usize = 12;
 
 /// Characters of one word read for its features.
@@ -30,7 +32,8 @@ pub const WORD_MAX_CHARS: usize = 40;
 /// How a tool's features are counted and scored, as published in the rule-set document.
 pub const FEATURES: &str = "The learned score reads each tool (not the instructions): every \
 text the pattern rules read, in their order, folded as they read it, at most maxChars folded \
-characters of the tool in all; a tool of fewer than minWords words is not scored. Words are runs of alphanumeric characters (the first \
+characters of the tool in all; a tool of fewer than minWords words in texts that are not read \
+as names is not scored. Words are runs of alphanumeric characters (the first \
 wordMaxChars of each are read). Features: each word (kind byte 'w'), each pair of adjacent \
 words of one text joined by a space ('p'), each run of 3, 4 and 5 characters of the word with \
 a space before and after it ('c'). A feature's bucket is the 64-bit FNV-1a hash of its kind \
@@ -88,8 +91,15 @@ impl Counter {
         }
     }
 
-    /// Count the features of one folded text (as [`super::fold`] gives it).
+    /// Count the features of one folded text (as [`super::fold`] gives it), its words counted
+    /// towards [`SCORE_MIN_WORDS`].
     pub fn text(&mut self, folded: &str) {
+        self.text_as(folded, true);
+    }
+
+    /// [`Counter::text`], its words counted towards [`SCORE_MIN_WORDS`] only when `prose` (a
+    /// name's words are not: they say what the tool is, not what it tells the model).
+    pub fn text_as(&mut self, folded: &str, prose: bool) {
         let mut previous: Option<(usize, usize)> = None;
         let mut chars = folded.char_indices().peekable();
         while self.left > 0 {
@@ -115,7 +125,7 @@ impl Counter {
                 }
             }
             let word = &folded[start..read_end];
-            self.words += 1;
+            self.words += usize::from(prose);
             self.buckets.push(bucket(WORD, &[word.as_bytes()]));
             if let Some((ps, pe)) = previous {
                 let pair = [&folded.as_bytes()[ps..pe], b" ", word.as_bytes()];
@@ -159,7 +169,7 @@ impl Counter {
         &self.buckets
     }
 
-    /// The words counted.
+    /// The words counted towards [`SCORE_MIN_WORDS`].
     pub fn words(&self) -> usize {
         self.words
     }
