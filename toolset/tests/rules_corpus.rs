@@ -1,14 +1,14 @@
 //! The rule set measured on the labelled corpus in `tests/fixtures/rules/`: every
 //! `poisoned*.jsonl` (recall, overall and per class) and every `clean*.jsonl` (false positives)
-//! present. Goals, asserted on every file: recall ≥ 90% overall and ≥ 80% per class (an entry
-//! is detected when any rule or the learned score matches it), at most 0.5% of clean entries with any match and none
-//! with a block-tier match. `cargo test -p toolmark-toolset --test rules_corpus -- --nocapture`
-//! prints the tables (docs/benchmarks.md quotes them).
+//! present. Goals, asserted on every development file: recall ≥ 90% overall and ≥ 80% per
+//! class (an entry is detected when any rule or the learned score matches it), at most 0.5% of
+//! clean entries with any match and none with a block-tier match.
+//! `cargo test -p toolmark-toolset --test rules_corpus -- --nocapture` prints the tables
+//! (docs/benchmarks.md quotes them).
 //!
-//! Every other file is a development file: the rules have been written against all of them, and
-//! the learned score trained on them (`scripts/train-scorer`). Two
-//! of them were held out before, and what `toolmark-rules/1` measured on them is kept as the
-//! record of a blind measure:
+//! The development files: the rules have been written against all of them, and the learned
+//! score trained on them (`scripts/train-scorer`). Two of them were held out before, and what
+//! `toolmark-rules/1` measured on them is kept as the record of a blind measure:
 //!
 //! * `*-heldout.jsonl`: written and captured in session 8, beside the development split, read
 //!   by the rule author after the rule set was written: 62.2% recall, 0.9% of clean tools
@@ -31,7 +31,8 @@
 //!   to train the learned score (real servers in other languages, and on the topics poisoning
 //!   demos borrow); the rules were never read against them;
 //! * `*-blind4.jsonl`: made in session 11 by a helper who read neither the rules nor the
-//!   learned score, and measured once, after the model was trained: blind to both.
+//!   learned score, measured after the model was trained (and once more after a change to
+//!   when it scores a tool, which cost one entry): blind to both.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
