@@ -4,9 +4,10 @@
 //!
 //! `cargo run --release -p toolmark-toolset --example score_features -- FILE.jsonl…`
 
-use toolmark_toolset::ToolSet;
-use toolmark_toolset::json::{self, Json};
 use toolmark_toolset::rules;
+
+#[path = "../tests/support/corpus_line.rs"]
+mod corpus_line;
 
 fn main() {
     let mut out = String::new();
@@ -19,37 +20,15 @@ fn main() {
             .to_owned();
         let label = u8::from(file.starts_with("poisoned"));
         for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-            let members =
-                json::parse_members(line, "").unwrap_or_else(|e| panic!("{path}:{}: {e}", n + 1));
-            let get = |k: &str| members.iter().rev().find(|m| m.name.as_str() == Some(k));
-            let str_of = |k: &str| {
-                get(k).and_then(|m| match &m.value {
-                    Json::String(s) => Some(s.lossy().into_owned()),
-                    _ => None,
-                })
+            let entry = corpus_line::read(&path, n, line);
+            let (counter, kind) = match (entry.set.tools.first(), &entry.instructions) {
+                (Some(tool), _) => (rules::tool_counter(tool), "tool"),
+                (None, Some(text)) => (rules::instructions_counter(text), "instructions"),
+                (None, None) => unreachable!("a corpus line is a tool or instructions"),
             };
-            let id = str_of("id").unwrap_or_else(|| format!("line {}", n + 1));
-            let (counter, kind) = match get("tool") {
-                Some(tool) => {
-                    let set = ToolSet::of_raw(&[&line[tool.span.clone()]])
-                        .unwrap_or_else(|e| panic!("{path}: {id}: {e}"));
-                    (rules::tool_counter(&set.tools[0]), "tool")
-                }
-                None => (
-                    rules::instructions_counter(
-                        &str_of("instructions")
-                            .unwrap_or_else(|| panic!("{path}: {id} has no tool")),
-                    ),
-                    "instructions",
-                ),
-            };
-            let group = str_of("server")
-                .map(|s| format!("server:{s}"))
-                .or_else(|| str_of("source").map(|s| format!("source:{s}")))
-                .unwrap_or_else(|| format!("id:{id}"));
             let line = serde_json::json!({
-                "file": file, "id": id, "label": label, "class": str_of("class"),
-                "group": group, "kind": kind, "counts": counter.counts(),
+                "file": file, "id": entry.id, "label": label, "class": entry.class,
+                "group": entry.group, "kind": kind, "counts": counter.counts(),
             });
             out.push_str(&line.to_string());
             out.push('\n');

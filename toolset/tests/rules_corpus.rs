@@ -38,9 +38,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use toolmark_toolset::ToolSet;
-use toolmark_toolset::json::{self, Json};
 use toolmark_toolset::rules::{self, RuleClass, Scan, Tier};
+
+// `group` is the feature dump's (examples/score_features.rs), not this test's.
+#[allow(dead_code)]
+#[path = "support/corpus_line.rs"]
+mod corpus_line;
 
 const RECALL_MIN: f64 = 0.90;
 const CLASS_RECALL_MIN: f64 = 0.80;
@@ -111,26 +114,13 @@ fn read(path: &Path) -> Vec<Entry> {
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(n, line)| {
-            let members = json::parse_members(line, "")
-                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
-            let get = |k: &str| members.iter().rev().find(|m| m.name.as_str() == Some(k));
-            let str_of = |k: &str| {
-                get(k).and_then(|m| match &m.value {
-                    Json::String(s) => Some(s.lossy().into_owned()),
-                    _ => None,
-                })
-            };
-            let id = str_of("id").unwrap_or_else(|| format!("line {}", n + 1));
-            let (set, instructions) = match get("tool") {
-                Some(tool) => (ToolSet::of_raw(&[&line[tool.span.clone()]]).unwrap(), None),
-                None => (
-                    ToolSet::of_raw::<&str>(&[]).unwrap(),
-                    Some(
-                        str_of("instructions")
-                            .unwrap_or_else(|| panic!("{}: {id} has no tool", path.display())),
-                    ),
-                ),
-            };
+            let corpus_line::Line {
+                id,
+                class,
+                set,
+                instructions,
+                ..
+            } = corpus_line::read(&path.display().to_string(), n, line);
             let scan = rules::scan(&set, instructions.as_deref());
             let excerpts = scan
                 .matches
@@ -151,7 +141,7 @@ fn read(path: &Path) -> Vec<Entry> {
                 .collect();
             Entry {
                 id,
-                class: str_of("class"),
+                class,
                 scan,
                 excerpts,
             }
