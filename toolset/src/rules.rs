@@ -1276,9 +1276,26 @@ const MEMO_MAX_TEXTS: usize = 16_384;
 /// A text read whole and whether it was folded as a name.
 type MemoKey = (Box<str>, bool);
 
-/// The learned score's memo: by text (names and other texts apart), its feature buckets, words
-/// and folded characters read.
-type ScoreMemo = [std::collections::HashMap<Box<str>, (Box<[u32]>, usize, usize)>; 2];
+/// The learned score's memo: by text (names and other texts apart), its feature buckets, words,
+/// folded and original characters read; only texts read whole, of at most
+/// [`SCORE_MEMO_TEXT_BYTES`], at most [`MEMO_MAX_TEXTS`] of them and
+/// [`SCORE_MEMO_MAX_BUCKETS`] buckets in all.
+#[derive(Debug, Default)]
+struct ScoreMemo {
+    texts: [std::collections::HashMap<Box<str>, Remembered>; 2],
+    len: usize,
+    buckets: usize,
+}
+
+/// What the learned score's memo keeps of a text: its buckets, words, folded and original
+/// characters read.
+type Remembered = (Box<[u32]>, usize, usize, usize);
+
+/// The longest text (in UTF-8 bytes) the learned score's memo keeps.
+const SCORE_MEMO_TEXT_BYTES: usize = 4_096;
+
+/// Feature buckets the learned score's memo keeps in all (4 bytes each: 4 MiB).
+const SCORE_MEMO_MAX_BUCKETS: usize = 1 << 20;
 
 /// The pattern hits of every text read whole so far in a scan, by text: one map for texts
 /// folded as prose, one for names.
@@ -1441,31 +1458,39 @@ impl Collector {
     /// model's threshold, one [`LEARNED_SCORE`] match on the text that made the most of it.
     fn learned(&mut self, tool: Option<&str>, each: &dyn Fn(bool, &mut TextVisitor)) {
         let mut whole = score::Counter::new();
+        let mut raw_left = score::SCORE_MAX_RAW_CHARS;
         let memo = &mut self.score_memo;
-        let mut memo_len = memo
-            .iter()
-            .map(std::collections::HashMap::len)
-            .sum::<usize>();
         each(false, &mut |_, text, name| {
             let left = whole.left();
-            if left == 0 {
+            if left == 0 || raw_left == 0 {
                 return;
             }
-            let of_kind = &mut memo[usize::from(name)];
-            if let Some((buckets, words, read)) = of_kind.get(text)
+            let of_kind = &mut memo.texts[usize::from(name)];
+            // A text read whole before, and that would be read whole now.
+            if let Some((buckets, words, read, raw)) = of_kind.get(text)
                 && *read < left
+                && *raw <= raw_left
             {
+                raw_left -= raw;
                 whole.extend(buckets, *words, *read);
                 return;
             }
+            let raw_before = raw_left;
             let mut part = score::Counter::with_budget(left);
-            count_text(&mut part, text, name);
+            let read_whole = count_text(&mut part, &mut raw_left, text, name);
             let read = left - part.left();
-            // Read whole (the budget outlasted it): kept for the next time it is met.
-            if part.left() > 0 && memo_len < MEMO_MAX_TEXTS {
-                memo_len += 1;
-                memo[usize::from(name)]
-                    .insert(text.into(), (part.buckets().into(), part.words(), read));
+            let raw = raw_before - raw_left;
+            if read_whole
+                && text.len() <= SCORE_MEMO_TEXT_BYTES
+                && memo.len < MEMO_MAX_TEXTS
+                && memo.buckets + part.buckets().len() <= SCORE_MEMO_MAX_BUCKETS
+            {
+                memo.len += 1;
+                memo.buckets += part.buckets().len();
+                memo.texts[usize::from(name)].insert(
+                    text.into(),
+                    (part.buckets().into(), part.words(), read, raw),
+                );
             }
             whole.extend(part.buckets(), part.words(), read);
         });
@@ -1479,17 +1504,18 @@ impl Collector {
         // walk read of it.
         let shares = model.shares(&whole);
         let mut left = score::SCORE_MAX_CHARS;
+        let mut raw_left = score::SCORE_MAX_RAW_CHARS;
         let mut best: Option<(f64, String, usize)> = None;
         each(true, &mut |field, text, name| {
-            if left == 0 {
+            if left == 0 || raw_left == 0 {
                 return;
             }
             let mut part = score::Counter::with_budget(left);
-            count_text(&mut part, text, name);
+            count_text(&mut part, &mut raw_left, text, name);
             left = part.left();
             let c = shares.of(&part);
             if best.as_ref().is_none_or(|b| c > b.0) {
-                let len = text.chars().count().min(FIELD_MAX_CHARS);
+                let len = text.chars().take(FIELD_MAX_CHARS).count();
                 best = Some((c, field.to_owned(), len));
             }
         });
@@ -1541,11 +1567,13 @@ pub fn scan(set: &ToolSet, instructions: Option<&str>) -> Scan {
 }
 
 /// The learned score's feature counts of `tool`: every text the rules read, folded, in all at
-/// most [`score::SCORE_MAX_CHARS`] characters of it.
+/// most [`score::SCORE_MAX_CHARS`] folded and [`score::SCORE_MAX_RAW_CHARS`] original
+/// characters of it.
 pub fn tool_counter(tool: &Tool) -> score::Counter {
     let mut counter = score::Counter::new();
+    let mut raw_left = score::SCORE_MAX_RAW_CHARS;
     each_text_unplaced(tool, &mut |_, text, name| {
-        count_text(&mut counter, text, name)
+        count_text(&mut counter, &mut raw_left, text, name);
     });
     counter
 }
@@ -1553,20 +1581,27 @@ pub fn tool_counter(tool: &Tool) -> score::Counter {
 /// The learned score's feature counts of the server's `instructions`.
 pub fn instructions_counter(text: &str) -> score::Counter {
     let mut counter = score::Counter::new();
-    count_text(&mut counter, text, false);
+    let mut raw_left = score::SCORE_MAX_RAW_CHARS;
+    count_text(&mut counter, &mut raw_left, text, false);
     counter
 }
 
-/// Count `text`'s features: as much of it as `counter` still reads, folded.
-fn count_text(counter: &mut score::Counter, text: &str, name: bool) {
-    let left = counter.left();
-    if left == 0 {
-        return;
+/// Count `text`'s features, folded (its first [`FIELD_MAX_CHARS`] characters, as the pattern
+/// rules read it), while `counter` reads folded characters and `raw_left` original ones (a
+/// text past that budget cut to it); returns whether the text was read whole, so that what it
+/// gave is what it gives wherever it is met.
+fn count_text(counter: &mut score::Counter, raw_left: &mut usize, text: &str, name: bool) -> bool {
+    if counter.left() == 0 || *raw_left == 0 {
+        return false;
     }
-    let end = text.char_indices().nth(left).map_or(text.len(), |(i, _)| i);
-    let text = &text[..end];
     let name = reads_as_name(text, name);
+    let (text, whole) = match text.char_indices().nth(*raw_left) {
+        Some((end, _)) => (&text[..end], false),
+        None => (text, true),
+    };
+    *raw_left -= text.chars().count().min(FIELD_MAX_CHARS).min(*raw_left);
     counter.text_as(&fold(text, name).text, !name);
+    whole && counter.left() > 0
 }
 
 /// The text a match's field names in a tool (a string value, or a member name when no string
@@ -1658,6 +1693,7 @@ pub fn document() -> Json {
                 ("features", s(score::FEATURES)),
                 ("buckets", n(score::DIM)),
                 ("maxChars", n(score::SCORE_MAX_CHARS)),
+                ("maxRawChars", n(score::SCORE_MAX_RAW_CHARS)),
                 ("wordMaxChars", n(score::WORD_MAX_CHARS)),
                 ("minWords", n(score::SCORE_MIN_WORDS)),
                 // A string: the f32 of the model, written as the shortest f64 that reads back.

@@ -168,3 +168,34 @@ fn the_demos_clean_calculator_is_not_scored() {
     assert!(rules::tool_counter(&s.tools[0]).words() < score::SCORE_MIN_WORDS);
     assert!(rules::scan(&s, None).matches.is_empty());
 }
+
+/// A text first met where a tool's budget cuts it is not remembered as that text: a later tool
+/// holding it whole is scored as it is alone (the padding folds to one space, so a cut by
+/// original characters is not a cut by folded ones).
+#[test]
+fn a_text_cut_by_one_tools_budget_is_read_whole_in_the_next() {
+    let poisoned: serde_json::Value = serde_json::from_str(POISONED).unwrap();
+    let payload = poisoned[0]["description"].as_str().unwrap();
+    let padded = format!("{}{payload}", " ".repeat(10_000));
+    // 28,000 folded characters of the 32,768, in two texts under the per-text limit.
+    let filler = "word ".repeat(2_800);
+    let first = serde_json::json!({"name": "first", "description": filler,
+        "inputSchema": {"type": "object", "properties": {
+            "f": {"type": "string", "description": filler},
+            "x": {"type": "string", "description": padded}}}});
+    let mut second = poisoned[0].clone();
+    second["name"] = "second".into();
+    second["description"] = padded.clone().into();
+    let both = serde_json::Value::Array(vec![first, second.clone()]).to_string();
+    let in_set: Vec<rules::Match> = rules::scan(&set(&both), None)
+        .matches
+        .into_iter()
+        .filter(|m| m.tool.as_deref() == Some("second"))
+        .collect();
+    let alone = rules::scan(&set(&format!("[{second}]")), None).matches;
+    assert_eq!(in_set, alone);
+    assert_eq!(
+        learned(&rules::scan(&set(&format!("[{second}]")), None)).len(),
+        1
+    );
+}

@@ -20,6 +20,11 @@ pub const DIM: usize = 1 << 16;
 /// Folded characters of one tool (or the instructions) the features are counted over.
 pub const SCORE_MAX_CHARS: usize = 32_768;
 
+/// Original characters of one tool the features are read from (each text's first
+/// `FIELD_MAX_CHARS` counted): what bounds the folding of texts that fold to little, such as
+/// runs of spaces.
+pub const SCORE_MAX_RAW_CHARS: usize = 4 * SCORE_MAX_CHARS;
+
 /// Words of prose (texts other than names: the tool's name, member names, a string read as a
 /// name) a tool must hold for the learned score to read it: a name and a few words say too
 /// little (`send_email`, "Does a thing." reads as the exfiltration it could serve; `add`, "Adds
@@ -31,8 +36,10 @@ pub const WORD_MAX_CHARS: usize = 40;
 
 /// How a tool's features are counted and scored, as published in the rule-set document.
 pub const FEATURES: &str = "The learned score reads each tool (not the instructions): every \
-text the pattern rules read, in their order, folded as they read it, at most maxChars folded \
-characters of the tool in all; a tool of fewer than minWords words in texts that are not read \
+text the pattern rules read, in their order, folded as they read it (its first fieldMaxChars \
+characters), at most maxChars folded and maxRawChars original characters of the tool in all (a \
+text past the latter cut to it; a tool met after the scan's setMaxChars budget is spent is not \
+scored); a tool of fewer than minWords words in texts that are not read \
 as names is not scored. Words are runs of alphanumeric characters (the first \
 wordMaxChars of each are read). Features: each word (kind byte 'w'), each pair of adjacent \
 words of one text joined by a space ('p'), each run of 3, 4 and 5 characters of the word with \
@@ -158,7 +165,7 @@ impl Counter {
 
     /// Add the features another counter holds (a text counted before), and its words and
     /// characters read.
-    pub fn extend(&mut self, buckets: &[u32], words: usize, read: usize) {
+    pub(crate) fn extend(&mut self, buckets: &[u32], words: usize, read: usize) {
         self.buckets.extend_from_slice(buckets);
         self.words += words;
         self.left = self.left.saturating_sub(read);
