@@ -1315,8 +1315,7 @@ struct Collector {
     /// property name, a type, a description shared by tools) is not folded or matched by them
     /// again (the character rules still read it). At most [`MEMO_MAX_TEXTS`] texts.
     memo: Memo,
-    /// The learned score's features of each text already counted whole: its buckets, words and
-    /// folded characters read. At most [`MEMO_MAX_TEXTS`] texts.
+    /// The learned score's features of each text already counted whole ([`ScoreMemo`]).
     score_memo: ScoreMemo,
     /// The learned score's counting space, kept between tools.
     score_scratch: score::Scratch,
