@@ -1228,10 +1228,10 @@ struct TextHits {
 /// bounded by this plus one text ([`FIELD_MAX_CHARS`] characters folded), whatever the tool.
 const BATCH_MAX_BYTES: usize = 256 << 10;
 
-/// Match `batch` (for each of its texts, `of_batch` holds its position among all texts and
-/// its key in `memo` when it was read whole), add what it gave to `out` (one entry for each
-/// text with a match; [`Collector::texts`] sorts and merges them) and to `memo` (while it holds
-/// fewer than [`MEMO_MAX_TEXTS`]), and empty both.
+/// Match `batch` (for each of its texts, `of_batch` holds its position among all texts and,
+/// when it was read whole, the text and whether it was given as a name), add what it gave to
+/// `out` (one entry for each text with a match; [`Collector::texts`] sorts and merges them) and
+/// to `memo` (while it holds fewer than [`MEMO_MAX_TEXTS`]), and empty both.
 fn flush(
     batch: &mut Batch,
     of_batch: &mut Vec<(usize, Option<MemoKey>)>,
@@ -1252,14 +1252,8 @@ fn flush(
                 cut: None,
             });
         }
-        if let Some((text, name)) = key
-            && memo
-                .iter()
-                .map(std::collections::HashMap::len)
-                .sum::<usize>()
-                < MEMO_MAX_TEXTS
-        {
-            memo[usize::from(name)].insert(text, of_t);
+        if let Some((text, name)) = key {
+            memo.remember(text, name, |m| m.hits = Some(of_t));
         }
     }
     batch.folded.text.clear();
@@ -1273,33 +1267,77 @@ fn flush(
 /// hundreds of thousands of entries; the texts after it is full are matched as usual.
 const MEMO_MAX_TEXTS: usize = 16_384;
 
-/// A text read whole and whether it was folded as a name.
+/// A text read whole and whether it was given as a name.
 type MemoKey = (Box<str>, bool);
 
-/// The learned score's memo: by text (names and other texts apart), its feature buckets, words,
-/// folded and original characters read; only texts read whole, of at most
-/// [`SCORE_MEMO_TEXT_BYTES`], at most [`MEMO_MAX_TEXTS`] of them and
-/// [`SCORE_MEMO_MAX_BUCKETS`] buckets in all.
+/// What a scan remembers of a text read whole: the pattern rules' hits, and what the learned
+/// score counted of it.
 #[derive(Debug, Default)]
-struct ScoreMemo {
-    texts: [std::collections::HashMap<Box<str>, Remembered>; 2],
-    len: usize,
-    buckets: usize,
+struct Remembered {
+    hits: Option<Vec<(usize, [usize; 2])>>,
+    score: Option<Counted>,
 }
 
-/// What the learned score's memo keeps of a text: its buckets, words, folded and original
-/// characters read.
-type Remembered = (Box<[u32]>, usize, usize, usize);
+/// What the learned score counted of a text: its counts ([`score::Tally::drain`]), words,
+/// folded and original characters read.
+#[derive(Debug)]
+struct Counted {
+    counts: Box<[(u32, u32)]>,
+    words: usize,
+    read: usize,
+    raw: usize,
+}
 
-/// The longest text (in UTF-8 bytes) the learned score's memo keeps.
+/// The longest text (in UTF-8 bytes) whose learned-score counts the memo keeps.
 const SCORE_MEMO_TEXT_BYTES: usize = 4_096;
 
-/// Feature buckets the learned score's memo keeps in all (4 bytes each: 4 MiB).
-const SCORE_MEMO_MAX_BUCKETS: usize = 1 << 20;
+/// Learned-score counts the memo keeps in all (8 bytes each: 8 MiB).
+const SCORE_MEMO_MAX_COUNTS: usize = 1 << 20;
 
-/// The pattern hits of every text read whole so far in a scan, by text: one map for texts
-/// folded as prose, one for names.
-type Memo = [std::collections::HashMap<Box<str>, Vec<(usize, [usize; 2])>>; 2];
+/// What a scan remembers of every text read whole so far (a property name, a type, a
+/// description shared by tools), by text and whether it was given as a name: at most
+/// [`MEMO_MAX_TEXTS`] texts; learned-score counts only of texts of at most
+/// [`SCORE_MEMO_TEXT_BYTES`], [`SCORE_MEMO_MAX_COUNTS`] in all.
+#[derive(Debug, Default)]
+struct Memo {
+    texts: [std::collections::HashMap<Box<str>, Remembered>; 2],
+    counts: usize,
+}
+
+impl Memo {
+    fn get(&self, text: &str, name: bool) -> Option<&Remembered> {
+        self.texts[usize::from(name)].get(text)
+    }
+
+    /// Change what is remembered of `text` (a new entry while there is room).
+    fn remember(
+        &mut self,
+        text: impl AsRef<str> + Into<Box<str>>,
+        name: bool,
+        f: impl FnOnce(&mut Remembered),
+    ) {
+        let full = self
+            .texts
+            .iter()
+            .map(std::collections::HashMap::len)
+            .sum::<usize>()
+            >= MEMO_MAX_TEXTS;
+        let map = &mut self.texts[usize::from(name)];
+        if let Some(known) = map.get_mut(text.as_ref()) {
+            f(known);
+        } else if !full {
+            f(map.entry(text.into()).or_default());
+        }
+    }
+}
+
+/// The learned score's reading of one tool: what is left of its budgets, its words, and its
+/// counts (in [`Collector::score_tally`]).
+struct Learning {
+    left: usize,
+    raw_left: usize,
+    words: usize,
+}
 
 /// Collects the matches of one scan, under its budgets.
 #[derive(Default)]
@@ -1311,14 +1349,14 @@ struct Collector {
     budget: usize,
     /// The texts being folded (emptied at each flush, its buffers kept).
     batch: Batch,
-    /// What the pattern rules gave each text already read whole: a text seen again (a
-    /// property name, a type, a description shared by tools) is not folded or matched by them
-    /// again (the character rules still read it). At most [`MEMO_MAX_TEXTS`] texts.
+    /// What the pattern rules gave and the learned score counted of each text already read
+    /// whole: a text seen again is not folded, matched or counted again (the character rules
+    /// still read it).
     memo: Memo,
-    /// The learned score's features of each text already counted whole ([`ScoreMemo`]).
-    score_memo: ScoreMemo,
     /// The learned score's counting space, kept between tools.
-    score_scratch: score::Scratch,
+    score_tally: score::Tally,
+    /// A text's counts, gathered for the memo.
+    text_tally: score::Tally,
 }
 
 impl Collector {
@@ -1340,44 +1378,114 @@ impl Collector {
     /// paths when its first argument is `true`, else in the same order without): a first walk,
     /// without paths, folds them into [`Batch`]es (a new one after [`BATCH_MAX_BYTES`]) within
     /// the budgets, a text already in the memo aside, and only when something matched does a
-    /// second walk, with paths, give the matched texts' paths.
-    fn texts(&mut self, tool: Option<&str>, each: &dyn Fn(bool, &mut TextVisitor)) {
+    /// second walk, with paths, give the matched texts' paths. With `learning`, the same first
+    /// walk counts the learned score's features (of the folding the rules made, where they
+    /// read the text whole), and [`Collector::learned`] scores them after.
+    fn texts(
+        &mut self,
+        tool: Option<&str>,
+        each: &dyn Fn(bool, &mut TextVisitor),
+        mut learning: Option<&mut Learning>,
+    ) {
         let batch = &mut self.batch;
         let memo = &mut self.memo;
+        let (tally, text_tally) = (&mut self.score_tally, &mut self.text_tally);
+        let model = &*score::MODEL;
         // The position of each text of the batch among all texts, and its key in `memo`.
         let mut of_batch: Vec<(usize, Option<MemoKey>)> = Vec::new();
         let mut out: Vec<TextHits> = Vec::new();
         let mut seq = 0;
         let budget = &mut self.budget;
-        each(false, &mut |_, text, name| {
+        each(false, &mut |_, text, given| {
             let len = text.chars().count();
             let read = len.min(FIELD_MAX_CHARS.min(*budget));
             *budget -= read;
             let cut = (read < len).then_some((read, len));
+            // Only texts read whole are remembered (by the learned score: of a bounded length).
+            let known = (cut.is_none() || text.len() <= SCORE_MEMO_TEXT_BYTES)
+                .then(|| memo.get(text, given))
+                .flatten();
             let mut hits = Vec::new();
+            // The folding the rules made of the whole text, as `(start, end)` in the batch.
+            let mut folded = None;
             if read > 0 {
                 let text: Cow<'_, str> = if read < len {
                     text.chars().take(read).collect::<String>().into()
                 } else {
                     text.into()
                 };
-                let name = reads_as_name(&text, name);
+                let name = reads_as_name(&text, given);
                 hits = char_hits(&text);
                 // Only a text read whole is looked up or kept: a cut one is not that text.
-                let known = cut
-                    .is_none()
-                    .then(|| memo[usize::from(name)].get(&*text))
-                    .flatten();
-                match known {
+                match known
+                    .and_then(|k| k.hits.as_ref())
+                    .filter(|_| cut.is_none())
+                {
                     Some(known) => hits.extend_from_slice(known),
                     None => {
                         batch.push(&text, name);
-                        of_batch.push((seq, cut.is_none().then(|| (Box::from(&*text), name))));
+                        if cut.is_none() {
+                            folded = batch.ranges.last().copied();
+                        }
+                        of_batch.push((seq, cut.is_none().then(|| (Box::from(&*text), given))));
                     }
                 }
             }
             if !hits.is_empty() || cut.is_some() {
                 out.push(TextHits { seq, hits, cut });
+            }
+            if let Some(l) = learning.as_deref_mut()
+                && l.left > 0
+                && l.raw_left > 0
+            {
+                match known.and_then(|k| k.score.as_ref()) {
+                    // Counted whole before, and that would be read whole now.
+                    Some(c) if c.read < l.left && c.raw <= l.raw_left => {
+                        tally.add_counts(&c.counts);
+                        l.left -= c.read;
+                        l.raw_left -= c.raw;
+                        l.words += c.words;
+                    }
+                    _ => {
+                        let (left, raw_left) = (l.left, l.raw_left);
+                        let mut part = score::Counter::with_budget(left);
+                        let whole = match folded {
+                            // The rules folded the text whole: what the score folds when it
+                            // reads it whole too.
+                            Some((start, end)) if len <= raw_left => {
+                                let f = &batch.folded.text[start..end];
+                                let name = reads_as_name(text, given);
+                                count_folded(&mut part, &mut l.raw_left, len, true, f, name)
+                            }
+                            _ => count_text(&mut part, &mut l.raw_left, text, given),
+                        };
+                        let (read, raw) = (left - part.left(), raw_left - l.raw_left);
+                        l.left = part.left();
+                        l.words += part.words();
+                        if whole
+                            && text.len() <= SCORE_MEMO_TEXT_BYTES
+                            && memo.counts + part.buckets().len() <= SCORE_MEMO_MAX_COUNTS
+                        {
+                            text_tally.add(model, &part);
+                            let counts = text_tally.drain();
+                            tally.add_counts(&counts);
+                            let words = part.words();
+                            let mut kept = 0;
+                            memo.remember(text, given, |m| {
+                                kept = counts.len();
+                                m.score = Some(Counted {
+                                    counts: counts.into(),
+                                    words,
+                                    read,
+                                    raw,
+                                });
+                            });
+                            memo.counts += kept;
+                        } else {
+                            tally.add(model, &part);
+                        }
+                    }
+                }
             }
             // Folding can make a text many times longer (U+FDFA is 33 bytes folded) and the
             // offset map is 4 bytes a byte: a full batch is matched and dropped.
@@ -1438,8 +1546,6 @@ impl Collector {
     }
 
     fn tool(&mut self, tool: &Tool) {
-        // The learned score reads a tool only while the scan's budget lasts.
-        let read = self.budget > 0;
         let each = |paths: bool, f: &mut TextVisitor| {
             if paths {
                 each_text(tool, f)
@@ -1447,58 +1553,34 @@ impl Collector {
                 each_text_unplaced(tool, f)
             }
         };
-        self.texts(tool.name(), &each);
-        if read {
-            self.learned(tool.name(), &each);
+        // The learned score reads a tool only while the scan's budget lasts.
+        let mut learning = (self.budget > 0).then_some(Learning {
+            left: score::SCORE_MAX_CHARS,
+            raw_left: score::SCORE_MAX_RAW_CHARS,
+            words: 0,
+        });
+        self.texts(tool.name(), &each, learning.as_mut());
+        if let Some(learning) = learning {
+            self.learned(tool.name(), &each, &learning);
         }
     }
 
-    /// The learned score of the texts `each` gives (as for [`Collector::texts`]): above the
-    /// model's threshold, one [`LEARNED_SCORE`] match on the text that made the most of it.
-    fn learned(&mut self, tool: Option<&str>, each: &dyn Fn(bool, &mut TextVisitor)) {
-        let mut whole = score::Counter::new();
-        let mut raw_left = score::SCORE_MAX_RAW_CHARS;
-        let memo = &mut self.score_memo;
-        each(false, &mut |_, text, name| {
-            let left = whole.left();
-            if left == 0 || raw_left == 0 {
-                return;
-            }
-            let of_kind = &mut memo.texts[usize::from(name)];
-            // A text read whole before, and that would be read whole now.
-            if let Some((buckets, words, read, raw)) = of_kind.get(text)
-                && *read < left
-                && *raw <= raw_left
-            {
-                raw_left -= raw;
-                whole.extend(buckets, *words, *read);
-                return;
-            }
-            let raw_before = raw_left;
-            let mut part = score::Counter::with_budget(left);
-            let read_whole = count_text(&mut part, &mut raw_left, text, name);
-            let read = left - part.left();
-            let raw = raw_before - raw_left;
-            if read_whole
-                && text.len() <= SCORE_MEMO_TEXT_BYTES
-                && memo.len < MEMO_MAX_TEXTS
-                && memo.buckets + part.buckets().len() <= SCORE_MEMO_MAX_BUCKETS
-            {
-                memo.len += 1;
-                memo.buckets += part.buckets().len();
-                memo.texts[usize::from(name)].insert(
-                    text.into(),
-                    (part.buckets().into(), part.words(), read, raw),
-                );
-            }
-            whole.extend(part.buckets(), part.words(), read);
-        });
+    /// The learned score of the features [`Collector::texts`] counted of the texts `each`
+    /// gives: above the model's threshold, one [`LEARNED_SCORE`] match on the text that made
+    /// the most of it.
+    fn learned(
+        &mut self,
+        tool: Option<&str>,
+        each: &dyn Fn(bool, &mut TextVisitor),
+        learning: &Learning,
+    ) {
         let model = &*score::MODEL;
-        if whole.words() < score::SCORE_MIN_WORDS
-            || model.score_with(&whole, &mut self.score_scratch) <= model.threshold
-        {
+        let score = self.score_tally.score(model);
+        if learning.words < score::SCORE_MIN_WORDS || score <= model.threshold {
             return;
         }
+        // A tool the score flags (few): its features again, whole, to share the score out.
+        let whole = tool_texts_counter(each);
         // The second walk sees the texts in the same order: each is given what the first
         // walk read of it.
         let shares = model.shares(&whole);
@@ -1554,7 +1636,7 @@ pub fn scan(set: &ToolSet, instructions: Option<&str>) -> Scan {
     if let Some(text) = instructions {
         // The learned score reads tools only: it was trained on tool definitions, and the
         // few clean instructions there are cannot place a threshold for them.
-        c.texts(None, &|_, f| f("$['instructions']", text, false));
+        c.texts(None, &|_, f| f("$['instructions']", text, false), None);
     }
     Scan {
         rules: RULES_ID.to_owned(),
@@ -1569,9 +1651,15 @@ pub fn scan(set: &ToolSet, instructions: Option<&str>) -> Scan {
 /// most [`score::SCORE_MAX_CHARS`] folded and [`score::SCORE_MAX_RAW_CHARS`] original
 /// characters of it.
 pub fn tool_counter(tool: &Tool) -> score::Counter {
+    tool_texts_counter(&|_, f| each_text_unplaced(tool, f))
+}
+
+/// The learned score's feature counts of the texts `each` gives without paths (as for
+/// [`Collector::texts`]).
+fn tool_texts_counter(each: &dyn Fn(bool, &mut TextVisitor)) -> score::Counter {
     let mut counter = score::Counter::new();
     let mut raw_left = score::SCORE_MAX_RAW_CHARS;
-    each_text_unplaced(tool, &mut |_, text, name| {
+    each(false, &mut |_, text, name| {
         count_text(&mut counter, &mut raw_left, text, name);
     });
     counter
@@ -1598,8 +1686,22 @@ fn count_text(counter: &mut score::Counter, raw_left: &mut usize, text: &str, na
         Some((end, _)) => (&text[..end], false),
         None => (text, true),
     };
-    *raw_left -= text.chars().count().min(FIELD_MAX_CHARS).min(*raw_left);
-    counter.text_as(&fold(text, name).text, !name);
+    let len = text.chars().count();
+    count_folded(counter, raw_left, len, whole, &fold(text, name).text, name)
+}
+
+/// [`count_text`] of a text of `len` characters (`whole`: not cut to `raw_left`) as
+/// [`fold`] folded it (`name`: as a name).
+fn count_folded(
+    counter: &mut score::Counter,
+    raw_left: &mut usize,
+    len: usize,
+    whole: bool,
+    folded: &str,
+    name: bool,
+) -> bool {
+    *raw_left -= len.min(FIELD_MAX_CHARS).min(*raw_left);
+    counter.text_as(folded, !name);
     whole && counter.left() > 0
 }
 

@@ -163,14 +163,6 @@ impl Counter {
         }
     }
 
-    /// Add the features another counter holds (a text counted before), and its words and
-    /// characters read.
-    pub(crate) fn extend(&mut self, buckets: &[u32], words: usize, read: usize) {
-        self.buckets.extend_from_slice(buckets);
-        self.words += words;
-        self.left = self.left.saturating_sub(read);
-    }
-
     /// Every feature's bucket, in the order met.
     pub fn buckets(&self) -> &[u32] {
         &self.buckets
@@ -201,11 +193,82 @@ impl Counter {
     }
 }
 
-/// Counting space for [`Model::score_with`].
+/// A tool's feature counts summed text by text, in a table of [`DIM`] counts kept between
+/// tools (and the buckets met), for [`Tally::score`].
 #[derive(Debug, Default)]
-pub struct Scratch {
+pub struct Tally {
     counts: Vec<u32>,
     touched: Vec<u32>,
+}
+
+impl Tally {
+    fn slot(&mut self, b: u32) -> &mut u32 {
+        if self.counts.len() != DIM {
+            self.counts = vec![0; DIM];
+        }
+        let c = &mut self.counts[b as usize];
+        if *c == 0 {
+            self.touched.push(b);
+        }
+        c
+    }
+
+    /// Add the buckets of `counter` that have an idf in `model`.
+    pub fn add(&mut self, model: &Model, counter: &Counter) {
+        for &b in counter.buckets() {
+            if model.idf[b as usize] != 0 {
+                *self.slot(b) += 1;
+            }
+        }
+    }
+
+    /// Add counts as [`Tally::drain`] gave them: the same as adding the counter they came from.
+    pub fn add_counts(&mut self, counts: &[(u32, u32)]) {
+        for &(b, n) in counts {
+            *self.slot(b) += n;
+        }
+    }
+
+    /// The counts added, `(bucket, count)` in the order each bucket was first added, which are
+    /// then taken away (the tally is left empty).
+    pub fn drain(&mut self) -> Vec<(u32, u32)> {
+        let counts = &mut self.counts;
+        self.touched
+            .drain(..)
+            .map(|b| (b, std::mem::take(&mut counts[b as usize])))
+            .collect()
+    }
+
+    /// The score of what was added, which is then taken away (the tally is left empty). The
+    /// sums run in the order the buckets were first added, which [`Tally::add_counts`] keeps:
+    /// the score depends on the texts added and their order alone.
+    pub fn score(&mut self, model: &Model) -> f64 {
+        let (mut dot, mut norm) = (0.0, 0.0);
+        for &b in &self.touched {
+            let c = std::mem::take(&mut self.counts[b as usize]);
+            if let Some((idf, w)) = model.bucket(b) {
+                let v = log_tf(c) * idf;
+                norm += v * v;
+                dot += v * w;
+            }
+        }
+        self.touched.clear();
+        if norm == 0.0 {
+            model.bias
+        } else {
+            dot / norm.sqrt() + model.bias
+        }
+    }
+}
+
+/// `1 + ln count`, from a table for the counts met most.
+fn log_tf(count: u32) -> f64 {
+    static TABLE: std::sync::LazyLock<[f64; 256]> =
+        std::sync::LazyLock::new(|| std::array::from_fn(|c| 1.0 + (c.max(1) as f64).ln()));
+    TABLE
+        .get(count as usize)
+        .copied()
+        .unwrap_or_else(|| 1.0 + f64::from(count).ln())
 }
 
 /// The model as published: the `toolmark-score/1` bytes of `score-model.bin`.
@@ -281,78 +344,34 @@ impl Model {
         })
     }
 
-    /// The values of `counter`'s buckets that have an idf: `(bucket, value, weight)`, and the
-    /// vector's length.
-    fn values(&self, counter: &Counter) -> (Vec<(u32, f64, f64)>, f64) {
-        let mut norm = 0.0;
-        let values: Vec<(u32, f64, f64)> = counter
-            .counts()
-            .into_iter()
-            .filter_map(|(b, c)| {
-                let (idf, w) = self.bucket(b)?;
-                let v = (1.0 + f64::from(c).ln()) * idf;
-                norm += v * v;
-                Some((b, v, w))
-            })
-            .collect();
-        (values, norm.sqrt())
-    }
-
     /// The score of a tool's features.
     pub fn score(&self, counter: &Counter) -> f64 {
-        self.score_with(counter, &mut Scratch::default())
-    }
-
-    /// [`Model::score`], counting in `scratch` (kept between calls: a table of [`DIM`] counts
-    /// and the buckets met, both left empty).
-    pub fn score_with(&self, counter: &Counter, scratch: &mut Scratch) -> f64 {
-        if scratch.counts.len() != DIM {
-            scratch.counts = vec![0; DIM];
-        }
-        for &b in counter.buckets() {
-            let i = b as usize;
-            if self.idf[i] == 0 {
-                continue;
-            }
-            let c = &mut scratch.counts[i];
-            if *c == 0 {
-                scratch.touched.push(b);
-            }
-            *c += 1;
-        }
-        let (mut dot, mut norm) = (0.0, 0.0);
-        for &b in &scratch.touched {
-            let c = std::mem::take(&mut scratch.counts[b as usize]);
-            if let Some((idf, w)) = self.bucket(b) {
-                let v = (1.0 + f64::from(c).ln()) * idf;
-                norm += v * v;
-                dot += v * w;
-            }
-        }
-        scratch.touched.clear();
-        if norm == 0.0 {
-            self.bias
-        } else {
-            dot / norm.sqrt() + self.bias
-        }
+        let mut tally = Tally::default();
+        tally.add(self, counter);
+        tally.score(self)
     }
 
     /// What each bucket of `whole` gives its score, per occurrence: `(bucket, term / count)`
     /// sorted by bucket, the term being the bucket's share of the dot product over the vector's
     /// length. [`Shares::of`] then says how much of the score one of its texts makes.
     pub fn shares(&self, whole: &Counter) -> Shares {
-        let (values, norm) = self.values(whole);
+        // (bucket, count, value, weight) of the buckets with an idf.
+        let values: Vec<(u32, u32, f64, f64)> = whole
+            .counts()
+            .into_iter()
+            .filter_map(|(b, c)| {
+                let (idf, w) = self.bucket(b)?;
+                Some((b, c, log_tf(c) * idf, w))
+            })
+            .collect();
+        let norm = values.iter().map(|v| v.2 * v.2).sum::<f64>().sqrt();
         if norm == 0.0 {
             return Shares(Vec::new());
         }
-        let counts = whole.counts();
         Shares(
             values
-                .iter()
-                .filter_map(|&(b, v, w)| {
-                    let all = counts[counts.binary_search_by_key(&b, |c| c.0).ok()?].1;
-                    Some((b, v * w / f64::from(all) / norm))
-                })
+                .into_iter()
+                .map(|(b, c, v, w)| (b, v * w / f64::from(c) / norm))
                 .collect(),
         )
     }
