@@ -64,7 +64,8 @@ fn a_word_gives_its_word_and_character_run_buckets() {
         c.buckets(),
         [fnv(b"wab"), fnv(b"c ab"), fnv(b"cab "), fnv(b"c ab ")]
     );
-    assert_eq!(c.words(), 1);
+    // One word is not prose.
+    assert_eq!(c.words(), 0);
     let mut two = Counter::new();
     two.text("ab, cd");
     assert!(two.buckets().contains(&fnv(b"pab cd")));
@@ -250,4 +251,20 @@ fn a_scan_scores_every_corpus_tool_as_its_features_alone_do() {
         checked += s.tools.len();
     }
     assert!(flagged > 300, "{flagged} of {checked} flagged");
+}
+
+/// Schema boilerplate is not prose: types, `required` names, a `$schema` URL and one-word
+/// enum values do not make a short tool long enough to be scored.
+#[test]
+fn schema_boilerplate_does_not_count_as_prose() {
+    let s = set(
+        r#"{"tools":[{"name":"add","description":"Adds two numbers.","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"number","description":"The first number"},"b":{"type":"number","description":"The second number"},"mode":{"type":"string","enum":["exact","rounded","truncated"]}},"required":["a","b","mode"],"additionalProperties":false}}]}"#,
+    );
+    let counter = rules::tool_counter(&s.tools[0]);
+    assert_eq!(counter.words(), 9);
+    let mut c = Counter::new();
+    c.text("the first number");
+    c.text("http://json-schema.org/draft-07/schema#");
+    c.text("object");
+    assert_eq!(c.words(), 3);
 }

@@ -25,10 +25,11 @@ pub const SCORE_MAX_CHARS: usize = 32_768;
 /// runs of spaces.
 pub const SCORE_MAX_RAW_CHARS: usize = 4 * SCORE_MAX_CHARS;
 
-/// Words of prose (texts other than names: the tool's name, member names, a string read as a
-/// name) a tool must hold for the learned score to read it: a name and a few words say too
-/// little (`send_email`, "Does a thing." reads as the exfiltration it could serve; `add`, "Adds
-/// two numbers.", `a`, `b` as the poisoning demos built on it).
+/// Words of prose (texts other than names, of two words or more with a space between words: not
+/// the tool's name, member names, a string read as a name, a type, an enum value, a URL) a tool
+/// must hold for the learned score to read it: a name and a few words say too little
+/// (`send_email`, "Does a thing." reads as the exfiltration it could serve; `add`, "Adds two
+/// numbers.", `a`, `b` as the poisoning demos built on it).
 pub const SCORE_MIN_WORDS: usize = 12;
 
 /// Characters of one word read for its features.
@@ -39,8 +40,8 @@ pub const FEATURES: &str = "The learned score reads each tool (not the instructi
 text the pattern rules read, in their order, folded as they read it (its first fieldMaxChars \
 characters), at most maxChars folded and maxRawChars original characters of the tool in all (a \
 text past the latter cut to it; a tool met after the scan's setMaxChars budget is spent is not \
-scored); a tool of fewer than minWords words in texts that are not read \
-as names is not scored. Words are runs of alphanumeric characters (the first \
+scored); a tool of fewer than minWords words in texts of prose (not read as names, \
+of two words or more, a space between words) is not scored. Words are runs of alphanumeric characters (the first \
 wordMaxChars of each are read). Features: each word (kind byte 'w'), each pair of adjacent \
 words of one text joined by a space ('p'), each run of 3, 4 and 5 characters of the word with \
 a space before and after it ('c'). A feature's bucket is the 64-bit FNV-1a hash of its kind \
@@ -105,8 +106,19 @@ impl Counter {
     }
 
     /// [`Counter::text`], its words counted towards [`SCORE_MIN_WORDS`] only when `prose` (a
-    /// name's words are not: they say what the tool is, not what it tells the model).
+    /// name's words are not: they say what the tool is, not what it tells the model) and the
+    /// text is prose: two words or more, with a space between words (not a type, an enum value,
+    /// a URL, a property name listed as `required`).
     pub fn text_as(&mut self, folded: &str, prose: bool) {
+        let words = self.count(folded);
+        if prose && words >= 2 && folded.contains(' ') {
+            self.words += words;
+        }
+    }
+
+    /// Count the features of `folded` within the budget; returns its words read.
+    fn count(&mut self, folded: &str) -> usize {
+        let mut words = 0;
         let mut previous: Option<(usize, usize)> = None;
         let mut chars = folded.char_indices().peekable();
         while self.left > 0 {
@@ -114,11 +126,11 @@ impl Counter {
             while chars.next_if(|(_, c)| !c.is_alphanumeric()).is_some() {
                 self.left -= 1;
                 if self.left == 0 {
-                    return;
+                    return words;
                 }
             }
             let Some(&(start, _)) = chars.peek() else {
-                return;
+                return words;
             };
             let mut read_end = start;
             let mut n = 0;
@@ -132,7 +144,7 @@ impl Counter {
                 }
             }
             let word = &folded[start..read_end];
-            self.words += usize::from(prose);
+            words += 1;
             self.buckets.push(bucket(WORD, &[word.as_bytes()]));
             if let Some((ps, pe)) = previous {
                 let pair = [&folded.as_bytes()[ps..pe], b" ", word.as_bytes()];
@@ -141,6 +153,7 @@ impl Counter {
             self.grams_of_word(word);
             previous = Some((start, read_end));
         }
+        words
     }
 
     /// The 3-, 4- and 5-character runs of ` word `.
