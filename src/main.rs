@@ -50,7 +50,7 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Scan each file with the rule set (toolmark-rules/3) for poisoning: every text a model sees
+    /// Scan each file with the rule set (toolmark-rules/4) for poisoning: every text a model sees
     /// in each tool, and the server's instructions. Reads what `digest` reads, a bare tool object
     /// or an initialize result ({"instructions": …}). Offline; a flagged file is not an error.
     Scan {

@@ -311,7 +311,7 @@ fn scan_text_report_lists_each_match_with_its_excerpt() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = stdout(&o);
     assert!(out.contains("1 tools"), "{out}");
-    assert!(out.contains("toolmark-rules/3"), "{out}");
+    assert!(out.contains("toolmark-rules/4"), "{out}");
     assert!(out.contains("block  hidden-tag"), "{out}");
     assert!(out.contains("hide-from-user"), "{out}");
     assert!(out.contains("add $['description']"), "{out}");
@@ -332,7 +332,7 @@ fn scan_json_lines_carry_matches_and_legs() {
     assert_eq!(lines.len(), 2);
     let p = &lines[0];
     assert_eq!(p["file"], f.as_str());
-    assert_eq!(p["rules"], "toolmark-rules/3");
+    assert_eq!(p["rules"], "toolmark-rules/4");
     assert_eq!(p["flagged"], true);
     assert!(p["legs"].is_object());
     let m = &p["matches"][0];

@@ -75,7 +75,7 @@ async fn the_rules_document_is_served_with_the_digest_the_issuer_and_scans_name(
     let (_env, state) = fixture("rules");
     let (_, _, bytes) = get(&state, "/api/v1/rules").await;
     let doc: Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(doc["id"], "toolmark-rules/3");
+    assert_eq!(doc["id"], "toolmark-rules/4");
     // Its bytes are canonical (RFC 8785): what the digest is over.
     assert!(toolmark_toolset::canon::is_canonical(
         std::str::from_utf8(&bytes).unwrap()
@@ -83,7 +83,7 @@ async fn the_rules_document_is_served_with_the_digest_the_issuer_and_scans_name(
     let rules = doc["rules"].as_array().unwrap();
     assert!(rules.len() >= 10);
     let issuer = get_json(&state, "/api/v1/issuer").await;
-    assert_eq!(issuer["rules"], "toolmark-rules/3");
+    assert_eq!(issuer["rules"], "toolmark-rules/4");
     assert_eq!(issuer["rulesDigest"], rules_digest(&state).await.as_str());
 }
 
@@ -101,7 +101,7 @@ async fn a_same_answer_carries_the_stored_scan_and_legs_and_verifies() {
     assert_eq!(scan["status"], "scanned");
     assert_eq!(scan["toolSetDigest"], digest.as_str());
     assert_eq!(scan["patternSet"], rules_digest(&state).await.as_str());
-    assert_eq!(scan["rules"], "toolmark-rules/3");
+    assert_eq!(scan["rules"], "toolmark-rules/4");
     assert_eq!(scan["flagged"], true);
     assert!(scan["block"].as_u64().unwrap() > 0, "{scan}");
     let m = scan["matches"].as_array().unwrap();

@@ -387,7 +387,7 @@ pub struct PatternScan {
     /// which names its pattern set by digest too).
     #[serde(rename = "patternSet")]
     pub pattern_set: String,
-    /// The rule set's id (`toolmark-rules/3`).
+    /// The rule set's id (`toolmark-rules/4`).
     pub rules: String,
     /// Whether a scan is reported.
     pub status: ScanStatus,

@@ -144,7 +144,7 @@ pub struct TargetScan {
     /// The server's instructions scanned with it (at most [`MAX_INSTRUCTIONS_CHARS`]; what
     /// `$['instructions']` matches index into).
     pub instructions: Option<String>,
-    /// The rule set's id it was scanned with (`toolmark-rules/3`).
+    /// The rule set's id it was scanned with (`toolmark-rules/4`).
     pub rules: String,
     /// That rule set's digest.
     pub rules_digest: String,

@@ -1,4 +1,4 @@
-//! The rule set's cost (`toolmark-rules/3`, `rules::scan`), on already parsed sets:
+//! The rule set's cost (`toolmark-rules/4`, `rules::scan`), on already parsed sets:
 //!
 //! * `okta1000`: 1,000 tools, the 108 real tools of
 //!   `tests/fixtures/corpus/docker-mcp-registry/okta-mcp-server.tools.json` repeated with renamed

@@ -1,6 +1,7 @@
 //! The learned score's features of every entry of the labelled corpus, for
 //! `scripts/train-scorer`: one JSON line per entry, `{"file", "id", "label", "class", "group",
-//! "kind", "counts": [[bucket, count], …]}`.
+//! "kind", "words", "counts": [[bucket, count], …]}` (`words`: of prose, as the scan's minimum
+//! counts them).
 //!
 //! `cargo run --release -p toolmark-toolset --example score_features -- FILE.jsonl…`
 
@@ -28,7 +29,8 @@ fn main() {
             };
             let line = serde_json::json!({
                 "file": file, "id": entry.id, "label": label, "class": entry.class,
-                "group": entry.group, "kind": kind, "counts": counter.counts(),
+                "group": entry.group, "kind": kind, "words": counter.words(),
+                "counts": counter.counts(),
             });
             out.push_str(&line.to_string());
             out.push('\n');

@@ -60,7 +60,7 @@ mod patterns;
 pub mod score;
 
 /// The rule set's id; its number changes whenever a rule's behaviour changes.
-pub const RULES_ID: &str = "toolmark-rules/3";
+pub const RULES_ID: &str = "toolmark-rules/4";
 
 /// At most this many matches are listed ([`Scan::truncated`] counts the rest).
 pub const MAX_MATCHES: usize = 200;

@@ -1,4 +1,4 @@
-//! The rule set `toolmark-rules/3`: every rule's own examples, where matches are reported (field
+//! The rule set `toolmark-rules/4`: every rule's own examples, where matches are reported (field
 //! paths, spans in the original characters), the bounds on work, and the pinned digest of the
 //! published document.
 
@@ -196,8 +196,9 @@ fn matches_are_capped_but_all_counted() {
     let doc = format!("[{}]", vec![tool; MAX_MATCHES + 7].join(","));
     let scan = rules::scan(&set(&doc), None);
     assert_eq!(scan.matches.len(), MAX_MATCHES);
-    assert_eq!(scan.truncated, 7);
+    // Each tool's block match, and whatever else its text gives (the learned score), counted.
     assert_eq!(scan.block, MAX_MATCHES + 7);
+    assert_eq!(scan.truncated, scan.block + scan.advise - MAX_MATCHES);
 }
 
 #[test]
@@ -252,7 +253,12 @@ fn a_long_path_over_many_members_costs_what_the_text_does() {
 fn a_modifier_apostrophe_is_not_a_mixed_script_word() {
     let s =
         set(r#"{"tools":[{"name":"t","description":"Files you don\u02bct own are skipped."}]}"#);
-    assert!(rules::scan(&s, None).matches.is_empty());
+    let scan = rules::scan(&s, None);
+    assert!(
+        scan.matches.iter().all(|m| m.code == rules::LEARNED_SCORE),
+        "{:?}",
+        scan.matches
+    );
 }
 
 #[test]
@@ -263,7 +269,7 @@ fn the_document_lists_every_rule_with_its_check() {
         text.starts_with(r#"{"classes":["hidden-instructions","#),
         "{text:.80}"
     );
-    assert!(text.contains(r#""id":"toolmark-rules/3""#));
+    assert!(text.contains(r#""id":"toolmark-rules/4""#));
     assert!(text.contains(&format!(
         r#""model":"{}""#,
         toolmark_toolset::Sri::of(rules::score::MODEL_BYTES)
@@ -283,6 +289,6 @@ fn the_document_lists_every_rule_with_its_check() {
 fn the_digest_is_pinned() {
     assert_eq!(
         rules::digest().to_string(),
-        "sha256-vl39UaNh0j8+Ak9vnalUeBAU1+154T2e/zPNaXJtFfI="
+        "sha256-AFVeW+fz9ASh6T3be423+Geqi5glsKLvg/SjBs0df44="
     );
 }

@@ -24,15 +24,21 @@
 //! than measured:
 //!
 //! * `*-blind.jsonl`: made in session 10 by helpers who did not read the rules, while the rules
-//!   were being widened on the others; in session 11 they were the validation split of the
-//!   learned score (its features, the instructions left out, the minimum of words were chosen
-//!   while looking at them), so they are blind to the rules only;
+//!   were being widened on the others; in session 11 the validation split of the learned score,
+//!   in session 12 part of its training data;
 //! * `clean-train.jsonl`, `clean-topics.jsonl` (and their instructions): captured in session 11
 //!   to train the learned score (real servers in other languages, and on the topics poisoning
-//!   demos borrow); the rules were never read against them;
-//! * `*-blind4.jsonl`: made in session 11 by a helper who read neither the rules nor the
-//!   learned score, measured after the model was trained (and once more after a change to
-//!   when it scores a tool, which cost one entry): blind to both.
+//!   demos borrow); in session 12 the rules were narrowed on their block-tier false positives;
+//! * `*-blind5.jsonl`: made in session 12 by a helper who read neither the rules nor the
+//!   learned score, measured once after `toolmark-rules/4` (rules and model) was otherwise
+//!   final: blind to both. Then one rule (`ransomware`, and `offensive-exploitation` on a
+//!   name starting "attack") was narrowed on its one clean tool and one clean instructions
+//!   matched at block tier.
+//!
+//! `*-blind4.jsonl` (session 11, blind to both rules and model when measured: 72.8% recall) and
+//! `poisoned-train5.jsonl` (session 12, written after public sources for training) have been
+//! training data of the learned score since session 12, and meet the goals as development
+//! files.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -49,10 +55,11 @@ const RECALL_MIN: f64 = 0.90;
 const CLASS_RECALL_MIN: f64 = 0.80;
 const FP_MAX: f64 = 0.005;
 
-/// The held-out files and what `toolmark-rules/3` measured on each: for a poisoned file the
+/// The held-out files and what `toolmark-rules/4` measured on each: for a poisoned file the
 /// entries detected (a floor), for a clean file the entries matched (a ceiling). Not the goals.
 /// Earlier measures of the `*-blind` files: `toolmark-rules/1` 66 of 113 poisoned entries
-/// (58.4%), 3 of 1,744 clean tools, 1 of 18 clean instructions; `toolmark-rules/2` 68, 5 and 1.
+/// (58.4%), 3 of 1,744 clean tools, 1 of 18 clean instructions; `toolmark-rules/2` 68, 5 and 1;
+/// `toolmark-rules/3` 95, 7 (5 at block tier) and 1.
 const HELD_OUT: &[(&str, usize)] = &[
     ("poisoned-blind.jsonl", POISONED_BLIND),
     ("clean-blind.jsonl", CLEAN_BLIND),
@@ -60,26 +67,25 @@ const HELD_OUT: &[(&str, usize)] = &[
     ("clean-train.jsonl", CLEAN_TRAIN),
     ("clean-instructions-train.jsonl", CLEAN_INSTRUCTIONS_TRAIN),
     ("clean-topics.jsonl", CLEAN_TOPICS),
-    ("poisoned-blind4.jsonl", POISONED_BLIND4),
-    ("clean-blind4.jsonl", CLEAN_BLIND4),
-    ("clean-instructions-blind4.jsonl", CLEAN_INSTRUCTIONS_BLIND4),
+    ("poisoned-blind5.jsonl", POISONED_BLIND5),
+    ("clean-blind5.jsonl", CLEAN_BLIND5),
+    ("clean-instructions-blind5.jsonl", CLEAN_INSTRUCTIONS_BLIND5),
 ];
 
-/// `toolmark-rules/3`'s measures (session 11). `*-blind`: 95 of 113 (84.1%; the rules alone,
-/// `toolmark-rules/2`, 68), 7 of 1,744 clean tools (5 at block tier, by rules; 2 learned-score),
-/// 1 of 18 instructions. `*-blind4`, measured once after the model was trained (60 of 81, 3 of
-/// 1,192), then again after names' words stopped counting towards the learned score's minimum:
-/// 59 of 81 (72.8%; `toolmark-rules/2` 51, 63.0%), 3 of 1,192 clean tools (2 at block tier), 0
-/// of 18 instructions. The training files: 3 of 1,575 (2 at block tier, by rules) and 2 of 701.
-const POISONED_BLIND: usize = 95;
-const CLEAN_BLIND: usize = 7;
+/// `toolmark-rules/4`'s measures (session 12). `*-blind5`, measured once, blind: 72 of 81
+/// (88.9%; destructive-command, tool-preference and harmful-purpose 6 of 8 each), 1 of 1,288
+/// clean tools and 1 of 41 instructions, both at block tier by `ransomware` on a vulnerability
+/// feed's `ransomware` filter; 0 and 0 after that rule was narrowed. `*-blind` (now training
+/// data): 107 of 113, 2 of 1,744, 1 of 18. The training files: 1 of 1,575 and 2 of 701.
+const POISONED_BLIND: usize = 107;
+const CLEAN_BLIND: usize = 2;
 const CLEAN_INSTRUCTIONS_BLIND: usize = 1;
-const CLEAN_TRAIN: usize = 3;
+const CLEAN_TRAIN: usize = 1;
 const CLEAN_INSTRUCTIONS_TRAIN: usize = 0;
 const CLEAN_TOPICS: usize = 2;
-const POISONED_BLIND4: usize = 59;
-const CLEAN_BLIND4: usize = 3;
-const CLEAN_INSTRUCTIONS_BLIND4: usize = 0;
+const POISONED_BLIND5: usize = 72;
+const CLEAN_BLIND5: usize = 0;
+const CLEAN_INSTRUCTIONS_BLIND5: usize = 0;
 
 struct Entry {
     id: String,

@@ -30,7 +30,7 @@ pub const SCORE_MAX_RAW_CHARS: usize = 4 * SCORE_MAX_CHARS;
 /// must hold for the learned score to read it: a name and a few words say too little
 /// (`send_email`, "Does a thing." reads as the exfiltration it could serve; `add`, "Adds two
 /// numbers.", `a`, `b` as the poisoning demos built on it).
-pub const SCORE_MIN_WORDS: usize = 12;
+pub const SCORE_MIN_WORDS: usize = 4;
 
 /// Characters of one word read for its features.
 pub const WORD_MAX_CHARS: usize = 40;
