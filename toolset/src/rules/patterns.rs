@@ -54,7 +54,7 @@ pub(crate) use conversation;
 /// Addresses outside: a URL, an e-mail address, a webhook or an IP.
 macro_rules! outside_address {
     () => {
-        r"(?:https?://|ftp://|wss?://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\+\d[\d -]{6,18}\d\b|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|top|tk|site|online|info|biz|app|dev|me|cc|pw)/)"
+        r"(?:https?://|ftp://|wss?://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b(?:our|my|attacker'?s?|the following|this) webhook\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\+\d[\d -]{6,18}\d\b|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|top|tk|site|online|info|biz|app|dev|me|cc|pw)/)"
     };
 }
 pub(crate) use outside_address;

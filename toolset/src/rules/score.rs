@@ -215,46 +215,44 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn slot(&mut self, b: u32) -> &mut u32 {
+    /// The counts table (made at first use) and the buckets met.
+    fn table(&mut self) -> (&mut [u32], &mut Vec<u32>) {
         if self.counts.len() != DIM {
             self.counts = vec![0; DIM];
         }
-        let c = &mut self.counts[b as usize];
-        if *c == 0 {
-            self.touched.push(b);
-        }
-        c
+        (&mut self.counts, &mut self.touched)
     }
 
     /// Add the buckets of `counter` that have an idf in `model`.
     pub fn add(&mut self, model: &Model, counter: &Counter) {
+        let (counts, touched) = self.table();
         for &b in counter.buckets() {
             if model.idf[b as usize] != 0 {
-                *self.slot(b) += 1;
+                let c = &mut counts[b as usize];
+                if *c == 0 {
+                    touched.push(b);
+                }
+                *c += 1;
             }
         }
     }
 
-    /// Add counts as [`Tally::drain`] gave them: the same as adding the counter they came from.
-    pub fn add_counts(&mut self, counts: &[(u32, u32)]) {
-        for &(b, n) in counts {
-            *self.slot(b) += n;
+    /// Add buckets as [`Model::with_idf`] gave them: the same as adding the counter they came
+    /// from.
+    pub fn add_buckets(&mut self, buckets: &[u32]) {
+        let (counts, touched) = self.table();
+        for &b in buckets {
+            let c = &mut counts[b as usize];
+            if *c == 0 {
+                touched.push(b);
+            }
+            *c += 1;
         }
     }
 
-    /// The counts added, `(bucket, count)` in the order each bucket was first added, which are
-    /// then taken away (the tally is left empty).
-    pub fn drain(&mut self) -> Vec<(u32, u32)> {
-        let counts = &mut self.counts;
-        self.touched
-            .drain(..)
-            .map(|b| (b, std::mem::take(&mut counts[b as usize])))
-            .collect()
-    }
-
     /// The score of what was added, which is then taken away (the tally is left empty). The
-    /// sums run in the order the buckets were first added, which [`Tally::add_counts`] keeps:
-    /// the score depends on the texts added and their order alone.
+    /// sums run in the order the buckets were first added: the score depends on the texts added
+    /// and their order alone.
     pub fn score(&mut self, model: &Model) -> f64 {
         let (mut dot, mut norm) = (0.0, 0.0);
         for &b in &self.touched {
@@ -362,6 +360,16 @@ impl Model {
         let mut tally = Tally::default();
         tally.add(self, counter);
         tally.score(self)
+    }
+
+    /// The buckets of `counter` that have an idf, in order: what [`Tally::add`] adds of it.
+    pub fn with_idf(&self, counter: &Counter) -> Vec<u32> {
+        counter
+            .buckets()
+            .iter()
+            .copied()
+            .filter(|&b| self.idf[b as usize] != 0)
+            .collect()
     }
 
     /// What each bucket of `whole` gives its score, per occurrence: `(bucket, term / count)`
