@@ -40,8 +40,10 @@ pub const FEATURES: &str = "The learned score reads each tool (not the instructi
 text the pattern rules read, in their order, folded as they read it (its first fieldMaxChars \
 characters), at most maxChars folded and maxRawChars original characters of the tool in all (a \
 text past the latter cut to it; a tool met after the scan's setMaxChars budget is spent is not \
-scored); a tool of fewer than minWords words in texts of prose (not read as names, \
-of two words or more, a space between words) is not scored. Words are runs of alphanumeric characters (the first \
+scored); a tool of fewer than minWords words in texts of prose is not scored: texts not \
+read as names, of two words or more with a space between words or of four characters or more \
+of Han, Hiragana, Katakana, Thai, Lao, Myanmar or Khmer (U+3400-4DBF, 4E00-9FFF, F900-FAFF, \
+3040-30FF, 0E00-0EFF, 1000-109F, 1780-17FF), each two of which count as a word more. Words are runs of alphanumeric characters (the first \
 wordMaxChars of each are read). Features: each word (kind byte 'w'), each pair of adjacent \
 words of one text joined by a space ('p'), each run of 3, 4 and 5 characters of the word with \
 a space before and after it ('c'). A feature's bucket is the 64-bit FNV-1a hash of its kind \
@@ -51,6 +53,15 @@ scaled to unit length; the score is its dot product with the weights (the model'
 its scale) plus the bias. A tool scoring above the threshold gets one match, on the text whose \
 features make the most of the score (each bucket's term shared by the counts), spanning the \
 first fieldMaxChars characters of that text.";
+
+/// Whether `c` is of a script written without spaces between words: Han, Hiragana, Katakana,
+/// Thai, Lao, Myanmar, Khmer.
+pub fn is_unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}'
+        | '\u{3040}'..='\u{30FF}' | '\u{0E00}'..='\u{0EFF}' | '\u{1000}'..='\u{109F}'
+        | '\u{1780}'..='\u{17FF}')
+}
 
 /// The kinds of feature, the first byte hashed.
 const WORD: u8 = b'w';
@@ -107,18 +118,21 @@ impl Counter {
 
     /// [`Counter::text`], its words counted towards [`SCORE_MIN_WORDS`] only when `prose` (a
     /// name's words are not: they say what the tool is, not what it tells the model) and the
-    /// text is prose: two words or more, with a space between words (not a type, an enum value,
-    /// a URL, a property name listed as `required`).
+    /// text is prose: two words or more with a space between words (not a type, an enum value,
+    /// a URL, a property name listed as `required`), or four characters or more of scripts
+    /// written without spaces ([`is_unspaced`]: Han, kana, Thai…), each two of which count as a
+    /// word more.
     pub fn text_as(&mut self, folded: &str, prose: bool) {
-        let words = self.count(folded);
-        if prose && words >= 2 && folded.contains(' ') {
-            self.words += words;
+        let (words, unspaced) = self.count(folded);
+        if prose && ((words >= 2 && folded.contains(' ')) || unspaced >= 4) {
+            self.words += words + unspaced / 2;
         }
     }
 
-    /// Count the features of `folded` within the budget; returns its words read.
-    fn count(&mut self, folded: &str) -> usize {
-        let mut words = 0;
+    /// Count the features of `folded` within the budget; returns its words read, and its
+    /// characters read of scripts written without spaces.
+    fn count(&mut self, folded: &str) -> (usize, usize) {
+        let (mut words, mut unspaced) = (0, 0);
         let mut previous: Option<(usize, usize)> = None;
         let mut chars = folded.char_indices().peekable();
         while self.left > 0 {
@@ -126,11 +140,11 @@ impl Counter {
             while chars.next_if(|(_, c)| !c.is_alphanumeric()).is_some() {
                 self.left -= 1;
                 if self.left == 0 {
-                    return words;
+                    return (words, unspaced);
                 }
             }
             let Some(&(start, _)) = chars.peek() else {
-                return words;
+                return (words, unspaced);
             };
             let mut read_end = start;
             let mut n = 0;
@@ -138,6 +152,7 @@ impl Counter {
                 && let Some((i, c)) = chars.next_if(|(_, c)| c.is_alphanumeric())
             {
                 self.left -= 1;
+                unspaced += usize::from(is_unspaced(c));
                 if n < WORD_MAX_CHARS {
                     read_end = i + c.len_utf8();
                     n += 1;
@@ -153,7 +168,7 @@ impl Counter {
             self.grams_of_word(word);
             previous = Some((start, read_end));
         }
-        words
+        (words, unspaced)
     }
 
     /// The 3-, 4- and 5-character runs of ` word `.
