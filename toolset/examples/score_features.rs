@@ -1,7 +1,7 @@
 //! The learned score's features of every entry of the labelled corpus, for
 //! `scripts/train-scorer`: one JSON line per entry, `{"file", "id", "label", "class", "group",
-//! "kind", "words", "counts": [[bucket, count], …]}` (`words`: of prose, as the scan's minimum
-//! counts them).
+//! "kind", "words", "twin", "counts": [[bucket, count], …]}` (`words`: of prose, as the scan's minimum
+//! counts them; `twin`: the poisoned entry a clean counterpart was made from).
 //!
 //! `cargo run --release -p toolmark-toolset --example score_features -- FILE.jsonl…`
 
@@ -27,8 +27,12 @@ fn main() {
                 (None, Some(text)) => (rules::instructions_counter(text), "instructions"),
                 (None, None) => unreachable!("a corpus line is a tool or instructions"),
             };
+            // A clean counterpart names the poisoned entry it was made from.
+            let twin = serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v["source"].as_str()?.strip_prefix("counterpart of ").map(str::to_owned));
             let line = serde_json::json!({
-                "file": file, "id": entry.id, "label": label, "class": entry.class,
+                "file": file, "id": entry.id, "label": label, "class": entry.class, "twin": twin,
                 "group": entry.group, "kind": kind, "words": counter.words(),
                 "counts": counter.counts(),
             });
