@@ -433,7 +433,8 @@ async fn feeds_escape_hostile_strings() {
     }
     let state = Arc::new(AppState::open(&env.dir, BASE).unwrap());
     let expected = newest_first(&state, |_| true);
-    // The tool-set change, and the scan change ("Ignore previous instructions" flags the set),
+    // The tool-set change, and the scan change ("Ignore previous instructions" flags the set, by
+    // a rule and by the learned score),
     // newest first.
     let kinds: Vec<&str> = expected.iter().map(|c| c.kind.as_str()).collect();
     assert_eq!(kinds, ["scan", "tools"]);
@@ -466,7 +467,7 @@ async fn feeds_escape_hostile_strings() {
         assert_eq!(
             *scan_title,
             format!(
-                "{server}: flagged by the rule set: 1 block, 0 advise (safety-override) ({})",
+                "{server}: flagged by the rule set: 1 block, 1 advise (safety-override, suspicious-wording) ({})",
                 expected[0].class
             ),
             "{path}"

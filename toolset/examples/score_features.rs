@@ -30,7 +30,12 @@ fn main() {
             // A clean counterpart names the poisoned entry it was made from.
             let twin = serde_json::from_str::<serde_json::Value>(line)
                 .ok()
-                .and_then(|v| v["source"].as_str()?.strip_prefix("counterpart of ").map(str::to_owned));
+                .and_then(|v| {
+                    v["source"]
+                        .as_str()?
+                        .strip_prefix("counterpart of ")
+                        .map(str::to_owned)
+                });
             let line = serde_json::json!({
                 "file": file, "id": entry.id, "label": label, "class": entry.class, "twin": twin,
                 "group": entry.group, "kind": kind, "words": counter.words(),

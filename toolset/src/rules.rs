@@ -1401,7 +1401,9 @@ impl Collector {
             let cut = (read < len).then_some((read, len));
             // Only texts read whole are remembered (by the learned score: of a bounded length),
             // and looked up only where what is remembered can be used.
-            let learns = learning.as_deref().is_some_and(|l| l.left > 0 && l.raw_left > 0);
+            let learns = learning
+                .as_deref()
+                .is_some_and(|l| l.left > 0 && l.raw_left > 0);
             let known = ((read > 0 && cut.is_none())
                 || (learns && text.len() <= SCORE_MEMO_TEXT_BYTES))
                 .then(|| memo.get(text, given))
@@ -2138,7 +2140,11 @@ mod score_in_a_scan {
             let alone = tool_counter(tool);
             let want = model.score(&alone);
             assert_eq!(l.words, alone.words(), "{what}: tool {i} words");
-            assert_eq!(got.to_bits(), want.to_bits(), "{what}: tool {i} score {got} vs {want}");
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "{what}: tool {i} score {got} vs {want}"
+            );
             scored += 1;
             flagged += usize::from(l.words >= score::SCORE_MIN_WORDS && got > model.threshold);
         }
@@ -2197,7 +2203,10 @@ mod score_in_a_scan {
                 s += a;
                 f += b;
             }
-            assert!(s > 1_000 && f > 100, "chunks of {size}: {s} scored, {f} flagged");
+            assert!(
+                s > 1_000 && f > 100,
+                "chunks of {size}: {s} scored, {f} flagged"
+            );
         }
     }
 
@@ -2206,8 +2215,10 @@ mod score_in_a_scan {
         let tools = corpus();
         // A first tool of 16,384 distinct short enum values fills the memo.
         let filler: Vec<String> = (0..MEMO_MAX_TEXTS).map(|i| format!("v{i}")).collect();
-        let mut first = vec![serde_json::json!({"name": "filler", "description": "fills the memo with values",
-            "inputSchema": {"type": "object", "properties": {"x": {"type": "string", "enum": filler}}}})];
+        let mut first = vec![
+            serde_json::json!({"name": "filler", "description": "fills the memo with values",
+            "inputSchema": {"type": "object", "properties": {"x": {"type": "string", "enum": filler}}}}),
+        ];
         first.extend(tools.iter().take(300).cloned());
         let (scored, _) = check(&named(first), "memo full");
         assert_eq!(scored, 301);

@@ -30,10 +30,12 @@
 //!   to train the learned score (real servers in other languages, and on the topics poisoning
 //!   demos borrow); in session 12 the rules were narrowed on their block-tier false positives;
 //! * `*-blind5.jsonl`: made in session 12 by a helper who read neither the rules nor the
-//!   learned score, measured once after `toolmark-rules/4` (rules and model) was otherwise
-//!   final: blind to both. Then one rule (`ransomware`, and `offensive-exploitation` on a
-//!   name starting "attack") was narrowed on its one clean tool and one clean instructions
-//!   matched at block tier.
+//!   learned score, measured once blind (72 of 81, 88.9%). Then one rule (`ransomware`, and
+//!   `offensive-exploitation` on a name starting "attack") was narrowed on its one clean tool
+//!   and one clean instructions matched at block tier, and, for a review's findings not drawn
+//!   from this split, a few rules were fixed, the learned score learned clean counterparts of
+//!   the poisoned tools and counts scripts without spaces as prose; its figures were seen
+//!   after each of those changes (74, then 75 of 81), none was chosen on them.
 //!
 //! `*-blind4.jsonl` (session 11, blind to both rules and model when measured: 72.8% recall) and
 //! `poisoned-train5.jsonl` (session 12, written after public sources for training) have been
@@ -72,19 +74,21 @@ const HELD_OUT: &[(&str, usize)] = &[
     ("clean-instructions-blind5.jsonl", CLEAN_INSTRUCTIONS_BLIND5),
 ];
 
-/// `toolmark-rules/4`'s measures (session 12). `*-blind5`, measured once, blind: 72 of 81
-/// (88.9%; destructive-command, tool-preference and harmful-purpose 6 of 8 each), 1 of 1,288
-/// clean tools and 1 of 41 instructions, both at block tier by `ransomware` on a vulnerability
-/// feed's `ransomware` filter; 0 and 0 after that rule was narrowed. `*-blind` (now training
-/// data): 107 of 113, 2 of 1,744, 1 of 18. The training files: 1 of 1,575 and 2 of 701.
-const POISONED_BLIND: usize = 107;
+/// `toolmark-rules/4`'s measures (session 12). `*-blind5`, measured blind: 72 of 81 (88.9%;
+/// destructive-command, tool-preference and harmful-purpose 6 of 8 each), 1 of 1,288 clean
+/// tools and 1 of 41 instructions, both at block tier by `ransomware` on a vulnerability
+/// feed's `ransomware` filter; as published (after the changes above): 75 of 81 (92.6%, every
+/// class 7 of 8 or more), 3 of 1,288 clean tools (advise, learned score), 0 of 41
+/// instructions. `*-blind` (now training data): 108 of 113, 2 of 1,744, 1 of 18. The training
+/// files: 1 of 1,575 and 2 of 701.
+const POISONED_BLIND: usize = 108;
 const CLEAN_BLIND: usize = 2;
 const CLEAN_INSTRUCTIONS_BLIND: usize = 1;
 const CLEAN_TRAIN: usize = 1;
 const CLEAN_INSTRUCTIONS_TRAIN: usize = 0;
 const CLEAN_TOPICS: usize = 2;
-const POISONED_BLIND5: usize = 72;
-const CLEAN_BLIND5: usize = 0;
+const POISONED_BLIND5: usize = 75;
+const CLEAN_BLIND5: usize = 3;
 const CLEAN_INSTRUCTIONS_BLIND5: usize = 0;
 
 struct Entry {
@@ -290,20 +294,22 @@ fn the_development_files_meet_the_goals_and_the_blind_ones_do_not_regress() {
         let flagged = entries.iter().filter(|e| e.scan.flagged()).count();
         if name.starts_with("poisoned") {
             poisoned(&name, &entries, &mut out, sink);
-            if let Some(floor) = measured {
-                assert!(
-                    flagged >= floor,
+            if let Some(floor) = measured
+                && flagged < floor
+            {
+                failures.push(format!(
                     "{name}: recall {flagged}/{} fell below the measured {floor}",
                     entries.len()
-                );
+                ));
             }
         } else {
             clean(&name, &entries, &mut out, sink);
-            if let Some(ceiling) = measured {
-                assert!(
-                    flagged <= ceiling,
+            if let Some(ceiling) = measured
+                && flagged > ceiling
+            {
+                failures.push(format!(
                     "{name}: {flagged} clean entries matched, more than the measured {ceiling}"
-                );
+                ));
             }
         }
     }
