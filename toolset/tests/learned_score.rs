@@ -201,58 +201,6 @@ fn a_text_cut_by_one_tools_budget_is_read_whole_in_the_next() {
     );
 }
 
-/// Every tool of the labelled corpus, scanned 25 to a set (the memo, the rules' folding and
-/// the counts kept between tools at work), is flagged exactly when its features counted alone
-/// (`tool_counter`, every text folded again) score above the threshold.
-#[test]
-fn a_scan_scores_every_corpus_tool_as_its_features_alone_do() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/rules");
-    let mut tools: Vec<serde_json::Value> = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    for path in files {
-        for line in std::fs::read_to_string(&path).unwrap().lines() {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            if let Some(tool) = v.get("tool").filter(|t| t.is_object()) {
-                let mut tool = tool.clone();
-                // One name a tool, as a set needs (the corpus repeats some).
-                let name = tool["name"].as_str().unwrap_or("t").to_owned();
-                tool["name"] = format!("{name} {}", tools.len()).into();
-                tools.push(tool);
-            }
-        }
-    }
-    assert!(tools.len() > 10_000, "{} tools", tools.len());
-    let model = &*score::MODEL;
-    let (mut flagged, mut checked) = (0, 0);
-    for chunk in tools.chunks(25) {
-        let s = set(&serde_json::Value::Array(chunk.to_vec()).to_string());
-        let scan = rules::scan(&s, None);
-        assert_eq!(scan.truncated, 0);
-        let got: std::collections::BTreeSet<&str> = learned(&scan)
-            .iter()
-            .filter_map(|m| m.tool.as_deref())
-            .collect();
-        let want: std::collections::BTreeSet<&str> = s
-            .tools
-            .iter()
-            .filter(|t| {
-                let c = rules::tool_counter(t);
-                c.words() >= score::SCORE_MIN_WORDS && model.score(&c) > model.threshold
-            })
-            .filter_map(|t| t.name())
-            .collect();
-        assert_eq!(got, want);
-        flagged += want.len();
-        checked += s.tools.len();
-    }
-    assert!(flagged > 300, "{flagged} of {checked} flagged");
-}
-
 /// Schema boilerplate is not prose: types, `required` names, a `$schema` URL and one-word
 /// enum values do not make a short tool long enough to be scored.
 #[test]
