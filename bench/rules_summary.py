@@ -16,10 +16,13 @@ import time
 from collections import Counter, defaultdict
 
 POISONED = ["poisoned.jsonl", "poisoned-heldout.jsonl", "poisoned-fresh.jsonl",
-            "poisoned-blind.jsonl"]
-CLEAN = ["clean.jsonl", "clean-heldout.jsonl", "clean-fresh.jsonl", "clean-blind.jsonl"]
+            "poisoned-blind.jsonl", "poisoned-blind4.jsonl", "poisoned-train5.jsonl",
+            "poisoned-blind5.jsonl"]
+CLEAN = ["clean.jsonl", "clean-heldout.jsonl", "clean-fresh.jsonl", "clean-blind.jsonl",
+         "clean-blind4.jsonl", "clean-train.jsonl", "clean-topics.jsonl", "clean-blind5.jsonl"]
 INSTRUCTIONS = ["clean-instructions.jsonl", "clean-instructions-fresh.jsonl",
-                "clean-instructions-blind.jsonl"]
+                "clean-instructions-blind.jsonl", "clean-instructions-blind4.jsonl",
+                "clean-instructions-train.jsonl", "clean-instructions-blind5.jsonl"]
 CLASSES = [
     "hidden-instructions", "cross-tool-shadowing", "secret-request", "exfiltration",
     "invisible-unicode", "destructive-command", "safety-override", "tool-preference",
