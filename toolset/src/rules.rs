@@ -1437,10 +1437,7 @@ impl Collector {
             if !hits.is_empty() || cut.is_some() {
                 out.push(TextHits { seq, hits, cut });
             }
-            if let Some(l) = learning.as_deref_mut()
-                && l.left > 0
-                && l.raw_left > 0
-            {
+            if learns && let Some(l) = learning.as_deref_mut() {
                 match known.and_then(|k| k.score.as_ref()) {
                     // Counted whole before, and that would be read whole now.
                     Some(c) if c.read < l.left && c.raw <= l.raw_left => {
@@ -1548,23 +1545,27 @@ impl Collector {
     }
 
     fn tool(&mut self, tool: &Tool) {
-        let each = |paths: bool, f: &mut TextVisitor| {
-            if paths {
-                each_text(tool, f)
-            } else {
-                each_text_unplaced(tool, f)
-            }
-        };
-        // The learned score reads a tool only while the scan's budget lasts.
+        if let Some(learning) = self.read(tool) {
+            self.learned(
+                tool.name(),
+                &|paths, f| each_text_of(tool, paths, f),
+                &learning,
+            );
+        }
+    }
+
+    /// The rules' matches of `tool`, and its learned-score features counted in
+    /// [`Collector::score_tally`] (with its words and budgets: `None` when the scan's budget
+    /// was spent before the tool, which the learned score then does not read).
+    fn read(&mut self, tool: &Tool) -> Option<Learning> {
         let mut learning = (self.budget > 0).then_some(Learning {
             left: score::SCORE_MAX_CHARS,
             raw_left: score::SCORE_MAX_RAW_CHARS,
             words: 0,
         });
+        let each = |paths: bool, f: &mut TextVisitor| each_text_of(tool, paths, f);
         self.texts(tool.name(), &each, learning.as_mut());
-        if let Some(learning) = learning {
-            self.learned(tool.name(), &each, &learning);
-        }
+        learning
     }
 
     /// The learned score of the features [`Collector::texts`] counted of the texts `each`
@@ -1612,6 +1613,15 @@ impl Collector {
                 tool: tool.map(|t| crate::text::cap(t, crate::diff::NAME_MAX_CHARS)),
             });
         }
+    }
+}
+
+/// Every text of `tool`, with its path when `paths`, as [`Collector::texts`] reads them.
+fn each_text_of(tool: &Tool, paths: bool, f: &mut TextVisitor) {
+    if paths {
+        each_text(tool, f)
+    } else {
+        each_text_unplaced(tool, f)
     }
 }
 
@@ -2122,20 +2132,7 @@ mod score_in_a_scan {
         };
         let (mut scored, mut flagged) = (0, 0);
         for (i, tool) in set.tools.iter().enumerate() {
-            let each = |paths: bool, f: &mut TextVisitor| {
-                if paths {
-                    each_text(tool, f)
-                } else {
-                    each_text_unplaced(tool, f)
-                }
-            };
-            let mut learning = (c.budget > 0).then_some(Learning {
-                left: score::SCORE_MAX_CHARS,
-                raw_left: score::SCORE_MAX_RAW_CHARS,
-                words: 0,
-            });
-            c.texts(tool.name(), &each, learning.as_mut());
-            let Some(l) = learning else { continue };
+            let Some(l) = c.read(tool) else { continue };
             let got = c.score_tally.score(model);
             let alone = tool_counter(tool);
             let want = model.score(&alone);

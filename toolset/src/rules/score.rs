@@ -240,23 +240,24 @@ impl Tally {
 
     /// Add the buckets of `counter` that have an idf in `model`.
     pub fn add(&mut self, model: &Model, counter: &Counter) {
-        let (counts, touched) = self.table();
-        for &b in counter.buckets() {
-            if model.idf[b as usize] != 0 {
-                let c = &mut counts[b as usize];
-                if *c == 0 {
-                    touched.push(b);
-                }
-                *c += 1;
-            }
-        }
+        self.add_each(
+            counter
+                .buckets()
+                .iter()
+                .copied()
+                .filter(|&b| model.has_idf(b)),
+        );
     }
 
     /// Add buckets as [`Model::with_idf`] gave them: the same as adding the counter they came
     /// from.
     pub fn add_buckets(&mut self, buckets: &[u32]) {
+        self.add_each(buckets.iter().copied());
+    }
+
+    fn add_each(&mut self, buckets: impl Iterator<Item = u32>) {
         let (counts, touched) = self.table();
-        for &b in buckets {
+        for b in buckets {
             let c = &mut counts[b as usize];
             if *c == 0 {
                 touched.push(b);
@@ -383,8 +384,13 @@ impl Model {
             .buckets()
             .iter()
             .copied()
-            .filter(|&b| self.idf[b as usize] != 0)
+            .filter(|&b| self.has_idf(b))
             .collect()
+    }
+
+    /// Whether bucket `b` has an idf (is counted at all).
+    fn has_idf(&self, b: u32) -> bool {
+        self.idf[b as usize] != 0
     }
 
     /// What each bucket of `whole` gives its score, per occurrence: `(bucket, term / count)`
