@@ -18,7 +18,9 @@
 //! * [`sensitive`]: WARDEN-style sensitive-tool name globs, with the `server/tool` and
 //!   `mcp://<server>/<tool>` forms and the names a server answers to;
 //! * [`policy`]: the starter policy (`starter/1`): categories of sensitive tool names as data;
-//! * [`hex`]: the workspace's lowercase hex encoder and strict decoder.
+//! * [`hex`]: the workspace's lowercase hex encoder and strict decoder;
+//! * [`surface`]: a server's surface beyond `tools/list` (prompts, resources, templates, MCP
+//!   Apps pages, the Server Card): as observed, digested and compared.
 //!
 //! It does not fetch tool sets (the `crawler` crate does), store or sign anything (the `log`
 //! crate does) or decide what to tell a client (the `api` crate does).
@@ -40,6 +42,7 @@ pub mod render;
 pub mod rules;
 pub mod sensitive;
 pub mod sri;
+pub mod surface;
 pub mod text;
 
 pub use model::{ParseError, Shape, Tool, ToolSet};
