@@ -244,6 +244,8 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             mtl1: digests.as_ref().map(|d| d.mtl1.clone().into()),
             full: digests.as_ref().map(|d| d.full),
             tools: line.tools,
+            tool_index: None,
+            surface: None,
             raw: Some(Sri::of(&doc)),
             prev: None,
         });
@@ -259,6 +261,8 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             mtl1: None,
             full: None,
             tools: None,
+            tool_index: None,
+            surface: None,
             raw: None,
             prev: None,
         });
