@@ -11,6 +11,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod cache;
+pub mod card;
+pub mod items;
+
 /// A listing status: the list was read completely.
 pub const OK: &str = "ok";
 
