@@ -350,6 +350,7 @@ impl Observation {
         Some(Digests {
             mtl1,
             full: toolmark_toolset::full::digest(&set),
+            tool_index: toolmark_toolset::full::ToolIndex::of(&set).digest,
             tools: set.tools.len(),
         })
     }
@@ -377,6 +378,8 @@ pub struct Digests {
     pub mtl1: Result<Sri, String>,
     /// The `toolmark/1` full digest.
     pub full: Sri,
+    /// The digest of the tools' own `toolmark-tool/1` digests (the entry's `toolIndex`).
+    pub tool_index: Sri,
     /// Number of tools.
     pub tools: usize,
 }
