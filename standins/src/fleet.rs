@@ -705,6 +705,19 @@ impl Fleet {
         };
     }
 
+    /// Every endpoint serves `surface` from now on ([`Fleet::set_surface`]), all sharing one
+    /// copy of it (a benchmark's fleet of thousands of endpoints).
+    pub fn set_surface_everywhere(&self, surface: Surface) {
+        let shared = Arc::new(surface);
+        let mut all = self
+            .surfaces
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for endpoint in 0..self.urls.len() {
+            all.insert(endpoint, shared.clone());
+        }
+    }
+
     /// The surface endpoint `endpoint` serves, if any (a copy to change and set again).
     pub fn surface(&self, endpoint: usize) -> Option<Surface> {
         self.surfaces

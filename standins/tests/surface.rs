@@ -642,3 +642,15 @@ async fn many_ui_uris_are_named_and_each_is_readable() {
     let read = s.call("resources/read", json!({"uri": last})).await;
     assert_eq!(read["result"]["contents"][0]["mimeType"], surface::APP_MIME);
 }
+
+#[tokio::test]
+async fn a_surface_set_everywhere_is_served_by_every_endpoint() {
+    let fleet = fleet(3).await;
+    fleet.set_surface_everywhere(Surface::beside_tools());
+    for url in fleet.urls() {
+        let (mut s, _) = Session::open(&url, "toolmark", "2025-11-25").await;
+        let (prompts, _) = s.all("prompts/list", "prompts").await;
+        assert_eq!(prompts.len(), 2, "{url}");
+    }
+    assert_eq!(fleet.surface(2), Some(Surface::beside_tools()));
+}
