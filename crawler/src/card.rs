@@ -38,7 +38,11 @@ pub fn locations(endpoint: &url::Url) -> [url::Url; 2] {
 
 /// Fetch the card of the remote at `pinned` (its URL as dialled), counting requests and bytes
 /// in `dialled`.
-pub(crate) async fn fetch(config: &ClientConfig, pinned: &Pinned, dialled: &mut Dialled) -> RawCard {
+pub(crate) async fn fetch(
+    config: &ClientConfig,
+    pinned: &Pinned,
+    dialled: &mut Dialled,
+) -> RawCard {
     let client = match crate::mcp::build_client(config, pinned, &Declared::default()) {
         Ok(c) => c,
         Err(e) => {

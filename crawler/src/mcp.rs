@@ -687,12 +687,7 @@ async fn run(
 /// and, if it answers, list over 2026-07-28 and record that instead. The streamable listing is
 /// kept aside meanwhile (its pages stay charged to the meter) and comes back if the probe or
 /// its listing fails; the attempt is recorded either way.
-async fn upgrade(
-    config: &ClientConfig,
-    http: &mut Http<'_>,
-    listing: &mut Listing,
-    ends: Instant,
-) {
+async fn upgrade(config: &ClientConfig, http: &mut Http<'_>, listing: &mut Listing, ends: Instant) {
     let kept = std::mem::take(listing);
     let had_session = http.dialled.session;
     let result = {
@@ -909,10 +904,12 @@ impl Http<'_> {
     /// sends, capped at [`limits::MAX_HEADER_KEPT`].
     fn note_lifecycle(&mut self, response: &reqwest::Response) {
         let kept = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .map(|v| cap(&String::from_utf8_lossy(v.as_bytes()), limits::MAX_HEADER_KEPT))
+            response.headers().get(name).map(|v| {
+                cap(
+                    &String::from_utf8_lossy(v.as_bytes()),
+                    limits::MAX_HEADER_KEPT,
+                )
+            })
         };
         if self.dialled.deprecation.is_none() {
             self.dialled.deprecation = kept("deprecation");

@@ -776,10 +776,28 @@ mod tests {
         let e = Entry {
             tool_index: Some(d),
             surface: Some(vec![
-                (Kind::Prompts, KindEntry::Read { digest: d, count: 3 }),
-                (Kind::Card, KindEntry::Unread(Status::new("absent").unwrap())),
-                (Kind::Resources, KindEntry::Read { digest: d, count: 0 }),
-                (Kind::Templates, KindEntry::Unread(Status::new("partial").unwrap())),
+                (
+                    Kind::Prompts,
+                    KindEntry::Read {
+                        digest: d,
+                        count: 3,
+                    },
+                ),
+                (
+                    Kind::Card,
+                    KindEntry::Unread(Status::new("absent").unwrap()),
+                ),
+                (
+                    Kind::Resources,
+                    KindEntry::Read {
+                        digest: d,
+                        count: 0,
+                    },
+                ),
+                (
+                    Kind::Templates,
+                    KindEntry::Unread(Status::new("partial").unwrap()),
+                ),
             ]),
             ..sample()
         };

@@ -189,8 +189,9 @@ impl<'a> Session<'a> {
                     .len();
                 items += count;
                 bytes += result.len();
-                next_cursor(&value)
-                    .map_err(|()| Failure::Protocol(format!("{method} nextCursor is not a string")))?
+                next_cursor(&value).map_err(|()| {
+                    Failure::Protocol(format!("{method} nextCursor is not a string"))
+                })?
             };
             if items > limits.max_items {
                 return Err(Failure::TooLarge(format!(

@@ -224,7 +224,10 @@ fn too_many_entries_end_a_list_as_too_large() {
         (resources.status.as_str(), resources.detail.as_str()),
         ("too-large", "more than 2 resources")
     );
-    assert!(resources.pages.is_empty(), "the page over the cap is not kept");
+    assert!(
+        resources.pages.is_empty(),
+        "the page over the cap is not kept"
+    );
     assert_eq!(s.resource_templates.unwrap().status, "ok");
 }
 
