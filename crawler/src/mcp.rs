@@ -732,7 +732,7 @@ async fn read_surface<T: toolmark_mcp::Transport<Error = Stop>>(
         return;
     }
     let uris = crate::observe::assemble(&session.listing().pages)
-        .map(|set| ui_uris_until_h2_lands(&set))
+        .map(|set| toolmark_toolset::surface::app::ui_uris(&set))
         .unwrap_or_default();
     let left = ends
         .saturating_duration_since(Instant::now())
@@ -1708,10 +1708,4 @@ mod tests {
         assert!(session_id(&HeaderValue::from_str(&"a".repeat(257)).unwrap()).is_err());
         assert!(session_id(&HeaderValue::from_static("a b")).is_err());
     }
-}
-
-// TEMPORARY (replaced by `toolmark_toolset::surface::app::ui_uris` when it lands this session).
-fn ui_uris_until_h2_lands(set: &toolmark_toolset::ToolSet) -> Vec<String> {
-    let _ = set;
-    Vec::new()
 }

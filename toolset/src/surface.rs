@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod app;
 pub mod cache;
 pub mod card;
 pub mod items;
