@@ -444,8 +444,7 @@ async fn observe_dialled(
                 start,
                 (&mut obs, &mut dialled, &mut closing),
                 &mut listing,
-                &meter,
-                started + deadline,
+                (&meter, started + deadline),
             )
             .await;
             if matches!(obs.status, Status::AuthRequired) {
@@ -544,8 +543,8 @@ async fn run(
     // What the run fills: the observation's core, what dialling found, and the session to end.
     (obs, dialled, closing): (&mut Observation, &mut Dialled, &mut Option<Closing>),
     listing: &mut Listing,
-    meter: &Arc<Meter>,
-    ends: Instant,
+    // This run's memory account, and when the observation's deadline passes.
+    (meter, ends): (&Arc<Meter>, Instant),
 ) {
     let client = match build_client(config, pinned, headers) {
         Ok(c) => c,

@@ -783,6 +783,26 @@ impl<'a> Recorder<'a> {
     }
 }
 
+/// What an entry says of an observed surface: [`toolmark_toolset::surface::digests`], each
+/// unread status one the log takes (a status no name is recorded as `protocol`).
+fn entry_surface(raw: &toolmark_toolset::surface::RawSurface) -> toolmark_log::entry::EntrySurface {
+    use toolmark_log::entry::KindEntry;
+    use toolmark_toolset::surface::KindDigest;
+    toolmark_toolset::surface::digests(raw)
+        .into_iter()
+        .map(|(kind, d)| {
+            let e = match d {
+                KindDigest::Read { digest, count } => KindEntry::Read { digest, count },
+                KindDigest::Unread(status) => KindEntry::Unread(
+                    Status::new(status)
+                        .unwrap_or_else(|_| Status::new("protocol").expect("a name")),
+                ),
+            };
+            (kind, e)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -819,24 +839,4 @@ mod tests {
             "oci:@scope/pkg"
         );
     }
-}
-
-/// What an entry says of an observed surface: [`toolmark_toolset::surface::digests`], each
-/// unread status one the log takes (a status no name is recorded as `protocol`).
-fn entry_surface(raw: &toolmark_toolset::surface::RawSurface) -> toolmark_log::entry::EntrySurface {
-    use toolmark_log::entry::KindEntry;
-    use toolmark_toolset::surface::KindDigest;
-    toolmark_toolset::surface::digests(raw)
-        .into_iter()
-        .map(|(kind, d)| {
-            let e = match d {
-                KindDigest::Read { digest, count } => KindEntry::Read { digest, count },
-                KindDigest::Unread(status) => KindEntry::Unread(
-                    Status::new(status)
-                        .unwrap_or_else(|_| Status::new("protocol").expect("a name")),
-                ),
-            };
-            (kind, e)
-        })
-        .collect()
 }

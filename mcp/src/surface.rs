@@ -143,9 +143,8 @@ impl<'a> Session<'a> {
         }
         let reads = uris.len().min(self.limits.surface.max_reads);
         let mut bytes = 0usize;
-        for i in 0..reads {
-            let uri = uris[i].clone();
-            let outcome = self.read_page(transport, &uri, &mut bytes).await;
+        for (i, uri) in uris.iter().take(reads).enumerate() {
+            let outcome = self.read_page(transport, uri, &mut bytes).await;
             let read = &mut self.listing.surface_mut().app_pages[i];
             match outcome {
                 Ok(text) => {
