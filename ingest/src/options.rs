@@ -58,6 +58,9 @@ pub struct CrawlOptions {
     /// instead of the platform's roots (tests, demos and `scripts/cluster`, whose stand-ins
     /// have a throwaway CA). Empty: the platform's roots, as for every real crawl.
     pub trust_roots: std::path::PathBuf,
+    /// Read each remote's surface beyond `tools/list` (prompts, resources, templates, `ui://`
+    /// pages) and its Server Card (docs/crawler.md, "The surface"); `false`: tools only.
+    pub surface: bool,
 }
 
 impl Default for CrawlOptions {
@@ -76,6 +79,7 @@ impl Default for CrawlOptions {
             harvest: HarvestPolicy::Delta,
             full_harvest_days: DEFAULT_FULL_HARVEST_DAYS,
             trust_roots: std::path::PathBuf::new(),
+            surface: true,
         }
     }
 }
@@ -218,6 +222,10 @@ pub struct CrawlFlags {
     /// demos with a throwaway CA; unset: the platform's roots).
     #[arg(long, value_name = "PEM", env = "TOOLMARK_TRUST_ROOTS")]
     pub trust_roots: Option<std::path::PathBuf>,
+    /// Read the surface beyond tools/list and the Server Card (the default); `--surface false`
+    /// observes tools only.
+    #[arg(long, env = "TOOLMARK_CRAWL_SURFACE", num_args = 0..=1, default_missing_value = "true")]
+    pub surface: Option<bool>,
 }
 
 impl CrawlFlags {
@@ -237,6 +245,7 @@ impl CrawlFlags {
         o.no_dns = self.no_dns.unwrap_or(o.no_dns);
         o.harvest = self.harvest.unwrap_or(o.harvest);
         o.full_harvest_days = self.full_harvest_days.unwrap_or(o.full_harvest_days);
+        o.surface = self.surface.unwrap_or(o.surface);
         if let Some(path) = &self.trust_roots {
             o.trust_roots.clone_from(path);
         }

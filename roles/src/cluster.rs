@@ -563,6 +563,7 @@ impl Worker {
         crawl.client.trust = config.crawl.trust().map_err(RoleError::Refused)?;
         crawl.client.budget =
             toolmark_crawler::budget::Budget::new(config.crawl.memory_budget_mib * 1024 * 1024);
+        crawl.client.limits.surface = config.crawl.surface;
         Ok(Worker {
             queue,
             holder: me,
