@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use rusqlite::{OptionalExtension, Transaction, params};
-use toolmark_log::entry::Entry;
+use toolmark_log::entry::{Entry, KindEntry};
 use toolmark_log::{Log, LogError, tiles};
 use toolmark_observation::registry_facts;
 use toolmark_toolset::Sri;
@@ -84,6 +84,7 @@ impl Index {
              DELETE FROM package_observations;
              DELETE FROM target_sensitive;
              DELETE FROM target_scans;
+             DELETE FROM observation_kinds;
              DELETE FROM security_events;
              DELETE FROM sqlite_sequence WHERE name = 'changes';
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
@@ -317,8 +318,9 @@ fn index_fresh(
     };
     tx.prepare_cached(
         "INSERT INTO observations (entry, target_id, run_id, observed_at, status, detail, mtl1,
-             mtl1_error, full, tools, raw, transport, protocol_version, elapsed_ms, prev)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             mtl1_error, full, tools, raw, transport, protocol_version, elapsed_ms, prev,
+             tool_index)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?
     .execute(params![
         at,
@@ -338,7 +340,19 @@ fn index_fresh(
         doc.as_ref().and_then(|d| d.protocol_version.clone()),
         doc.as_ref().map(|d| int(d.elapsed_ms)).transpose()?,
         entry.prev.map(int).transpose()?,
+        entry.tool_index.map(|t| t.to_string()),
     ])?;
+    for (kind, e) in entry.surface.iter().flatten() {
+        let (digest, count, status) = match e {
+            KindEntry::Read { digest, count } => (Some(digest.to_string()), Some(int(*count)?), None),
+            KindEntry::Unread(status) => (None, None, Some(status.as_str())),
+        };
+        tx.prepare_cached(
+            "INSERT INTO observation_kinds (entry, target_id, kind, digest, count, status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![at, target_id, kind.as_str(), digest, count, status])?;
+    }
 
     let state = tx
         .prepare_cached(

@@ -72,6 +72,10 @@
 //!   counts, `classes`, `legs`, `toxic`); `meta.scan_rules` is set once every row is this code's
 //!   rule set. Version 6 also rebuilds `changes` (ids kept) for the `instructions` and `scan`
 //!   kinds.
+//! * `observation_kinds` (version 7): per entry and kind of the surface beyond `tools/list`
+//!   its `surface` member names (`prompts`, `resources`, `resourceTemplates`, `appPages`,
+//!   `card`): `digest` and `count` when read completely, else `status`; and
+//!   `observations.tool_index`, the entry's `toolIndex`.
 //! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
 //!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
 //!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
@@ -98,7 +102,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{ENDPOINT_KEY_RULES, Index, IndexError, endpoint_key};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -106,7 +110,7 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[6];
+pub const READ_ONLY_VERSIONS: &[u32] = &[7];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
@@ -120,7 +124,27 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     (5, crate::stats::STATS_INDEXES),
     (5, crate::census::CENSUS_TABLES),
     (6, crate::scans::SCAN_TABLES),
+    (7, SURFACE_TABLES),
 ];
+
+/// Version 7 (issue #29): each entry's surface beyond `tools/list`, one row per kind its
+/// `surface` member names (`kind` as `toolmark_toolset::surface::Kind::as_str`; `digest` and
+/// `count` when read completely, else `status`), and its `toolIndex`, so `/check` can locate
+/// the entries of a target that hold a kind's digest. Entries before version 7 carry no surface,
+/// so a migrated database has nothing to derive.
+const SURFACE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS observation_kinds (
+    entry INTEGER NOT NULL,
+    target_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    digest TEXT,
+    count INTEGER,
+    status TEXT,
+    PRIMARY KEY (entry, kind)
+) STRICT;
+CREATE INDEX IF NOT EXISTS observation_kinds_digest ON observation_kinds (target_id, kind, digest);
+ALTER TABLE observations ADD COLUMN tool_index TEXT;
+";
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),
 /// and `changes` rebuilt to hold `behaviour` changes — one kind of change per entry at most,
