@@ -94,7 +94,7 @@
 //!
 //! Benign:
 //! * `tool-renamed`: a removed and an added tool are near-identical ([`crate::diff::Rename`]:
-//!   the same input schema, descriptions at least
+//!   the same parameters, descriptions at least
 //!   [`crate::diff::RENAME_MIN_SIMILARITY_PERCENT`] % similar), so the tool was renamed
 //!   (`old` and `new` are the names). The new tool is then judged against the old one as a
 //!   modified tool is (every rule above, `newly-sensitive` against the old name's categories
@@ -1349,7 +1349,7 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
                         Some(if r.identical {
                             "identical but for the name".to_owned()
                         } else {
-                            format!("same input schema, descriptions {}% similar", r.similarity)
+                            format!("same parameters, descriptions {}% similar", r.similarity)
                         }),
                     );
                     newly_sensitive(&mut sink, name, Some(r.from), old, &starter);

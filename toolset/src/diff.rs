@@ -67,8 +67,8 @@ pub const MAX_MEMBER_CHANGES: usize = 100;
 /// At most this many new addresses are listed ([`Diff::new_addresses_total`] counts them all).
 pub const MAX_NEW_ADDRESSES: usize = 50;
 
-/// A removed and an added tool with the same input schema are a rename when their descriptions
-/// are at least this similar, in percent: `100 × (1 − d / n)` with `d` the Levenshtein distance of
+/// A removed and an added tool that take the same parameters are a rename when their
+/// descriptions are at least this similar, in percent: `100 × (1 − d / n)` with `d` the Levenshtein distance of
 /// the two descriptions after NFC and `n` the longer one's length in characters (two empty
 /// descriptions are 100 % similar). 80 % keeps a description that names the tool (`Use
 /// get_weather to…` → `Use fetch_weather to…`) and a rewording of a few words, and refuses two
@@ -166,14 +166,16 @@ fn is_zero(n: &usize) -> bool {
 /// A removed tool and an added tool whose definitions are near-identical: shown as one tool
 /// renamed, not as two unrelated changes.
 ///
-/// Near-identical: both are objects with the same `inputSchema` (canonically; both absent is
-/// the same) and descriptions at least [`RENAME_MIN_SIMILARITY_PERCENT`] % similar; every other
-/// member may differ (those differences are in [`Rename::changes`] and are classified as a
-/// modified tool's are). Pairs are chosen greedily, best first: identical but for the name
-/// before the rest, then by similarity (exact, not rounded), then by old name and new name in
-/// UTF-16 order; a tool is in at most one pair. So the pairing is a function of the two sets.
-/// A rename that also changes the input schema is not recognised: with other arguments it is
-/// another tool to a client, and it stays a removed and an added tool.
+/// Near-identical: both take the same parameters — the same names in their input schemas'
+/// top-level `properties` and the same `required` names (both absent reads as none) — and
+/// their descriptions are at least [`RENAME_MIN_SIMILARITY_PERCENT`] % similar. Everything else
+/// may differ, the rest of the input schema included (a type, a constraint, an
+/// `additionalProperties`): those differences are in [`Rename::changes`] and are classified as
+/// a modified tool's are, so a rename cannot hide them. Pairs are chosen greedily, best first:
+/// identical but for the name before the rest, then by similarity (exact, not rounded), then by
+/// old name and new name in UTF-16 order; a tool is in at most one pair. So the pairing is a
+/// function of the two sets. Tools that take other parameters are other tools to a client:
+/// they stay a removed and an added tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rename {
@@ -506,8 +508,8 @@ fn rename_text(t: &Tool) -> Vec<char> {
         .collect()
 }
 
-/// Pair removed and added tools as renames ([`Rename`]): candidates share an `inputSchema`
-/// and have descriptions at least [`RENAME_MIN_SIMILARITY_PERCENT`] % similar, within
+/// Pair removed and added tools as renames ([`Rename`]): candidates take the same parameters
+/// ([`Parameters`]) and have descriptions at least [`RENAME_MIN_SIMILARITY_PERCENT`] % similar, within
 /// [`RENAME_BUDGET_CELLS`]; then greedily best first.
 pub(crate) fn find_renames<'a>(m: &Matching<'a>) -> Renames<'a> {
     let removed: Vec<(&str, &Tool)> = m
@@ -529,10 +531,9 @@ pub(crate) fn find_renames<'a>(m: &Matching<'a>) -> Renames<'a> {
     if removed.is_empty() || added.is_empty() {
         return out;
     }
-    let schema = |t: &Tool| t.get("inputSchema").map(canonical);
-    let mut by_schema: HashMap<Option<Vec<u8>>, Vec<usize>> = HashMap::new();
+    let mut by_params: HashMap<Parameters, Vec<usize>> = HashMap::new();
     for (j, (_, t)) in added.iter().enumerate() {
-        by_schema.entry(schema(t)).or_default().push(j);
+        by_params.entry(parameters(t)).or_default().push(j);
     }
     let added_texts: Vec<Vec<char>> = added.iter().map(|(_, t)| rename_text(t)).collect();
     let other_pct = 100 - RENAME_MIN_SIMILARITY_PERCENT;
@@ -540,7 +541,7 @@ pub(crate) fn find_renames<'a>(m: &Matching<'a>) -> Renames<'a> {
     // (identical, similar characters, longer length, removed index, added index)
     let mut candidates: Vec<(bool, usize, usize, usize, usize)> = Vec::new();
     for (i, (_, o)) in removed.iter().enumerate() {
-        let Some(group) = by_schema.get(&schema(o)) else {
+        let Some(group) = by_params.get(&parameters(o)) else {
             continue;
         };
         let a = rename_text(o);
@@ -612,6 +613,29 @@ pub(crate) fn find_renames<'a>(m: &Matching<'a>) -> Renames<'a> {
         .map(|(i, p)| (p.to, i))
         .collect();
     out
+}
+
+/// A tool's parameters as a client passes them: the names of the input schema's top-level
+/// `properties` and of its `required` array, each sorted (empty when absent or not of that type).
+type Parameters = (Vec<String>, Vec<String>);
+
+/// The [`Parameters`] of a tool.
+fn parameters(t: &Tool) -> Parameters {
+    let schema = t.get("inputSchema");
+    let mut properties: Vec<String> = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Json::as_object)
+        .map(|m| m.iter().map(|(k, _)| k.lossy().into_owned()).collect())
+        .unwrap_or_default();
+    let mut required: Vec<String> = schema
+        .and_then(|s| s.get("required"))
+        .and_then(Json::as_array)
+        .map(|a| a.iter().map(compact).collect())
+        .unwrap_or_default();
+    properties.sort_unstable();
+    required.sort_unstable();
+    required.dedup();
+    (properties, required)
 }
 
 /// Whether two tool objects are canonically equal once `name` is set aside.
@@ -1095,8 +1119,12 @@ pub(crate) mod tests {
 
     #[test]
     fn added_removed_modified_in_utf16_order() {
-        // The removed tool has a schema the added ones lack, so it is no rename of either.
-        let old = set(json!([{"name": "b"}, {"name": "\u{FFFF}", "inputSchema": {}}, weather()]));
+        // The removed tool takes a parameter the added ones do not: it is no rename of either.
+        let old = set(json!([
+            {"name": "b"},
+            {"name": "\u{FFFF}", "inputSchema": {"properties": {"x": {}}}},
+            weather()
+        ]));
         let new = set(
             json!([{"name": "\u{1F600}"}, {"name": "a"}, {"name": "b", "title": "B"}, weather()]),
         );

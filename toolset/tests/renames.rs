@@ -76,7 +76,7 @@ fn a_rename_with_a_small_description_edit_carries_its_diff_and_signal() {
     assert_eq!(rules(&c), ["tool-renamed", "description-small-edit"]);
     assert_eq!(
         c.signals[0].detail.as_deref(),
-        Some("same input schema, descriptions 97% similar")
+        Some("same parameters, descriptions 97% similar")
     );
     assert_eq!(c.class, Class::Benign);
 }
@@ -246,4 +246,86 @@ fn render_shows_a_rename_and_its_changes() {
     assert!(
         render::text(&d, &c).contains("renamed (1):\n  a -> b  (identical but for the name)\n")
     );
+}
+
+#[test]
+fn a_rename_that_also_loosens_the_schema_is_paired_and_carries_the_loosening() {
+    let old = weather("get_weather");
+    let mut new = weather("get_city_weather");
+    new["inputSchema"]["properties"]["city"] = json!({"type": "string", "maxLength": 100});
+    new["inputSchema"]["additionalProperties"] = json!(true);
+    let mut old = old;
+    old["inputSchema"]["additionalProperties"] = json!(false);
+    let (d, c) = change(json!([old]), json!([new]));
+    assert_eq!(d.renames_total, 1);
+    assert!(
+        d.renames[0]
+            .changes
+            .as_ref()
+            .unwrap()
+            .input_schema
+            .is_some()
+    );
+    assert_eq!(c.class, Class::Dangerous);
+    assert!(
+        rules(&c).contains(&"constraint-loosened"),
+        "{:?}",
+        rules(&c)
+    );
+}
+
+#[test]
+fn another_required_set_is_not_a_rename() {
+    let mut new = weather("get_city_weather");
+    new["inputSchema"]["required"] = json!([]);
+    let (d, _) = change(json!([weather("get_weather")]), json!([new]));
+    assert_eq!(d.renames_total, 0);
+}
+
+/// The two versions of server-everything in `fixtures/renames` (see its SOURCES.md).
+fn everything(version: &str) -> ToolSet {
+    let path = format!(
+        "{}/tests/fixtures/renames/server-everything-{version}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    ToolSet::parse(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn server_everythings_real_renames_are_found() {
+    let (old, new) = (everything("2025.9.25"), everything("2026.8.31"));
+    let d = diff::diff(&old, &new);
+    let pairs: Vec<(&str, &str, u8)> = d
+        .renames
+        .iter()
+        .map(|r| (r.from.as_str(), r.to.as_str(), r.similarity))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("annotatedMessage", "get-annotated-message", 98),
+            ("printEnv", "get-env", 92),
+            ("getResourceLinks", "get-resource-links", 90),
+            ("structuredContent", "get-structured-content", 100),
+            ("longRunningOperation", "trigger-long-running-operation", 98),
+        ]
+    );
+    assert!(d.renames.iter().all(|r| !r.identical));
+    // Renamed with another description or other parameters: a removed and an added tool.
+    assert_eq!(
+        d.removed,
+        ["add", "getResourceReference", "getTinyImage", "sampleLLM"]
+    );
+    assert_eq!(d.added_total, 7);
+    // Each rename dropped `additionalProperties: false`: the loosening is not hidden by it.
+    let c = classify::classify(&old, &new);
+    let loosened: Vec<&str> = c
+        .signals
+        .iter()
+        .filter(|s| s.rule == "constraint-loosened")
+        .filter_map(|s| s.tool.as_deref())
+        .collect();
+    for r in &d.renames {
+        assert!(loosened.contains(&r.to.as_str()), "{}: {loosened:?}", r.to);
+    }
 }
