@@ -11,6 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod app;
+
 /// A listing status: the list was read completely.
 pub const OK: &str = "ok";
 
