@@ -13,47 +13,62 @@
 //! set that parses has one. Because the sorted array is itself canonical JSON, anyone can
 //! recompute the digest with an off-the-shelf RFC 8785 implementation. `docs/digests.md` has the
 //! definition and vectors.
+//!
+//! The same definition with another key member digests each kind of a server's surface
+//! ([`digest_by`], used by `surface::items`), and each entry's canonical bytes alone give the
+//! tool's `toolmark-tool/1` digest ([`tool_digest`]) and the set's [`ToolIndex`].
 
 use crate::canon::{self, Numbers};
-use crate::json::Json;
-use crate::model::ToolSet;
+use crate::json::{Json, Str};
+use crate::model::{Tool, ToolSet};
 use crate::sri::Sri;
 use std::cmp::Ordering;
 
-/// The profile name recorded next to full digests.
+/// The profile name recorded next to full digests (and next to the per-kind digests of the
+/// surface, which are the same definition with another key member: `surface::items`).
 pub const PROFILE: &str = "toolmark/1";
 
-/// Each entry's canonical bytes, in the digest's order.
-fn sorted_entries(set: &ToolSet) -> Vec<Vec<u8>> {
-    let mut entries: Vec<(Option<&crate::json::Str>, Vec<u8>)> = set
-        .tools
-        .iter()
-        .map(|t| {
-            let name = match t.value.get("name") {
+/// The profile name of a single tool's digest ([`tool_digest`], [`ToolIndex`]).
+pub const TOOL_PROFILE: &str = "toolmark-tool/1";
+
+/// The member tool entries are sorted by.
+pub const TOOL_KEY: &str = "name";
+
+/// One entry's canonical bytes: RFC 8785 with ECMAScript numbers, every member kept.
+pub fn entry_bytes(value: &Json) -> Vec<u8> {
+    canon::to_vec(value, Numbers::Ecmascript)
+        .expect("the ECMAScript profile accepts every parsed value")
+}
+
+/// Each entry's canonical bytes, in the digest's order: entries that are not objects with a
+/// string member `key` first, then by that string in UTF-16 order; ties by canonical bytes.
+fn sorted_entries<'a>(values: impl IntoIterator<Item = &'a Json>, key: &str) -> Vec<Vec<u8>> {
+    let mut entries: Vec<(Option<&Str>, Vec<u8>)> = values
+        .into_iter()
+        .map(|v| {
+            let k = match v.get(key) {
                 Some(Json::String(s)) => Some(s),
                 _ => None,
             };
-            let bytes = canon::to_vec(&t.value, Numbers::Ecmascript)
-                .expect("the ECMAScript profile accepts every parsed value");
-            (name, bytes)
+            (k, entry_bytes(v))
         })
         .collect();
     entries.sort_by(|a, b| {
-        let by_name = match (a.0, b.0) {
+        let by_key = match (a.0, b.0) {
             (None, None) => Ordering::Equal,
             (None, Some(_)) => Ordering::Less,
             (Some(_), None) => Ordering::Greater,
             (Some(x), Some(y)) => x.utf16_cmp(y),
         };
-        by_name.then_with(|| a.1.cmp(&b.1))
+        by_key.then_with(|| a.1.cmp(&b.1))
     });
     entries.into_iter().map(|e| e.1).collect()
 }
 
-/// Hand the canonical array to `sink` piece by piece.
-fn emit(set: &ToolSet, mut sink: impl FnMut(&[u8])) {
+/// Hand the canonical sorted array to `sink` piece by piece.
+fn emit<'a>(values: impl IntoIterator<Item = &'a Json>, key: &str, mut sink: impl FnMut(&[u8])) {
     sink(b"[");
-    for (i, bytes) in sorted_entries(set).iter().enumerate() {
+    for (i, bytes) in sorted_entries(values, key).iter().enumerate() {
         if i > 0 {
             sink(b",");
         }
@@ -62,16 +77,71 @@ fn emit(set: &ToolSet, mut sink: impl FnMut(&[u8])) {
     sink(b"]");
 }
 
+/// The canonical bytes of `values` sorted by the string member `key`: the one definition
+/// behind the full digest (`key` = `name`) and every per-kind digest of the surface.
+pub fn canonical_bytes_by<'a>(values: impl IntoIterator<Item = &'a Json>, key: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    emit(values, key, |piece| out.extend_from_slice(piece));
+    out
+}
+
+/// The `toolmark/1` digest of `values` sorted by the string member `key`: the SRI of
+/// [`canonical_bytes_by`], computed without holding the whole array.
+pub fn digest_by<'a>(values: impl IntoIterator<Item = &'a Json>, key: &str) -> Sri {
+    let mut hasher = Sri::hasher();
+    emit(values, key, |piece| hasher.update(piece));
+    hasher.finish()
+}
+
 /// The canonical bytes the full digest hashes.
 pub fn canonical_bytes(set: &ToolSet) -> Vec<u8> {
-    let mut out = Vec::new();
-    emit(set, |piece| out.extend_from_slice(piece));
-    out
+    canonical_bytes_by(set.tools.iter().map(|t| &t.value), TOOL_KEY)
 }
 
 /// The `toolmark/1` full digest of a tool set.
 pub fn digest(set: &ToolSet) -> Sri {
-    let mut hasher = Sri::hasher();
-    emit(set, |piece| hasher.update(piece));
-    hasher.finish()
+    digest_by(set.tools.iter().map(|t| &t.value), TOOL_KEY)
+}
+
+/// The `toolmark-tool/1` digest of one tool entry: the SRI of exactly the bytes the full digest
+/// puts in its array for that entry ([`entry_bytes`]).
+pub fn tool_digest(tool: &Tool) -> Sri {
+    Sri::of(&entry_bytes(&tool.value))
+}
+
+/// Every tool's `toolmark-tool/1` digest and one digest over them: what a `/check` about one
+/// tool is answered with, and what a log entry's `toolIndex` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolIndex {
+    /// One digest per entry (duplicates kept), sorted by their SRI strings bytewise (the same
+    /// order as UTF-16 code units, since the strings are ASCII: what `Array.prototype.sort`
+    /// and Python's `sorted` give).
+    pub digests: Vec<Sri>,
+    /// The SRI of the RFC 8785 array of [`ToolIndex::digests`]' SRI strings, in that order.
+    pub digest: Sri,
+}
+
+impl ToolIndex {
+    /// The index of a tool set.
+    pub fn of(set: &ToolSet) -> ToolIndex {
+        let mut named: Vec<(String, Sri)> = set
+            .tools
+            .iter()
+            .map(|t| {
+                let d = tool_digest(t);
+                (d.to_string(), d)
+            })
+            .collect();
+        named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let array = Json::Array(
+            named
+                .iter()
+                .map(|(s, _)| Json::String(Str::from(s.as_str())))
+                .collect(),
+        );
+        ToolIndex {
+            digest: Sri::of(&entry_bytes(&array)),
+            digests: named.into_iter().map(|(_, d)| d).collect(),
+        }
+    }
 }

@@ -96,42 +96,22 @@ impl ToolSet {
     /// `tools/list` result or a snapshot wrapper), or a JSON-RPC response whose `result` is one.
     /// A leading UTF-8 byte order mark is skipped.
     pub fn parse(bytes: &[u8]) -> Result<ToolSet, ParseError> {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        let text = std::str::from_utf8(bytes).map_err(|e| ParseError::NotUtf8(e.valid_up_to()))?;
+        const EXPECTED: &str = "expected an array of tools or an object with a \"tools\" array";
+        let text = text_of(bytes)?;
         let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
         if trimmed.starts_with('[') {
             let tools = json::parse_array_with_raw(text)?;
             return Ok(ToolSet::from_entries(tools, Shape::Array, None));
         }
-        if !trimmed.starts_with('{') {
-            return Err(ParseError::NotAToolSet(
-                "expected an array of tools or an object with a \"tools\" array",
-            ));
+        match listed(text, "tools")? {
+            Listed::Entries {
+                entries,
+                shape,
+                next_cursor,
+            } => Ok(ToolSet::from_entries(entries, shape, next_cursor)),
+            Listed::NotAnObject | Listed::Missing => Err(ParseError::NotAToolSet(EXPECTED)),
+            Listed::NotArray => Err(ParseError::NotAToolSet("\"tools\" is not an array")),
         }
-        let mut holder = json::parse_members(text, "tools")?;
-        let mut shape = Shape::Object;
-        if let (Some(_), Some(result)) = (last(&holder, "jsonrpc"), last(&holder, "result")) {
-            if matches!(result.value, Json::Object(_)) {
-                shape = Shape::JsonRpc;
-                let span = result.span.clone();
-                holder = json::parse_members(&text[span], "tools")?;
-            }
-        }
-        let next_cursor = last(&holder, "nextCursor").map(|m| m.value.clone());
-        let Some(at) = holder
-            .iter()
-            .rposition(|m| m.name.as_str() == Some("tools"))
-        else {
-            return Err(ParseError::NotAToolSet(
-                "expected an array of tools or an object with a \"tools\" array",
-            ));
-        };
-        let tools = holder.swap_remove(at);
-        let Json::Array(items) = tools.value else {
-            return Err(ParseError::NotAToolSet("\"tools\" is not an array"));
-        };
-        let entries = items.into_iter().zip(tools.raw_elements).collect();
-        Ok(ToolSet::from_entries(entries, shape, next_cursor))
     }
 
     fn from_entries(entries: Vec<(Json, &str)>, shape: Shape, next_cursor: Option<Json>) -> Self {
@@ -172,6 +152,67 @@ impl ToolSet {
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name() == Some(name))
     }
+}
+
+/// A document's text: UTF-8, with a leading byte order mark skipped.
+pub(crate) fn text_of(bytes: &[u8]) -> Result<&str, ParseError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| ParseError::NotUtf8(e.valid_up_to()))
+}
+
+/// The array member `key` of a result object (or of the `result` of a JSON-RPC response), as
+/// [`listed`] found it.
+pub(crate) enum Listed<'a> {
+    /// The array's elements with their exact source texts.
+    Entries {
+        /// Each element and its text, in order.
+        entries: Vec<(Json, &'a str)>,
+        /// [`Shape::Object`], or [`Shape::JsonRpc`] when the object was a response's `result`.
+        shape: Shape,
+        /// The holder's `nextCursor`, when present.
+        next_cursor: Option<Json>,
+    },
+    /// The document is not an object (judged on its first character, before parsing).
+    NotAnObject,
+    /// The object has no member `key`.
+    Missing,
+    /// The member `key` (the last, when repeated) is not an array.
+    NotArray,
+}
+
+/// The array member `key` of the object `text` (a paged list's result, `{"tools": […]}`,
+/// `{"prompts": […]}`, …), or of its `result` when it is a JSON-RPC response, keeping every
+/// element's source text; a repeated member takes the last, like the parser. Strict JSON,
+/// nested at most [`json::MAX_DEPTH`] levels.
+pub(crate) fn listed<'a>(text: &'a str, key: &str) -> Result<Listed<'a>, JsonError> {
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return Ok(Listed::NotAnObject);
+    }
+    let mut holder = json::parse_members(text, key)?;
+    let mut shape = Shape::Object;
+    if let (Some(_), Some(result)) = (last(&holder, "jsonrpc"), last(&holder, "result")) {
+        if matches!(result.value, Json::Object(_)) {
+            shape = Shape::JsonRpc;
+            let span = result.span.clone();
+            holder = json::parse_members(&text[span], key)?;
+        }
+    }
+    let next_cursor = last(&holder, "nextCursor").map(|m| m.value.clone());
+    let Some(at) = holder.iter().rposition(|m| m.name.as_str() == Some(key)) else {
+        return Ok(Listed::Missing);
+    };
+    let array = holder.swap_remove(at);
+    let Json::Array(items) = array.value else {
+        return Ok(Listed::NotArray);
+    };
+    Ok(Listed::Entries {
+        entries: items.into_iter().zip(array.raw_elements).collect(),
+        shape,
+        next_cursor,
+    })
 }
 
 /// The last member with this name (JSON's last-wins rule for repeated names).

@@ -12,6 +12,9 @@
 use serde::{Deserialize, Serialize};
 
 pub mod app;
+pub mod cache;
+pub mod card;
+pub mod items;
 
 /// A listing status: the list was read completely.
 pub const OK: &str = "ok";

@@ -1,7 +1,9 @@
-//! The `toolmark/1` full digest recomputed by someone else's RFC 8785 implementation: Node.js
-//! with the npm `canonicalize` package (`tests/interop/full_digest.cjs`), over the corpus, the
-//! documented vectors and thousands of generated numbers and strings. Agreement shows the
-//! definition in docs/digests.md is enough to reproduce our digests without our code.
+//! The `toolmark/1` full digest, the per-kind digests of the surface and the `toolmark-tool/1`
+//! tool index recomputed by someone else's RFC 8785 implementation: Node.js with the npm
+//! `canonicalize` package (`tests/interop/full_digest.cjs`), over the corpus, the documented
+//! vectors and thousands of generated numbers and strings (as tool sets, and as pages of
+//! prompts, resources, templates and app contents). Agreement shows the definitions in
+//! docs/digests.md are enough to reproduce our digests without our code.
 //!
 //! Needs `node` and `TOOLMARK_NODE_DIR`, a directory whose `node_modules` holds `canonicalize`
 //! (`scripts/interop-node` installs it). Without it the test fails under CI and is skipped
@@ -11,6 +13,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use toolmark_toolset::surface::items::Items;
+use toolmark_toolset::surface::{Kind, OK, RawList, RawRead};
 use toolmark_toolset::{ToolSet, full};
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -71,6 +75,45 @@ fn generated(seed: u64, n: usize) -> String {
     )
 }
 
+/// The same entries as a page of another kind: `{"<member>": <entries>}` with every `"name":`
+/// member renamed to the kind's key (a textual rename: the generated sets and vectors hold no
+/// string with that text, and a renamed schema property is as good an input).
+fn as_kind(tools_array: &str, kind: Kind) -> String {
+    let (member, key) = match kind {
+        Kind::Prompts => ("prompts", "name"),
+        Kind::Resources => ("resources", "uri"),
+        Kind::Templates => ("resourceTemplates", "uriTemplate"),
+        Kind::AppPages => ("contents", "uri"),
+        Kind::Card => unreachable!("the card is not a list"),
+    };
+    format!(
+        r#"{{"{member}":{}}}"#,
+        tools_array.replace(r#""name":"#, &format!(r#""{key}":"#))
+    )
+}
+
+/// Our digest of a page of `kind`.
+fn kind_digest(kind: Kind, page: String) -> String {
+    let items = if kind == Kind::AppPages {
+        Items::of_reads(&[RawRead {
+            uri: "ui://x".into(),
+            status: OK.into(),
+            detail: String::new(),
+            result: Some(page),
+        }])
+    } else {
+        Items::of_list(
+            kind,
+            &RawList {
+                status: OK.into(),
+                detail: String::new(),
+                pages: vec![page],
+            },
+        )
+    };
+    items.unwrap().digest().to_string()
+}
+
 #[test]
 fn node_canonicalize_agrees() {
     let Some(node_dir) = std::env::var_os("TOOLMARK_NODE_DIR") else {
@@ -108,9 +151,43 @@ fn node_canonicalize_agrees() {
         std::fs::write(&p, generated(seed, 2_000)).unwrap();
         files.push(p);
     }
+    // The same arrays as pages of every other kind: the vectors, two generated sets and two
+    // corpus sets (their tools' exact texts).
+    let corpus = [
+        "docker-mcp-registry/okta-mcp-server.tools.json",
+        "mcp-proxy-snapshots/server-filesystem.json",
+    ]
+    .map(|f| {
+        let set =
+            ToolSet::parse(&std::fs::read(manifest.join("tests/fixtures/corpus").join(f)).unwrap())
+                .unwrap();
+        let raw: Vec<&str> = set.tools.iter().map(|t| &*t.raw).collect();
+        format!("[{}]", raw.join(","))
+    });
+    let arrays: Vec<String> = vectors
+        .iter()
+        .map(|v| v.to_string())
+        .chain([generated(101, 500), generated(102, 500)])
+        .chain(corpus)
+        .collect();
+    let mut kinds: Vec<(PathBuf, Kind, String)> = Vec::new();
+    for (i, array) in arrays.iter().enumerate() {
+        for kind in [
+            Kind::Prompts,
+            Kind::Resources,
+            Kind::Templates,
+            Kind::AppPages,
+        ] {
+            let page = as_kind(array, kind);
+            let p = tmp.join(format!("{}-{i}.json", kind.as_str()));
+            std::fs::write(&p, &page).unwrap();
+            kinds.push((p, kind, page));
+        }
+    }
     let out = Command::new("node")
         .arg(manifest.join("tests/interop/full_digest.cjs"))
         .args(&files)
+        .args(kinds.iter().map(|k| &k.0))
         .env("NODE_PATH", Path::new(&node_dir).join("node_modules"))
         .output()
         .expect("node runs");
@@ -122,11 +199,23 @@ fn node_canonicalize_agrees() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), files.len());
-    for (file, line) in files.iter().zip(lines) {
+    assert_eq!(lines.len(), files.len() + kinds.len());
+    for (file, line) in files.iter().zip(&lines) {
+        // "<file> <full digest> <tool index digest>"
+        let mut theirs = line.rsplitn(3, ' ');
+        let (index, digest) = (theirs.next().unwrap(), theirs.next().unwrap());
+        let set = ToolSet::parse(&std::fs::read(file).unwrap()).unwrap();
+        assert_eq!(full::digest(&set).to_string(), digest, "{}", file.display());
+        assert_eq!(
+            full::ToolIndex::of(&set).digest.to_string(),
+            index,
+            "tool index of {}",
+            file.display()
+        );
+    }
+    for ((file, kind, page), line) in kinds.into_iter().zip(&lines[files.len()..]) {
         let theirs = line.rsplit(' ').next().unwrap();
-        let ours = full::digest(&ToolSet::parse(&std::fs::read(file).unwrap()).unwrap());
-        assert_eq!(ours.to_string(), theirs, "{}", file.display());
+        assert_eq!(kind_digest(kind, page), theirs, "{}", file.display());
     }
     std::fs::remove_dir_all(&tmp).ok();
 }
