@@ -52,10 +52,10 @@
 //!   against an empty baseline; `address-added` against the old set).
 //! * `newly-sensitive`: a tool whose name falls in a category of the starter policy
 //!   ([`crate::policy::STARTER`]) that the old set's tool of that name (compared
-//!   case-insensitively, as the policy compares names) did not: a new `delete_*` tool, or a
-//!   tool renamed into `send_email` (a rename is a removed and an added tool). `new` lists the
-//!   categories, `detail` the policy and the glob of each. An unchanged or modified tool keeps
-//!   its name and so its categories: never a signal. Unsure, not dangerous: the policy reads
+//!   case-insensitively, as the policy compares names) did not, nor, for a renamed tool
+//!   (`tool-renamed`), the tool it was renamed from: a new `delete_*` tool, or a tool renamed
+//!   into `send_email`. `new` lists the categories, `detail` the policy and the glob of each. An
+//!   unchanged or modified tool keeps its name and so its categories: never a signal. Unsure, not dangerous: the policy reads
 //!   names only and legitimate servers add `create_*`/`delete_*` tools routinely, while a
 //!   client that approves tools by name must approve a new name anyway; it tells a reviewer
 //!   which added tools act for the user.
@@ -93,6 +93,13 @@
 //! * `instructions-removed`: a server's `instructions` went away.
 //!
 //! Benign:
+//! * `tool-renamed`: a removed and an added tool are near-identical ([`crate::diff::Rename`]:
+//!   the same input schema, descriptions at least
+//!   [`crate::diff::RENAME_MIN_SIMILARITY_PERCENT`] % similar), so the tool was renamed
+//!   (`old` and `new` are the names). The new tool is then judged against the old one as a
+//!   modified tool is (every rule above, `newly-sensitive` against the old name's categories
+//!   too), instead of `tool-added` and `tool-removed`; a rename of an identical definition
+//!   fires nothing else unless the new name itself does (a format character, a leg).
 //! * `description-trivial`: only whitespace, case or punctuation changed (after NFC).
 //! * `description-small-edit`: an edit within the small-edit threshold that changed no
 //!   negation, modal, quantifier or number.
@@ -205,6 +212,7 @@ rules! {
     TOXIC_FLOW_ADDED = "toxic-flow-added", Unsure, "The set now holds all three data-flow legs.";
     INSTRUCTIONS_ADDED = "instructions-added", Unsure, "The server's instructions appeared.";
     INSTRUCTIONS_REMOVED = "instructions-removed", Unsure, "The server's instructions went away.";
+    TOOL_RENAMED = "tool-renamed", Benign, "A removed and an added tool are near-identical: a rename.";
     DESCRIPTION_TRIVIAL = "description-trivial", Benign, "Only whitespace, case or punctuation changed.";
     DESCRIPTION_SMALL_EDIT = "description-small-edit", Benign, "A small edit that keeps every meaning word.";
     CONSTRAINT_TIGHTENED = "constraint-tightened", Benign, "An input constraint was added or tightened.";
@@ -347,10 +355,12 @@ fn shown_opt(v: Option<&Json>) -> Option<String> {
 }
 
 /// `newly-sensitive` for an added tool `name` whose starter-policy categories are not those of
-/// an old tool with the same case-folded name.
+/// an old tool with the same case-folded name, nor those of `renamed_from` (the old name of a
+/// renamed tool).
 fn newly_sensitive(
     sink: &mut Sink<'_>,
     name: &str,
+    renamed_from: Option<&str>,
     old: &ToolSet,
     starter: &crate::policy::Compiled,
 ) {
@@ -364,6 +374,7 @@ fn newly_sensitive(
         .iter()
         .filter_map(Tool::name)
         .filter(|n| crate::sensitive::fold(n) == folded)
+        .chain(renamed_from)
         .flat_map(|n| starter.categories_of(n))
         .collect();
     let new: Vec<&str> = cats.into_iter().filter(|c| !before.contains(c)).collect();
@@ -1276,6 +1287,24 @@ fn annotations(sink: &mut Sink<'_>, oa: Option<&Json>, na: Option<&Json>) {
     }
 }
 
+/// The rules for a tool `n` judged against its baseline `o` (the old tool of its name, or the
+/// tool it was renamed from): structure, text, the rule set and legs.
+fn modified(
+    sink: &mut Sink<'_>,
+    o: &Tool,
+    n: &Tool,
+    old_addresses: &BTreeSet<Address>,
+    scan: &mut AddressScan<Vec<Address>>,
+) {
+    compare(sink, &o.value, &n.value);
+    text_rules(sink, Some(&o.value), &n.value, old_addresses, scan);
+    // The rule set over the two versions of this tool alone (unbounded by the set's match cap,
+    // so a new match is never hidden behind other tools').
+    let (was, is) = (crate::rules::scan_tool(o), crate::rules::scan_tool(n));
+    pattern_signals(sink, &match_keys(&was), &is, &|f| string_at(&n.value, f));
+    leg_signals(sink, o, n);
+}
+
 fn worst(signals: &[Signal]) -> Class {
     signals.iter().map(|s| s.class).max().unwrap_or_default()
 }
@@ -1295,6 +1324,7 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
             (Some(o), Some(n)) => !same(&o.value, &n.value),
             _ => true,
         });
+    let renames = diff::find_renames(&m);
     for &(name, o, n) in &m.pairs {
         let start = signals.len();
         let mut sink = Sink {
@@ -1304,32 +1334,36 @@ pub fn classify(old: &ToolSet, new: &ToolSet) -> Classification {
         match (o, n) {
             (Some(o), Some(n)) if same(&o.value, &n.value) => continue,
             (Some(o), Some(n)) => {
-                compare(&mut sink, &o.value, &n.value);
-                text_rules(
-                    &mut sink,
-                    Some(&o.value),
-                    &n.value,
-                    &old_scan.found,
-                    &mut scan,
-                );
-                // The rule set over the two versions of this tool alone (unbounded by the
-                // set's match cap, so a new match is never hidden behind other tools').
-                let (was, is) = (crate::rules::scan_tool(o), crate::rules::scan_tool(n));
-                pattern_signals(&mut sink, &match_keys(&was), &is, &|f| {
-                    string_at(&n.value, f)
-                });
-                leg_signals(&mut sink, o, n);
+                modified(&mut sink, o, n, &old_scan.found, &mut scan);
                 if sink.out.len() == start {
                     sink.emit(EQUIVALENT_CHANGE, None, None, None, None);
                 }
             }
-            (None, Some(n)) => {
-                sink.emit(TOOL_ADDED, None, None, None, None);
-                newly_sensitive(&mut sink, name, old, &starter);
-                text_rules(&mut sink, None, &n.value, &old_scan.found, &mut scan);
-                let is = crate::rules::scan_tool(n);
-                pattern_signals(&mut sink, &HashSet::new(), &is, &|f| string_at(&n.value, f));
-            }
+            (None, Some(n)) => match renames.to(name) {
+                Some(r) => {
+                    sink.emit(
+                        TOOL_RENAMED,
+                        Some("$['name']"),
+                        Some(shown(r.from)),
+                        Some(shown(r.to)),
+                        Some(if r.identical {
+                            "identical but for the name".to_owned()
+                        } else {
+                            format!("same input schema, descriptions {}% similar", r.similarity)
+                        }),
+                    );
+                    newly_sensitive(&mut sink, name, Some(r.from), old, &starter);
+                    modified(&mut sink, r.old, n, &old_scan.found, &mut scan);
+                }
+                None => {
+                    sink.emit(TOOL_ADDED, None, None, None, None);
+                    newly_sensitive(&mut sink, name, None, old, &starter);
+                    text_rules(&mut sink, None, &n.value, &old_scan.found, &mut scan);
+                    let is = crate::rules::scan_tool(n);
+                    pattern_signals(&mut sink, &HashSet::new(), &is, &|f| string_at(&n.value, f));
+                }
+            },
+            (Some(_), None) if renames.is_from(name) => continue,
             (Some(_), None) => sink.emit(TOOL_REMOVED, None, None, None, None),
             (None, None) => continue,
         }

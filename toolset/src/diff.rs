@@ -1,7 +1,8 @@
 //! What changed between two tool sets, field by field, for people and for [`crate::classify`].
 //!
-//! [`diff`] matches tools by name and describes every difference: tools added, removed and
-//! modified; per modified tool a word diff of the description, JSON-path changes of the input
+//! [`diff`] matches tools by name and describes every difference: tools added, removed,
+//! renamed (a removed and an added tool whose definitions are near-identical, see
+//! [`Rename`]) and modified; per modified tool a word diff of the description, JSON-path changes of the input
 //! and output schemas, the effective MCP hints and changed annotation members, and every other
 //! changed top-level member; plus the outside addresses the new set mentions that the old one
 //! did not. Values are compared semantically (RFC 8785 canonical bytes, so `1.0` equals `1` and
@@ -12,7 +13,7 @@
 //! was hit. It does not judge the change (that is [`crate::classify`]) and does not follow
 //! `$ref`s.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::canon::{self, Numbers};
 use crate::json::{self, Json, Str};
@@ -66,6 +67,23 @@ pub const MAX_MEMBER_CHANGES: usize = 100;
 /// At most this many new addresses are listed ([`Diff::new_addresses_total`] counts them all).
 pub const MAX_NEW_ADDRESSES: usize = 50;
 
+/// A removed and an added tool with the same input schema are a rename when their descriptions
+/// are at least this similar, in percent: `100 × (1 − d / n)` with `d` the Levenshtein distance of
+/// the two descriptions after NFC and `n` the longer one's length in characters (two empty
+/// descriptions are 100 % similar). 80 % keeps a description that names the tool (`Use
+/// get_weather to…` → `Use fetch_weather to…`) and a rewording of a few words, and refuses two
+/// different tools that happen to share a schema (`{}` is common): their descriptions share
+/// little beyond common words.
+pub const RENAME_MIN_SIMILARITY_PERCENT: usize = 80;
+
+/// Work allowed for comparing descriptions when looking for renames, in Levenshtein cells (one
+/// cell is one step of the banded distance: a pair of texts of `n` characters at threshold `k`
+/// costs about `n · (2k + 1)`). 50,000,000 cells take well under a second in release; a real
+/// rename of a server (a few dozen tools with descriptions of a few hundred characters) costs
+/// a few million. Pairs past the budget are not compared (they stay an added and a removed
+/// tool) and [`Diff::truncated`] is set.
+pub const RENAME_BUDGET_CELLS: usize = 50_000_000;
+
 /// The four MCP tool hints and their defaults when absent (MCP 2025-06-18 `ToolAnnotations`):
 /// a tool is by default not read-only, destructive, not idempotent and open-world.
 pub const HINTS: [(&str, bool); 4] = [
@@ -92,6 +110,14 @@ pub struct Diff {
     pub removed: Vec<String>,
     /// How many names are only in the old set.
     pub removed_total: usize,
+    /// Removed tools paired with an added tool as a rename ([`Rename`]), in UTF-16 order of the
+    /// new name, at most [`MAX_LISTED_NAMES`]. Their names are in neither [`Diff::added`] nor
+    /// [`Diff::removed`] (nor in the totals). Absent from a stored diff that has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub renames: Vec<Rename>,
+    /// How many renames there are.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub renames_total: usize,
     /// Tools in both whose definitions differ, in UTF-16 name order, at most
     /// [`MAX_MODIFIED_DETAILED`].
     pub modified: Vec<ToolDiff>,
@@ -126,9 +152,43 @@ impl Diff {
     pub fn is_empty(&self) -> bool {
         self.added_total == 0
             && self.removed_total == 0
+            && self.renames_total == 0
             && self.modified_total == 0
             && !self.unmatched_changed
     }
+}
+
+/// Serde's `skip_serializing_if` for counts.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A removed tool and an added tool whose definitions are near-identical: shown as one tool
+/// renamed, not as two unrelated changes.
+///
+/// Near-identical: both are objects with the same `inputSchema` (canonically; both absent is
+/// the same) and descriptions at least [`RENAME_MIN_SIMILARITY_PERCENT`] % similar; every other
+/// member may differ (those differences are in [`Rename::changes`] and are classified as a
+/// modified tool's are). Pairs are chosen greedily, best first: identical but for the name
+/// before the rest, then by similarity (exact, not rounded), then by old name and new name in
+/// UTF-16 order; a tool is in at most one pair. So the pairing is a function of the two sets.
+/// A rename that also changes the input schema is not recognised: with other arguments it is
+/// another tool to a client, and it stays a removed and an added tool.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rename {
+    /// The old name, cut to [`NAME_MAX_CHARS`].
+    pub from: String,
+    /// The new name, cut to [`NAME_MAX_CHARS`].
+    pub to: String,
+    /// Whether the two definitions are canonically equal but for `name`.
+    pub identical: bool,
+    /// The descriptions' similarity in percent, rounded down (100 when they are equal).
+    pub similarity: u8,
+    /// What else changed, as for a modified tool (its `name` is the new name); `None` when
+    /// identical, or when [`MAX_MODIFIED_DETAILED`] renames were already detailed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ToolDiff>,
 }
 
 /// How one tool present in both sets changed. A field is `None` (or empty) when it did not.
@@ -397,6 +457,168 @@ pub(crate) fn match_tools<'a>(old: &'a ToolSet, new: &'a ToolSet) -> Matching<'a
         unmatched_old,
         unmatched_new,
     }
+}
+
+/// A removed and an added tool paired as a rename (see [`Rename`] for the definition).
+pub(crate) struct RenamePair<'a> {
+    /// The old name.
+    pub from: &'a str,
+    /// The new name.
+    pub to: &'a str,
+    /// The removed tool.
+    pub old: &'a Tool,
+    /// The added tool.
+    pub new: &'a Tool,
+    /// Canonically equal but for `name`.
+    pub identical: bool,
+    /// The descriptions' similarity in percent, rounded down.
+    pub similarity: u8,
+}
+
+/// The renames among the tools only one side of a [`Matching`] has.
+pub(crate) struct Renames<'a> {
+    /// The pairs, in UTF-16 order of the new name.
+    pub pairs: Vec<RenamePair<'a>>,
+    /// Whether [`RENAME_BUDGET_CELLS`] ran out, leaving candidate pairs uncompared.
+    pub truncated: bool,
+    /// The old names of the pairs.
+    from: HashSet<&'a str>,
+    /// The index in `pairs` of each new name.
+    to: HashMap<&'a str, usize>,
+}
+
+impl<'a> Renames<'a> {
+    /// Whether `name` is the old name of a rename.
+    pub fn is_from(&self, name: &str) -> bool {
+        self.from.contains(name)
+    }
+
+    /// The rename whose new name is `name`.
+    pub fn to(&self, name: &str) -> Option<&RenamePair<'a>> {
+        self.to.get(name).map(|&i| &self.pairs[i])
+    }
+}
+
+/// A description for the rename test: NFC characters (an absent one is empty).
+fn rename_text(t: &Tool) -> Vec<char> {
+    text::nfc(&description_text(t.get("description")))
+        .chars()
+        .collect()
+}
+
+/// Pair removed and added tools as renames ([`Rename`]): candidates share an `inputSchema`
+/// and have descriptions at least [`RENAME_MIN_SIMILARITY_PERCENT`] % similar, within
+/// [`RENAME_BUDGET_CELLS`]; then greedily best first.
+pub(crate) fn find_renames<'a>(m: &Matching<'a>) -> Renames<'a> {
+    let removed: Vec<(&str, &Tool)> = m
+        .pairs
+        .iter()
+        .filter_map(|&(n, o, new)| o.filter(|_| new.is_none()).map(|o| (n, o)))
+        .collect();
+    let added: Vec<(&str, &Tool)> = m
+        .pairs
+        .iter()
+        .filter_map(|&(n, old, new)| new.filter(|_| old.is_none()).map(|t| (n, t)))
+        .collect();
+    let mut out = Renames {
+        pairs: Vec::new(),
+        truncated: false,
+        from: HashSet::new(),
+        to: HashMap::new(),
+    };
+    if removed.is_empty() || added.is_empty() {
+        return out;
+    }
+    let schema = |t: &Tool| t.get("inputSchema").map(canonical);
+    let mut by_schema: HashMap<Option<Vec<u8>>, Vec<usize>> = HashMap::new();
+    for (j, (_, t)) in added.iter().enumerate() {
+        by_schema.entry(schema(t)).or_default().push(j);
+    }
+    let added_texts: Vec<Vec<char>> = added.iter().map(|(_, t)| rename_text(t)).collect();
+    let other_pct = 100 - RENAME_MIN_SIMILARITY_PERCENT;
+    let mut budget = RENAME_BUDGET_CELLS;
+    // (identical, similar characters, longer length, removed index, added index)
+    let mut candidates: Vec<(bool, usize, usize, usize, usize)> = Vec::new();
+    for (i, (_, o)) in removed.iter().enumerate() {
+        let Some(group) = by_schema.get(&schema(o)) else {
+            continue;
+        };
+        let a = rename_text(o);
+        for &j in group {
+            let b = &added_texts[j];
+            let longer = a.len().max(b.len());
+            let allowed = longer * other_pct / 100;
+            if a.len().abs_diff(b.len()) > allowed {
+                continue;
+            }
+            let distance = if a == *b {
+                0
+            } else {
+                let cost = (a.len() + 1) * (2 * allowed + 1);
+                if cost > budget {
+                    out.truncated = true;
+                    continue;
+                }
+                budget -= cost;
+                match text::levenshtein_within(&a, b, allowed) {
+                    Some(d) => d,
+                    None => continue,
+                }
+            };
+            let identical = distance == 0 && same_but_name(&o.value, &added[j].1.value);
+            candidates.push((identical, longer - distance, longer, i, j));
+        }
+    }
+    // Best first: identical, then the larger similarity (compared exactly as fractions; two
+    // empty descriptions are 1/1), then old and new name order (the indexes follow it).
+    let ratio = |c: &(bool, usize, usize, usize, usize)| {
+        if c.2 == 0 {
+            (1u128, 1u128)
+        } else {
+            (c.1 as u128, c.2 as u128)
+        }
+    };
+    candidates.sort_by(|x, y| {
+        let ((xn, xd), (yn, yd)) = (ratio(x), ratio(y));
+        y.0.cmp(&x.0)
+            .then((yn * xd).cmp(&(xn * yd)))
+            .then(x.3.cmp(&y.3))
+            .then(x.4.cmp(&y.4))
+    });
+    let (mut used_old, mut used_new) = (vec![false; removed.len()], vec![false; added.len()]);
+    for c in &candidates {
+        let (identical, _, _, i, j) = *c;
+        if used_old[i] || used_new[j] {
+            continue;
+        }
+        used_old[i] = true;
+        used_new[j] = true;
+        let (n, d) = ratio(c);
+        out.pairs.push(RenamePair {
+            from: removed[i].0,
+            to: added[j].0,
+            old: removed[i].1,
+            new: added[j].1,
+            identical,
+            similarity: u8::try_from(n * 100 / d).unwrap_or(100),
+        });
+    }
+    out.pairs.sort_by(|x, y| json::utf16_cmp(x.to, y.to));
+    out.from = out.pairs.iter().map(|p| p.from).collect();
+    out.to = out
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.to, i))
+        .collect();
+    out
+}
+
+/// Whether two tool objects are canonically equal once `name` is set aside.
+fn same_but_name(o: &Json, n: &Json) -> bool {
+    member_union(Some(o), Some(n))
+        .into_iter()
+        .all(|(k, a, b)| k.as_str() == Some("name") || same_opt(a, b))
 }
 
 /// Whether the unmatched entries of two sets differ, as multisets of canonical values.
@@ -740,14 +962,39 @@ fn expand(v: &Json, is_old: bool, path: &mut String, acc: &mut SchemaDiff) {
 /// The difference between `old` and `new` (see [`Diff`] for what is matched and what is capped).
 pub fn diff(old: &ToolSet, new: &ToolSet) -> Diff {
     let m = match_tools(old, new);
+    let found = find_renames(&m);
     let mut b = Builder {
         word_budget: WORD_DIFF_BUDGET_CHARS,
-        truncated: false,
+        truncated: found.truncated,
     };
     let (mut added, mut removed, mut modified) = (Vec::new(), Vec::new(), Vec::new());
     let (mut added_total, mut removed_total, mut modified_total, mut unchanged) = (0, 0, 0, 0);
+    let mut renames = Vec::new();
+    let mut detailed = 0;
+    for p in &found.pairs {
+        if renames.len() >= MAX_LISTED_NAMES {
+            b.truncated = true;
+            break;
+        }
+        let changes = (!p.identical && detailed < MAX_MODIFIED_DETAILED).then(|| {
+            detailed += 1;
+            b.tool(p.to, p.old, p.new)
+        });
+        if !p.identical && changes.is_none() {
+            b.truncated = true;
+        }
+        renames.push(Rename {
+            from: text::cap(p.from, NAME_MAX_CHARS),
+            to: text::cap(p.to, NAME_MAX_CHARS),
+            identical: p.identical,
+            similarity: p.similarity,
+            changes,
+        });
+    }
     for &(name, o, n) in &m.pairs {
         match (o, n) {
+            (None, Some(_)) if found.to(name).is_some() => {}
+            (Some(_), None) if found.is_from(name) => {}
             (None, Some(_)) => {
                 added_total += 1;
                 if added.len() < MAX_LISTED_NAMES {
@@ -797,6 +1044,8 @@ pub fn diff(old: &ToolSet, new: &ToolSet) -> Diff {
         added_total,
         removed,
         removed_total,
+        renames_total: found.pairs.len(),
+        renames,
         modified,
         modified_total,
         unchanged,
@@ -850,7 +1099,8 @@ pub(crate) mod tests {
 
     #[test]
     fn added_removed_modified_in_utf16_order() {
-        let old = set(json!([{"name": "b"}, {"name": "\u{FFFF}"}, weather()]));
+        // The removed tool has a schema the added ones lack, so it is no rename of either.
+        let old = set(json!([{"name": "b"}, {"name": "\u{FFFF}", "inputSchema": {}}, weather()]));
         let new = set(
             json!([{"name": "\u{1F600}"}, {"name": "a"}, {"name": "b", "title": "B"}, weather()]),
         );

@@ -1,5 +1,6 @@
 //! A change as text for a terminal (what `toolmark diff` prints without `--json`): the class and
-//! every signal that fired, then the changes tool by tool, word-diff runs marked `[-old-]` and
+//! every signal that fired, then the changes tool by tool (added, removed, renamed, modified),
+//! word-diff runs marked `[-old-]` and
 //! `{+new+}`. A pure function of the [`Diff`] and the [`Classification`]. A change of a
 //! server's instructions the same way ([`instructions_text`]). And a tool set's digests as
 //! `toolmark digest` reports them ([`DigestReport`]).
@@ -7,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::classify::{Classification, Signal};
-use crate::diff::{DescriptionDiff, Diff, SchemaDiff};
+use crate::diff::{DescriptionDiff, Diff, SchemaDiff, ToolDiff};
 use crate::instructions::InstructionsChange;
 use crate::text::{EditOp, WordEdit};
 use crate::{ToolSet, full, mtl1};
@@ -82,59 +83,26 @@ pub fn text(d: &Diff, c: &Classification) -> String {
     };
     list(&mut out, "added", &d.added, d.added_total);
     list(&mut out, "removed", &d.removed, d.removed_total);
+    if d.renames_total > 0 {
+        let _ = writeln!(out, "renamed ({}):", d.renames_total);
+    }
+    for r in &d.renames {
+        let how = if r.identical {
+            "identical but for the name".to_owned()
+        } else {
+            format!("description {}% similar", r.similarity)
+        };
+        let _ = writeln!(out, "  {} -> {}  ({how})", r.from, r.to);
+        if let Some(t) = &r.changes {
+            tool_lines(&mut out, t);
+        }
+    }
     if d.modified_total > 0 {
         let _ = writeln!(out, "modified ({}):", d.modified_total);
     }
     for t in &d.modified {
         let _ = writeln!(out, "  {}", t.name);
-        match &t.description {
-            Some(DescriptionDiff::Words { ops }) => {
-                let _ = writeln!(out, "    description: {}", word_runs(ops));
-            }
-            Some(DescriptionDiff::Snippets { old, new, .. }) => {
-                let _ = writeln!(out, "    description (long): {old:?} -> {new:?}");
-            }
-            None => {}
-        }
-        let schema = |out: &mut String, label: &str, s: &Option<SchemaDiff>| {
-            for ch in s.iter().flat_map(|s| &s.changes) {
-                let _ = writeln!(
-                    out,
-                    "    {label} {}: {} -> {}",
-                    ch.path,
-                    ch.old.as_deref().unwrap_or("(absent)"),
-                    ch.new.as_deref().unwrap_or("(absent)")
-                );
-            }
-        };
-        schema(&mut out, "inputSchema", &t.input_schema);
-        schema(&mut out, "outputSchema", &t.output_schema);
-        for h in t.annotations.iter().flat_map(|a| &a.hints) {
-            let how = |explicit: bool| if explicit { "" } else { " (default)" };
-            let _ = writeln!(
-                out,
-                "    {}: {}{} -> {}{}",
-                h.hint,
-                h.old,
-                how(h.old_explicit),
-                h.new,
-                how(h.new_explicit)
-            );
-        }
-        let members = t
-            .annotations
-            .iter()
-            .flat_map(|a| &a.members)
-            .chain(&t.members);
-        for m in members {
-            let _ = writeln!(
-                out,
-                "    {}: {} -> {}",
-                m.member,
-                m.old.as_deref().unwrap_or("(absent)"),
-                m.new.as_deref().unwrap_or("(absent)")
-            );
-        }
+        tool_lines(&mut out, t);
     }
     if d.new_addresses_total > 0 {
         let values: Vec<&str> = d.new_addresses.iter().map(|a| a.value.as_str()).collect();
@@ -149,6 +117,59 @@ pub fn text(d: &Diff, c: &Classification) -> String {
         out.push_str("(output truncated: see the caps in toolset::diff)\n");
     }
     out
+}
+
+/// The changes of one tool (a modified one, or a renamed one beside its old definition), one
+/// indented line each.
+fn tool_lines(out: &mut String, t: &ToolDiff) {
+    match &t.description {
+        Some(DescriptionDiff::Words { ops }) => {
+            let _ = writeln!(out, "    description: {}", word_runs(ops));
+        }
+        Some(DescriptionDiff::Snippets { old, new, .. }) => {
+            let _ = writeln!(out, "    description (long): {old:?} -> {new:?}");
+        }
+        None => {}
+    }
+    let schema = |out: &mut String, label: &str, s: &Option<SchemaDiff>| {
+        for ch in s.iter().flat_map(|s| &s.changes) {
+            let _ = writeln!(
+                out,
+                "    {label} {}: {} -> {}",
+                ch.path,
+                ch.old.as_deref().unwrap_or("(absent)"),
+                ch.new.as_deref().unwrap_or("(absent)")
+            );
+        }
+    };
+    schema(out, "inputSchema", &t.input_schema);
+    schema(out, "outputSchema", &t.output_schema);
+    for h in t.annotations.iter().flat_map(|a| &a.hints) {
+        let how = |explicit: bool| if explicit { "" } else { " (default)" };
+        let _ = writeln!(
+            out,
+            "    {}: {}{} -> {}{}",
+            h.hint,
+            h.old,
+            how(h.old_explicit),
+            h.new,
+            how(h.new_explicit)
+        );
+    }
+    let members = t
+        .annotations
+        .iter()
+        .flat_map(|a| &a.members)
+        .chain(&t.members);
+    for m in members {
+        let _ = writeln!(
+            out,
+            "    {}: {} -> {}",
+            m.member,
+            m.old.as_deref().unwrap_or("(absent)"),
+            m.new.as_deref().unwrap_or("(absent)")
+        );
+    }
 }
 
 /// One signal as an indented line: class, rule, tool, path, old and new, detail.

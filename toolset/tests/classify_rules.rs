@@ -1220,22 +1220,9 @@ fn a_new_delete_tool_is_newly_sensitive() {
 }
 
 #[test]
-fn a_rename_into_send_email_is_newly_sensitive() {
-    let c = classify::classify(
-        &set(json!([named("notify_team")])),
-        &set(json!([named("send_email")])),
-    );
-    assert_eq!(c.class, Class::Unsure);
-    let hits: Vec<_> = c
-        .signals
-        .iter()
-        .filter(|s| s.rule == "newly-sensitive")
-        .map(|s| (s.tool.as_deref(), s.new.as_deref()))
-        .collect();
-    // `notify_team` was already in email-and-messaging (`*notify*`); `send_email` is too, but
-    // it is a new name: the rename is a removal and an addition.
-    assert_eq!(hits, [(Some("send_email"), Some("email-and-messaging"))]);
-    // A rename from a safe name.
+fn a_rename_into_send_email_is_newly_sensitive_unless_the_old_name_was_in_its_category() {
+    // Identical definitions under two names: a rename (`tool-renamed`), judged against the old
+    // name's categories too.
     let c = classify::classify(
         &set(json!([named("team_update")])),
         &set(json!([named("send_email")])),
@@ -1243,8 +1230,21 @@ fn a_rename_into_send_email_is_newly_sensitive() {
     expect(
         &c,
         Class::Unsure,
-        &["tool-added", "newly-sensitive", "tool-removed"],
+        &["tool-renamed", "newly-sensitive", "leg-added"],
     );
+    assert_eq!(c.signals[1].new.as_deref(), Some("email-and-messaging"));
+    // `notify_team` was already in email-and-messaging (`*notify*`): the renamed tool keeps
+    // its category, as a modified tool keeps its name's.
+    let c = classify::classify(
+        &set(json!([named("notify_team")])),
+        &set(json!([named("send_email")])),
+    );
+    assert!(
+        c.signals.iter().all(|s| s.rule != "newly-sensitive"),
+        "{:#?}",
+        c.signals
+    );
+    assert_eq!(c.signals[0].rule, "tool-renamed");
 }
 
 #[test]
