@@ -1,6 +1,7 @@
 //! MCP Apps pages: the `ui://` URIs a tool set names, and the facts and texts of one page, on
 //! the shapes of the official ext-apps examples and on hostile pages.
 
+use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolmark_toolset::ToolSet;
 use toolmark_toolset::json::{self, Json};
@@ -597,4 +598,22 @@ fn facts_read_back_from_their_json() {
         "{text}"
     );
     assert_eq!(serde_json::from_str::<AppFacts>(&text).unwrap(), f);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Any text, however broken as HTML, CSS or script, gives facts within their bounds.
+    #[test]
+    fn any_text_gives_bounded_facts(
+        html in r#"([<>/="'`\\&;#(){}:,. a-z0-9\n-]|<script>|</script>|<style>|url\(|fetch\(|https://|srcdoc=|<iframe |&quot;|\\u\{){0,400}"#
+    ) {
+        let page = app::page(&page_entry(&html));
+        prop_assert!(page.facts.origins.len() <= MAX_LISTED);
+        prop_assert!(page.facts.origins_total >= page.facts.origins.len());
+        prop_assert!(page.facts.forms.len() <= MAX_LISTED);
+        let chars: usize = page.texts.texts.iter().map(|t| t.text.chars().count()).sum();
+        prop_assert!(chars <= app::TEXTS_MAX_CHARS);
+        prop_assert!(page.texts.texts.iter().all(|t| !t.text.is_empty() && t.text.trim() == t.text));
+    }
 }
