@@ -42,6 +42,8 @@ fn entry(n: usize) -> Entry {
         mtl1: None,
         full: None,
         tools: Some(n as u64),
+        tool_index: None,
+        surface: None,
         raw: None,
         prev: None,
     }

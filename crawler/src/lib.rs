@@ -34,6 +34,7 @@ pub use toolmark_observation::{observe, registry};
 pub use toolmark_outbound::{body, error_chain, guard};
 
 pub mod budget;
+pub mod card;
 pub mod crawl;
 pub mod harvest;
 pub mod limits;

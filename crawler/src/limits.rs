@@ -12,7 +12,9 @@ use std::time::Duration;
 /// `toolmark-mcp`; they are re-exported here so every limit the crawler runs under is named in
 /// one module.
 pub use toolmark_mcp::limits::{
-    MAX_DETAIL_EXCERPT, MAX_PAGES, MAX_PROTOCOL_VERSION, MAX_REPLIES, MAX_TOOLS, MAX_TOOLSET_BYTES,
+    MAX_APP_PAGE_BYTES, MAX_APP_PAGES, MAX_DETAIL_EXCERPT, MAX_PAGES, MAX_PROTOCOL_VERSION,
+    MAX_REPLIES, MAX_SURFACE_BYTES, MAX_SURFACE_ITEMS, MAX_SURFACE_PAGES, MAX_TOOLS,
+    MAX_TOOLSET_BYTES,
 };
 
 /// The limits of every outbound request (connecting, resolving, reading a body) belong to
@@ -55,6 +57,20 @@ pub const SESSION_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// One deadline for a whole observation: every transport tried, every request and page.
 /// HISTOR uses max(3 × 20 s, 60 s); we try up to three transports, so 90 s.
 pub const OBSERVATION_DEADLINE: Duration = Duration::from_secs(90);
+
+/// The surface after a complete listing (prompts, resources, templates, `ui://` pages; the
+/// Server Card has [`CARD_TIMEOUT`] per location of its own): a server that answered `tools/list` answers these as quickly, and a
+/// slow one costs the observation this much more at most. Never past the observation's own
+/// deadline (less [`SESSION_CLOSE_TIMEOUT`]): what is not read by then is recorded as
+/// unfinished (`timeout`), and the tools' outcome stands.
+pub const SURFACE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// One Server Card request ([`crate::card`]), headers and body: a static JSON document.
+pub const CARD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Most bytes of a Server Card read. The draft's examples are a few kilobytes; a card that
+/// lists every tool in full is about the size of its tool set (the largest real one 0.10 MB).
+pub const MAX_CARD_BYTES: usize = 256 * 1024;
 
 /// Requests in flight to one host at a time. HISTOR uses 2; a registry remote is typically one
 /// small service, and several registry servers share a host (212 on server.smithery.ai).

@@ -99,6 +99,12 @@ pub struct Limits {
     pub max_replies: usize,
     /// See [`limits::OBSERVATION_GRANT`].
     pub grant: usize,
+    /// Whether the surface beyond `tools/list` and the Server Card are read (`crawl.surface`).
+    pub surface: bool,
+    /// See [`limits::SURFACE_DEADLINE`].
+    pub surface_deadline: Duration,
+    /// The surface's limits (pages, entries, bytes, `ui://` reads).
+    pub surface_limits: toolmark_mcp::SurfaceLimits,
 }
 
 impl Limits {
@@ -109,6 +115,7 @@ impl Limits {
             max_tools: self.max_tools,
             max_pages: self.max_pages,
             max_replies: self.max_replies,
+            surface: self.surface_limits.clone(),
         }
     }
 }
@@ -126,6 +133,9 @@ impl Default for Limits {
             max_sse_events: limits::MAX_SSE_EVENTS,
             max_replies: limits::MAX_REPLIES,
             grant: limits::OBSERVATION_GRANT,
+            surface: true,
+            surface_deadline: limits::SURFACE_DEADLINE,
+            surface_limits: toolmark_mcp::SurfaceLimits::default(),
         }
     }
 }
@@ -434,7 +444,7 @@ async fn observe_dialled(
                 start,
                 (&mut obs, &mut dialled, &mut closing),
                 &mut listing,
-                &meter,
+                (&meter, started + deadline),
             )
             .await;
             if matches!(obs.status, Status::AuthRequired) {
@@ -472,6 +482,7 @@ async fn observe_dialled(
         obs.initialize = listing.initialize;
         obs.protocol_version = listing.protocol_version;
         obs.pages = listing.pages;
+        obs.surface = listing.surface;
         spent += started.elapsed();
         let grant = meter.take_grant();
         match starved {
@@ -532,7 +543,8 @@ async fn run(
     // What the run fills: the observation's core, what dialling found, and the session to end.
     (obs, dialled, closing): (&mut Observation, &mut Dialled, &mut Option<Closing>),
     listing: &mut Listing,
-    meter: &Arc<Meter>,
+    // This run's memory account, and when the observation's deadline passes.
+    (meter, ends): (&Arc<Meter>, Instant),
 ) {
     let client = match build_client(config, pinned, headers) {
         Ok(c) => c,
@@ -576,12 +588,19 @@ async fn run(
         let result = match transport {
             Transport::Stateless => {
                 let mut post = Post::new(&mut http, true);
-                session.list_tools(&mut post, Handshake::Discover).await
+                let listed = session.list_tools(&mut post, Handshake::Discover).await;
+                if listed.is_ok() {
+                    read_surface(&mut session, &mut post, config, ends).await;
+                }
+                listed
             }
             Transport::StreamableHttp => {
                 let mut post = Post::new(&mut http, false);
                 let handshake = Handshake::Initialize(SESSION_VERSION);
                 let listed = session.list_tools(&mut post, handshake).await;
+                if listed.is_ok() {
+                    read_surface(&mut session, &mut post, config, ends).await;
+                }
                 // Whatever the listing came to, a session it was issued is to be ended.
                 *closing = post.closing();
                 listed
@@ -589,7 +608,11 @@ async fn run(
             Transport::Sse => match open_sse(&mut http).await {
                 Ok(mut stream) => {
                     let handshake = Handshake::Initialize(SSE_VERSION);
-                    session.list_tools(&mut stream, handshake).await
+                    let listed = session.list_tools(&mut stream, handshake).await;
+                    if listed.is_ok() {
+                        read_surface(&mut session, &mut stream, config, ends).await;
+                    }
+                    listed
                 }
                 // The stream never opened: the session did not start.
                 Err(stop) => Err(SessionError::transport(stop)),
@@ -626,7 +649,23 @@ async fn run(
             && start.refused_by.as_ref().is_some_and(other)
             && !tried(Transport::Stateless)
         {
-            upgrade(config, &mut http, listing).await;
+            upgrade(config, &mut http, listing, ends).await;
+        }
+        // A server that answered, listing or challenging, may publish a card (which clients
+        // read without authorization).
+        if config.limits.surface && matches!(obs.status, Status::Ok | Status::AuthRequired) {
+            let left = ends
+                .saturating_duration_since(Instant::now())
+                .saturating_sub(limits::SESSION_CLOSE_TIMEOUT);
+            let fetched =
+                tokio::time::timeout(left, crate::card::fetch(config, pinned, http.dialled)).await;
+            let card = fetched.unwrap_or_else(|_| toolmark_toolset::surface::RawCard {
+                url: crate::card::locations(&pinned.url)[0].to_string(),
+                status: "timeout".into(),
+                detail: "the observation's deadline passed before the card was read".into(),
+                body: None,
+            });
+            listing.surface.get_or_insert_default().card = Some(card);
         }
         return;
     }
@@ -647,16 +686,17 @@ async fn run(
 /// and, if it answers, list over 2026-07-28 and record that instead. The streamable listing is
 /// kept aside meanwhile (its pages stay charged to the meter) and comes back if the probe or
 /// its listing fails; the attempt is recorded either way.
-async fn upgrade(config: &ClientConfig, http: &mut Http<'_>, listing: &mut Listing) {
+async fn upgrade(config: &ClientConfig, http: &mut Http<'_>, listing: &mut Listing, ends: Instant) {
     let kept = std::mem::take(listing);
     let had_session = http.dialled.session;
     let result = {
         let mut session = toolmark_mcp::Session::new(config.limits.session(), identity(), listing);
         let mut post = Post::new(http, true);
-        session
-            .list_tools(&mut post, Handshake::Discover)
-            .await
-            .map_err(Stop::from_session)
+        let listed = session.list_tools(&mut post, Handshake::Discover).await;
+        if listed.is_ok() {
+            read_surface(&mut session, &mut post, config, ends).await;
+        }
+        listed.map_err(Stop::from_session)
     };
     let (status, detail) = match result {
         Ok(()) => (Status::Ok, String::new()),
@@ -674,6 +714,36 @@ async fn upgrade(config: &ClientConfig, http: &mut Http<'_>, listing: &mut Listi
         *listing = kept;
         http.dialled.session = had_session;
     }
+}
+
+/// After a complete listing, in the same session: the surface the server declares and the
+/// `ui://` pages its tools name ([`toolmark_mcp::Session::list_surface`]), when the crawl reads
+/// the surface ([`Limits::surface`]), within [`Limits::surface_deadline`] and never past the
+/// observation's deadline `ends` less [`limits::SESSION_CLOSE_TIMEOUT`]: what is not read by
+/// then is recorded as unfinished, and the tools' outcome stands.
+async fn read_surface<T: toolmark_mcp::Transport<Error = Stop>>(
+    session: &mut toolmark_mcp::Session<'_>,
+    transport: &mut T,
+    config: &ClientConfig,
+    ends: Instant,
+) {
+    if !config.limits.surface {
+        return;
+    }
+    let uris = crate::observe::assemble(&session.listing().pages)
+        .map(|set| toolmark_toolset::surface::app::ui_uris(&set))
+        .unwrap_or_default();
+    let left = ends
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(limits::SESSION_CLOSE_TIMEOUT);
+    let named = |stop: &Stop| match stop {
+        Stop::Final(s, d) | Stop::Fallback(s, d) => (s.name(), d.clone()),
+    };
+    let _ = tokio::time::timeout(
+        config.limits.surface_deadline.min(left),
+        session.list_surface(transport, &uris, named),
+    )
+    .await;
 }
 
 /// Who the crawler says it is, in every handshake.
@@ -769,6 +839,8 @@ struct Extra {
     session_id: Option<String>,
     protocol_version: Option<String>,
     method: Option<&'static str>,
+    /// 2026-07-28's `Mcp-Name` of the next request (a `resources/read`'s URI).
+    name: Option<String>,
 }
 
 impl Http<'_> {
@@ -818,8 +890,32 @@ impl Http<'_> {
         if let Some(m) = extra.method {
             request = request.header("Mcp-Method", m);
         }
+        if let Some(n) = &extra.name {
+            request = request.header("Mcp-Name", n);
+        }
         self.dialled.requests += 1;
-        request.send().await.map_err(|e| send_error(&e, what))
+        let response = request.send().await.map_err(|e| send_error(&e, what))?;
+        self.note_lifecycle(&response);
+        Ok(response)
+    }
+
+    /// Keep the first `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers the server
+    /// sends, capped at [`limits::MAX_HEADER_KEPT`].
+    fn note_lifecycle(&mut self, response: &reqwest::Response) {
+        let kept = |name: &str| {
+            response.headers().get(name).map(|v| {
+                cap(
+                    &String::from_utf8_lossy(v.as_bytes()),
+                    limits::MAX_HEADER_KEPT,
+                )
+            })
+        };
+        if self.dialled.deprecation.is_none() {
+            self.dialled.deprecation = kept("deprecation");
+        }
+        if self.dialled.sunset.is_none() {
+            self.dialled.sunset = kept("sunset");
+        }
     }
 
     /// Read a little of whatever came back so the connection can be reused; ignore content.
@@ -998,6 +1094,7 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
         self.issued = None;
         let extra = Extra {
             method: self.stateless.then_some(method),
+            name: self.extra.name.take(),
             ..self.extra.clone()
         };
         let url = self.url.clone();
@@ -1105,6 +1202,12 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
         Ok(())
     }
 
+    fn name_next(&mut self, name: &str) {
+        if self.stateless {
+            self.extra.name = Some(name.to_owned());
+        }
+    }
+
     fn established(&mut self, version: &str) {
         if self.stateless {
             self.http.dialled.session = false;
@@ -1114,6 +1217,7 @@ impl toolmark_mcp::Transport for Post<'_, '_> {
             session_id: self.session_id.take(),
             protocol_version: header_version(version),
             method: None,
+            name: None,
         };
         self.http.dialled.session = self.extra.session_id.is_some();
     }
@@ -1203,6 +1307,7 @@ async fn open_sse<'h, 'a>(http: &'h mut Http<'a>) -> Result<SseSession<'h, 'a>, 
         .send()
         .await
         .map_err(|e| send_error(&e, "GET sse"))?;
+    http.note_lifecycle(&response);
     let status = response.status();
     if let Some(stop) = http.bad_status(&response, "GET sse") {
         // Auth and redirects are answers about the server; any other error status means

@@ -8,6 +8,8 @@ mod support;
 use support::{Server, lax, mcp_servers};
 use toolmark_crawler::mcp::{self, ClientConfig};
 use toolmark_crawler::observe::{Observation, Status, Transport};
+use toolmark_toolset::surface::items::Items;
+use toolmark_toolset::surface::{Kind, KindDigest, digests};
 
 /// The observation read its tool set completely (else its detail and transport attempts show).
 fn assert_ok(obs: &Observation) {
@@ -194,4 +196,117 @@ async fn loopback_is_blocked_without_allow_private() {
     .await;
     assert_eq!(obs.status, Status::BlockedAddress, "{}", obs.detail);
     assert_eq!(obs.dialled().unwrap().requests, 0);
+}
+
+/// The digest of `kind` over the entries an official client listed (`entries`, a JSON array),
+/// by toolmark's one definition: the entries as one page of the kind's result.
+fn official_digest(kind: Kind, member: &str, entries: &serde_json::Value) -> KindDigest {
+    let page = serde_json::json!({ member: entries }).to_string();
+    let list = toolmark_toolset::surface::RawList {
+        status: "ok".into(),
+        detail: String::new(),
+        pages: vec![page],
+    };
+    let items = Items::of_list(kind, &list).expect("the client's entries");
+    KindDigest::Read {
+        digest: items.digest(),
+        count: items.len() as u64,
+    }
+}
+
+/// Each listed kind's digest of `obs` equals the one over what the official client lists (as
+/// sent, and as its types keep it: the same for servers sending no member outside the schema).
+fn assert_kinds_match_the_official_client(obs: &Observation, dir: &std::path::Path, url: &str) {
+    let ours = digests(obs.surface.as_ref().expect("the surface was read"));
+    for raw in [true, false] {
+        let official = support::official_listing(dir, url, raw);
+        for (kind, member) in [
+            (Kind::Prompts, "prompts"),
+            (Kind::Resources, "resources"),
+            (Kind::Templates, "resourceTemplates"),
+        ] {
+            let theirs = &official[member];
+            let mine = ours.iter().find(|(k, _)| *k == kind).map(|(_, d)| d);
+            if theirs.is_null() {
+                assert_eq!(mine, None, "{member}: not declared");
+                continue;
+            }
+            assert_eq!(
+                mine,
+                Some(&official_digest(kind, member, theirs)),
+                "{member} (raw: {raw})"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn server_everything_surface_is_what_the_official_client_lists() {
+    let Some(dir) = mcp_servers() else { return };
+    let server = Server::everything(&dir, "2026.8.31", "streamableHttp");
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let obs = mcp::observe(&lax(), &url, "streamable-http").await;
+    assert_ok(&obs);
+    let counts: Vec<(Kind, KindDigest)> = digests(obs.surface.as_ref().unwrap());
+    let count = |k: Kind| {
+        counts.iter().find_map(|(kind, d)| match d {
+            KindDigest::Read { count, .. } if *kind == k => Some(*count),
+            _ => None,
+        })
+    };
+    assert_eq!(
+        (
+            count(Kind::Prompts),
+            count(Kind::Resources),
+            count(Kind::Templates)
+        ),
+        (Some(4), Some(7), Some(2))
+    );
+    assert_kinds_match_the_official_client(&obs, &dir, &url);
+    // It publishes no card.
+    assert_eq!(
+        obs.surface.as_ref().unwrap().card.as_ref().unwrap().status,
+        "absent"
+    );
+}
+
+#[tokio::test]
+async fn an_mcp_apps_page_of_the_python_sdk_is_read_and_its_change_seen() {
+    let Some(dir) = mcp_servers() else { return };
+    let page = std::env::temp_dir().join(format!("toolmark-app-page-{}.html", std::process::id()));
+    std::fs::write(&page, "<!doctype html><title>Lookup</title><p>v1</p>").unwrap();
+    let server = support::sdk_surface_server(&dir, &page, &["https://api.example.com"]);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let first = mcp::observe(&lax(), &url, "streamable-http").await;
+    assert_ok(&first);
+    let s = first.surface.as_ref().unwrap();
+    assert_eq!(s.app_pages.len(), 1, "{:?}", s.app_pages);
+    assert_eq!(s.app_pages[0].uri, "ui://lookup/app.html");
+    assert_eq!(s.app_pages[0].status, "ok", "{}", s.app_pages[0].detail);
+    assert!(
+        s.app_pages[0]
+            .result
+            .as_deref()
+            .unwrap()
+            .contains("<p>v1</p>")
+    );
+    assert_kinds_match_the_official_client(&first, &dir, &url);
+    let before = digests(s);
+    std::fs::write(
+        &page,
+        "<!doctype html><title>Lookup</title><p>v2</p><script src=\"https://evil.example/x.js\"></script>",
+    )
+    .unwrap();
+    let second = mcp::observe(&lax(), &url, "streamable-http").await;
+    assert_ok(&second);
+    let after = digests(second.surface.as_ref().unwrap());
+    let app = |d: &[(Kind, KindDigest)]| d.iter().find(|(k, _)| *k == Kind::AppPages).cloned();
+    assert!(matches!(app(&before), Some((_, KindDigest::Read { .. }))));
+    assert_ne!(app(&before), app(&after), "the page changed");
+    let same = |k: Kind| {
+        let f = |d: &[(Kind, KindDigest)]| d.iter().find(|(x, _)| *x == k).cloned();
+        f(&before) == f(&after)
+    };
+    assert!(same(Kind::Prompts) && same(Kind::Resources) && same(Kind::Templates));
+    let _ = std::fs::remove_file(&page);
 }

@@ -244,6 +244,8 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             mtl1: digests.as_ref().map(|d| d.mtl1.clone().into()),
             full: digests.as_ref().map(|d| d.full),
             tools: line.tools,
+            tool_index: digests.as_ref().map(|d| d.tool_index),
+            surface: obs.surface.as_ref().map(entry_surface),
             raw: Some(Sri::of(&doc)),
             prev: None,
         });
@@ -259,6 +261,8 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             mtl1: None,
             full: None,
             tools: None,
+            tool_index: None,
+            surface: None,
             raw: None,
             prev: None,
         });
@@ -777,6 +781,26 @@ impl<'a> Recorder<'a> {
         }
         Ok(())
     }
+}
+
+/// What an entry says of an observed surface: [`toolmark_toolset::surface::digests`], each
+/// unread status one the log takes (a status no name is recorded as `protocol`).
+fn entry_surface(raw: &toolmark_toolset::surface::RawSurface) -> toolmark_log::entry::EntrySurface {
+    use toolmark_log::entry::KindEntry;
+    use toolmark_toolset::surface::KindDigest;
+    toolmark_toolset::surface::digests(raw)
+        .into_iter()
+        .map(|(kind, d)| {
+            let e = match d {
+                KindDigest::Read { digest, count } => KindEntry::Read { digest, count },
+                KindDigest::Unread(status) => KindEntry::Unread(
+                    Status::new(status)
+                        .unwrap_or_else(|_| Status::new("protocol").expect("a name")),
+                ),
+            };
+            (kind, e)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -485,6 +485,8 @@ fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started:
                     mtl1: d.as_ref().map(|d| d.mtl1.clone().into()),
                     full: d.as_ref().map(|d| d.full),
                     tools: d.as_ref().map(|d| d.tools as u64),
+                    tool_index: None,
+                    surface: None,
                     raw: Some(sri),
                     prev: None,
                 }
@@ -497,6 +499,8 @@ fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started:
                 mtl1: None,
                 full: None,
                 tools: None,
+                tool_index: None,
+                surface: None,
                 raw: None,
                 prev: None,
             },

@@ -31,6 +31,8 @@ fn entries(start: u64, n: u64) -> Vec<Entry> {
             mtl1: None,
             full: None,
             tools: Some(i % 40),
+            tool_index: None,
+            surface: None,
             raw: None,
             prev: None,
         })

@@ -218,6 +218,27 @@ impl Subject {
     }
 }
 
+/// What an entry says of one kind of a server's surface beyond `tools/list`
+/// ([`toolmark_toolset::surface::Kind`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KindEntry {
+    /// Read completely: its `toolmark/1` digest and how many entries it has
+    /// (`{"count":n,"digest":"sha256-…"}`; a card's count is 1).
+    Read {
+        /// The kind's digest (`toolmark_toolset::surface::items`).
+        digest: Sri,
+        /// How many entries (prompts, resources, templates, page contents; 1 for a card).
+        count: u64,
+    },
+    /// Not read completely, and why (`{"status":"partial"}`; a card no location served is
+    /// `absent`).
+    Unread(Status),
+}
+
+/// The surface of an entry: each kind observed, in the order of their names. A kind the server
+/// does not declare is not in it; an observation made without the surface has none at all.
+pub type EntrySurface = Vec<(toolmark_toolset::surface::Kind, KindEntry)>;
+
 /// One observation as the log records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -235,6 +256,11 @@ pub struct Entry {
     pub full: Option<Sri>,
     /// Number of tools received.
     pub tools: Option<u64>,
+    /// The digest of the list of the tools' own digests (`toolmark-tool/1`), when a tool set
+    /// was received: what a `/check` about one tool is proven against.
+    pub tool_index: Option<Sri>,
+    /// The surface beyond `tools/list`, when it was read ([`EntrySurface`]).
+    pub surface: Option<EntrySurface>,
     /// Content address of the stored raw response.
     pub raw: Option<Sri>,
     /// Index of the previous entry of the same subject; set by the sequencer.
@@ -344,8 +370,9 @@ impl Entry {
     pub fn encode(&self) -> Result<Vec<u8>, EntryError> {
         self.validate()?;
         // Written member by member in RFC 8785 order (names sorted by UTF-16 code units:
-        // detail < full < mtl1 < mtl1Error < observedAt < prev < raw < status < subject < tools
-        // < v; id < package < server < target). `decode` re-parses with the general JSON reader
+        // detail < full < mtl1 < mtl1Error < observedAt < prev < raw < status < subject <
+        // surface < toolIndex < tools < v; id < package < server < target; count < digest <
+        // status). `decode` re-parses with the general JSON reader
         // and compares, which keeps this order honest.
         let mut out = Vec::with_capacity(512);
         let mut first = true;
@@ -403,6 +430,40 @@ impl Entry {
         out.extend_from_slice(b",\"target\":");
         text(&mut out, &self.subject.target);
         out.push(b'}');
+        if let Some(surface) = &self.surface {
+            key(&mut out, "surface");
+            let mut kinds: Vec<&(toolmark_toolset::surface::Kind, KindEntry)> =
+                surface.iter().collect();
+            kinds.sort_by_key(|(k, _)| k.as_str());
+            out.push(b'{');
+            for (i, (kind, e)) in kinds.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                text(&mut out, kind.as_str());
+                match e {
+                    KindEntry::Read { digest, count } => {
+                        if *count > MAX_INTEGER {
+                            return Err(EntryError::Member("a number beyond 2^53"));
+                        }
+                        out.extend_from_slice(b":{\"count\":");
+                        out.extend_from_slice(count.to_string().as_bytes());
+                        out.extend_from_slice(b",\"digest\":");
+                        text(&mut out, &digest.to_string());
+                    }
+                    KindEntry::Unread(status) => {
+                        out.extend_from_slice(b":{\"status\":");
+                        text(&mut out, status.as_str());
+                    }
+                }
+                out.push(b'}');
+            }
+            out.push(b'}');
+        }
+        if let Some(t) = &self.tool_index {
+            key(&mut out, "toolIndex");
+            text(&mut out, &t.to_string());
+        }
         if let Some(t) = self.tools {
             key(&mut out, "tools");
             out.extend_from_slice(t.to_string().as_bytes());
@@ -459,7 +520,9 @@ impl Entry {
         let text = std::str::from_utf8(bytes).map_err(|_| EntryError::NotCanonical)?;
         let v = json::parse(text)?;
         let obj = v.as_object().ok_or(EntryError::Member("entry"))?;
-        const KNOWN: [&str; 11] = [
+        const KNOWN: [&str; 13] = [
+            "surface",
+            "toolIndex",
             "v",
             "subject",
             "observedAt",
@@ -523,6 +586,8 @@ impl Entry {
             mtl1,
             full: sri_of("full")?,
             tools: number_of("tools", v.get("tools"))?,
+            tool_index: sri_of("toolIndex")?,
+            surface: v.get("surface").map(surface_of).transpose()?,
             raw: sri_of("raw")?,
             prev: number_of("prev", v.get("prev"))?,
         };
@@ -533,6 +598,35 @@ impl Entry {
         }
         Ok(entry)
     }
+}
+
+/// An entry's `surface` member: an object of kinds, each `{"count","digest"}` or
+/// `{"status"}` (the canonical re-encoding refuses anything else, and the order).
+fn surface_of(v: &Json) -> Result<EntrySurface, EntryError> {
+    const BAD: EntryError = EntryError::Member("surface");
+    let kinds = v.as_object().ok_or(BAD)?;
+    kinds
+        .iter()
+        .map(|(name, e)| {
+            let kind = name
+                .as_str()
+                .and_then(toolmark_toolset::surface::Kind::from_name)
+                .ok_or(BAD)?;
+            let text = |k: &str| match e.get(k) {
+                Some(Json::String(Str::Text(t))) => Some(t.to_string()),
+                _ => None,
+            };
+            let entry = match (text("status"), text("digest"), e.get("count")) {
+                (Some(status), None, None) => KindEntry::Unread(Status::new(status)?),
+                (None, Some(digest), Some(Json::Number(n))) => KindEntry::Read {
+                    digest: digest.parse().map_err(|_| EntryError::Digest(digest))?,
+                    count: n.parse().map_err(|_| BAD)?,
+                },
+                _ => return Err(BAD),
+            };
+            Ok((kind, entry))
+        })
+        .collect()
 }
 
 /// One line of `toolmark log append`'s input: an entry as JSON without `prev` (the log sets
@@ -592,6 +686,8 @@ impl Entry {
             mtl1: MtlResult::from_members(l.mtl1, l.mtl1_error)?,
             full: l.full,
             tools: l.tools,
+            tool_index: None,
+            surface: None,
             raw: l.raw,
             prev: None,
         })
@@ -644,6 +740,8 @@ mod tests {
             ))),
             full: Some(sri("sha256-9+Gp1Oq15KPBAAGmFucoVwSQ/PUzwLt1CRxesSUvX5c=")),
             tools: Some(2),
+            tool_index: None,
+            surface: None,
             raw: Some(sri("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")),
             prev: Some(41),
         }
@@ -669,6 +767,81 @@ mod tests {
                 .contains("\"prev\":null")
         );
         assert_eq!(Entry::decode(&bytes).unwrap(), first);
+    }
+
+    #[test]
+    fn the_surface_and_the_tool_index_are_written_in_canonical_order_and_read_back() {
+        use toolmark_toolset::surface::Kind;
+        let d = sri("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+        let e = Entry {
+            tool_index: Some(d),
+            surface: Some(vec![
+                (
+                    Kind::Prompts,
+                    KindEntry::Read {
+                        digest: d,
+                        count: 3,
+                    },
+                ),
+                (
+                    Kind::Card,
+                    KindEntry::Unread(Status::new("absent").unwrap()),
+                ),
+                (
+                    Kind::Resources,
+                    KindEntry::Read {
+                        digest: d,
+                        count: 0,
+                    },
+                ),
+                (
+                    Kind::Templates,
+                    KindEntry::Unread(Status::new("partial").unwrap()),
+                ),
+            ]),
+            ..sample()
+        };
+        let bytes = e.encode().unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let d = d.to_string();
+        assert!(text.contains(&format!(
+            r#""subject":{{"id":"8b94d77765f58d0e","server":"io.example/weather","target":"https://example.com/mcp"}},"surface":{{"card":{{"status":"absent"}},"prompts":{{"count":3,"digest":"{d}"}},"resourceTemplates":{{"status":"partial"}},"resources":{{"count":0,"digest":"{d}"}}}},"toolIndex":"{d}","tools":2,"#
+        )), "{text}");
+        let back = Entry::decode(&bytes).unwrap();
+        assert_eq!(back.tool_index, e.tool_index);
+        // Read back in the order of the names.
+        assert_eq!(back.encode().unwrap(), bytes);
+        assert_eq!(back.surface.as_ref().unwrap()[0].0, Kind::Card);
+        // Read without any kind: an empty object, not an absent member.
+        let empty = Entry {
+            surface: Some(Vec::new()),
+            ..sample()
+        };
+        let bytes = empty.encode().unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains(r#""surface":{},"#));
+        assert_eq!(Entry::decode(&bytes).unwrap(), empty);
+    }
+
+    #[test]
+    fn a_surface_member_of_another_shape_is_refused() {
+        let good = Entry {
+            surface: Some(Vec::new()),
+            ..sample()
+        }
+        .encode()
+        .unwrap();
+        let good = String::from_utf8(good).unwrap();
+        for bad in [
+            r#""surface":{"tools":{"status":"ok"}}"#,
+            r#""surface":{"prompts":{"status":"ok","count":1}}"#,
+            r#""surface":{"prompts":{"count":1}}"#,
+            r#""surface":{"prompts":{"count":1.5,"digest":"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}}"#,
+            r#""surface":{"prompts":{"count":1,"digest":"md5-x"}}"#,
+            r#""surface":[]"#,
+        ] {
+            let text = good.replace(r#""surface":{}"#, bad);
+            assert!(Entry::decode(text.as_bytes()).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -714,6 +887,8 @@ mod tests {
                 detail: Some("tls: \"bad\" cert \u{1}\n é 😀".into()),
                 mtl1: Some(MtlResult::Error("MTL-NUM-001".into())),
                 tools: None,
+                tool_index: None,
+                surface: None,
                 raw: None,
                 prev: None,
                 subject: Subject {

@@ -30,3 +30,26 @@ pub const MAX_PROTOCOL_VERSION: usize = 40;
 
 /// Longest excerpt of an unusable body (an HTML error page, a JSON-RPC error) kept in a detail.
 pub const MAX_DETAIL_EXCERPT: usize = 300;
+
+/// Most pages of one surface list (`prompts/list`, `resources/list`,
+/// `resources/templates/list`) followed. Lists past it end as `partial`: a server listing every
+/// file it can reach as a resource is not a surface a model reads whole.
+pub const MAX_SURFACE_PAGES: usize = 20;
+
+/// Most entries of one surface list. Real servers list a handful of prompts and resources
+/// (server-everything: 3 prompts, 10 resources a page); a list past it ends as `too-large`.
+pub const MAX_SURFACE_ITEMS: usize = 2_000;
+
+/// Most bytes of one surface list's pages, and of all `ui://` reads together: a quarter of
+/// [`MAX_TOOLSET_BYTES`], since the surface adds to the tool set in the observation's memory.
+pub const MAX_SURFACE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Most `ui://` resources read (`resources/read`) of those the tools name: an MCP Apps server
+/// names one page per tool that has a UI; more are named than read, and the rest are recorded
+/// as `skipped`.
+pub const MAX_APP_PAGES: usize = 32;
+
+/// Most bytes of one `resources/read` result kept. An app page is one HTML document (the
+/// official examples' bundled pages are ~0.3–0.5 MiB); a larger result ends as `too-large`
+/// and its text is not kept.
+pub const MAX_APP_PAGE_BYTES: usize = 1024 * 1024;

@@ -38,6 +38,36 @@ pub struct Limits {
     pub max_pages: usize,
     /// See [`limits::MAX_REPLIES`].
     pub max_replies: usize,
+    /// The surface's limits ([`Session::list_surface`]).
+    pub surface: SurfaceLimits,
+}
+
+/// The limits of [`Session::list_surface`]; [`SurfaceLimits::default`] takes every value from
+/// [`crate::limits`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SurfaceLimits {
+    /// See [`limits::MAX_SURFACE_PAGES`].
+    pub max_pages: usize,
+    /// See [`limits::MAX_SURFACE_ITEMS`].
+    pub max_items: usize,
+    /// See [`limits::MAX_SURFACE_BYTES`].
+    pub max_bytes: usize,
+    /// See [`limits::MAX_APP_PAGES`].
+    pub max_reads: usize,
+    /// See [`limits::MAX_APP_PAGE_BYTES`].
+    pub max_read_bytes: usize,
+}
+
+impl Default for SurfaceLimits {
+    fn default() -> Self {
+        SurfaceLimits {
+            max_pages: limits::MAX_SURFACE_PAGES,
+            max_items: limits::MAX_SURFACE_ITEMS,
+            max_bytes: limits::MAX_SURFACE_BYTES,
+            max_reads: limits::MAX_APP_PAGES,
+            max_read_bytes: limits::MAX_APP_PAGE_BYTES,
+        }
+    }
 }
 
 impl Default for Limits {
@@ -47,6 +77,7 @@ impl Default for Limits {
             max_tools: limits::MAX_TOOLS,
             max_pages: limits::MAX_PAGES,
             max_replies: limits::MAX_REPLIES,
+            surface: SurfaceLimits::default(),
         }
     }
 }
@@ -80,6 +111,8 @@ pub struct Listing {
     pub protocol_version: Option<String>,
     /// The exact text of each `tools/list` result kept, in order.
     pub pages: Vec<String>,
+    /// The rest of the surface, when [`Session::list_surface`] read it.
+    pub surface: Option<toolmark_toolset::surface::RawSurface>,
 }
 
 /// Where one `tools/list` result leaves the listing: the one definition of "complete".
@@ -268,9 +301,12 @@ impl CallResult {
 /// One client session with one server, over as many transports as its caller tries.
 #[derive(Debug)]
 pub struct Session<'a> {
-    limits: Limits,
+    pub(crate) limits: Limits,
     identity: Identity,
-    listing: &'a mut Listing,
+    pub(crate) listing: &'a mut Listing,
+    /// The `_meta` every request carries after a [`Handshake::Discover`]; `None` in a
+    /// session-era session.
+    pub(crate) meta: Option<Value>,
     next_id: u64,
     /// Replies sent to server→client requests so far (at most [`Limits::max_replies`]).
     replies: usize,
@@ -283,6 +319,7 @@ impl<'a> Session<'a> {
             limits,
             identity,
             listing,
+            meta: None,
             next_id: 1,
             replies: 0,
         }
@@ -309,6 +346,7 @@ impl<'a> Session<'a> {
                 None
             }
         };
+        self.meta = meta.clone();
         // The transport is established: nothing after this point is a reason to try another.
         self.pages(transport, meta.as_ref())
             .await
@@ -507,7 +545,7 @@ impl<'a> Session<'a> {
 
     /// Send request `method` with `params` (and `meta` as `params._meta`) and wait for its
     /// answer, answering server requests that come before it.
-    async fn call<T: Transport>(
+    pub(crate) async fn call<T: Transport>(
         &mut self,
         t: &mut T,
         method: &'static str,

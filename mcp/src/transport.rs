@@ -91,6 +91,12 @@ pub trait Transport {
         Ok(())
     }
 
+    /// The next request names `name` (2026-07-28: the `Mcp-Name` header a stateless
+    /// `resources/read` carries, its URI); a transport that has no such header ignores it.
+    fn name_next(&mut self, name: &str) {
+        let _ = name;
+    }
+
     /// The server accepted the handshake with protocol `version`: what the transport sends
     /// from now on may depend on it (streamable HTTP: the `MCP-Protocol-Version` and
     /// `Mcp-Session-Id` headers).

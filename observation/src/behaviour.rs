@@ -57,7 +57,7 @@ pub struct Behaviour {
     pub findings: Vec<FindingSummary>,
     /// The install phase (empty and complete when the package had no install-time code).
     pub install_scripts: PhaseBehaviour,
-    /// The observer that made it (`toolmark-sandbox/2`, or an older one).
+    /// The observer that made it (`toolmark-sandbox/3`, or an older one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<String>,
     /// The runsc version it ran under.

@@ -11,9 +11,14 @@ use crate::observe::{AuthChallenge, Observation, Via};
 use serde::{Deserialize, Serialize};
 use toolmark_toolset::ToolSet;
 use toolmark_toolset::canon::{self, Numbers};
+use toolmark_toolset::surface::RawSurface;
 
-/// The format name in `v`.
-pub const FORMAT: &str = "toolmark-observation/1";
+/// The format name in `v` of every document written: version 2 adds the `surface` member (and
+/// a remote's optional `deprecation` and `sunset`).
+pub const FORMAT: &str = "toolmark-observation/2";
+
+/// The first version, still read: documents without `surface` (read as not observed).
+pub const FORMAT_V1: &str = "toolmark-observation/1";
 
 /// Why bytes are not an observation document, or a document could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -21,8 +26,8 @@ pub enum DocumentError {
     /// Not JSON of the document's shape.
     #[error("not an observation document: {0}")]
     Json(#[from] serde_json::Error),
-    /// `v` is not [`FORMAT`].
-    #[error("observation document format {0:?} is not {FORMAT}")]
+    /// `v` is neither [`FORMAT`] nor [`FORMAT_V1`].
+    #[error("observation document format {0:?} is not {FORMAT} or {FORMAT_V1}")]
     Format(String),
     /// The serialisation could not be re-read for canonicalisation (a bug, or a value nested
     /// deeper than `toolmark_toolset::json::MAX_DEPTH`).
@@ -98,6 +103,9 @@ pub struct Document<P = String> {
     pub initialize: Option<String>,
     /// Raw `tools/list` result texts.
     pub pages: Vec<P>,
+    /// The surface beyond `tools/list` and the Server Card, as read (`null` when not read;
+    /// absent in version 1, read as `None`).
+    pub surface: Option<RawSurface>,
     /// How the observation was made.
     pub via: DocVia,
 }
@@ -217,6 +225,12 @@ pub struct DocRemote {
     pub address: Option<String>,
     /// The auth challenge.
     pub auth: Option<AuthChallenge>,
+    /// The first `Deprecation` response header (RFC 9745), as sent; absent when none was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecation: Option<String>,
+    /// The first `Sunset` response header (RFC 8594), as sent; absent when none was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sunset: Option<String>,
     /// The headers the registry declares for the remote, each sent or withheld (with why);
     /// absent when it declares none (and in every document written before they were dialled).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -323,6 +337,9 @@ struct WireOut<'a> {
     protocol_version: &'a Option<String>,
     initialize: &'a Option<String>,
     pages: &'a [String],
+    /// Written by version 2 (`null` when not read), never by version 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    surface: Option<&'a Option<RawSurface>>,
     #[serde(flatten)]
     remote: Option<&'a DocRemote>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -347,6 +364,7 @@ impl Serialize for Document {
             protocol_version: &self.protocol_version,
             initialize: &self.initialize,
             pages: &self.pages,
+            surface: (self.v != FORMAT_V1).then_some(&self.surface),
             remote,
             package,
         }
@@ -358,6 +376,15 @@ impl<P> TryFrom<Wire<P>> for Document<P> {
     type Error = String;
 
     fn try_from(mut w: Wire<P>) -> Result<Document<P>, String> {
+        // Version 2 always writes `surface`; version 1 never did (nor is one read from it).
+        let surface = match w.rest.remove("surface") {
+            _ if w.v == FORMAT_V1 => None,
+            Some(s) => {
+                Option::<RawSurface>::deserialize(s).map_err(|e| format!("`surface`: {e}"))?
+            }
+            None if w.v == FORMAT => return Err("a version 2 document has no `surface`".into()),
+            None => None,
+        };
         let via = match w.kind.as_deref() {
             None => {
                 if let Some(missing) = REMOTE_MEMBERS.iter().find(|m| !w.rest.contains_key(**m)) {
@@ -397,6 +424,7 @@ impl<P> TryFrom<Wire<P>> for Document<P> {
             protocol_version: w.protocol_version,
             initialize: w.initialize,
             pages: w.pages,
+            surface,
             via,
         })
     }
@@ -441,6 +469,8 @@ impl Document {
                 bytes: d.bytes,
                 address: d.address.map(|a| a.to_string()),
                 auth: d.auth.clone(),
+                deprecation: d.deprecation.clone(),
+                sunset: d.sunset.clone(),
                 declared_headers: doc_headers(&d.declared),
                 url_variables: d
                     .declared
@@ -473,6 +503,7 @@ impl Document {
             protocol_version: obs.protocol_version.clone(),
             initialize: obs.initialize.clone(),
             pages: obs.pages.clone(),
+            surface: obs.surface.clone(),
             via,
         }
     }
@@ -533,11 +564,11 @@ fn decode<P: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<Document<P>, D
     // log); only a document that does not decode is read again, for `v` alone, so a later
     // format is named whatever its shape.
     match serde_json::from_slice::<Document<P>>(bytes) {
-        Ok(doc) if doc.v == FORMAT => Ok(doc),
+        Ok(doc) if doc.v == FORMAT || doc.v == FORMAT_V1 => Ok(doc),
         Ok(doc) => Err(DocumentError::Format(doc.v)),
         Err(e) => {
             let Version { v } = serde_json::from_slice(bytes)?;
-            if v != FORMAT {
+            if v != FORMAT && v != FORMAT_V1 {
                 return Err(DocumentError::Format(v));
             }
             Err(e.into())
@@ -585,7 +616,17 @@ mod tests {
                 requests: 3,
                 bytes: 999,
                 address: Some("[2001:db8::1]:443".parse().unwrap()),
+                deprecation: Some("@1798761600".into()),
+                sunset: Some("Wed, 30 Jun 2027 23:59:59 GMT".into()),
                 declared: Default::default(),
+            }),
+            surface: Some(RawSurface {
+                prompts: Some(toolmark_toolset::surface::RawList {
+                    status: "ok".into(),
+                    detail: String::new(),
+                    pages: vec!["{\"prompts\":[ {\"name\":\"p\"} ],\"ttlMs\":1.0}".into()],
+                }),
+                ..RawSurface::default()
             }),
         }
     }
@@ -657,7 +698,7 @@ mod tests {
     #[test]
     fn refuses_other_formats() {
         let mut doc = Document::new(target(), &observation());
-        doc.v = "toolmark-observation/2".into();
+        doc.v = "toolmark-observation/3".into();
         let bytes = doc.encode().unwrap();
         assert!(matches!(
             Document::decode(&bytes),
@@ -667,6 +708,52 @@ mod tests {
             Document::decode(b"{\"v\":1}"),
             Err(DocumentError::Json(_))
         ));
+    }
+
+    #[test]
+    fn a_version_2_document_keeps_the_surface_and_the_sunset_headers_exactly() {
+        let obs = observation();
+        let bytes = Document::new(target(), &obs).encode().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["v"], "toolmark-observation/2");
+        assert_eq!(v["sunset"], "Wed, 30 Jun 2027 23:59:59 GMT");
+        assert_eq!(v["deprecation"], "@1798761600");
+        assert_eq!(v["surface"]["resources"], serde_json::Value::Null);
+        let back = Document::decode(&bytes).unwrap();
+        assert_eq!(back.surface, obs.surface);
+        assert_eq!(back.remote().unwrap().sunset, obs.dialled().unwrap().sunset);
+        // Not read: `null`, still present.
+        let none = Observation {
+            surface: None,
+            ..observation()
+        };
+        let bytes = Document::new(target(), &none).encode().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v.get("surface"), Some(&serde_json::Value::Null));
+        let without = edited(&bytes, |m| {
+            m.remove("surface");
+        });
+        assert!(
+            Document::decode(&without)
+                .unwrap_err()
+                .to_string()
+                .contains("no `surface`")
+        );
+    }
+
+    #[test]
+    fn a_version_1_document_reads_without_a_surface_and_writes_its_own_bytes_again() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let v1 = edited(&bytes, |m| {
+            m.insert("v".into(), FORMAT_V1.into());
+            m.remove("surface");
+            m.remove("deprecation");
+            m.remove("sunset");
+        });
+        let doc = Document::decode(&v1).unwrap();
+        assert_eq!(doc.v, FORMAT_V1);
+        assert_eq!(doc.surface, None);
+        assert_eq!(doc.encode().unwrap(), v1);
     }
 
     #[test]
@@ -861,8 +948,8 @@ mod tests {
     #[test]
     fn a_later_format_is_named_whatever_its_shape() {
         assert!(matches!(
-            Document::decode(b"{\"v\":\"toolmark-observation/2\",\"other\":1}"),
-            Err(DocumentError::Format(v)) if v == "toolmark-observation/2"
+            Document::decode(b"{\"v\":\"toolmark-observation/3\",\"other\":1}"),
+            Err(DocumentError::Format(v)) if v == "toolmark-observation/3"
         ));
     }
 

@@ -216,6 +216,10 @@ pub struct Observation {
     pub initialize: Option<String>,
     /// The raw JSON text of each `tools/list` result, in order.
     pub pages: Vec<String>,
+    /// The surface beyond `tools/list` read in the same session (prompts, resources,
+    /// templates, `ui://` pages) and the Server Card; `None` when it was not read (a failed
+    /// listing, a crawl with the surface off, a document written before it).
+    pub surface: Option<toolmark_toolset::surface::RawSurface>,
     /// How it was made.
     pub via: Via,
 }
@@ -255,6 +259,11 @@ pub struct Dialled {
     pub bytes: u64,
     /// The address dialled (after the SSRF check).
     pub address: Option<std::net::SocketAddr>,
+    /// The first `Deprecation` response header the server sent (RFC 9745), as sent (at most
+    /// `MAX_HEADER_KEPT` bytes).
+    pub deprecation: Option<String>,
+    /// The first `Sunset` response header (RFC 8594), as sent.
+    pub sunset: Option<String>,
     /// What the registry's declaration made it send: URL template values filled in, declared
     /// headers sent and withheld (empty for a remote that declares none).
     pub declared: crate::registry::Declared,
@@ -290,6 +299,7 @@ impl Observation {
             protocol_version: None,
             initialize: None,
             pages: Vec::new(),
+            surface: None,
             via,
         }
     }
@@ -340,6 +350,7 @@ impl Observation {
         Some(Digests {
             mtl1,
             full: toolmark_toolset::full::digest(&set),
+            tool_index: toolmark_toolset::full::ToolIndex::of(&set).digest,
             tools: set.tools.len(),
         })
     }
@@ -367,6 +378,8 @@ pub struct Digests {
     pub mtl1: Result<Sri, String>,
     /// The `toolmark/1` full digest.
     pub full: Sri,
+    /// The digest of the tools' own `toolmark-tool/1` digests (the entry's `toolIndex`).
+    pub tool_index: Sri,
     /// Number of tools.
     pub tools: usize,
 }

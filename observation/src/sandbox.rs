@@ -76,7 +76,7 @@ impl Severity {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxFacts {
-    /// The observer that made them (`toolmark-sandbox/2`, or an older one).
+    /// The observer that made them (`toolmark-sandbox/3`, or an older one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<String>,
     /// `runsc --version`'s first line (empty when gVisor did not run).

@@ -23,6 +23,8 @@ fn entry(target: &str) -> Entry {
         mtl1: None,
         full: None,
         tools: None,
+        tool_index: None,
+        surface: None,
         raw: None,
         prev: None,
     }

@@ -58,6 +58,11 @@ use toolmark_observation::registry::{Ecosystem, pep503};
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Longest from start until the tools are listed.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(45);
+/// Longest the surface beyond the tools (prompts, resources, templates, `ui://` pages) may
+/// take after the listing, before the calls: a server answers these as it answered
+/// `tools/list`; what is not read by then is recorded as unfinished (`timeout`) and the calls
+/// go on. The same as the crawler's `SURFACE_DEADLINE` less the card, which a package has not.
+pub const SURFACE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Longest one tool call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(8);
 /// Longest all tool calls together may take.
@@ -122,6 +127,8 @@ pub struct Limits {
     pub install: Duration,
     /// See [`STARTUP_TIMEOUT`].
     pub startup: Duration,
+    /// See [`SURFACE_TIMEOUT`].
+    pub surface: Duration,
     /// See [`CALL_TIMEOUT`].
     pub call: Duration,
     /// See [`CALLS_TIMEOUT`].
@@ -139,6 +146,7 @@ impl Default for Limits {
         Limits {
             install: INSTALL_TIMEOUT,
             startup: STARTUP_TIMEOUT,
+            surface: SURFACE_TIMEOUT,
             call: CALL_TIMEOUT,
             calls: CALLS_TIMEOUT,
             max_calls: MAX_CALLS,
@@ -258,6 +266,8 @@ pub struct Report {
     pub protocol_version: Option<String>,
     /// The raw `tools/list` results.
     pub pages: Vec<String>,
+    /// The surface beyond the tools, read after the listing and before the calls.
+    pub surface: Option<toolmark_toolset::surface::RawSurface>,
     /// Install-time code found in the tree: npm's scripts (package directory, script, text);
     /// a wheel tree's `.pth` lines (file, `pth`, line), `sitecustomize` and console scripts (`.dist-info`,
     /// `console_scripts`, `name = module:attr`).
@@ -296,6 +306,7 @@ impl Report {
             initialize: None,
             protocol_version: None,
             pages: Vec::new(),
+            surface: None,
             scripts: Vec::new(),
             calls: Vec::new(),
             phases: Vec::new(),
@@ -419,7 +430,7 @@ impl Observer {
 /// runtime trusts, the calls' grace, persistence by rename, link or directory and the decoy
 /// HOME as a witness, writes to sockets only as leaks, `input-required` calls — a version `/1`
 /// judged clean may not be.
-pub const OBSERVER: &str = "toolmark-sandbox/2";
+pub const OBSERVER: &str = "toolmark-sandbox/3";
 
 impl Report {
     /// `npm:<name>@<version>` or `pypi:<pep503-name>@<version>` as installed (empty before
@@ -579,6 +590,7 @@ impl Report {
         obs.protocol_version = self.protocol_version.clone();
         obs.initialize = self.initialize.clone();
         obs.pages = self.pages.clone();
+        obs.surface = self.surface.clone();
         obs
     }
 }
@@ -1163,6 +1175,22 @@ impl<'a> Run<'a> {
                 };
             }
             Ok(Ok(())) => {
+                let uris = toolmark_observation::observe::assemble(&session.listing().pages)
+                    .map(|set| toolmark_toolset::surface::app::ui_uris(&set))
+                    .unwrap_or_default();
+                let named = |e: &StdioError| {
+                    let status = match e {
+                        StdioError::Closed(_) | StdioError::Write(..) => Status::Exited,
+                        StdioError::TooMuchOutput | StdioError::LineTooLong => Status::TooLarge,
+                        _ => Status::Protocol,
+                    };
+                    (status.as_str().to_owned(), e.to_string())
+                };
+                let _ = tokio::time::timeout(
+                    limits.surface,
+                    session.list_surface(&mut stdio, &uris, named),
+                )
+                .await;
                 called = self.calls(&mut session, &mut stdio).await;
                 report.calls = std::mem::take(&mut called.outcomes);
             }
@@ -1173,6 +1201,7 @@ impl<'a> Run<'a> {
         report.initialize = listing.initialize.clone();
         report.protocol_version = listing.protocol_version.clone();
         report.pages = listing.pages.clone();
+        report.surface = listing.surface.clone();
         let cuts = self.search.cuts();
         let leaked_by = leaks(&stdio.lines, &called.answers, &self.search);
         let leak_search_cut = self.search.cuts() > cuts;

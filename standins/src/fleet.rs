@@ -21,6 +21,14 @@
 //! | `DELETE` with this endpoint's session id | HTTP 200: the session ends (counted in [`RequestCounts::closed`]); without one, HTTP 404 |
 //! | `GET` | HTTP 405 (no server-to-client stream) |
 //!
+//! An endpoint given a [`Surface`] ([`Fleet::set_surface`], module [`surface`]) serves more:
+//! prompts, resources and templates (paged), `resources/read` of MCP Apps pages, a Server Card
+//! (`GET /.well-known/mcp/server-card.json` of its host, or `GET <endpoint URL>/server-card`),
+//! cache hints, `Deprecation`/`Sunset` headers, 2026-07-28 stateless requests, a tool set that
+//! depends on the client's name or protocol version (cloaking), or a hostile part; its session
+//! ids end in the view they were given (`fleet-<endpoint>-<n>-c`, `…-x` for the cloaked one),
+//! and [`Fleet::handshakes`] lists who it answered.
+//!
 //! **Every request** to an endpoint, whatever it is, waits that endpoint's latency (drawn once,
 //! uniformly from [`FleetSpec::latency`] with a seeded generator) before it is answered, so an
 //! observation costs its number of requests times the endpoint's latency. Sessions are not
@@ -39,15 +47,17 @@
 //! [`crate::registry::RegistryStandIn`], and [`schedule_bound`] computes the shortest time any
 //! crawler with a given per-host limit and global concurrency could observe it in.
 //!
-//! What it does not do: TLS for [`Fleet::start`]'s endpoints, SSE responses, pagination of tool sets, faults (see the crawler's
-//! hostile-server tests for those), or anything reachable from another machine.
+//! What it does not do: TLS for [`Fleet::start`]'s endpoints, SSE responses, faults of the
+//! transport (see the crawler's hostile-server tests for those; the surface's hostile parts are
+//! [`surface::Hostile`]), `prompts/get`, subscriptions, or anything reachable from another
+//! machine.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -58,6 +68,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+
+pub mod surface;
+
+use surface::{Handshake, Surface};
 
 /// Protocol versions an endpoint agrees to when `initialize` asks for them.
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -70,6 +84,13 @@ pub const MAX_HOSTS: usize = 250 * 250;
 
 /// Largest request body read (a crawler's requests are a few hundred bytes).
 const MAX_REQUEST: usize = 64 * 1024;
+
+/// Most handshakes [`Fleet::handshakes`] keeps (the first ones): a test's few sessions fit, and
+/// a long benchmark over endpoints with a surface does not grow the fleet without bound.
+pub const MAX_HANDSHAKES_KEPT: usize = 10_000;
+
+/// The surfaces set on endpoints, by fleet-wide number.
+type Surfaces = Arc<RwLock<HashMap<usize, Arc<Surface>>>>;
 
 /// The `$schema` of the registry items [`Fleet::registry_items`] builds.
 pub const SERVER_SCHEMA: &str =
@@ -126,6 +147,16 @@ pub struct RequestCounts {
     pub initialized: u64,
     /// `tools/list` requests answered with the tool set.
     pub tools_list: u64,
+    /// `prompts/list` requests answered by an endpoint with a [`Surface`].
+    pub prompts_list: u64,
+    /// `resources/list` requests answered by an endpoint with a [`Surface`].
+    pub resources_list: u64,
+    /// `resources/templates/list` requests answered by an endpoint with a [`Surface`].
+    pub templates_list: u64,
+    /// `resources/read` requests answered by an endpoint with a [`Surface`] (found or not).
+    pub resources_read: u64,
+    /// Server Cards served ([`surface::Card`]), whatever their size.
+    pub cards: u64,
     /// Sessions ended by the client (`DELETE` with the session's id).
     pub closed: u64,
     /// POSTs to a keyed endpoint ([`Fleet::set_keyed`]) refused with 401 and a challenge.
@@ -148,6 +179,11 @@ struct Counters {
     initialize: AtomicU64,
     initialized: AtomicU64,
     tools_list: AtomicU64,
+    prompts_list: AtomicU64,
+    resources_list: AtomicU64,
+    templates_list: AtomicU64,
+    resources_read: AtomicU64,
+    cards: AtomicU64,
     other: AtomicU64,
     closed: AtomicU64,
     refused: AtomicU64,
@@ -168,6 +204,11 @@ impl Counters {
             initialize: AtomicU64::new(0),
             initialized: AtomicU64::new(0),
             tools_list: AtomicU64::new(0),
+            prompts_list: AtomicU64::new(0),
+            resources_list: AtomicU64::new(0),
+            templates_list: AtomicU64::new(0),
+            resources_read: AtomicU64::new(0),
+            cards: AtomicU64::new(0),
             other: AtomicU64::new(0),
             closed: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -213,6 +254,10 @@ struct HostState {
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     /// Keyed endpoints ([`Fleet::set_keyed`]) and the authorization server each names.
     keyed: Arc<RwLock<HashMap<usize, String>>>,
+    /// Endpoints with a surface ([`Fleet::set_surface`]).
+    surfaces: Surfaces,
+    /// Who the endpoints with a surface answered ([`Fleet::handshakes`]).
+    handshakes: Arc<Mutex<Vec<Handshake>>>,
     /// `scheme://authority` of this host as its clients name it (for the metadata URLs its
     /// challenges name).
     origin: String,
@@ -251,6 +296,8 @@ pub struct Fleet {
     latencies: Vec<Duration>,
     overrides: Arc<RwLock<HashMap<usize, Vec<Bytes>>>>,
     keyed: Arc<RwLock<HashMap<usize, String>>>,
+    surfaces: Surfaces,
+    handshakes: Arc<Mutex<Vec<Handshake>>>,
     counters: Arc<Counters>,
     /// Each host's in-flight requests and their peak, by host.
     in_flight: Vec<Arc<(AtomicU64, AtomicU64)>>,
@@ -417,6 +464,8 @@ impl Fleet {
         let counters = Arc::new(Counters::new());
         let overrides = Arc::new(RwLock::new(HashMap::new()));
         let keyed = Arc::new(RwLock::new(HashMap::new()));
+        let surfaces: Surfaces = Arc::new(RwLock::new(HashMap::new()));
+        let handshakes = Arc::new(Mutex::new(Vec::new()));
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
         let mut addrs = Vec::with_capacity(plans.len());
@@ -462,6 +511,8 @@ impl Fleet {
                 tool_sets: tool_sets.clone(),
                 overrides: overrides.clone(),
                 keyed: keyed.clone(),
+                surfaces: surfaces.clone(),
+                handshakes: handshakes.clone(),
                 origin,
                 counters: counters.clone(),
             });
@@ -505,6 +556,8 @@ impl Fleet {
             latencies,
             overrides,
             keyed,
+            surfaces,
+            handshakes,
             counters,
             in_flight,
             stop,
@@ -634,6 +687,66 @@ impl Fleet {
         };
     }
 
+    /// From now on endpoint `endpoint` serves `surface` too (`None`: a plain tool set again):
+    /// prompts, resources, app pages, a card, cache hints, deprecation headers, cloaking or a
+    /// hostile part, as [`surface`] describes. Its tools are the surface's when it names them,
+    /// else the endpoint's own ([`Fleet::set_tool_set`]). Out-of-range numbers are ignored.
+    pub fn set_surface(&self, endpoint: usize, surface: Option<Surface>) {
+        if endpoint >= self.urls.len() {
+            return;
+        }
+        let mut all = self
+            .surfaces
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match surface {
+            Some(s) => all.insert(endpoint, Arc::new(s)),
+            None => all.remove(&endpoint),
+        };
+    }
+
+    /// Every endpoint serves `surface` from now on ([`Fleet::set_surface`]), all sharing one
+    /// copy of it (a benchmark's fleet of thousands of endpoints).
+    pub fn set_surface_everywhere(&self, surface: Surface) {
+        let shared = Arc::new(surface);
+        let mut all = self
+            .surfaces
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for endpoint in 0..self.urls.len() {
+            all.insert(endpoint, shared.clone());
+        }
+    }
+
+    /// The surface endpoint `endpoint` serves, if any (a copy to change and set again).
+    pub fn surface(&self, endpoint: usize) -> Option<Surface> {
+        self.surfaces
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&endpoint)
+            .map(|s| Surface::clone(s))
+    }
+
+    /// From now on endpoint `endpoint`'s surface serves `html` as the page at `uri`
+    /// ([`Surface::set_page`]): an app page that changes between two observations. Does
+    /// nothing for an endpoint without a surface.
+    pub fn set_app_page(&self, endpoint: usize, uri: &str, html: &str) {
+        if let Some(mut s) = self.surface(endpoint) {
+            s.set_page(uri, html);
+            self.set_surface(endpoint, Some(s));
+        }
+    }
+
+    /// Who the endpoints with a surface answered, in order (`initialize`, and each stateless
+    /// request): client name and version, protocol version, and whether it was served the
+    /// cloaked tools. At most [`MAX_HANDSHAKES_KEPT`].
+    pub fn handshakes(&self) -> Vec<Handshake> {
+        self.handshakes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Requests answered so far.
     pub fn requests(&self) -> RequestCounts {
         let c = &self.counters;
@@ -642,6 +755,11 @@ impl Fleet {
             initialize: c.initialize.load(Ordering::Relaxed),
             initialized: c.initialized.load(Ordering::Relaxed),
             tools_list: c.tools_list.load(Ordering::Relaxed),
+            prompts_list: c.prompts_list.load(Ordering::Relaxed),
+            resources_list: c.resources_list.load(Ordering::Relaxed),
+            templates_list: c.templates_list.load(Ordering::Relaxed),
+            resources_read: c.resources_read.load(Ordering::Relaxed),
+            cards: c.cards.load(Ordering::Relaxed),
             closed: c.closed.load(Ordering::Relaxed),
             refused: c.refused.load(Ordering::Relaxed),
             metadata: c.metadata.load(Ordering::Relaxed),
@@ -1001,6 +1119,12 @@ async fn dispatch(
     {
         return metadata(&host, all, endpoint).await;
     }
+    if method == Method::GET
+        && (path == surface::WELL_KNOWN_CARD || path.ends_with(surface::CARD_SUFFIX))
+        && let Some(card) = surface::card(&host, path).await
+    {
+        return card;
+    }
     let target = uri.path_and_query().map_or(path, |t| t.as_str());
     let index = host
         .endpoints
@@ -1047,6 +1171,46 @@ async fn end_session(host: &HostState, index: usize, headers: &HeaderMap) -> Res
 }
 
 impl HostState {
+    /// The surface of endpoint `index`, if it has one.
+    fn surface_of(&self, index: usize) -> Option<Arc<Surface>> {
+        self.surfaces
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&index)
+            .cloned()
+    }
+
+    /// Note who `client` (a `clientInfo`) is at `version` on endpoint `index` (within
+    /// [`MAX_HANDSHAKES_KEPT`]) and return the tool set `surface` shows it.
+    fn record(
+        &self,
+        index: usize,
+        surface: &Surface,
+        client: &Value,
+        version: &str,
+    ) -> surface::View {
+        let name = client.get("name").and_then(Value::as_str).unwrap_or("");
+        let view = surface.view_of(name, version);
+        let mut kept = self
+            .handshakes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.len() < MAX_HANDSHAKES_KEPT {
+            kept.push(Handshake {
+                endpoint: index,
+                client_name: name.to_owned(),
+                client_version: client
+                    .get("version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                protocol_version: version.to_owned(),
+                cloaked: view == surface::View::Cloaked,
+            });
+        }
+        view
+    }
+
     /// The authorization server endpoint `index` (fleet-wide) is keyed to, if it is.
     fn keyed_by(&self, index: usize) -> Option<String> {
         self.keyed
@@ -1106,6 +1270,22 @@ async fn mcp(host: Arc<HostState>, index: usize, headers: HeaderMap, body: Bytes
     response
 }
 
+/// The `tools/list` result endpoint `index` serves for `message`'s cursor: its pages
+/// ([`Fleet::set_pages`]; `"p<n>"` names page n, any other cursor the first) or its spec's set.
+fn tool_set_page(host: &HostState, index: usize, message: &Value) -> Bytes {
+    let page = message
+        .pointer("/params/cursor")
+        .and_then(Value::as_str)
+        .and_then(|c| c.strip_prefix('p')?.parse::<usize>().ok())
+        .unwrap_or(0);
+    host.overrides
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&index)
+        .and_then(|pages| pages.get(page).or(pages.first()).cloned())
+        .unwrap_or_else(|| host.tool_sets[index % host.tool_sets.len()].clone())
+}
+
 async fn answer(host: Arc<HostState>, index: usize, headers: HeaderMap, body: Bytes) -> Response {
     let latency = host.latencies[index];
     tokio::time::sleep(latency).await;
@@ -1142,6 +1322,9 @@ async fn answer(host: Arc<HostState>, index: usize, headers: HeaderMap, body: By
         other();
         return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32700, "Parse error");
     };
+    if let Some(surface) = host.surface_of(index) {
+        return surface::answer(&host, index, &surface, &message, &headers);
+    }
     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
     let id = message.get("id").cloned();
     let session_prefix = format!("fleet-{index}-");
@@ -1201,18 +1384,7 @@ async fn answer(host: Arc<HostState>, index: usize, headers: HeaderMap, body: By
         }
         ("tools/list", Some(id)) => {
             counters.tools_list.fetch_add(1, Ordering::Relaxed);
-            let page = message
-                .pointer("/params/cursor")
-                .and_then(Value::as_str)
-                .and_then(|c| c.strip_prefix('p')?.parse::<usize>().ok())
-                .unwrap_or(0);
-            let set = host
-                .overrides
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(&index)
-                .and_then(|pages| pages.get(page).or(pages.first()).cloned())
-                .unwrap_or_else(|| host.tool_sets[index % host.tool_sets.len()].clone());
+            let set = tool_set_page(&host, index, &message);
             let id = id.to_string();
             let mut out = Vec::with_capacity(set.len() + id.len() + 40);
             out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");

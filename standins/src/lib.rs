@@ -13,6 +13,9 @@
 //!   registry items that list it and the schedule bound a crawler is measured against
 //!   (`standin-fleet` runs one with a registry stand-in, for `bench/crawl.sh`); or, for
 //!   `toolmark demo`, one https stand-in per real host name ([`fleet::Fleet::start_sites`]).
+//!   Any endpoint can also serve a surface beyond its tools ([`fleet::surface`]: prompts,
+//!   resources, MCP Apps pages, a Server Card, cache hints, deprecation headers, cloaking, and
+//!   hostile variants of each), for what no real server shows.
 //! - [`packages`]: a stand-in of the npm registry and of a PyPI simple index serving real
 //!   package files of this machine (the demo's package sweep fetches from it, through the
 //!   crawler as from the real registries).

@@ -159,9 +159,152 @@ impl RawSurface {
     }
 }
 
+/// What an observation says of one kind: read completely (its digest and how many entries),
+/// or the status it was not read with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KindDigest {
+    /// Read completely.
+    Read {
+        /// The kind's `toolmark/1` digest ([`items::Items::digest`]; the card's
+        /// [`card::digest`]).
+        digest: crate::Sri,
+        /// Entries (prompts, resources, templates, page contents; 1 for a card).
+        count: u64,
+    },
+    /// Not read completely: the listing's status (or `protocol` when what was read does not
+    /// parse).
+    Unread(String),
+}
+
+/// Each kind observed in `raw`, in [`Kind::ALL`] order: the paged kinds the server declared,
+/// the app pages when its tools name any (read only when every page named was read), and the
+/// card when one was asked for. The one definition of what an entry's `surface` holds and what
+/// `/check` compares.
+pub fn digests(raw: &RawSurface) -> Vec<(Kind, KindDigest)> {
+    let mut out = Vec::new();
+    for kind in [Kind::Prompts, Kind::Resources, Kind::Templates] {
+        let Some(list) = raw.list(kind) else { continue };
+        let d = if list.status != OK {
+            KindDigest::Unread(list.status.clone())
+        } else {
+            match items::Items::of_list(kind, list) {
+                Ok(items) => KindDigest::Read {
+                    digest: items.digest(),
+                    count: items.len() as u64,
+                },
+                Err(_) => KindDigest::Unread("protocol".into()),
+            }
+        };
+        out.push((kind, d));
+    }
+    if !raw.app_pages.is_empty() {
+        let d = match raw.app_pages.iter().find(|r| r.status != OK) {
+            Some(unread) => KindDigest::Unread(unread.status.clone()),
+            None => match items::Items::of_reads(&raw.app_pages) {
+                Ok(items) => KindDigest::Read {
+                    digest: items.digest(),
+                    count: items.len() as u64,
+                },
+                Err(_) => KindDigest::Unread("protocol".into()),
+            },
+        };
+        out.push((Kind::AppPages, d));
+    }
+    if let Some(c) = &raw.card {
+        let d = match (&c.body, c.status == OK) {
+            (Some(body), true) => match card::digest(body) {
+                Ok(digest) => KindDigest::Read { digest, count: 1 },
+                Err(_) => KindDigest::Unread("not-json".into()),
+            },
+            _ => KindDigest::Unread(c.status.clone()),
+        };
+        out.push((Kind::Card, d));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn list(status: &str, pages: &[&str]) -> Option<RawList> {
+        Some(RawList {
+            status: status.into(),
+            detail: String::new(),
+            pages: pages.iter().map(|p| (*p).to_owned()).collect(),
+        })
+    }
+
+    #[test]
+    fn each_kind_read_is_digested_and_each_unread_keeps_its_status() {
+        let raw = RawSurface {
+            prompts: list(OK, &[r#"{"prompts":[{"name":"b"},{"name":"a"}]}"#]),
+            resources: list("partial", &[r#"{"resources":[]}"#]),
+            resource_templates: list(OK, &[r#"{"resourceTemplates":7}"#]),
+            app_pages: vec![RawRead {
+                uri: "ui://x".into(),
+                status: OK.into(),
+                detail: String::new(),
+                result: Some(r#"{"contents":[{"uri":"ui://x","text":"<p>"}]}"#.into()),
+            }],
+            card: Some(RawCard {
+                url: "https://x/.well-known/mcp/server-card.json".into(),
+                status: "absent".into(),
+                detail: "HTTP 404".into(),
+                body: None,
+            }),
+        };
+        let d = digests(&raw);
+        let kinds: Vec<Kind> = d.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Prompts,
+                Kind::Resources,
+                Kind::Templates,
+                Kind::AppPages,
+                Kind::Card
+            ]
+        );
+        let prompts = items::Items::of_list(Kind::Prompts, raw.prompts.as_ref().unwrap()).unwrap();
+        assert_eq!(
+            d[0].1,
+            KindDigest::Read {
+                digest: prompts.digest(),
+                count: 2
+            }
+        );
+        assert_eq!(d[1].1, KindDigest::Unread("partial".into()));
+        assert_eq!(d[2].1, KindDigest::Unread("protocol".into()));
+        assert!(matches!(d[3].1, KindDigest::Read { count: 1, .. }));
+        assert_eq!(d[4].1, KindDigest::Unread("absent".into()));
+        assert!(digests(&RawSurface::default()).is_empty());
+    }
+
+    #[test]
+    fn app_pages_are_unread_when_any_named_page_was_not_read() {
+        let raw = RawSurface {
+            app_pages: vec![
+                RawRead {
+                    uri: "ui://a".into(),
+                    status: OK.into(),
+                    detail: String::new(),
+                    result: Some(r#"{"contents":[]}"#.into()),
+                },
+                RawRead {
+                    uri: "ui://b".into(),
+                    status: "skipped".into(),
+                    detail: String::new(),
+                    result: None,
+                },
+            ],
+            ..RawSurface::default()
+        };
+        assert_eq!(
+            digests(&raw),
+            [(Kind::AppPages, KindDigest::Unread("skipped".into()))]
+        );
+    }
 
     #[test]
     fn every_kind_reads_back_from_its_name() {

@@ -37,6 +37,8 @@ pub fn entries(start: usize, n: usize, tag: &str) -> Vec<Entry> {
             mtl1: None,
             full: None,
             tools: Some(i as u64),
+            tool_index: None,
+            surface: None,
             raw: None,
             prev: None,
         })

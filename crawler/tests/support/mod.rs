@@ -236,3 +236,37 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// `support/sdk_surface_server.py` (the Python SDK's `MCPServer` and its MCP Apps extension,
+/// mcp 2.3.0 from the `mcp-sdk` venv): prompts, resources, a template and an app page it
+/// re-reads from `page` on every `resources/read`, declaring `csp` as the page's CSP.
+pub fn sdk_surface_server(dir: &Path, page: &Path, csp: &[&str]) -> Server {
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/sdk_surface_server.py");
+    let mut c = Command::new(dir.join("mcp-sdk/bin/python"));
+    c.arg(script)
+        .args(["--port", &port.to_string(), "--csp", &csp.join(",")])
+        .arg("--page")
+        .arg(page);
+    Server::start(c, port)
+}
+
+/// The surface of the server at `url` as the official TypeScript client lists it
+/// (`support/list_surface.mjs`, npm `@modelcontextprotocol/sdk` 1.32.2 from `mcp-sdk-node`):
+/// `{prompts, resources, resourceTemplates, appPages: {uri: contents}}`, each list `null` when
+/// not declared; `raw` asks for the results as sent rather than as the SDK's types keep them.
+pub fn official_listing(dir: &Path, url: &str, raw: bool) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/list_surface.mjs");
+    let mut c = Command::new("node");
+    c.arg(script).arg("--sdk").arg(dir.join("mcp-sdk-node"));
+    if raw {
+        c.arg("--raw");
+    }
+    let out = c.arg(url).output().expect("run list_surface.mjs");
+    assert!(
+        out.status.success(),
+        "list_surface.mjs: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}

@@ -30,6 +30,8 @@ pub fn entry(i: u64) -> Entry {
                 .unwrap(),
         ),
         tools: Some(i % 40),
+        tool_index: None,
+        surface: None,
         raw: Some(
             "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
                 .parse()

@@ -23,12 +23,18 @@
 //! also has `cluster`: for each `--cluster-concurrency` C, the bound at C observations in
 //! flight (a cluster's workers × the jobs each claims at once), 3 requests an observation (the
 //! discover probe is paid once per host, the session's `DELETE` outside the host's places).
+//!
+//! `--surface beside-tools` gives every endpoint the surface stand-in around its own tool set
+//! (`Surface::beside_tools`: prompts, resources in two pages, a template, a card, cache hints),
+//! `--surface honest` the honest stand-in with its own tools and app page: the surface
+//! observation's cost is measured against the same fleet without it.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use clap::Parser;
 use serde_json::json;
+use toolmark_standins::fleet::surface::Surface;
 use toolmark_standins::fleet::{self, Fleet, FleetSpec, SiteSpec};
 use toolmark_standins::registry::{self, RegistryStandIn};
 
@@ -74,6 +80,19 @@ struct Args {
     /// Write every endpoint's latency here, one `{"url": …, "latencyMs": …}` line each.
     #[arg(long)]
     dump_latencies: Option<PathBuf>,
+    /// Give every endpoint a surface beyond its tools.
+    #[arg(long, value_enum)]
+    surface: Option<SurfaceKind>,
+}
+
+/// The surfaces `--surface` gives.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SurfaceKind {
+    /// `Surface::beside_tools`: the endpoint's own tools, and prompts, resources, a template
+    /// and a card.
+    BesideTools,
+    /// `Surface::honest`: its own tools and app page too.
+    Honest,
 }
 
 /// Raise the soft open-file limit to the hard one (each host is a listener; each connection a
@@ -127,6 +146,13 @@ fn main() -> std::io::Result<()> {
                 .await?
             }
         };
+        if let Some(kind) = args.surface {
+            let surface = match kind {
+                SurfaceKind::BesideTools => Surface::beside_tools(),
+                SurfaceKind::Honest => Surface::honest(),
+            };
+            fleet.set_surface_everywhere(surface);
+        }
         if let (Some(pins), Some(ca)) = (&args.pins_out, &args.ca_out) {
             std::fs::write(pins, crawl_section(&fleet.pins()))?;
             std::fs::write(ca, fleet.ca_certificate_pem().unwrap_or_default())?;
@@ -216,6 +242,11 @@ fn main() -> std::io::Result<()> {
                     "initialize": counts.initialize,
                     "initialized": counts.initialized,
                     "toolsList": counts.tools_list,
+                    "promptsList": counts.prompts_list,
+                    "resourcesList": counts.resources_list,
+                    "templatesList": counts.templates_list,
+                    "resourcesRead": counts.resources_read,
+                    "cards": counts.cards,
                     "closed": counts.closed,
                     "other": counts.other,
                 },
