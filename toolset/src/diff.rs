@@ -734,13 +734,17 @@ pub(crate) fn description_text(v: Option<&Json>) -> std::borrow::Cow<'_, str> {
     }
 }
 
-struct Builder {
-    word_budget: usize,
-    truncated: bool,
+pub(crate) struct Builder {
+    pub(crate) word_budget: usize,
+    pub(crate) truncated: bool,
 }
 
 impl Builder {
-    fn description(&mut self, old: Option<&Json>, new: Option<&Json>) -> DescriptionDiff {
+    pub(crate) fn description(
+        &mut self,
+        old: Option<&Json>,
+        new: Option<&Json>,
+    ) -> DescriptionDiff {
         let (o, n) = (description_text(old), description_text(new));
         let (oc, nc) = (o.chars().count(), n.chars().count());
         if oc <= WORD_DIFF_MAX_CHARS && nc <= WORD_DIFF_MAX_CHARS && oc + nc <= self.word_budget {
@@ -759,7 +763,7 @@ impl Builder {
         }
     }
 
-    fn schema(&mut self, old: Option<&Json>, new: Option<&Json>) -> Option<SchemaDiff> {
+    pub(crate) fn schema(&mut self, old: Option<&Json>, new: Option<&Json>) -> Option<SchemaDiff> {
         if same_opt(old, new) {
             return None;
         }
@@ -775,7 +779,7 @@ impl Builder {
         Some(acc)
     }
 
-    fn members(
+    pub(crate) fn members(
         &mut self,
         old: Option<&Json>,
         new: Option<&Json>,

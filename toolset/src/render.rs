@@ -200,7 +200,7 @@ fn signal_line(out: &mut String, s: &Signal) {
 }
 
 /// A word diff as one line, removed runs as `[-old-]`, added runs as `{+new+}`.
-fn word_runs(ops: &[WordEdit]) -> String {
+pub(crate) fn word_runs(ops: &[WordEdit]) -> String {
     let mut line = String::new();
     for op in ops {
         match op.0 {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub mod app;
 pub mod cache;
 pub mod card;
+pub mod diff;
 pub mod items;
 
 /// A listing status: the list was read completely.
