@@ -58,7 +58,7 @@ use toolmark_client::answer::{
 };
 use toolmark_index::contributions::{Day, DigestKind};
 use toolmark_index::index::TargetRow;
-use toolmark_log::entry::{Entry, TargetId};
+use toolmark_log::entry::{Entry, KindEntry, TargetId};
 use toolmark_toolset::json::{self as tjson, Json};
 use toolmark_toolset::{Sri, ToolSet, full, hex, mtl1};
 
@@ -129,10 +129,16 @@ struct Query {
     tools: Option<Vec<String>>,
     tool_set_digest: Option<Sri>,
     full_digest: Option<Sri>,
+    /// A kind of the surface sent to compare (`prompts`, `resources`, `resourceTemplates`),
+    /// with its per-kind digest.
+    surface: Option<(ComparedBy, Sri)>,
     /// `"contribute": true`: count the compared digest for the target today
     /// (`crate::contribute`).
     contribute: bool,
 }
+
+/// A request compares one thing: the tool set, or one kind of the surface.
+const ONE_KIND: &str = "compare one of tools (or toolSetDigest/fullDigest), prompts, resources or resourceTemplates per request";
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError::BadRequest(msg.into())
@@ -188,6 +194,29 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
                 }
                 q.tools = Some(m.raw_elements.iter().map(|s| (*s).to_owned()).collect());
             }
+            "prompts" | "resources" | "resourceTemplates" => {
+                let Json::Array(entries) = &m.value else {
+                    return Err(bad(format!("\"{name}\" must be an array")));
+                };
+                if entries.len() > MAX_TOOLS {
+                    return Err(bad(format!(
+                        "\"{name}\" holds more than {MAX_TOOLS} entries"
+                    )));
+                }
+                if q.surface.is_some() {
+                    return Err(bad(ONE_KIND));
+                }
+                let kind = toolmark_toolset::surface::Kind::from_name(name)
+                    .expect("one of the paged kinds");
+                let key = toolmark_toolset::surface::items::key_member(kind)
+                    .expect("a paged kind has a key");
+                let by = match kind {
+                    toolmark_toolset::surface::Kind::Prompts => ComparedBy::Prompts,
+                    toolmark_toolset::surface::Kind::Resources => ComparedBy::Resources,
+                    _ => ComparedBy::ResourceTemplates,
+                };
+                q.surface = Some((by, full::digest_by(entries.iter(), key)));
+            }
             "contribute" => match m.value {
                 Json::Bool(b) => q.contribute = b,
                 _ => return Err(bad("\"contribute\" must be a boolean")),
@@ -198,6 +227,10 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
     if q.endpoint.is_none() && q.package.is_none() && q.name.is_none() {
         return Err(bad("send endpoint, package or name"));
     }
+    let tool_set_sent = q.tools.is_some() || q.tool_set_digest.is_some() || q.full_digest.is_some();
+    if q.surface.is_some() && tool_set_sent {
+        return Err(bad(ONE_KIND));
+    }
     Ok(q)
 }
 
@@ -207,6 +240,8 @@ struct Client {
     mtl1: Option<Result<Sri, DigestError>>,
     /// The full digest sent or computed from `tools`.
     full: Option<Sri>,
+    /// The digest of the kind of the surface sent, when one was ([`Client::by`] names it).
+    surface: Option<Sri>,
     by: ComparedBy,
 }
 
@@ -220,11 +255,46 @@ impl Client {
         match self.by {
             ComparedBy::Full => self.full.as_ref(),
             ComparedBy::Mtl1 => self.mtl1_digest(),
+            ComparedBy::Prompts | ComparedBy::Resources | ComparedBy::ResourceTemplates => {
+                self.surface.as_ref()
+            }
+        }
+    }
+
+    /// What was compared, in words ("the tool set", "the prompts", …).
+    fn what(&self) -> &'static str {
+        match self.by {
+            ComparedBy::Full | ComparedBy::Mtl1 => "the tool set",
+            ComparedBy::Prompts => "the prompts",
+            ComparedBy::Resources => "the resources",
+            ComparedBy::ResourceTemplates => "the resource templates",
         }
     }
 }
 
+/// What `entry` says of the kind `client` compares: `None` for the tool set; for a kind,
+/// `Some` of its entry in the surface (`None` inside when the surface was read and the server
+/// declared no such kind), or `Err(())` when the entry has no surface at all.
+fn kind_in(entry: &Entry, client: &Client) -> Option<Result<Option<KindEntry>, ()>> {
+    let kind = client.by.kind()?;
+    Some(match &entry.surface {
+        None => Err(()),
+        Some(kinds) => Ok(kinds
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, e)| e.clone())),
+    })
+}
+
 fn client_digests(q: &Query) -> Client {
+    if let Some((by, digest)) = q.surface {
+        return Client {
+            mtl1: None,
+            full: None,
+            surface: Some(digest),
+            by,
+        };
+    }
     if let Some(tools) = &q.tools {
         // The elements were parsed already, so the document parses.
         return match ToolSet::of_raw(tools) {
@@ -234,6 +304,7 @@ fn client_digests(q: &Query) -> Client {
                     detail: e.detail,
                 })),
                 full: Some(full::digest(&set)),
+                surface: None,
                 by: ComparedBy::Full,
             },
             Err(e) => Client {
@@ -242,6 +313,7 @@ fn client_digests(q: &Query) -> Client {
                     detail: e.to_string(),
                 })),
                 full: None,
+                surface: None,
                 by: ComparedBy::Full,
             },
         };
@@ -249,6 +321,7 @@ fn client_digests(q: &Query) -> Client {
     Client {
         mtl1: q.tool_set_digest.map(Ok),
         full: q.full_digest,
+        surface: None,
         by: if q.full_digest.is_some() {
             ComparedBy::Full
         } else {
@@ -400,6 +473,8 @@ fn choose(
         let current = match client.by {
             ComparedBy::Full => &t.current_full,
             ComparedBy::Mtl1 => &t.current_mtl1,
+            // A kind is located by its entries below.
+            _ => return false,
         };
         current.as_deref() == Some(compared.as_str())
     };
@@ -412,10 +487,7 @@ fn choose(
     // No current set is the client's: the target that observed it most recently, if any.
     let mut newest: Option<(u64, usize)> = None;
     for (i, t) in candidates.iter().enumerate() {
-        let entries = match client.by {
-            ComparedBy::Full => index.entries_with_full(&t.id, &compared)?,
-            ComparedBy::Mtl1 => index.entries_with_mtl1(&t.id, &compared)?,
-        };
+        let entries = entries_with(index, &t.id, client.by, &compared)?;
         if let Some(&last) = entries.last() {
             if newest.is_none_or(|(n, _)| last > n) {
                 newest = Some((last, i));
@@ -479,6 +551,12 @@ fn entry_matches(entry: &Entry, client: &Client) -> bool {
         ComparedBy::Full => client.full.is_some() && entry.full == client.full,
         ComparedBy::Mtl1 => {
             client.mtl1_digest().is_some() && entry.mtl1_digest() == client.mtl1_digest()
+        }
+        ComparedBy::Prompts | ComparedBy::Resources | ComparedBy::ResourceTemplates => {
+            matches!(
+                (kind_in(entry, client), client.surface),
+                (Some(Ok(Some(KindEntry::Read { digest, .. }))), Some(sent)) if digest == sent
+            )
         }
     }
 }
@@ -579,6 +657,33 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
         note.insert(0, why.into());
         return Decision::unproved(verdict, note);
     }
+    match kind_in(&current.entry, facts.client) {
+        Some(Err(())) => {
+            note.insert(
+                0,
+                format!(
+                    "toolmark's latest successful observation of this target did not read {} (it was made before toolmark read the surface, or with the surface off)",
+                    facts.client.what()
+                ),
+            );
+            return Decision::unproved(Match::NotObserved, note);
+        }
+        Some(Ok(Some(KindEntry::Unread(status)))) => {
+            note.insert(
+                0,
+                format!(
+                    "toolmark's latest successful observation did not read {} completely ({status})",
+                    facts.client.what()
+                ),
+            );
+            return Decision::unproved(Match::Undigestible, note);
+        }
+        Some(Ok(None)) => note.push(format!(
+            "the server's handshake declared no {} when toolmark observed it",
+            facts.client.what().trim_start_matches("the ")
+        )),
+        _ => {}
+    }
     if facts.client.by == ComparedBy::Mtl1 && current.entry.mtl1_digest().is_none() {
         note.insert(
             0,
@@ -592,7 +697,10 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
     if entry_matches(&current.entry, facts.client) {
         note.insert(
             0,
-            "the tool set equals toolmark's latest successful observation".into(),
+            format!(
+                "{} equals toolmark's latest successful observation",
+                facts.client.what()
+            ),
         );
         return Decision {
             verdict: Match::Same,
@@ -611,13 +719,28 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
     let (Some(first), Some(last)) = (matched.first(), matched.last()) else {
         note.insert(
             0,
-            "toolmark never observed this tool set at this target".into(),
+            format!(
+                "toolmark never observed {} at this target",
+                facts
+                    .client
+                    .what()
+                    .replace("the ", "these ")
+                    .replace("these tool set", "this tool set")
+            ),
         );
         return Decision::unproved(Match::Different, note);
     };
     note.insert(
         0,
-        "the tool set is not the latest observed one but toolmark observed it before".into(),
+        match facts.client.by.kind() {
+            None => {
+                "the tool set is not the latest observed one but toolmark observed it before".into()
+            }
+            Some(_) => format!(
+                "{} are not the latest observed but toolmark observed them before",
+                facts.client.what()
+            ),
+        },
     );
     Decision {
         verdict: Match::PreviouslyObserved,
@@ -708,16 +831,30 @@ fn read_earlier(
         return Ok(Vec::new());
     };
     let digest = compared.to_string();
-    let candidates = match client.by {
-        ComparedBy::Full => index.entries_with_full(&target.row.id, &digest)?,
-        ComparedBy::Mtl1 => index.entries_with_mtl1(&target.row.id, &digest)?,
-    };
+    let candidates = entries_with(index, &target.row.id, client.by, &digest)?;
     candidates
         .into_iter()
         .take(MAX_PREVIOUS_ENTRIES)
         .filter(|&i| i < at.checkpoint.size)
         .map(|i| read_entry(state, at, i))
         .collect()
+}
+
+/// Entries of target `id` holding `digest` as `by` compares it, oldest first.
+fn entries_with(
+    index: &toolmark_index::Index,
+    id: &str,
+    by: ComparedBy,
+    digest: &str,
+) -> Result<Vec<u64>, ApiError> {
+    Ok(match by {
+        ComparedBy::Full => index.entries_with_full(id, digest)?,
+        ComparedBy::Mtl1 => index.entries_with_mtl1(id, digest)?,
+        _ => {
+            let kind = by.kind().expect("a kind of the surface");
+            index.entries_with_kind(id, kind, digest)?
+        }
+    })
 }
 
 /// Most answers kept by [`AnswerCache`]: one second's worth of distinct questions (about 3 KB
@@ -879,6 +1016,8 @@ fn contribute_to(
     let compared = match answer.query.compared_by {
         ComparedBy::Full => answer.query.full_digest.map(|d| (DigestKind::Full, d)),
         ComparedBy::Mtl1 => answer.query.tool_set_digest.map(|d| (DigestKind::Mtl1, d)),
+        // Client reports count tool sets (cloaking evidence): a kind of the surface is not one.
+        _ => None,
     };
     let outcome = match (&answer.target, compared) {
         (Some(t), _) if !t.listed => Err("not counted: only reports about a listed target count"),
@@ -928,7 +1067,9 @@ fn answer(
     budget: Budget,
 ) -> Result<Option<Answer>, ApiError> {
     let small = budget == Budget::Small;
-    if small && (q.tools.is_some() || q.name.is_some() || q.package.is_some()) {
+    if small
+        && (q.tools.is_some() || q.surface.is_some() || q.name.is_some() || q.package.is_some())
+    {
         return Ok(None);
     }
     let client = client_digests(q);
@@ -1013,6 +1154,7 @@ fn answer(
             full_digest: client.full,
             name: q.name.clone(),
             package: q.package.clone(),
+            surface_digest: client.surface,
             tool_set_digest: client.mtl1_digest().copied(),
         },
         seen_before: decision.seen_before,

@@ -162,6 +162,28 @@ pub enum ComparedBy {
     /// By the MTL/1 digest (`toolSetDigest` alone, as HISTOR does).
     #[serde(rename = "MTL/1")]
     Mtl1,
+    /// The prompts sent (`prompts`), by their `toolmark/1` digest (`surfaceDigest`).
+    #[serde(rename = "prompts")]
+    Prompts,
+    /// The resources sent (`resources`), by their digest.
+    #[serde(rename = "resources")]
+    Resources,
+    /// The resource templates sent (`resourceTemplates`), by their digest.
+    #[serde(rename = "resourceTemplates")]
+    ResourceTemplates,
+}
+
+impl ComparedBy {
+    /// The kind of the surface compared, when it is not the tool set.
+    pub fn kind(self) -> Option<toolmark_toolset::surface::Kind> {
+        use toolmark_toolset::surface::Kind;
+        match self {
+            ComparedBy::Full | ComparedBy::Mtl1 => None,
+            ComparedBy::Prompts => Some(Kind::Prompts),
+            ComparedBy::Resources => Some(Kind::Resources),
+            ComparedBy::ResourceTemplates => Some(Kind::Templates),
+        }
+    }
 }
 
 /// Why MTL/1 gave the tools sent no digest.
@@ -202,6 +224,15 @@ pub struct Query {
     /// The package asked about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+    /// The digest of the kind of the surface sent (`prompts`, `resources`,
+    /// `resourceTemplates`; [`ComparedBy`] names it), by toolmark's per-kind `toolmark/1`
+    /// definition.
+    #[serde(
+        rename = "surfaceDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub surface_digest: Option<Sri>,
     /// The client set's MTL/1 digest.
     #[serde(
         rename = "toolSetDigest",

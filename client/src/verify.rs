@@ -311,7 +311,14 @@ fn verify(
         }
     }
     if let Some(d) = compared {
-        let carries = entry.full.as_ref() == Some(d) || entry.mtl1_digest() == Some(d);
+        let carries = match read.query.compared_by.kind() {
+            None => entry.full.as_ref() == Some(d) || entry.mtl1_digest() == Some(d),
+            // The kind the answer names, read completely with this digest.
+            Some(kind) => entry.surface.iter().flatten().any(|(k, e)| {
+                *k == kind
+                    && matches!(e, toolmark_log::entry::KindEntry::Read { digest, .. } if digest == d)
+            }),
+        };
         if read.verdict.is_proved() && !carries {
             return Err(VerifyError::NotCompared);
         }

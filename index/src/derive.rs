@@ -344,7 +344,9 @@ fn index_fresh(
     ])?;
     for (kind, e) in entry.surface.iter().flatten() {
         let (digest, count, status) = match e {
-            KindEntry::Read { digest, count } => (Some(digest.to_string()), Some(int(*count)?), None),
+            KindEntry::Read { digest, count } => {
+                (Some(digest.to_string()), Some(int(*count)?), None)
+            }
             KindEntry::Unread(status) => (None, None, Some(status.as_str())),
         };
         tx.prepare_cached(

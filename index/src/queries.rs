@@ -614,6 +614,22 @@ impl Index {
         self.entries_with("full", target_id, full)
     }
 
+    /// Entries of a target whose surface holds `kind` read completely with `digest`
+    /// (`observation_kinds`), oldest first.
+    pub fn entries_with_kind(
+        &self,
+        target_id: &str,
+        kind: toolmark_toolset::surface::Kind,
+        digest: &str,
+    ) -> Result<Vec<u64>, IndexError> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT entry FROM observation_kinds WHERE target_id = ?1 AND kind = ?2
+             AND digest = ?3 ORDER BY entry",
+        )?;
+        let rows = st.query_map([target_id, kind.as_str(), digest], |r| need_unsigned(r, 0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Entries of a target whose MTL/1 digest is `mtl1`, oldest first.
     pub fn entries_with_mtl1(&self, target_id: &str, mtl1: &str) -> Result<Vec<u64>, IndexError> {
         self.entries_with("mtl1", target_id, mtl1)

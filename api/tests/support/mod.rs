@@ -47,6 +47,15 @@ impl Populated {
             env: None,
         }
     }
+
+    /// A state over the directory `env` made (removed with it).
+    pub fn wrap_env(dir: PathBuf, state: Arc<AppState>, env: Env) -> Populated {
+        Populated {
+            dir,
+            state,
+            env: Some(env),
+        }
+    }
 }
 
 impl Drop for Populated {

@@ -1,0 +1,190 @@
+//! `/check` about one kind of the surface (`prompts`, `resources`, `resourceTemplates`): the
+//! verdicts, each proved by the entry that carries the kind's digest, and verified as a client
+//! does; requests comparing two things are refused.
+
+mod support;
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use support::index_support::{Env, MEMORY, corpus_page, day, day_str, ok, records};
+use support::{BASE, Populated, get, post_json, server};
+use toolmark_api::AppState;
+use toolmark_toolset::surface::{OK, RawList, RawSurface};
+
+const URL: &str = "https://prompts.example.com/mcp";
+const OLD_URL: &str = "https://old.example.com/mcp";
+
+fn prompts(names: &[&str]) -> Value {
+    Value::Array(
+        names
+            .iter()
+            .map(|n| json!({"name": n, "description": format!("The {n} prompt.")}))
+            .collect(),
+    )
+}
+
+fn surface(prompts: &Value) -> RawSurface {
+    let list = |member: &str, v: &Value| {
+        Some(RawList {
+            status: OK.into(),
+            detail: String::new(),
+            pages: vec![json!({ member: v }).to_string()],
+        })
+    };
+    RawSurface {
+        prompts: list("prompts", prompts),
+        resources: list("resources", &json!([])),
+        resource_templates: None,
+        app_pages: Vec::new(),
+        card: None,
+    }
+}
+
+/// Two days: day 0 serves prompts `a`, day 1 prompts `a` and `b`; a second server observed
+/// without its surface (as before toolmark read it).
+fn populated(tag: &str) -> Populated {
+    let mut env = Env::new(&format!("api-check-surface-{tag}"));
+    let recs = records(json!([
+        server("io.example/prompts", URL),
+        server("io.example/old", OLD_URL),
+    ]));
+    for d in 0..2u64 {
+        env.run(&day_str(d, 0), &recs, &[], |url| {
+            let mut obs = ok(day(d, 60), vec![corpus_page(MEMORY)]);
+            match url {
+                URL => {
+                    let p = if d == 0 {
+                        prompts(&["a"])
+                    } else {
+                        prompts(&["a", "b"])
+                    };
+                    obs.surface = Some(surface(&p));
+                }
+                OLD_URL => {}
+                _ => return None,
+            }
+            Some(obs)
+        });
+    }
+    let dir = env.dir.clone();
+    let state = AppState::open(&dir, BASE).expect("open");
+    Populated::wrap_env(dir, Arc::new(state), env)
+}
+
+async fn check(p: &Populated, body: Value) -> (StatusCode, Value) {
+    let (status, _, bytes) =
+        post_json(&p.state, "/api/v1/check", body.to_string().into_bytes()).await;
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// The per-kind digest a client computes of what it received: toolmark's one definition.
+fn digest_of(member: &str, entries: &Value) -> String {
+    let kind = toolmark_toolset::surface::Kind::from_name(member).unwrap();
+    let list = RawList {
+        status: OK.into(),
+        detail: String::new(),
+        pages: vec![json!({ member: entries }).to_string()],
+    };
+    toolmark_toolset::surface::items::Items::of_list(kind, &list)
+        .unwrap()
+        .digest()
+        .to_string()
+}
+
+async fn verify(p: &Populated, answer: &Value, compared: &str) -> toolmark_log::entry::Entry {
+    let (_, _, issuer) = get(&p.state, "/api/v1/issuer").await;
+    let issuer: Value = serde_json::from_slice(&issuer).unwrap();
+    let key = issuer["publicKeyHex"].as_str().unwrap();
+    let verified = toolmark_client::verify_answer(
+        answer,
+        key,
+        p.state.log.vkey(),
+        Some(&compared.parse().unwrap()),
+    )
+    .expect("the answer verifies");
+    verified.entry
+}
+
+#[tokio::test]
+async fn the_latest_prompts_are_same_and_proved_by_the_entry_carrying_their_digest() {
+    let p = populated("the_latest_prompts_are_s");
+    let sent = prompts(&["b", "a"]);
+    let (status, a) = check(&p, json!({"endpoint": URL, "prompts": sent})).await;
+    assert_eq!(status, StatusCode::OK, "{a}");
+    assert_eq!(a["match"], "same", "{a}");
+    assert_eq!(a["query"]["comparedBy"], "prompts");
+    let digest = digest_of("prompts", &sent);
+    assert_eq!(a["query"]["surfaceDigest"], digest.as_str());
+    assert!(a["note"].as_str().unwrap().starts_with("the prompts equal"));
+    let entry = verify(&p, &a, &digest).await;
+    assert_eq!(entry.observed_at, day_str(1, 60));
+}
+
+#[tokio::test]
+async fn earlier_prompts_are_previously_observed_and_unknown_ones_different() {
+    let p = populated("earlier_prompts_are_prev");
+    let sent = prompts(&["a"]);
+    let (_, a) = check(&p, json!({"endpoint": URL, "prompts": sent})).await;
+    assert_eq!(a["match"], "previously-observed", "{a}");
+    let entry = verify(&p, &a, &digest_of("prompts", &sent)).await;
+    assert_eq!(entry.observed_at, day_str(0, 60));
+    let (_, a) = check(&p, json!({"endpoint": URL, "prompts": prompts(&["c"])})).await;
+    assert_eq!(a["match"], "different", "{a}");
+    assert!(a.get("proof").is_none());
+}
+
+#[tokio::test]
+async fn a_kind_with_the_same_entries_as_another_is_proved_only_as_itself() {
+    let p = populated("a_kind_with_the_same_ent");
+    // The resources are `[]`; so would be prompts `[]`, with the same digest: an answer about
+    // resources proves resources, and a client checks the kind the answer names.
+    let (_, a) = check(&p, json!({"endpoint": URL, "resources": []})).await;
+    assert_eq!(a["match"], "same", "{a}");
+    assert_eq!(a["query"]["comparedBy"], "resources");
+    verify(&p, &a, &digest_of("resources", &json!([]))).await;
+    let (_, none) = check(&p, json!({"endpoint": URL, "prompts": []})).await;
+    assert_eq!(none["match"], "different", "{none}");
+    // The server declared no templates.
+    let (_, t) = check(&p, json!({"endpoint": URL, "resourceTemplates": []})).await;
+    assert_eq!(t["match"], "different", "{t}");
+    assert!(
+        t["note"]
+            .as_str()
+            .unwrap()
+            .contains("declared no resource templates"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn a_target_observed_without_its_surface_is_not_observed_for_a_kind() {
+    let p = populated("a_target_observed_withou");
+    let (_, a) = check(&p, json!({"endpoint": OLD_URL, "prompts": []})).await;
+    assert_eq!(a["match"], "not-observed", "{a}");
+    assert!(
+        a["note"]
+            .as_str()
+            .unwrap()
+            .contains("did not read the prompts"),
+        "{a}"
+    );
+}
+
+#[tokio::test]
+async fn comparing_two_things_at_once_is_refused() {
+    let p = populated("comparing_two_things_at_");
+    for body in [
+        json!({"endpoint": URL, "prompts": [], "resources": []}),
+        json!({"endpoint": URL, "prompts": [], "tools": []}),
+        json!({"endpoint": URL, "resources": [], "fullDigest": "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}),
+        json!({"endpoint": URL, "prompts": {}}),
+    ] {
+        let (status, v) = check(&p, body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
+    }
+}
