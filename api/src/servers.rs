@@ -496,6 +496,15 @@ async fn server_detail(
                 json!({"policy": policy::STARTER.name, "categories": census}),
             );
             out.insert("scan".into(), scan_json(index.target_scan(&id)?));
+            // The surface beyond the tools of the latest successful observation (issue #29).
+            let surface = match target.last_ok_entry {
+                Some(entry) => {
+                    let row = index.entry_surface(entry)?;
+                    json!({"entry": entry, "toolIndex": row.tool_index, "kinds": row.kinds})
+                }
+                None => Value::Null,
+            };
+            out.insert("surface".into(), surface);
             (target, out)
         };
         Ok((target, out))

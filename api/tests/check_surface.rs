@@ -188,3 +188,35 @@ async fn comparing_two_things_at_once_is_refused() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
     }
 }
+
+#[tokio::test]
+async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observation() {
+    let p = populated("server-json");
+    let id = toolmark_log::entry::TargetId::of("io.example/prompts", URL);
+    let (status, _, bytes) = get(&p.state, &format!("/api/v1/servers/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    let s = &v["surface"];
+    let prompts = prompts(&["a", "b"]);
+    assert_eq!(
+        s["kinds"],
+        json!([
+            {"kind": "prompts", "digest": digest_of("prompts", &prompts), "count": 2},
+            {"kind": "resources", "digest": digest_of("resources", &json!([])), "count": 0},
+        ]),
+        "{s}"
+    );
+    let set = toolmark_toolset::ToolSet::parse(corpus_page(MEMORY).as_bytes()).unwrap();
+    assert_eq!(
+        s["toolIndex"],
+        toolmark_toolset::full::ToolIndex::of(&set)
+            .digest
+            .to_string()
+            .as_str()
+    );
+    // Observed without its surface: no kinds.
+    let old = toolmark_log::entry::TargetId::of("io.example/old", OLD_URL);
+    let (_, _, bytes) = get(&p.state, &format!("/api/v1/servers/{old}")).await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["surface"]["kinds"], json!([]));
+}

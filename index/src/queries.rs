@@ -614,6 +614,33 @@ impl Index {
         self.entries_with("full", target_id, full)
     }
 
+    /// What entry `entry` says of the surface (`observation_kinds`, in the order of the kinds'
+    /// names) and its `toolIndex`: `None` for the kinds when the entry carries no surface.
+    pub fn entry_surface(&self, entry: u64) -> Result<EntrySurfaceRow, IndexError> {
+        let at = crate::rows::int(entry)?;
+        let tool_index: Option<String> = self
+            .conn
+            .prepare_cached("SELECT tool_index FROM observations WHERE entry = ?1")?
+            .query_row([at], |r| r.get(0))
+            .optional()?
+            .flatten();
+        let mut st = self.conn.prepare_cached(
+            "SELECT kind, digest, count, status FROM observation_kinds WHERE entry = ?1
+             ORDER BY kind",
+        )?;
+        let kinds = st
+            .query_map([at], |r| {
+                Ok(KindRow {
+                    kind: r.get(0)?,
+                    digest: r.get(1)?,
+                    count: r.get::<_, Option<i64>>(2)?.map(|c| c.max(0) as u64),
+                    status: r.get(3)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(EntrySurfaceRow { tool_index, kinds })
+    }
+
     /// Entries of a target whose surface holds `kind` read completely with `digest`
     /// (`observation_kinds`), oldest first.
     pub fn entries_with_kind(
@@ -873,4 +900,30 @@ pub(crate) fn only_targets(sql: &mut String, args: &mut Vec<Value>, targets: &[S
         sql.push(')');
         args.extend(targets.iter().map(|t| Value::Text(t.clone())));
     }
+}
+
+/// One kind of an entry's surface as indexed: `digest` and `count` when read completely, else
+/// `status`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KindRow {
+    /// `prompts`, `resources`, `resourceTemplates`, `appPages` or `card`.
+    pub kind: String,
+    /// The kind's digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Its entries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Why it was not read completely.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// What an entry says of the surface and its tool index ([`Index::entry_surface`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntrySurfaceRow {
+    /// The entry's `toolIndex`.
+    pub tool_index: Option<String>,
+    /// Its surface kinds (none when it carries no surface, or nothing was declared).
+    pub kinds: Vec<KindRow>,
 }
