@@ -100,12 +100,23 @@ async fn a_header_declared_remote_that_lists_anonymously_is_ok_and_gets_no_secre
             .any(|l| l.starts_with("FORBIDDEN") || l == "TOKEN"),
         "{lines:?}"
     );
-    // mcp 2.3.0 speaks 2026-07-28: `server/discover` and `tools/list`, no session to end.
+    // mcp 2.3.0 speaks 2026-07-28: `server/discover`, `tools/list`, and the surface it
+    // declares (`prompts/list`, `resources/list`, `resources/templates/list`), no session to
+    // end; then the Server Card's two GETs (it has none), which carry no declared header.
     assert_eq!(obs.transport(), Some(Transport::Stateless));
-    assert_eq!(requests.len(), 2, "{lines:?}");
+    assert_eq!(requests.len(), 7, "{lines:?}");
     assert!(!obs.dialled().unwrap().session);
-    // Every request to it carried the declared literal header (and nothing of the others).
-    for r in &requests {
+    let (posts, cards) = requests.split_at(5);
+    for r in cards {
+        assert!(
+            r.starts_with("REQ GET ") && r.contains("server-card"),
+            "{r}"
+        );
+        assert!(!r.contains("x-client-profile"), "{r}");
+    }
+    // Every request to the endpoint carried the declared literal header (and nothing of the
+    // others).
+    for r in posts {
         assert!(r.starts_with("REQ POST /mcp "), "{r}");
         assert!(r.contains("x-client-profile"), "{r}");
         assert!(
@@ -162,12 +173,18 @@ async fn a_header_declared_remote_that_refuses_is_auth_required_with_its_authori
             .any(|l| l.starts_with("FORBIDDEN") || l == "TOKEN"),
         "{lines:?}"
     );
+    // Between the two, the Server Card's two GETs (a challenged server may publish one), with no
+    // declared header either.
     let requests: Vec<&String> = lines.iter().filter(|l| l.starts_with("REQ ")).collect();
-    assert_eq!(requests.len(), 2, "{lines:?}");
+    assert_eq!(requests.len(), 4, "{lines:?}");
     assert!(requests[0].starts_with("REQ POST /mcp ") && requests[0].contains("x-client-profile"));
-    assert!(requests[1].starts_with("REQ GET /.well-known/oauth-protected-resource/mcp "));
-    assert!(!requests[1].contains("x-client-profile"), "{}", requests[1]);
-    assert_eq!(obs.dialled().unwrap().requests, 2);
+    assert!(requests[1].starts_with("REQ GET /.well-known/mcp/server-card.json "));
+    assert!(requests[2].starts_with("REQ GET /mcp/server-card "));
+    assert!(requests[3].starts_with("REQ GET /.well-known/oauth-protected-resource/mcp "));
+    for r in &requests[1..] {
+        assert!(!r.contains("x-client-profile"), "{r}");
+    }
+    assert_eq!(obs.dialled().unwrap().requests, 4);
 }
 
 /// What the metadata fetch of an `auth-required` observation found.
@@ -199,8 +216,16 @@ async fn protected_resource_metadata_goes_through_the_guard() {
     let found = metadata_of(&obs);
     assert_eq!(found.error.as_deref(), Some("url carries userinfo"));
     assert_eq!(found.http_status, None);
-    // Only the refused POST reached the server: the metadata URL was never dialled.
-    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // Only the refused POST and the Server Card's GET (answered, so the second location was
+    // not asked) reached the server: the metadata URL was never dialled.
+    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(
+        obs.surface.as_ref().unwrap().card.as_ref().unwrap().url,
+        format!(
+            "{}/.well-known/mcp/server-card.json",
+            server.url().trim_end_matches("/mcp")
+        )
+    );
 }
 
 #[tokio::test]

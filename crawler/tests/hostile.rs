@@ -315,14 +315,14 @@ async fn self_signed_certificate_is_tls() {
 
 /// A hint from the previous crawl skips the `server/discover` probe; a wrong hint costs one
 /// attempt and the usual order follows. (Request counts include the `DELETE` that ends the
-/// session.)
+/// session and the Server Card's two GETs: neither location has one.)
 #[tokio::test]
 async fn transport_hints_are_tried_first() {
     let server = Hostile::start(Behaviour::Good).await;
     let c = config();
     let plain = mcp::observe(&c, &server.url(), "streamable-http").await;
     assert_eq!(plain.dialled().unwrap().attempts.len(), 2);
-    assert_eq!(plain.dialled().unwrap().requests, 5);
+    assert_eq!(plain.dialled().unwrap().requests, 5 + 2);
     let hinted = mcp::observe_with_hint(
         &c,
         &server.url(),
@@ -332,7 +332,7 @@ async fn transport_hints_are_tried_first() {
     .await;
     assert_eq!(hinted.status, Status::Ok);
     assert_eq!(hinted.dialled().unwrap().attempts.len(), 1);
-    assert_eq!(hinted.dialled().unwrap().requests, 4);
+    assert_eq!(hinted.dialled().unwrap().requests, 4 + 2);
     assert_eq!(hinted.digests(), plain.digests());
     // A stale hint (the server no longer speaks HTTP+SSE): tried once, then the usual order.
     let stale =

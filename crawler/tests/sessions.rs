@@ -35,8 +35,9 @@ async fn every_session_gets_exactly_one_delete_with_its_id() {
 async fn the_delete_is_one_more_request() {
     let fleet = echo_fleet(1).await;
     let obs = mcp::observe(&lax(), &fleet.urls()[0], "streamable-http").await;
-    // server/discover (refused), initialize, notifications/initialized, tools/list, DELETE.
-    assert_eq!(obs.dialled().unwrap().requests, 5);
+    // server/discover (refused), initialize, notifications/initialized, tools/list, DELETE;
+    // and the Server Card's two GETs (neither location has one).
+    assert_eq!(obs.dialled().unwrap().requests, 5 + 2);
     fleet.shutdown(Duration::from_secs(1)).await;
 }
 
