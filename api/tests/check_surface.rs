@@ -38,7 +38,13 @@ fn surface(prompts: &Value) -> RawSurface {
         resources: list("resources", &json!([])),
         resource_templates: None,
         app_pages: Vec::new(),
-        card: None,
+        // A kind whose name sorts before the others: the entry holds them in name order.
+        card: Some(toolmark_toolset::surface::RawCard {
+            url: "https://prompts.example.com/.well-known/mcp/server-card.json".into(),
+            status: "absent".into(),
+            detail: "HTTP 404".into(),
+            body: None,
+        }),
     }
 }
 
@@ -201,6 +207,7 @@ async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observat
     assert_eq!(
         s["kinds"],
         json!([
+            {"kind": "card", "status": "absent"},
             {"kind": "prompts", "digest": digest_of("prompts", &prompts), "count": 2},
             {"kind": "resources", "digest": digest_of("resources", &json!([])), "count": 0},
         ]),

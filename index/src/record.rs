@@ -788,7 +788,7 @@ impl<'a> Recorder<'a> {
 fn entry_surface(raw: &toolmark_toolset::surface::RawSurface) -> toolmark_log::entry::EntrySurface {
     use toolmark_log::entry::KindEntry;
     use toolmark_toolset::surface::KindDigest;
-    toolmark_toolset::surface::digests(raw)
+    let mut kinds = toolmark_toolset::surface::digests(raw)
         .into_iter()
         .map(|(kind, d)| {
             let e = match d {
@@ -800,7 +800,10 @@ fn entry_surface(raw: &toolmark_toolset::surface::RawSurface) -> toolmark_log::e
             };
             (kind, e)
         })
-        .collect()
+        .collect::<toolmark_log::entry::EntrySurface>();
+    // In the order of the kinds' names, as the entry is encoded and read back.
+    kinds.sort_by_key(|(kind, _)| kind.as_str());
+    kinds
 }
 
 #[cfg(test)]
