@@ -217,6 +217,8 @@ fn migrating_a_version_4_index_derives_the_events_a_rebuild_would() {
              ALTER TABLE package_observations DROP COLUMN registry;
              ALTER TABLE package_observations DROP COLUMN registry_previous;
              ALTER TABLE package_observations DROP COLUMN registry_comparison;
+             DROP TABLE observation_kinds;
+             ALTER TABLE observations DROP COLUMN tool_index;
              UPDATE meta SET value = '4' WHERE key = 'schema_version';",
         )
         .unwrap();
