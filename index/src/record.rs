@@ -246,6 +246,7 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             tools: line.tools,
             tool_index: digests.as_ref().map(|d| d.tool_index),
             surface: obs.surface.as_ref().map(entry_surface),
+            second: obs.second.as_ref().map(|s| s.digest().into()),
             raw: Some(Sri::of(&doc)),
             prev: None,
         });
@@ -263,6 +264,7 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             tools: None,
             tool_index: None,
             surface: None,
+            second: None,
             raw: None,
             prev: None,
         });
