@@ -199,8 +199,25 @@ async fn protected_resource_metadata_goes_through_the_guard() {
     let found = metadata_of(&obs);
     assert_eq!(found.error.as_deref(), Some("url carries userinfo"));
     assert_eq!(found.http_status, None);
-    // Only the refused POST reached the server: the metadata URL was never dialled.
-    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // Only the refused POST and the Server Card's GET (refused too) reached the server: the
+    // metadata URL was never dialled.
+    let seen: Vec<(String, String)> = server
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| (s.method.clone(), s.path.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("POST".to_owned(), "/mcp".to_owned()),
+            (
+                "GET".to_owned(),
+                "/.well-known/mcp/server-card.json".to_owned()
+            )
+        ]
+    );
 }
 
 #[tokio::test]
