@@ -423,12 +423,13 @@ fn sigterm_mid_crawl_with_clients_connected_exits_within_the_deadline() {
     std::fs::create_dir_all(&dir).unwrap();
     let data = dir.join("data");
     let config = dir.join("toolmark.toml");
+    // The second look off: one `tools/list` per entry (compared below).
     std::fs::write(
         &config,
         format!(
             "data = \"{}\"\nlisten = \"127.0.0.1:0\"\nregistry = \"{}\"\n\
              [schedules]\ncrawl = \"0 3 29 2 *\"\nlease_seconds = 3\n\
-             [crawl]\nallow_private = true\nno_dns = true\nregistry_rate = 50.0\n\
+             [crawl]\nallow_private = true\nno_dns = true\nregistry_rate = 50.0\nsecond_look = false\n\
              [http]\nshutdown_deadline_seconds = 3\nbody_idle_timeout_seconds = 120\nrequest_timeout_seconds = 120\n",
             data.display(),
             registry.url()

@@ -147,6 +147,8 @@ impl World {
         }
     }
 
+    /// Observations answered: `tools/list` requests, one each (the configuration turns the
+    /// second look off).
     fn observed(&self) -> u64 {
         self.fleet.as_ref().unwrap().requests().tools_list
     }
@@ -158,7 +160,8 @@ impl World {
             format!(
                 "data = \"{}\"\nlisten = \"127.0.0.1:0\"\nregistry = \"{}\"\n\
                  [schedules]\ncrawl = \"{CRAWL_CRON}\"\nheartbeat = \"{heartbeat}\"\nlease_seconds = 3\n\
-                 [crawl]\nallow_private = true\nno_dns = true\nregistry_rate = 50.0\n",
+                 [crawl]\nallow_private = true\nno_dns = true\nregistry_rate = 50.0\n\
+                 second_look = false\n",
                 dir.join("data").display(),
                 self.registry.as_ref().unwrap().url()
             ),

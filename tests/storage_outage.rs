@@ -44,6 +44,7 @@ fn entry(n: usize) -> Entry {
         tools: Some(n as u64),
         tool_index: None,
         surface: None,
+        second: None,
         raw: None,
         prev: None,
     }

@@ -546,7 +546,8 @@ mod tests {
         // was in flight finished, nothing else started, and every other target is abandoned.
         assert!((2..=4).contains(&observed), "{observed}");
         assert_eq!(abandoned, 10 - observed);
-        assert_eq!(fleet.requests().tools_list, observed as u64);
+        // Each observed is listed twice: its own listing and the second look.
+        assert_eq!(fleet.requests().tools_list, 2 * observed as u64);
         fleet.shutdown(Duration::from_secs(1)).await;
     }
 

@@ -65,6 +65,15 @@ pub const OBSERVATION_DEADLINE: Duration = Duration::from_secs(90);
 /// unfinished (`timeout`), and the tools' outcome stands.
 pub const SURFACE_DEADLINE: Duration = Duration::from_secs(30);
 
+/// The second look after a complete listing ([`crate::mcp`], "Cloaking: the second look" in
+/// `docs/crawler.md`): a separate session from another client identity listing the tools only,
+/// three or four requests that a server which has just listed its tools answers in a second or
+/// two. 20 s (one `REQUEST_TIMEOUT`) bounds what a slow or stalling second session adds to the
+/// observation and to the time it holds its place in the per-host limit; never past the
+/// observation's own deadline (less [`SESSION_CLOSE_TIMEOUT`]). A second look cut off is
+/// recorded as `timeout`, and the first listing's outcome stands.
+pub const SECOND_LOOK_DEADLINE: Duration = Duration::from_secs(20);
+
 /// One Server Card request ([`crate::card`]), headers and body: a static JSON document.
 pub const CARD_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -37,14 +37,27 @@
 //!
 //! ## What is sent
 //!
-//! Always the same `clientInfo` ([`crate::observe::client_info`]) and empty capabilities, no
-//! `Origin`, no cookies, no credentials, `Accept-Encoding: gzip, deflate` (decompressed here,
-//! under [`crate::body`]'s caps), a `User-Agent` naming the crawler, and the headers the
+//! The same `clientInfo` ([`crate::observe::client_info`]; the second look, below, its own) and
+//! empty capabilities, no `Origin`, no cookies, no credentials, `Accept-Encoding: gzip,
+//! deflate` (decompressed here, under [`crate::body`]'s caps), a `User-Agent` naming the
+//! crawler (the second look's its own), and the headers the
 //! registry declares with a literal, non-secret value ([`Declared::headers`]; secrets, templates
 //! and reserved headers never). Redirects are never followed. Only `initialize`,
 //! `notifications/initialized`, `server/discover`, `tools/list` and the `DELETE` that ends a
 //! session are ever sent (plus one `GET` of the protected-resource metadata after a challenge,
 //! [`crate::resource`]); no tool is ever called.
+//!
+//! ## The second look
+//!
+//! After a listing that ended `ok`, the tools are listed once more in a separate session (a
+//! client, a connection and a session of its own, ended with its own `DELETE`) from a second
+//! identity: [`ClientConfig::second_client`] as `clientInfo` and `User-Agent`, the protocol
+//! version [`SECOND_VERSION`] (HTTP+SSE keeps [`SSE_VERSION`]), from
+//! [`ClientConfig::second_source`] when set; tools only, within
+//! [`Limits::second_look_deadline`], holding the observation's places and memory grant. It is
+//! kept as [`Observation::second`] and never changes the observation's status; a tool set that
+//! differs from the first is the cloaking signal (`docs/crawler.md`, "Cloaking: the second
+//! look").
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -64,7 +77,9 @@ use crate::body::{Body, BodyError};
 use crate::budget::{self as budget, AddressGate, Budget, Busy, Grant, Hold, Meter};
 use crate::guard::{self, GuardError, Pinned, Policy, Resolve};
 use crate::limits;
-use crate::observe::{Attempt, AuthChallenge, Dialled, Observation, Status, Transport, Via};
+use crate::observe::{
+    Attempt, AuthChallenge, Dialled, Observation, SecondClient, SecondLook, Status, Transport, Via,
+};
 use crate::registry::Declared;
 use crate::sse::{Event, SseParser};
 
@@ -74,6 +89,10 @@ pub use toolmark_mcp::STATELESS_VERSION;
 pub const SESSION_VERSION: &str = "2025-11-25";
 /// The version of the HTTP+SSE transport.
 pub const SSE_VERSION: &str = "2024-11-05";
+/// The session-era version the second look asks for ([`ClientConfig::second_client`]): not the
+/// one the first listing asked for ([`SESSION_VERSION`], or [`STATELESS_VERSION`]), and the
+/// most widely served one before it (the SDKs' default through 2025).
+pub const SECOND_VERSION: &str = "2025-06-18";
 
 /// The limits one observation runs under; [`Limits::default`] takes every value from
 /// [`crate::limits`]. Tests shrink the timeouts to keep hostile-server cases fast.
@@ -105,6 +124,12 @@ pub struct Limits {
     pub surface_deadline: Duration,
     /// The surface's limits (pages, entries, bytes, `ui://` reads).
     pub surface_limits: toolmark_mcp::SurfaceLimits,
+    /// Whether a remote whose tools were listed completely is listed a second time from a
+    /// second client identity (`crawl.second_look`; docs/crawler.md, "Cloaking: the second
+    /// look").
+    pub second_look: bool,
+    /// See [`limits::SECOND_LOOK_DEADLINE`].
+    pub second_look_deadline: Duration,
 }
 
 impl Limits {
@@ -136,6 +161,8 @@ impl Default for Limits {
             surface: true,
             surface_deadline: limits::SURFACE_DEADLINE,
             surface_limits: toolmark_mcp::SurfaceLimits::default(),
+            second_look: true,
+            second_look_deadline: limits::SECOND_LOOK_DEADLINE,
         }
     }
 }
@@ -158,6 +185,12 @@ pub struct ClientConfig {
     /// The memory budget every observation made with this configuration (and its clones)
     /// shares; [`Budget::default`] is [`limits::MEMORY_BUDGET`]. See [`crate::budget`].
     pub budget: Budget,
+    /// Who the second look says it is (`crawl.second_client`): its `clientInfo` and its
+    /// `User-Agent`.
+    pub second_client: SecondClient,
+    /// The local address the second look connects from (`crawl.second_source`); `None`: the
+    /// one the system picks, as for the first.
+    pub second_source: Option<std::net::IpAddr>,
 }
 
 impl ClientConfig {
@@ -170,6 +203,18 @@ impl ClientConfig {
             user_agent: self.user_agent.clone(),
             trust: self.trust.clone(),
             connect_timeout: self.limits.connect_timeout,
+            local_address: None,
+        }
+    }
+
+    /// The settings of the second look's requests: [`ClientConfig::outbound`]'s, from
+    /// [`ClientConfig::second_source`], with [`ClientConfig::second_client`] as the
+    /// `User-Agent`.
+    pub fn second_outbound(&self) -> Outbound {
+        Outbound {
+            local_address: self.second_source,
+            user_agent: self.second_client.to_string(),
+            ..self.outbound()
         }
     }
 }
@@ -193,6 +238,8 @@ impl Default for ClientConfig {
             ),
             budget: Budget::default(),
             trust: Trust::platform(),
+            second_client: SecondClient::default(),
+            second_source: None,
         }
     }
 }
@@ -286,9 +333,9 @@ struct Closing {
 
 impl Closing {
     /// Send the `DELETE`, bounded by [`limits::SESSION_CLOSE_TIMEOUT`], its body never read.
-    /// Best effort: its status is recorded (`Dialled::session_closed`), its failure ignored;
-    /// it counts in `Dialled::requests`.
-    async fn send(self, dialled: &mut Dialled) {
+    /// Best effort: its status is returned (the first session's is `Dialled::session_closed`),
+    /// its failure ignored; it counts in `Dialled::requests`.
+    async fn send(self, dialled: &mut Dialled) -> Option<u16> {
         let mut request = self
             .client
             .request(Method::DELETE, self.url)
@@ -298,9 +345,42 @@ impl Closing {
             request = request.header("MCP-Protocol-Version", v);
         }
         dialled.requests += 1;
-        if let Ok(response) = request.send().await {
-            dialled.session_closed = Some(response.status().as_u16());
-        }
+        request.send().await.ok().map(|r| r.status().as_u16())
+    }
+}
+
+/// The second look of one run, kept outside it as the first listing is (so a second look cut
+/// off by its deadline still leaves what it read and the session to end).
+#[derive(Default)]
+struct Second {
+    /// The protocol version its last handshake asked for; `None`: not started.
+    asked: Option<&'static str>,
+    /// How it ended; `None` while it runs.
+    ended: Option<(Status, String)>,
+    /// What its session read.
+    listing: Listing,
+    /// Its own counters: its requests and bytes are added to the observation's, the rest of it
+    /// (session, auth, headers) is the first listing's alone.
+    dialled: Dialled,
+    /// Its session, to end as the first's is.
+    closing: Option<Closing>,
+}
+
+impl Second {
+    /// What the observation keeps of it, once started.
+    fn into_look(self, client: &SecondClient) -> Option<SecondLook> {
+        let asked = self.asked?;
+        let (status, detail) = self
+            .ended
+            .unwrap_or_else(|| (Status::Timeout, "the second look did not end".into()));
+        Some(SecondLook {
+            client_info: client.client_info(),
+            asked_version: asked.to_owned(),
+            status,
+            detail,
+            protocol_version: self.listing.protocol_version,
+            pages: self.listing.pages,
+        })
     }
 }
 
@@ -435,6 +515,7 @@ async fn observe_dialled(
         // still leaves the pages it had read.
         let mut listing = Listing::default();
         let mut closing = None;
+        let mut second = Second::default();
         let started = Instant::now();
         let observed = async {
             run(
@@ -450,6 +531,20 @@ async fn observe_dialled(
             if matches!(obs.status, Status::AuthRequired) {
                 crate::resource::fetch_for(config, &pinned.url, &mut dialled).await;
             }
+            if obs.status == Status::Ok
+                && config.limits.second_look
+                && let Some(first) = dialled.transport
+            {
+                second_look(
+                    config,
+                    &pinned,
+                    headers,
+                    first,
+                    &mut second,
+                    (&meter, started + deadline),
+                )
+                .await;
+            }
         };
         if tokio::time::timeout(deadline, observed).await.is_err() {
             obs.status = Status::Timeout;
@@ -459,10 +554,13 @@ async fn observe_dialled(
             );
         }
         let starved = meter.starved();
-        if let Some(c) = closing.take() {
+        dialled.requests = dialled.requests.saturating_add(second.dialled.requests);
+        dialled.bytes = dialled.bytes.saturating_add(second.dialled.bytes);
+        if closing.is_some() || second.closing.is_some() {
             // On the last run, the host's and the addresses' places are given back before the
-            // session is ended (when a closing permit is free at every address), so the
-            // `DELETE` does not hold up the next observation there.
+            // sessions are ended (when a closing permit is free at every address), so the
+            // `DELETE`s do not hold up the next observation there; one after the other, so a
+            // host sees at most one `DELETE` per closing permit.
             let mut closer = None;
             if (starved.is_none() || run_no >= RUNS)
                 && let Some(place) = _place.take()
@@ -475,7 +573,12 @@ async fn observe_dialled(
                     Err(place) => _place = Some(place),
                 }
             }
-            c.send(&mut dialled).await;
+            if let Some(c) = closing.take() {
+                dialled.session_closed = c.send(&mut dialled).await;
+            }
+            if let Some(c) = second.closing.take() {
+                c.send(&mut dialled).await;
+            }
             drop(closer);
         }
         obs.via = Via::Remote(dialled);
@@ -483,6 +586,7 @@ async fn observe_dialled(
         obs.protocol_version = listing.protocol_version;
         obs.pages = listing.pages;
         obs.surface = listing.surface;
+        obs.second = second.into_look(&config.second_client);
         spent += started.elapsed();
         let grant = meter.take_grant();
         match starved {
@@ -490,6 +594,7 @@ async fn observe_dialled(
                 // Return everything, then wait for enough, holding nothing (see crate::budget).
                 drop(grant);
                 drop(obs.pages.drain(..));
+                drop(obs.second.take());
                 want = if run_no + 1 < RUNS {
                     wanted.saturating_mul(2).max(cap_need(&config.limits))
                 } else {
@@ -501,6 +606,10 @@ async fn observe_dialled(
                     // What was read is not a tool set anyone can use, and may be huge: keep the
                     // numbers only.
                     obs.pages.clear();
+                }
+                if let Some(s) = obs.second.as_mut().filter(|s| s.status == Status::TooLarge) {
+                    // The same of a second look's.
+                    s.pages.clear();
                 }
                 obs.elapsed = spent;
                 // What the caller is handed holds only the pages (and the initialize result);
@@ -515,22 +624,27 @@ async fn observe_dialled(
     }
 }
 
-/// Heap bytes a finished observation still holds of what remotes sent: its pages and its
-/// `initialize` result, by capacity.
+/// Heap bytes a finished observation still holds of what remotes sent: its pages, its
+/// `initialize` result, its surface and its second look's pages, by capacity.
 pub(crate) fn held_bytes(obs: &Observation) -> usize {
     obs.pages
         .iter()
         .map(String::capacity)
         .sum::<usize>()
         .saturating_add(obs.initialize.as_ref().map_or(0, String::capacity))
+        .saturating_add(obs.surface.as_ref().map_or(0, |s| s.held_bytes()))
+        .saturating_add(obs.second.as_ref().map_or(0, SecondLook::held_bytes))
 }
 
 /// What the budget charges an honest observation at its caps: every page up to
-/// [`Limits::max_toolset`] and one more response kept ([`budget::BODY_COPIES`] each), plus the
-/// parse of the largest response (its copies; trees of real tool sets add little beyond them).
+/// [`Limits::max_toolset`] and one more response kept ([`budget::BODY_COPIES`] each), for the
+/// listing and, when it is made ([`Limits::second_look`]), the second look's, plus the parse of
+/// the largest response (its copies; trees of real tool sets add little beyond them).
 fn cap_need(limits: &Limits) -> usize {
+    let listings = if limits.second_look { 2 } else { 1 };
     (limits.max_toolset + limits.max_response)
         .saturating_mul(budget::BODY_COPIES)
+        .saturating_mul(listings)
         .saturating_add(limits.max_response.saturating_mul(budget::PARSE_COPIES))
 }
 
@@ -746,6 +860,130 @@ async fn read_surface<T: toolmark_mcp::Transport<Error = Stop>>(
     .await;
 }
 
+/// After a complete listing over `first`: the tools listed again in a separate session (a
+/// client of its own, so a connection of its own) from the second client identity
+/// ([`ClientConfig::second_client`], [`ClientConfig::second_source`]), another protocol
+/// version where the transport has one ([`SECOND_VERSION`]; HTTP+SSE keeps [`SSE_VERSION`]),
+/// the tools only (no surface, no card), within [`Limits::second_look_deadline`] and never past
+/// the observation's deadline `ends` less [`limits::SESSION_CLOSE_TIMEOUT`]. Its pages are
+/// charged to the observation's `meter`; what it read and how it ended are in `second`.
+async fn second_look(
+    config: &ClientConfig,
+    pinned: &Pinned,
+    headers: &Declared,
+    first: Transport,
+    second: &mut Second,
+    (meter, ends): (&Arc<Meter>, Instant),
+) {
+    let left = ends
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(limits::SESSION_CLOSE_TIMEOUT);
+    let within = config.limits.second_look_deadline.min(left);
+    second.asked = Some(match first {
+        Transport::Sse => SSE_VERSION,
+        Transport::Stateless | Transport::StreamableHttp => SECOND_VERSION,
+    });
+    if within.is_zero() {
+        second.ended = Some((
+            Status::Timeout,
+            "second look: the observation's deadline left no time for it".into(),
+        ));
+        return;
+    }
+    if tokio::time::timeout(
+        within,
+        list_again(config, pinned, headers, first, second, meter),
+    )
+    .await
+    .is_err()
+    {
+        second.ended = Some((
+            Status::Timeout,
+            format!(
+                "second look: no complete listing within {} s",
+                within.as_secs_f64()
+            ),
+        ));
+    }
+}
+
+/// The second look's listing ([`second_look`]): over the transport that answered the first,
+/// a session-era one for a first that was 2026-07-28 (and, should the server not speak the
+/// session era, 2026-07-28 again under the second identity).
+async fn list_again(
+    config: &ClientConfig,
+    pinned: &Pinned,
+    headers: &Declared,
+    first: Transport,
+    second: &mut Second,
+    meter: &Arc<Meter>,
+) {
+    let client = match build_client_with(&config.second_outbound(), pinned, headers) {
+        Ok(c) => c,
+        Err(e) => {
+            second.ended = Some((
+                Status::Protocol,
+                format!("internal: cannot build the second look's HTTP client: {e}"),
+            ));
+            return;
+        }
+    };
+    let identity = Identity {
+        client_info: config.second_client.client_info(),
+        capabilities: crate::observe::client_capabilities(),
+    };
+    let mut http = Http {
+        client: &client,
+        config,
+        url: pinned.url.clone(),
+        dialled: &mut second.dialled,
+        meter: meter.clone(),
+    };
+    let mut session =
+        toolmark_mcp::Session::new(config.limits.session(), identity, &mut second.listing);
+    let order: &[Transport] = match first {
+        Transport::Sse => &[Transport::Sse],
+        Transport::StreamableHttp => &[Transport::StreamableHttp],
+        Transport::Stateless => &[Transport::StreamableHttp, Transport::Stateless],
+    };
+    for &transport in order {
+        let result = match transport {
+            Transport::Sse => {
+                second.asked = Some(SSE_VERSION);
+                match open_sse(&mut http).await {
+                    Ok(mut stream) => {
+                        let handshake = Handshake::Initialize(SSE_VERSION);
+                        session.list_tools(&mut stream, handshake).await
+                    }
+                    Err(stop) => Err(SessionError::transport(stop)),
+                }
+            }
+            Transport::StreamableHttp => {
+                second.asked = Some(SECOND_VERSION);
+                let mut post = Post::new(&mut http, false);
+                let handshake = Handshake::Initialize(SECOND_VERSION);
+                let listed = session.list_tools(&mut post, handshake).await;
+                second.closing = post.closing();
+                listed
+            }
+            Transport::Stateless => {
+                second.asked = Some(STATELESS_VERSION);
+                let mut post = Post::new(&mut http, true);
+                session.list_tools(&mut post, Handshake::Discover).await
+            }
+        };
+        let (ended, fall) = match result.map_err(Stop::from_session) {
+            Ok(()) => ((Status::Ok, String::new()), false),
+            Err(Stop::Final(s, d)) => ((s, d), false),
+            Err(Stop::Fallback(s, d)) => ((s, d), true),
+        };
+        second.ended = Some(ended);
+        if !fall {
+            return;
+        }
+    }
+}
+
 /// Who the crawler says it is, in every handshake.
 fn identity() -> Identity {
     Identity {
@@ -763,6 +1001,15 @@ pub(crate) fn build_client(
     pinned: &Pinned,
     declared: &Declared,
 ) -> Result<reqwest::Client, String> {
+    build_client_with(&config.outbound(), pinned, declared)
+}
+
+/// [`build_client`] with `settings` for the request's settings.
+fn build_client_with(
+    settings: &Outbound,
+    pinned: &Pinned,
+    declared: &Declared,
+) -> Result<reqwest::Client, String> {
     let mut headers = HeaderMap::new();
     for h in &declared.headers {
         let name = header::HeaderName::from_bytes(h.name.as_bytes())
@@ -771,8 +1018,7 @@ pub(crate) fn build_client(
             .map_err(|_| format!("declared header {:?} has a value no header carries", h.name))?;
         headers.append(name, value);
     }
-    toolmark_outbound::client::pinned(&config.outbound(), pinned, headers)
-        .map_err(|e| e.to_string())
+    toolmark_outbound::client::pinned(settings, pinned, headers).map_err(|e| e.to_string())
 }
 
 /// How an attempt ended when it did not end with a tool set.

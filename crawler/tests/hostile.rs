@@ -315,14 +315,15 @@ async fn self_signed_certificate_is_tls() {
 
 /// A hint from the previous crawl skips the `server/discover` probe; a wrong hint costs one
 /// attempt and the usual order follows. (Request counts include the `DELETE` that ends the
-/// session and the Server Card's two GETs: neither location has one.)
+/// session, the Server Card's two `GET`s (neither location has one), and the second look's four
+/// requests.)
 #[tokio::test]
 async fn transport_hints_are_tried_first() {
     let server = Hostile::start(Behaviour::Good).await;
     let c = config();
     let plain = mcp::observe(&c, &server.url(), "streamable-http").await;
     assert_eq!(plain.dialled().unwrap().attempts.len(), 2);
-    assert_eq!(plain.dialled().unwrap().requests, 5 + 2);
+    assert_eq!(plain.dialled().unwrap().requests, 5 + 2 + 4);
     let hinted = mcp::observe_with_hint(
         &c,
         &server.url(),
@@ -332,7 +333,7 @@ async fn transport_hints_are_tried_first() {
     .await;
     assert_eq!(hinted.status, Status::Ok);
     assert_eq!(hinted.dialled().unwrap().attempts.len(), 1);
-    assert_eq!(hinted.dialled().unwrap().requests, 4 + 2);
+    assert_eq!(hinted.dialled().unwrap().requests, 4 + 2 + 4);
     assert_eq!(hinted.digests(), plain.digests());
     // A stale hint (the server no longer speaks HTTP+SSE): tried once, then the usual order.
     let stale =
@@ -356,16 +357,18 @@ async fn transport_hints_are_tried_first() {
 }
 
 /// A JSON-RPC batch of 20,000 `ping` requests in one SSE event: the crawler answers at most
-/// `MAX_REPLIES` of them (counted at the server), ignores the rest, and still reads the answer
-/// that follows — the observation completes `ok`.
+/// `MAX_REPLIES` of them in a session (counted at the server: the listing's session and the
+/// second look's), ignores the rest, and still reads the answer that follows — the observation
+/// and its second look complete `ok`.
 #[tokio::test]
 async fn a_ping_batch_gets_at_most_max_replies_answers() {
     let server = Hostile::start(Behaviour::PingBatch).await;
     let obs = mcp::observe(&config(), &server.url(), "streamable-http").await;
     assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
     assert_eq!(obs.digests().unwrap().tools, 2);
+    assert_eq!(obs.second.as_ref().unwrap().status, Status::Ok);
     let replies = server.replies.load(Ordering::SeqCst);
-    assert_eq!(replies, toolmark_crawler::limits::MAX_REPLIES);
+    assert_eq!(replies, 2 * toolmark_crawler::limits::MAX_REPLIES);
     assert!(replies < support::hostile::PINGS);
 }
 

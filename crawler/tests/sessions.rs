@@ -25,9 +25,10 @@ async fn every_session_gets_exactly_one_delete_with_its_id() {
         // The stand-in answers 200 only to a DELETE naming one of its sessions.
         assert_eq!(dialled.session_closed, Some(200));
     }
+    // Two sessions per observation, the listing's and the second look's, each ended.
     let counts = fleet.requests();
-    assert_eq!(counts.closed, 3, "{counts:?}");
-    assert_eq!(counts.tools_list, 3);
+    assert_eq!(counts.closed, 6, "{counts:?}");
+    assert_eq!(counts.tools_list, 6);
     fleet.shutdown(Duration::from_secs(1)).await;
 }
 
@@ -35,9 +36,10 @@ async fn every_session_gets_exactly_one_delete_with_its_id() {
 async fn the_delete_is_one_more_request() {
     let fleet = echo_fleet(1).await;
     let obs = mcp::observe(&lax(), &fleet.urls()[0], "streamable-http").await;
-    // server/discover (refused), initialize, notifications/initialized, tools/list, DELETE;
-    // and the Server Card's two GETs (neither location has one).
-    assert_eq!(obs.dialled().unwrap().requests, 5 + 2);
+    // server/discover (refused), initialize, notifications/initialized, tools/list, DELETE; the
+    // Server Card's two GETs (neither location has one); the second look's initialize,
+    // notifications/initialized, tools/list and DELETE.
+    assert_eq!(obs.dialled().unwrap().requests, 5 + 2 + 4);
     fleet.shutdown(Duration::from_secs(1)).await;
 }
 
@@ -107,8 +109,9 @@ async fn wait_for_children(pid: u32, want: usize) -> usize {
 }
 
 /// `crawl_with` says when each dialled target's place in its host's limit comes back: once per
-/// target, naming its host, before that target's outcome and before its session's `DELETE`
-/// reaches the server (the stand-in counts a `DELETE` after its 100 ms latency).
+/// target, naming its host, before that target's outcome and before its sessions' `DELETE`s
+/// (its listing's and its second look's) reach the server (the stand-in counts a `DELETE`
+/// after its 100 ms latency).
 #[tokio::test]
 async fn each_host_place_is_reported_back_before_the_delete_and_the_outcome() {
     let fleet = toolmark_standins::fleet::Fleet::start(toolmark_standins::fleet::FleetSpec {
@@ -153,7 +156,7 @@ async fn each_host_place_is_reported_back_before_the_delete_and_the_outcome() {
     assert_eq!(backs.len(), 3);
     for (i, closed) in backs.iter().enumerate() {
         assert!(
-            *closed <= i as u64,
+            *closed <= 2 * i as u64,
             "place {i} came back after its DELETE: {backs:?}"
         );
     }
@@ -165,6 +168,6 @@ async fn each_host_place_is_reported_back_before_the_delete_and_the_outcome() {
             "outcome {i} before its place came back: {outcomes:?}"
         );
     }
-    assert_eq!(fleet.requests().closed, 3);
+    assert_eq!(fleet.requests().closed, 6);
     fleet.shutdown(Duration::from_secs(1)).await;
 }

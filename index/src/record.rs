@@ -246,6 +246,7 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             tools: line.tools,
             tool_index: digests.as_ref().map(|d| d.tool_index),
             surface: obs.surface.as_ref().map(entry_surface),
+            second: obs.second.as_ref().map(|s| s.digest().into()),
             raw: Some(Sri::of(&doc)),
             prev: None,
         });
@@ -263,6 +264,7 @@ pub fn prepare(outcome: &TargetOutcome, started: &str) -> Result<Prepared, Index
             tools: None,
             tool_index: None,
             surface: None,
+            second: None,
             raw: None,
             prev: None,
         });
@@ -786,20 +788,9 @@ impl<'a> Recorder<'a> {
 /// What an entry says of an observed surface: [`toolmark_toolset::surface::digests`], each
 /// unread status one the log takes (a status no name is recorded as `protocol`).
 fn entry_surface(raw: &toolmark_toolset::surface::RawSurface) -> toolmark_log::entry::EntrySurface {
-    use toolmark_log::entry::KindEntry;
-    use toolmark_toolset::surface::KindDigest;
     let mut kinds = toolmark_toolset::surface::digests(raw)
         .into_iter()
-        .map(|(kind, d)| {
-            let e = match d {
-                KindDigest::Read { digest, count } => KindEntry::Read { digest, count },
-                KindDigest::Unread(status) => KindEntry::Unread(
-                    Status::new(status)
-                        .unwrap_or_else(|_| Status::new("protocol").expect("a name")),
-                ),
-            };
-            (kind, e)
-        })
+        .map(|(kind, d)| (kind, d.into()))
         .collect::<toolmark_log::entry::EntrySurface>();
     // In the order of the kinds' names, as the entry is encoded and read back.
     kinds.sort_by_key(|(kind, _)| kind.as_str());

@@ -487,6 +487,7 @@ fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started:
                     tools: d.as_ref().map(|d| d.tools as u64),
                     tool_index: None,
                     surface: None,
+                    second: None,
                     raw: Some(sri),
                     prev: None,
                 }
@@ -501,6 +502,7 @@ fn append_without_indexing(env: &mut Env, outcomes: Vec<TargetOutcome>, started:
                 tools: None,
                 tool_index: None,
                 surface: None,
+                second: None,
                 raw: None,
                 prev: None,
             },

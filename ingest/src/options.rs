@@ -61,6 +61,15 @@ pub struct CrawlOptions {
     /// Read each remote's surface beyond `tools/list` (prompts, resources, templates, `ui://`
     /// pages) and its Server Card (docs/crawler.md, "The surface"); `false`: tools only.
     pub surface: bool,
+    /// List each remote whose tools were listed completely a second time, from a second client
+    /// identity (docs/crawler.md, "Cloaking: the second look"); `false`: once.
+    pub second_look: bool,
+    /// The second look's client, `name/version`: its `clientInfo` and `User-Agent`
+    /// ([`toolmark_crawler::observe::SecondClient`]; never naming toolmark).
+    pub second_client: String,
+    /// The local IP address the second look connects from (one of this machine's); empty: the
+    /// one the system picks.
+    pub second_source: String,
 }
 
 impl Default for CrawlOptions {
@@ -80,6 +89,9 @@ impl Default for CrawlOptions {
             full_harvest_days: DEFAULT_FULL_HARVEST_DAYS,
             trust_roots: std::path::PathBuf::new(),
             surface: true,
+            second_look: true,
+            second_client: toolmark_crawler::observe::SECOND_CLIENT.to_owned(),
+            second_source: String::new(),
         }
     }
 }
@@ -96,6 +108,36 @@ impl CrawlOptions {
         let pem = std::fs::read(path)
             .map_err(|e| format!("crawl.trust_roots {}: {e}", path.display()))?;
         Trust::only(&pem).map_err(|e| format!("crawl.trust_roots {}: {e}", path.display()))
+    }
+
+    /// The second look's client ([`CrawlOptions::second_client`]).
+    pub fn second_client(&self) -> Result<toolmark_crawler::observe::SecondClient, String> {
+        self.second_client
+            .parse()
+            .map_err(|e| format!("crawl.second_client {e}"))
+    }
+
+    /// The second look's local address ([`CrawlOptions::second_source`]), `None` when empty.
+    pub fn second_source(&self) -> Result<Option<std::net::IpAddr>, String> {
+        let source = self.second_source.trim();
+        if source.is_empty() {
+            return Ok(None);
+        }
+        source
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("crawl.second_source {source:?} is not an IP address"))
+    }
+
+    /// Set the second look's options on a crawl's client: on or off, its client, its source.
+    pub fn apply_second_look(
+        &self,
+        client: &mut toolmark_crawler::mcp::ClientConfig,
+    ) -> Result<(), String> {
+        client.limits.second_look = self.second_look;
+        client.second_client = self.second_client()?;
+        client.second_source = self.second_source()?;
+        Ok(())
     }
 
     /// The registry's pacing.
@@ -133,6 +175,8 @@ impl CrawlOptions {
             .iter()
             .find_map(|entry| parse_pin(entry).err().map(|e| format!("crawl.resolve {e}")))
             .or_else(|| self.trust().err())
+            .or_else(|| self.second_client().err())
+            .or_else(|| self.second_source().err())
     }
 }
 
@@ -226,6 +270,20 @@ pub struct CrawlFlags {
     /// observes tools only.
     #[arg(long, env = "TOOLMARK_CRAWL_SURFACE", num_args = 0..=1, default_missing_value = "true")]
     pub surface: Option<bool>,
+    /// List each remote a second time from a second client identity (the default);
+    /// `--second-look false` lists it once.
+    #[arg(long, env = "TOOLMARK_CRAWL_SECOND_LOOK", num_args = 0..=1, default_missing_value = "true")]
+    pub second_look: Option<bool>,
+    /// The second look's client, name/version (its clientInfo and User-Agent).
+    #[arg(
+        long,
+        value_name = "NAME/VERSION",
+        env = "TOOLMARK_CRAWL_SECOND_CLIENT"
+    )]
+    pub second_client: Option<String>,
+    /// The local IP address the second look connects from ("": the system's choice).
+    #[arg(long, value_name = "IP", env = "TOOLMARK_CRAWL_SECOND_SOURCE")]
+    pub second_source: Option<String>,
 }
 
 impl CrawlFlags {
@@ -246,6 +304,13 @@ impl CrawlFlags {
         o.harvest = self.harvest.unwrap_or(o.harvest);
         o.full_harvest_days = self.full_harvest_days.unwrap_or(o.full_harvest_days);
         o.surface = self.surface.unwrap_or(o.surface);
+        o.second_look = self.second_look.unwrap_or(o.second_look);
+        if let Some(c) = &self.second_client {
+            o.second_client.clone_from(c);
+        }
+        if let Some(s) = &self.second_source {
+            o.second_source.clone_from(s);
+        }
         if let Some(path) = &self.trust_roots {
             o.trust_roots.clone_from(path);
         }
@@ -309,7 +374,33 @@ mod tests {
         assert!(
             bad(|o| o.trust_roots = "/nonexistent/roots.pem".into()).contains("crawl.trust_roots")
         );
+        assert!(bad(|o| o.second_client = "toolmark/2".into()).contains("crawl.second_client"));
+        assert!(bad(|o| o.second_client = "no-version".into()).contains("crawl.second_client"));
+        assert!(bad(|o| o.second_source = "10.0.0".into()).contains("crawl.second_source"));
         assert_eq!(CrawlOptions::default().problem(), None);
+    }
+
+    #[test]
+    fn the_second_look_is_on_by_default_and_its_options_reach_the_client() {
+        let o = applied(&[]);
+        let mut client = toolmark_crawler::mcp::ClientConfig::default();
+        o.apply_second_look(&mut client).unwrap();
+        assert!(client.limits.second_look);
+        assert_eq!(client.second_client.to_string(), "mcp-client/1.0.0");
+        assert_eq!(client.second_source, None);
+        let o = applied(&[
+            "--second-look",
+            "false",
+            "--second-client",
+            "claude-ai/0.1.0",
+            "--second-source",
+            "192.0.2.7",
+        ]);
+        o.apply_second_look(&mut client).unwrap();
+        assert!(!client.limits.second_look);
+        assert_eq!(client.second_client.to_string(), "claude-ai/0.1.0");
+        assert_eq!(client.second_source, Some("192.0.2.7".parse().unwrap()));
+        assert!(applied(&["--second-look"]).second_look);
     }
 
     #[test]

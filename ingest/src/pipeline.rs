@@ -366,6 +366,8 @@ pub fn run_crawl(
     crawl_config.client.trust = run.trust.clone();
     crawl_config.client.budget = Budget::new(opts.memory_budget_mib * 1024 * 1024);
     crawl_config.client.limits.surface = opts.surface;
+    opts.apply_second_look(&mut crawl_config.client)
+        .map_err(IngestError::Options)?;
     progress.begin(dialable as u64);
     let crawl_clock = Instant::now();
     let held_limit = crawl_config.client.budget.bytes() / RECORD_HELD_SHARE;

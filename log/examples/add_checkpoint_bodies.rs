@@ -33,6 +33,7 @@ fn entries(start: u64, n: u64) -> Vec<Entry> {
             tools: Some(i % 40),
             tool_index: None,
             surface: None,
+            second: None,
             raw: None,
             prev: None,
         })

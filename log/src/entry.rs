@@ -235,6 +235,21 @@ pub enum KindEntry {
     Unread(Status),
 }
 
+/// What an observation's digests say of a kind ([`toolmark_toolset::surface::digests`], an
+/// observation's `SecondLook::digest`): the same, with an unread status that is no status name
+/// (empty, or longer than [`MAX_STATUS_BYTES`]) recorded as `protocol`.
+impl From<toolmark_toolset::surface::KindDigest> for KindEntry {
+    fn from(d: toolmark_toolset::surface::KindDigest) -> KindEntry {
+        use toolmark_toolset::surface::KindDigest;
+        match d {
+            KindDigest::Read { digest, count } => KindEntry::Read { digest, count },
+            KindDigest::Unread(status) => KindEntry::Unread(
+                Status::new(status).unwrap_or_else(|_| Status("protocol".to_owned())),
+            ),
+        }
+    }
+}
+
 /// The surface of an entry: each kind observed, in the order of their names. A kind the server
 /// does not declare is not in it; an observation made without the surface has none at all.
 pub type EntrySurface = Vec<(toolmark_toolset::surface::Kind, KindEntry)>;
@@ -261,6 +276,10 @@ pub struct Entry {
     pub tool_index: Option<Sri>,
     /// The surface beyond `tools/list`, when it was read ([`EntrySurface`]).
     pub surface: Option<EntrySurface>,
+    /// The tools listed a second time from a second client identity, when that was done: the
+    /// second listing's `toolmark/1` full digest and tool count, or the status it ended with,
+    /// in a surface kind's shape. A digest other than `full` is the cloaking signal.
+    pub second: Option<KindEntry>,
     /// Content address of the stored raw response.
     pub raw: Option<Sri>,
     /// Index of the previous entry of the same subject; set by the sequencer.
@@ -370,9 +389,9 @@ impl Entry {
     pub fn encode(&self) -> Result<Vec<u8>, EntryError> {
         self.validate()?;
         // Written member by member in RFC 8785 order (names sorted by UTF-16 code units:
-        // detail < full < mtl1 < mtl1Error < observedAt < prev < raw < status < subject <
-        // surface < toolIndex < tools < v; id < package < server < target; count < digest <
-        // status). `decode` re-parses with the general JSON reader
+        // detail < full < mtl1 < mtl1Error < observedAt < prev < raw < second < status <
+        // subject < surface < toolIndex < tools < v; id < package < server < target; count <
+        // digest < status). `decode` re-parses with the general JSON reader
         // and compares, which keeps this order honest.
         let mut out = Vec::with_capacity(512);
         let mut first = true;
@@ -416,6 +435,10 @@ impl Entry {
             key(&mut out, "raw");
             text(&mut out, &r.to_string());
         }
+        if let Some(second) = &self.second {
+            key(&mut out, "second");
+            write_kind(&mut out, second)?;
+        }
         key(&mut out, "status");
         text(&mut out, self.status.as_str());
         key(&mut out, "subject");
@@ -441,22 +464,8 @@ impl Entry {
                     out.push(b',');
                 }
                 text(&mut out, kind.as_str());
-                match e {
-                    KindEntry::Read { digest, count } => {
-                        if *count > MAX_INTEGER {
-                            return Err(EntryError::Member("a number beyond 2^53"));
-                        }
-                        out.extend_from_slice(b":{\"count\":");
-                        out.extend_from_slice(count.to_string().as_bytes());
-                        out.extend_from_slice(b",\"digest\":");
-                        text(&mut out, &digest.to_string());
-                    }
-                    KindEntry::Unread(status) => {
-                        out.extend_from_slice(b":{\"status\":");
-                        text(&mut out, status.as_str());
-                    }
-                }
-                out.push(b'}');
+                out.push(b':');
+                write_kind(&mut out, e)?;
             }
             out.push(b'}');
         }
@@ -520,7 +529,8 @@ impl Entry {
         let text = std::str::from_utf8(bytes).map_err(|_| EntryError::NotCanonical)?;
         let v = json::parse(text)?;
         let obj = v.as_object().ok_or(EntryError::Member("entry"))?;
-        const KNOWN: [&str; 13] = [
+        const KNOWN: [&str; 14] = [
+            "second",
             "surface",
             "toolIndex",
             "v",
@@ -588,6 +598,10 @@ impl Entry {
             tools: number_of("tools", v.get("tools"))?,
             tool_index: sri_of("toolIndex")?,
             surface: v.get("surface").map(surface_of).transpose()?,
+            second: v
+                .get("second")
+                .map(|e| kind_of(e, EntryError::Member("second")))
+                .transpose()?,
             raw: sri_of("raw")?,
             prev: number_of("prev", v.get("prev"))?,
         };
@@ -597,6 +611,45 @@ impl Entry {
             return Err(EntryError::NotCanonical);
         }
         Ok(entry)
+    }
+}
+
+/// One kind's object, `{"count":n,"digest":"…"}` or `{"status":"…"}`, in canonical order
+/// (a surface kind, and `second`).
+fn write_kind(out: &mut Vec<u8>, e: &KindEntry) -> Result<(), EntryError> {
+    match e {
+        KindEntry::Read { digest, count } => {
+            if *count > MAX_INTEGER {
+                return Err(EntryError::Member("a number beyond 2^53"));
+            }
+            out.extend_from_slice(b"{\"count\":");
+            out.extend_from_slice(count.to_string().as_bytes());
+            out.extend_from_slice(b",\"digest\":");
+            canon::write_text(&digest.to_string(), out);
+        }
+        KindEntry::Unread(status) => {
+            out.extend_from_slice(b"{\"status\":");
+            canon::write_text(status.as_str(), out);
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// One kind's object ([`write_kind`]), `bad` when it has neither shape (members beyond these
+/// are refused by the canonical re-encoding).
+fn kind_of(e: &Json, bad: EntryError) -> Result<KindEntry, EntryError> {
+    let text = |k: &str| match e.get(k) {
+        Some(Json::String(Str::Text(t))) => Some(t.to_string()),
+        _ => None,
+    };
+    match (text("status"), text("digest"), e.get("count")) {
+        (Some(status), None, None) => Ok(KindEntry::Unread(Status::new(status)?)),
+        (None, Some(digest), Some(Json::Number(n))) => Ok(KindEntry::Read {
+            digest: digest.parse().map_err(|_| EntryError::Digest(digest))?,
+            count: n.parse().map_err(|_| bad)?,
+        }),
+        _ => Err(bad),
     }
 }
 
@@ -612,19 +665,7 @@ fn surface_of(v: &Json) -> Result<EntrySurface, EntryError> {
                 .as_str()
                 .and_then(toolmark_toolset::surface::Kind::from_name)
                 .ok_or(BAD)?;
-            let text = |k: &str| match e.get(k) {
-                Some(Json::String(Str::Text(t))) => Some(t.to_string()),
-                _ => None,
-            };
-            let entry = match (text("status"), text("digest"), e.get("count")) {
-                (Some(status), None, None) => KindEntry::Unread(Status::new(status)?),
-                (None, Some(digest), Some(Json::Number(n))) => KindEntry::Read {
-                    digest: digest.parse().map_err(|_| EntryError::Digest(digest))?,
-                    count: n.parse().map_err(|_| BAD)?,
-                },
-                _ => return Err(BAD),
-            };
-            Ok((kind, entry))
+            Ok((kind, kind_of(e, BAD)?))
         })
         .collect()
 }
@@ -688,6 +729,7 @@ impl Entry {
             tools: l.tools,
             tool_index: None,
             surface: None,
+            second: None,
             raw: l.raw,
             prev: None,
         })
@@ -742,6 +784,7 @@ mod tests {
             tools: Some(2),
             tool_index: None,
             surface: None,
+            second: None,
             raw: Some(sri("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")),
             prev: Some(41),
         }
@@ -845,6 +888,100 @@ mod tests {
     }
 
     #[test]
+    fn the_second_look_is_written_between_raw_and_status_and_read_back() {
+        let d = sri("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+        let e = Entry {
+            second: Some(KindEntry::Read {
+                digest: d,
+                count: 2,
+            }),
+            ..sample()
+        };
+        let bytes = e.encode().unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            text.contains(&format!(
+                r#""raw":"{d}","second":{{"count":2,"digest":"{d}"}},"status":"ok","#
+            )),
+            "{text}"
+        );
+        assert_eq!(Entry::decode(&bytes).unwrap(), e);
+        let timed_out = Entry {
+            second: Some(KindEntry::Unread(Status::new("timeout").unwrap())),
+            raw: None,
+            ..sample()
+        };
+        let bytes = timed_out.encode().unwrap();
+        assert!(
+            String::from_utf8_lossy(&bytes)
+                .contains(r#""prev":41,"second":{"status":"timeout"},"status":"ok","#)
+        );
+        assert_eq!(Entry::decode(&bytes).unwrap(), timed_out);
+        // None made: no member at all.
+        assert!(!String::from_utf8_lossy(&sample().encode().unwrap()).contains("second"));
+    }
+
+    #[test]
+    fn a_second_member_of_another_shape_is_refused() {
+        let good = Entry {
+            second: Some(KindEntry::Unread(Status::new("timeout").unwrap())),
+            ..sample()
+        }
+        .encode()
+        .unwrap();
+        let good = String::from_utf8(good).unwrap();
+        let member = r#""second":{"status":"timeout"}"#;
+        assert!(good.contains(member));
+        for bad in [
+            r#""second":{"status":"ok","count":1}"#,
+            r#""second":{"count":1}"#,
+            r#""second":{"count":-1,"digest":"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}"#,
+            r#""second":{"count":1,"digest":"md5-x"}"#,
+            r#""second":{"status":""}"#,
+            r#""second":{"status":"timeout","extra":1}"#,
+            r#""second":"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=""#,
+            r#""second":null"#,
+        ] {
+            let text = good.replace(member, bad);
+            assert!(Entry::decode(text.as_bytes()).is_err(), "{bad}");
+        }
+        // Out of canonical order (after `status`): refused too.
+        let moved = good
+            .replace(&format!("{member},"), "")
+            .replace(r#""status":"ok","#, &format!(r#""status":"ok",{member},"#));
+        assert_eq!(
+            Entry::decode(moved.as_bytes()),
+            Err(EntryError::NotCanonical)
+        );
+    }
+
+    #[test]
+    fn a_kind_digest_becomes_the_entry_kind_with_an_unnamed_status_as_protocol() {
+        use toolmark_toolset::surface::KindDigest;
+        let d = sri("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+        assert_eq!(
+            KindEntry::from(KindDigest::Read {
+                digest: d,
+                count: 3
+            }),
+            KindEntry::Read {
+                digest: d,
+                count: 3
+            }
+        );
+        assert_eq!(
+            KindEntry::from(KindDigest::Unread("timeout".into())),
+            KindEntry::Unread(Status::new("timeout").unwrap())
+        );
+        for unnamed in [String::new(), "x".repeat(MAX_STATUS_BYTES + 1)] {
+            assert_eq!(
+                KindEntry::from(KindDigest::Unread(unnamed)),
+                KindEntry::Unread(Status::new("protocol").unwrap())
+            );
+        }
+    }
+
+    #[test]
     fn prev_spliced_into_the_plain_encoding_is_the_encoding_with_prev() {
         // Strings that hold the member's own bytes, escaped or not, before and after it.
         let tricky = [
@@ -889,6 +1026,7 @@ mod tests {
                 tools: None,
                 tool_index: None,
                 surface: None,
+                second: None,
                 raw: None,
                 prev: None,
                 subject: Subject {

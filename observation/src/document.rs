@@ -13,11 +13,12 @@ use toolmark_toolset::ToolSet;
 use toolmark_toolset::canon::{self, Numbers};
 use toolmark_toolset::surface::RawSurface;
 
-/// The format name in `v` of every document written: version 2 adds the `surface` member (and
-/// a remote's optional `deprecation` and `sunset`).
+/// The format name in `v` of every document written: version 2 adds the `surface` and
+/// `secondLook` members (and a remote's optional `deprecation` and `sunset`).
 pub const FORMAT: &str = "toolmark-observation/2";
 
-/// The first version, still read: documents without `surface` (read as not observed).
+/// The first version, still read: documents without `surface` and `secondLook` (read as not
+/// observed).
 pub const FORMAT_V1: &str = "toolmark-observation/1";
 
 /// Why bytes are not an observation document, or a document could not be written.
@@ -106,8 +107,50 @@ pub struct Document<P = String> {
     /// The surface beyond `tools/list` and the Server Card, as read (`null` when not read;
     /// absent in version 1, read as `None`).
     pub surface: Option<RawSurface>,
+    /// The tools listed a second time from a second client identity (`null` when none was
+    /// made; absent in version 1, read as `None`).
+    pub second_look: Option<DocSecondLook>,
     /// How the observation was made.
     pub via: DocVia,
+}
+
+/// The second look in a document ([`crate::observe::SecondLook`]), its status by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocSecondLook {
+    /// The `clientInfo` it sent.
+    pub client_info: serde_json::Value,
+    /// The protocol version its handshake asked for.
+    pub asked_version: String,
+    /// How its listing ended (`ok`, or a status name as the observation's).
+    pub status: String,
+    /// Why, when not `ok`.
+    pub detail: String,
+    /// The protocol version the server negotiated with it.
+    pub protocol_version: Option<String>,
+    /// Raw `tools/list` result texts it read.
+    pub pages: Vec<String>,
+}
+
+impl DocSecondLook {
+    /// The tool set it read, assembled as the first listing's is; `None` when there are no
+    /// pages or one does not parse.
+    pub fn tool_set(&self) -> Option<ToolSet> {
+        crate::observe::assemble(&self.pages)
+    }
+}
+
+impl From<&crate::observe::SecondLook> for DocSecondLook {
+    fn from(s: &crate::observe::SecondLook) -> DocSecondLook {
+        DocSecondLook {
+            client_info: s.client_info.clone(),
+            asked_version: s.asked_version.clone(),
+            status: s.status.name(),
+            detail: s.detail.clone(),
+            protocol_version: s.protocol_version.clone(),
+            pages: s.pages.clone(),
+        }
+    }
 }
 
 /// A `tools/list` page as a stored document holds it: the JSON string, checked when the
@@ -340,6 +383,9 @@ struct WireOut<'a> {
     /// Written by version 2 (`null` when not read), never by version 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     surface: Option<&'a Option<RawSurface>>,
+    /// Written by version 2 (`null` when none was made), never by version 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    second_look: Option<&'a Option<DocSecondLook>>,
     #[serde(flatten)]
     remote: Option<&'a DocRemote>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -365,6 +411,7 @@ impl Serialize for Document {
             initialize: &self.initialize,
             pages: &self.pages,
             surface: (self.v != FORMAT_V1).then_some(&self.surface),
+            second_look: (self.v != FORMAT_V1).then_some(&self.second_look),
             remote,
             package,
         }
@@ -383,6 +430,16 @@ impl<P> TryFrom<Wire<P>> for Document<P> {
                 Option::<RawSurface>::deserialize(s).map_err(|e| format!("`surface`: {e}"))?
             }
             None if w.v == FORMAT => return Err("a version 2 document has no `surface`".into()),
+            None => None,
+        };
+        let second_look = match w.rest.remove("secondLook") {
+            _ if w.v == FORMAT_V1 => None,
+            Some(s) => {
+                Option::<DocSecondLook>::deserialize(s).map_err(|e| format!("`secondLook`: {e}"))?
+            }
+            None if w.v == FORMAT => {
+                return Err("a version 2 document has no `secondLook`".into());
+            }
             None => None,
         };
         let via = match w.kind.as_deref() {
@@ -425,6 +482,7 @@ impl<P> TryFrom<Wire<P>> for Document<P> {
             initialize: w.initialize,
             pages: w.pages,
             surface,
+            second_look,
             via,
         })
     }
@@ -504,6 +562,7 @@ impl Document {
             initialize: obs.initialize.clone(),
             pages: obs.pages.clone(),
             surface: obs.surface.clone(),
+            second_look: obs.second.as_ref().map(DocSecondLook::from),
             via,
         }
     }
@@ -628,6 +687,14 @@ mod tests {
                 }),
                 ..RawSurface::default()
             }),
+            second: Some(crate::observe::SecondLook {
+                client_info: serde_json::json!({"name": "mcp-client", "version": "1.0.0"}),
+                asked_version: "2025-06-18".into(),
+                status: Status::Ok,
+                detail: String::new(),
+                protocol_version: Some("2025-06-18".into()),
+                pages: vec!["{\"tools\":[ {\"name\":\"x\",\"n\":2.0} ]}".into()],
+            }),
         }
     }
 
@@ -641,6 +708,7 @@ mod tests {
                 sandbox: Some(serde_json::json!({"complete": true, "findings": []})),
                 registry: None,
             }),
+            second: None,
             ..observation()
         }
     }
@@ -742,17 +810,70 @@ mod tests {
     }
 
     #[test]
+    fn a_version_2_document_keeps_the_second_look_exactly_and_null_when_none_was_made() {
+        let obs = observation();
+        let bytes = Document::new(target(), &obs).encode().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let second = &v["secondLook"];
+        assert_eq!(second["clientInfo"]["name"], "mcp-client");
+        assert_eq!(second["askedVersion"], "2025-06-18");
+        assert_eq!(second["status"], "ok");
+        assert_eq!(second["protocolVersion"], "2025-06-18");
+        // The page as the server sent it, `2.0` and spaces kept.
+        assert_eq!(
+            second["pages"][0],
+            "{\"tools\":[ {\"name\":\"x\",\"n\":2.0} ]}"
+        );
+        let back = Document::decode(&bytes).unwrap();
+        let kept = back.second_look.as_ref().unwrap();
+        assert_eq!(kept, &DocSecondLook::from(obs.second.as_ref().unwrap()));
+        assert_eq!(
+            &*kept.tool_set().unwrap().tools[0].raw,
+            "{\"name\":\"x\",\"n\":2.0}"
+        );
+        // None made (a package's, a failed listing's): `null`, still present.
+        let bytes = Document::new(package_target(), &package_observation())
+            .encode()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v.get("secondLook"), Some(&serde_json::Value::Null));
+        assert_eq!(Document::decode(&bytes).unwrap().second_look, None);
+    }
+
+    #[test]
+    fn a_version_2_document_without_its_second_look_member_or_with_a_malformed_one_is_refused() {
+        let bytes = Document::new(target(), &observation()).encode().unwrap();
+        let without = edited(&bytes, |m| {
+            m.remove("secondLook");
+        });
+        assert_eq!(
+            refusal(&without),
+            "not an observation document: a version 2 document has no `secondLook`"
+        );
+        let malformed = edited(&bytes, |m| {
+            m["secondLook"]["pages"] = serde_json::json!("one");
+        });
+        assert!(
+            refusal(&malformed).contains("`secondLook`: invalid type"),
+            "{}",
+            refusal(&malformed)
+        );
+    }
+
+    #[test]
     fn a_version_1_document_reads_without_a_surface_and_writes_its_own_bytes_again() {
         let bytes = Document::new(target(), &observation()).encode().unwrap();
         let v1 = edited(&bytes, |m| {
             m.insert("v".into(), FORMAT_V1.into());
             m.remove("surface");
+            m.remove("secondLook");
             m.remove("deprecation");
             m.remove("sunset");
         });
         let doc = Document::decode(&v1).unwrap();
         assert_eq!(doc.v, FORMAT_V1);
         assert_eq!(doc.surface, None);
+        assert_eq!(doc.second_look, None);
         assert_eq!(doc.encode().unwrap(), v1);
     }
 

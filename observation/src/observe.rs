@@ -5,6 +5,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+use toolmark_toolset::surface::KindDigest;
 use toolmark_toolset::{Sri, ToolSet};
 
 /// The `clientInfo` every observation sends. Fixed, because servers may answer differently to
@@ -20,6 +21,77 @@ pub fn client_info() -> serde_json::Value {
         "version": CLIENT_VERSION,
         "title": "toolmark transparency-log crawler (read-only: initialize + tools/list)",
     })
+}
+
+/// The second look's client unless the operator names another (`crawl.second_client`): a
+/// neutral name and version that do not name toolmark, as a generic MCP client's would.
+pub const SECOND_CLIENT: &str = "mcp-client/1.0.0";
+
+/// Who the second look says it is ([`SecondLook`]): `clientInfo` `{"name","version"}` and the
+/// `User-Agent` `name/version`, written `name/version` (`crawl.second_client`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecondClient {
+    name: String,
+    version: String,
+}
+
+/// Why a `crawl.second_client` value is not a second client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecondClientError {
+    /// Not `name/version`, each part 1–64 visible ASCII characters without a space or `/`
+    /// (what a `User-Agent` product token holds).
+    #[error("{0:?} is not name/version (each 1-64 visible ASCII characters, no space or '/')")]
+    Form(String),
+    /// It names toolmark: the second look is to be seen as another client.
+    #[error("{0:?} names toolmark; the second look must be seen as another client")]
+    NamesToolmark(String),
+}
+
+/// Longest name or version of a [`SecondClient`]: real clients' are a few words
+/// (`claude-ai/0.1.0`, `mcp-remote/0.1.29`); a product token needs no more.
+pub const MAX_SECOND_CLIENT_PART: usize = 64;
+
+impl SecondClient {
+    /// The `clientInfo` object it sends.
+    pub fn client_info(&self) -> serde_json::Value {
+        serde_json::json!({"name": self.name, "version": self.version})
+    }
+}
+
+impl Default for SecondClient {
+    fn default() -> Self {
+        SECOND_CLIENT
+            .parse()
+            .expect("SECOND_CLIENT is name/version")
+    }
+}
+
+impl std::str::FromStr for SecondClient {
+    type Err = SecondClientError;
+
+    fn from_str(s: &str) -> Result<SecondClient, SecondClientError> {
+        let part = |p: &str| {
+            (1..=MAX_SECOND_CLIENT_PART).contains(&p.len())
+                && p.bytes().all(|b| b.is_ascii_graphic() && b != b'/')
+        };
+        let (name, version) = s
+            .split_once('/')
+            .filter(|(n, v)| part(n) && part(v))
+            .ok_or_else(|| SecondClientError::Form(s.to_owned()))?;
+        if s.to_ascii_lowercase().contains(CLIENT_NAME) {
+            return Err(SecondClientError::NamesToolmark(s.to_owned()));
+        }
+        Ok(SecondClient {
+            name: name.to_owned(),
+            version: version.to_owned(),
+        })
+    }
+}
+
+impl fmt::Display for SecondClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.name, self.version)
+    }
 }
 
 /// The `capabilities` every observation declares: none. server-everything lists 13 tools to a
@@ -220,6 +292,11 @@ pub struct Observation {
     /// templates, `ui://` pages) and the Server Card; `None` when it was not read (a failed
     /// listing, a crawl with the surface off, a document written before it).
     pub surface: Option<toolmark_toolset::surface::RawSurface>,
+    /// The tools listed a second time, in a separate session from a second client identity
+    /// (cloaking: a server serving toolmark one tool set and other clients another); `None`
+    /// when none was made (a failed first listing, a package, a crawl with the second look
+    /// off, a document written before it).
+    pub second: Option<SecondLook>,
     /// How it was made.
     pub via: Via,
 }
@@ -300,6 +377,7 @@ impl Observation {
             initialize: None,
             pages: Vec::new(),
             surface: None,
+            second: None,
             via,
         }
     }
@@ -371,6 +449,59 @@ pub fn assemble(pages: &[String]) -> Option<ToolSet> {
     ToolSet::of_raw(&raw).ok()
 }
 
+/// The second look at a remote's tools: a separate session, after a complete listing, from
+/// another client identity (another `clientInfo`, another protocol version where the
+/// transport has one, from the second source address where the operator configures one),
+/// listing the tools only. What it read is kept as the first listing's is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecondLook {
+    /// The `clientInfo` it sent.
+    pub client_info: serde_json::Value,
+    /// The protocol version its handshake asked for (`2026-07-28` for a `server/discover`).
+    pub asked_version: String,
+    /// How its listing ended (`ok`: read completely).
+    pub status: Status,
+    /// Why, when not `ok`.
+    pub detail: String,
+    /// The protocol version the server negotiated with it.
+    pub protocol_version: Option<String>,
+    /// The raw JSON text of each `tools/list` result it read, in order.
+    pub pages: Vec<String>,
+}
+
+impl SecondLook {
+    /// The tool set it read ([`assemble`]), when any page was read.
+    pub fn tool_set(&self) -> Option<ToolSet> {
+        assemble(&self.pages)
+    }
+
+    /// What an entry says of it, in the shape of a surface kind: its tools' `toolmark/1` full
+    /// digest (the one the first listing's `full` is) and their number when it listed
+    /// completely, else the status it ended with (`protocol` when its pages do not parse). A
+    /// digest that differs from the first listing's `full` is the cloaking signal.
+    pub fn digest(&self) -> KindDigest {
+        if self.status != Status::Ok {
+            return KindDigest::Unread(self.status.name());
+        }
+        match self.tool_set() {
+            Some(set) => KindDigest::Read {
+                digest: toolmark_toolset::full::digest(&set),
+                count: set.tools.len() as u64,
+            },
+            None => KindDigest::Unread(Status::Protocol.name()),
+        }
+    }
+
+    /// Heap bytes held of what the server sent (for memory budgets), by capacity.
+    pub fn held_bytes(&self) -> usize {
+        self.pages
+            .iter()
+            .map(String::capacity)
+            .sum::<usize>()
+            .saturating_add(self.detail.capacity())
+    }
+}
+
 /// The digests of one observed tool set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digests {
@@ -382,4 +513,94 @@ pub struct Digests {
     pub tool_index: Sri,
     /// Number of tools.
     pub tools: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGES: [&str; 2] = [
+        r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"2"}"#,
+        r#"{"tools":[{"name":"b","description":"B.","inputSchema":{"type":"object"}}]}"#,
+    ];
+
+    fn second(status: Status, pages: &[&str]) -> SecondLook {
+        SecondLook {
+            client_info: serde_json::json!({"name": "mcp-client", "version": "1.0.0"}),
+            asked_version: "2025-06-18".into(),
+            status,
+            detail: String::new(),
+            protocol_version: Some("2025-06-18".into()),
+            pages: pages.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_second_client_is_name_slash_version_and_never_names_toolmark() {
+        let c = SecondClient::default();
+        assert_eq!(c.to_string(), "mcp-client/1.0.0");
+        assert_eq!(
+            c.client_info(),
+            serde_json::json!({"name": "mcp-client", "version": "1.0.0"})
+        );
+        let set: SecondClient = "claude-ai/0.1.0".parse().unwrap();
+        assert_eq!(set.client_info()["name"], "claude-ai");
+        for bad in [
+            "",
+            "mcp-client",
+            "/1.0",
+            "a/",
+            "a/b/c",
+            "a b/1",
+            "é/1",
+            "a/1\n",
+        ] {
+            assert_eq!(
+                bad.parse::<SecondClient>(),
+                Err(SecondClientError::Form(bad.into())),
+                "{bad:?}"
+            );
+        }
+        let long = format!("{}/1", "a".repeat(MAX_SECOND_CLIENT_PART + 1));
+        assert!(long.parse::<SecondClient>().is_err());
+        for named in ["toolmark/1.0", "my-ToolMark-client/2", "x/toolmark"] {
+            assert_eq!(
+                named.parse::<SecondClient>(),
+                Err(SecondClientError::NamesToolmark(named.into()))
+            );
+        }
+    }
+
+    #[test]
+    fn a_complete_second_look_digests_as_the_first_listing_of_the_same_pages() {
+        let first = Observation {
+            status: Status::Ok,
+            pages: PAGES.iter().map(|p| (*p).to_owned()).collect(),
+            ..Observation::remote()
+        };
+        let full = first.digests().unwrap().full;
+        assert_eq!(
+            second(Status::Ok, &PAGES).digest(),
+            KindDigest::Read {
+                digest: full,
+                count: 2
+            }
+        );
+    }
+
+    #[test]
+    fn an_unfinished_second_look_is_its_status_and_unparseable_pages_are_protocol() {
+        assert_eq!(
+            second(Status::Timeout, &PAGES[..1]).digest(),
+            KindDigest::Unread("timeout".into())
+        );
+        assert_eq!(
+            second(Status::Ok, &["{\"tools\":7}"]).digest(),
+            KindDigest::Unread("protocol".into())
+        );
+        assert_eq!(
+            second(Status::Ok, &[]).digest(),
+            KindDigest::Unread("protocol".into())
+        );
+    }
 }

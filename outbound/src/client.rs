@@ -37,6 +37,11 @@ pub struct Outbound {
     /// How long the TCP connection and TLS handshake may take
     /// ([`CONNECT_TIMEOUT`](crate::limits::CONNECT_TIMEOUT) by default).
     pub connect_timeout: Duration,
+    /// The local address connections are made from (reqwest's `local_address`); `None`: the
+    /// one the system picks. The crawler's second look dials from the address the operator
+    /// configures for it (`crawl.second_source`), so a server keying what it serves on the
+    /// client's address is seen from two.
+    pub local_address: Option<std::net::IpAddr>,
 }
 
 impl Default for Outbound {
@@ -48,6 +53,7 @@ impl Default for Outbound {
             user_agent: format!("toolmark/{}", env!("CARGO_PKG_VERSION")),
             trust: Trust::platform(),
             connect_timeout: crate::limits::CONNECT_TIMEOUT,
+            local_address: None,
         }
     }
 }
@@ -59,6 +65,7 @@ impl std::fmt::Debug for Outbound {
             .field("user_agent", &self.user_agent)
             .field("trust", &self.trust)
             .field("connect_timeout", &self.connect_timeout)
+            .field("local_address", &self.local_address)
             .finish_non_exhaustive()
     }
 }
@@ -188,6 +195,7 @@ pub fn pinned(
         .default_headers(defaults)
         .pool_max_idle_per_host(2)
         .dns_resolver(Arc::new(guard::RefuseAll))
+        .local_address(settings.local_address)
         .tls_backend_preconfigured(settings.trust.config()?);
     if let url::Host::Domain(_) = pinned.url.host().unwrap_or(url::Host::Domain("")) {
         builder = builder.resolve_to_addrs(&pinned.host, &pinned.addrs);

@@ -564,6 +564,10 @@ impl Worker {
         crawl.client.budget =
             toolmark_crawler::budget::Budget::new(config.crawl.memory_budget_mib * 1024 * 1024);
         crawl.client.limits.surface = config.crawl.surface;
+        config
+            .crawl
+            .apply_second_look(&mut crawl.client)
+            .map_err(RoleError::Refused)?;
         Ok(Worker {
             queue,
             holder: me,

@@ -25,6 +25,7 @@ fn entry(target: &str) -> Entry {
         tools: None,
         tool_index: None,
         surface: None,
+        second: None,
         raw: None,
         prev: None,
     }

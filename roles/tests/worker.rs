@@ -143,7 +143,8 @@ fn a_job_whose_host_is_full_waits_in_the_worker_and_is_claimed_once() {
         [("done".to_owned(), 1, 12)],
         "every job done on its first claim (none given back while its host was full)"
     );
-    assert_eq!(run.fleet.requests().tools_list, 12);
+    // Each listed twice: its listing and the second look.
+    assert_eq!(run.fleet.requests().tools_list, 24);
     drop(client);
     run.end();
 }
@@ -179,8 +180,9 @@ fn a_place_freed_by_a_job_goes_to_the_same_hosts_next_waiting_job_without_a_roun
         .unwrap()
         .get(0);
     assert_eq!(held, 0, "and given back at the end");
-    assert_eq!(run.fleet.requests().tools_list, 5);
-    assert_eq!(run.fleet.requests().closed, 5);
+    // Two sessions each (the listing's and the second look's), each ended.
+    assert_eq!(run.fleet.requests().tools_list, 10);
+    assert_eq!(run.fleet.requests().closed, 10);
     drop(client);
     run.end();
 }

@@ -39,6 +39,7 @@ pub fn entries(start: usize, n: usize, tag: &str) -> Vec<Entry> {
             tools: Some(i as u64),
             tool_index: None,
             surface: None,
+            second: None,
             raw: None,
             prev: None,
         })

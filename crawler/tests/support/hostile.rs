@@ -95,7 +95,28 @@ pub struct Hostile {
     pub authorized: Arc<AtomicUsize>,
     /// JSON-RPC responses the client POSTed (its replies to server→client requests).
     pub replies: Arc<AtomicUsize>,
+    /// Every request seen, in order: who sent it, from where.
+    pub seen: Arc<std::sync::Mutex<Vec<Seen>>>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// Who sent one request ([`Hostile::seen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The HTTP method.
+    pub method: String,
+    /// The request target (path and query).
+    pub path: String,
+    /// The JSON-RPC method (`""` for none).
+    pub rpc_method: String,
+    /// The `User-Agent` header.
+    pub user_agent: Option<String>,
+    /// `clientInfo.name` (of `initialize`, or of a 2026-07-28 request's `_meta`).
+    pub client_name: Option<String>,
+    /// `params.protocolVersion` of `initialize`.
+    pub asked_version: Option<String>,
+    /// The address the connection came from.
+    pub peer: std::net::IpAddr,
 }
 
 impl Drop for Hostile {
@@ -111,10 +132,12 @@ impl Hostile {
         let requests = Arc::new(AtomicUsize::new(0));
         let authorized = Arc::new(AtomicUsize::new(0));
         let replies = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
         let counts = Counts {
             requests: requests.clone(),
             authorized: authorized.clone(),
             replies: replies.clone(),
+            seen: seen.clone(),
         };
         let task = tokio::spawn(async move {
             loop {
@@ -132,6 +155,7 @@ impl Hostile {
             requests,
             authorized,
             replies,
+            seen,
             task,
         }
     }
@@ -143,6 +167,7 @@ impl Hostile {
 
 pub struct Request {
     pub method: String,
+    pub path: String,
     pub rpc_method: String,
     pub rpc_id: serde_json::Value,
     pub has_meta_version: bool,
@@ -153,6 +178,12 @@ pub struct Request {
     pub cursor: Option<String>,
     /// The body is a JSON-RPC response (the client answering a server→client request).
     pub is_reply: bool,
+    /// The `User-Agent` header.
+    pub user_agent: Option<String>,
+    /// `clientInfo.name`, in `params` or in the 2026-07-28 `params._meta`.
+    pub client_name: Option<String>,
+    /// `params.protocolVersion`.
+    pub asked_version: Option<String>,
 }
 
 pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Request>> {
@@ -169,14 +200,13 @@ pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Requ
     }
     let text = String::from_utf8_lossy(&head).into_owned();
     let mut lines = text.split("\r\n");
-    let method = lines
-        .next()
-        .and_then(|l| l.split(' ').next())
-        .unwrap_or("")
-        .to_owned();
+    let mut request_line = lines.next().unwrap_or("").split(' ');
+    let method = request_line.next().unwrap_or("").to_owned();
+    let path = request_line.next().unwrap_or("").to_owned();
     let mut length = 0usize;
     let mut mcp_method_header = None;
     let mut authorization = false;
+    let mut user_agent = None;
     for line in lines {
         if let Some((k, v)) = line.split_once(':') {
             let k = k.trim().to_ascii_lowercase();
@@ -186,6 +216,8 @@ pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Requ
                 mcp_method_header = Some(v.trim().to_owned());
             } else if k == "authorization" {
                 authorization = true;
+            } else if k == "user-agent" {
+                user_agent = Some(v.trim().to_owned());
             }
         }
     }
@@ -194,6 +226,7 @@ pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Requ
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     Ok(Some(Request {
         method,
+        path,
         rpc_method: json["method"].as_str().unwrap_or("").to_owned(),
         rpc_id: json["id"].clone(),
         has_meta_version: json["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
@@ -203,6 +236,15 @@ pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Requ
         cursor: json["params"]["cursor"].as_str().map(str::to_owned),
         is_reply: json.get("method").is_none()
             && (json.get("result").is_some() || json.get("error").is_some()),
+        user_agent,
+        client_name: json
+            .pointer("/params/clientInfo/name")
+            .or_else(|| json.pointer("/params/_meta/io.modelcontextprotocol~1clientInfo/name"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
+        asked_version: json["params"]["protocolVersion"]
+            .as_str()
+            .map(str::to_owned),
     }))
 }
 
@@ -279,12 +321,22 @@ struct Counts {
     requests: Arc<AtomicUsize>,
     authorized: Arc<AtomicUsize>,
     replies: Arc<AtomicUsize>,
+    seen: Arc<std::sync::Mutex<Vec<Seen>>>,
 }
 
 async fn serve(mut socket: TcpStream, behaviour: Behaviour, counts: Counts) -> std::io::Result<()> {
     use Behaviour::*;
     while let Some(req) = read_request(&mut socket).await? {
         let n = counts.requests.fetch_add(1, Ordering::SeqCst);
+        counts.seen.lock().unwrap().push(Seen {
+            method: req.method.clone(),
+            path: req.path.clone(),
+            rpc_method: req.rpc_method.clone(),
+            user_agent: req.user_agent.clone(),
+            client_name: req.client_name.clone(),
+            asked_version: req.asked_version.clone(),
+            peer: socket.peer_addr()?.ip(),
+        });
         if req.authorization {
             counts.authorized.fetch_add(1, Ordering::SeqCst);
         }

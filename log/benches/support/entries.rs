@@ -32,6 +32,7 @@ pub fn entry(i: u64) -> Entry {
         tools: Some(i % 40),
         tool_index: None,
         surface: None,
+        second: None,
         raw: Some(
             "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
                 .parse()

@@ -30,6 +30,7 @@ pub fn entries(start: usize, n: usize) -> Vec<Entry> {
             tools: Some(i as u64),
             tool_index: None,
             surface: None,
+            second: None,
             raw: None,
             prev: None,
         })
