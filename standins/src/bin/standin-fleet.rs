@@ -9,7 +9,10 @@
 //! "servers": S, "boundSeconds": B, "bounds": {...}, "latencies": {...}}`, where `boundSeconds`
 //! is toolmark's schedule lower bound and `bounds` has it for toolmark (4 requests per
 //! observation, 256 in flight) and HISTOR (3 requests, 12 workers), both at `--per-host-limit`.
-//! On exit, the requests the fleet answered are printed to stderr as one JSON line.
+//! On exit, the requests the fleet answered are printed to stderr as one JSON line, with each
+//! host's peak of requests answered at once (`peakInFlight`: the highest, and how many hosts
+//! peaked at each count), which a crawler keeping `n` observations per host holds at `n` for
+//! whatever it sends inside an observation.
 //!
 //! ```text
 //! standin-fleet --items ITEMS.json --pins-out PINS.toml --ca-out CA.pem [--cluster-concurrency 32 …]
@@ -26,8 +29,10 @@
 //!
 //! `--surface beside-tools` gives every endpoint the surface stand-in around its own tool set
 //! (`Surface::beside_tools`: prompts, resources in two pages, a template, a card, cache hints),
-//! `--surface honest` the honest stand-in with its own tools and app page: the surface
-//! observation's cost is measured against the same fleet without it.
+//! `--surface beside-tools-stateless` the same served as a 2026-07-28 stateless server
+//! (`server/discover`, no session and so no `DELETE`: every request a crawler sends is inside
+//! an observation), `--surface honest` the honest stand-in with its own tools and app page: the
+//! surface observation's cost is measured against the same fleet without it.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -91,6 +96,8 @@ enum SurfaceKind {
     /// `Surface::beside_tools`: the endpoint's own tools, and prompts, resources, a template
     /// and a card.
     BesideTools,
+    /// `Surface::beside_tools`, answering 2026-07-28 stateless requests after `server/discover`.
+    BesideToolsStateless,
     /// `Surface::honest`: its own tools and app page too.
     Honest,
 }
@@ -149,6 +156,10 @@ fn main() -> std::io::Result<()> {
         if let Some(kind) = args.surface {
             let surface = match kind {
                 SurfaceKind::BesideTools => Surface::beside_tools(),
+                SurfaceKind::BesideToolsStateless => Surface {
+                    stateless: true,
+                    ..Surface::beside_tools()
+                },
                 SurfaceKind::Honest => Surface::honest(),
             };
             fleet.set_surface_everywhere(surface);
@@ -234,6 +245,11 @@ fn main() -> std::io::Result<()> {
         println!("{line}");
         wait_for_signal().await;
         let counts = fleet.requests();
+        let peaks = fleet.peak_in_flight();
+        let mut hosts_at_peak = std::collections::BTreeMap::<u64, usize>::new();
+        for &peak in &peaks {
+            *hosts_at_peak.entry(peak).or_default() += 1;
+        }
         eprintln!(
             "{}",
             json!({
@@ -260,6 +276,14 @@ fn main() -> std::io::Result<()> {
                     _ => None,
                 },
                 "registryRequests": registry.requests().len(),
+                // The most requests one host answered at once, and hosts by their peak.
+                "peakInFlight": {
+                    "max": peaks.iter().max(),
+                    "hosts": hosts_at_peak
+                        .iter()
+                        .map(|(peak, hosts)| (peak.to_string(), json!(hosts)))
+                        .collect::<serde_json::Map<_, _>>(),
+                },
             })
         );
         fleet.shutdown(Duration::from_secs(2)).await;
