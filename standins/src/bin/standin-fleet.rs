@@ -9,7 +9,11 @@
 //! "servers": S, "boundSeconds": B, "bounds": {...}, "latencies": {...}}`, where `boundSeconds`
 //! is toolmark's schedule lower bound and `bounds` has it for toolmark (4 requests per
 //! observation, 256 in flight) and HISTOR (3 requests, 12 workers), both at `--per-host-limit`.
-//! On exit, the requests the fleet answered are printed to stderr as one JSON line.
+//! On exit (SIGTERM, SIGINT), the requests the fleet answered are printed to stderr as one JSON
+//! line, with each host's peak of requests answered at once (`peakInFlight`: the highest, and
+//! how many hosts peaked at each count), which a crawler keeping `n` observations per host holds
+//! at `n` for whatever it sends inside an observation; on SIGUSR1 the same line is printed for
+//! the requests so far and the fleet serves on (a benchmark's first crawl, then its second).
 //!
 //! ```text
 //! standin-fleet --items ITEMS.json --pins-out PINS.toml --ca-out CA.pem [--cluster-concurrency 32 …]
@@ -26,8 +30,10 @@
 //!
 //! `--surface beside-tools` gives every endpoint the surface stand-in around its own tool set
 //! (`Surface::beside_tools`: prompts, resources in two pages, a template, a card, cache hints),
-//! `--surface honest` the honest stand-in with its own tools and app page: the surface
-//! observation's cost is measured against the same fleet without it.
+//! `--surface beside-tools-stateless` the same served as a 2026-07-28 stateless server
+//! (`server/discover`, no session and so no `DELETE`: every request a crawler sends is inside
+//! an observation), `--surface honest` the honest stand-in with its own tools and app page: the
+//! surface observation's cost is measured against the same fleet without it.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -91,6 +97,8 @@ enum SurfaceKind {
     /// `Surface::beside_tools`: the endpoint's own tools, and prompts, resources, a template
     /// and a card.
     BesideTools,
+    /// `Surface::beside_tools`, answering 2026-07-28 stateless requests after `server/discover`.
+    BesideToolsStateless,
     /// `Surface::honest`: its own tools and app page too.
     Honest,
 }
@@ -117,6 +125,7 @@ fn main() -> std::io::Result<()> {
         .build()?;
     runtime.block_on(async move {
         let started = SystemTime::now();
+        let mut signals = Signals::new();
         let latency = (
             Duration::from_millis(args.min_ms),
             Duration::from_millis(args.max_ms),
@@ -149,6 +158,10 @@ fn main() -> std::io::Result<()> {
         if let Some(kind) = args.surface {
             let surface = match kind {
                 SurfaceKind::BesideTools => Surface::beside_tools(),
+                SurfaceKind::BesideToolsStateless => Surface {
+                    stateless: true,
+                    ..Surface::beside_tools()
+                },
                 SurfaceKind::Honest => Surface::honest(),
             };
             fleet.set_surface_everywhere(surface);
@@ -232,39 +245,62 @@ fn main() -> std::io::Result<()> {
             "latencies": fleet::latency_summary(fleet.latencies()),
         });
         println!("{line}");
-        wait_for_signal().await;
-        let counts = fleet.requests();
-        eprintln!(
-            "{}",
-            json!({
-                "requests": {
-                    "discover": counts.discover,
-                    "initialize": counts.initialize,
-                    "initialized": counts.initialized,
-                    "toolsList": counts.tools_list,
-                    "promptsList": counts.prompts_list,
-                    "resourcesList": counts.resources_list,
-                    "templatesList": counts.templates_list,
-                    "resourcesRead": counts.resources_read,
-                    "cards": counts.cards,
-                    "closed": counts.closed,
-                    "other": counts.other,
-                },
-                // Seconds since the fleet started: first request in, last answer out.
-                "firstRequestAt": counts.first_at.map(|d| d.as_secs_f64()),
-                "lastAnswerAt": counts.last_at.map(|d| d.as_secs_f64()),
-                "firstRequestUnix": counts.first_at.map(|d| unix(started + d)),
-                "lastAnswerUnix": counts.last_at.map(|d| unix(started + d)),
-                "activeSeconds": match (counts.first_at, counts.last_at) {
-                    (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
-                    _ => None,
-                },
-                "registryRequests": registry.requests().len(),
-            })
-        );
+        // SIGUSR1: the counts so far, and serve on; SIGTERM or SIGINT: the counts, and stop.
+        while signals.next().await == Signal::Counts {
+            eprintln!("{}", counts_line(&fleet, &registry, started));
+        }
+        eprintln!("{}", counts_line(&fleet, &registry, started));
         fleet.shutdown(Duration::from_secs(2)).await;
         registry.shutdown().await;
         Ok(())
+    })
+}
+
+/// The requests `fleet` and `registry` answered so far, by kind, the fleet's first request in
+/// and last answer out, and each host's peak of requests at once: the line printed on exit.
+fn counts_line(
+    fleet: &Fleet,
+    registry: &RegistryStandIn,
+    started: SystemTime,
+) -> serde_json::Value {
+    let counts = fleet.requests();
+    let peaks = fleet.peak_in_flight();
+    let mut hosts_at_peak = std::collections::BTreeMap::<u64, usize>::new();
+    for &peak in &peaks {
+        *hosts_at_peak.entry(peak).or_default() += 1;
+    }
+    json!({
+        "requests": {
+            "discover": counts.discover,
+            "initialize": counts.initialize,
+            "initialized": counts.initialized,
+            "toolsList": counts.tools_list,
+            "promptsList": counts.prompts_list,
+            "resourcesList": counts.resources_list,
+            "templatesList": counts.templates_list,
+            "resourcesRead": counts.resources_read,
+            "cards": counts.cards,
+            "closed": counts.closed,
+            "other": counts.other,
+        },
+        // Seconds since the fleet started: first request in, last answer out.
+        "firstRequestAt": counts.first_at.map(|d| d.as_secs_f64()),
+        "lastAnswerAt": counts.last_at.map(|d| d.as_secs_f64()),
+        "firstRequestUnix": counts.first_at.map(|d| unix(started + d)),
+        "lastAnswerUnix": counts.last_at.map(|d| unix(started + d)),
+        "activeSeconds": match (counts.first_at, counts.last_at) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
+            _ => None,
+        },
+        "registryRequests": registry.requests().len(),
+        // The most requests one host answered at once, and hosts by their peak.
+        "peakInFlight": {
+            "max": peaks.iter().max(),
+            "hosts": hosts_at_peak
+                .iter()
+                .map(|(peak, hosts)| (peak.to_string(), json!(hosts)))
+                .collect::<serde_json::Map<_, _>>(),
+        },
     })
 }
 
@@ -298,17 +334,46 @@ fn unix(t: SystemTime) -> f64 {
         .unwrap_or(0.0)
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
+/// What a signal asks of the fleet.
+#[derive(PartialEq, Eq)]
+enum Signal {
+    /// SIGUSR1: print the counts so far and serve on.
+    Counts,
+    /// SIGTERM or SIGINT: print the counts and stop.
+    Stop,
+}
+
+/// The signals the fleet answers (SIGTERM, SIGINT, SIGUSR1), listened to from its start to its
+/// end, so none is missed between two waits.
+struct Signals(Option<[tokio::signal::unix::Signal; 3]>);
+
+impl Signals {
+    fn new() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = || -> std::io::Result<_> {
+            Ok([
+                signal(SignalKind::terminate())?,
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::user_defined1())?,
+            ])
+        };
+        Signals(listen().ok())
+    }
+
+    /// The next signal (Ctrl-C alone when the handlers could not be installed).
+    async fn next(&mut self) -> Signal {
+        match &mut self.0 {
+            Some([term, int, usr1]) => {
+                tokio::select! {
+                    _ = term.recv() => Signal::Stop,
+                    _ = int.recv() => Signal::Stop,
+                    _ = usr1.recv() => Signal::Counts,
+                }
             }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+                Signal::Stop
+            }
         }
     }
 }
