@@ -90,7 +90,8 @@ impl Index {
              UPDATE targets SET last_status = NULL, last_detail = NULL, last_entry = NULL,
                  last_observed_at = NULL, last_ok_entry = NULL, current_full = NULL,
                  current_mtl1 = NULL, current_raw = NULL, current_tools = NULL,
-                 current_auth = NULL, current_auth_entry = NULL;",
+                 current_auth = NULL, current_auth_entry = NULL, card_mismatch = NULL,
+                 cloaking = NULL;",
         )?;
         set_log_size_indexed(&tx, 0)?;
         tx.commit()?;
@@ -448,9 +449,14 @@ fn index_fresh(
     if newest && !last_written {
         set_last()?;
     }
+    // The surface's changes come after the tool set's, in id order.
+    let surface_changes = crate::surfacechanges::derive(tx, blobs, (index, entry), doc.as_ref())?;
     // An entry carries at most one change of each kind; its line names the tool-set change
     // when there is one.
-    Ok(tools_change.or(behaviour_change).or(registry_change))
+    Ok(tools_change
+        .or(behaviour_change)
+        .or(registry_change)
+        .or(surface_changes.first().copied()))
 }
 
 /// What the sandbox saw of a package entry (its document's `package.sandbox`), indexed in

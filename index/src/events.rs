@@ -6,8 +6,14 @@
 //!
 //! A change of kind `behaviour` (a package version behaved otherwise), `registry` (a package's
 //! registry signals changed: provenance lost, publisher changed, …), `authorization` (a
-//! remote's authorization servers changed) — every one of them — and a change of kind `tools`
-//! only when its class is `dangerous` ([`is_event`]). Other kinds are not events.
+//! remote's authorization servers changed), `scan` (the rule set newly flags a target) and
+//! `cloaking` (a second client identity was listed other tools) — every one of them — and a
+//! change of kind `tools`, `instructions`, of a kind of the surface (`prompts`, `resources`,
+//! `resourceTemplates`, `appPages`, `card`) or `card-mismatch` only when its class is
+//! `dangerous` ([`is_event`]): a surface change is dangerous when a rule of
+//! `toolmark_toolset::surface::diff` of that class fired (a new script or outside origin on an
+//! app page, a widened CSP, a block-tier pattern in a prompt's text, …), a card mismatch when a
+//! tool's definition on the card is not the one served. Other kinds are not events.
 //!
 //! # The stored body
 //!
@@ -20,7 +26,7 @@
 //! {"type": "toolmark.security-event/v1",
 //!  "target": {"id": "<16 hex>", "name": "<server>", "endpoint": "<URL or npm:…/pypi:…>"},
 //!  "observedAt": "<the change's new entry's time>",
-//!  "kind": "behaviour|registry|authorization|tools",
+//!  "kind": "behaviour|registry|authorization|tools|instructions|scan|prompts|resources|…",
 //!  "evidence": {"change": <change id>, "oldEntry": n, "newEntry": n, "class": "…", …},
 //!  "previous": "<the previous event's id for this target>" | null,
 //!  "id": "sha256-<base64 of SHA-256 of RFC 8785 of the body without id>"}
@@ -79,8 +85,9 @@ CREATE INDEX IF NOT EXISTS security_events_target ON security_events (target_id,
 /// Whether a change of `kind` and `class` is a security event.
 pub fn is_event(kind: &str, class: &str) -> bool {
     match kind {
-        "behaviour" | "registry" | "authorization" | "scan" => true,
-        "tools" | "instructions" => class == "dangerous",
+        "behaviour" | "registry" | "authorization" | "scan" | "cloaking" => true,
+        "tools" | "instructions" | "prompts" | "resources" | "resourceTemplates" | "appPages"
+        | "card" | "card-mismatch" => class == "dangerous",
         _ => false,
     }
 }
@@ -137,7 +144,7 @@ const JSON_COLUMNS: &[&str] = &[
 pub const MAX_EVIDENCE_SIGNALS: usize = 50;
 
 /// A tool-set change's classification as evidence: its class, and per signal only the rule,
-/// its class, the tool and the path — not the old and new values, which a server chooses and
+/// its class, the tool (or a surface change's item) and the path — not the old and new values, which a server chooses and
 /// `/api/v1/changes/{change}` shows — at most [`MAX_EVIDENCE_SIGNALS`], with the count left out.
 fn compact_classification(v: Value) -> Value {
     if v.get("matches").is_some() {
@@ -150,7 +157,7 @@ fn compact_classification(v: Value) -> Value {
         .take(MAX_EVIDENCE_SIGNALS)
         .map(|s| {
             let mut out = Map::new();
-            for k in ["rule", "class", "tool", "path"] {
+            for k in ["rule", "class", "tool", "item", "path"] {
                 if let Some(x) = s.get(k) {
                     out.insert(k.to_owned(), x.clone());
                 }

@@ -66,6 +66,7 @@ pub mod scans;
 pub mod schema;
 pub mod snapshot;
 pub mod stats;
+pub mod surfacechanges;
 
 // The observation document and the log's time format belong to the observation model.
 pub use toolmark_observation::{document, time};

@@ -76,6 +76,16 @@
 //!   its `surface` member names (`prompts`, `resources`, `resourceTemplates`, `appPages`,
 //!   `card`): `digest` and `count` when read completely, else `status`; and
 //!   `observations.tool_index`, the entry's `toolIndex`.
+//! * Version 8 ([`crate::surfacechanges`]): `changes` rebuilt (ids kept) for the surface's
+//!   change kinds: `prompts`, `resources`, `resourceTemplates`, `appPages` and `card` (an
+//!   entry's complete read of a kind whose digest differs from the target's previous complete
+//!   read: `old_full`/`new_full` the kind's digests, `diff`/`classification` the
+//!   `toolmark_toolset::surface::diff` `KindDiff`/`KindClassification`), `card-mismatch` (a
+//!   card listing tools other than the ones served; `diff` the card comparison) and `cloaking`
+//!   (a second client identity was listed other tools; always `dangerous`);
+//!   `targets.card_mismatch` and `targets.cloaking`, the pair of digests of the mismatch in
+//!   force (so one is recorded per onset); and `observation_kinds_target (target_id, kind,
+//!   entry)`. A migrated database derives nothing for the entries it holds (a rebuild does).
 //! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
 //!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
 //!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
@@ -102,7 +112,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{ENDPOINT_KEY_RULES, Index, IndexError, endpoint_key};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
@@ -110,7 +120,7 @@ pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
 /// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[7];
+pub const READ_ONLY_VERSIONS: &[u32] = &[7, 8];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
@@ -125,6 +135,7 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     (5, crate::census::CENSUS_TABLES),
     (6, crate::scans::SCAN_TABLES),
     (7, SURFACE_TABLES),
+    (8, crate::surfacechanges::SURFACE_CHANGE_TABLES),
 ];
 
 /// Version 7 (issue #29): each entry's surface beyond `tools/list`, one row per kind its
@@ -734,6 +745,91 @@ mod tests {
             Index::open(&path),
             Err(IndexError::Schema { found }) if found == "1"
         ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A version-7 database (its tables as version 7's code made them) is migrated to version 8
+    /// keeping its changes and their ids; the surface's change kinds are then accepted, and
+    /// nothing is derived for the entries it holds.
+    #[test]
+    fn a_version_7_database_is_migrated_keeping_change_ids_and_taking_the_surface_kinds() {
+        let dir = scratch("migrate-7");
+        let path = dir.join("index.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(SCHEMA).unwrap();
+            for (version, ddl) in MIGRATIONS {
+                if *version <= 7 {
+                    conn.execute_batch(ddl).unwrap();
+                }
+            }
+            set_meta(&conn, "schema_version", "7").unwrap();
+            conn.execute_batch(
+                "INSERT INTO changes (id, target_id, server, endpoint, observed_at, old_entry,
+                     new_entry, old_full, new_full, class, added, removed, modified, kind)
+                 VALUES (41, 't', 'a/b', 'https://a.example', 'x', 0, 1, 'f0', 'f1', 'benign',
+                     1, 0, 0, 'tools'),
+                        (42, 't', 'a/b', 'https://a.example', 'x', 1, 2, 'f1', 'f2', 'dangerous',
+                     0, 0, 1, 'scan');
+                 INSERT INTO sqlite_sequence (name, seq) VALUES ('changes', 42)
+                     ON CONFLICT DO NOTHING;",
+            )
+            .unwrap();
+            // Version 7 refuses the surface's kinds.
+            assert!(
+                conn.execute(
+                    "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry,
+                         new_entry, old_full, new_full, class, added, removed, modified, kind)
+                     VALUES ('t', 'a/b', 'e', 'x', 0, 3, '', '', 'unsure', 0, 0, 0, 'prompts')",
+                    [],
+                )
+                .is_err()
+            );
+        }
+        let index = Index::open(&path).unwrap();
+        assert_eq!(
+            meta(&index.conn, "schema_version").unwrap().as_deref(),
+            Some("8")
+        );
+        let kept: Vec<(i64, String)> = index
+            .conn
+            .prepare("SELECT id, kind FROM changes ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(kept, [(41, "tools".to_owned()), (42, "scan".to_owned())]);
+        for kind in crate::surfacechanges::SURFACE_CHANGE_KINDS {
+            index
+                .conn
+                .execute(
+                    "INSERT INTO changes (target_id, server, endpoint, observed_at, old_entry,
+                         new_entry, old_full, new_full, class, added, removed, modified, kind)
+                     VALUES ('t', 'a/b', 'e', 'x', 0, 3, '', '', 'unsure', 0, 0, 0, ?1)",
+                    [kind],
+                )
+                .unwrap();
+        }
+        // Ids go on after the kept ones.
+        let next: i64 = index
+            .conn
+            .query_row("SELECT min(id) FROM changes WHERE new_entry = 3", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(next, 43);
+        let onsets: i64 = index
+            .conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('targets')
+                 WHERE name IN ('card_mismatch', 'cloaking')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(onsets, 2);
+        Index::open_read_only(&path).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -209,7 +209,8 @@ fn migrating_a_version_4_index_derives_the_events_a_rebuild_would() {
     let path = env.dir.join("index.sqlite");
 
     {
-        // The same index as version 4 had it: no events table, no registry columns (its
+        // The same index as version 4 had it: no events table, no registry columns, none of
+        // version 7's surface or version 8's onset columns (its
         // `changes` had no registry changes, so version 5's rebuild of it copies them all).
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
@@ -219,6 +220,8 @@ fn migrating_a_version_4_index_derives_the_events_a_rebuild_would() {
              ALTER TABLE package_observations DROP COLUMN registry_comparison;
              DROP TABLE observation_kinds;
              ALTER TABLE observations DROP COLUMN tool_index;
+             ALTER TABLE targets DROP COLUMN card_mismatch;
+             ALTER TABLE targets DROP COLUMN cloaking;
              UPDATE meta SET value = '4' WHERE key = 'schema_version';",
         )
         .unwrap();

@@ -28,8 +28,12 @@ use crate::text;
 /// value it is. A byte order mark is skipped; the text must be strict JSON nested at most
 /// [`json::MAX_DEPTH`] levels.
 pub fn digest(body: &str) -> Result<Sri, ParseError> {
-    let doc = json::parse(model::text_of(body.as_bytes())?)?;
-    Ok(Sri::of(&full::entry_bytes(&doc)))
+    Ok(Sri::of(&full::entry_bytes(&document(body)?)))
+}
+
+/// The card document parsed as [`digest`] reads it (a byte order mark skipped, strict JSON).
+pub fn document(body: &str) -> Result<Json, ParseError> {
+    Ok(json::parse(model::text_of(body.as_bytes())?)?)
 }
 
 /// At most this many tools of a card are kept, and at most this many names are listed in each
@@ -148,7 +152,9 @@ pub fn tools(card: &Json) -> CardTools {
 
 /// How a card's tools compare with the tools served. Names are in UTF-16 order, cut to
 /// [`NAME_MAX_CHARS`], at most [`MAX_CARD_TOOLS`] per list, with the totals beside them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Written as JSON (camelCase members) where a `card-mismatch` change stores it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CardComparison {
     /// Tools the card lists that were not served.
     pub only_card: Vec<String>,
@@ -167,7 +173,7 @@ pub struct CardComparison {
 }
 
 /// A tool the card and the endpoint both have, with different definitions.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CardDifference {
     /// The tool's name.
     pub tool: String,

@@ -155,6 +155,25 @@ impl Items {
         })
     }
 
+    /// The card as one entry (its whole document), for [`super::diff::diff`] and
+    /// [`super::diff::classify_kind`] of a card that changed: the card has no key, so the entry
+    /// is unmatched, and the rule set reads its texts as it reads a new entry's. The digest of
+    /// these entries ([`Items::digest`]) is not the card's ([`super::card::digest`]).
+    pub fn of_card(body: &str) -> Result<Items, ItemsError> {
+        let text =
+            model::text_of(body.as_bytes()).map_err(|_| ItemsError::NotAnObject { page: 0 })?;
+        let value =
+            crate::json::parse(text).map_err(|error| ItemsError::Json { page: 0, error })?;
+        Ok(Items {
+            kind: Kind::Card,
+            key: "",
+            items: vec![Item {
+                value,
+                raw: text.into(),
+            }],
+        })
+    }
+
     /// The kind these entries are of.
     pub fn kind(&self) -> Kind {
         self.kind
