@@ -16,6 +16,8 @@ use toolmark_index::index::ChangeRow;
 use toolmark_toolset::classify::{self, Class, Classification, Signal};
 use toolmark_toolset::diff::Diff;
 use toolmark_toolset::instructions::InstructionsChange;
+use toolmark_toolset::surface::Kind;
+use toolmark_toolset::surface::diff::{KindClassification, KindDiff, KindSignal};
 
 use crate::ApiError;
 
@@ -59,10 +61,12 @@ pub enum ChangeError {
         what: &'static str,
     },
     /// The stored kind is not `tools`, `authorization`, `behaviour`, `registry`,
-    /// `instructions` or `scan`.
+    /// `instructions`, `scan`, a kind of the surface (`prompts`, `resources`,
+    /// `resourceTemplates`, `appPages`, `card`), `card-mismatch` or `cloaking`.
     #[error(
         "change {id}: the stored kind {kind:?} is not tools, authorization, behaviour, registry, \
-         instructions or scan"
+         instructions, scan, prompts, resources, resourceTemplates, appPages, card, card-mismatch \
+         or cloaking"
     )]
     Kind {
         /// The change id.
@@ -85,6 +89,20 @@ pub enum ChangeError {
     /// A `registry` change whose versions or flags do not parse.
     #[error("change {id}: the stored registry change does not parse")]
     Registry {
+        /// The change id.
+        id: i64,
+    },
+    /// A change of a kind of the surface whose diff or classification does not parse.
+    #[error("change {id}: the stored surface change does not parse: {source}")]
+    Surface {
+        /// The change id.
+        id: i64,
+        /// What the reader refused.
+        source: serde_json::Error,
+    },
+    /// A `card-mismatch` change whose comparison is missing or does not parse.
+    #[error("change {id}: the stored card comparison does not parse")]
+    CardMismatch {
         /// The change id.
         id: i64,
     },
@@ -139,6 +157,97 @@ pub struct ChangeView {
     pub instructions: Option<InstructionsChange>,
     /// For a target the rule set newly flags (`kind` = `scan`): the scan.
     pub scan: Option<BecameFlagged>,
+    /// For a change of one kind of the surface (`kind` = `prompts`, `resources`,
+    /// `resourceTemplates`, `appPages` or `card`): the kind, and its diff and classification.
+    pub surface: Option<SurfaceChangeView>,
+    /// For a card that lists tools other than the ones served (`kind` = `card-mismatch`): the
+    /// comparison.
+    pub card_mismatch: Option<CardMismatchView>,
+}
+
+/// A change of one kind of the surface beyond `tools/list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SurfaceChangeView {
+    /// The kind.
+    pub kind: Kind,
+    /// Its diff and classification (`toolmark_toolset::surface::diff`); `None` when a document
+    /// of the change is not stored.
+    pub analysis: Option<(KindDiff, KindClassification)>,
+}
+
+impl SurfaceChangeView {
+    /// The change as text ([`toolmark_toolset::surface::diff::render`]: the kind and its
+    /// class, every signal, the entries added, removed and changed); `None` when not analysed.
+    pub fn render(&self) -> Option<String> {
+        self.analysis
+            .as_ref()
+            .map(|(d, c)| toolmark_toolset::surface::diff::render(d, c))
+    }
+
+    /// The signals the classification lists (none when not analysed).
+    pub fn signals(&self) -> &[KindSignal] {
+        self.analysis.as_ref().map_or(&[], |(_, c)| &c.signals)
+    }
+}
+
+/// A card's tools against the tools served (the stored
+/// `toolmark_toolset::surface::card::CardComparison`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardMismatchView {
+    /// Tools the card lists that were not served (at most the comparison's cap).
+    pub only_card: Vec<String>,
+    /// How many.
+    pub only_card_total: usize,
+    /// Tools served that the card does not list.
+    pub only_served: Vec<String>,
+    /// How many.
+    pub only_served_total: usize,
+    /// Tools in both whose definitions on the card differ from the served ones.
+    pub differing: Vec<CardDifferenceView>,
+    /// How many.
+    pub differing_total: usize,
+}
+
+/// A tool the card defines otherwise than the endpoint serves it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CardDifferenceView {
+    /// The tool's name.
+    pub tool: String,
+    /// The members that differ (`description`, `inputSchema`, …).
+    pub members: Vec<String>,
+}
+
+impl CardMismatchView {
+    /// Its lists, labelled: `Only on the card`, `Served, not on the card`, `Defined otherwise
+    /// on the card` (`name (members)`), each with its total.
+    pub fn lists(&self) -> [(&'static str, Vec<String>, usize); 3] {
+        [
+            (
+                "Only on the card",
+                self.only_card.clone(),
+                self.only_card_total,
+            ),
+            (
+                "Served, not on the card",
+                self.only_served.clone(),
+                self.only_served_total,
+            ),
+            (
+                "Defined otherwise on the card",
+                self.differing
+                    .iter()
+                    .map(|d| format!("{} ({})", d.tool, d.members.join(", ")))
+                    .collect(),
+                self.differing_total,
+            ),
+        ]
+    }
+}
+
+/// The kinds of the surface a change may be of, by their stored name.
+fn surface_kind(kind: &str) -> Option<Kind> {
+    Kind::from_name(kind)
 }
 
 /// A package's registry signals raising flags between two versions.
@@ -253,8 +362,35 @@ impl ChangeView {
             ),
             _ => None,
         };
+        let surface = match surface_kind(&row.kind) {
+            Some(kind) => Some(SurfaceChangeView {
+                kind,
+                analysis: match (row.diff.as_deref(), row.classification.as_deref()) {
+                    (None, None) => None,
+                    (Some(d), Some(c)) => Some((
+                        serde_json::from_str(d)
+                            .map_err(|source| ChangeError::Surface { id, source })?,
+                        serde_json::from_str(c)
+                            .map_err(|source| ChangeError::Surface { id, source })?,
+                    )),
+                    _ => return Err(ChangeError::Incomplete { id }),
+                },
+            }),
+            None => None,
+        };
+        let card_mismatch = match row.kind.as_str() {
+            "card-mismatch" => Some(
+                row.diff
+                    .as_deref()
+                    .and_then(|d| serde_json::from_str(d).ok())
+                    .ok_or(ChangeError::CardMismatch { id })?,
+            ),
+            _ => None,
+        };
         let authorization = match row.kind.as_str() {
-            "tools" | "behaviour" | "registry" | "instructions" | "scan" => None,
+            "tools" | "behaviour" | "registry" | "instructions" | "scan" | "card-mismatch"
+            | "cloaking" => None,
+            _ if surface.is_some() => None,
             "authorization" => {
                 let read = |v: &Option<String>| -> Option<Vec<String>> {
                     serde_json::from_str(v.as_deref()?).ok()
@@ -272,7 +408,13 @@ impl ChangeView {
             }
         };
         let analysis = match (row.diff.as_deref(), row.classification.as_deref()) {
-            _ if instructions.is_some() || scan.is_some() => None,
+            _ if instructions.is_some()
+                || scan.is_some()
+                || surface.is_some()
+                || card_mismatch.is_some() =>
+            {
+                None
+            }
             (None, None) => None,
             (Some(d), Some(c)) => Some(Analysis {
                 diff: serde_json::from_str(d).map_err(|source| ChangeError::Diff { id, source })?,
@@ -290,11 +432,15 @@ impl ChangeView {
             registry,
             instructions,
             scan,
+            surface,
+            card_mismatch,
         })
     }
 
     /// What changed, as titles say it: `tool definitions changed`, `authorization server
-    /// changed`, `behaviour changed` or `registry signals changed`.
+    /// changed`, `behaviour changed`, `registry signals changed`, `prompts changed`, `server
+    /// card disagrees with the tools served`, `another client was listed other tools
+    /// (cloaking)`, ….
     pub fn headline(&self) -> &'static str {
         if self.authorization.is_some() {
             "authorization server changed"
@@ -306,6 +452,18 @@ impl ChangeView {
             "server instructions changed"
         } else if self.scan.is_some() {
             "flagged by the rule set"
+        } else if let Some(s) = &self.surface {
+            match s.kind {
+                Kind::Prompts => "prompts changed",
+                Kind::Resources => "resources changed",
+                Kind::Templates => "resource templates changed",
+                Kind::AppPages => "app pages changed",
+                Kind::Card => "server card changed",
+            }
+        } else if self.card_mismatch.is_some() {
+            "server card disagrees with the tools served"
+        } else if self.row.kind == "cloaking" {
+            "another client was listed other tools (cloaking)"
         } else {
             "tool definitions changed"
         }
@@ -433,4 +591,87 @@ pub fn rule_meaning(rule: &str) -> &'static str {
         .iter()
         .find(|r| r.id == rule)
         .map_or(UNKNOWN_RULE, |r| r.meaning)
+}
+
+/// A surface signal with its rule's one-line meaning, as the JSON endpoints list it.
+#[derive(serde::Serialize)]
+pub struct KindSignalView<'a> {
+    /// The signal, as the classification stored it.
+    #[serde(flatten)]
+    pub signal: &'a KindSignal,
+    /// What the rule means ([`kind_rule_meaning`]).
+    pub message: &'static str,
+}
+
+/// The one-line meaning of a rule a surface change's signal names: the surface's own rules
+/// (`toolmark_toolset::surface::diff::KIND_RULES`), then the tool classification's.
+pub fn kind_rule_meaning(rule: &str) -> &'static str {
+    toolmark_toolset::surface::diff::KIND_RULES
+        .iter()
+        .find(|r| r.id == rule)
+        .map_or_else(|| rule_meaning(rule), |r| r.meaning)
+}
+
+/// What the change JSON (`crate::servers::change_json`, already built into `out`) adds for the
+/// kinds it does not know itself: a surface kind's `surface` (`{kind, class}`), its `signals`
+/// and `signalsTotal` (the kind's own) and, when `whole`, its `diff` and `classification`
+/// (`KindDiff`, `KindClassification`); a `card-mismatch`'s `cardMismatch` (the comparison);
+/// and a tool-set diff's renames as `names.renamed` (`{from, to}`, at most `names_cap`).
+pub fn extend_json(
+    c: &ChangeView,
+    whole: bool,
+    (names_cap, signals_cap): (usize, usize),
+    out: &mut serde_json::Value,
+) -> Result<(), ApiError> {
+    if let Some(s) = &c.surface {
+        out["analysed"] = s.analysis.is_some().into();
+        out["surface"] = serde_json::json!({
+            "kind": s.kind.as_str(),
+            "class": c.class,
+        });
+        let signals: Vec<KindSignalView> = s
+            .signals()
+            .iter()
+            .take(signals_cap)
+            .map(|signal| KindSignalView {
+                signal,
+                message: kind_rule_meaning(signal.rule),
+            })
+            .collect();
+        out["signals"] = to_json(&signals)?;
+        out["signalsTotal"] = s
+            .analysis
+            .as_ref()
+            .map_or(0, |(_, k)| {
+                k.signals.len().saturating_add(k.signals_truncated)
+            })
+            .into();
+        if whole {
+            let (d, k) = match &s.analysis {
+                Some((d, k)) => (to_json(d)?, to_json(k)?),
+                None => (serde_json::Value::Null, serde_json::Value::Null),
+            };
+            out["diff"] = d;
+            out["classification"] = k;
+        }
+    }
+    if let Some(m) = &c.card_mismatch {
+        out["cardMismatch"] = to_json(m)?;
+    }
+    if let Some(d) = c.diff().filter(|d| !d.renames.is_empty()) {
+        let renamed: Vec<serde_json::Value> = d
+            .renames
+            .iter()
+            .take(names_cap)
+            .map(|r| serde_json::json!({"from": r.from, "to": r.to}))
+            .collect();
+        out["names"]["renamed"] = renamed.into();
+        out["renamed"] = d.renames_total.into();
+    }
+    Ok(())
+}
+
+/// A value as JSON (an internal error when it cannot be).
+fn to_json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(v).map_err(ApiError::internal)
 }

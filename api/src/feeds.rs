@@ -505,16 +505,65 @@ fn shown_signals(c: &ChangeView) -> (Vec<String>, usize) {
     (shown, more)
 }
 
-fn lists(c: &ChangeView) -> [(&'static str, Vec<&str>, u64, u64); 3] {
+/// A tool-set change's lists: added, removed and modified, and the renames (`old → new`) when
+/// there are any (a renamed tool is neither added nor removed).
+fn lists(c: &ChangeView) -> Vec<(&'static str, Vec<String>, u64, u64)> {
     let r = &c.row;
-    let (a, am) = name_list(c.added().iter().map(String::as_str), r.added);
-    let (d, dm) = name_list(c.removed().iter().map(String::as_str), r.removed);
-    let (m, mm) = name_list(c.modified(), r.modified);
-    [
+    let owned = |(names, more): (Vec<&str>, u64)| {
+        (
+            names.into_iter().map(str::to_owned).collect::<Vec<_>>(),
+            more,
+        )
+    };
+    let (a, am) = owned(name_list(c.added().iter().map(String::as_str), r.added));
+    let (d, dm) = owned(name_list(c.removed().iter().map(String::as_str), r.removed));
+    let (m, mm) = owned(name_list(c.modified(), r.modified));
+    let mut out = vec![
         ("Added", a, am, r.added),
         ("Removed", d, dm, r.removed),
         ("Modified", m, mm, r.modified),
-    ]
+    ];
+    if let Some(diff) = c.diff().filter(|d| d.renames_total > 0) {
+        let shown: Vec<String> = diff
+            .renames
+            .iter()
+            .take(ITEM_NAMES)
+            .map(|x| format!("{} → {}", x.from, x.to))
+            .collect();
+        let total = diff.renames_total as u64;
+        let more = total.saturating_sub(shown.len() as u64);
+        out.push(("Renamed", shown, more, total));
+    }
+    out
+}
+
+/// A surface change's text: [`toolmark_toolset::surface::diff::render`] cut at
+/// [`ITEM_DIFF_CHARS`] characters, or why there is none.
+fn surface_text(s: &crate::changes::SurfaceChangeView) -> String {
+    match s.render() {
+        Some(text) => match text.char_indices().nth(ITEM_DIFF_CHARS) {
+            Some((i, _)) => format!("{}…", &text[..i]),
+            None => text,
+        },
+        None => "(no diff: a document of the change is not stored)\n".to_owned(),
+    }
+}
+
+/// A card mismatch's lists as lines (`Only on the card (1): delete_everything`).
+fn card_mismatch_lines(m: &crate::changes::CardMismatchView) -> Vec<String> {
+    m.lists()
+        .into_iter()
+        .filter(|(_, _, total)| *total > 0)
+        .map(|(label, items, total)| {
+            let shown: Vec<&str> = items.iter().take(ITEM_NAMES).map(String::as_str).collect();
+            let more = total.saturating_sub(shown.len());
+            let mut line = format!("{label} ({total}): {}", shown.join(", "));
+            if more > 0 {
+                line.push_str(&format!(" +{more} more"));
+            }
+            line
+        })
+        .collect()
 }
 
 /// What an instructions or scan change says in one line (`server instructions changed:
@@ -658,6 +707,30 @@ fn item_text(c: &ChangeView) -> String {
         ));
         return out;
     }
+    if let Some(sc) = &c.surface {
+        out.push_str(&format!("{}\n", c.headline()));
+        out.push_str(&surface_text(sc));
+        out.push_str(&format!(
+            "Digest of the {}: {} -> {}\nLog entry: {} (previous: {})\n",
+            sc.kind.as_str(),
+            r.old_full,
+            r.new_full,
+            r.new_entry,
+            r.old_entry
+        ));
+        return out;
+    }
+    if let Some(m) = &c.card_mismatch {
+        out.push_str(&format!("{}\n", c.headline()));
+        for line in card_mismatch_lines(m) {
+            out.push_str(&format!("{line}\n"));
+        }
+        out.push_str(&format!(
+            "Card digest: {}\nFull digest: {}\nLog entry: {}\n",
+            r.old_full, r.new_full, r.new_entry
+        ));
+        return out;
+    }
     if let Some(b) = &c.behaviour {
         out.push_str(&format!(
             "Versions: {} -> {}\n",
@@ -694,6 +767,17 @@ fn item_text(c: &ChangeView) -> String {
     }
     if c.analysis.is_none() {
         out.push_str("(no diff: a document of the change is not stored)\n");
+    }
+    if r.kind == "cloaking" {
+        // The two listings of one observation: toolmark's, then the second identity's.
+        out.push_str(&format!(
+            "{}\nFull digest, first listing -> second identity's: {} -> {}\nLog entry: {}\n",
+            c.headline(),
+            r.old_full,
+            r.new_full,
+            r.new_entry
+        ));
+        return out;
     }
     out.push_str(&format!(
         "Full digest: {} -> {}\nLog entry: {} (previous: {})\n",
@@ -804,6 +888,28 @@ fn item_html(c: &ChangeView, base: &str) -> String {
             (links)
         });
     }
+    if let Some(sc) = &c.surface {
+        return to_html(html! {
+            p { "Endpoint: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p { (c.headline()) }
+            pre { (surface_text(sc)) }
+            p { "Digest of the " (sc.kind.as_str()) ": " code { (r.old_full) } " → " code { (r.new_full) } }
+            (links)
+        });
+    }
+    if let Some(m) = &c.card_mismatch {
+        return to_html(html! {
+            p { "Endpoint: " code { (r.endpoint) } }
+            p { "Class: " strong { (c.class.as_str()) } }
+            p { (c.headline()) }
+            ul {
+                @for line in card_mismatch_lines(m) { li { (line) } }
+            }
+            p { "Card digest: " code { (r.old_full) } ", full digest: " code { (r.new_full) } }
+            (links)
+        });
+    }
     if let Some(b) = &c.behaviour {
         return to_html(html! {
             p { "Package: " code { (r.endpoint) } }
@@ -839,7 +945,15 @@ fn item_html(c: &ChangeView, base: &str) -> String {
                 @if more > 0 { " +" (more) " more" }
             }
         }
-        p { "Full digest: " code { (r.old_full) } " → " code { (r.new_full) } }
+        @if r.kind == "cloaking" {
+            p { (c.headline()) }
+            p {
+                "Full digest, first listing → second identity's: "
+                code { (r.old_full) } " → " code { (r.new_full) }
+            }
+        } @else {
+            p { "Full digest: " code { (r.old_full) } " → " code { (r.new_full) } }
+        }
         (links)
     })
 }

@@ -672,6 +672,7 @@ pub(crate) fn change_json(c: &ChangeView, base: &str, whole: bool) -> Result<Val
             m.insert("classification".into(), classification);
         }
     }
+    crate::changes::extend_json(c, whole, (names_cap, signals_cap), &mut out)?;
     Ok(out)
 }
 

@@ -1,6 +1,9 @@
 //! `GET /changes/{id}`: one change — its class, every signal, the diff, digests and entries,
 //! all from its [`ChangeView`]; for a change of the server's instructions their word diff and
-//! signals, for a target newly flagged by the rule set its matches.
+//! signals, for a target newly flagged by the rule set its matches; for a change of a kind of
+//! the surface (prompts, resources, templates, app pages, the card) its signals and its diff as
+//! `toolmark_toolset::surface::diff::render` writes it; for a card that disagrees with the
+//! served tools the comparison; a tool-set diff's renames as renames.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,6 +13,7 @@ use axum::http::StatusCode;
 use maud::{Markup, html};
 use toolmark_toolset::classify::{Class, Classification, Signal};
 use toolmark_toolset::diff::{DescriptionDiff, Diff, MemberChange, SchemaDiff, ToolDiff};
+use toolmark_toolset::surface::diff::KindSignal;
 use toolmark_toolset::text::{EditOp, WordEdit};
 
 use super::layout::{
@@ -17,7 +21,7 @@ use super::layout::{
 };
 use super::{Fail, Html, blocking, data, internal, not_found};
 use crate::AppState;
-use crate::changes::{ChangeView, rule_meaning};
+use crate::changes::{ChangeView, kind_rule_meaning, rule_meaning};
 
 pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Html {
     let Some(n_id) = id
@@ -57,6 +61,68 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
         }
     };
     let what = match (&c.authorization, &c.behaviour) {
+        (None, None) if c.surface.is_some() => {
+            let sc = c.surface.as_ref().expect("checked");
+            html! {
+                dl class="facts" {
+                    (fact("What changed", html! { (c.headline()) }))
+                    (fact("Kind", html! { code { (sc.kind.as_str()) } }))
+                    (fact("Entries", html! { span id="surface-counts" {
+                        (r.added) " added, " (r.removed) " removed, " (r.modified) " changed"
+                    } }))
+                    (entries)
+                    (fact("Digest of the kind", html! { (digest(Some(&r.old_full))) " → " (digest(Some(&r.new_full))) }))
+                }
+                section aria-labelledby="signals-h" {
+                    h2 id="signals-h" { "Signals" }
+                    @match &sc.analysis {
+                        None => p {
+                            "No classification was stored (one of the two documents is not stored); the change is recorded as "
+                            strong { "unsure" } "."
+                        },
+                        Some((_, k)) => (kind_signal_list(&k.signals, k.signals_truncated)),
+                    }
+                }
+                section aria-labelledby="diff-h" {
+                    h2 id="diff-h" { "Diff" }
+                    @match sc.render() {
+                        None => p { "No diff was stored (one of the two documents is not stored)." },
+                        Some(text) => pre class="json" id="surface-diff" { (text) },
+                    }
+                }
+                p {
+                    "What a server lists beside its tools (prompts, resources, resource templates, the "
+                    code { "ui://" } " pages of its MCP Apps, its Server Card) reaches a model or its user "
+                    "too. Entries are matched by their key (a prompt's name, a resource's URI) and every "
+                    "new or changed text is read by the same rules as a tool's description."
+                }
+            }
+        }
+        (None, None) if c.card_mismatch.is_some() => {
+            let m = c.card_mismatch.as_ref().expect("checked");
+            html! {
+                dl class="facts" {
+                    (fact("What changed", html! { (c.headline()) }))
+                    @for (label, items, total) in m.lists() {
+                        (fact(label, html! {
+                            (total) @if !items.is_empty() { ": " (list(&items)) }
+                            @if total > items.len() { " (" (total - items.len()) " more not listed)" }
+                        }))
+                    }
+                    (fact("Entry", html! { (entry_link(r.new_entry)) " (inclusion proof)" }))
+                    (fact("Card digest", html! { (digest(Some(&r.old_full))) }))
+                    (fact("Full digest", html! { (digest(Some(&r.new_full))) }))
+                }
+                p {
+                    "The Server Card this endpoint's origin publishes lists tools, and they are not the "
+                    "ones the same observation's " code { "tools/list" } " served. A tool the card "
+                    "defines otherwise than it is served makes the change " strong { "dangerous" }
+                    " (what a client reads before connecting is not what the model is given); tools "
+                    "only on the card, or served but missing from it, " strong { "unsure" } " (often a "
+                    "stale card). It is recorded once when it starts, not again while it persists."
+                }
+            }
+        }
         (None, None) if c.instructions.is_some() => {
             let i = c.instructions.as_ref().expect("checked");
             html! {
@@ -160,6 +226,15 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
             }
         },
         (None, None) => html! {
+            @if r.kind == "cloaking" {
+                p id="cloaking" {
+                    "In one observation the tools were listed twice: by toolmark, and from a second "
+                    "client identity in a separate session. The second listing was not the first: a "
+                    "server that answers another client with other tools hides what it serves. "
+                    "Cloaking is always " strong { "dangerous" } "; the digests below are the first "
+                    "listing's and the second's, the diff goes from the first to the second."
+                }
+            }
             dl class="facts" {
                 (fact("Tools", counts(&c)))
                 (entries)
@@ -202,6 +277,36 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
             body,
         },
     ))
+}
+
+/// A surface change's signals with their rules' meanings, and how many more were not listed.
+fn kind_signal_list(signals: &[KindSignal], truncated: usize) -> Markup {
+    let code = |v: &Option<String>| html! { @if let Some(v) = v { code { (v) } } };
+    html! {
+        @if signals.is_empty() {
+            p { "No rule fired." }
+        } @else {
+            (listing("signals", "Signals: every rule that fired", &["Class", "Rule", "Entry", "Where", "Old", "New", "Detail"], &[], html! {
+                @for sig in signals {
+                    tr class={ "signal-" (sig.class.as_str()) } {
+                        td { (class_badge(sig.class)) }
+                        th scope="row" {
+                            code { (sig.rule) } br;
+                            span class="muted" { (kind_rule_meaning(sig.rule)) }
+                        }
+                        td { (code(&sig.item)) }
+                        td { (code(&sig.path)) }
+                        td { (code(&sig.old)) }
+                        td { (code(&sig.new)) }
+                        td { (sig.detail.as_deref().unwrap_or("")) }
+                    }
+                }
+            }))
+            @if truncated > 0 {
+                p class="muted" { (truncated) " more signals not listed." }
+            }
+        }
+    }
 }
 
 /// Every signal the classification lists, with its rule's meaning.
@@ -253,6 +358,23 @@ fn diff_section(d: &Diff, classes: &HashMap<&str, Class>) -> Result<Markup, Fail
         }
         (name_list("Added tools", &d.added, d.added_total))
         (name_list("Removed tools", &d.removed, d.removed_total))
+        @if !d.renames.is_empty() {
+            h3 { "Renamed tools (" (d.renames_total) ")" }
+            ul class="names" id="renames" {
+                @for x in &d.renames {
+                    li {
+                        code { (x.from) } " → " code { (x.to) }
+                        @if x.identical { " " span class="muted" { "(otherwise identical)" } }
+                    }
+                }
+            }
+            @if d.renames_total > d.renames.len() {
+                p class="muted" { (d.renames_total - d.renames.len()) " more not listed." }
+            }
+            @for x in &d.renames {
+                @if let Some(t) = &x.changes { (tool_diff(t, classes.get(x.to.as_str()).copied())) }
+            }
+        }
         @if !d.modified.is_empty() {
             h3 { "Modified tools (" (d.modified_total) ")" }
             @for t in &d.modified { (tool_diff(t, classes.get(t.name.as_str()).copied())) }

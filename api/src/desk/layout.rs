@@ -241,6 +241,14 @@ pub(super) fn counts(c: &ChangeView) -> Markup {
     if c.instructions.is_some() || c.scan.is_some() {
         return html! { span class="counts" { (crate::feeds::change_summary(c)) } };
     }
+    if c.surface.is_some() {
+        return html! { span class="counts" {
+            (c.headline()) " (" (r.added) " added, " (r.removed) " removed, " (r.modified) " changed)"
+        } };
+    }
+    if c.card_mismatch.is_some() {
+        return html! { span class="counts" { (c.headline()) } };
+    }
     html! {
         span class="counts" {
             span title="tools added" { "+" (r.added) } " "
