@@ -292,9 +292,19 @@ pub struct Signal {
 
 /// Reads a rule id back as the `&'static str` of its [`RULES`] entry.
 fn known_rule<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    known_rule_in(d, &[RULES])
+}
+
+/// Reads a rule id back as the `&'static str` of its entry in the first of `tables` that has
+/// it (the tool classification's, and the surface's own with them); another id is refused.
+pub(crate) fn known_rule_in<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    tables: &[&'static [Rule]],
+) -> Result<&'static str, D::Error> {
     let id = <String as serde::Deserialize>::deserialize(d)?;
-    RULES
+    tables
         .iter()
+        .flat_map(|t| t.iter())
         .find(|r| r.id == id)
         .map(|r| r.id)
         .ok_or_else(|| serde::de::Error::custom(format_args!("unknown rule {id:?}")))

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::classify::{Classification, Signal};
+use crate::classify::{Class, Classification, Signal};
 use crate::diff::{DescriptionDiff, Diff, SchemaDiff, ToolDiff};
 use crate::instructions::InstructionsChange;
 use crate::text::{EditOp, WordEdit};
@@ -174,29 +174,64 @@ fn tool_lines(out: &mut String, t: &ToolDiff) {
 
 /// One signal as an indented line: class, rule, tool, path, old and new, detail.
 fn signal_line(out: &mut String, s: &Signal) {
-    let _ = write!(out, "  {:<9} {}", s.class.as_str(), s.rule);
-    if let Some(t) = &s.tool {
-        let _ = write!(out, "  tool {t}");
+    SignalLine {
+        class: s.class,
+        rule: s.rule,
+        subject: s.tool.as_ref().map(|t| format!("tool {t}")),
+        path: s.path.as_deref(),
+        old: s.old.as_deref(),
+        new: s.new.as_deref(),
+        detail: s.detail.as_deref(),
     }
-    if let Some(p) = &s.path {
-        let _ = write!(out, "  at {p}");
-    }
-    match (&s.old, &s.new) {
-        (Some(o), Some(n)) => {
-            let _ = write!(out, "  {o} -> {n}");
+    .write(out);
+}
+
+/// A signal's fields as one indented line writes them (a tool's signal here, an entry's in
+/// `surface::diff::render`): class, rule, what it is about, path, old and new, detail.
+pub(crate) struct SignalLine<'a> {
+    /// The rule's class.
+    pub(crate) class: Class,
+    /// The rule's id.
+    pub(crate) rule: &'a str,
+    /// What it is about, as written (`tool read_file`, a prompt's name).
+    pub(crate) subject: Option<String>,
+    /// Where.
+    pub(crate) path: Option<&'a str>,
+    /// The old value.
+    pub(crate) old: Option<&'a str>,
+    /// The new value.
+    pub(crate) new: Option<&'a str>,
+    /// More about why it fired.
+    pub(crate) detail: Option<&'a str>,
+}
+
+impl SignalLine<'_> {
+    /// Append the line (with its newline) to `out`.
+    pub(crate) fn write(&self, out: &mut String) {
+        let _ = write!(out, "  {:<9} {}", self.class.as_str(), self.rule);
+        if let Some(t) = &self.subject {
+            let _ = write!(out, "  {t}");
         }
-        (None, Some(n)) => {
-            let _ = write!(out, "  + {n}");
+        if let Some(p) = self.path {
+            let _ = write!(out, "  at {p}");
         }
-        (Some(o), None) => {
-            let _ = write!(out, "  - {o}");
+        match (self.old, self.new) {
+            (Some(o), Some(n)) => {
+                let _ = write!(out, "  {o} -> {n}");
+            }
+            (None, Some(n)) => {
+                let _ = write!(out, "  + {n}");
+            }
+            (Some(o), None) => {
+                let _ = write!(out, "  - {o}");
+            }
+            (None, None) => {}
         }
-        (None, None) => {}
+        if let Some(detail) = self.detail {
+            let _ = write!(out, "  ({detail})");
+        }
+        out.push('\n');
     }
-    if let Some(detail) = &s.detail {
-        let _ = write!(out, "  ({detail})");
-    }
-    out.push('\n');
 }
 
 /// A word diff as one line, removed runs as `[-old-]`, added runs as `{+new+}`.

@@ -1095,14 +1095,9 @@ pub struct KindSignal {
     pub detail: Option<String>,
 }
 
+/// A [`KindSignal`]'s rule read back: this module's rules, then the tool classification's.
 fn known_rule<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    let id = <String as serde::Deserialize>::deserialize(d)?;
-    KIND_RULES
-        .iter()
-        .chain(classify::RULES)
-        .find(|r| r.id == id)
-        .map(|r| r.id)
-        .ok_or_else(|| serde::de::Error::custom(format_args!("unknown rule {id:?}")))
+    classify::known_rule_in(d, &[KIND_RULES, classify::RULES])
 }
 
 /// The verdict on a change of a kind.
@@ -1784,29 +1779,16 @@ pub fn render(d: &KindDiff, c: &KindClassification) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", d.kind.as_str(), c.class.as_str());
     for s in &c.signals {
-        let _ = write!(out, "  {:<9} {}", s.class.as_str(), s.rule);
-        if let Some(i) = &s.item {
-            let _ = write!(out, "  {i}");
+        crate::render::SignalLine {
+            class: s.class,
+            rule: s.rule,
+            subject: s.item.clone(),
+            path: s.path.as_deref(),
+            old: s.old.as_deref(),
+            new: s.new.as_deref(),
+            detail: s.detail.as_deref(),
         }
-        if let Some(p) = &s.path {
-            let _ = write!(out, "  at {p}");
-        }
-        match (&s.old, &s.new) {
-            (Some(o), Some(n)) => {
-                let _ = write!(out, "  {o} -> {n}");
-            }
-            (None, Some(n)) => {
-                let _ = write!(out, "  + {n}");
-            }
-            (Some(o), None) => {
-                let _ = write!(out, "  - {o}");
-            }
-            (None, None) => {}
-        }
-        if let Some(detail) = &s.detail {
-            let _ = write!(out, "  ({detail})");
-        }
-        out.push('\n');
+        .write(&mut out);
     }
     if c.signals_truncated > 0 {
         let _ = writeln!(out, "  … {} more signals", c.signals_truncated);

@@ -252,6 +252,22 @@ mod tests {
         );
     }
 
+    /// The card is one entry, its whole document, without a key: a changed card is one
+    /// unmatched entry on each side.
+    #[test]
+    fn the_card_is_one_unkeyed_entry_of_its_whole_document() {
+        let body = "\u{feff}{\"name\":\"io.example/a\",\"tools\":[\"x\"]}";
+        let card = Items::of_card(body).unwrap();
+        assert_eq!(card.kind(), Kind::Card);
+        assert_eq!(card.len(), 1);
+        assert_eq!(&*card.items[0].raw, &body[3..]);
+        assert_eq!(card.items[0].get_str("name"), Some("io.example/a"));
+        assert!(matches!(
+            Items::of_card("{\"name\":1,}"),
+            Err(ItemsError::Json { page: 0, .. })
+        ));
+    }
+
     #[test]
     fn every_kind_but_the_card_has_a_key_and_a_list_member() {
         for k in Kind::ALL {
