@@ -83,8 +83,9 @@
 //!   `toolmark_toolset::surface::diff` `KindDiff`/`KindClassification`), `card-mismatch` (a
 //!   card listing tools other than the ones served; `diff` the card comparison) and `cloaking`
 //!   (a second client identity was listed other tools; always `dangerous`);
-//!   `targets.card_mismatch` and `targets.cloaking`, the pair of digests of the mismatch in
-//!   force (so one is recorded per onset); and `observation_kinds_target (target_id, kind,
+//!   `targets.card_mismatch` (the card and full digests last compared, and whether they
+//!   disagreed) and `targets.cloaking` (the pair of digests in force), so one is recorded per
+//!   onset; and `observation_kinds_target (target_id, kind,
 //!   entry)`. A migrated database derives nothing for the entries it holds (a rebuild does).
 //! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
 //!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,

@@ -29,9 +29,10 @@
 //! than the one served (what a client reads before it connects is not what a model is given);
 //! else `unsure` (a card listing tools the endpoint does not serve, or missing some, is often a
 //! stale card, sometimes a decoy). One per onset: the change is made when the mismatch starts or
-//! its card digest or full digest changes (`targets.card_mismatch` holds the pair of the
-//! mismatch in force); an entry whose card agrees ends it, one that did not read the card or
-//! the tools leaves it as it was.
+//! its card digest or full digest changes (`targets.card_mismatch` holds the pair of digests
+//! last compared and whether they disagreed, so a pair already compared is not read again); an
+//! entry whose card agrees ends it, one that did not read the card or the tools leaves it as it
+//! was.
 //!
 //! # `cloaking`
 //!
@@ -286,7 +287,8 @@ fn kind_change(
     Ok(Some(insert(tx, (index, entry), row)?))
 }
 
-/// The onset state of a target (`card_mismatch` or `cloaking` column).
+/// The onset state of a target: `card_mismatch` (the card digest and full digest last compared
+/// and whether they disagreed, `1` or `0`) or `cloaking` (the pair of digests in force).
 fn onset(tx: &Transaction, entry: &Entry, column: &str) -> Result<Option<String>, IndexError> {
     Ok(tx
         .prepare_cached(&format!("SELECT {column} FROM targets WHERE id = ?1"))?
@@ -339,6 +341,20 @@ fn card_mismatch(
     ) else {
         return Ok(None);
     };
+    let (card_digest, full, raw) = (card_digest.to_string(), full.to_string(), raw.to_string());
+    // The comparison is a function of the card and the served set (compared canonically, so of
+    // its full digest): a pair compared before, on the target's last comparison, gives what it
+    // gave then, and is not read again.
+    let pair = format!("{card_digest} {full}");
+    let last = onset(tx, entry, "card_mismatch")?;
+    if last
+        .as_deref()
+        .and_then(|l| l.rsplit_once(' '))
+        .map(|(p, _)| p)
+        == Some(pair.as_str())
+    {
+        return Ok(None);
+    }
     let Some(body) = doc
         .surface
         .as_ref()
@@ -350,22 +366,21 @@ fn card_mismatch(
     let Ok(card_doc) = card::document(body) else {
         return Ok(None);
     };
-    let (full, raw) = (full.to_string(), raw.to_string());
     // A served set that cannot be read again (or is not the entry's) leaves the state as it was.
     let Ok(served) = checked_tool_set(doc.tool_set(), &raw, &full, index) else {
         return Ok(None);
     };
     let comparison = card::compare(&card::tools(&card_doc), &served);
-    if comparison.is_empty() {
-        set_onset(tx, entry, "card_mismatch", None)?;
+    let disagrees = !comparison.is_empty();
+    set_onset(
+        tx,
+        entry,
+        "card_mismatch",
+        Some(&format!("{pair} {}", u8::from(disagrees))),
+    )?;
+    if !disagrees {
         return Ok(None);
     }
-    let card_digest = card_digest.to_string();
-    let key = format!("{card_digest} {full}");
-    if onset(tx, entry, "card_mismatch")?.as_deref() == Some(key.as_str()) {
-        return Ok(None);
-    }
-    set_onset(tx, entry, "card_mismatch", Some(&key))?;
     let row = Row {
         kind: "card-mismatch",
         old_entry: index,

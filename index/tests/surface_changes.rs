@@ -132,6 +132,27 @@ fn a_card_that_disagrees_with_the_served_tools_is_one_change_per_onset() {
     );
 }
 
+/// Day 5's card is day 1's again: after day 4's other mismatch, day 1's pair is a new onset;
+/// the second listing agrees again, which ends the cloaking (no change).
+#[test]
+fn a_mismatch_seen_before_is_a_new_onset_when_another_came_between() {
+    let env = world("surface-card-again", 6);
+    let all = changes(&env);
+    let mismatches = of_kind(&all, "card-mismatch");
+    assert_eq!(
+        mismatches.iter().map(|c| c.new_entry).collect::<Vec<_>>(),
+        [1, 4, 5]
+    );
+    assert_eq!(mismatches[2].old_full, mismatches[0].old_full);
+    assert_eq!(
+        of_kind(&all, "cloaking")
+            .iter()
+            .map(|c| c.new_entry)
+            .collect::<Vec<_>>(),
+        [1, 4]
+    );
+}
+
 #[test]
 fn a_second_identity_listed_other_tools_is_one_dangerous_cloaking_change_per_onset() {
     let env = world("surface-cloaking", 5);

@@ -9,6 +9,7 @@
 //! | 2 | not read (`timeout`) | as day 1 | as day 1 |
 //! | 3 | as served (day 0) | as day 0 | the same tools |
 //! | 4 | as served | `read_file` with another description | the rug pull |
+//! | 5 | as served | as day 1 | the same tools |
 //!
 //! Shared by the index's surface-change tests and the API's (included with `#[path]` beside a
 //! `support` module that is the index's test support).
@@ -82,7 +83,7 @@ pub fn card_body(d: u64) -> String {
         .map(|n| serde_json::json!(n))
         .collect();
     match d {
-        1 | 2 => tools.push(serde_json::json!("delete_everything")),
+        1 | 2 | 5 => tools.push(serde_json::json!("delete_everything")),
         4 => {
             tools[0] = serde_json::json!({"name": "read_file",
                 "description": "Read a file. Harmless."})
