@@ -1088,7 +1088,19 @@ fn answer(
         None => None,
     };
     let current = match found.as_ref().and_then(|f| f.row.last_ok_entry) {
-        Some(i) => Some(read_entry(state, at, i)?),
+        Some(i) => {
+            let latest = read_entry(state, at, i)?;
+            // A kind of the surface is compared with the latest successful observation that
+            // read the surface (a remote's is read one crawl in `crawl.surface_days`).
+            let read_at = match (client.by.kind(), &latest.entry.surface, &found) {
+                (Some(_), None, Some(f)) => index.latest_surface_entry(f.row.id.as_str())?,
+                _ => None,
+            };
+            match read_at {
+                Some(j) if j < i => Some(read_entry(state, at, j)?),
+                _ => Some(latest),
+            }
+        }
         None => None,
     };
     let mut facts = Facts {

@@ -358,7 +358,7 @@ impl ToolSetRef {
 
 /// One remote's hint row: (URL, transport of its latest `ok` observation, milliseconds its
 /// latest observation took).
-pub type CrawlHint = (String, Option<String>, Option<u64>);
+pub type CrawlHint = (String, Option<String>, Option<u64>, bool);
 
 /// The targets [`Index::targets_at`] reads: `?1` the key asked, `?2`..`?3` the keys with a
 /// query at its base (empty when there are none), `?4` the server or `NULL`.
@@ -641,6 +641,39 @@ impl Index {
         Ok(EntrySurfaceRow { tool_index, kinds })
     }
 
+    /// The newest `ok` entry of a target that read its surface beyond `tools/list` (holds a
+    /// kind in `observation_kinds`): since a remote's surface is read one crawl in
+    /// `crawl.surface_days`, the entry that says what its surface is now. `None` when none did
+    /// (or every one that did declared nothing).
+    pub fn latest_surface_entry(&self, target_id: &str) -> Result<Option<u64>, IndexError> {
+        let entry: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT max(k.entry) FROM observation_kinds k
+                 JOIN observations o ON o.entry = k.entry
+                 WHERE k.target_id = ?1 AND o.status = 'ok'",
+            )?
+            .query_row([target_id], |r| r.get(0))?;
+        Ok(entry.map(|e| e.max(0) as u64))
+    }
+
+    /// What a target's surface beyond `tools/list` is now: the entry that says it (the latest
+    /// `ok` entry that read a kind, [`Index::latest_surface_entry`], else its latest `ok`
+    /// entry) and what that entry holds. `None` when it has no `ok` entry. The one choice the
+    /// server's JSON and its page both show.
+    pub fn surface_now(
+        &self,
+        target: &TargetRow,
+    ) -> Result<Option<(u64, EntrySurfaceRow)>, IndexError> {
+        match self
+            .latest_surface_entry(&target.id)?
+            .or(target.last_ok_entry)
+        {
+            Some(entry) => Ok(Some((entry, self.entry_surface(entry)?))),
+            None => Ok(None),
+        }
+    }
+
     /// Entries of a target whose surface holds `kind` read completely with `digest`
     /// (`observation_kinds`), oldest first.
     pub fn entries_with_kind(
@@ -677,11 +710,15 @@ impl Index {
     }
 
     /// For every remote observed before: its URL, the transport of its latest observation that
-    /// answered (`ok`), and how long its latest observation took. The crawler uses these to try
-    /// the transport that worked first and to start the slowest observations first.
+    /// answered (`ok`), how long its latest observation took, and whether any of its entries
+    /// read its surface beyond `tools/list` (holds a kind: `observation_kinds`). The crawler
+    /// uses these to try the transport that worked first, to start the slowest observations
+    /// first, and to read a surface it has read before only on its rotation day.
     pub fn crawl_hints(&self) -> Result<Vec<CrawlHint>, IndexError> {
         let mut st = self.conn.prepare_cached(
-            "SELECT t.target, ok.transport, last.elapsed_ms FROM targets t
+            "SELECT t.target, ok.transport, last.elapsed_ms,
+                 EXISTS (SELECT 1 FROM observation_kinds k WHERE k.target_id = t.id)
+             FROM targets t
              LEFT JOIN observations ok ON ok.entry = t.last_ok_entry
              LEFT JOIN observations last ON last.entry = t.last_entry
              WHERE t.kind = 'remote' AND t.last_entry IS NOT NULL",
@@ -691,6 +728,7 @@ impl Index {
                 r.get::<_, String>(0)?,
                 r.get::<_, Option<String>>(1)?,
                 r.get::<_, Option<i64>>(2)?.map(|v| v.max(0) as u64),
+                r.get::<_, bool>(3)?,
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
