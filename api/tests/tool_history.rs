@@ -10,10 +10,11 @@ use axum::http::StatusCode;
 use base64::Engine as _;
 use ed25519_dalek::Signer as _;
 use serde_json::{Value, json};
-use support::index_support::{Env, day, day_str, ok, records};
+use support::index_support::{Env, day, day_str, failed, ok, records};
 use support::{BASE, Populated, get, post_json, server};
 use toolmark_api::AppState;
 use toolmark_client::VerifyError;
+use toolmark_observation::observe::Status;
 use toolmark_toolset::{Sri, ToolSet, full};
 
 const URL: &str = "https://weather.example.com/mcp";
@@ -65,11 +66,23 @@ fn tools_on(d: u64) -> Vec<Value> {
 /// Five days of one target: get_weather v1 (days 0–1), v2 (day 2), renamed fetch_weather
 /// (days 3–4); `search` and the odd tool unchanged throughout.
 fn populated(tag: &str) -> Populated {
+    populated_failing(tag, None)
+}
+
+/// [`populated`], the observation of day `failing` (if any) a timeout instead, and one more
+/// day (5) like day 4 after it.
+fn populated_failing(tag: &str, failing: Option<u64>) -> Populated {
     let mut env = Env::new(&format!("api-tool-{tag}"));
     let recs = records(json!([server(SERVER, URL)]));
-    for d in 0..5u64 {
+    let days = if failing.is_some() { 6 } else { 5 };
+    for d in 0..days {
         env.run(&day_str(d, 0), &recs, &[], |url| {
-            (url == URL).then(|| ok(day(d, 60), vec![json!({"tools": tools_on(d)}).to_string()]))
+            (url == URL).then(|| {
+                if failing == Some(d) {
+                    return failed(day(d, 60), Status::Timeout, "no answer");
+                }
+                ok(day(d, 60), vec![json!({"tools": tools_on(d)}).to_string()])
+            })
         });
     }
     let dir = env.dir.clone();
@@ -439,4 +452,27 @@ async fn no_such_tool_or_target_is_404() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = history(&p, "not-an-id", "search").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn a_failed_observation_does_not_split_a_version() {
+    // Day 4 times out between two observations of the same set (days 3 and 5).
+    let p = populated_failing("failing", Some(4));
+    let id = target_id(&p);
+    let (_, h) = history(&p, &id, "fetch_weather").await;
+    assert_eq!(h["toolSets"]["read"], 3, "{h}");
+    let v = h["versions"].as_array().unwrap();
+    assert_eq!(v[0]["observations"], 2, "{h}");
+    assert_eq!(v[0]["firstSeen"], day_str(3, 60));
+    assert_eq!(v[0]["lastSeen"], day_str(5, 60));
+    let (_, h) = history(&p, &id, ODD).await;
+    let v = h["versions"].as_array().unwrap();
+    assert_eq!(v.len(), 1, "{h}");
+    assert_eq!(v[0]["observations"], 5);
+    let (_, a) = check(&p, json!({"endpoint": URL, "tool": weather_v3()})).await;
+    assert_eq!(a["match"], "same", "{a}");
+    let verified = verify(&p, &a, &digest_of(&weather_v3()))
+        .await
+        .expect("the answer verifies");
+    assert_eq!(verified.entry.observed_at, day_str(5, 60));
 }
