@@ -822,6 +822,13 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
 /// set they ever served is read. Past it, an answer says so in its note.
 pub const MAX_TOOL_SETS: usize = 256;
 
+/// Most bytes of stored documents read for one question about one tool (or one tool's
+/// history, `crate::tools`): the tool sets are read until this much has been, then the search
+/// stops as at [`MAX_TOOL_SETS`]. A real server's document is tens of kilobytes, so every set
+/// of the bound fits; a server serving cap-sized (16 MiB) sets would otherwise cost 256 of them
+/// (4 GiB read and parsed) per question, which anyone may ask.
+pub const MAX_TOOL_SET_BYTES: u64 = 64 * 1024 * 1024;
+
 /// What a target's tool sets say of one tool ([`tool_facts`]), read before deciding.
 struct ToolFacts {
     /// The current entry's tool digests in its index's order; `None` when the entry carries
@@ -839,7 +846,7 @@ struct ToolFacts {
     /// The newest entry whose set holds the tool but that carries no `toolIndex` (so cannot
     /// prove it), with its time, when no later one proves it.
     unprovable: Option<(u64, String)>,
-    /// Whether [`MAX_TOOL_SETS`] cut the target's history short.
+    /// Whether [`MAX_TOOL_SETS`] or [`MAX_TOOL_SET_BYTES`] cut the target's history short.
     cut: bool,
 }
 
@@ -870,11 +877,18 @@ fn tool_facts(
     };
     // The current set's digest of each named tool (the first of a name, as the diff matches).
     let mut current_named: Vec<(String, Sri)> = Vec::new();
+    let mut bytes = 0u64;
     for run in &runs {
         let Some(stored) = &run.tool_set else {
             continue;
         };
-        let set = stored.read(&state.blobs).map_err(ApiError::internal)?.set;
+        if bytes >= MAX_TOOL_SET_BYTES {
+            facts.cut = true;
+            break;
+        }
+        let read = stored.read(&state.blobs).map_err(ApiError::internal)?;
+        bytes += read.document_bytes;
+        let set = read.set;
         let tool_index = full::ToolIndex::of(&set);
         let holder = set.tools.iter().find(|t| full::tool_digest(t) == digest);
         if (run.first_entry..=run.last_entry).contains(&current.index) {
@@ -1015,7 +1029,8 @@ fn decide_tool<'a>(
     }
     if tool.cut {
         note.push(format!(
-            "only the target's last {MAX_TOOL_SETS} distinct tool sets were read"
+            "only the target's newest distinct tool sets were read (at most {MAX_TOOL_SETS}, \
+             {MAX_TOOL_SET_BYTES} bytes of documents)"
         ));
     }
     if let Some(other) = other {

@@ -28,8 +28,8 @@ use crate::servers::{blocking, encode_query_value};
 use crate::{ApiError, AppState};
 
 /// Most distinct tool sets of a target a history reads (the same bound as `/check` about one
-/// tool, [`crate::check::MAX_TOOL_SETS`], for the same reason): past it the history says it
-/// was cut.
+/// tool, [`crate::check::MAX_TOOL_SETS`], for the same reason, and the same byte budget,
+/// [`crate::check::MAX_TOOL_SET_BYTES`]): past either the history says it was cut.
 pub const MAX_HISTORY_TOOL_SETS: usize = crate::check::MAX_TOOL_SETS;
 
 /// How a version came to be, from the one before it (or from the tool sets read before it).
@@ -87,7 +87,8 @@ pub struct History {
     pub versions: Vec<Version>,
     /// How many tool sets were read.
     pub sets_read: usize,
-    /// Whether [`MAX_HISTORY_TOOL_SETS`] cut the history short (older sets were not read).
+    /// Whether [`MAX_HISTORY_TOOL_SETS`] or the byte budget cut the history short (older sets
+    /// were not read).
     pub cut: bool,
 }
 
@@ -110,20 +111,29 @@ pub fn history(state: &AppState, id: &str, name: &str) -> Result<Option<History>
     };
     let mut runs = index.tool_set_runs(id, u64::MAX, MAX_HISTORY_TOOL_SETS + 1)?;
     drop(index);
-    let cut = runs.len() > MAX_HISTORY_TOOL_SETS;
+    let mut cut = runs.len() > MAX_HISTORY_TOOL_SETS;
     runs.truncate(MAX_HISTORY_TOOL_SETS);
     let mut tracked = name.to_owned();
     let mut pieces: Vec<Piece> = Vec::new();
     // The set after the one being read (newer), with its run.
     let mut newer: Option<(usize, ToolSet)> = None;
     let mut sets_read = 0;
+    let mut bytes = 0u64;
+    let mut read_runs = runs.len();
     for (i, run) in runs.iter().enumerate() {
         let Some(stored) = &run.tool_set else {
             // No document: a gap in what can be read.
             newer = None;
             continue;
         };
-        let set = stored.read(&state.blobs).map_err(ApiError::internal)?.set;
+        if bytes >= crate::check::MAX_TOOL_SET_BYTES {
+            cut = true;
+            read_runs = i;
+            break;
+        }
+        let read = stored.read(&state.blobs).map_err(ApiError::internal)?;
+        bytes += read.document_bytes;
+        let set = read.set;
         sets_read += 1;
         if let Some((j, later)) = &newer
             && set.get(&tracked).is_none()
@@ -172,7 +182,7 @@ pub fn history(state: &AppState, id: &str, name: &str) -> Result<Option<History>
         }
         let reached = match (&previous, p.renamed) {
             (_, Some(r)) => Reached::Renamed(r),
-            (None, None) if p.run + 1 == runs.len() => Reached::FirstSeen,
+            (None, None) if p.run + 1 == read_runs => Reached::FirstSeen,
             (None, None) => Reached::Added,
             (Some((r, old)), None) => {
                 let changes = one_tool_diff(old, &p.tool);

@@ -11,6 +11,7 @@ use super::change::tool_diff;
 use super::layout::{Nav, Page, digest, entry_link, render, time};
 use super::{Html, blocking, internal, not_found};
 use crate::AppState;
+use crate::check::MAX_TOOL_SET_BYTES;
 use crate::logroutes::valid_id;
 use crate::tools::{History, MAX_HISTORY_TOOL_SETS, Reached, Version};
 
@@ -50,7 +51,7 @@ fn body(h: &History) -> Markup {
             "At " a href={ "/s/" (t.id) } { (t.server) } " (" code { (t.target) } "). "
             (h.versions.len()) " version" @if h.versions.len() != 1 { "s" }
             ", from " (h.sets_read) " distinct tool set" @if h.sets_read != 1 { "s" } " read."
-            @if h.cut { " Only the last " (MAX_HISTORY_TOOL_SETS) " tool sets were read: older versions are not shown." }
+            @if h.cut { " Only the newest tool sets were read (at most " (MAX_HISTORY_TOOL_SETS) " and " (MAX_TOOL_SET_BYTES / 1024 / 1024) " MiB of documents): older versions are not shown." }
         }
         @for v in &h.versions { (version(v)) }
     }
