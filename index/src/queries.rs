@@ -965,3 +965,94 @@ pub struct EntrySurfaceRow {
     /// Its surface kinds (none when it carries no surface, or nothing was declared).
     pub kinds: Vec<KindRow>,
 }
+
+// ---------------------------------------------------------------------------------------------
+// A target's distinct tool sets, run by run.
+
+/// One run of a target's successful observations with the same tool set: consecutive `ok`
+/// entries (failed observations in between do not end a run; a different full digest does)
+/// with one full digest ([`Index::tool_set_runs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSetRun {
+    /// The run's first entry.
+    pub first_entry: u64,
+    /// When it was observed.
+    pub first_at: String,
+    /// The run's last entry.
+    pub last_entry: u64,
+    /// When it was observed.
+    pub last_at: String,
+    /// How many `ok` entries the run holds.
+    pub observations: u64,
+    /// Where the set is stored: the document of the run's last entry that names one (`None`
+    /// when no entry of the run does), with the run's full digest.
+    pub tool_set: Option<ToolSetRef>,
+    /// The run's full digest (`toolmark/1`).
+    pub full: String,
+}
+
+impl Index {
+    /// The runs of target `target_id`'s successful observations with entries below `before`,
+    /// newest first, at most `limit` of them (the whole of each run read, however long).
+    /// Entries without a full digest (none is `ok` without one) are skipped.
+    pub fn tool_set_runs(
+        &self,
+        target_id: &str,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<ToolSetRun>, IndexError> {
+        let before = i64::try_from(before).unwrap_or(i64::MAX);
+        let mut st = self.conn.prepare_cached(
+            "SELECT entry, observed_at, full, raw FROM observations
+             WHERE target_id = ?1 AND entry < ?2 AND status = 'ok' AND full IS NOT NULL
+             ORDER BY entry DESC",
+        )?;
+        let mut rows = st.query(params![target_id, before])?;
+        let mut runs: Vec<ToolSetRun> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let entry = need_unsigned(r, 0)?;
+            let at: String = r.get(1)?;
+            let full: String = r.get(2)?;
+            let raw: Option<String> = r.get(3)?;
+            match runs.last_mut() {
+                Some(run) if run.full == full => {
+                    run.first_entry = entry;
+                    run.first_at = at;
+                    run.observations += 1;
+                    if run.tool_set.is_none()
+                        && let Some(raw) = raw
+                    {
+                        run.tool_set = Some(ToolSetRef {
+                            entry,
+                            document: parse_raw(&raw, entry)?,
+                            full: full.clone(),
+                        });
+                    }
+                }
+                _ => {
+                    if runs.len() == limit {
+                        break;
+                    }
+                    let tool_set = match raw {
+                        Some(raw) => Some(ToolSetRef {
+                            entry,
+                            document: parse_raw(&raw, entry)?,
+                            full: full.clone(),
+                        }),
+                        None => None,
+                    };
+                    runs.push(ToolSetRun {
+                        first_entry: entry,
+                        first_at: at.clone(),
+                        last_entry: entry,
+                        last_at: at,
+                        observations: 1,
+                        tool_set,
+                        full,
+                    });
+                }
+            }
+        }
+        Ok(runs)
+    }
+}

@@ -344,7 +344,10 @@ fn current_tools(t: &TargetRow, c: &CurrentTools) -> Markup {
                 @for tool in &c.inline {
                     div {
                         dt {
-                            code { (tool.name.as_deref().unwrap_or("(no name)")) }
+                            @match tool.name.as_deref() {
+                                Some(name) => a href=(crate::tools::history_path("/s", &t.id, name)) title="this tool's history" { code { (name) } },
+                                None => code { "(no name)" },
+                            }
                             @if let Some(title) = &tool.title { " " span class="muted" { "— " (title) } }
                         }
                         dd {
