@@ -33,8 +33,9 @@
 # --surface (issue #29): the surface beyond tools/list, on against off. Every scenario's fleet
 # serves `--surface beside-tools` (each endpoint's own tool set, and prompts, two resources
 # over two pages, a template, a card at the host's /.well-known/mcp/server-card.json and cache
-# hints); toolmark crawls it with TOOLMARK_CRAWL_SURFACE=false (`tools`, the tools-only crawl)
-# and with the surface read (`surface`, the default), each on its own fresh fleet with the same
+# hints); toolmark crawls it with TOOLMARK_CRAWL_SURFACE=false and TOOLMARK_CRAWL_SECOND_LOOK=false
+# (`tools`, the tools-only crawl) and with its defaults (`surface`: the surface and the second
+# look, at a remote's first observation and then one crawl day in 7 each), each on its own fresh fleet with the same
 # arguments and seed, REPEAT times (default 1) in turn: tools, surface, tools, surface, …
 # HISTOR is not run (it reads tools only). The fleet's exit line counts the requests by kind
 # and each host's peak of requests in flight (`peakInFlight`), against the per-host limit
@@ -211,9 +212,13 @@ for scenario in "${scenarios[@]}"; do
             for mode in tools surface; do
                 name="$mode-$k"
                 start_fleet "$dir" "$name" "${fleet_args[@]}"
+                # `tools`: tools only (no surface, no second look); `surface`: toolmark's
+                # defaults (the surface and the second look, each at a remote's first
+                # observation and then one crawl day in 7, rotating by URL).
                 read_surface=true
                 [ "$mode" = tools ] && read_surface=false
-                crawl_env=(TOOLMARK_CRAWL_SURFACE="$read_surface" TOOLMARK_CRAWL_PER_HOST="$per_host")
+                crawl_env=(TOOLMARK_CRAWL_SURFACE="$read_surface" TOOLMARK_CRAWL_SECOND_LOOK="$read_surface"
+                    TOOLMARK_CRAWL_PER_HOST="$per_host")
                 if [ "$scenario" != "${scenario%-delta}" ]; then
                     # The daily run: a first crawl in the same mode fills the data directory,
                     # the measured one is the next day's delta.

@@ -155,15 +155,21 @@ def surface_main(out: Path, scenarios: list[str]) -> int:
                 # What the index recorded: every kind the stand-in serves read at every target.
                 kinds_path = d / f"{name}.kinds.json"
                 kinds = json.loads(kinds_path.read_text()) if kinds_path.exists() else None
-                # (A delta scenario's index holds both crawls' entries.)
-                logged = 2 * n if scenario.endswith("-delta") else n
-                want_kinds = {f"{k2} read": logged for k2 in SERVED_KINDS} if mode == "surface" else {}
+                # A delta scenario's index holds both crawls' entries: the first read every
+                # target's surface, the daily one only the targets whose rotation day it is
+                # (`crawl.surface_days`), the same number for every kind.
+                again = 0
+                if mode == "surface" and kinds is not None and scenario.endswith("-delta"):
+                    again = kinds.get("card read", 0) - n
+                    if not 0 <= again <= n:
+                        failures.append(f"{scenario} {name}: {again} surfaces read on the daily run of {n}")
+                want_kinds = {f"{k2} read": n + again for k2 in SERVED_KINDS} if mode == "surface" else {}
                 if kinds is not None and kinds != want_kinds:
                     failures.append(f"{scenario} {name}: surface kinds recorded {kinds}, want {want_kinds}")
                 r = {"k": k, "wall": t["wall"], "cpu": t["cpu"], "rss": t["rss_mb"],
                      "harvest": report["harvest"]["seconds"], "observe": report["observeSeconds"],
                      "network": served.get("activeSeconds") if not scenario.endswith("-delta") else float("nan"),
-                     "inside": inside / n / crawls, "closed": req.get("closed", 0) / n / crawls, "peak": peak, "load": read_float(d / f"{name}.load")}
+                     "again": again, "inside": inside / n / crawls, "closed": req.get("closed", 0) / n / crawls, "peak": peak, "load": read_float(d / f"{name}.load")}
                 runs[mode].append(r)
                 first, last = served.get("firstRequestUnix"), served.get("lastAnswerUnix")
                 start, end = read_float(d / f"{name}.start"), read_float(d / f"{name}.end")
@@ -204,7 +210,8 @@ def surface_main(out: Path, scenarios: list[str]) -> int:
                 f"| {spread([r['wall'] for r in surf])} | **{ratio('wall')}×** | {ratio('observe')}× "
                 f"| {r_tools:.2f} → {r_surf:.2f} | {b_tools:.2f} → {b_surf:.2f} ({b_surf / b_tools:.2f}×) "
                 f"| {spread([r['rss'] for r in tools], 0)} → {spread([r['rss'] for r in surf], 0)} "
-                f"| {peak_tools} → {peak_surf} (limit {per_host}) |"
+                f"| {peak_tools} → {peak_surf} (limit {per_host}) "
+                f"| {statistics.median(r['again'] for r in surf) if scenario.endswith('-delta') else n:,.0f} |"
             )
     print("| scenario | crawl | run | load before | harvest s | observe s | network s | whole run s | CPU s "
           "| peak RSS MB | ok | requests per observation: in the place + after | bound s at those requests "
@@ -215,8 +222,8 @@ def surface_main(out: Path, scenarios: list[str]) -> int:
         print()
         print("| scenario | targets | hosts × endpoints | runs | tools only: whole run s | with the surface: whole run s "
               "| surface ÷ tools, whole run | observe phase | requests in the place per observation "
-              "| bound s | peak RSS MB | peak requests at once on a host |")
-        print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+              "| bound s | peak RSS MB | peak requests at once on a host | surfaces read in the measured crawl |")
+        print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         print("\n".join(ratios))
         print()
         print("Median (range) over the runs; a ratio is each run's surface crawl over the tools-only crawl "

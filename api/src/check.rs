@@ -132,13 +132,16 @@ struct Query {
     /// A kind of the surface sent to compare (`prompts`, `resources`, `resourceTemplates`),
     /// with its per-kind digest.
     surface: Option<(ComparedBy, Sri)>,
+    /// One tool sent to compare (`tool`: its `toolmark-tool/1` digest and name) or its digest
+    /// alone (`toolDigest`: no name).
+    tool: Option<(Sri, Option<String>)>,
     /// `"contribute": true`: count the compared digest for the target today
     /// (`crate::contribute`).
     contribute: bool,
 }
 
-/// A request compares one thing: the tool set, or one kind of the surface.
-const ONE_KIND: &str = "compare one of tools (or toolSetDigest/fullDigest), prompts, resources or resourceTemplates per request";
+/// A request compares one thing: the tool set, one kind of the surface, or one tool.
+const ONE_KIND: &str = "compare one of tools (or toolSetDigest/fullDigest), prompts, resources, resourceTemplates or tool (or toolDigest) per request";
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError::BadRequest(msg.into())
@@ -217,6 +220,25 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
                 };
                 q.surface = Some((by, full::digest_by(entries.iter(), key)));
             }
+            "tool" | "toolDigest" => {
+                if q.tool.is_some() {
+                    return Err(bad(ONE_KIND));
+                }
+                q.tool = Some(if name == "tool" {
+                    let Json::Object(_) = &m.value else {
+                        return Err(bad("\"tool\" must be an object"));
+                    };
+                    let Some(tool_name) = m.value.get("name").and_then(Json::as_str) else {
+                        return Err(bad("\"tool\" must have a string \"name\""));
+                    };
+                    (
+                        Sri::of(&full::entry_bytes(&m.value)),
+                        Some(tool_name.to_owned()),
+                    )
+                } else {
+                    (digest(name, &m.value)?, None)
+                });
+            }
             "contribute" => match m.value {
                 Json::Bool(b) => q.contribute = b,
                 _ => return Err(bad("\"contribute\" must be a boolean")),
@@ -228,7 +250,8 @@ fn parse_query(body: &[u8]) -> Result<Query, ApiError> {
         return Err(bad("send endpoint, package or name"));
     }
     let tool_set_sent = q.tools.is_some() || q.tool_set_digest.is_some() || q.full_digest.is_some();
-    if q.surface.is_some() && tool_set_sent {
+    let sent = [tool_set_sent, q.surface.is_some(), q.tool.is_some()];
+    if sent.iter().filter(|s| **s).count() > 1 {
         return Err(bad(ONE_KIND));
     }
     Ok(q)
@@ -242,6 +265,8 @@ struct Client {
     full: Option<Sri>,
     /// The digest of the kind of the surface sent, when one was ([`Client::by`] names it).
     surface: Option<Sri>,
+    /// The `toolmark-tool/1` digest of the one tool sent, and its name when the tool was sent.
+    tool: Option<(Sri, Option<String>)>,
     by: ComparedBy,
 }
 
@@ -258,6 +283,7 @@ impl Client {
             ComparedBy::Prompts | ComparedBy::Resources | ComparedBy::ResourceTemplates => {
                 self.surface.as_ref()
             }
+            ComparedBy::Tool => self.tool.as_ref().map(|(d, _)| d),
         }
     }
 
@@ -268,6 +294,7 @@ impl Client {
             ComparedBy::Prompts => "the prompts",
             ComparedBy::Resources => "the resources",
             ComparedBy::ResourceTemplates => "the resource templates",
+            ComparedBy::Tool => "the tool",
         }
     }
 }
@@ -292,7 +319,17 @@ fn client_digests(q: &Query) -> Client {
             mtl1: None,
             full: None,
             surface: Some(digest),
+            tool: None,
             by,
+        };
+    }
+    if let Some(tool) = &q.tool {
+        return Client {
+            mtl1: None,
+            full: None,
+            surface: None,
+            tool: Some(tool.clone()),
+            by: ComparedBy::Tool,
         };
     }
     if let Some(tools) = &q.tools {
@@ -305,6 +342,7 @@ fn client_digests(q: &Query) -> Client {
                 })),
                 full: Some(full::digest(&set)),
                 surface: None,
+                tool: None,
                 by: ComparedBy::Full,
             },
             Err(e) => Client {
@@ -314,6 +352,7 @@ fn client_digests(q: &Query) -> Client {
                 })),
                 full: None,
                 surface: None,
+                tool: None,
                 by: ComparedBy::Full,
             },
         };
@@ -322,6 +361,7 @@ fn client_digests(q: &Query) -> Client {
         mtl1: q.tool_set_digest.map(Ok),
         full: q.full_digest,
         surface: None,
+        tool: None,
         by: if q.full_digest.is_some() {
             ComparedBy::Full
         } else {
@@ -469,6 +509,11 @@ fn choose(
     let Some(compared) = client.compared().map(Sri::to_string) else {
         return several(candidates);
     };
+    if client.by == ComparedBy::Tool {
+        // One tool is located by reading each target's tool sets (`tool_facts`), too much to
+        // do for every target of a name: the client asks with the endpoint it uses.
+        return several(candidates);
+    }
     let current_is_the_clients = |t: &TargetRow| {
         let current = match client.by {
             ComparedBy::Full => &t.current_full,
@@ -558,6 +603,8 @@ fn entry_matches(entry: &Entry, client: &Client) -> bool {
                 (Some(Ok(Some(KindEntry::Read { digest, .. }))), Some(sent)) if digest == sent
             )
         }
+        // Decided by [`decide_tool`] from the entries' tool digests.
+        ComparedBy::Tool => false,
     }
 }
 
@@ -582,6 +629,8 @@ struct Facts<'a> {
     /// [`MAX_PREVIOUS_ENTRIES`], all inside the checkpoint). Read only when deciding without them
     /// gives [`Match::Different`], the one verdict they can change.
     earlier: &'a [Backing],
+    /// For a question about one tool: what the target's tool sets say of it.
+    tool: Option<&'a ToolFacts>,
 }
 
 /// What the answer says.
@@ -593,6 +642,10 @@ struct Decision<'a> {
     backing: Option<&'a Backing>,
     /// For `previously-observed`: when the set was seen.
     seen_before: Option<SeenBefore>,
+    /// For one tool: the backing entry's tool digests, in its tool index's order.
+    tool_digests: Option<Vec<Sri>>,
+    /// For one tool: its name, as sent or as the backing entry (or the target's history) has it.
+    tool_name: Option<String>,
 }
 
 impl<'a> Decision<'a> {
@@ -602,6 +655,8 @@ impl<'a> Decision<'a> {
             note,
             backing: None,
             seen_before: None,
+            tool_digests: None,
+            tool_name: None,
         }
     }
 }
@@ -694,6 +749,9 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
         );
         return Decision::unproved(Match::Undigestible, note);
     }
+    if let Some(tool) = facts.tool {
+        return decide_tool(tool, current, note);
+    }
     if entry_matches(&current.entry, facts.client) {
         note.insert(
             0,
@@ -707,6 +765,8 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
             note,
             backing: Some(current),
             seen_before: None,
+            tool_digests: None,
+            tool_name: None,
         };
     }
     // Earlier entries with this digest, located by the index, decided by the log.
@@ -751,7 +811,234 @@ fn decide<'a>(facts: &Facts<'a>) -> Decision<'a> {
         }),
         backing: Some(last),
         note,
+        tool_digests: None,
+        tool_name: None,
     }
+}
+
+/// Most distinct tool sets of a target read for a question about one tool, newest first (each
+/// is a stored document read and digested tool by tool). A target whose set changes every day
+/// reaches it after eight months; real servers change their tools a few times a year, so every
+/// set they ever served is read. Past it, an answer says so in its note.
+pub const MAX_TOOL_SETS: usize = 256;
+
+/// Most bytes of stored documents read for one question about one tool (or one tool's
+/// history, `crate::tools`): the tool sets are read until this much has been, then the search
+/// stops as at [`MAX_TOOL_SETS`]. A real server's document is tens of kilobytes, so every set
+/// of the bound fits; a server serving cap-sized (16 MiB) sets would otherwise cost 256 of them
+/// (4 GiB read and parsed) per question, which anyone may ask.
+pub const MAX_TOOL_SET_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a target's tool sets say of one tool ([`tool_facts`]), read before deciding.
+struct ToolFacts {
+    /// The current entry's tool digests in its index's order; `None` when the entry carries
+    /// no `toolIndex` (it was logged before toolmark logged one).
+    current_digests: Option<Vec<Sri>>,
+    /// Whether the current set holds a tool with the client's digest.
+    in_current: bool,
+    /// The tool's name: as sent, else as the newest set holding its digest has it.
+    name: Option<String>,
+    /// The digest of the tool of that name the current set serves, when it is another one.
+    other: Option<Sri>,
+    /// The newest earlier entry whose set holds the tool and that proves it (it carries a
+    /// `toolIndex`), its tool digests, and when the tool was seen.
+    earlier: Option<(Backing, Vec<Sri>, SeenBefore)>,
+    /// The newest entry whose set holds the tool but that carries no `toolIndex` (so cannot
+    /// prove it), with its time, when no later one proves it.
+    unprovable: Option<(u64, String)>,
+    /// Whether [`MAX_TOOL_SETS`] or [`MAX_TOOL_SET_BYTES`] cut the target's history short.
+    cut: bool,
+}
+
+/// Read the target's tool sets, newest first (at most [`MAX_TOOL_SETS`], each from its stored
+/// document, its full digest checked), up to the first one holding the client's tool when
+/// that is the current one, else all of them: which hold the tool's digest, and which serve a
+/// tool of its name with another digest.
+fn tool_facts(
+    state: &AppState,
+    index: &toolmark_index::Index,
+    at: &toolmark_log::reader::Signed,
+    found: &Found<'_>,
+    current: &Backing,
+    client: &Client,
+) -> Result<ToolFacts, ApiError> {
+    let (digest, sent_name) = client.tool.clone().expect("a question about one tool");
+    let mut runs = index.tool_set_runs(&found.row.id, at.checkpoint.size, MAX_TOOL_SETS + 1)?;
+    let cut = runs.len() > MAX_TOOL_SETS;
+    runs.truncate(MAX_TOOL_SETS);
+    let mut facts = ToolFacts {
+        current_digests: None,
+        in_current: false,
+        name: sent_name,
+        other: None,
+        earlier: None,
+        unprovable: None,
+        cut,
+    };
+    // The current set's digest of each named tool (the first of a name, as the diff matches).
+    let mut current_named: Vec<(String, Sri)> = Vec::new();
+    let mut bytes = 0u64;
+    for run in &runs {
+        let Some(stored) = &run.tool_set else {
+            continue;
+        };
+        if bytes >= MAX_TOOL_SET_BYTES {
+            facts.cut = true;
+            break;
+        }
+        let read = stored.read(&state.blobs).map_err(ApiError::internal)?;
+        bytes += read.document_bytes;
+        let set = read.set;
+        let tool_index = full::ToolIndex::of(&set);
+        let holder = set.tools.iter().find(|t| full::tool_digest(t) == digest);
+        if (run.first_entry..=run.last_entry).contains(&current.index) {
+            match current.entry.tool_index {
+                Some(logged) if logged == tool_index.digest => {
+                    facts.current_digests = Some(tool_index.digests.clone());
+                }
+                Some(_) => {
+                    return Err(ApiError::internal(format!(
+                        "entry {}: the stored tool set's index is not the logged toolIndex",
+                        current.index
+                    )));
+                }
+                None => {}
+            }
+            for t in &set.tools {
+                if let Some(n) = t.name()
+                    && !current_named.iter().any(|(m, _)| m == n)
+                {
+                    current_named.push((n.to_owned(), full::tool_digest(t)));
+                }
+            }
+            if let Some(t) = holder {
+                facts.in_current = true;
+                if facts.name.is_none() {
+                    facts.name = t.name().map(str::to_owned);
+                }
+                return Ok(facts);
+            }
+            continue;
+        }
+        let Some(t) = holder else {
+            continue;
+        };
+        if facts.name.is_none() {
+            facts.name = t.name().map(str::to_owned);
+        }
+        if let Some((_, _, seen)) = &mut facts.earlier {
+            seen.first_seen = run.first_at.clone();
+            seen.observations += run.observations;
+            continue;
+        }
+        if facts.unprovable.is_some() {
+            continue;
+        }
+        let backing = read_entry(state, at, run.last_entry)?;
+        match backing.entry.tool_index {
+            Some(logged) if logged == tool_index.digest => {
+                let seen = SeenBefore {
+                    first_seen: run.first_at.clone(),
+                    last_seen: run.last_at.clone(),
+                    observations: run.observations,
+                };
+                facts.earlier = Some((backing, tool_index.digests, seen));
+            }
+            Some(_) => {
+                return Err(ApiError::internal(format!(
+                    "entry {}: the stored tool set's index is not the logged toolIndex",
+                    run.last_entry
+                )));
+            }
+            None => facts.unprovable = Some((run.last_entry, run.last_at.clone())),
+        }
+    }
+    if let Some(name) = &facts.name {
+        facts.other = current_named
+            .into_iter()
+            .find(|(n, d)| n == name && *d != digest)
+            .map(|(_, d)| d);
+    }
+    Ok(facts)
+}
+
+/// The verdict about one tool, from [`ToolFacts`]: `same` when the current entry's set holds
+/// its digest, `previously-observed` when an earlier one does (the newest), `different` when
+/// the current set serves a tool of its name with another digest, else `not-observed`.
+fn decide_tool<'a>(
+    tool: &'a ToolFacts,
+    current: &'a Backing,
+    mut note: Vec<String>,
+) -> Decision<'a> {
+    let named = match &tool.name {
+        Some(n) => format!("the tool {n}"),
+        None => "the tool".to_owned(),
+    };
+    let Some(current_digests) = &tool.current_digests else {
+        note.insert(
+            0,
+            "toolmark's latest successful observation of this target carries no tool index (it was logged before toolmark logged one), so it cannot prove one tool".into(),
+        );
+        return Decision::unproved(Match::NotObserved, note);
+    };
+    let unproved = |verdict, note| Decision {
+        tool_name: tool.name.clone(),
+        ..Decision::unproved(verdict, note)
+    };
+    if tool.in_current {
+        note.insert(
+            0,
+            format!("{named} is one of the tools of toolmark's latest successful observation"),
+        );
+        return Decision {
+            verdict: Match::Same,
+            note,
+            backing: Some(current),
+            seen_before: None,
+            tool_digests: Some(current_digests.clone()),
+            tool_name: tool.name.clone(),
+        };
+    }
+    let other = tool.other.as_ref().map(|d| {
+        format!(
+            "the target now serves a tool named {} with another definition ({d})",
+            tool.name.as_deref().unwrap_or("?")
+        )
+    });
+    if let Some((backing, digests, seen)) = &tool.earlier {
+        note.insert(
+            0,
+            format!(
+                "{named} is not in toolmark's latest observed tool set but toolmark observed it before"
+            ),
+        );
+        note.extend(other);
+        return Decision {
+            verdict: Match::PreviouslyObserved,
+            note,
+            backing: Some(backing),
+            seen_before: Some(seen.clone()),
+            tool_digests: Some(digests.clone()),
+            tool_name: tool.name.clone(),
+        };
+    }
+    if let Some((entry, at)) = &tool.unprovable {
+        note.push(format!(
+            "toolmark observed it last in entry {entry} ({at}), logged before toolmark logged tool indexes, which cannot prove one tool"
+        ));
+    }
+    if tool.cut {
+        note.push(format!(
+            "only the target's newest distinct tool sets were read (at most {MAX_TOOL_SETS}, \
+             {MAX_TOOL_SET_BYTES} bytes of documents)"
+        ));
+    }
+    if let Some(other) = other {
+        note.insert(0, other);
+        return unproved(Match::Different, note);
+    }
+    note.insert(0, "toolmark never observed this tool at this target".into());
+    unproved(Match::NotObserved, note)
 }
 
 /// The verdict when the question matched no target ([`Facts::no_target`]).
@@ -850,6 +1137,8 @@ fn entries_with(
     Ok(match by {
         ComparedBy::Full => index.entries_with_full(id, digest)?,
         ComparedBy::Mtl1 => index.entries_with_mtl1(id, digest)?,
+        // One tool is located through the target's tool sets ([`tool_facts`]), not by a column.
+        ComparedBy::Tool => Vec::new(),
         _ => {
             let kind = by.kind().expect("a kind of the surface");
             index.entries_with_kind(id, kind, digest)?
@@ -1068,7 +1357,11 @@ fn answer(
 ) -> Result<Option<Answer>, ApiError> {
     let small = budget == Budget::Small;
     if small
-        && (q.tools.is_some() || q.surface.is_some() || q.name.is_some() || q.package.is_some())
+        && (q.tools.is_some()
+            || q.surface.is_some()
+            || q.tool.is_some()
+            || q.name.is_some()
+            || q.package.is_some())
     {
         return Ok(None);
     }
@@ -1088,8 +1381,24 @@ fn answer(
         None => None,
     };
     let current = match found.as_ref().and_then(|f| f.row.last_ok_entry) {
-        Some(i) => Some(read_entry(state, at, i)?),
+        Some(i) => {
+            let latest = read_entry(state, at, i)?;
+            // A kind of the surface is compared with the latest successful observation that
+            // read the surface (a remote's is read one crawl in `crawl.surface_days`).
+            let read_at = match (client.by.kind(), &latest.entry.surface, &found) {
+                (Some(_), None, Some(f)) => index.latest_surface_entry(f.row.id.as_str())?,
+                _ => None,
+            };
+            match read_at {
+                Some(j) if j < i => Some(read_entry(state, at, j)?),
+                _ => Some(latest),
+            }
+        }
         None => None,
+    };
+    let tool = match (&found, &current, client.by) {
+        (Some(f), Some(c), ComparedBy::Tool) => Some(tool_facts(state, index, at, f, c, &client)?),
+        _ => None,
     };
     let mut facts = Facts {
         client: &client,
@@ -1098,9 +1407,10 @@ fn answer(
         no_target: &no_target,
         current: current.as_ref(),
         earlier: &[],
+        tool: tool.as_ref(),
     };
     let earlier;
-    if let (Match::Different, Some(f)) = (decide(&facts).verdict, &found) {
+    if let (Match::Different, Some(f), None) = (decide(&facts).verdict, &found, &tool) {
         if small {
             return Ok(None);
         }
@@ -1121,6 +1431,7 @@ fn answer(
                 .log
                 .tlog_proof_of(b.index, &b.bytes, at)
                 .map_err(ApiError::internal)?,
+            tool_digests: decision.tool_digests.clone(),
         }),
         None => None,
     };
@@ -1155,6 +1466,11 @@ fn answer(
             name: q.name.clone(),
             package: q.package.clone(),
             surface_digest: client.surface,
+            tool_digest: client.tool.as_ref().map(|(d, _)| *d),
+            tool_name: decision
+                .tool_name
+                .clone()
+                .or_else(|| client.tool.as_ref().and_then(|(_, n)| n.clone())),
             tool_set_digest: client.mtl1_digest().copied(),
         },
         seen_before: decision.seen_before,
@@ -1208,6 +1524,10 @@ fn scan_part(
     let Some(f) = found else {
         return Ok((None, None));
     };
+    if client.by == ComparedBy::Tool {
+        // The answer is about one tool, not the set a scan reads.
+        return Ok((None, None));
+    }
     let current = verdict == Match::Same || client.compared().is_none();
     let stored = if current {
         index

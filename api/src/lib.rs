@@ -6,6 +6,8 @@
 //!   that carry the backing log entry, its inclusion proof and the checkpoint.
 //! - [`logroutes`]: the log as C2SP tiles (`/checkpoint`, `/tile/…`), proofs, lookups, the key.
 //! - [`servers`]: servers, targets, timelines, changes, sensitive-tool globs.
+//! - [`tools`]: one tool's history at a target (`/api/v1/servers/{id}/tools/{name}`), its
+//!   versions followed through renames.
 //! - [`feeds`]: change feeds in Atom (`/feed.xml`), RSS 2.0 (`/feed.rss`) and JSON Feed
 //!   (`/feed.json`), global or per server (`watch=`).
 //! - [`events`]: signed security events (`/api/v1/security-events`, a lossless cursor) and the
@@ -48,6 +50,7 @@ pub mod servers;
 pub mod service;
 pub mod state;
 pub mod stats;
+pub mod tools;
 pub mod witnesses;
 
 use std::sync::Arc;
@@ -76,6 +79,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(check::routes())
         .merge(logroutes::routes())
         .merge(servers::routes())
+        .merge(tools::routes())
         .merge(feeds::routes())
         .merge(events::routes())
         .merge(desk::routes())

@@ -496,10 +496,10 @@ async fn server_detail(
                 json!({"policy": policy::STARTER.name, "categories": census}),
             );
             out.insert("scan".into(), scan_json(index.target_scan(&id)?));
-            // The surface beyond the tools of the latest successful observation (issue #29).
-            let surface = match target.last_ok_entry {
-                Some(entry) => {
-                    let row = index.entry_surface(entry)?;
+            // The surface beyond the tools of the latest successful observation that read it
+            // (issue #29: a remote's is read one crawl in `crawl.surface_days`).
+            let surface = match index.surface_now(&target)? {
+                Some((entry, row)) => {
                     json!({"entry": entry, "toolIndex": row.tool_index, "kinds": row.kinds})
                 }
                 None => Value::Null,

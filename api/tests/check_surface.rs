@@ -48,18 +48,21 @@ fn surface(prompts: &Value) -> RawSurface {
     }
 }
 
-/// Two days: day 0 serves prompts `a`, day 1 prompts `a` and `b`; a second server observed
-/// without its surface (as before toolmark read it).
+/// Three days: day 0 serves prompts `a`, day 1 prompts `a` and `b`, and on day 2 its tools
+/// are observed without the surface (a day off its `crawl.surface_days` rotation), so the
+/// surface it has now is day 1's; a second server observed without its surface (as before
+/// toolmark read it).
 fn populated(tag: &str) -> Populated {
     let mut env = Env::new(&format!("api-check-surface-{tag}"));
     let recs = records(json!([
         server("io.example/prompts", URL),
         server("io.example/old", OLD_URL),
     ]));
-    for d in 0..2u64 {
+    for d in 0..3u64 {
         env.run(&day_str(d, 0), &recs, &[], |url| {
             let mut obs = ok(day(d, 60), vec![corpus_page(MEMORY)]);
             match url {
+                URL if d == 2 => {}
                 URL => {
                     let p = if d == 0 {
                         prompts(&["a"])
@@ -196,7 +199,8 @@ async fn comparing_two_things_at_once_is_refused() {
 }
 
 #[tokio::test]
-async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observation() {
+async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observation_that_read_them()
+{
     let p = populated("server-json");
     let id = toolmark_log::entry::TargetId::of("io.example/prompts", URL);
     let (status, _, bytes) = get(&p.state, &format!("/api/v1/servers/{id}")).await;
@@ -226,4 +230,23 @@ async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observat
     let (_, _, bytes) = get(&p.state, &format!("/api/v1/servers/{old}")).await;
     let v: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(v["surface"]["kinds"], json!([]));
+}
+
+#[tokio::test]
+async fn the_server_page_shows_each_kind_of_the_latest_observation_that_read_them() {
+    let p = populated("server-page");
+    let id = toolmark_log::entry::TargetId::of("io.example/prompts", URL);
+    let (status, _, bytes) = get(&p.state, &format!("/s/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = String::from_utf8(bytes.to_vec()).unwrap();
+    let section = &page[page.find("id=\"surface-h\"").expect("a surface section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    let prompts = digest_of("prompts", &prompts(&["a", "b"]));
+    assert!(section.contains(&prompts), "{section}");
+    assert!(section.contains("not read: absent"), "{section}");
+    // Observed without its surface: said so.
+    let old = toolmark_log::entry::TargetId::of("io.example/old", OLD_URL);
+    let (_, _, bytes) = get(&p.state, &format!("/s/{old}")).await;
+    let page = String::from_utf8(bytes.to_vec()).unwrap();
+    assert!(page.contains("No prompts, resources, app pages or card have been read"));
 }

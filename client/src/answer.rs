@@ -31,7 +31,9 @@ pub enum Match {
     Different,
     /// No listed server has this endpoint, package or name.
     NotListed,
-    /// The target is listed but toolmark never read its tool set.
+    /// The target is listed but toolmark never read its tool set (or, for a kind of the
+    /// surface, never read that kind; for one tool, never observed a tool with that digest or
+    /// name at the target).
     NotObserved,
     /// The request carried nothing to compare (no `tools`, `toolSetDigest` or `fullDigest`).
     NoDigest,
@@ -171,6 +173,10 @@ pub enum ComparedBy {
     /// The resource templates sent (`resourceTemplates`), by their digest.
     #[serde(rename = "resourceTemplates")]
     ResourceTemplates,
+    /// One tool (`tool`, or `toolDigest`), by its `toolmark-tool/1` digest (`toolDigest`),
+    /// matched against the tool digests of the target's entries (`proof.toolDigests`).
+    #[serde(rename = "tool")]
+    Tool,
 }
 
 impl ComparedBy {
@@ -178,7 +184,7 @@ impl ComparedBy {
     pub fn kind(self) -> Option<toolmark_toolset::surface::Kind> {
         use toolmark_toolset::surface::Kind;
         match self {
-            ComparedBy::Full | ComparedBy::Mtl1 => None,
+            ComparedBy::Full | ComparedBy::Mtl1 | ComparedBy::Tool => None,
             ComparedBy::Prompts => Some(Kind::Prompts),
             ComparedBy::Resources => Some(Kind::Resources),
             ComparedBy::ResourceTemplates => Some(Kind::Templates),
@@ -233,6 +239,19 @@ pub struct Query {
         skip_serializing_if = "Option::is_none"
     )]
     pub surface_digest: Option<Sri>,
+    /// The `toolmark-tool/1` digest of the one tool sent (`tool`), or the one sent
+    /// (`toolDigest`).
+    #[serde(
+        rename = "toolDigest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_digest: Option<Sri>,
+    /// The tool's name: the `name` of the tool sent, else the name the tool with that digest
+    /// has in the entry the answer proves (a digest covers the name, so it has one name);
+    /// absent when neither is known.
+    #[serde(rename = "toolName", default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
     /// The client set's MTL/1 digest.
     #[serde(
         rename = "toolSetDigest",
@@ -466,6 +485,15 @@ pub struct Proof {
     /// A `c2sp.org/tlog-proof@v1` bundle: the entry, its inclusion proof, the checkpoint.
     #[serde(rename = "tlogProof")]
     pub tlog_proof: String,
+    /// For an answer about one tool (`comparedBy` `tool`): the entry's tool index, every tool's
+    /// `toolmark-tool/1` digest in the index's order, so a client recomputes the entry's
+    /// `toolIndex` from them and finds the tool's digest among them.
+    #[serde(
+        rename = "toolDigests",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_digests: Option<Vec<Sri>>,
 }
 
 /// When a `previously-observed` set was seen (HISTOR's member names).

@@ -7,9 +7,10 @@ use toolmark_log::entry::{Entry, EntryError};
 use toolmark_log::note::Checkpoint;
 use toolmark_log::policy::{PolicyError, WitnessPolicy, Witnessed};
 use toolmark_log::proof::{decode_tlog_proof, verify_tlog_proof};
+use toolmark_toolset::full::ToolIndex;
 use toolmark_toolset::{Sri, hex};
 
-use crate::answer::{ANSWER_TYPE, Answer, Match};
+use crate::answer::{ANSWER_TYPE, Answer, ComparedBy, Match};
 
 /// What a client learns from an answer that verifies.
 #[derive(Debug, Clone)]
@@ -108,6 +109,14 @@ pub enum VerifyError {
     /// The entry does not carry the digest the client compared.
     #[error("the entry does not carry the digest that was compared")]
     NotCompared,
+    /// An answer about one tool: `proof.toolDigests` is missing, or its index digest is not
+    /// the proved entry's `toolIndex` (or the entry has none).
+    #[error("proof.toolDigests do not give the entry's toolIndex")]
+    ToolIndex,
+    /// An answer about one tool: the tool's digest (`query.toolDigest`) is not among
+    /// `proof.toolDigests`.
+    #[error("the tool's digest is not among the entry's tool digests")]
+    ToolNotListed,
     /// A cosignature line by one of the policy's witnesses on the proof's checkpoint is
     /// malformed or does not verify (a forged or altered cosignature rejects the answer, as
     /// signed-note says of a known key's bad signature).
@@ -175,9 +184,10 @@ pub fn canonical(value: &impl serde::Serialize) -> Result<Vec<u8>, CanonicalErro
 /// bundle against the log's verifier key `log_vkey`; that the bundle's entry is the answer's
 /// entry, canonical, a successful observation (`status` `ok`) of the answer's target; for
 /// `same`, that its digests are the answer's `observed` ones and that `observed.unchangedSince`
-/// is not later than it; and, when the client passes the
-/// digest it `compared` (MTL/1 or full), that a `same` or `previously-observed` entry carries
-/// it.
+/// is not later than it; for an answer about one tool (`comparedBy` `tool`), that
+/// `proof.toolDigests` give the entry's `toolIndex` and hold `query.toolDigest`; and, when the
+/// client passes the digest it `compared` (MTL/1, full, a kind's or the tool's), that a `same`
+/// or `previously-observed` entry carries it.
 ///
 /// # Errors
 ///
@@ -310,8 +320,26 @@ fn verify(
             return Err(VerifyError::UnchangedSince);
         }
     }
+    if read.query.compared_by == ComparedBy::Tool && read.verdict.is_proved() {
+        // The list is the proved entry's: it gives the entry's `toolIndex`, and the tool is in it.
+        let list = proof
+            .tool_digests
+            .as_deref()
+            .ok_or(VerifyError::ToolIndex)?;
+        if entry.tool_index.as_ref() != Some(&ToolIndex::digest_of(list)) {
+            return Err(VerifyError::ToolIndex);
+        }
+        let tool = read.query.tool_digest.ok_or(VerifyError::ToolNotListed)?;
+        if !list.contains(&tool) {
+            return Err(VerifyError::ToolNotListed);
+        }
+    }
     if let Some(d) = compared {
         let carries = match read.query.compared_by.kind() {
+            // The tool's digest, in the entry's tool index (checked above).
+            None if read.query.compared_by == ComparedBy::Tool => {
+                read.query.tool_digest.as_ref() == Some(d)
+            }
             None => entry.full.as_ref() == Some(d) || entry.mtl1_digest() == Some(d),
             // The kind the answer names, read completely with this digest.
             Some(kind) => entry.surface.iter().flatten().any(|(k, e)| {

@@ -56,8 +56,17 @@ pub struct CrawlConfig {
     /// What earlier crawls learned about remotes, by URL.
     pub hints: Arc<HashMap<String, Hint>>,
     /// Today, in days since the Unix epoch (UTC): picks which remotes whose hint names an older
-    /// transport are probed afresh in this crawl ([`crate::limits::REPROBE_DAYS`]).
+    /// transport are probed afresh in this crawl ([`crate::limits::REPROBE_DAYS`]), and which
+    /// remotes read their surface and make their second look ([`CrawlConfig::surface_days`]).
     pub day: u64,
+    /// A remote whose surface was read in an earlier crawl ([`Hint::surface_read`]) reads it
+    /// again, with its Server Card, on one day in this many, chosen by its URL (`crawl.surface_days`,
+    /// [`crate::limits::SURFACE_DAYS`]; 1: every crawl). A remote with no such hint reads it
+    /// in this crawl.
+    pub surface_days: u64,
+    /// As [`CrawlConfig::surface_days`], for the second look (`crawl.second_look_days`,
+    /// [`crate::limits::SECOND_LOOK_DAYS`]), on another day of the rotation.
+    pub second_look_days: u64,
 }
 
 /// What an earlier crawl learned about one remote.
@@ -67,6 +76,10 @@ pub struct Hint {
     pub transport: Option<Transport>,
     /// How long the last observation took (for longest-first scheduling).
     pub expected: Option<Duration>,
+    /// Whether an earlier crawl read the remote's surface: from then on it is read one crawl
+    /// in [`CrawlConfig::surface_days`] (and the second look made one in
+    /// [`CrawlConfig::second_look_days`]).
+    pub surface_read: bool,
 }
 
 /// The expected duration of a remote never observed before: a typical session-era observation
@@ -85,6 +98,8 @@ impl Default for CrawlConfig {
             day: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs() / 86_400),
+            surface_days: crate::limits::SURFACE_DAYS,
+            second_look_days: crate::limits::SECOND_LOOK_DAYS,
         }
     }
 }
@@ -262,7 +277,12 @@ pub async fn crawl_with(
                 host: host.clone(),
                 back: slot_back.clone(),
             };
-            let client = config.client.clone();
+            let mut client = config.client.clone();
+            if let TargetKind::Remote { url, .. } = &target.kind {
+                let deeper = deeper_looks(config, url);
+                client.limits.surface &= deeper.surface;
+                client.limits.second_look &= deeper.second_look;
+            }
             let gate = addresses.clone();
             let stop = config.stop.clone();
             let start = match &target.kind {
@@ -405,13 +425,47 @@ fn start(config: &CrawlConfig, url: &str, dial: &str, refusals: &Refusals) -> St
 
 /// Whether the remote `url`, when its hint names a transport older than 2026-07-28, is probed
 /// afresh on `day` (days since the Unix epoch): one day in [`crate::limits::REPROBE_DAYS`],
-/// chosen by FNV-1a of the URL, so it is the same in every process and remotes spread evenly
-/// over the days.
+/// chosen by its URL ([`rotates_on`]).
 pub fn reprobes_on(url: &str, day: u64) -> bool {
+    rotates_on(url, day, crate::limits::REPROBE_DAYS, 0)
+}
+
+/// Whether `url`'s turn comes on `day` (days since the Unix epoch) in a rotation of `every`
+/// days: one day in `every`, chosen by FNV-1a of the URL shifted by `phase` (so two rotations
+/// of one length fall on different days), the same in every process, spreading remotes evenly
+/// over the days. Every day when `every` is 0 or 1.
+pub fn rotates_on(url: &str, day: u64, every: u64, phase: u64) -> bool {
+    if every <= 1 {
+        return true;
+    }
     let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    hash % crate::limits::REPROBE_DAYS == day % crate::limits::REPROBE_DAYS
+    hash.wrapping_add(phase) % every == day % every
+}
+
+/// What an observation of a remote reads beyond its tools in this crawl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeeperLooks {
+    /// The surface beyond `tools/list` and the Server Card.
+    pub surface: bool,
+    /// The second look (cloaking).
+    pub second_look: bool,
+}
+
+/// Which of the looks beyond `tools/list` the remote `url` takes in this crawl (each also needs
+/// its own switch on, `crawl.surface` and `crawl.second_look`): both when no earlier crawl read
+/// its surface ([`Hint::surface_read`]: a remote first seen, or first seen since the surface
+/// was read), else each on its own rotation day ([`CrawlConfig::surface_days`],
+/// [`CrawlConfig::second_look_days`]; phases 2 and 4, so a remote does not take both, or its
+/// re-probe, on one day when the lengths are 7). This is what keeps a daily crawl near the
+/// tools-only crawl's time (docs/benchmarks.md, "The surface beyond tools/list").
+pub fn deeper_looks(config: &CrawlConfig, url: &str) -> DeeperLooks {
+    let seen = config.hints.get(url).is_some_and(|h| h.surface_read);
+    DeeperLooks {
+        surface: !seen || rotates_on(url, config.day, config.surface_days, 2),
+        second_look: !seen || rotates_on(url, config.day, config.second_look_days, 4),
+    }
 }
 
 /// Whether `obs` shows its server does not speak 2026-07-28: its `server/discover` probe
@@ -579,7 +633,7 @@ mod tests {
                         "https://a.example/mcp".to_owned(),
                         Hint {
                             transport: Some(Transport::StreamableHttp),
-                            expected: None,
+                            ..Hint::default()
                         },
                     )])),
                     ..CrawlConfig::default()
@@ -594,6 +648,64 @@ mod tests {
             })
             .collect();
         assert_eq!(days.len(), 1, "{days:?}");
+    }
+
+    /// The looks beyond `tools/list` a remote takes on each of the 7 days from day 20,000.
+    fn looks_over_a_week(hint: Option<Hint>, days: u64) -> Vec<DeeperLooks> {
+        let url = "https://a.example/mcp";
+        (0..7)
+            .map(|d| {
+                let config = CrawlConfig {
+                    day: 20_000 + d,
+                    hints: Arc::new(hint.map(|h| (url.to_owned(), h)).into_iter().collect()),
+                    surface_days: days,
+                    second_look_days: days,
+                    ..CrawlConfig::default()
+                };
+                deeper_looks(&config, url)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_remote_whose_surface_was_read_reads_it_and_looks_twice_one_day_in_seven_each() {
+        let hint = Hint {
+            surface_read: true,
+            ..Hint::default()
+        };
+        let week = looks_over_a_week(Some(hint), crate::limits::SURFACE_DAYS);
+        let surface: Vec<usize> = (0..7).filter(|&d| week[d].surface).collect();
+        let second: Vec<usize> = (0..7).filter(|&d| week[d].second_look).collect();
+        assert_eq!((surface.len(), second.len()), (1, 1), "{week:?}");
+        assert_ne!(surface, second, "the two looks fall on different days");
+    }
+
+    #[test]
+    fn a_remote_never_read_or_never_seen_takes_both_looks_every_day() {
+        let everything = DeeperLooks {
+            surface: true,
+            second_look: true,
+        };
+        let transport_only = Hint {
+            transport: Some(Transport::StreamableHttp),
+            ..Hint::default()
+        };
+        for hint in [None, Some(transport_only)] {
+            assert_eq!(looks_over_a_week(hint, 7), vec![everything; 7]);
+        }
+    }
+
+    #[test]
+    fn surface_days_of_one_reads_the_surface_every_crawl() {
+        let hint = Hint {
+            surface_read: true,
+            ..Hint::default()
+        };
+        assert!(
+            looks_over_a_week(Some(hint), 1)
+                .iter()
+                .all(|l| l.surface && l.second_look)
+        );
     }
 
     #[test]

@@ -99,6 +99,18 @@ pub const MAX_WAITING_PER_ADDRESS: usize = 2;
 /// seven crawls.
 pub const REPROBE_DAYS: u64 = 7;
 
+/// Days between two reads of a remote's surface beyond `tools/list` and its Server Card, once
+/// one crawl has read them (`crawl.surface_days`): each read costs an observation 4–6 more
+/// round trips inside its host's place, which on every crawl took a daily run to 1.9–2.3× the
+/// tools-only run (docs/benchmarks.md); one day in seven, rotating by URL, costs a seventh of
+/// that. A surface that changes is seen within a week; a new remote's at once.
+pub const SURFACE_DAYS: u64 = 7;
+
+/// Days between two second looks (cloaking) at a remote, once its surface was read
+/// (`crawl.second_look_days`): a second look is a whole second session (4 requests), as dear
+/// as the surface; a server that cloaks keeps doing it, so a weekly look finds it.
+pub const SECOND_LOOK_DAYS: u64 = 7;
+
 /// Observations in flight at once across all hosts. Each costs a few kilobytes of state plus
 /// its buffered responses; 256 keeps a 20,000-target crawl within memory goals while keeping
 /// far more hosts busy than HISTOR's 12 workers.

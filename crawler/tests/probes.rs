@@ -58,6 +58,7 @@ fn in_order(urls: &[String]) -> HashMap<String, Hint> {
             let hint = Hint {
                 transport: None,
                 expected: Some(Duration::from_secs(100 - i as u64)),
+                ..Hint::default()
             };
             (url.clone(), hint)
         })

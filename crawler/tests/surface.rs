@@ -153,3 +153,62 @@ async fn a_stalled_card_costs_at_most_its_timeout_per_location() {
         started.elapsed()
     );
 }
+
+/// Crawls the remote `url` on each of the 7 days from day 20,000 with `hint`, and
+/// says for each day whether its observation read the surface and made the second look.
+async fn a_week_of_crawls(
+    url: &str,
+    hint: Option<toolmark_crawler::crawl::Hint>,
+) -> Vec<(bool, bool)> {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use toolmark_crawler::crawl::{self, CrawlConfig};
+    let mut week = Vec::new();
+    for d in 0..7 {
+        let mut config = CrawlConfig {
+            day: 20_000 + d,
+            hints: Arc::new(
+                hint.map(|h| (url.to_owned(), h))
+                    .into_iter()
+                    .collect::<HashMap<_, _>>(),
+            ),
+            ..CrawlConfig::default()
+        };
+        config.client.policy.allow_private = true;
+        let mut looked = None;
+        crawl::crawl(
+            &config,
+            vec![support::streamable_target(
+                "io.example/rotating",
+                url.to_owned(),
+            )],
+            |outcome| {
+                let obs = outcome.observation.as_ref().expect("observed");
+                assert_eq!(obs.status, Status::Ok, "{}", obs.detail);
+                looked = Some((obs.surface.is_some(), obs.second.is_some()));
+            },
+        )
+        .await;
+        week.push(looked.expect("one outcome"));
+    }
+    week
+}
+
+#[tokio::test]
+async fn a_surface_read_before_is_read_again_one_crawl_in_seven_and_a_new_one_at_once() {
+    let (fleet, url) = serving(Surface::honest()).await;
+    let read_before = toolmark_crawler::crawl::Hint {
+        surface_read: true,
+        ..Default::default()
+    };
+    let week = a_week_of_crawls(&url, Some(read_before)).await;
+    let surface_days: Vec<usize> = (0..7).filter(|&d| week[d].0).collect();
+    let second_days: Vec<usize> = (0..7).filter(|&d| week[d].1).collect();
+    assert_eq!((surface_days.len(), second_days.len()), (1, 1), "{week:?}");
+    assert_ne!(surface_days, second_days, "{week:?}");
+    let prompts_asked = fleet.requests().prompts_list;
+    assert_eq!(prompts_asked, 1, "prompts/list only on the surface's day");
+    // Never read (no hint: a remote first seen): every crawl reads it and looks twice.
+    let week = a_week_of_crawls(&url, None).await;
+    assert_eq!(week, vec![(true, true); 7]);
+}

@@ -358,7 +358,7 @@ impl ToolSetRef {
 
 /// One remote's hint row: (URL, transport of its latest `ok` observation, milliseconds its
 /// latest observation took).
-pub type CrawlHint = (String, Option<String>, Option<u64>);
+pub type CrawlHint = (String, Option<String>, Option<u64>, bool);
 
 /// The targets [`Index::targets_at`] reads: `?1` the key asked, `?2`..`?3` the keys with a
 /// query at its base (empty when there are none), `?4` the server or `NULL`.
@@ -641,6 +641,39 @@ impl Index {
         Ok(EntrySurfaceRow { tool_index, kinds })
     }
 
+    /// The newest `ok` entry of a target that read its surface beyond `tools/list` (holds a
+    /// kind in `observation_kinds`): since a remote's surface is read one crawl in
+    /// `crawl.surface_days`, the entry that says what its surface is now. `None` when none did
+    /// (or every one that did declared nothing).
+    pub fn latest_surface_entry(&self, target_id: &str) -> Result<Option<u64>, IndexError> {
+        let entry: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT max(k.entry) FROM observation_kinds k
+                 JOIN observations o ON o.entry = k.entry
+                 WHERE k.target_id = ?1 AND o.status = 'ok'",
+            )?
+            .query_row([target_id], |r| r.get(0))?;
+        Ok(entry.map(|e| e.max(0) as u64))
+    }
+
+    /// What a target's surface beyond `tools/list` is now: the entry that says it (the latest
+    /// `ok` entry that read a kind, [`Index::latest_surface_entry`], else its latest `ok`
+    /// entry) and what that entry holds. `None` when it has no `ok` entry. The one choice the
+    /// server's JSON and its page both show.
+    pub fn surface_now(
+        &self,
+        target: &TargetRow,
+    ) -> Result<Option<(u64, EntrySurfaceRow)>, IndexError> {
+        match self
+            .latest_surface_entry(&target.id)?
+            .or(target.last_ok_entry)
+        {
+            Some(entry) => Ok(Some((entry, self.entry_surface(entry)?))),
+            None => Ok(None),
+        }
+    }
+
     /// Entries of a target whose surface holds `kind` read completely with `digest`
     /// (`observation_kinds`), oldest first.
     pub fn entries_with_kind(
@@ -677,11 +710,15 @@ impl Index {
     }
 
     /// For every remote observed before: its URL, the transport of its latest observation that
-    /// answered (`ok`), and how long its latest observation took. The crawler uses these to try
-    /// the transport that worked first and to start the slowest observations first.
+    /// answered (`ok`), how long its latest observation took, and whether any of its entries
+    /// read its surface beyond `tools/list` (holds a kind: `observation_kinds`). The crawler
+    /// uses these to try the transport that worked first, to start the slowest observations
+    /// first, and to read a surface it has read before only on its rotation day.
     pub fn crawl_hints(&self) -> Result<Vec<CrawlHint>, IndexError> {
         let mut st = self.conn.prepare_cached(
-            "SELECT t.target, ok.transport, last.elapsed_ms FROM targets t
+            "SELECT t.target, ok.transport, last.elapsed_ms,
+                 EXISTS (SELECT 1 FROM observation_kinds k WHERE k.target_id = t.id)
+             FROM targets t
              LEFT JOIN observations ok ON ok.entry = t.last_ok_entry
              LEFT JOIN observations last ON last.entry = t.last_entry
              WHERE t.kind = 'remote' AND t.last_entry IS NOT NULL",
@@ -691,6 +728,7 @@ impl Index {
                 r.get::<_, String>(0)?,
                 r.get::<_, Option<String>>(1)?,
                 r.get::<_, Option<i64>>(2)?.map(|v| v.max(0) as u64),
+                r.get::<_, bool>(3)?,
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -926,4 +964,95 @@ pub struct EntrySurfaceRow {
     pub tool_index: Option<String>,
     /// Its surface kinds (none when it carries no surface, or nothing was declared).
     pub kinds: Vec<KindRow>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// A target's distinct tool sets, run by run.
+
+/// One run of a target's successful observations with the same tool set: consecutive `ok`
+/// entries (failed observations in between do not end a run; a different full digest does)
+/// with one full digest ([`Index::tool_set_runs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSetRun {
+    /// The run's first entry.
+    pub first_entry: u64,
+    /// When it was observed.
+    pub first_at: String,
+    /// The run's last entry.
+    pub last_entry: u64,
+    /// When it was observed.
+    pub last_at: String,
+    /// How many `ok` entries the run holds.
+    pub observations: u64,
+    /// Where the set is stored: the document of the run's last entry that names one (`None`
+    /// when no entry of the run does), with the run's full digest.
+    pub tool_set: Option<ToolSetRef>,
+    /// The run's full digest (`toolmark/1`).
+    pub full: String,
+}
+
+impl Index {
+    /// The runs of target `target_id`'s successful observations with entries below `before`,
+    /// newest first, at most `limit` of them (the whole of each run read, however long).
+    /// Entries without a full digest (none is `ok` without one) are skipped.
+    pub fn tool_set_runs(
+        &self,
+        target_id: &str,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<ToolSetRun>, IndexError> {
+        let before = i64::try_from(before).unwrap_or(i64::MAX);
+        let mut st = self.conn.prepare_cached(
+            "SELECT entry, observed_at, full, raw FROM observations
+             WHERE target_id = ?1 AND entry < ?2 AND status = 'ok' AND full IS NOT NULL
+             ORDER BY entry DESC",
+        )?;
+        let mut rows = st.query(params![target_id, before])?;
+        let mut runs: Vec<ToolSetRun> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let entry = need_unsigned(r, 0)?;
+            let at: String = r.get(1)?;
+            let full: String = r.get(2)?;
+            let raw: Option<String> = r.get(3)?;
+            match runs.last_mut() {
+                Some(run) if run.full == full => {
+                    run.first_entry = entry;
+                    run.first_at = at;
+                    run.observations += 1;
+                    if run.tool_set.is_none()
+                        && let Some(raw) = raw
+                    {
+                        run.tool_set = Some(ToolSetRef {
+                            entry,
+                            document: parse_raw(&raw, entry)?,
+                            full: full.clone(),
+                        });
+                    }
+                }
+                _ => {
+                    if runs.len() == limit {
+                        break;
+                    }
+                    let tool_set = match raw {
+                        Some(raw) => Some(ToolSetRef {
+                            entry,
+                            document: parse_raw(&raw, entry)?,
+                            full: full.clone(),
+                        }),
+                        None => None,
+                    };
+                    runs.push(ToolSetRun {
+                        first_entry: entry,
+                        first_at: at.clone(),
+                        last_entry: entry,
+                        last_at: at,
+                        observations: 1,
+                        tool_set,
+                        full,
+                    });
+                }
+            }
+        }
+        Ok(runs)
+    }
 }

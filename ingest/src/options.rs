@@ -61,6 +61,11 @@ pub struct CrawlOptions {
     /// Read each remote's surface beyond `tools/list` (prompts, resources, templates, `ui://`
     /// pages) and its Server Card (docs/crawler.md, "The surface"); `false`: tools only.
     pub surface: bool,
+    /// Once a remote's surface was read, it is read again one crawl day in this many, chosen
+    /// by its URL; 1: every crawl ([`toolmark_crawler::crawl::CrawlConfig::surface_days`]).
+    pub surface_days: u64,
+    /// As `surface_days`, for the second look, on another day of the rotation.
+    pub second_look_days: u64,
     /// List each remote whose tools were listed completely a second time, from a second client
     /// identity (docs/crawler.md, "Cloaking: the second look"); `false`: once.
     pub second_look: bool,
@@ -89,6 +94,8 @@ impl Default for CrawlOptions {
             full_harvest_days: DEFAULT_FULL_HARVEST_DAYS,
             trust_roots: std::path::PathBuf::new(),
             surface: true,
+            surface_days: c.surface_days,
+            second_look_days: c.second_look_days,
             second_look: true,
             second_client: toolmark_crawler::observe::SECOND_CLIENT.to_owned(),
             second_source: String::new(),
@@ -167,6 +174,12 @@ impl CrawlOptions {
         }
         if self.registry_burst == 0 {
             return Some("crawl.registry_burst must be at least 1".into());
+        }
+        if self.surface_days == 0 || self.second_look_days == 0 {
+            return Some(
+                "crawl.surface_days and crawl.second_look_days must be at least 1 (1: every crawl)"
+                    .into(),
+            );
         }
         if self.full_harvest_days == 0 {
             return Some("crawl.full_harvest_days must be at least 1 (for a full harvest every run, set crawl.harvest = \"full\")".into());
@@ -270,6 +283,12 @@ pub struct CrawlFlags {
     /// observes tools only.
     #[arg(long, env = "TOOLMARK_CRAWL_SURFACE", num_args = 0..=1, default_missing_value = "true")]
     pub surface: Option<bool>,
+    /// Days between two reads of a remote's surface once one crawl read it (1: every crawl).
+    #[arg(long, value_name = "DAYS", env = "TOOLMARK_CRAWL_SURFACE_DAYS")]
+    pub surface_days: Option<u64>,
+    /// Days between two second looks at a remote once its surface was read (1: every crawl).
+    #[arg(long, value_name = "DAYS", env = "TOOLMARK_CRAWL_SECOND_LOOK_DAYS")]
+    pub second_look_days: Option<u64>,
     /// List each remote a second time from a second client identity (the default);
     /// `--second-look false` lists it once.
     #[arg(long, env = "TOOLMARK_CRAWL_SECOND_LOOK", num_args = 0..=1, default_missing_value = "true")]
@@ -304,6 +323,8 @@ impl CrawlFlags {
         o.harvest = self.harvest.unwrap_or(o.harvest);
         o.full_harvest_days = self.full_harvest_days.unwrap_or(o.full_harvest_days);
         o.surface = self.surface.unwrap_or(o.surface);
+        o.surface_days = self.surface_days.unwrap_or(o.surface_days);
+        o.second_look_days = self.second_look_days.unwrap_or(o.second_look_days);
         o.second_look = self.second_look.unwrap_or(o.second_look);
         if let Some(c) = &self.second_client {
             o.second_client.clone_from(c);
@@ -371,6 +392,8 @@ mod tests {
         assert!(bad(|o| o.registry_burst = 0).contains("crawl.registry_burst"));
         assert!(bad(|o| o.resolve = vec!["x=nope".into()]).contains("crawl.resolve"));
         assert!(bad(|o| o.full_harvest_days = 0).contains("crawl.full_harvest_days"));
+        assert!(bad(|o| o.surface_days = 0).contains("crawl.surface_days"));
+        assert!(bad(|o| o.second_look_days = 0).contains("crawl.second_look_days"));
         assert!(
             bad(|o| o.trust_roots = "/nonexistent/roots.pem".into()).contains("crawl.trust_roots")
         );

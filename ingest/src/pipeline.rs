@@ -206,10 +206,11 @@ fn hints(index: &Index) -> Result<HashMap<String, crawl::Hint>, IngestError> {
         .crawl_hints()
         .map_err(index_err("reading crawl hints from the index"))?
         .into_iter()
-        .map(|(url, transport, ms)| {
+        .map(|(url, transport, ms, surface_read)| {
             let hint = crawl::Hint {
                 transport: transport.as_deref().and_then(Transport::parse),
                 expected: ms.map(Duration::from_millis),
+                surface_read,
             };
             (url, hint)
         })
@@ -359,6 +360,8 @@ pub fn run_crawl(
         per_host: opts.per_host,
         concurrency: opts.concurrency,
         stop: stop.clone(),
+        surface_days: opts.surface_days,
+        second_look_days: opts.second_look_days,
         ..CrawlConfig::default()
     };
     crawl_config.client.policy.allow_private = opts.allow_private;

@@ -555,6 +555,10 @@ impl Worker {
             per_host: config.crawl.per_host,
             concurrency: config.crawl.concurrency,
             stop: stop.clone(),
+            // The cluster's workers keep no hints (each job is one target): every remote reads
+            // its surface and takes its second look on every observation.
+            surface_days: config.crawl.surface_days,
+            second_look_days: config.crawl.second_look_days,
             ..CrawlConfig::default()
         };
         crawl.client.policy.allow_private = config.crawl.allow_private;

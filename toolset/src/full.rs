@@ -133,15 +133,24 @@ impl ToolIndex {
             })
             .collect();
         named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let digests: Vec<Sri> = named.into_iter().map(|(_, d)| d).collect();
+        ToolIndex {
+            digest: ToolIndex::digest_of(&digests),
+            digests,
+        }
+    }
+
+    /// The index digest of `digests` taken in the order given: the SRI of the RFC 8785 array
+    /// of their SRI strings. What a client holding an answer's list of tool digests recomputes
+    /// to compare with a log entry's `toolIndex` (a list out of [`ToolIndex::of`]'s order gives
+    /// another digest).
+    pub fn digest_of(digests: &[Sri]) -> Sri {
         let array = Json::Array(
-            named
+            digests
                 .iter()
-                .map(|(s, _)| Json::String(Str::from(s.as_str())))
+                .map(|d| Json::String(Str::from(d.to_string().as_str())))
                 .collect(),
         );
-        ToolIndex {
-            digest: Sri::of(&entry_bytes(&array)),
-            digests: named.into_iter().map(|(_, d)| d).collect(),
-        }
+        Sri::of(&entry_bytes(&array))
     }
 }

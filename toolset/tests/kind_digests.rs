@@ -434,3 +434,26 @@ fn a_page_that_is_not_an_object_is_unreadable_and_a_json_rpc_result_is_read() {
     assert_eq!(h.scope, Some(Scope::Private));
     assert_eq!(h.ignored, 0);
 }
+
+/// What a client holding an answer's `toolDigests` recomputes: the list in the index's order
+/// gives the index digest; the same digests in another order, or one missing, do not.
+#[test]
+fn tool_index_digest_of_its_list_is_the_index_digest_and_order_matters() {
+    let set = ToolSet::parse(
+        br#"[{"name":"x","v":2},3,{"name":"x","v":1},{"name":"\ud800"},{"description":"no name"}]"#,
+    )
+    .unwrap();
+    let index = full::ToolIndex::of(&set);
+    assert_eq!(full::ToolIndex::digest_of(&index.digests), index.digest);
+    let mut reversed = index.digests.clone();
+    reversed.reverse();
+    assert_ne!(full::ToolIndex::digest_of(&reversed), index.digest);
+    assert_ne!(
+        full::ToolIndex::digest_of(&index.digests[1..]),
+        index.digest
+    );
+    assert_eq!(
+        full::ToolIndex::digest_of(&[]).to_string(),
+        "sha256-T1PNoYwrqgwDVLtfmj7L5e0Sq02OEbqHPC8RFhICuUU="
+    );
+}

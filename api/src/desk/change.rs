@@ -502,7 +502,7 @@ fn schema_changes(caption: &str, schema: &SchemaDiff) -> Markup {
 }
 
 /// One modified tool: its class, description, schemas, hints, other members.
-fn tool_diff(t: &ToolDiff, class: Option<Class>) -> Markup {
+pub(super) fn tool_diff(t: &ToolDiff, class: Option<Class>) -> Markup {
     html! {
         article class="tool-diff" {
             h4 { code { (t.name) } @if let Some(c) = class { " " (class_badge(c)) } }

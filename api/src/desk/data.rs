@@ -85,6 +85,9 @@ pub(super) struct TargetData {
     pub client_reports: Vec<toolmark_index::ClientReport>,
     /// The rule-set scan of its current tool set and instructions, with the data-flow legs.
     pub scan: Option<toolmark_index::TargetScan>,
+    /// Its surface beyond `tools/list` now: the entry that says it and each kind
+    /// (`Index::surface_now`).
+    pub surface: Option<(u64, toolmark_index::queries::EntrySurfaceRow)>,
 }
 
 /// Package observations a target page lists (the newest).
@@ -97,7 +100,7 @@ pub(super) fn load_target(
     id: &str,
     before: Option<u64>,
 ) -> Result<Option<TargetData>, Fail> {
-    let (target, server, observations, changes, packages, client_reports, scan) = {
+    let (target, server, observations, changes, packages, client_reports, scan, surface) = {
         let index = state.index.get();
         let Some(target) = index.target(id).map_err(sql)? else {
             return Ok(None);
@@ -124,6 +127,7 @@ pub(super) fn load_target(
             .other_reports(&index, id, toolmark_index::Day::of((state.clock)()))
             .map_err(internal)?;
         let scan = index.target_scan(id).map_err(sql)?;
+        let surface = index.surface_now(&target).map_err(sql)?;
         (
             target,
             server,
@@ -132,6 +136,7 @@ pub(super) fn load_target(
             packages,
             client_reports,
             scan,
+            surface,
         )
     };
     Ok(Some(TargetData {
@@ -142,6 +147,7 @@ pub(super) fn load_target(
         packages,
         client_reports,
         scan,
+        surface,
     }))
 }
 

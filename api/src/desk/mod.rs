@@ -11,6 +11,8 @@
 //! - `GET /s/{id}` ([`target`]) — one target: summary, timeline of observations, current
 //!   tools, the rule-set scan with each match's text in context and the data-flow legs
 //!   ([`scan`]), changes.
+//! - `GET /s/{id}/tools/{name}` ([`tool`]) — one tool's versions at the target, followed
+//!   through renames, each with what changed from the one before (`crate::tools`).
 //! - `GET /changes` ([`changes`]) — changes newest first, class filter (`class`), paging
 //!   (`before`, `limit`).
 //! - `GET /changes/{id}` ([`change`]) — one change: class, every signal, the diff, digests,
@@ -45,6 +47,7 @@ mod log;
 mod scan;
 mod stats;
 mod target;
+mod tool;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -96,6 +99,7 @@ pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/", get(home::page))
         .route("/s/{id}", get(target::page))
+        .route("/s/{id}/tools/{name}", get(tool::page))
         .route("/changes", get(changes::page))
         .route("/changes/{id}", get(change::page))
         .route("/log", get(log::page))

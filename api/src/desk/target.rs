@@ -71,6 +71,7 @@ pub(super) async fn page(
                 Ok(Some(c)) => (current_tools(t, c)),
             }
         }
+        (surface_section(d.surface.as_ref()))
         (super::scan::section(d.scan.as_ref(), tools.as_ref().ok().and_then(|c| c.as_deref())))
         section aria-labelledby="changes-h" {
             h2 id="changes-h" { "Changes" }
@@ -343,7 +344,10 @@ fn current_tools(t: &TargetRow, c: &CurrentTools) -> Markup {
                 @for tool in &c.inline {
                     div {
                         dt {
-                            code { (tool.name.as_deref().unwrap_or("(no name)")) }
+                            @match tool.name.as_deref() {
+                                Some(name) => a href=(crate::tools::history_path("/s", &t.id, name)) title="this tool's history" { code { (name) } },
+                                None => code { "(no name)" },
+                            }
                             @if let Some(title) = &tool.title { " " span class="muted" { "— " (title) } }
                         }
                         dd {
@@ -366,6 +370,38 @@ fn current_tools(t: &TargetRow, c: &CurrentTools) -> Markup {
             a href=(href) id="document-link" { "Observation document" }
             " (" (c.document_bytes) " bytes, " code class="digest" { (c.document.to_string()) }
             "): every byte the server sent, whose SHA-256 is the log entry's " code { "raw" } "."
+        }
+    }
+}
+
+/// The surface beyond `tools/list` now: each kind's entries and digest, or why it was not read,
+/// from the entry that read it (a remote's is read one crawl in `crawl.surface_days`).
+fn surface_section(surface: Option<&(u64, toolmark_index::queries::EntrySurfaceRow)>) -> Markup {
+    html! {
+        section aria-labelledby="surface-h" {
+            h2 id="surface-h" { "Prompts, resources, app pages and card" }
+            @match surface {
+                Some((entry, row)) if !row.kinds.is_empty() => {
+                    p { "As read by the observation recorded in entry " (entry_link(*entry)) "." }
+                    (listing("surface", "The surface beyond the tools", &["Kind", "Entries", "Digest"], &[], html! {
+                        @for k in &row.kinds {
+                            tr {
+                                th scope="row" { (k.kind) }
+                                td { @match k.count { Some(n) => (n), None => "—" } }
+                                td {
+                                    @match (&k.digest, &k.status) {
+                                        (Some(d), _) => (digest(Some(d))),
+                                        (None, Some(s)) => span class="muted" { "not read: " (s) },
+                                        (None, None) => "—",
+                                    }
+                                }
+                            }
+                        }
+                    }))
+                }
+                Some(_) => p { "No prompts, resources, app pages or card have been read from this target." },
+                None => p { "No successful observation of this target yet." },
+            }
         }
     }
 }
