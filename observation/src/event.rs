@@ -39,7 +39,10 @@ pub struct EventBody {
     pub target: EventTarget,
     /// When the change was observed (`YYYY-MM-DDTHH:MM:SSZ`).
     pub observed_at: String,
-    /// The kind of change: `behaviour`, `registry`, `authorization` or `tools`.
+    /// The kind of change: `behaviour`, `registry`, `authorization`, `tools`, `instructions`,
+    /// `scan`, a kind of the surface (`prompts`, `resources`, `resourceTemplates`, `appPages`,
+    /// `card`), `card-mismatch` or `cloaking` (the index's `events` module says which are
+    /// events).
     pub kind: String,
     /// The change's facts (entries, digests, class, and what changed), to check against the
     /// log: a JSON object.
