@@ -202,7 +202,8 @@ impl ReportItem {
     fn text(&self) -> String {
         format!(
             "Endpoint: {}\nOn {}, at least {} clients reported being served the {} digest {}, \
-             which toolmark never observed at this target (opt-in /check reports).\n",
+             which toolmark never observed at this target (opt-in /check reports): the cloaking \
+             signal, as a second look that lists other tools is.\n",
             self.endpoint,
             self.report.first_reached.date(),
             MINIMUM_REPORTS,
@@ -218,7 +219,7 @@ impl ReportItem {
             p {
                 "On " (r.first_reached.date()) ", at least " (MINIMUM_REPORTS)
                 " clients reported being served the " (r.kind.as_str()) " digest " code { (r.digest) }
-                ", which toolmark never observed at this target (opt-in " code { "/check" } " reports)."
+                ", which toolmark never observed at this target (opt-in " code { "/check" } " reports): the cloaking signal, as a second look that lists other tools is."
             }
             p { a href={ (base) "/s/" (self.target_id) "#client-reports" } { "The server" } }
         })
@@ -301,6 +302,7 @@ impl FeedItem {
             FeedItem::Change(c) => change_json(c, base, false),
             FeedItem::Report(r) => Ok(json!({
                 "kind": REPORT_CATEGORY,
+                "signal": "cloaking",
                 "targetId": r.target_id,
                 "server": r.server,
                 "endpoint": r.endpoint,

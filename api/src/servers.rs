@@ -499,11 +499,27 @@ async fn server_detail(
             // The surface beyond the tools of the latest successful observation that read it
             // (issue #29: a remote's is read one crawl in `crawl.surface_days`).
             let surface = match index.surface_now(&target)? {
-                Some((entry, row)) => {
-                    json!({"entry": entry, "toolIndex": row.tool_index, "kinds": row.kinds})
-                }
+                Some((entry, row)) => json!({
+                    "entry": entry,
+                    "toolIndex": row.tool_index,
+                    "toolsCache": {"cacheScope": row.tools_cache.0, "ttlMs": row.tools_cache.1},
+                    "kinds": row.kinds,
+                }),
                 None => Value::Null,
             };
+            // The cloaking signal: a second look in force that listed other tools, joined by
+            // the tool sets clients reported being served that toolmark never observed here.
+            let cloaking = index.cloaking_now(&id)?;
+            out.insert(
+                "cloaking".into(),
+                json!({
+                    "signal": cloaking.is_some() || !reports.is_empty(),
+                    "secondLook": cloaking.map(|(change, entry, at)| {
+                        json!({"change": change, "entry": entry, "observedAt": at})
+                    }),
+                    "clientReports": reports.len(),
+                }),
+            );
             out.insert("surface".into(), surface);
             (target, out)
         };

@@ -33,8 +33,12 @@ fn surface(prompts: &Value) -> RawSurface {
             pages: vec![json!({ member: v }).to_string()],
         })
     };
+    // The prompts list says it is private to this caller (MCP 2026-07-28's cache hints).
+    let mut private = list("prompts", prompts).unwrap();
+    private.pages =
+        vec![json!({"prompts": prompts, "cacheScope": "private", "ttlMs": 60000}).to_string()];
     RawSurface {
-        prompts: list("prompts", prompts),
+        prompts: Some(private),
         resources: list("resources", &json!([])),
         resource_templates: None,
         app_pages: Vec::new(),
@@ -71,7 +75,12 @@ fn populated(tag: &str) -> Populated {
                     };
                     obs.surface = Some(surface(&p));
                 }
-                OLD_URL => {}
+                // Its tools/list says it is private to this caller.
+                OLD_URL => {
+                    let page = corpus_page(MEMORY);
+                    let body = page.trim().strip_prefix('{').expect("an object");
+                    obs.pages = vec![format!("{{\"cacheScope\":\"private\",{body}")];
+                }
                 _ => return None,
             }
             Some(obs)
@@ -212,11 +221,14 @@ async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observat
         s["kinds"],
         json!([
             {"kind": "card", "status": "absent"},
-            {"kind": "prompts", "digest": digest_of("prompts", &prompts), "count": 2},
+            {"kind": "prompts", "digest": digest_of("prompts", &prompts), "count": 2,
+             "cacheScope": "private", "ttlMs": 60000},
             {"kind": "resources", "digest": digest_of("resources", &json!([])), "count": 0},
         ]),
         "{s}"
     );
+    // Its tools/list sent no cache hints.
+    assert_eq!(s["toolsCache"], json!({"cacheScope": null, "ttlMs": null}));
     let set = toolmark_toolset::ToolSet::parse(corpus_page(MEMORY).as_bytes()).unwrap();
     assert_eq!(
         s["toolIndex"],
@@ -230,6 +242,10 @@ async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observat
     let (_, _, bytes) = get(&p.state, &format!("/api/v1/servers/{old}")).await;
     let v: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(v["surface"]["kinds"], json!([]));
+    assert_eq!(
+        v["surface"]["toolsCache"],
+        json!({"cacheScope": "private", "ttlMs": null})
+    );
 }
 
 #[tokio::test]
@@ -244,6 +260,7 @@ async fn the_server_page_shows_each_kind_of_the_latest_observation_that_read_the
     let prompts = digest_of("prompts", &prompts(&["a", "b"]));
     assert!(section.contains(&prompts), "{section}");
     assert!(section.contains("not read: absent"), "{section}");
+    assert!(section.contains("<strong>private</strong>"), "{section}");
     // Observed without its surface: said so.
     let old = toolmark_log::entry::TargetId::of("io.example/old", OLD_URL);
     let (_, _, bytes) = get(&p.state, &format!("/s/{old}")).await;

@@ -285,3 +285,25 @@ async fn renamed_tools_are_shown_as_renames() {
     assert!(page.contains("id=\"renames\""), "{page}");
     assert!(page.contains("<code>printEnv</code> → <code>get-env</code>"));
 }
+
+#[tokio::test]
+async fn the_server_json_says_whether_cloaking_is_in_force() {
+    let id = toolmark_log::entry::TargetId::of("io.example/gamma", surface_world::GAMMA);
+    // Day 4's second look listed the rug pull: in force.
+    let env = surface_world::world("api-surface-cloaking-on", 5);
+    let state = open(&env);
+    let v = get_json(&state, &format!("/api/v1/servers/{id}")).await;
+    let c = one(&rows(&state), "cloaking", 4).id;
+    assert_eq!(v["cloaking"]["signal"], true, "{}", v["cloaking"]);
+    assert_eq!(v["cloaking"]["secondLook"]["change"], c);
+    assert_eq!(v["cloaking"]["secondLook"]["entry"], 4);
+    assert_eq!(v["cloaking"]["clientReports"], 0);
+    // Day 3's second look listed the same tools again: none in force, no client reports.
+    let env = surface_world::world("api-surface-cloaking-off", 4);
+    let state = open(&env);
+    let v = get_json(&state, &format!("/api/v1/servers/{id}")).await;
+    assert_eq!(
+        v["cloaking"],
+        json!({"signal": false, "secondLook": null, "clientReports": 0})
+    );
+}

@@ -15,6 +15,7 @@ use toolmark_log::entry::{Entry, KindEntry};
 use toolmark_log::{Log, LogError, tiles};
 use toolmark_observation::registry_facts;
 use toolmark_toolset::Sri;
+use toolmark_toolset::surface::cache::{CacheHints, Scope};
 
 use crate::blobs::Blobs;
 use crate::document::{DocVia, Document, RawPage};
@@ -343,6 +344,17 @@ fn index_fresh(
         entry.prev.map(int).transpose()?,
         entry.tool_index.map(|t| t.to_string()),
     ])?;
+    if let Some(hints) = doc.as_ref().map(tools_cache_hints) {
+        tx.prepare_cached(
+            "UPDATE observations SET cache_scope = ?2, ttl_ms = ?3 WHERE entry = ?1",
+        )?
+        .execute(params![
+            at,
+            scope_text(&hints),
+            hints.ttl_ms.map(int).transpose()?
+        ])?;
+    }
+    let raw_surface = doc.as_ref().and_then(|d| d.surface.as_ref());
     for (kind, e) in entry.surface.iter().flatten() {
         let (digest, count, status) = match e {
             KindEntry::Read { digest, count } => {
@@ -350,11 +362,24 @@ fn index_fresh(
             }
             KindEntry::Unread(status) => (None, None, Some(status.as_str())),
         };
+        let hints = raw_surface
+            .and_then(|r| r.list(*kind))
+            .map(|l| CacheHints::of_pages(&l.pages));
         tx.prepare_cached(
-            "INSERT INTO observation_kinds (entry, target_id, kind, digest, count, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO observation_kinds (entry, target_id, kind, digest, count, status,
+                 cache_scope, ttl_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
-        .execute(params![at, target_id, kind.as_str(), digest, count, status])?;
+        .execute(params![
+            at,
+            target_id,
+            kind.as_str(),
+            digest,
+            count,
+            status,
+            hints.as_ref().and_then(scope_text),
+            hints.and_then(|h| h.ttl_ms).map(int).transpose()?,
+        ])?;
     }
 
     let state = tx
@@ -648,6 +673,30 @@ fn package_registry(
         })?,
     ])?;
     Ok(Some(tx.last_insert_rowid()))
+}
+
+/// The cache hints of a document's `tools/list` pages (MCP 2026-07-28 `ttlMs`, `cacheScope`).
+/// A page is parsed for them only when its text names `cacheScope` or `ttlMs` (servers of
+/// earlier versions send neither, and their pages are not parsed twice).
+fn tools_cache_hints(doc: &Document<RawPage>) -> CacheHints {
+    let pages: Vec<String> = doc
+        .pages
+        .iter()
+        .filter(|p| {
+            let raw = p.as_escaped();
+            raw.contains("cacheScope") || raw.contains("ttlMs")
+        })
+        .filter_map(RawPage::text)
+        .collect();
+    CacheHints::of_pages(&pages)
+}
+
+/// A cache scope as the index stores it (`public`, `private`), `None` when no page had one.
+fn scope_text(hints: &CacheHints) -> Option<&'static str> {
+    hints.scope.map(|s| match s {
+        Scope::Public => "public",
+        Scope::Private => "private",
+    })
 }
 
 /// The target's current tool set after an entry: when the entry is `ok` with another full

@@ -618,15 +618,25 @@ impl Index {
     /// names) and its `toolIndex`: `None` for the kinds when the entry carries no surface.
     pub fn entry_surface(&self, entry: u64) -> Result<EntrySurfaceRow, IndexError> {
         let at = crate::rows::int(entry)?;
-        let tool_index: Option<String> = self
+        let (tool_index, tools_cache) = self
             .conn
-            .prepare_cached("SELECT tool_index FROM observations WHERE entry = ?1")?
-            .query_row([at], |r| r.get(0))
+            .prepare_cached(
+                "SELECT tool_index, cache_scope, ttl_ms FROM observations WHERE entry = ?1",
+            )?
+            .query_row([at], |r| {
+                Ok((
+                    r.get::<_, Option<String>>(0)?,
+                    (
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<i64>>(2)?.map(|t| t.max(0) as u64),
+                    ),
+                ))
+            })
             .optional()?
-            .flatten();
+            .unwrap_or_default();
         let mut st = self.conn.prepare_cached(
-            "SELECT kind, digest, count, status FROM observation_kinds WHERE entry = ?1
-             ORDER BY kind",
+            "SELECT kind, digest, count, status, cache_scope, ttl_ms FROM observation_kinds
+             WHERE entry = ?1 ORDER BY kind",
         )?;
         let kinds = st
             .query_map([at], |r| {
@@ -635,10 +645,16 @@ impl Index {
                     digest: r.get(1)?,
                     count: r.get::<_, Option<i64>>(2)?.map(|c| c.max(0) as u64),
                     status: r.get(3)?,
+                    cache_scope: r.get(4)?,
+                    ttl_ms: r.get::<_, Option<i64>>(5)?.map(|c| c.max(0) as u64),
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(EntrySurfaceRow { tool_index, kinds })
+        Ok(EntrySurfaceRow {
+            tool_index,
+            tools_cache,
+            kinds,
+        })
     }
 
     /// The newest `ok` entry of a target that read its surface beyond `tools/list` (holds a
@@ -672,6 +688,24 @@ impl Index {
             Some(entry) => Ok(Some((entry, self.entry_surface(entry)?))),
             None => Ok(None),
         }
+    }
+
+    /// The `cloaking` change in force at a target: its latest one (id, entry, time) when the
+    /// second look's digest still differed from the first at the last entry that made one
+    /// (`targets.cloaking` is set); `None` when none is in force.
+    pub fn cloaking_now(&self, target_id: &str) -> Result<Option<(i64, u64, String)>, IndexError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, c.new_entry, c.observed_at FROM changes c
+                 JOIN targets t ON t.id = c.target_id
+                 WHERE c.target_id = ?1 AND c.kind = 'cloaking' AND t.cloaking IS NOT NULL
+                 ORDER BY c.id DESC LIMIT 1",
+            )?
+            .query_row([target_id], |r| {
+                Ok((r.get(0)?, need_unsigned(r, 1)?, r.get(2)?))
+            })
+            .optional()?)
     }
 
     /// Entries of a target whose surface holds `kind` read completely with `digest`
@@ -955,6 +989,13 @@ pub struct KindRow {
     /// Why it was not read completely.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// The list's `cacheScope` (MCP 2026-07-28): `private` when any page said so (the server
+    /// may list otherwise to other callers), `public`, or none.
+    #[serde(rename = "cacheScope", skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<String>,
+    /// The smallest `ttlMs` of its pages.
+    #[serde(rename = "ttlMs", skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
 }
 
 /// What an entry says of the surface and its tool index ([`Index::entry_surface`]).
@@ -962,6 +1003,9 @@ pub struct KindRow {
 pub struct EntrySurfaceRow {
     /// The entry's `toolIndex`.
     pub tool_index: Option<String>,
+    /// Its `tools/list` cache hints: the `cacheScope` (`private` when any page said so) and
+    /// the smallest `ttlMs`.
+    pub tools_cache: (Option<String>, Option<u64>),
     /// Its surface kinds (none when it carries no surface, or nothing was declared).
     pub kinds: Vec<KindRow>,
 }

@@ -142,8 +142,11 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
 /// Version 7 (issue #29): each entry's surface beyond `tools/list`, one row per kind its
 /// `surface` member names (`kind` as `toolmark_toolset::surface::Kind::as_str`; `digest` and
 /// `count` when read completely, else `status`), and its `toolIndex`, so `/check` can locate
-/// the entries of a target that hold a kind's digest. Entries before version 7 carry no surface,
-/// so a migrated database has nothing to derive.
+/// the entries of a target that hold a kind's digest. `cache_scope` and `ttl_ms` are the
+/// list's MCP 2026-07-28 cache hints as the stored document's pages give them
+/// (`toolmark_toolset::surface::cache::CacheHints`: `private` when any page says so), on the
+/// kind's row and, for `tools/list`, on the observation. Entries before version 7 carry no
+/// surface, so a migrated database has nothing to derive.
 const SURFACE_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS observation_kinds (
     entry INTEGER NOT NULL,
@@ -152,10 +155,14 @@ CREATE TABLE IF NOT EXISTS observation_kinds (
     digest TEXT,
     count INTEGER,
     status TEXT,
+    cache_scope TEXT,
+    ttl_ms INTEGER,
     PRIMARY KEY (entry, kind)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS observation_kinds_digest ON observation_kinds (target_id, kind, digest);
 ALTER TABLE observations ADD COLUMN tool_index TEXT;
+ALTER TABLE observations ADD COLUMN cache_scope TEXT;
+ALTER TABLE observations ADD COLUMN ttl_ms INTEGER;
 ";
 
 /// Version 4: what the package sandbox saw of each package entry (derived from its document),

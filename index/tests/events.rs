@@ -220,6 +220,8 @@ fn migrating_a_version_4_index_derives_the_events_a_rebuild_would() {
              ALTER TABLE package_observations DROP COLUMN registry_comparison;
              DROP TABLE observation_kinds;
              ALTER TABLE observations DROP COLUMN tool_index;
+             ALTER TABLE observations DROP COLUMN cache_scope;
+             ALTER TABLE observations DROP COLUMN ttl_ms;
              ALTER TABLE targets DROP COLUMN card_mismatch;
              ALTER TABLE targets DROP COLUMN cloaking;
              UPDATE meta SET value = '4' WHERE key = 'schema_version';",

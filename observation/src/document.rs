@@ -166,6 +166,12 @@ impl RawPage {
     pub fn text(&self) -> Option<String> {
         serde_json::from_str(&self.0).ok()
     }
+
+    /// The page as written in the document: a JSON string literal, quotes and escapes kept
+    /// (for a cheap look for a member name before the page is unescaped).
+    pub fn as_escaped(&self) -> &str {
+        &self.0
+    }
 }
 
 impl<'de> Deserialize<'de> for RawPage {

@@ -383,7 +383,10 @@ fn surface_section(surface: Option<&(u64, toolmark_index::queries::EntrySurfaceR
             @match surface {
                 Some((entry, row)) if !row.kinds.is_empty() => {
                     p { "As read by the observation recorded in entry " (entry_link(*entry)) "." }
-                    (listing("surface", "The surface beyond the tools", &["Kind", "Entries", "Digest"], &[], html! {
+                    @if let (Some(scope), _) = &row.tools_cache {
+                        p id="tools-cache" { "Its " code { "tools/list" } " said " code { "cacheScope: " (scope) } @if scope == "private" { strong { " — the server may list other tools to other callers" } } "." }
+                    }
+                    (listing("surface", "The surface beyond the tools", &["Kind", "Entries", "Digest", "Cache scope"], &[], html! {
                         @for k in &row.kinds {
                             tr {
                                 th scope="row" { (k.kind) }
@@ -393,6 +396,13 @@ fn surface_section(surface: Option<&(u64, toolmark_index::queries::EntrySurfaceR
                                         (Some(d), _) => (digest(Some(d))),
                                         (None, Some(s)) => span class="muted" { "not read: " (s) },
                                         (None, None) => "—",
+                                    }
+                                }
+                                td {
+                                    @match k.cache_scope.as_deref() {
+                                        Some("private") => strong { "private" },
+                                        Some(scope) => (scope),
+                                        None => "—",
                                     }
                                 }
                             }
