@@ -56,7 +56,8 @@
 #
 # Environment: HISTOR_PYTHON (default: scripts/histor-venv's interpreter), OUT (default
 # target/bench-crawl/<UTC time>), SEED (default 1), SKIP_HISTOR=1 to run toolmark only;
-# with --surface, REPEAT (default 1) and PER_HOST (default 2).
+# with --surface, REPEAT (default 1), PER_HOST (default 2) and SECOND_LOOK (default true;
+# false: the surface crawl makes no second look, to measure the surface alone).
 # Every run's raw output (fleet line, toolmark report, /usr/bin/time -v, HISTOR JSON) stays in
 # OUT; the table is printed at the end and written to OUT/summary.md.
 set -euo pipefail
@@ -217,7 +218,10 @@ for scenario in "${scenarios[@]}"; do
                 # observation and then one crawl day in 7, rotating by URL).
                 read_surface=true
                 [ "$mode" = tools ] && read_surface=false
-                crawl_env=(TOOLMARK_CRAWL_SURFACE="$read_surface" TOOLMARK_CRAWL_SECOND_LOOK="$read_surface"
+                # SECOND_LOOK=false: the surface alone (the second look off in both crawls).
+                second_look=$read_surface
+                [ "${SECOND_LOOK:-true}" = false ] && second_look=false
+                crawl_env=(TOOLMARK_CRAWL_SURFACE="$read_surface" TOOLMARK_CRAWL_SECOND_LOOK="$second_look"
                     TOOLMARK_CRAWL_PER_HOST="$per_host")
                 if [ "$scenario" != "${scenario%-delta}" ]; then
                     # The daily run: a first crawl in the same mode fills the data directory,

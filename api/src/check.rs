@@ -567,6 +567,7 @@ fn kinds(targets: &[TargetRow]) -> &'static str {
 }
 
 /// A log entry read from the log's bundles and decoded, with its canonical bytes.
+#[derive(Clone)]
 struct Backing {
     index: u64,
     bytes: Vec<u8>,
@@ -1380,21 +1381,24 @@ fn answer(
         }),
         None => None,
     };
-    let current = match found.as_ref().and_then(|f| f.row.last_ok_entry) {
-        Some(i) => {
-            let latest = read_entry(state, at, i)?;
-            // A kind of the surface is compared with the latest successful observation that
-            // read the surface (a remote's is read one crawl in `crawl.surface_days`).
-            let read_at = match (client.by.kind(), &latest.entry.surface, &found) {
-                (Some(_), None, Some(f)) => index.latest_surface_entry(f.row.id.as_str())?,
-                _ => None,
-            };
-            match read_at {
-                Some(j) if j < i => Some(read_entry(state, at, j)?),
-                _ => Some(latest),
-            }
-        }
+    // The latest successful observation: what `observed` says (the tools are listed on every
+    // crawl).
+    let latest = match found.as_ref().and_then(|f| f.row.last_ok_entry) {
+        Some(i) => Some(read_entry(state, at, i)?),
         None => None,
+    };
+    // What the answer rests on: the latest successful observation, except for a kind of the
+    // surface when it did not read the surface — then the latest one that did (a remote's is
+    // read one crawl in `crawl.surface_days`).
+    let read_at = match (client.by.kind(), &latest, &found) {
+        (Some(_), Some(l), Some(f)) if l.entry.surface.is_none() => index
+            .latest_surface_entry(f.row.id.as_str())?
+            .filter(|&j| j < l.index),
+        _ => None,
+    };
+    let current = match read_at {
+        Some(j) => Some(read_entry(state, at, j)?),
+        None => latest.clone(),
     };
     let tool = match (&found, &current, client.by) {
         (Some(f), Some(c), ComparedBy::Tool) => Some(tool_facts(state, index, at, f, c, &client)?),
@@ -1419,8 +1423,8 @@ fn answer(
     }
     let decision = decide(&facts);
 
-    let observed = match (&found, &current) {
-        (Some(f), Some(current)) => Some(observed(index, f, current)?),
+    let observed = match (&found, &latest) {
+        (Some(f), Some(latest)) => Some(observed(index, f, latest)?),
         _ => None,
     };
     let proof = match decision.backing {

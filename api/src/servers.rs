@@ -499,10 +499,11 @@ async fn server_detail(
             // The surface beyond the tools of the latest successful observation that read it
             // (issue #29: a remote's is read one crawl in `crawl.surface_days`).
             let surface = match index.surface_now(&target)? {
-                Some((entry, row)) => json!({
-                    "entry": entry,
+                Some((kinds_entry, row)) => json!({
+                    "entry": target.last_ok_entry,
                     "toolIndex": row.tool_index,
                     "toolsCache": {"cacheScope": row.tools_cache.0, "ttlMs": row.tools_cache.1},
+                    "kindsEntry": kinds_entry,
                     "kinds": row.kinds,
                 }),
                 None => Value::Null,

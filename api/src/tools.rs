@@ -237,6 +237,23 @@ pub fn history_path(prefix: &str, id: &str, name: &str) -> String {
     format!("{prefix}/{id}/tools/{}", encode_query_value(name))
 }
 
+/// [`history`] on a blocking thread, holding one of `AppState::answering`'s places for it: a
+/// history reads up to [`crate::check::MAX_TOOL_SET_BYTES`] of stored documents, so no more run
+/// at once than `/check` answers do (the rest wait for a place).
+pub async fn history_held(
+    state: &Arc<AppState>,
+    id: String,
+    name: String,
+) -> Result<Option<History>, ApiError> {
+    let _place = state
+        .answering
+        .acquire()
+        .await
+        .map_err(ApiError::internal)?;
+    let st = state.clone();
+    blocking(move || history(&st, &id, &name)).await
+}
+
 /// The routes of this module.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new().route("/api/v1/servers/{id}/tools/{name}", get(tool_history))
@@ -251,9 +268,7 @@ async fn tool_history(
             "a server id is 16 lowercase hex digits".into(),
         ));
     }
-    let st = state.clone();
-    let (id2, name2) = (id.clone(), name.clone());
-    let h = blocking(move || history(&st, &id2, &name2)).await?;
+    let h = history_held(&state, id.clone(), name.clone()).await?;
     let Some(h) = h else {
         return Err(ApiError::NotFound(format!(
             "server {id} has no tool named {name} in the tool sets toolmark read"

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 use support::index_support::{Env, MEMORY, corpus_page, day, day_str, ok, records};
-use support::{BASE, Populated, get, post_json, server};
+use support::{BASE, Populated, get, server};
 use toolmark_api::AppState;
 use toolmark_toolset::surface::{OK, RawList, RawSurface};
 
@@ -92,12 +92,7 @@ fn populated(tag: &str) -> Populated {
 }
 
 async fn check(p: &Populated, body: Value) -> (StatusCode, Value) {
-    let (status, _, bytes) =
-        post_json(&p.state, "/api/v1/check", body.to_string().into_bytes()).await;
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    support::post_check(&p.state, body).await
 }
 
 /// The per-kind digest a client computes of what it received: toolmark's one definition.
@@ -225,6 +220,11 @@ async fn the_server_json_shows_each_kind_digest_and_count_of_the_latest_observat
              "cacheScope": "private", "ttlMs": 60000},
             {"kind": "resources", "digest": digest_of("resources", &json!([])), "count": 0},
         ]),
+        "{s}"
+    );
+    // The kinds are day 1's (day 2 listed tools only), the tool index the latest entry's.
+    assert!(
+        s["kindsEntry"].as_u64().unwrap() < s["entry"].as_u64().unwrap(),
         "{s}"
     );
     // Its tools/list sent no cache hints.

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use ed25519_dalek::Signer as _;
 use serde_json::{Value, json};
 use support::index_support::{Env, day, day_str, failed, ok, records};
-use support::{BASE, Populated, get, post_json, server};
+use support::{BASE, Populated, get, server};
 use toolmark_api::AppState;
 use toolmark_client::VerifyError;
 use toolmark_observation::observe::Status;
@@ -91,12 +91,7 @@ fn populated_failing(tag: &str, failing: Option<u64>) -> Populated {
 }
 
 async fn check(p: &Populated, body: Value) -> (StatusCode, Value) {
-    let (status, _, bytes) =
-        post_json(&p.state, "/api/v1/check", body.to_string().into_bytes()).await;
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    support::post_check(&p.state, body).await
 }
 
 /// The `toolmark-tool/1` digest a client computes of a tool it received.

@@ -77,7 +77,7 @@ pub struct Hint {
     /// How long the last observation took (for longest-first scheduling).
     pub expected: Option<Duration>,
     /// Whether an earlier crawl read the remote's surface: from then on it is read one crawl
-    /// in [`CrawlConfig::surface_days`] (and the second look made one in
+    /// in [`CrawlConfig::surface_days`] (a hint at all: the second look is made one crawl in
     /// [`CrawlConfig::second_look_days`]).
     pub surface_read: bool,
 }
@@ -454,17 +454,18 @@ pub struct DeeperLooks {
 }
 
 /// Which of the looks beyond `tools/list` the remote `url` takes in this crawl (each also needs
-/// its own switch on, `crawl.surface` and `crawl.second_look`): both when no earlier crawl read
-/// its surface ([`Hint::surface_read`]: a remote first seen, or first seen since the surface
-/// was read), else each on its own rotation day ([`CrawlConfig::surface_days`],
-/// [`CrawlConfig::second_look_days`]; phases 2 and 4, so a remote does not take both, or its
-/// re-probe, on one day when the lengths are 7). This is what keeps a daily crawl near the
+/// its own switch on, `crawl.surface` and `crawl.second_look`): the surface when no earlier
+/// crawl read it ([`Hint::surface_read`]), the second look when no earlier crawl observed the
+/// remote (no hint); else each on its own rotation day ([`CrawlConfig::surface_days`],
+/// [`CrawlConfig::second_look_days`]; phases 2 and 4, so when both lengths are 7 a remote does
+/// not take both, or its re-probe, on one day). This is what keeps a daily crawl near the
 /// tools-only crawl's time (docs/benchmarks.md, "The surface beyond tools/list").
 pub fn deeper_looks(config: &CrawlConfig, url: &str) -> DeeperLooks {
-    let seen = config.hints.get(url).is_some_and(|h| h.surface_read);
+    let hint = config.hints.get(url);
     DeeperLooks {
-        surface: !seen || rotates_on(url, config.day, config.surface_days, 2),
-        second_look: !seen || rotates_on(url, config.day, config.second_look_days, 4),
+        surface: !hint.is_some_and(|h| h.surface_read)
+            || rotates_on(url, config.day, config.surface_days, 2),
+        second_look: hint.is_none() || rotates_on(url, config.day, config.second_look_days, 4),
     }
 }
 
@@ -681,18 +682,25 @@ mod tests {
     }
 
     #[test]
-    fn a_remote_never_read_or_never_seen_takes_both_looks_every_day() {
+    fn a_remote_never_seen_takes_both_looks_every_day() {
         let everything = DeeperLooks {
             surface: true,
             second_look: true,
         };
-        let transport_only = Hint {
+        assert_eq!(looks_over_a_week(None, 7), vec![everything; 7]);
+    }
+
+    #[test]
+    fn a_remote_seen_without_its_surface_reads_it_and_looks_twice_one_day_in_seven() {
+        // Observed before (a hint), its surface never read (made before it was, or with
+        // `crawl.surface` off): the surface every crawl, the second look on its rotation day.
+        let seen = Hint {
             transport: Some(Transport::StreamableHttp),
             ..Hint::default()
         };
-        for hint in [None, Some(transport_only)] {
-            assert_eq!(looks_over_a_week(hint, 7), vec![everything; 7]);
-        }
+        let week = looks_over_a_week(Some(seen), 7);
+        assert!(week.iter().all(|l| l.surface), "{week:?}");
+        assert_eq!(week.iter().filter(|l| l.second_look).count(), 1, "{week:?}");
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub const REPROBE_DAYS: u64 = 7;
 /// that. A surface that changes is seen within a week; a new remote's at once.
 pub const SURFACE_DAYS: u64 = 7;
 
-/// Days between two second looks (cloaking) at a remote, once its surface was read
+/// Days between two second looks (cloaking) at a remote, once it has been observed
 /// (`crawl.second_look_days`): a second look is a whole second session (4 requests), as dear
 /// as the surface; a server that cloaks keeps doing it, so a weekly look finds it.
 pub const SECOND_LOOK_DAYS: u64 = 7;

@@ -17,13 +17,7 @@ use toolmark_standins::fleet::surface::{self, Cloak, Surface};
 use toolmark_standins::fleet::{Fleet, FleetSpec};
 use toolmark_toolset::surface::KindDigest;
 
-/// One endpoint serving `s`: the fleet (kept alive by the caller) and its URL.
-async fn serving(s: Surface) -> (Fleet, String) {
-    let fleet = support::echo_fleet(1).await;
-    fleet.set_surface(0, Some(s));
-    let url = fleet.urls()[0].clone();
-    (fleet, url)
-}
+use support::serving;
 
 async fn observe(config: &ClientConfig, url: &str) -> Observation {
     mcp::observe(config, url, "streamable-http").await

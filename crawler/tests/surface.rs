@@ -12,13 +12,7 @@ use toolmark_crawler::observe::{Observation, Status};
 use toolmark_standins::fleet::surface::{self, CardLocation, Hostile, Surface};
 use toolmark_toolset::surface::{Kind, KindDigest, RawSurface, digests};
 
-/// One endpoint serving `s`: its URL and the fleet (kept alive by the caller).
-async fn serving(s: Surface) -> (toolmark_standins::fleet::Fleet, String) {
-    let fleet = support::echo_fleet(1).await;
-    fleet.set_surface(0, Some(s));
-    let url = fleet.urls()[0].clone();
-    (fleet, url)
-}
+use support::serving;
 
 async fn observe(config: &ClientConfig, url: &str) -> Observation {
     mcp::observe(config, url, "streamable-http").await

@@ -673,21 +673,25 @@ impl Index {
         Ok(entry.map(|e| e.max(0) as u64))
     }
 
-    /// What a target's surface beyond `tools/list` is now: the entry that says it (the latest
-    /// `ok` entry that read a kind, [`Index::latest_surface_entry`], else its latest `ok`
-    /// entry) and what that entry holds. `None` when it has no `ok` entry. The one choice the
-    /// server's JSON and its page both show.
+    /// What a target's surface beyond `tools/list` is now: the entry its kinds come from (the
+    /// latest `ok` entry that read a kind, [`Index::latest_surface_entry`], else its latest
+    /// `ok` entry) with those kinds, and the `toolIndex` and `tools/list` cache hints of its
+    /// latest `ok` entry (the tools are listed on every crawl, the surface one crawl in
+    /// `crawl.surface_days`). `None` when it has no `ok` entry. The one choice the server's
+    /// JSON and its page both show.
     pub fn surface_now(
         &self,
         target: &TargetRow,
     ) -> Result<Option<(u64, EntrySurfaceRow)>, IndexError> {
-        match self
-            .latest_surface_entry(&target.id)?
-            .or(target.last_ok_entry)
-        {
-            Some(entry) => Ok(Some((entry, self.entry_surface(entry)?))),
-            None => Ok(None),
+        let Some(latest) = target.last_ok_entry else {
+            return Ok(None);
+        };
+        let mut now = self.entry_surface(latest)?;
+        let kinds_entry = self.latest_surface_entry(&target.id)?.unwrap_or(latest);
+        if kinds_entry != latest {
+            now.kinds = self.entry_surface(kinds_entry)?.kinds;
         }
+        Ok(Some((kinds_entry, now)))
     }
 
     /// The `cloaking` change in force at a target: its latest one (id, entry, time) when the

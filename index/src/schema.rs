@@ -86,7 +86,10 @@
 //!   `targets.card_mismatch` (the card and full digests last compared, and whether they
 //!   disagreed) and `targets.cloaking` (the pair of digests in force), so one is recorded per
 //!   onset; and `observation_kinds_target (target_id, kind,
-//!   entry)`. A migrated database derives nothing for the entries it holds (a rebuild does).
+//!   entry)`. A migrated database derives nothing for the entries it holds (a rebuild does,
+//!   numbering their changes in log order among the others: docs/operations.md).
+//! * Version 9: `cache_scope` and `ttl_ms` on `observation_kinds` and `observations`, each
+//!   list's MCP 2026-07-28 cache hints (`CACHE_HINT_COLUMNS`); null for entries indexed before.
 //! * Version 5 (stats, [`crate::stats`]): no table, two indexes,
 //!   `observations_observed_at (observed_at)` and `changes_observed_at (observed_at, kind,
 //!   class)`, so the stats' windows (changes in the last 24 hours, observations per day) read
@@ -113,15 +116,16 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use crate::index::{ENDPOINT_KEY_RULES, Index, IndexError, endpoint_key};
 
 /// The schema version this code reads and writes.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The oldest version [`Index::open`] migrates; older ones are refused (version 2 changed
 /// tables in place, so a version-1 database is rebuilt, not migrated).
 pub const OLDEST_MIGRATABLE: u32 = 2;
 
 /// Versions a read-only open accepts: the current one, and older ones whose later migrations
-/// only add tables that readers (the API, the desk) never query.
-pub const READ_ONLY_VERSIONS: &[u32] = &[7, 8];
+/// only add tables that readers (the API, the desk) never query. Version 8's onset columns and
+/// version 9's cache hints are queried by readers, so only 9.
+pub const READ_ONLY_VERSIONS: &[u32] = &[9];
 
 /// The additive migrations: (the version a database has once it is applied, its DDL). Applied in
 /// order to a database of an older version; a new database gets [`SCHEMA`] and all of them.
@@ -137,16 +141,14 @@ pub const MIGRATIONS: &[(u32, &str)] = &[
     (6, crate::scans::SCAN_TABLES),
     (7, SURFACE_TABLES),
     (8, crate::surfacechanges::SURFACE_CHANGE_TABLES),
+    (9, CACHE_HINT_COLUMNS),
 ];
 
 /// Version 7 (issue #29): each entry's surface beyond `tools/list`, one row per kind its
 /// `surface` member names (`kind` as `toolmark_toolset::surface::Kind::as_str`; `digest` and
 /// `count` when read completely, else `status`), and its `toolIndex`, so `/check` can locate
-/// the entries of a target that hold a kind's digest. `cache_scope` and `ttl_ms` are the
-/// list's MCP 2026-07-28 cache hints as the stored document's pages give them
-/// (`toolmark_toolset::surface::cache::CacheHints`: `private` when any page says so), on the
-/// kind's row and, for `tools/list`, on the observation. Entries before version 7 carry no
-/// surface, so a migrated database has nothing to derive.
+/// the entries of a target that hold a kind's digest. Entries before version 7 carry no surface,
+/// so a migrated database has nothing to derive.
 const SURFACE_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS observation_kinds (
     entry INTEGER NOT NULL,
@@ -155,12 +157,19 @@ CREATE TABLE IF NOT EXISTS observation_kinds (
     digest TEXT,
     count INTEGER,
     status TEXT,
-    cache_scope TEXT,
-    ttl_ms INTEGER,
     PRIMARY KEY (entry, kind)
 ) STRICT;
 CREATE INDEX IF NOT EXISTS observation_kinds_digest ON observation_kinds (target_id, kind, digest);
 ALTER TABLE observations ADD COLUMN tool_index TEXT;
+";
+
+/// Version 9 (issue #29): each list's MCP 2026-07-28 cache hints as the stored document's pages
+/// give them (`toolmark_toolset::surface::cache::CacheHints`): `cache_scope` (`private` when
+/// any page says so, `public`, or null) and the smallest `ttl_ms`, on a kind's row and, for
+/// `tools/list`, on the observation. Entries indexed before version 9 have none until a rebuild.
+const CACHE_HINT_COLUMNS: &str = "
+ALTER TABLE observation_kinds ADD COLUMN cache_scope TEXT;
+ALTER TABLE observation_kinds ADD COLUMN ttl_ms INTEGER;
 ALTER TABLE observations ADD COLUMN cache_scope TEXT;
 ALTER TABLE observations ADD COLUMN ttl_ms INTEGER;
 ";
@@ -756,9 +765,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// A version-7 database (its tables as version 7's code made them) is migrated to version 8
-    /// keeping its changes and their ids; the surface's change kinds are then accepted, and
-    /// nothing is derived for the entries it holds.
+    /// A version-7 database (its tables as version 7's code made them) is migrated to the
+    /// current version keeping its changes and their ids; the surface's change kinds and the
+    /// cache hints' columns are then there, and nothing is derived for the entries it holds.
     #[test]
     fn a_version_7_database_is_migrated_keeping_change_ids_and_taking_the_surface_kinds() {
         let dir = scratch("migrate-7");
@@ -797,8 +806,24 @@ mod tests {
         let index = Index::open(&path).unwrap();
         assert_eq!(
             meta(&index.conn, "schema_version").unwrap().as_deref(),
-            Some("8")
+            Some("9")
         );
+        for (table, column) in [
+            ("observation_kinds", "cache_scope"),
+            ("observation_kinds", "ttl_ms"),
+            ("observations", "cache_scope"),
+            ("observations", "ttl_ms"),
+        ] {
+            let n: i64 = index
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                    [table, column],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{table}.{column}");
+        }
         let kept: Vec<(i64, String)> = index
             .conn
             .prepare("SELECT id, kind FROM changes ORDER BY id")

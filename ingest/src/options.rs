@@ -64,7 +64,7 @@ pub struct CrawlOptions {
     /// Once a remote's surface was read, it is read again one crawl day in this many, chosen
     /// by its URL; 1: every crawl ([`toolmark_crawler::crawl::CrawlConfig::surface_days`]).
     pub surface_days: u64,
-    /// As `surface_days`, for the second look, on another day of the rotation.
+    /// Once a remote has been observed, its second look is made one crawl day in this many.
     pub second_look_days: u64,
     /// List each remote whose tools were listed completely a second time, from a second client
     /// identity (docs/crawler.md, "Cloaking: the second look"); `false`: once.
@@ -286,7 +286,7 @@ pub struct CrawlFlags {
     /// Days between two reads of a remote's surface once one crawl read it (1: every crawl).
     #[arg(long, value_name = "DAYS", env = "TOOLMARK_CRAWL_SURFACE_DAYS")]
     pub surface_days: Option<u64>,
-    /// Days between two second looks at a remote once its surface was read (1: every crawl).
+    /// Days between two second looks at a remote once it has been observed (1: every crawl).
     #[arg(long, value_name = "DAYS", env = "TOOLMARK_CRAWL_SECOND_LOOK_DAYS")]
     pub second_look_days: Option<u64>,
     /// List each remote a second time from a second client identity (the default);

@@ -281,32 +281,17 @@ pub(super) async fn page(State(state): State<Arc<AppState>>, Path(id): Path<Stri
 
 /// A surface change's signals with their rules' meanings, and how many more were not listed.
 fn kind_signal_list(signals: &[KindSignal], truncated: usize) -> Markup {
-    let code = |v: &Option<String>| html! { @if let Some(v) = v { code { (v) } } };
-    html! {
-        @if signals.is_empty() {
-            p { "No rule fired." }
-        } @else {
-            (listing("signals", "Signals: every rule that fired", &["Class", "Rule", "Entry", "Where", "Old", "New", "Detail"], &[], html! {
-                @for sig in signals {
-                    tr class={ "signal-" (sig.class.as_str()) } {
-                        td { (class_badge(sig.class)) }
-                        th scope="row" {
-                            code { (sig.rule) } br;
-                            span class="muted" { (kind_rule_meaning(sig.rule)) }
-                        }
-                        td { (code(&sig.item)) }
-                        td { (code(&sig.path)) }
-                        td { (code(&sig.old)) }
-                        td { (code(&sig.new)) }
-                        td { (sig.detail.as_deref().unwrap_or("")) }
-                    }
-                }
-            }))
-            @if truncated > 0 {
-                p class="muted" { (truncated) " more signals not listed." }
-            }
-        }
-    }
+    let rows = signals.iter().map(|sig| SignalRow {
+        class: sig.class,
+        rule: sig.rule,
+        meaning: kind_rule_meaning(sig.rule),
+        at: &sig.item,
+        path: &sig.path,
+        old: &sig.old,
+        new: &sig.new,
+        detail: &sig.detail,
+    });
+    signal_table("Entry", rows, truncated)
 }
 
 /// Every signal the classification lists, with its rule's meaning.
@@ -316,23 +301,56 @@ fn signals(cl: &Classification) -> Markup {
 
 /// Signals with their rules' meanings, and how many more were not listed.
 fn signal_list(signals: &[Signal], truncated: usize) -> Markup {
+    let rows = signals.iter().map(|sig| SignalRow {
+        class: sig.class,
+        rule: sig.rule,
+        meaning: rule_meaning(sig.rule),
+        at: &sig.tool,
+        path: &sig.path,
+        old: &sig.old,
+        new: &sig.new,
+        detail: &sig.detail,
+    });
+    signal_table("Tool", rows, truncated)
+}
+
+/// One row of a signal table: a tool-set signal (`at` its tool) or a surface kind's (`at` its
+/// entry).
+struct SignalRow<'a> {
+    class: Class,
+    rule: &'static str,
+    meaning: &'static str,
+    at: &'a Option<String>,
+    path: &'a Option<String>,
+    old: &'a Option<String>,
+    new: &'a Option<String>,
+    detail: &'a Option<String>,
+}
+
+/// The signal table ("every rule that fired", `at` the heading of the column naming where),
+/// and how many more were not listed.
+fn signal_table<'a>(
+    at: &str,
+    rows: impl ExactSizeIterator<Item = SignalRow<'a>>,
+    truncated: usize,
+) -> Markup {
     let code = |v: &Option<String>| html! { @if let Some(v) = v { code { (v) } } };
     html! {
-        @if signals.is_empty() {
+        @if rows.len() == 0 {
             p { "No rule fired." }
         } @else {
-            (listing("signals", "Signals: every rule that fired", &["Class", "Rule", "Tool", "Where", "Old", "New", "Detail"], &[], html! {
-                @for sig in signals {
+            (listing("signals", "Signals: every rule that fired", &["Class", "Rule", at, "Where", "Old", "New", "Detail"], &[], html! {
+                @for sig in rows {
                     tr class={ "signal-" (sig.class.as_str()) } {
                         td { (class_badge(sig.class)) }
                         th scope="row" {
                             code { (sig.rule) } br;
-                            span class="muted" { (rule_meaning(sig.rule)) }
+                            span class="muted" { (sig.meaning) }
                         }
-                        td { (code(&sig.tool)) }
-                        td { (code(&sig.path)) }
-                        td { (code(&sig.old)) }
-                        td { (code(&sig.new)) }
+                        td { (code(sig.at)) }
+                        td { (code(sig.path)) }
+                        td { (code(sig.old)) }
+                        td { (code(sig.new)) }
                         td { (sig.detail.as_deref().unwrap_or("")) }
                     }
                 }

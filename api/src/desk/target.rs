@@ -384,7 +384,7 @@ fn surface_section(surface: Option<&(u64, toolmark_index::queries::EntrySurfaceR
                 Some((entry, row)) if !row.kinds.is_empty() => {
                     p { "As read by the observation recorded in entry " (entry_link(*entry)) "." }
                     @if let (Some(scope), _) = &row.tools_cache {
-                        p id="tools-cache" { "Its " code { "tools/list" } " said " code { "cacheScope: " (scope) } @if scope == "private" { strong { " — the server may list other tools to other callers" } } "." }
+                        p id="tools-cache" { "Its latest " code { "tools/list" } " said " code { "cacheScope: " (scope) } @if scope == "private" { strong { " — the server may list other tools to other callers" } } "." }
                     }
                     (listing("surface", "The surface beyond the tools", &["Kind", "Entries", "Digest", "Cache scope"], &[], html! {
                         @for k in &row.kinds {

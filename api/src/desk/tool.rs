@@ -9,7 +9,7 @@ use maud::{Markup, html};
 
 use super::change::tool_diff;
 use super::layout::{Nav, Page, digest, entry_link, render, time};
-use super::{Html, blocking, internal, not_found};
+use super::{Html, internal, not_found};
 use crate::AppState;
 use crate::check::MAX_TOOL_SET_BYTES;
 use crate::logroutes::valid_id;
@@ -24,9 +24,9 @@ pub(super) async fn page(
             "No such target: a target id is 16 lowercase hex digits.",
         ));
     }
-    let (id2, name2) = (id.clone(), name.clone());
-    let st = state.clone();
-    let h = blocking(move || crate::tools::history(&st, &id2, &name2).map_err(internal)).await?;
+    let h = crate::tools::history_held(&state, id.clone(), name.clone())
+        .await
+        .map_err(internal)?;
     let Some(h) = h else {
         return Err(not_found(&format!(
             "Target {id} has no tool named {name} in the tool sets toolmark read."

@@ -186,6 +186,18 @@ pub async fn post_json(
     .await
 }
 
+/// POST `body` to `/api/v1/check`: the status and the answer (`null` when it is not JSON).
+pub async fn post_check(
+    state: &Arc<AppState>,
+    body: serde_json::Value,
+) -> (axum::http::StatusCode, serde_json::Value) {
+    let (status, _, bytes) = post_json(state, "/api/v1/check", body.to_string().into_bytes()).await;
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
 // ---- witnesses (api/tests/witnesses.rs, the desk) ----------------------------------------
 
 /// Test witness `i`'s cosigner key (fixed seed; key name `witness<i>.example/w`).

@@ -270,3 +270,14 @@ pub fn official_listing(dir: &Path, url: &str, raw: bool) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
+
+/// One endpoint serving the surface `s` (and the echo tools): the fleet (kept alive by the
+/// caller) and its URL.
+pub async fn serving(
+    s: toolmark_standins::fleet::surface::Surface,
+) -> (toolmark_standins::fleet::Fleet, String) {
+    let fleet = echo_fleet(1).await;
+    fleet.set_surface(0, Some(s));
+    let url = fleet.urls()[0].clone();
+    (fleet, url)
+}
