@@ -102,11 +102,17 @@ async fn a_header_declared_remote_that_lists_anonymously_is_ok_and_gets_no_secre
     );
     // mcp 2.3.0 speaks 2026-07-28: `server/discover`, `tools/list`, and the surface it
     // declares (`prompts/list`, `resources/list`, `resources/templates/list`), no session to
-    // end; then the Server Card's two GETs (it has none), which carry no declared header.
+    // end; then the Server Card's two GETs (it has none), which carry no declared header; then
+    // the second look (a first observation makes one) in the session era it also speaks:
+    // `initialize`, `notifications/initialized`, `tools/list`, its session's `DELETE`.
     assert_eq!(obs.transport(), Some(Transport::Stateless));
-    assert_eq!(requests.len(), 7, "{lines:?}");
+    assert_eq!(requests.len(), 11, "{lines:?}");
     assert!(!obs.dialled().unwrap().session);
-    let (posts, cards) = requests.split_at(5);
+    let (first, rest) = requests.split_at(5);
+    let (cards, second) = rest.split_at(2);
+    assert_eq!(obs.second.as_ref().map(|s| &s.status), Some(&Status::Ok));
+    assert!(second[3].starts_with("REQ DELETE /mcp "), "{lines:?}");
+    let posts = first.iter().chain(&second[..3]);
     for r in cards {
         assert!(
             r.starts_with("REQ GET ") && r.contains("server-card"),
@@ -114,10 +120,13 @@ async fn a_header_declared_remote_that_lists_anonymously_is_ok_and_gets_no_secre
         );
         assert!(!r.contains("x-client-profile"), "{r}");
     }
-    // Every request to the endpoint carried the declared literal header (and nothing of the
-    // others).
-    for r in posts {
-        assert!(r.starts_with("REQ POST /mcp "), "{r}");
+    // Every request to the endpoint, the second look's too, carried the declared literal
+    // header (and nothing of the others).
+    for r in posts.chain(&second[3..]) {
+        assert!(
+            r.starts_with("REQ POST /mcp ") || r.starts_with("REQ DELETE /mcp "),
+            "{r}"
+        );
         assert!(r.contains("x-client-profile"), "{r}");
         assert!(
             !r.contains("authorization") && !r.contains("x-api-key"),
