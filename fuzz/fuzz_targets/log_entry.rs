@@ -5,7 +5,8 @@
 #![no_main]
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use toolmark_log::entry::{Entry, MtlResult, Status, Subject, valid_time};
+use toolmark_log::entry::{Entry, EntrySurface, KindEntry, MtlResult, Status, Subject, valid_time};
+use toolmark_toolset::surface::Kind;
 use toolmark_toolset::Sri;
 use toolmark_toolset::canon::{self, Numbers};
 use toolmark_toolset::json;
@@ -51,6 +52,38 @@ fn build(u: &mut Unstructured) -> Result<Entry> {
         1 => sri(u)?.map(MtlResult::Digest),
         _ => Some(MtlResult::Error(u.arbitrary()?)),
     };
+    // A kind as an entry holds it: read (a digest and a count) or not (a status name).
+    let kind_entry = |u: &mut Unstructured| -> Result<KindEntry> {
+        Ok(if u.arbitrary()? {
+            KindEntry::Read {
+                digest: sri(u)?.unwrap_or_else(|| Sri::of(b"")),
+                count: u.arbitrary()?,
+            }
+        } else {
+            let name: String = u.arbitrary()?;
+            KindEntry::Unread(Status::new(name).unwrap_or_else(|_| Status::ok()))
+        })
+    };
+    let tool_index = sri(u)?;
+    let surface = if u.arbitrary()? {
+        // Each kind at most once, in the order of their names (as an entry is encoded).
+        let mut kinds = Kind::ALL.to_vec();
+        kinds.sort_by_key(|k| k.as_str());
+        let mut surface = EntrySurface::new();
+        for kind in kinds {
+            if u.arbitrary()? {
+                surface.push((kind, kind_entry(u)?));
+            }
+        }
+        Some(surface)
+    } else {
+        None
+    };
+    let second = if u.arbitrary()? {
+        Some(kind_entry(u)?)
+    } else {
+        None
+    };
     Ok(Entry {
         subject: Subject {
             server: u.arbitrary()?,
@@ -69,5 +102,8 @@ fn build(u: &mut Unstructured) -> Result<Entry> {
         tools: u.arbitrary()?,
         raw: sri(u)?,
         prev: u.arbitrary()?,
+        tool_index,
+        surface,
+        second,
     })
 }
